@@ -1,0 +1,804 @@
+//! The engine's data model below the schema layer (DESIGN.md §2): partitions of
+//! rows of cells, all keys as bytes, and Cassandra's reconciliation rules.
+//!
+//! Vocabulary:
+//! - A **partition** is identified by a [`DecoratedKey`]: the Murmur3 token of the
+//!   serialized partition key, then the key bytes. Partitions sort by that pair.
+//! - A **row** is identified within its partition by its **clustering**: the
+//!   byte-comparable encoding of its clustering column values (`types::encode_clustering`),
+//!   so rows sort by `memcmp` and the engine never needs the schema to order them.
+//! - A **cell** is one column value with its write timestamp (microseconds), an
+//!   optional TTL and a local deletion/expiry time (seconds, i64: no 2038 limit).
+//! - Deletions: partition tombstone, range tombstone (clustering bounds), row
+//!   tombstone, cell tombstone; each a [`DeletionTime`].
+//!
+//! Invariants:
+//! 1. A deletion with `marked_for_delete_at_micros = T` shadows every datum whose
+//!    write timestamp is `<= T` (Cassandra's rule), whatever its origin.
+//! 2. Reconciliation is deterministic, commutative and associative and does not
+//!    depend on "now": merging the same versions in any order, at any time, gives
+//!    the same result. This is what makes compaction order irrelevant.
+//!    Rule for two cells of one column: the higher timestamp wins; on equal
+//!    timestamps a tombstone beats a non-tombstone (two tombstones: the later local
+//!    deletion time wins); otherwise the greater value wins (bytes, memcmp); equal
+//!    values: an expiring cell beats a non-expiring one, then the later expiry wins.
+//!    (Cassandra 3.x asks `isLive(now)` on ties, which makes the outcome depend on
+//!    when the merge ran; Cassandra 4.0 moved to a time-independent order like this one.)
+//! 3. `Row::cells` is sorted by `(column, path)` with no duplicates; `PartitionUpdate::rows`
+//!    is sorted by clustering with no duplicates.
+//! 4. A row exists at `now` while its primary-key liveness (the row marker written
+//!    by INSERT) or any of its cells is live and not shadowed.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// Timestamp meaning "no timestamp" (an absent row marker).
+pub const NO_TIMESTAMP: i64 = i64::MIN;
+/// Local deletion time of data that is not deleted and does not expire.
+pub const NO_DELETION_TIME: i64 = i64::MAX;
+/// Cassandra's maximum TTL: 20 years.
+pub const MAX_TTL_SECONDS: u32 = 20 * 365 * 24 * 3600;
+
+/// Column identifier within a table: regular and static columns, numbered from 0
+/// in schema order. Partition-key and clustering columns have no cells and no ids.
+pub type ColumnId = u32;
+
+/// When and at what timestamp something was deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DeletionTime {
+    /// Data written at or before this timestamp is shadowed.
+    pub marked_for_delete_at_micros: i64,
+    /// Server time of the deletion, seconds: gc grace counts from here.
+    pub local_deletion_seconds: i64,
+}
+
+impl DeletionTime {
+    pub const LIVE: DeletionTime = DeletionTime {
+        marked_for_delete_at_micros: NO_TIMESTAMP,
+        local_deletion_seconds: NO_DELETION_TIME,
+    };
+
+    pub fn new(marked_for_delete_at_micros: i64, local_deletion_seconds: i64) -> DeletionTime {
+        DeletionTime {
+            marked_for_delete_at_micros,
+            local_deletion_seconds,
+        }
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.marked_for_delete_at_micros == NO_TIMESTAMP
+    }
+
+    /// Whether data written at `timestamp_micros` is shadowed by this deletion.
+    #[inline]
+    pub fn deletes(&self, timestamp_micros: i64) -> bool {
+        !self.is_live() && timestamp_micros <= self.marked_for_delete_at_micros
+    }
+
+    pub fn supersedes(&self, other: &DeletionTime) -> bool {
+        (
+            self.marked_for_delete_at_micros,
+            self.local_deletion_seconds,
+        ) > (
+            other.marked_for_delete_at_micros,
+            other.local_deletion_seconds,
+        )
+    }
+
+    /// The stronger of two deletions (invariant 2).
+    pub fn max(self, other: DeletionTime) -> DeletionTime {
+        if other.supersedes(&self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// What a cell is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellKind {
+    Live,
+    /// Live until `local_deletion_seconds`, then a tombstone.
+    Expiring,
+    Tombstone,
+}
+
+/// One column value (or its deletion).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    pub column: ColumnId,
+    /// Element key of a collection cell (Cassandra's complex columns); `None` for
+    /// simple columns. Reserved for the CQL front end.
+    pub path: Option<Box<[u8]>>,
+    pub timestamp_micros: i64,
+    pub kind: CellKind,
+    /// TTL the cell was written with (`Expiring` only, else 0).
+    pub ttl_seconds: u32,
+    /// `Expiring`: expiry time; `Tombstone`: deletion time; `Live`: [`NO_DELETION_TIME`].
+    pub local_deletion_seconds: i64,
+    /// Serialized value; empty for tombstones.
+    pub value: Vec<u8>,
+}
+
+impl Cell {
+    pub fn live(column: ColumnId, timestamp_micros: i64, value: Vec<u8>) -> Cell {
+        Cell {
+            column,
+            path: None,
+            timestamp_micros,
+            kind: CellKind::Live,
+            ttl_seconds: 0,
+            local_deletion_seconds: NO_DELETION_TIME,
+            value,
+        }
+    }
+
+    /// A cell written at `now_seconds` that expires `ttl_seconds` later.
+    pub fn expiring(
+        column: ColumnId,
+        timestamp_micros: i64,
+        ttl_seconds: u32,
+        now_seconds: i64,
+        value: Vec<u8>,
+    ) -> Cell {
+        Cell {
+            column,
+            path: None,
+            timestamp_micros,
+            kind: CellKind::Expiring,
+            ttl_seconds,
+            local_deletion_seconds: now_seconds.saturating_add(ttl_seconds as i64),
+            value,
+        }
+    }
+
+    pub fn tombstone(column: ColumnId, timestamp_micros: i64, now_seconds: i64) -> Cell {
+        Cell {
+            column,
+            path: None,
+            timestamp_micros,
+            kind: CellKind::Tombstone,
+            ttl_seconds: 0,
+            local_deletion_seconds: now_seconds,
+            value: Vec::new(),
+        }
+    }
+
+    /// Live at `now_seconds`: not a tombstone and not expired.
+    #[inline]
+    pub fn is_live(&self, now_seconds: i64) -> bool {
+        match self.kind {
+            CellKind::Live => true,
+            CellKind::Expiring => now_seconds < self.local_deletion_seconds,
+            CellKind::Tombstone => false,
+        }
+    }
+
+    /// A tombstone, or an expiring cell past its expiry (which acts as one).
+    pub fn is_tombstone_at(&self, now_seconds: i64) -> bool {
+        !self.is_live(now_seconds)
+    }
+
+    /// Sort key within a row.
+    pub fn cmp_position(&self, other: &Cell) -> Ordering {
+        self.column
+            .cmp(&other.column)
+            .then_with(|| self.path.cmp(&other.path))
+    }
+
+    /// Heap-independent size estimate used for statistics.
+    pub fn data_size(&self) -> usize {
+        self.value.len() + self.path.as_ref().map_or(0, |p| p.len()) + 8
+    }
+}
+
+/// Invariant 2 for cells: returns the version that wins.
+pub fn reconcile_cells(a: Cell, b: Cell) -> Cell {
+    if a.timestamp_micros != b.timestamp_micros {
+        return if a.timestamp_micros > b.timestamp_micros {
+            a
+        } else {
+            b
+        };
+    }
+    let a_tomb = a.kind == CellKind::Tombstone;
+    let b_tomb = b.kind == CellKind::Tombstone;
+    if a_tomb != b_tomb {
+        return if a_tomb { a } else { b };
+    }
+    if a_tomb {
+        return if b.local_deletion_seconds > a.local_deletion_seconds {
+            b
+        } else {
+            a
+        };
+    }
+    match a.value.cmp(&b.value) {
+        Ordering::Greater => a,
+        Ordering::Less => b,
+        Ordering::Equal => {
+            let a_exp = a.kind == CellKind::Expiring;
+            let b_exp = b.kind == CellKind::Expiring;
+            if a_exp != b_exp {
+                if a_exp {
+                    a
+                } else {
+                    b
+                }
+            } else if b.local_deletion_seconds > a.local_deletion_seconds {
+                b
+            } else {
+                a
+            }
+        }
+    }
+}
+
+/// Primary-key liveness: Cassandra's row marker, written by INSERT (not UPDATE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LivenessInfo {
+    /// [`NO_TIMESTAMP`] when the row has no marker.
+    pub timestamp_micros: i64,
+    pub ttl_seconds: u32,
+    /// Expiry time for a marker with TTL, else [`NO_DELETION_TIME`].
+    pub local_expiry_seconds: i64,
+}
+
+impl LivenessInfo {
+    pub const EMPTY: LivenessInfo = LivenessInfo {
+        timestamp_micros: NO_TIMESTAMP,
+        ttl_seconds: 0,
+        local_expiry_seconds: NO_DELETION_TIME,
+    };
+
+    pub fn new(timestamp_micros: i64) -> LivenessInfo {
+        LivenessInfo {
+            timestamp_micros,
+            ttl_seconds: 0,
+            local_expiry_seconds: NO_DELETION_TIME,
+        }
+    }
+
+    pub fn expiring(timestamp_micros: i64, ttl_seconds: u32, now_seconds: i64) -> LivenessInfo {
+        LivenessInfo {
+            timestamp_micros,
+            ttl_seconds,
+            local_expiry_seconds: now_seconds.saturating_add(ttl_seconds as i64),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.timestamp_micros == NO_TIMESTAMP
+    }
+
+    pub fn is_expiring(&self) -> bool {
+        self.ttl_seconds > 0
+    }
+
+    pub fn is_live(&self, now_seconds: i64) -> bool {
+        !self.is_empty() && now_seconds < self.local_expiry_seconds
+    }
+
+    /// Invariant 2 for markers: higher timestamp, then expiring over not, then later expiry.
+    pub fn supersedes(&self, other: &LivenessInfo) -> bool {
+        if self.timestamp_micros != other.timestamp_micros {
+            return self.timestamp_micros > other.timestamp_micros;
+        }
+        if self.is_expiring() != other.is_expiring() {
+            return self.is_expiring();
+        }
+        self.local_expiry_seconds > other.local_expiry_seconds
+    }
+
+    pub fn merge(self, other: LivenessInfo) -> LivenessInfo {
+        if other.supersedes(&self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// A row: clustering, marker, row deletion and cells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Byte-comparable clustering; empty for a table without clustering columns
+    /// (and for the static row).
+    pub clustering: Vec<u8>,
+    pub liveness: LivenessInfo,
+    pub deletion: DeletionTime,
+    /// Sorted by `(column, path)` (invariant 3).
+    pub cells: Vec<Cell>,
+}
+
+impl Row {
+    pub fn new(clustering: Vec<u8>) -> Row {
+        Row {
+            clustering,
+            liveness: LivenessInfo::EMPTY,
+            deletion: DeletionTime::LIVE,
+            cells: Vec::new(),
+        }
+    }
+
+    /// Adds or replaces (by reconciliation) a cell, keeping `cells` sorted.
+    pub fn add_cell(&mut self, cell: Cell) {
+        match self.cells.binary_search_by(|c| c.cmp_position(&cell)) {
+            Ok(i) => {
+                let old = std::mem::replace(&mut self.cells[i], Cell::live(0, 0, Vec::new()));
+                self.cells[i] = reconcile_cells(old, cell);
+            }
+            Err(i) => self.cells.insert(i, cell),
+        }
+    }
+
+    /// Merges two versions of the same row (invariant 2). The result still carries
+    /// data shadowed by its own deletion; [`Row::shadow`] drops that.
+    pub fn merge(self, other: Row) -> Row {
+        debug_assert_eq!(self.clustering, other.clustering);
+        let mut cells = Vec::with_capacity(self.cells.len().max(other.cells.len()));
+        let mut a = self.cells.into_iter().peekable();
+        let mut b = other.cells.into_iter().peekable();
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => match x.cmp_position(y) {
+                    Ordering::Less => a.next(),
+                    Ordering::Greater => b.next(),
+                    Ordering::Equal => match (a.next(), b.next()) {
+                        (Some(x), Some(y)) => Some(reconcile_cells(x, y)),
+                        _ => None,
+                    },
+                },
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            if let Some(c) = next {
+                cells.push(c);
+            }
+        }
+        Row {
+            clustering: self.clustering,
+            liveness: self.liveness.merge(other.liveness),
+            deletion: self.deletion.max(other.deletion),
+            cells,
+        }
+    }
+
+    /// Removes everything shadowed by `deletion` (the strongest of the partition,
+    /// range and row deletions covering this row) — invariant 1.
+    pub fn shadow(&mut self, deletion: DeletionTime) {
+        if deletion.is_live() {
+            return;
+        }
+        if deletion.deletes(self.liveness.timestamp_micros) {
+            self.liveness = LivenessInfo::EMPTY;
+        }
+        self.cells.retain(|c| !deletion.deletes(c.timestamp_micros));
+    }
+
+    /// The row as a reader sees it at `now_seconds`, after shadowing by `covering`
+    /// (partition and range deletions): only live cells remain; `None` if the row
+    /// does not exist (invariant 4).
+    pub fn live_view(&self, covering: DeletionTime, now_seconds: i64) -> Option<Row> {
+        let deletion = covering.max(self.deletion);
+        let liveness = if self.liveness.is_live(now_seconds)
+            && !deletion.deletes(self.liveness.timestamp_micros)
+        {
+            self.liveness
+        } else {
+            LivenessInfo::EMPTY
+        };
+        let cells: Vec<Cell> = self
+            .cells
+            .iter()
+            .filter(|c| c.is_live(now_seconds) && !deletion.deletes(c.timestamp_micros))
+            .cloned()
+            .collect();
+        if liveness.is_empty() && cells.is_empty() {
+            return None;
+        }
+        Some(Row {
+            clustering: self.clustering.clone(),
+            liveness,
+            deletion: DeletionTime::LIVE,
+            cells,
+        })
+    }
+
+    /// Largest write timestamp in the row (marker, deletion, cells), or [`NO_TIMESTAMP`].
+    pub fn max_timestamp(&self) -> i64 {
+        let mut m = self
+            .liveness
+            .timestamp_micros
+            .max(self.deletion.marked_for_delete_at_micros);
+        for c in &self.cells {
+            m = m.max(c.timestamp_micros);
+        }
+        m
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.liveness.is_empty() && self.deletion.is_live() && self.cells.is_empty()
+    }
+}
+
+/// One end of a clustering range. A bound is a clustering *prefix*: because every
+/// clustering component encoding is prefix-free, "clustering starts with P" is a
+/// contiguous byte range, so a prefix bound covers whole groups of rows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClusteringBound {
+    pub prefix: Vec<u8>,
+    pub inclusive: bool,
+}
+
+impl ClusteringBound {
+    /// The unbounded start or end (empty prefix, inclusive: covers everything).
+    pub const UNBOUNDED: ClusteringBound = ClusteringBound {
+        prefix: Vec::new(),
+        inclusive: true,
+    };
+
+    pub fn inclusive(prefix: Vec<u8>) -> ClusteringBound {
+        ClusteringBound {
+            prefix,
+            inclusive: true,
+        }
+    }
+
+    pub fn exclusive(prefix: Vec<u8>) -> ClusteringBound {
+        ClusteringBound {
+            prefix,
+            inclusive: false,
+        }
+    }
+
+    pub fn is_unbounded(&self) -> bool {
+        self.prefix.is_empty() && self.inclusive
+    }
+
+    /// Whether `clustering` is at or after this bound used as a range start.
+    #[inline]
+    pub fn admits_as_start(&self, clustering: &[u8]) -> bool {
+        if self.inclusive {
+            clustering >= self.prefix.as_slice()
+        } else {
+            clustering > self.prefix.as_slice() && !clustering.starts_with(&self.prefix)
+        }
+    }
+
+    /// Whether `clustering` is at or before this bound used as a range end.
+    #[inline]
+    pub fn admits_as_end(&self, clustering: &[u8]) -> bool {
+        if self.inclusive {
+            clustering < self.prefix.as_slice() || clustering.starts_with(&self.prefix)
+        } else {
+            clustering < self.prefix.as_slice()
+        }
+    }
+}
+
+/// A clustering range `[start, end]` with prefix bounds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClusteringRange {
+    pub start: ClusteringBound,
+    pub end: ClusteringBound,
+}
+
+impl ClusteringRange {
+    pub const ALL: ClusteringRange = ClusteringRange {
+        start: ClusteringBound::UNBOUNDED,
+        end: ClusteringBound::UNBOUNDED,
+    };
+
+    #[inline]
+    pub fn contains(&self, clustering: &[u8]) -> bool {
+        self.start.admits_as_start(clustering) && self.end.admits_as_end(clustering)
+    }
+}
+
+/// A deletion of every row whose clustering falls in `range`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RangeTombstone {
+    pub range: ClusteringRange,
+    pub deletion: DeletionTime,
+}
+
+/// The position of a partition in the ring: token, then key bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DecoratedKey {
+    pub token: i64,
+    /// Serialized partition key (single value, or Cassandra's composite encoding).
+    pub key: Arc<[u8]>,
+}
+
+impl DecoratedKey {
+    pub fn new(key: &[u8]) -> DecoratedKey {
+        DecoratedKey {
+            token: crate::token::token_of(key),
+            key: Arc::from(key),
+        }
+    }
+}
+
+impl Ord for DecoratedKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.token
+            .cmp(&other.token)
+            .then_with(|| self.key.cmp(&other.key))
+    }
+}
+
+impl PartialOrd for DecoratedKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Partition-level deletion state: the partition tombstone and range tombstones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartitionDeletion {
+    pub partition: Option<DeletionTime>,
+    pub ranges: Vec<RangeTombstone>,
+}
+
+impl PartitionDeletion {
+    pub fn partition_deletion(&self) -> DeletionTime {
+        self.partition.unwrap_or(DeletionTime::LIVE)
+    }
+
+    /// The strongest deletion covering `clustering`: partition tombstone and every
+    /// range tombstone that contains it.
+    pub fn covering(&self, clustering: &[u8]) -> DeletionTime {
+        let mut d = self.partition_deletion();
+        for rt in &self.ranges {
+            if rt.range.contains(clustering) {
+                d = d.max(rt.deletion);
+            }
+        }
+        d
+    }
+
+    /// Folds `other` in. Range tombstones are kept as a list; an identical range
+    /// keeps only the stronger deletion, so repeated deletes of one range do not
+    /// grow it.
+    pub fn merge(&mut self, other: &PartitionDeletion) {
+        if let Some(d) = other.partition {
+            self.partition = Some(self.partition_deletion().max(d));
+        }
+        for rt in &other.ranges {
+            match self.ranges.iter_mut().find(|r| r.range == rt.range) {
+                Some(existing) => existing.deletion = existing.deletion.max(rt.deletion),
+                None => self.ranges.push(rt.clone()),
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.partition.is_none() && self.ranges.is_empty()
+    }
+
+    pub fn max_timestamp(&self) -> i64 {
+        let mut m = self
+            .partition
+            .map_or(NO_TIMESTAMP, |d| d.marked_for_delete_at_micros);
+        for rt in &self.ranges {
+            m = m.max(rt.deletion.marked_for_delete_at_micros);
+        }
+        m
+    }
+}
+
+/// One mutation of one partition: the unit of atomicity and of memtable batching.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionUpdate {
+    pub key: DecoratedKey,
+    pub deletion: PartitionDeletion,
+    pub static_row: Option<Row>,
+    /// Sorted by clustering, unique (invariant 3).
+    pub rows: Vec<Row>,
+}
+
+impl PartitionUpdate {
+    pub fn new(key: DecoratedKey) -> PartitionUpdate {
+        PartitionUpdate {
+            key,
+            deletion: PartitionDeletion::default(),
+            static_row: None,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row, merging with an existing one of the same clustering.
+    pub fn add_row(&mut self, row: Row) {
+        match self
+            .rows
+            .binary_search_by(|r| r.clustering.as_slice().cmp(&row.clustering))
+        {
+            Ok(i) => {
+                let old = std::mem::replace(&mut self.rows[i], Row::new(Vec::new()));
+                self.rows[i] = old.merge(row);
+            }
+            Err(i) => self.rows.insert(i, row),
+        }
+    }
+
+    pub fn cell_count(&self) -> usize {
+        self.rows.iter().map(|r| r.cells.len()).sum::<usize>()
+            + self.static_row.as_ref().map_or(0, |r| r.cells.len())
+    }
+
+    pub fn max_timestamp(&self) -> i64 {
+        let mut m = self.deletion.max_timestamp();
+        for r in self.rows.iter().chain(self.static_row.iter()) {
+            m = m.max(r.max_timestamp());
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(ts: i64, v: &[u8]) -> Cell {
+        Cell::live(1, ts, v.to_vec())
+    }
+
+    #[test]
+    fn higher_timestamp_wins_then_tombstone_then_value() {
+        assert_eq!(reconcile_cells(cell(2, b"a"), cell(1, b"z")).value, b"a");
+        let t = Cell::tombstone(1, 5, 100);
+        assert_eq!(
+            reconcile_cells(cell(5, b"z"), t.clone()).kind,
+            CellKind::Tombstone
+        );
+        assert_eq!(
+            reconcile_cells(t.clone(), cell(5, b"z")).kind,
+            CellKind::Tombstone
+        );
+        assert_eq!(reconcile_cells(cell(5, b"a"), cell(5, b"b")).value, b"b");
+        assert_eq!(reconcile_cells(cell(5, b"b"), cell(5, b"a")).value, b"b");
+        let e = Cell::expiring(1, 5, 10, 100, b"b".to_vec());
+        assert_eq!(
+            reconcile_cells(cell(5, b"b"), e.clone()).kind,
+            CellKind::Expiring
+        );
+        assert_eq!(reconcile_cells(e, cell(5, b"b")).kind, CellKind::Expiring);
+    }
+
+    #[test]
+    fn reconciliation_is_commutative_and_associative() {
+        let now = 100;
+        let versions = vec![
+            cell(1, b"a"),
+            cell(2, b"b"),
+            cell(2, b"c"),
+            Cell::tombstone(1, 2, now),
+            Cell::tombstone(1, 2, now + 1),
+            Cell::expiring(1, 2, 5, now, b"c".to_vec()),
+            Cell::expiring(1, 2, 7, now, b"c".to_vec()),
+            Cell::expiring(1, 3, 7, now, b"a".to_vec()),
+        ];
+        for a in &versions {
+            for b in &versions {
+                assert_eq!(
+                    reconcile_cells(a.clone(), b.clone()),
+                    reconcile_cells(b.clone(), a.clone())
+                );
+                for c in &versions {
+                    let l = reconcile_cells(reconcile_cells(a.clone(), b.clone()), c.clone());
+                    let r = reconcile_cells(a.clone(), reconcile_cells(b.clone(), c.clone()));
+                    assert_eq!(l, r);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn deletion_shadows_equal_and_older_timestamps() {
+        let d = DeletionTime::new(10, 50);
+        assert!(d.deletes(10));
+        assert!(d.deletes(-3));
+        assert!(!d.deletes(11));
+        assert!(!DeletionTime::LIVE.deletes(i64::MIN + 1));
+    }
+
+    #[test]
+    fn row_marker_keeps_row_alive_after_cells_deleted() {
+        // INSERT (marker) then delete every column: the row stays, with nulls.
+        let mut inserted = Row::new(b"k".to_vec());
+        inserted.liveness = LivenessInfo::new(1);
+        inserted.add_cell(Cell::live(0, 1, b"v".to_vec()));
+        let mut del = Row::new(b"k".to_vec());
+        del.add_cell(Cell::tombstone(0, 2, 100));
+        let merged = inserted.merge(del.clone());
+        let view = merged
+            .live_view(DeletionTime::LIVE, 100)
+            .expect("row with marker exists");
+        assert!(view.cells.is_empty());
+        // UPDATE (no marker) then the same delete: the row vanishes.
+        let mut updated = Row::new(b"k".to_vec());
+        updated.add_cell(Cell::live(0, 1, b"v".to_vec()));
+        assert!(updated
+            .merge(del)
+            .live_view(DeletionTime::LIVE, 100)
+            .is_none());
+    }
+
+    #[test]
+    fn expired_cells_and_markers_disappear() {
+        let mut r = Row::new(Vec::new());
+        r.liveness = LivenessInfo::expiring(1, 10, 100);
+        r.add_cell(Cell::expiring(0, 1, 10, 100, b"x".to_vec()));
+        assert!(r.live_view(DeletionTime::LIVE, 109).is_some());
+        assert!(r.live_view(DeletionTime::LIVE, 110).is_none());
+    }
+
+    #[test]
+    fn prefix_bounds() {
+        let all = ClusteringRange::ALL;
+        assert!(all.contains(b""));
+        assert!(all.contains(b"\xff\xff"));
+        let r = ClusteringRange {
+            start: ClusteringBound::exclusive(b"ab".to_vec()),
+            end: ClusteringBound::inclusive(b"c".to_vec()),
+        };
+        assert!(!r.contains(b"ab"));
+        assert!(
+            !r.contains(b"abz"),
+            "exclusive prefix start excludes every extension"
+        );
+        assert!(r.contains(b"ac"));
+        assert!(r.contains(b"c"));
+        assert!(
+            r.contains(b"cz"),
+            "inclusive prefix end includes every extension"
+        );
+        assert!(!r.contains(b"d"));
+        let half_open = ClusteringRange {
+            start: ClusteringBound::inclusive(b"b".to_vec()),
+            end: ClusteringBound::exclusive(b"c".to_vec()),
+        };
+        assert!(half_open.contains(b"bzz"));
+        assert!(!half_open.contains(b"c"));
+        assert!(!half_open.contains(b"ca"));
+    }
+
+    #[test]
+    fn partition_deletion_covering_takes_strongest() {
+        let mut pd = PartitionDeletion {
+            partition: Some(DeletionTime::new(5, 1)),
+            ranges: vec![],
+        };
+        pd.merge(&PartitionDeletion {
+            partition: None,
+            ranges: vec![RangeTombstone {
+                range: ClusteringRange {
+                    start: ClusteringBound::inclusive(b"a".to_vec()),
+                    end: ClusteringBound::inclusive(b"b".to_vec()),
+                },
+                deletion: DeletionTime::new(9, 2),
+            }],
+        });
+        assert_eq!(pd.covering(b"a1").marked_for_delete_at_micros, 9);
+        assert_eq!(pd.covering(b"c").marked_for_delete_at_micros, 5);
+        assert_eq!(pd.max_timestamp(), 9);
+    }
+
+    #[test]
+    fn update_rows_stay_sorted_and_unique() {
+        let mut u = PartitionUpdate::new(DecoratedKey {
+            token: 0,
+            key: Arc::from(&b"k"[..]),
+        });
+        for c in [b"c", b"a", b"b", b"a"] {
+            let mut r = Row::new(c.to_vec());
+            r.add_cell(Cell::live(0, 1, c.to_vec()));
+            u.add_row(r);
+        }
+        let keys: Vec<_> = u.rows.iter().map(|r| r.clustering.clone()).collect();
+        assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+    }
+}

@@ -1,0 +1,621 @@
+//! Byte-level encodings shared by the memtable, sstables and (later) the commit
+//! log: little-endian fixed-width helpers, LEB128 varints, zigzag, and the compact
+//! **row codec**.
+//!
+//! The row codec is where space is won on small cells (the seeds' tables have
+//! 60-byte partitions), so it follows Cassandra 3.0's storage ideas and goes a
+//! little further:
+//! - a **column-presence bitmap** instead of a column id per cell;
+//! - timestamps as zigzag varint deltas: the row timestamp against the
+//!   [`EncodingBase`] minimum (an sstable's min timestamp, a memtable's creation
+//!   time), each cell's against the row timestamp, with a flag for "same as the row"
+//!   (the common case: one INSERT writes every cell at one timestamp), and the same
+//!   for TTL and expiry;
+//! - varint lengths.
+//!
+//! Layout of an encoded row body (all integers LEB128 varints unless noted; the
+//! format is versioned with the sstable format, see docs/FORMAT.md):
+//! ```text
+//! flags u8        bit0 marker, bit1 marker expiring, bit2 row deletion,
+//!                 bit3 complex cells present, bit4 row timestamp present
+//! [row_ts]        zigzag(row_ts - base.min_timestamp)           if bit4
+//!                 row_ts = marker timestamp, else first cell's timestamp
+//! [ttl, expiry]   ttl - base.min_ttl, zigzag(expiry - base.min_local_deletion)   if bit1
+//! [del_ts, ldt]   zigzag(ts - base.min_timestamp), zigzag(ldt - base.min_local_deletion)  if bit2
+//! bitmap_len, bitmap bytes   bit i set = simple column i has a cell
+//! simple cells, ascending column id, each:
+//!   cflags u8     bit0 tombstone, bit1 expiring, bit2 own timestamp,
+//!                 bit3 own ttl/expiry (else: the marker's), bit4 empty value
+//!   [zigzag(ts - row_ts)]                                        if bit2
+//!   [ttl - base.min_ttl, zigzag(expiry - base.min_local_deletion)] if expiring && bit3
+//!   [zigzag(ldt - base.min_local_deletion)]                       if tombstone
+//!   [len, value bytes]                                            unless tombstone or bit4
+//! [complex cells] count, then each: column, path len, path, cell as above   if bit3
+//! ```
+//!
+//! Invariants:
+//! 1. `decode_row(encode_row(r)) == r` for every row whose cells are sorted.
+//! 2. Decoding never panics and never reads past its input: malformed bytes give
+//!    [`DecodeError`], which callers turn into `Error::Corruption` with file and offset.
+
+use crate::data::{
+    Cell, CellKind, DeletionTime, LivenessInfo, Row, NO_DELETION_TIME, NO_TIMESTAMP,
+};
+
+/// Malformed encoded bytes; the caller knows the file and offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub &'static str);
+
+pub type DecodeResult<T> = std::result::Result<T, DecodeError>;
+
+#[inline]
+pub fn put_u16_le(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_u32_le(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_u64_le(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+#[inline]
+pub fn put_i64_le(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+#[inline]
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+pub fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+#[inline]
+pub fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+#[inline]
+pub fn put_zigzag(out: &mut Vec<u8>, v: i64) {
+    put_varint(out, zigzag(v));
+}
+
+pub fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// Writes a varint length followed by the bytes.
+#[inline]
+pub fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// A cursor over encoded bytes; every read is bounds-checked (invariant 2).
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    #[inline]
+    pub fn u8(&mut self) -> DecodeResult<u8> {
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or(DecodeError("truncated: expected a byte"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    #[inline]
+    pub fn take(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or(DecodeError("length overflow"))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(DecodeError("truncated: length past end"))?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    pub fn u16_le(&mut self) -> DecodeResult<u16> {
+        let s = self.take(2)?;
+        Ok(u16::from_le_bytes([s[0], s[1]]))
+    }
+
+    pub fn u32_le(&mut self) -> DecodeResult<u32> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+
+    pub fn u64_le(&mut self) -> DecodeResult<u64> {
+        let s = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    pub fn i64_le(&mut self) -> DecodeResult<i64> {
+        Ok(self.u64_le()? as i64)
+    }
+
+    #[inline]
+    pub fn varint(&mut self) -> DecodeResult<u64> {
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let b = self.u8()?;
+            if shift == 63 && b > 1 {
+                return Err(DecodeError("varint overflows 64 bits"));
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(DecodeError("varint too long"));
+            }
+        }
+    }
+
+    #[inline]
+    pub fn zigzag(&mut self) -> DecodeResult<i64> {
+        Ok(unzigzag(self.varint()?))
+    }
+
+    pub fn varint_usize(&mut self) -> DecodeResult<usize> {
+        usize::try_from(self.varint()?).map_err(|_| DecodeError("length does not fit in memory"))
+    }
+
+    pub fn bytes(&mut self) -> DecodeResult<&'a [u8]> {
+        let n = self.varint_usize()?;
+        self.take(n)
+    }
+}
+
+/// The minimums that row deltas are taken against. An sstable records its own in
+/// its header; a memtable uses its creation time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncodingBase {
+    pub min_timestamp: i64,
+    pub min_local_deletion: i64,
+    pub min_ttl: u32,
+}
+
+impl EncodingBase {
+    pub const ZERO: EncodingBase = EncodingBase {
+        min_timestamp: 0,
+        min_local_deletion: 0,
+        min_ttl: 0,
+    };
+
+    /// A base for data written around `now_micros`.
+    pub fn around(now_micros: i64) -> EncodingBase {
+        EncodingBase {
+            min_timestamp: now_micros,
+            min_local_deletion: now_micros.div_euclid(1_000_000),
+            min_ttl: 0,
+        }
+    }
+}
+
+const ROW_MARKER: u8 = 1;
+const ROW_MARKER_EXPIRING: u8 = 2;
+const ROW_DELETION: u8 = 4;
+const ROW_COMPLEX: u8 = 8;
+const ROW_HAS_TS: u8 = 16;
+
+const CELL_TOMBSTONE: u8 = 1;
+const CELL_EXPIRING: u8 = 2;
+const CELL_OWN_TS: u8 = 4;
+const CELL_OWN_TTL: u8 = 8;
+const CELL_EMPTY: u8 = 16;
+
+/// Local deletion times are stored relative to the base; "no deletion" is stored
+/// as a delta that decodes back to i64::MAX without overflow tricks.
+#[inline]
+fn ldt_delta(ldt: i64, base: &EncodingBase) -> i64 {
+    ldt.wrapping_sub(base.min_local_deletion)
+}
+#[inline]
+fn ldt_from(delta: i64, base: &EncodingBase) -> i64 {
+    delta.wrapping_add(base.min_local_deletion)
+}
+
+/// Encodes a row body (everything but the clustering) — see the module docs.
+pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
+    let marker = !row.liveness.is_empty();
+    let row_ts = if marker {
+        Some(row.liveness.timestamp_micros)
+    } else {
+        row.cells.first().map(|c| c.timestamp_micros)
+    };
+    let has_complex = row.cells.iter().any(|c| c.path.is_some());
+    let mut flags = 0u8;
+    if marker {
+        flags |= ROW_MARKER;
+        if row.liveness.is_expiring() {
+            flags |= ROW_MARKER_EXPIRING;
+        }
+    }
+    if !row.deletion.is_live() {
+        flags |= ROW_DELETION;
+    }
+    if has_complex {
+        flags |= ROW_COMPLEX;
+    }
+    if row_ts.is_some() {
+        flags |= ROW_HAS_TS;
+    }
+    out.push(flags);
+    let row_ts = row_ts.unwrap_or(base.min_timestamp);
+    if flags & ROW_HAS_TS != 0 {
+        put_zigzag(out, row_ts.wrapping_sub(base.min_timestamp));
+    }
+    if flags & ROW_MARKER_EXPIRING != 0 {
+        put_varint(
+            out,
+            row.liveness.ttl_seconds.wrapping_sub(base.min_ttl) as u64,
+        );
+        put_zigzag(out, ldt_delta(row.liveness.local_expiry_seconds, base));
+    }
+    if flags & ROW_DELETION != 0 {
+        put_zigzag(
+            out,
+            row.deletion
+                .marked_for_delete_at_micros
+                .wrapping_sub(base.min_timestamp),
+        );
+        put_zigzag(out, ldt_delta(row.deletion.local_deletion_seconds, base));
+    }
+    // Presence bitmap over simple columns.
+    let max_simple = row
+        .cells
+        .iter()
+        .filter(|c| c.path.is_none())
+        .map(|c| c.column)
+        .max();
+    match max_simple {
+        None => put_varint(out, 0),
+        Some(maxc) => {
+            let nbytes = (maxc as usize) / 8 + 1;
+            put_varint(out, nbytes as u64);
+            let start = out.len();
+            out.resize(start + nbytes, 0);
+            for c in row.cells.iter().filter(|c| c.path.is_none()) {
+                out[start + (c.column as usize) / 8] |= 1 << (c.column % 8);
+            }
+        }
+    }
+    for c in row.cells.iter().filter(|c| c.path.is_none()) {
+        encode_cell(c, row_ts, &row.liveness, base, out);
+    }
+    if has_complex {
+        let complex: Vec<&Cell> = row.cells.iter().filter(|c| c.path.is_some()).collect();
+        put_varint(out, complex.len() as u64);
+        for c in complex {
+            put_varint(out, c.column as u64);
+            put_bytes(out, c.path.as_deref().unwrap_or(&[]));
+            encode_cell(c, row_ts, &row.liveness, base, out);
+        }
+    }
+}
+
+fn encode_cell(
+    c: &Cell,
+    row_ts: i64,
+    marker: &LivenessInfo,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+) {
+    let mut f = 0u8;
+    match c.kind {
+        CellKind::Tombstone => f |= CELL_TOMBSTONE,
+        CellKind::Expiring => {
+            f |= CELL_EXPIRING;
+            if !(marker.is_expiring()
+                && marker.ttl_seconds == c.ttl_seconds
+                && marker.local_expiry_seconds == c.local_deletion_seconds)
+            {
+                f |= CELL_OWN_TTL;
+            }
+        }
+        CellKind::Live => {}
+    }
+    if c.timestamp_micros != row_ts {
+        f |= CELL_OWN_TS;
+    }
+    if c.kind != CellKind::Tombstone && c.value.is_empty() {
+        f |= CELL_EMPTY;
+    }
+    out.push(f);
+    if f & CELL_OWN_TS != 0 {
+        put_zigzag(out, c.timestamp_micros.wrapping_sub(row_ts));
+    }
+    if f & CELL_EXPIRING != 0 && f & CELL_OWN_TTL != 0 {
+        put_varint(out, c.ttl_seconds.wrapping_sub(base.min_ttl) as u64);
+        put_zigzag(out, ldt_delta(c.local_deletion_seconds, base));
+    }
+    if f & CELL_TOMBSTONE != 0 {
+        put_zigzag(out, ldt_delta(c.local_deletion_seconds, base));
+    }
+    if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
+        put_bytes(out, &c.value);
+    }
+}
+
+/// Decodes a row body written by [`encode_row`]; `clustering` is attached as is.
+pub fn decode_row(
+    r: &mut Reader<'_>,
+    clustering: Vec<u8>,
+    base: &EncodingBase,
+) -> DecodeResult<Row> {
+    let flags = r.u8()?;
+    let row_ts = if flags & ROW_HAS_TS != 0 {
+        r.zigzag()?.wrapping_add(base.min_timestamp)
+    } else {
+        base.min_timestamp
+    };
+    let mut liveness = LivenessInfo::EMPTY;
+    if flags & ROW_MARKER != 0 {
+        liveness = LivenessInfo::new(row_ts);
+        if flags & ROW_MARKER_EXPIRING != 0 {
+            liveness.ttl_seconds = (r.varint()? as u32).wrapping_add(base.min_ttl);
+            liveness.local_expiry_seconds = ldt_from(r.zigzag()?, base);
+        }
+    } else if flags & ROW_MARKER_EXPIRING != 0 {
+        return Err(DecodeError("expiring marker flag without marker"));
+    }
+    let mut deletion = DeletionTime::LIVE;
+    if flags & ROW_DELETION != 0 {
+        deletion.marked_for_delete_at_micros = r.zigzag()?.wrapping_add(base.min_timestamp);
+        deletion.local_deletion_seconds = ldt_from(r.zigzag()?, base);
+    }
+    let nbytes = r.varint_usize()?;
+    let bitmap = r.take(nbytes)?;
+    let ncells: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
+    let mut cells = Vec::with_capacity(ncells);
+    for (byte_i, &byte) in bitmap.iter().enumerate() {
+        let mut bits = byte;
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            bits &= bits - 1;
+            let column = (byte_i as u32) * 8 + bit;
+            cells.push(decode_cell(r, column, None, row_ts, &liveness, base)?);
+        }
+    }
+    if flags & ROW_COMPLEX != 0 {
+        let n = r.varint_usize()?;
+        for _ in 0..n {
+            let column =
+                u32::try_from(r.varint()?).map_err(|_| DecodeError("column id too large"))?;
+            let path = r.bytes()?.to_vec().into_boxed_slice();
+            cells.push(decode_cell(r, column, Some(path), row_ts, &liveness, base)?);
+        }
+        cells.sort_by(|a, b| a.cmp_position(b));
+    }
+    Ok(Row {
+        clustering,
+        liveness,
+        deletion,
+        cells,
+    })
+}
+
+fn decode_cell(
+    r: &mut Reader<'_>,
+    column: u32,
+    path: Option<Box<[u8]>>,
+    row_ts: i64,
+    marker: &LivenessInfo,
+    base: &EncodingBase,
+) -> DecodeResult<Cell> {
+    let f = r.u8()?;
+    let timestamp_micros = if f & CELL_OWN_TS != 0 {
+        r.zigzag()?.wrapping_add(row_ts)
+    } else {
+        row_ts
+    };
+    if timestamp_micros == NO_TIMESTAMP {
+        return Err(DecodeError("cell without timestamp"));
+    }
+    let (kind, ttl_seconds, local_deletion_seconds) = if f & CELL_TOMBSTONE != 0 {
+        if f & CELL_EXPIRING != 0 {
+            return Err(DecodeError("cell both tombstone and expiring"));
+        }
+        (CellKind::Tombstone, 0, ldt_from(r.zigzag()?, base))
+    } else if f & CELL_EXPIRING != 0 {
+        if f & CELL_OWN_TTL != 0 {
+            let ttl = (r.varint()? as u32).wrapping_add(base.min_ttl);
+            (CellKind::Expiring, ttl, ldt_from(r.zigzag()?, base))
+        } else {
+            if !marker.is_expiring() {
+                return Err(DecodeError("cell uses the row TTL but the row has none"));
+            }
+            (
+                CellKind::Expiring,
+                marker.ttl_seconds,
+                marker.local_expiry_seconds,
+            )
+        }
+    } else {
+        (CellKind::Live, 0, NO_DELETION_TIME)
+    };
+    let value = if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
+        r.bytes()?.to_vec()
+    } else {
+        Vec::new()
+    };
+    Ok(Cell {
+        column,
+        path,
+        timestamp_micros,
+        kind,
+        ttl_seconds,
+        local_deletion_seconds,
+        value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn varint_round_trip_and_bounds() {
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(b.len(), varint_len(v));
+            assert_eq!(Reader::new(&b).varint().unwrap(), v);
+        }
+        for v in [0i64, -1, 1, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        assert!(
+            Reader::new(&[0x80, 0x80]).varint().is_err(),
+            "truncated varint"
+        );
+        assert!(
+            Reader::new(&[0xff; 11]).varint().is_err(),
+            "overlong varint"
+        );
+        assert!(Reader::new(&[5, 1, 2]).bytes().is_err(), "length past end");
+    }
+
+    #[test]
+    fn typical_insert_row_is_compact() {
+        // cassandra-stress default shape: 5 columns of 34 bytes, one INSERT.
+        let ts = 1_700_000_000_000_000;
+        let mut row = Row::new(Vec::new());
+        row.liveness = LivenessInfo::new(ts);
+        for c in 0..5 {
+            row.add_cell(Cell::live(c, ts, vec![7u8; 34]));
+        }
+        let base = EncodingBase::around(ts - 1_000_000);
+        let mut out = Vec::new();
+        encode_row(&row, &base, &mut out);
+        // flags + ts delta (4) + bitmap (2) + 5 * (cflags + len) = 17 bytes of overhead.
+        assert!(
+            out.len() - 5 * 34 <= 18,
+            "overhead {} bytes",
+            out.len() - 170
+        );
+        let back = decode_row(&mut Reader::new(&out), Vec::new(), &base).unwrap();
+        assert_eq!(back, row);
+    }
+
+    fn arb_cell() -> impl Strategy<Value = Cell> {
+        (
+            0u32..20,
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 0..4)),
+            prop_oneof![Just(1_000i64), -5i64..5_000, Just(i64::MAX - 1)],
+            0u8..3,
+            1u32..100_000,
+            -10i64..1_000_000,
+            proptest::collection::vec(any::<u8>(), 0..40),
+        )
+            .prop_map(|(column, path, ts, kind, ttl, ldt, value)| {
+                let path = path.map(|p| p.into_boxed_slice());
+                match kind {
+                    0 => Cell {
+                        path,
+                        ..Cell::live(column, ts, value)
+                    },
+                    1 => Cell {
+                        path,
+                        ..Cell::expiring(column, ts, ttl, ldt, value)
+                    },
+                    _ => Cell {
+                        path,
+                        ..Cell::tombstone(column, ts, ldt)
+                    },
+                }
+            })
+    }
+
+    fn arb_row() -> impl Strategy<Value = Row> {
+        (
+            proptest::collection::vec(arb_cell(), 0..12),
+            prop_oneof![Just(None), (0i64..5000).prop_map(Some)],
+            prop_oneof![Just(0u32), 1u32..1000],
+            prop_oneof![Just(None), (0i64..5000, 0i64..1_000_000).prop_map(Some)],
+        )
+            .prop_map(|(cells, marker, ttl, del)| {
+                let mut row = Row::new(b"ck".to_vec());
+                for c in cells {
+                    row.add_cell(c);
+                }
+                if let Some(ts) = marker {
+                    row.liveness = if ttl > 0 {
+                        LivenessInfo::expiring(ts, ttl, 500)
+                    } else {
+                        LivenessInfo::new(ts)
+                    };
+                }
+                if let Some((ts, ldt)) = del {
+                    row.deletion = DeletionTime::new(ts, ldt);
+                }
+                row
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn row_round_trip(row in arb_row(), base_ts in -1000i64..1000, base_ldt in -100i64..100, base_ttl in 0u32..5) {
+            let base = EncodingBase { min_timestamp: base_ts, min_local_deletion: base_ldt, min_ttl: base_ttl };
+            let mut out = Vec::new();
+            encode_row(&row, &base, &mut out);
+            let mut r = Reader::new(&out);
+            let back = decode_row(&mut r, row.clustering.clone(), &base).unwrap();
+            prop_assert!(r.is_empty());
+            prop_assert_eq!(back, row);
+        }
+
+        #[test]
+        fn decoding_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = decode_row(&mut Reader::new(&bytes), Vec::new(), &EncodingBase::ZERO);
+        }
+    }
+}

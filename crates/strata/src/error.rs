@@ -1,0 +1,102 @@
+//! The one error type of the engine.
+//!
+//! Contract:
+//! 1. Every fallible public function returns [`Result`]; no engine code panics on
+//!    anything that input or the disk can cause.
+//! 2. Corruption is its own variant and always carries the file and byte offset, so
+//!    an operator can find the damage with `strata verify` or a hex dump.
+//! 3. Bad input ([`Error::InvalidInput`], [`Error::InvalidOption`], [`Error::NotFound`])
+//!    is reported before anything is written: such an error leaves the database as it was.
+
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Bad input from a caller: names what was wrong.
+    InvalidInput(String),
+    /// A table or compaction/compression option that is unknown or out of range.
+    InvalidOption { option: String, reason: String },
+    /// An unknown keyspace, table or column.
+    NotFound(String),
+    /// A keyspace or table that already exists.
+    AlreadyExists(String),
+    /// An I/O error, with the file it happened on.
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// On-disk data failed a checksum or could not be decoded.
+    Corruption {
+        path: PathBuf,
+        offset: u64,
+        reason: String,
+    },
+    /// The database refuses writes after a failed fsync (see docs/DURABILITY.md).
+    Poisoned(String),
+    /// The database is shutting down or the operation was cancelled.
+    Cancelled,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn corruption(path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> Error {
+        Error::Corruption {
+            path: path.into(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+
+    pub fn option(option: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::InvalidOption {
+            option: option.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidInput(m) => write!(f, "invalid input: {m}"),
+            Error::InvalidOption { option, reason } => {
+                write!(f, "invalid option '{option}': {reason}")
+            }
+            Error::NotFound(m) => write!(f, "not found: {m}"),
+            Error::AlreadyExists(m) => write!(f, "already exists: {m}"),
+            Error::Io { path, source } => write!(f, "I/O error on {}: {source}", path.display()),
+            Error::Corruption {
+                path,
+                offset,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "corruption in {} at offset {offset}: {reason}",
+                    path.display()
+                )
+            }
+            Error::Poisoned(m) => write!(f, "database refuses writes: {m}"),
+            Error::Cancelled => write!(f, "operation cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! The file-system layer (DESIGN.md §4): every byte the engine reads or writes goes
+//! through here.
+//!
+//! It owns two things:
+//! - **Accounting.** Each file handle carries an [`IoTag`] (why the I/O happens:
+//!   commit log, flush, compaction at a level, user read, recompression, metadata)
+//!   and adds the bytes it moves to the global [`IoCounters`] and to the counters of
+//!   the table it works for. Write amplification is computed from these counters,
+//!   never estimated.
+//! - **Fault injection.** A [`FaultInjector`] can make the next matching write fail,
+//!   fsync fail, report "no space left", or tear a write (write a prefix, then fail).
+//!   Tests use it to prove that faults never lose acknowledged data.
+//!
+//! Invariants:
+//! 1. Bytes are counted when they are handed to (or returned by) the OS, so a
+//!    buffered writer counts on flush, and a failed write counts nothing.
+//! 2. Durable replacement is always: write to a temporary name, fsync the file,
+//!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish`]).
+//! 3. Handles are `Send + Sync`; positional reads (`read_exact_at`) never seek, so
+//!    many threads may read one file concurrently.
+
+use crate::error::{Error, Result};
+use parking_lot::Mutex;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Why an I/O happens. The discriminant indexes counter arrays (not written to disk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoCause {
+    CommitLog = 0,
+    Flush = 1,
+    Compaction = 2,
+    UserRead = 3,
+    Recompression = 4,
+    /// Manifests, schema, snapshots bookkeeping.
+    Metadata = 5,
+}
+
+impl IoCause {
+    pub const ALL: [IoCause; 6] = [
+        IoCause::CommitLog,
+        IoCause::Flush,
+        IoCause::Compaction,
+        IoCause::UserRead,
+        IoCause::Recompression,
+        IoCause::Metadata,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoCause::CommitLog => "commitlog",
+            IoCause::Flush => "flush",
+            IoCause::Compaction => "compaction",
+            IoCause::UserRead => "user_read",
+            IoCause::Recompression => "recompression",
+            IoCause::Metadata => "metadata",
+        }
+    }
+}
+
+/// Levels tracked separately for compaction I/O (LCS rarely exceeds 8 levels;
+/// anything deeper is added to the last slot).
+pub const MAX_TRACKED_LEVELS: usize = 10;
+
+/// A cause plus, for compaction, the level whose data is read or written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoTag {
+    pub cause: IoCause,
+    pub level: u8,
+}
+
+impl IoTag {
+    pub const fn new(cause: IoCause) -> IoTag {
+        IoTag { cause, level: 0 }
+    }
+    pub const fn compaction(level: u8) -> IoTag {
+        IoTag {
+            cause: IoCause::Compaction,
+            level,
+        }
+    }
+}
+
+/// Byte counters, one set per cause and per compaction level.
+#[derive(Debug, Default)]
+pub struct IoCounters {
+    read: [AtomicU64; 6],
+    written: [AtomicU64; 6],
+    compaction_read_level: [AtomicU64; MAX_TRACKED_LEVELS],
+    compaction_written_level: [AtomicU64; MAX_TRACKED_LEVELS],
+    fsyncs: AtomicU64,
+}
+
+/// A plain copy of [`IoCounters`] at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IoSnapshot {
+    pub read_bytes: [u64; 6],
+    pub written_bytes: [u64; 6],
+    pub compaction_read_level_bytes: [u64; MAX_TRACKED_LEVELS],
+    pub compaction_written_level_bytes: [u64; MAX_TRACKED_LEVELS],
+    pub fsyncs: u64,
+}
+
+impl IoSnapshot {
+    pub fn read(&self, cause: IoCause) -> u64 {
+        self.read_bytes[cause as usize]
+    }
+    pub fn written(&self, cause: IoCause) -> u64 {
+        self.written_bytes[cause as usize]
+    }
+}
+
+impl IoCounters {
+    pub fn new() -> Arc<IoCounters> {
+        Arc::new(IoCounters::default())
+    }
+
+    fn add(&self, tag: IoTag, bytes: u64, write: bool) {
+        let (by_cause, by_level) = if write {
+            (&self.written, &self.compaction_written_level)
+        } else {
+            (&self.read, &self.compaction_read_level)
+        };
+        by_cause[tag.cause as usize].fetch_add(bytes, Ordering::Relaxed);
+        if tag.cause == IoCause::Compaction {
+            let slot = (tag.level as usize).min(MAX_TRACKED_LEVELS - 1);
+            by_level[slot].fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> IoSnapshot {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        IoSnapshot {
+            read_bytes: std::array::from_fn(|i| load(&self.read[i])),
+            written_bytes: std::array::from_fn(|i| load(&self.written[i])),
+            compaction_read_level_bytes: std::array::from_fn(|i| {
+                load(&self.compaction_read_level[i])
+            }),
+            compaction_written_level_bytes: std::array::from_fn(|i| {
+                load(&self.compaction_written_level[i])
+            }),
+            fsyncs: load(&self.fsyncs),
+        }
+    }
+}
+
+/// What an injected fault does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The write fails with an I/O error; nothing is written.
+    WriteError,
+    /// The write fails with ENOSPC; nothing is written.
+    NoSpace,
+    /// Half of the buffer is written, then the write fails (a torn write).
+    TornWrite,
+    /// fsync fails.
+    SyncError,
+}
+
+#[derive(Clone, Debug)]
+struct FaultRule {
+    /// Applies to files whose path contains this string.
+    path_contains: String,
+    fault: Fault,
+    /// Faults left to inject; `u64::MAX` = until cleared.
+    remaining: u64,
+}
+
+/// Test-only seam for injecting I/O faults; inert (one uncontended lock check) when
+/// no rule is armed.
+#[derive(Debug, Default)]
+pub struct FaultInjector {
+    armed: std::sync::atomic::AtomicBool,
+    rules: Mutex<Vec<FaultRule>>,
+}
+
+impl FaultInjector {
+    /// Arms `fault` for the next `count` matching operations on paths containing
+    /// `path_contains` ("" matches every file).
+    pub fn inject(&self, path_contains: &str, fault: Fault, count: u64) {
+        self.rules.lock().push(FaultRule {
+            path_contains: path_contains.to_string(),
+            fault,
+            remaining: count,
+        });
+        self.armed.store(true, Ordering::Release);
+    }
+
+    pub fn clear(&self) {
+        self.rules.lock().clear();
+        self.armed.store(false, Ordering::Release);
+    }
+
+    fn take(&self, path: &Path, sync: bool) -> Option<Fault> {
+        if !self.armed.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut rules = self.rules.lock();
+        let p = path.to_string_lossy();
+        for rule in rules.iter_mut() {
+            let is_sync_rule = rule.fault == Fault::SyncError;
+            if is_sync_rule == sync && rule.remaining > 0 && p.contains(rule.path_contains.as_str())
+            {
+                rule.remaining = rule.remaining.saturating_sub(1);
+                return Some(rule.fault);
+            }
+        }
+        None
+    }
+}
+
+fn fault_error(fault: Fault) -> std::io::Error {
+    match fault {
+        Fault::NoSpace => std::io::Error::from_raw_os_error(28), // ENOSPC
+        Fault::SyncError => std::io::Error::other("injected fsync failure"),
+        Fault::WriteError | Fault::TornWrite => std::io::Error::other("injected write failure"),
+    }
+}
+
+/// The file-system layer shared by a database and all its tables.
+#[derive(Debug, Clone, Default)]
+pub struct Fs {
+    counters: Arc<IoCounters>,
+    faults: Arc<FaultInjector>,
+}
+
+impl Fs {
+    pub fn new() -> Fs {
+        Fs::default()
+    }
+
+    /// Global counters (all tables).
+    pub fn counters(&self) -> &Arc<IoCounters> {
+        &self.counters
+    }
+
+    pub fn faults(&self) -> &Arc<FaultInjector> {
+        &self.faults
+    }
+
+    /// Creates (truncating) a file for writing. `table` counters, when given, are
+    /// charged alongside the global ones.
+    pub fn create(
+        &self,
+        path: &Path,
+        tag: IoTag,
+        table: Option<Arc<IoCounters>>,
+    ) -> Result<WritableFile> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(WritableFile {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER_BYTES),
+            written: 0,
+            tag,
+            fs: self.clone(),
+            table,
+        })
+    }
+
+    /// Opens an existing file for positional reads.
+    pub fn open(&self, path: &Path) -> Result<ReadableFile> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(ReadableFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+            fs: self.clone(),
+        })
+    }
+
+    /// Reads a whole (small) file.
+    pub fn read_all(&self, path: &Path, tag: IoTag) -> Result<Vec<u8>> {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        self.counters.add(tag, data.len() as u64, false);
+        Ok(data)
+    }
+
+    /// Durably replaces `path` with `bytes` (invariant 2).
+    pub fn write_atomic(&self, path: &Path, bytes: &[u8], tag: IoTag) -> Result<()> {
+        let tmp = tmp_path(path);
+        let mut f = self.create(&tmp, tag, None)?;
+        f.write_all(bytes)?;
+        f.finish_as(path)
+    }
+
+    pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io(from, e))
+    }
+
+    pub fn remove(&self, path: &Path) -> Result<()> {
+        match std::fs::remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    pub fn create_dir_all(&self, path: &Path) -> Result<()> {
+        std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))
+    }
+
+    /// fsyncs a directory so that renames and creations in it survive power loss.
+    pub fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if let Some(fault) = self.faults.take(dir, true) {
+            return Err(Error::io(dir, fault_error(fault)));
+        }
+        let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        d.sync_all().map_err(|e| Error::io(dir, e))?;
+        self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))
+    }
+
+    /// File names (not paths) in `dir`, sorted; empty if `dir` does not exist.
+    pub fn list_dir(&self, dir: &Path) -> Result<Vec<String>> {
+        let rd = match std::fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(dir, e)),
+        };
+        let mut names = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+}
+
+/// The temporary name a file is written under before its atomic rename.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Large enough that a 16 KiB compressed chunk rarely costs two syscalls.
+const WRITE_BUFFER_BYTES: usize = 256 * 1024;
+
+/// A buffered, accounted, fault-injectable file being written.
+#[derive(Debug)]
+pub struct WritableFile {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    written: u64,
+    tag: IoTag,
+    fs: Fs,
+    table: Option<Arc<IoCounters>>,
+}
+
+impl WritableFile {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes appended so far (buffered or not): the offset of the next byte.
+    pub fn position(&self) -> u64 {
+        self.written + self.buf.len() as u64
+    }
+
+    pub fn write_all(&mut self, data: &[u8]) -> Result<()> {
+        if self.buf.len() + data.len() > WRITE_BUFFER_BYTES {
+            self.flush_buffer()?;
+        }
+        if data.len() >= WRITE_BUFFER_BYTES {
+            self.write_through(data)
+        } else {
+            self.buf.extend_from_slice(data);
+            Ok(())
+        }
+    }
+
+    fn flush_buffer(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        // On failure the bytes stay buffered so that a retry (after ENOSPC clears)
+        // writes them; after a torn write the file's tail is undefined and callers
+        // abandon the file rather than retry.
+        let buf = std::mem::take(&mut self.buf);
+        let r = self.write_through(&buf);
+        self.buf = buf;
+        if r.is_ok() {
+            self.buf.clear();
+        }
+        r
+    }
+
+    fn write_through(&mut self, data: &[u8]) -> Result<()> {
+        if let Some(fault) = self.fs.faults.take(&self.path, false) {
+            if fault == Fault::TornWrite {
+                let half = &data[..data.len() / 2];
+                let _ = self.file.write_all(half);
+                self.written += half.len() as u64;
+                self.account(half.len() as u64);
+            }
+            return Err(Error::io(&self.path, fault_error(fault)));
+        }
+        self.file
+            .write_all(data)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.written += data.len() as u64;
+        self.account(data.len() as u64);
+        Ok(())
+    }
+
+    fn account(&self, n: u64) {
+        self.fs.counters.add(self.tag, n, true);
+        if let Some(t) = &self.table {
+            t.add(self.tag, n, true);
+        }
+    }
+
+    /// Hands buffered bytes to the OS and fsyncs the file.
+    pub fn sync(&mut self) -> Result<()> {
+        self.flush_buffer()?;
+        if let Some(fault) = self.fs.faults.take(&self.path, true) {
+            return Err(Error::io(&self.path, fault_error(fault)));
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Syncs, then atomically renames this (temporary) file to `final_path` and
+    /// fsyncs the directory (invariant 2).
+    pub fn finish_as(mut self, final_path: &Path) -> Result<()> {
+        self.sync()?;
+        self.fs.rename(&self.path, final_path)?;
+        let dir = final_path.parent().unwrap_or_else(|| Path::new("."));
+        self.fs.sync_dir(dir)
+    }
+}
+
+/// A file open for positional reads.
+#[derive(Debug)]
+pub struct ReadableFile {
+    file: File,
+    path: PathBuf,
+    len: u64,
+    fs: Fs,
+}
+
+impl ReadableFile {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset`; a short file is corruption.
+    pub fn read_exact_at(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        tag: IoTag,
+        table: Option<&IoCounters>,
+    ) -> Result<()> {
+        if offset
+            .checked_add(buf.len() as u64)
+            .is_none_or(|end| end > self.len)
+        {
+            return Err(Error::corruption(
+                &self.path,
+                offset,
+                format!(
+                    "read of {} bytes past end of file ({} bytes)",
+                    buf.len(),
+                    self.len
+                ),
+            ));
+        }
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.fs.counters.add(tag, buf.len() as u64, false);
+        if let Some(t) = table {
+            t.add(tag, buf.len() as u64, false);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_bytes_per_cause_and_level() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        let table = IoCounters::new();
+        let p = dir.path().join("a");
+        let mut f = fs
+            .create(&fs_tmp(&p), IoTag::compaction(2), Some(table.clone()))
+            .unwrap();
+        f.write_all(&[7u8; 1000]).unwrap();
+        assert_eq!(
+            fs.counters().snapshot().written(IoCause::Compaction),
+            0,
+            "buffered bytes are not yet counted"
+        );
+        f.finish_as(&p).unwrap();
+        let s = fs.counters().snapshot();
+        assert_eq!(s.written(IoCause::Compaction), 1000);
+        assert_eq!(s.compaction_written_level_bytes[2], 1000);
+        assert_eq!(table.snapshot().written(IoCause::Compaction), 1000);
+        assert!(s.fsyncs >= 2, "file and directory fsync");
+        let r = fs.open(&p).unwrap();
+        let mut buf = [0u8; 10];
+        r.read_exact_at(&mut buf, 990, IoTag::new(IoCause::UserRead), None)
+            .unwrap();
+        assert_eq!(fs.counters().snapshot().read(IoCause::UserRead), 10);
+        let err = r
+            .read_exact_at(&mut buf, 995, IoTag::new(IoCause::UserRead), None)
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Corruption { offset: 995, .. }),
+            "{err}"
+        );
+    }
+
+    fn fs_tmp(p: &Path) -> PathBuf {
+        tmp_path(p)
+    }
+
+    #[test]
+    fn injected_faults_fire_once_and_count_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        fs.faults().inject("victim", Fault::NoSpace, 1);
+        let p = dir.path().join("victim");
+        let mut f = fs.create(&p, IoTag::new(IoCause::Flush), None).unwrap();
+        f.write_all(&[1u8; 10]).unwrap();
+        let err = f.sync().unwrap_err();
+        match err {
+            Error::Io { source, .. } => assert_eq!(source.raw_os_error(), Some(28)),
+            other => panic!("unexpected {other}"),
+        }
+        assert_eq!(fs.counters().snapshot().written(IoCause::Flush), 0);
+        // The rule is spent: the retry succeeds.
+        f.sync().unwrap();
+        assert_eq!(fs.counters().snapshot().written(IoCause::Flush), 10);
+    }
+
+    #[test]
+    fn torn_write_writes_a_prefix_then_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        fs.faults().inject("", Fault::TornWrite, 1);
+        let p = dir.path().join("t");
+        let mut f = fs.create(&p, IoTag::new(IoCause::CommitLog), None).unwrap();
+        f.write_all(&[1u8; 100]).unwrap();
+        assert!(f.sync().is_err());
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 50);
+    }
+
+    #[test]
+    fn sync_fault_fails_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        fs.faults().inject("s", Fault::SyncError, 1);
+        let p = dir.path().join("s");
+        let mut f = fs.create(&p, IoTag::new(IoCause::CommitLog), None).unwrap();
+        f.write_all(b"abc").unwrap();
+        assert!(f.sync().is_err());
+        fs.faults().clear();
+        f.sync().unwrap();
+    }
+}

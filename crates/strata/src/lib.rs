@@ -1,0 +1,25 @@
+//! Strata: a wide-column LSM storage engine with Cassandra's data model.
+//!
+//! Module map (see docs/ARCHITECTURE.md for the write and read flows):
+//! - [`error`], [`clock`], [`fs`]: the error type, injected time, accounted file I/O.
+//! - [`types`], [`token`]: CQL types and values, byte-comparable clustering
+//!   encoding, Cassandra's Murmur3 partitioner.
+//! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
+
+pub mod clock;
+pub mod data;
+pub mod db;
+pub mod encoding;
+pub mod error;
+pub mod fs;
+pub mod manifest;
+pub mod memtable;
+pub mod options;
+pub mod read;
+pub mod schema;
+pub mod sstable;
+pub mod table;
+pub mod token;
+pub mod types;
+
+pub use error::{Error, Result};

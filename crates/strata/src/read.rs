@@ -1,0 +1,367 @@
+//! The read path: merging one partition, or a token-ordered scan, across the
+//! memtables and sstables of a table view.
+//!
+//! Contract: callers pass an immutable [`View`] (memtables newest first, sstables
+//! in any order) and `now_seconds` from the table's clock; results contain only
+//! live data as a reader sees it at that instant (DESIGN.md §2).
+//!
+//! Invariants:
+//! 1. Merging is order-independent (reconciliation is commutative and
+//!    associative), so sources may be visited in whatever order prunes best.
+//! 2. An sstable is skipped only when it provably cannot contribute: its token
+//!    range or bloom filter excludes the key, or its newest write is no newer than
+//!    a partition tombstone already found (everything in it is shadowed).
+//! 3. Paging never repeats or skips a row: a page ends after a whole row and the
+//!    [`PagingState`] names the last row returned.
+
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate, Row};
+use crate::error::{Error, Result};
+use crate::fs::{IoCause, IoTag};
+use crate::memtable::{MemPartition, Memtable, SHARDS};
+use crate::sstable::{PartitionScanner, SSTableReader};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// An immutable snapshot of a table's data: memtables (the active one first, then
+/// those being flushed, newest first) and the live sstables with their levels.
+/// Writers replace the table's view whole; readers clone an `Arc<View>`.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// Never empty: `memtables[0]` is the active memtable.
+    pub memtables: Vec<Arc<Memtable>>,
+    pub sstables: Vec<Arc<SSTableReader>>,
+    /// Level of each sstable, parallel to `sstables` (from the manifest).
+    pub levels: Vec<u32>,
+}
+
+impl View {
+    pub fn active(&self) -> &Arc<Memtable> {
+        &self.memtables[0]
+    }
+
+    /// Memtables switched out and waiting for (or in) flush.
+    pub fn pending_flushes(&self) -> usize {
+        self.memtables.len().saturating_sub(1)
+    }
+}
+
+/// Merges `other` into `acc` (same partition).
+pub fn merge_partition(acc: &mut PartitionUpdate, other: PartitionUpdate) {
+    acc.deletion.merge(&other.deletion);
+    acc.static_row = match (acc.static_row.take(), other.static_row) {
+        (Some(a), Some(b)) => Some(a.merge(b)),
+        (a, b) => a.or(b),
+    };
+    if acc.rows.is_empty() {
+        acc.rows = other.rows;
+    } else if !other.rows.is_empty() {
+        let a = std::mem::take(&mut acc.rows);
+        acc.rows = merge_sorted_rows(a, other.rows);
+    }
+}
+
+/// Merges two clustering-sorted row lists, reconciling rows present in both.
+pub fn merge_sorted_rows(a: Vec<Row>, b: Vec<Row>) -> Vec<Row> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut a = a.into_iter().peekable();
+    let mut b = b.into_iter().peekable();
+    loop {
+        let ord = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.clustering.cmp(&y.clustering),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => break,
+        };
+        match ord {
+            Ordering::Less => out.extend(a.next()),
+            Ordering::Greater => out.extend(b.next()),
+            Ordering::Equal => {
+                if let (Some(x), Some(y)) = (a.next(), b.next()) {
+                    out.push(x.merge(y));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A partition as a reader sees it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartitionResult {
+    pub static_row: Option<Row>,
+    /// Live rows only, in the requested order, at most `limit`.
+    pub rows: Vec<Row>,
+    /// SSTables whose data was actually read (Cassandra's "SSTables per read").
+    pub sstables_read: usize,
+    /// Whether anything (live or deleted) was found for the key.
+    pub found: bool,
+}
+
+/// Applies deletions and expiry at `now_seconds`: only live rows remain.
+pub fn live_rows(p: &PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec<Row>) {
+    let static_row = p
+        .static_row
+        .as_ref()
+        .and_then(|r| r.live_view(p.deletion.partition_deletion(), now_seconds));
+    let rows = p
+        .rows
+        .iter()
+        .filter_map(|r| r.live_view(p.deletion.covering(&r.clustering), now_seconds))
+        .collect();
+    (static_row, rows)
+}
+
+/// Reads one partition restricted to `range`, forward or reverse, at most `limit`
+/// live rows.
+pub fn read_partition(
+    view: &View,
+    key: &DecoratedKey,
+    range: &ClusteringRange,
+    reversed: bool,
+    limit: usize,
+    now_seconds: i64,
+) -> Result<PartitionResult> {
+    let mut acc = PartitionUpdate::new(key.clone());
+    let mut found = false;
+    for m in &view.memtables {
+        if let Some(p) = m.read(key, range) {
+            found = true;
+            merge_partition(&mut acc, p);
+        }
+    }
+    // Newest sstables first, so a partition tombstone found early lets older ones
+    // be skipped (invariant 2).
+    let mut candidates: Vec<&Arc<SSTableReader>> = view
+        .sstables
+        .iter()
+        .filter(|s| s.may_contain(key))
+        .collect();
+    candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
+    let mut sstables_read = 0;
+    for s in candidates {
+        if acc
+            .deletion
+            .partition_deletion()
+            .deletes(s.stats().max_timestamp_micros)
+        {
+            break;
+        }
+        sstables_read += 1;
+        if let Some(mut p) = s.read_partition(key, IoTag::new(IoCause::UserRead))? {
+            found = true;
+            p.rows.retain(|r| range.contains(&r.clustering));
+            merge_partition(&mut acc, p);
+        }
+    }
+    let (static_row, mut rows) = live_rows(&acc, now_seconds);
+    if reversed {
+        rows.reverse();
+    }
+    rows.truncate(limit);
+    Ok(PartitionResult {
+        static_row,
+        rows,
+        sstables_read,
+        found,
+    })
+}
+
+/// Where a scan resumes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PagingState {
+    pub key: DecoratedKey,
+    /// The last row returned from `key`; `None` if `key` was returned whole.
+    pub last_clustering: Option<Vec<u8>>,
+}
+
+impl PagingState {
+    /// Opaque bytes for a client to hand back (token, key, optional clustering).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        crate::encoding::put_i64_le(&mut out, self.key.token);
+        crate::encoding::put_bytes(&mut out, &self.key.key);
+        match &self.last_clustering {
+            Some(ck) => {
+                out.push(1);
+                crate::encoding::put_bytes(&mut out, ck);
+            }
+            None => out.push(0),
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<PagingState> {
+        let bad = |_| Error::InvalidInput("malformed paging state".into());
+        let mut r = crate::encoding::Reader::new(bytes);
+        let token = r.i64_le().map_err(bad)?;
+        let key: Arc<[u8]> = Arc::from(r.bytes().map_err(bad)?);
+        if crate::token::token_of(&key) != token {
+            return Err(Error::InvalidInput(
+                "paging state token does not match its key".into(),
+            ));
+        }
+        let last_clustering = match r.u8().map_err(bad)? {
+            0 => None,
+            1 => Some(r.bytes().map_err(bad)?.to_vec()),
+            _ => return Err(Error::InvalidInput("malformed paging state".into())),
+        };
+        Ok(PagingState {
+            key: DecoratedKey { token, key },
+            last_clustering,
+        })
+    }
+}
+
+/// One partition of a scan page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanPartition {
+    pub key: DecoratedKey,
+    pub static_row: Option<Row>,
+    pub rows: Vec<Row>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ScanPage {
+    pub partitions: Vec<ScanPartition>,
+    /// `None` when the scan reached the end.
+    pub next: Option<PagingState>,
+}
+
+/// A lazily refilled token-ordered cursor over one memtable.
+struct MemtableCursor {
+    memtable: Arc<Memtable>,
+    shard: usize,
+    buf: std::collections::VecDeque<Arc<MemPartition>>,
+    last: Option<DecoratedKey>,
+}
+
+impl MemtableCursor {
+    fn new(memtable: Arc<Memtable>, start: Option<&DecoratedKey>) -> MemtableCursor {
+        let mut c = MemtableCursor {
+            shard: start.map_or(0, Memtable::shard_index),
+            memtable,
+            buf: Default::default(),
+            last: None,
+        };
+        // Position just before `start` within its shard by fetching from it inclusive.
+        if let Some(k) = start {
+            let all = c.memtable.shard_batch(c.shard, None, usize::MAX);
+            c.buf = all.into_iter().filter(|p| &p.key >= k).take(256).collect();
+            c.last = c.buf.back().map(|p| p.key.clone());
+            if c.buf.is_empty() {
+                c.shard += 1;
+            }
+        }
+        c
+    }
+
+    fn next(&mut self) -> Option<Arc<MemPartition>> {
+        loop {
+            if let Some(p) = self.buf.pop_front() {
+                return Some(p);
+            }
+            if self.shard >= SHARDS {
+                return None;
+            }
+            let batch = self
+                .memtable
+                .shard_batch(self.shard, self.last.as_ref(), 256);
+            if batch.is_empty() {
+                self.shard += 1;
+                self.last = None;
+            } else {
+                self.last = batch.last().map(|p| p.key.clone());
+                self.buf.extend(batch);
+            }
+        }
+    }
+}
+
+enum Source {
+    Mem(MemtableCursor),
+    Sst(PartitionScanner),
+}
+
+impl Source {
+    fn next(&mut self) -> Result<Option<PartitionUpdate>> {
+        match self {
+            Source::Mem(c) => Ok(c
+                .next()
+                .map(|p| c.memtable.materialize(&p, &ClusteringRange::ALL))),
+            Source::Sst(s) => s.next().transpose(),
+        }
+    }
+}
+
+/// Scans live rows in token order, at most `page_rows` rows, resuming after
+/// `paging` (invariant 3).
+pub fn scan(
+    view: &View,
+    paging: Option<&PagingState>,
+    page_rows: usize,
+    now_seconds: i64,
+) -> Result<ScanPage> {
+    let page_rows = page_rows.max(1);
+    let start = paging.map(|p| &p.key);
+    let mut sources = Vec::new();
+    for m in &view.memtables {
+        sources.push(Source::Mem(MemtableCursor::new(m.clone(), start)));
+    }
+    for s in &view.sstables {
+        if start.is_none_or(|k| s.last_key() >= k) {
+            sources.push(Source::Sst(s.scan(start, IoTag::new(IoCause::UserRead))?));
+        }
+    }
+    let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(sources.len());
+    for s in sources.iter_mut() {
+        heads.push(s.next()?);
+    }
+    let mut page = ScanPage::default();
+    let mut rows_returned = 0usize;
+    loop {
+        let Some(min_key) = heads.iter().flatten().map(|p| &p.key).min().cloned() else {
+            return Ok(page);
+        };
+        let mut acc = PartitionUpdate::new(min_key.clone());
+        for (i, head) in heads.iter_mut().enumerate() {
+            if head.as_ref().is_some_and(|p| p.key == min_key) {
+                if let Some(p) = head.take() {
+                    merge_partition(&mut acc, p);
+                }
+                *head = sources[i].next()?;
+            }
+        }
+        let resume_after = match paging {
+            Some(p) if p.key == min_key => match &p.last_clustering {
+                None => continue, // returned whole on the previous page
+                Some(ck) => Some(ck.clone()),
+            },
+            _ => None,
+        };
+        if let Some(ck) = &resume_after {
+            acc.rows.retain(|r| r.clustering > *ck);
+            acc.static_row = None;
+        }
+        let (static_row, mut rows) = live_rows(&acc, now_seconds);
+        if rows.is_empty() && static_row.is_none() {
+            continue;
+        }
+        let room = page_rows - rows_returned;
+        let partial = rows.len() > room;
+        rows.truncate(room);
+        rows_returned += rows.len();
+        let last_ck = rows.last().map(|r| r.clustering.clone());
+        page.partitions.push(ScanPartition {
+            key: min_key.clone(),
+            static_row,
+            rows,
+        });
+        if partial || rows_returned >= page_rows {
+            page.next = Some(PagingState {
+                key: min_key,
+                last_clustering: if partial { last_ck } else { None },
+            });
+            return Ok(page);
+        }
+    }
+}

@@ -1,0 +1,2596 @@
+//! Keyspaces, tables and typed rows: the layer that turns CQL-shaped input into the
+//! byte-level [`PartitionUpdate`]s the engine stores, and stored rows back into values.
+//!
+//! Owns:
+//! - [`TableSchema`] — columns (partition key, clustering ASC/DESC, regular, static)
+//!   with CQL types and stable [`ColumnId`]s, plus the table's [`TableOptions`];
+//!   built with [`TableSchema::builder`] or parsed from a `CREATE TABLE` subset
+//!   ([`TableSchema::from_cql`]) and printed back ([`TableSchema::to_cql`]).
+//! - Key encoding: the serialized partition key Cassandra hashes (so tokens match a
+//!   real cluster) and the byte-comparable clustering (so the engine only compares bytes).
+//! - The typed mutation builder ([`TableSchema::insert`], [`TableSchema::update`],
+//!   [`TableSchema::delete_row`], ...) with Cassandra's semantics: INSERT writes the
+//!   row marker, UPDATE does not (DESIGN.md §2).
+//! - [`Catalog`] — every keyspace and table, persisted as JSON by the database layer
+//!   (which writes `<data_dir>/schema.json` atomically; this module does no I/O).
+//!
+//! Schemas are immutable values; the catalog is a plain value mutated through
+//! `&mut self`. Callers share them behind their own locks; everything is `Send + Sync`.
+//!
+//! Invariants:
+//! 1. `TableSchema::columns` lists partition-key columns (in key order), then
+//!    clustering columns (in clustering order), then regular and static columns in
+//!    definition order; `position` is the index within its kind.
+//! 2. Regular and static columns, and only they, have an id. Ids are assigned 0, 1, ...
+//!    in definition order and never reused: dropping a column retires its id, so
+//!    cells of a dropped column left in old sstables can never be read as a new
+//!    column of the same name (Cassandra's reason for dropped-column records).
+//! 3. Every mutation builder either returns a complete update or an error naming the
+//!    offending column or limit; it never returns a partial update. Errors: unknown
+//!    column → `NotFound`; missing key component, wrong value type, oversized value or
+//!    key, bad TTL or timestamp → `InvalidInput`.
+//! 4. Keys: a partition key is at most 65,535 bytes serialized and never empty; each
+//!    clustering component at most 65,535 bytes (Cassandra's limits, from its 16-bit
+//!    length prefixes). Regular and static values are at most
+//!    `options.max_value_size_bytes`.
+//! 5. Table ids are assigned by the [`Catalog`] and never reused, so a table dropped
+//!    and re-created under the same name never sees the old table's files.
+//! 6. `TableSchema::from_cql(&s.to_cql())` equals `s` up to the table id and the
+//!    numbering of retired column ids.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::data::{
+    Cell, CellKind, ClusteringBound, ClusteringRange, ColumnId, DecoratedKey, DeletionTime,
+    LivenessInfo, PartitionUpdate, RangeTombstone, Row, MAX_TTL_SECONDS, NO_TIMESTAMP,
+};
+use crate::error::{Error, Result};
+use crate::options::{Lexer, SyntaxError, TableOptions, Tok};
+use crate::token::compose_partition_key;
+use crate::types::{self, CqlType, Value};
+
+/// Largest serialized partition key and clustering component (Cassandra's limit).
+pub const MAX_KEY_COMPONENT_BYTES: usize = 65_535;
+/// Most columns a table may have.
+pub const MAX_COLUMNS: usize = 65_535;
+/// Longest keyspace or table name: Cassandra's limit, because names become
+/// directory names.
+pub const MAX_NAME_LENGTH: usize = 48;
+
+/// What role a column plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ColumnKind {
+    PartitionKey,
+    Clustering,
+    Regular,
+    /// One value per partition, stored in the static row.
+    Static,
+}
+
+/// Clustering order of a clustering column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    Asc,
+    Desc,
+}
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: CqlType,
+    pub kind: ColumnKind,
+    /// Index within its kind (invariant 1).
+    pub position: usize,
+    /// Regular and static columns only (invariant 2).
+    pub id: Option<ColumnId>,
+    /// Clustering columns only: stored in descending order.
+    pub descending: bool,
+}
+
+impl ColumnDef {
+    pub fn is_primary_key(&self) -> bool {
+        matches!(self.kind, ColumnKind::PartitionKey | ColumnKind::Clustering)
+    }
+}
+
+/// A table's schema. Build with [`TableSchema::builder`] or [`TableSchema::from_cql`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableSchema {
+    pub keyspace: String,
+    pub name: String,
+    /// Assigned by [`Catalog::create_table`] (invariant 5); 0 until then.
+    pub id: u64,
+    /// Invariant 1.
+    pub columns: Vec<ColumnDef>,
+    pub options: TableOptions,
+    /// Next id for an added column (invariant 2).
+    next_column_id: ColumnId,
+}
+
+/// Timestamp and TTL of a write. `None` means: the caller's clock (`now_micros`) for
+/// the timestamp, the table's `default_time_to_live` for the TTL. A TTL of 0 means
+/// no expiry (as `USING TTL 0` in Cassandra).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub timestamp_micros: Option<i64>,
+    pub ttl_seconds: Option<u32>,
+}
+
+/// Builder for [`TableSchema`]; see [`TableSchema::builder`].
+#[derive(Clone, Debug)]
+pub struct TableSchemaBuilder {
+    keyspace: String,
+    name: String,
+    id: u64,
+    columns: Vec<(String, CqlType, ColumnKind, bool)>,
+    options: TableOptions,
+}
+
+impl TableSchemaBuilder {
+    pub fn partition_key(mut self, name: &str, ty: CqlType) -> Self {
+        self.columns
+            .push((name.to_string(), ty, ColumnKind::PartitionKey, false));
+        self
+    }
+
+    pub fn clustering(mut self, name: &str, ty: CqlType, order: Order) -> Self {
+        self.columns.push((
+            name.to_string(),
+            ty,
+            ColumnKind::Clustering,
+            order == Order::Desc,
+        ));
+        self
+    }
+
+    pub fn column(mut self, name: &str, ty: CqlType) -> Self {
+        self.columns
+            .push((name.to_string(), ty, ColumnKind::Regular, false));
+        self
+    }
+
+    pub fn static_column(mut self, name: &str, ty: CqlType) -> Self {
+        self.columns
+            .push((name.to_string(), ty, ColumnKind::Static, false));
+        self
+    }
+
+    pub fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Normally left at 0: the catalog assigns ids.
+    pub fn id(mut self, id: u64) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Orders the columns (invariant 1), numbers them (invariant 2) and validates.
+    pub fn build(self) -> Result<TableSchema> {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for kind in [ColumnKind::PartitionKey, ColumnKind::Clustering] {
+            for (name, ty, _, descending) in self.columns.iter().filter(|c| c.2 == kind) {
+                let position = columns
+                    .iter()
+                    .filter(|c: &&ColumnDef| c.kind == kind)
+                    .count();
+                columns.push(ColumnDef {
+                    name: name.clone(),
+                    ty: *ty,
+                    kind,
+                    position,
+                    id: None,
+                    descending: *descending,
+                });
+            }
+        }
+        let mut next_id: ColumnId = 0;
+        let (mut regular, mut statics) = (0, 0);
+        for (name, ty, kind, _) in &self.columns {
+            let position = match kind {
+                ColumnKind::Regular => &mut regular,
+                ColumnKind::Static => &mut statics,
+                _ => continue,
+            };
+            columns.push(ColumnDef {
+                name: name.clone(),
+                ty: *ty,
+                kind: *kind,
+                position: *position,
+                id: Some(next_id),
+                descending: false,
+            });
+            *position += 1;
+            next_id += 1;
+        }
+        let schema = TableSchema {
+            keyspace: self.keyspace,
+            name: self.name,
+            id: self.id,
+            columns,
+            options: self.options,
+            next_column_id: next_id,
+        };
+        schema.validate()?;
+        Ok(schema)
+    }
+}
+
+/// `[A-Za-z][A-Za-z0-9_]*`: what CQL accepts unquoted, and safe as a directory name.
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Keyspace and table names (become directory names).
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if !is_identifier(name) || name.len() > MAX_NAME_LENGTH {
+        return Err(Error::InvalidInput(format!(
+            "invalid {what} name '{name}': must be a letter then letters, digits or '_', at most {MAX_NAME_LENGTH} characters"
+        )));
+    }
+    Ok(())
+}
+
+impl TableSchema {
+    pub fn builder(keyspace: &str, name: &str) -> TableSchemaBuilder {
+        TableSchemaBuilder {
+            keyspace: keyspace.to_string(),
+            name: name.to_string(),
+            id: 0,
+            columns: Vec::new(),
+            options: TableOptions::default(),
+        }
+    }
+
+    /// `keyspace.table`, for messages.
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.keyspace, self.name)
+    }
+
+    /// Checks invariants 1, 2 and the naming rules. The builder and the catalog (after
+    /// loading) call it, since the fields are public.
+    pub fn validate(&self) -> Result<()> {
+        check_name("keyspace", &self.keyspace)?;
+        check_name("table", &self.name)?;
+        let table = self.qualified_name();
+        if self.columns.len() > MAX_COLUMNS {
+            return Err(Error::InvalidInput(format!(
+                "table {table} has {} columns; at most {MAX_COLUMNS} are allowed",
+                self.columns.len()
+            )));
+        }
+        if !self
+            .columns
+            .iter()
+            .any(|c| c.kind == ColumnKind::PartitionKey)
+        {
+            return Err(Error::InvalidInput(format!(
+                "table {table} needs at least one partition key column"
+            )));
+        }
+        let mut names: Vec<&str> = Vec::with_capacity(self.columns.len());
+        let mut ids: Vec<ColumnId> = Vec::new();
+        let mut counts = [0usize; 4];
+        let mut last_kind = 0;
+        for c in &self.columns {
+            if !is_identifier(&c.name) {
+                return Err(Error::InvalidInput(format!(
+                    "invalid column name '{}' in table {table}: must be a letter then letters, digits or '_'",
+                    c.name
+                )));
+            }
+            if names.contains(&c.name.as_str()) {
+                return Err(Error::InvalidInput(format!(
+                    "column '{}' defined twice in table {table}",
+                    c.name
+                )));
+            }
+            names.push(&c.name);
+            let k = match c.kind {
+                ColumnKind::PartitionKey => 0,
+                ColumnKind::Clustering => 1,
+                ColumnKind::Regular => 2,
+                ColumnKind::Static => 3,
+            };
+            // Regular and static columns interleave; key columns come first, in order.
+            if k.min(2) < last_kind {
+                return Err(Error::InvalidInput(format!(
+                    "columns of table {table} are out of order at '{}'",
+                    c.name
+                )));
+            }
+            last_kind = k.min(2);
+            if c.position != counts[k] {
+                return Err(Error::InvalidInput(format!(
+                    "column '{}' of table {table} has position {}, expected {}",
+                    c.name, c.position, counts[k]
+                )));
+            }
+            counts[k] += 1;
+            match (c.is_primary_key(), c.id) {
+                (true, None) | (false, Some(_)) => {}
+                _ => {
+                    return Err(Error::InvalidInput(format!(
+                        "column '{}' of table {table} has a wrong id",
+                        c.name
+                    )))
+                }
+            }
+            if let Some(id) = c.id {
+                if ids.last().is_some_and(|&last| last >= id) || id >= self.next_column_id {
+                    return Err(Error::InvalidInput(format!(
+                        "column '{}' of table {table} has id {id} out of order",
+                        c.name
+                    )));
+                }
+                ids.push(id);
+            }
+            if c.descending && c.kind != ColumnKind::Clustering {
+                return Err(Error::InvalidInput(format!(
+                    "column '{}' is not a clustering column and cannot be DESC",
+                    c.name
+                )));
+            }
+        }
+        if counts[3] > 0 && counts[1] == 0 {
+            return Err(Error::InvalidInput(format!(
+                "table {table} has static columns but no clustering columns; static columns need at least one"
+            )));
+        }
+        self.options.validate()
+    }
+
+    /// The column called `name`, or `NotFound`.
+    pub fn column(&self, name: &str) -> Result<&ColumnDef> {
+        self.columns.iter().find(|c| c.name == name).ok_or_else(|| {
+            Error::NotFound(format!(
+                "column '{name}' in table {}",
+                self.qualified_name()
+            ))
+        })
+    }
+
+    pub fn column_by_id(&self, id: ColumnId) -> Option<&ColumnDef> {
+        // Ids ascend along the non-key columns (invariant 2).
+        let start = self
+            .columns
+            .iter()
+            .position(|c| c.id.is_some())
+            .unwrap_or(self.columns.len());
+        let others = &self.columns[start..];
+        others
+            .binary_search_by_key(&Some(id), |c| c.id)
+            .ok()
+            .map(|i| &others[i])
+    }
+
+    pub fn partition_key_columns(&self) -> impl Iterator<Item = &ColumnDef> {
+        self.columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::PartitionKey)
+    }
+
+    pub fn clustering_columns(&self) -> impl Iterator<Item = &ColumnDef> {
+        self.columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Clustering)
+    }
+
+    pub fn regular_columns(&self) -> impl Iterator<Item = &ColumnDef> {
+        self.columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Regular)
+    }
+
+    pub fn static_columns(&self) -> impl Iterator<Item = &ColumnDef> {
+        self.columns.iter().filter(|c| c.kind == ColumnKind::Static)
+    }
+
+    fn pk_count(&self) -> usize {
+        self.partition_key_columns().count()
+    }
+
+    fn ck_count(&self) -> usize {
+        self.clustering_columns().count()
+    }
+
+    // -- ALTER ---------------------------------------------------------------
+
+    /// ALTER TABLE ADD: a new regular (or static) column with a fresh id.
+    pub fn with_column_added(
+        &self,
+        name: &str,
+        ty: CqlType,
+        is_static: bool,
+    ) -> Result<TableSchema> {
+        let mut out = self.clone();
+        let kind = if is_static {
+            ColumnKind::Static
+        } else {
+            ColumnKind::Regular
+        };
+        let position = out.columns.iter().filter(|c| c.kind == kind).count();
+        let id = out.next_column_id;
+        out.next_column_id = id.checked_add(1).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "table {} has used up its column ids",
+                self.qualified_name()
+            ))
+        })?;
+        out.columns.push(ColumnDef {
+            name: name.to_string(),
+            ty,
+            kind,
+            position,
+            id: Some(id),
+            descending: false,
+        });
+        out.validate()?;
+        Ok(out)
+    }
+
+    /// ALTER TABLE DROP: removes a regular or static column; its id is retired.
+    pub fn with_column_dropped(&self, name: &str) -> Result<TableSchema> {
+        let col = self.column(name)?;
+        if col.is_primary_key() {
+            return Err(Error::InvalidInput(format!(
+                "cannot drop primary key column '{name}'"
+            )));
+        }
+        let kind = col.kind;
+        let mut out = self.clone();
+        out.columns.retain(|c| c.name != name);
+        for (i, c) in out
+            .columns
+            .iter_mut()
+            .filter(|c| c.kind == kind)
+            .enumerate()
+        {
+            c.position = i;
+        }
+        out.validate()?;
+        Ok(out)
+    }
+
+    // -- Keys ----------------------------------------------------------------
+
+    /// Serializes a value for column `col`, checking its type (invariant 3).
+    fn serialize_for(&self, col: &ColumnDef, v: &Value) -> Result<Vec<u8>> {
+        if v.cql_type() != col.ty {
+            return Err(Error::InvalidInput(format!(
+                "column '{}' of table {} is {}, got a {} value",
+                col.name,
+                self.qualified_name(),
+                col.ty.name(),
+                v.cql_type().name()
+            )));
+        }
+        let bytes = types::serialize(v);
+        // `Value` can hold what its type cannot (non-ASCII text in an ascii value, a
+        // 5-byte inet): reject it here rather than store bytes Cassandra would refuse.
+        types::validate(col.ty, &bytes).map_err(|e| {
+            Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
+        })?;
+        Ok(bytes)
+    }
+
+    /// Serialized partition key from its values in key order: the bytes Cassandra
+    /// hashes (one component as is, several in `CompositeType` form).
+    pub fn serialize_partition_key(&self, values: &[Value]) -> Result<Vec<u8>> {
+        let cols: Vec<&ColumnDef> = self.partition_key_columns().collect();
+        if values.len() != cols.len() {
+            return Err(Error::InvalidInput(format!(
+                "table {} has {} partition key column(s), got {} value(s)",
+                self.qualified_name(),
+                cols.len(),
+                values.len()
+            )));
+        }
+        let mut parts = Vec::with_capacity(cols.len());
+        for (col, v) in cols.iter().zip(values) {
+            let bytes = self.serialize_for(col, v)?;
+            if bytes.len() > MAX_KEY_COMPONENT_BYTES {
+                return Err(key_too_long(&col.name, bytes.len()));
+            }
+            parts.push(bytes);
+        }
+        let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+        let key = compose_partition_key(&refs);
+        if key.len() > MAX_KEY_COMPONENT_BYTES {
+            return Err(key_too_long("(composite)", key.len()));
+        }
+        if key.is_empty() {
+            // Cassandra: "Key may not be empty" (and the empty key owns no token).
+            return Err(Error::InvalidInput(format!(
+                "partition key of table {} may not be empty",
+                self.qualified_name()
+            )));
+        }
+        Ok(key)
+    }
+
+    /// The ring position of the partition with these key values.
+    pub fn decorated_key(&self, values: &[Value]) -> Result<DecoratedKey> {
+        Ok(DecoratedKey::new(&self.serialize_partition_key(values)?))
+    }
+
+    /// Inverse of [`TableSchema::serialize_partition_key`].
+    pub fn decode_partition_key(&self, bytes: &[u8]) -> Result<Vec<Value>> {
+        let cols: Vec<&ColumnDef> = self.partition_key_columns().collect();
+        if let [single] = cols.as_slice() {
+            return Ok(vec![types::deserialize(single.ty, bytes)?]);
+        }
+        let mut out = Vec::with_capacity(cols.len());
+        let mut rest = bytes;
+        for col in &cols {
+            let malformed = || {
+                Error::InvalidInput(format!(
+                    "malformed composite partition key at column '{}'",
+                    col.name
+                ))
+            };
+            let (len_bytes, tail) = rest.split_first_chunk::<2>().ok_or_else(malformed)?;
+            let len = u16::from_be_bytes(*len_bytes) as usize;
+            if tail.len() < len + 1 || tail[len] != 0 {
+                return Err(malformed());
+            }
+            out.push(types::deserialize(col.ty, &tail[..len])?);
+            rest = &tail[len + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "{} trailing bytes after composite partition key",
+                rest.len()
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Byte-comparable encoding of a full clustering (all clustering values, in order).
+    pub fn encode_clustering(&self, values: &[Value]) -> Result<Vec<u8>> {
+        let n = self.ck_count();
+        if values.len() != n {
+            return Err(Error::InvalidInput(format!(
+                "table {} has {n} clustering column(s), got {} value(s)",
+                self.qualified_name(),
+                values.len()
+            )));
+        }
+        self.encode_clustering_prefix(values)
+    }
+
+    /// Encoding of the first `values.len()` clustering values: a range bound that
+    /// covers every row starting with them (types invariant 4).
+    pub fn encode_clustering_prefix(&self, values: &[Value]) -> Result<Vec<u8>> {
+        let cols: Vec<&ColumnDef> = self.clustering_columns().collect();
+        if values.len() > cols.len() {
+            return Err(Error::InvalidInput(format!(
+                "table {} has {} clustering column(s), got {} value(s)",
+                self.qualified_name(),
+                cols.len(),
+                values.len()
+            )));
+        }
+        let mut parts = Vec::with_capacity(values.len());
+        for (col, v) in cols.iter().zip(values) {
+            let size = self.serialize_for(col, v)?.len();
+            if size > MAX_KEY_COMPONENT_BYTES {
+                return Err(Error::InvalidInput(format!(
+                    "clustering column '{}' value is {size} bytes; the maximum is {MAX_KEY_COMPONENT_BYTES} (Cassandra's limit)",
+                    col.name
+                )));
+            }
+            parts.push((v, col.descending));
+        }
+        if parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(types::encode_clustering(&parts))
+    }
+
+    /// Decodes a clustering or a clustering prefix.
+    pub fn decode_clustering(&self, bytes: &[u8]) -> Result<Vec<Value>> {
+        let tys: Vec<(CqlType, bool)> = self
+            .clustering_columns()
+            .map(|c| (c.ty, c.descending))
+            .collect();
+        types::decode_clustering(&tys, bytes)
+    }
+
+    /// A clustering range from two prefixes, each `(values, inclusive)`. Bounds are in
+    /// storage order: for a DESC column the start holds the larger value. An empty
+    /// prefix is unbounded whatever its flag.
+    pub fn clustering_range(
+        &self,
+        start: (&[Value], bool),
+        end: (&[Value], bool),
+    ) -> Result<ClusteringRange> {
+        let bound = |(values, inclusive): (&[Value], bool)| -> Result<ClusteringBound> {
+            let prefix = self.encode_clustering_prefix(values)?;
+            Ok(if prefix.is_empty() {
+                ClusteringBound::UNBOUNDED
+            } else {
+                ClusteringBound { prefix, inclusive }
+            })
+        };
+        let range = ClusteringRange {
+            start: bound(start)?,
+            end: bound(end)?,
+        };
+        let (s, e) = (&range.start.prefix, &range.end.prefix);
+        // A start after the end (and not inside it, as prefix [1, 5] is inside [1]) is
+        // almost certainly a caller mixing up DESC order: say so instead of deleting nothing.
+        if !s.is_empty() && !e.is_empty() && s > e && !s.starts_with(e) {
+            return Err(Error::InvalidInput(format!(
+                "clustering range of table {} starts after it ends (bounds are in clustering order; DESC columns run from high to low)",
+                self.qualified_name()
+            )));
+        }
+        Ok(range)
+    }
+
+    // -- Mutations -----------------------------------------------------------
+
+    /// INSERT: the row marker (timestamp, TTL) plus one cell per given non-key column.
+    /// Every partition key and clustering column must be given, except that an
+    /// insert of static columns only may omit the clustering (it then writes the
+    /// static row, which carries the marker, as Cassandra does).
+    pub fn insert(
+        &self,
+        row: &[(&str, Value)],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let values: Vec<(&str, Option<&Value>)> = row.iter().map(|(n, v)| (*n, Some(v))).collect();
+        let split = self.split(&values, true)?;
+        let time = self.write_time(opts, now_micros, true)?;
+        let (key, clustering) =
+            self.keys(&split, split.has_regular() || split.statics.is_empty())?;
+        let mut update = PartitionUpdate::new(key);
+        let marker = time.marker();
+        match clustering {
+            Some(clustering) => {
+                let mut r = Row::new(clustering);
+                r.liveness = marker;
+                for (col, v) in &split.regulars {
+                    r.add_cell(time.cell(col, v.as_deref()));
+                }
+                update.add_row(r);
+                if !split.statics.is_empty() {
+                    let mut s = Row::new(Vec::new());
+                    for (col, v) in &split.statics {
+                        s.add_cell(time.cell(col, v.as_deref()));
+                    }
+                    update.static_row = Some(s);
+                }
+            }
+            None => {
+                let mut s = Row::new(Vec::new());
+                s.liveness = marker;
+                for (col, v) in &split.statics {
+                    s.add_cell(time.cell(col, v.as_deref()));
+                }
+                update.static_row = Some(s);
+            }
+        }
+        Ok(update)
+    }
+
+    /// UPDATE: cells only, no row marker. `key` holds the partition key and the
+    /// clustering (which may be omitted when only static columns are set); `set` the
+    /// new values, `None` deleting that cell (a cell tombstone).
+    pub fn update(
+        &self,
+        key: &[(&str, Value)],
+        set: &[(&str, Option<Value>)],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        if set.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "UPDATE of {} sets no column",
+                self.qualified_name()
+            )));
+        }
+        let time = self.write_time(opts, now_micros, true)?;
+        let set: Vec<(&str, Option<&Value>)> = set.iter().map(|(n, v)| (*n, v.as_ref())).collect();
+        self.cells_mutation(key, &set, &time)
+    }
+
+    /// DELETE of some columns of one row (cell tombstones). As for UPDATE, the
+    /// clustering may be omitted when only static columns are deleted.
+    pub fn delete_cells(
+        &self,
+        key: &[(&str, Value)],
+        columns: &[&str],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        if columns.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "DELETE of {} names no column",
+                self.qualified_name()
+            )));
+        }
+        let time = self.write_time(opts, now_micros, false)?;
+        let set: Vec<(&str, Option<&Value>)> = columns.iter().map(|c| (*c, None)).collect();
+        self.cells_mutation(key, &set, &time)
+    }
+
+    /// UPDATE and column DELETE: `key` names primary key columns only, `set` non-key
+    /// columns only.
+    fn cells_mutation(
+        &self,
+        key: &[(&str, Value)],
+        set: &[(&str, Option<&Value>)],
+        time: &WriteTime,
+    ) -> Result<PartitionUpdate> {
+        let mut values = self.key_only(key)?;
+        for &(n, v) in set {
+            if self.column(n)?.is_primary_key() {
+                return Err(Error::InvalidInput(format!(
+                    "primary key column '{n}' cannot be updated or deleted alone"
+                )));
+            }
+            values.push((n, v));
+        }
+        let split = self.split(&values, true)?;
+        let (key, clustering) = self.keys(&split, split.has_regular())?;
+        let mut update = PartitionUpdate::new(key);
+        if !split.regulars.is_empty() {
+            let mut r = Row::new(clustering.unwrap_or_default());
+            for (col, v) in &split.regulars {
+                r.add_cell(time.cell(col, v.as_deref()));
+            }
+            update.add_row(r);
+        }
+        if !split.statics.is_empty() {
+            let mut s = Row::new(Vec::new());
+            for (col, v) in &split.statics {
+                s.add_cell(time.cell(col, v.as_deref()));
+            }
+            update.static_row = Some(s);
+        }
+        Ok(update)
+    }
+
+    /// DELETE of one whole row: a row tombstone. `key` is the full primary key.
+    pub fn delete_row(
+        &self,
+        key: &[(&str, Value)],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let values = self.key_only(key)?;
+        let split = self.split(&values, false)?;
+        let time = self.write_time(opts, now_micros, false)?;
+        let (key, clustering) = self.keys(&split, true)?;
+        let mut update = PartitionUpdate::new(key);
+        let mut row = Row::new(clustering.unwrap_or_default());
+        row.deletion = time.deletion();
+        update.add_row(row);
+        Ok(update)
+    }
+
+    /// DELETE of a whole partition (partition tombstone). `pk` is the partition key.
+    pub fn delete_partition(
+        &self,
+        pk: &[(&str, Value)],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let values = self.key_only(pk)?;
+        let split = self.split(&values, false)?;
+        if split.clustering.iter().any(|c| c.is_some()) {
+            return Err(Error::InvalidInput(
+                "a partition deletion takes only partition key columns".to_string(),
+            ));
+        }
+        let time = self.write_time(opts, now_micros, false)?;
+        let key = self.partition_key_of(&split)?;
+        let mut update = PartitionUpdate::new(key);
+        update.deletion.partition = Some(time.deletion());
+        Ok(update)
+    }
+
+    /// DELETE of a clustering range within a partition (range tombstone). `start` and
+    /// `end` are clustering prefixes with their inclusiveness, in storage order (see
+    /// [`TableSchema::clustering_range`]).
+    pub fn delete_range(
+        &self,
+        pk: &[(&str, Value)],
+        start: (&[Value], bool),
+        end: (&[Value], bool),
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        if self.ck_count() == 0 {
+            return Err(Error::InvalidInput(format!(
+                "table {} has no clustering columns: delete the partition instead",
+                self.qualified_name()
+            )));
+        }
+        let values = self.key_only(pk)?;
+        let split = self.split(&values, false)?;
+        if split.clustering.iter().any(|c| c.is_some()) {
+            return Err(Error::InvalidInput(
+                "give clustering values as range bounds, not in the partition key".to_string(),
+            ));
+        }
+        let range = self.clustering_range(start, end)?;
+        let time = self.write_time(opts, now_micros, false)?;
+        let key = self.partition_key_of(&split)?;
+        let mut update = PartitionUpdate::new(key);
+        update.deletion.ranges.push(RangeTombstone {
+            range,
+            deletion: time.deletion(),
+        });
+        Ok(update)
+    }
+
+    /// The values of one stored row, every column in schema order, `None` where the
+    /// row has no value. `pk` is the serialized partition key and `row` should be a
+    /// live view (`Row::live_view`): tombstones read as `None`, but expiry is not
+    /// re-checked. The static row (empty clustering in a table with clustering
+    /// columns) yields `None` clustering values. Cells of dropped columns are skipped.
+    pub fn row_values(&self, pk: &[u8], row: &Row) -> Result<Vec<(String, Option<Value>)>> {
+        self.row_values_with_static(pk, None, row)
+    }
+
+    /// As [`TableSchema::row_values`], taking static column values from `static_row`.
+    pub fn row_values_with_static(
+        &self,
+        pk: &[u8],
+        static_row: Option<&Row>,
+        row: &Row,
+    ) -> Result<Vec<(String, Option<Value>)>> {
+        let mut pk_values = self.decode_partition_key(pk)?.into_iter();
+        let mut ck_values = if row.clustering.is_empty() {
+            Vec::new().into_iter()
+        } else {
+            self.decode_clustering(&row.clustering)?.into_iter()
+        };
+        let mut out = Vec::with_capacity(self.columns.len());
+        for col in &self.columns {
+            let value = match (col.kind, col.id) {
+                (ColumnKind::PartitionKey, _) => pk_values.next(),
+                (ColumnKind::Clustering, _) => ck_values.next(),
+                (ColumnKind::Static, Some(id)) => match static_row {
+                    Some(s) => cell_value(col, s, id)?,
+                    None => cell_value(col, row, id)?,
+                },
+                (_, Some(id)) => cell_value(col, row, id)?,
+                (_, None) => None,
+            };
+            out.push((col.name.clone(), value));
+        }
+        Ok(out)
+    }
+
+    /// Resolves named values into key components and non-key values (invariant 3).
+    fn split<'a>(
+        &'a self,
+        values: &[(&str, Option<&'a Value>)],
+        allow_non_key: bool,
+    ) -> Result<Split<'a>> {
+        let mut split = Split {
+            partition: vec![None; self.pk_count()],
+            clustering: vec![None; self.ck_count()],
+            regulars: Vec::new(),
+            statics: Vec::new(),
+        };
+        let mut seen: Vec<&str> = Vec::with_capacity(values.len());
+        for &(name, value) in values {
+            let col = self.column(name)?;
+            if seen.contains(&name) {
+                return Err(Error::InvalidInput(format!(
+                    "column '{name}' given more than once"
+                )));
+            }
+            seen.push(name);
+            match (col.kind, value) {
+                (ColumnKind::PartitionKey | ColumnKind::Clustering, None) => {
+                    return Err(Error::InvalidInput(format!(
+                        "primary key column '{name}' cannot be null"
+                    )));
+                }
+                (ColumnKind::PartitionKey, Some(v)) => {
+                    self.serialize_for(col, v)?;
+                    split.partition[col.position] = Some(v);
+                }
+                (ColumnKind::Clustering, Some(v)) => {
+                    self.serialize_for(col, v)?;
+                    split.clustering[col.position] = Some(v);
+                }
+                (ColumnKind::Regular | ColumnKind::Static, _) if !allow_non_key => {
+                    return Err(Error::InvalidInput(format!(
+                        "column '{name}' is not part of the primary key"
+                    )));
+                }
+                (kind, v) => {
+                    let bytes = match v {
+                        Some(v) => {
+                            let bytes = self.serialize_for(col, v)?;
+                            if bytes.len() as u64 > self.options.max_value_size_bytes {
+                                return Err(Error::InvalidInput(format!(
+                                    "value of column '{name}' is {} bytes; the table's max_value_size is {} bytes",
+                                    bytes.len(),
+                                    self.options.max_value_size_bytes
+                                )));
+                            }
+                            Some(bytes)
+                        }
+                        None => None,
+                    };
+                    if kind == ColumnKind::Static {
+                        split.statics.push((col, bytes));
+                    } else {
+                        split.regulars.push((col, bytes));
+                    }
+                }
+            }
+        }
+        Ok(split)
+    }
+
+    /// Checks that `key` names only primary key columns.
+    fn key_only<'a>(
+        &self,
+        key: &'a [(&'a str, Value)],
+    ) -> Result<Vec<(&'a str, Option<&'a Value>)>> {
+        key.iter()
+            .map(|(n, v)| {
+                if self.column(n)?.is_primary_key() {
+                    Ok((*n, Some(v)))
+                } else {
+                    Err(Error::InvalidInput(format!(
+                        "column '{n}' is not part of the primary key"
+                    )))
+                }
+            })
+            .collect()
+    }
+
+    fn partition_key_of(&self, split: &Split<'_>) -> Result<DecoratedKey> {
+        let mut values = Vec::with_capacity(split.partition.len());
+        for (col, v) in self.partition_key_columns().zip(&split.partition) {
+            match v {
+                Some(v) => values.push((*v).clone()),
+                None => {
+                    return Err(Error::InvalidInput(format!(
+                        "missing partition key column '{}'",
+                        col.name
+                    )))
+                }
+            }
+        }
+        self.decorated_key(&values)
+    }
+
+    /// The partition key and, if `need_clustering` or any clustering value is given,
+    /// the full clustering (every missing component is an error).
+    fn keys(
+        &self,
+        split: &Split<'_>,
+        need_clustering: bool,
+    ) -> Result<(DecoratedKey, Option<Vec<u8>>)> {
+        let key = self.partition_key_of(split)?;
+        if !need_clustering && split.clustering.iter().all(|c| c.is_none()) {
+            return Ok((key, None));
+        }
+        let mut values = Vec::with_capacity(split.clustering.len());
+        for (col, v) in self.clustering_columns().zip(&split.clustering) {
+            match v {
+                Some(v) => values.push((*v).clone()),
+                None => {
+                    return Err(Error::InvalidInput(format!(
+                        "missing clustering column '{}'",
+                        col.name
+                    )))
+                }
+            }
+        }
+        Ok((key, Some(self.encode_clustering(&values)?)))
+    }
+
+    /// Resolves timestamp and TTL (see [`WriteOptions`]).
+    fn write_time(
+        &self,
+        opts: &WriteOptions,
+        now_micros: i64,
+        ttl_allowed: bool,
+    ) -> Result<WriteTime> {
+        let timestamp_micros = opts.timestamp_micros.unwrap_or(now_micros);
+        if timestamp_micros == NO_TIMESTAMP {
+            return Err(Error::InvalidInput(format!(
+                "timestamp {timestamp_micros} is reserved (it means 'no timestamp')"
+            )));
+        }
+        let ttl_seconds = match (opts.ttl_seconds, ttl_allowed) {
+            (Some(_), false) => {
+                return Err(Error::InvalidInput(
+                    "a deletion cannot have a TTL".to_string(),
+                ))
+            }
+            (Some(ttl), true) => ttl,
+            (None, true) => self.options.default_time_to_live_seconds,
+            (None, false) => 0,
+        };
+        if ttl_seconds > MAX_TTL_SECONDS {
+            return Err(Error::InvalidInput(format!(
+                "TTL of {ttl_seconds} seconds exceeds the maximum of {MAX_TTL_SECONDS} (20 years)"
+            )));
+        }
+        Ok(WriteTime {
+            timestamp_micros,
+            ttl_seconds,
+            now_seconds: now_micros.div_euclid(1_000_000),
+        })
+    }
+}
+
+/// Key components and non-key values of one mutation, resolved against the schema.
+struct Split<'a> {
+    partition: Vec<Option<&'a Value>>,
+    clustering: Vec<Option<&'a Value>>,
+    /// Serialized values; `None` is a deletion.
+    regulars: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
+    statics: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
+}
+
+impl Split<'_> {
+    fn has_regular(&self) -> bool {
+        !self.regulars.is_empty()
+    }
+}
+
+/// Timestamp, TTL and local time of one write.
+struct WriteTime {
+    timestamp_micros: i64,
+    ttl_seconds: u32,
+    now_seconds: i64,
+}
+
+impl WriteTime {
+    fn marker(&self) -> LivenessInfo {
+        if self.ttl_seconds > 0 {
+            LivenessInfo::expiring(self.timestamp_micros, self.ttl_seconds, self.now_seconds)
+        } else {
+            LivenessInfo::new(self.timestamp_micros)
+        }
+    }
+
+    fn cell(&self, col: &ColumnDef, value: Option<&[u8]>) -> Cell {
+        // Only regular and static columns reach here, and they all have ids (invariant 2).
+        let id = col.id.unwrap_or_default();
+        match value {
+            None => Cell::tombstone(id, self.timestamp_micros, self.now_seconds),
+            Some(v) if self.ttl_seconds > 0 => Cell::expiring(
+                id,
+                self.timestamp_micros,
+                self.ttl_seconds,
+                self.now_seconds,
+                v.to_vec(),
+            ),
+            Some(v) => Cell::live(id, self.timestamp_micros, v.to_vec()),
+        }
+    }
+
+    fn deletion(&self) -> DeletionTime {
+        DeletionTime::new(self.timestamp_micros, self.now_seconds)
+    }
+}
+
+fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>> {
+    let found = row
+        .cells
+        .iter()
+        .find(|c| c.column == id && c.path.is_none() && c.kind != CellKind::Tombstone);
+    match found {
+        Some(c) => Ok(Some(types::deserialize(col.ty, &c.value).map_err(|e| {
+            Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
+        })?)),
+        None => Ok(None),
+    }
+}
+
+fn key_too_long(column: &str, len: usize) -> Error {
+    Error::InvalidInput(format!(
+        "partition key column {column} is {len} bytes; the maximum partition key size is {MAX_KEY_COMPONENT_BYTES} bytes (Cassandra's limit)"
+    ))
+}
+
+/// The message of an `InvalidInput` without its "invalid input: " prefix, to nest it.
+fn strip_prefix(e: &Error) -> String {
+    match e {
+        Error::InvalidInput(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// CREATE TABLE
+// ---------------------------------------------------------------------------
+
+/// CQL keywords that must be quoted to be used as names (the subset a DDL printer
+/// can meet; quoting a non-reserved name is harmless).
+const RESERVED: &[&str] = &[
+    "add",
+    "allow",
+    "alter",
+    "and",
+    "apply",
+    "asc",
+    "authorize",
+    "batch",
+    "begin",
+    "by",
+    "columnfamily",
+    "create",
+    "delete",
+    "desc",
+    "describe",
+    "drop",
+    "entries",
+    "execute",
+    "from",
+    "full",
+    "grant",
+    "if",
+    "in",
+    "index",
+    "infinity",
+    "insert",
+    "into",
+    "is",
+    "key",
+    "keyspace",
+    "limit",
+    "materialized",
+    "mbean",
+    "mbeans",
+    "modify",
+    "nan",
+    "norecursive",
+    "not",
+    "null",
+    "of",
+    "on",
+    "or",
+    "order",
+    "primary",
+    "rename",
+    "replace",
+    "revoke",
+    "schema",
+    "select",
+    "set",
+    "static",
+    "table",
+    "to",
+    "token",
+    "truncate",
+    "unlogged",
+    "unset",
+    "update",
+    "use",
+    "using",
+    "view",
+    "where",
+    "with",
+];
+
+/// A name as CQL needs it written: bare if it reads back unchanged, else in double quotes.
+fn cql_name(name: &str) -> String {
+    let bare = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && !RESERVED.contains(&name);
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+fn ddl_error(e: SyntaxError) -> Error {
+    Error::InvalidInput(format!(
+        "CREATE TABLE: syntax error at byte {}: {}",
+        e.pos, e.msg
+    ))
+}
+
+/// A name token: unquoted identifiers fold to lower case, double-quoted ones keep theirs.
+fn parse_name(
+    lex: &mut Lexer<'_>,
+    what: &str,
+) -> std::result::Result<(String, usize), SyntaxError> {
+    let (t, pos) = lex.next_tok()?;
+    match t {
+        Tok::Ident(s) => Ok((s.to_ascii_lowercase(), pos)),
+        Tok::Str { text, double: true } => Ok((text, pos)),
+        t => Err(SyntaxError {
+            pos,
+            msg: format!("expected {what}, found {}", t.describe()),
+        }),
+    }
+}
+
+/// What the statement says, before it is checked against itself.
+struct CreateTable {
+    keyspace: Option<String>,
+    name: String,
+    /// (name, type, static, inline PRIMARY KEY, position)
+    columns: Vec<(String, CqlType, bool, bool, usize)>,
+    partition_key: Vec<(String, usize)>,
+    clustering: Vec<(String, usize)>,
+    primary_key_clauses: usize,
+    order: Vec<(String, Order, usize)>,
+    settings: Vec<crate::options::Setting>,
+}
+
+fn parse_create_table(text: &str) -> Result<CreateTable> {
+    let mut lex = Lexer::new(text);
+    let ddl = |e| ddl_error(e);
+    lex.expect_keyword("CREATE").map_err(ddl)?;
+    if !lex.eat_keyword("TABLE").map_err(ddl)? {
+        lex.expect_keyword("COLUMNFAMILY").map_err(ddl)?;
+    }
+    if lex.eat_keyword("IF").map_err(ddl)? {
+        lex.expect_keyword("NOT").map_err(ddl)?;
+        lex.expect_keyword("EXISTS").map_err(ddl)?;
+    }
+    let (first, _) = parse_name(&mut lex, "a table name").map_err(ddl)?;
+    let (keyspace, name) = if lex.eat_punct('.').map_err(ddl)? {
+        (
+            Some(first),
+            parse_name(&mut lex, "a table name").map_err(ddl)?.0,
+        )
+    } else {
+        (None, first)
+    };
+    let mut ct = CreateTable {
+        keyspace,
+        name,
+        columns: Vec::new(),
+        partition_key: Vec::new(),
+        clustering: Vec::new(),
+        primary_key_clauses: 0,
+        order: Vec::new(),
+        settings: Vec::new(),
+    };
+    lex.expect_punct('(').map_err(ddl)?;
+    loop {
+        if lex.peek().map_err(ddl)?.0.is_keyword("PRIMARY") {
+            lex.next_tok().map_err(ddl)?;
+            lex.expect_keyword("KEY").map_err(ddl)?;
+            parse_primary_key(&mut lex, &mut ct).map_err(ddl)?;
+        } else {
+            let (col, pos) = parse_name(&mut lex, "a column name").map_err(ddl)?;
+            let (t, type_pos) = lex.next_tok().map_err(ddl)?;
+            let Tok::Ident(type_name) = t else {
+                return Err(ddl(SyntaxError {
+                    pos: type_pos,
+                    msg: format!("expected a type, found {}", t.describe()),
+                }));
+            };
+            if lex.peek().map_err(ddl)?.0 == Tok::Punct('<') {
+                return Err(Error::InvalidInput(format!(
+                    "CREATE TABLE: column '{col}' at byte {type_pos}: collection and frozen types are not supported yet"
+                )));
+            }
+            let ty = CqlType::parse(&type_name)
+                .map_err(|_| Error::InvalidInput(format!("CREATE TABLE: unknown type '{type_name}' for column '{col}' at byte {type_pos}")))?;
+            let is_static = lex.eat_keyword("STATIC").map_err(ddl)?;
+            let inline_pk = if lex.eat_keyword("PRIMARY").map_err(ddl)? {
+                lex.expect_keyword("KEY").map_err(ddl)?;
+                ct.primary_key_clauses += 1;
+                ct.partition_key.push((col.clone(), pos));
+                true
+            } else {
+                false
+            };
+            ct.columns.push((col, ty, is_static, inline_pk, pos));
+        }
+        let (t, pos) = lex.next_tok().map_err(ddl)?;
+        match t {
+            Tok::Punct(',') => {
+                // Tolerate a trailing comma before ')'.
+                if lex.eat_punct(')').map_err(ddl)? {
+                    break;
+                }
+            }
+            Tok::Punct(')') => break,
+            t => {
+                return Err(ddl(SyntaxError {
+                    pos,
+                    msg: format!("expected ',' or ')', found {}", t.describe()),
+                }))
+            }
+        }
+    }
+    if lex.eat_keyword("WITH").map_err(ddl)? {
+        loop {
+            if lex.peek().map_err(ddl)?.0.is_keyword("CLUSTERING") {
+                lex.next_tok().map_err(ddl)?;
+                lex.expect_keyword("ORDER").map_err(ddl)?;
+                lex.expect_keyword("BY").map_err(ddl)?;
+                lex.expect_punct('(').map_err(ddl)?;
+                loop {
+                    let (col, pos) = parse_name(&mut lex, "a clustering column").map_err(ddl)?;
+                    let order = if lex.eat_keyword("DESC").map_err(ddl)? {
+                        Order::Desc
+                    } else {
+                        lex.eat_keyword("ASC").map_err(ddl)?;
+                        Order::Asc
+                    };
+                    ct.order.push((col, order, pos));
+                    if !lex.eat_punct(',').map_err(ddl)? {
+                        break;
+                    }
+                }
+                lex.expect_punct(')').map_err(ddl)?;
+            } else if lex.peek().map_err(ddl)?.0.is_keyword("COMPACT") {
+                let pos = lex.peek().map_err(ddl)?.1;
+                return Err(Error::InvalidInput(format!(
+                    "CREATE TABLE: COMPACT STORAGE (at byte {pos}) is not supported"
+                )));
+            } else {
+                ct.settings.push(crate::options::parse_setting(&mut lex)?);
+            }
+            if !lex.eat_keyword("AND").map_err(ddl)? {
+                break;
+            }
+        }
+    }
+    lex.eat_punct(';').map_err(ddl)?;
+    let (t, pos) = lex.next_tok().map_err(ddl)?;
+    if t != Tok::Eof {
+        return Err(ddl(SyntaxError {
+            pos,
+            msg: format!("expected end of statement, found {}", t.describe()),
+        }));
+    }
+    Ok(ct)
+}
+
+/// After `PRIMARY KEY`: `((a, b), c, d)`, `(a, c)` or `(a)`.
+fn parse_primary_key(
+    lex: &mut Lexer<'_>,
+    ct: &mut CreateTable,
+) -> std::result::Result<(), SyntaxError> {
+    ct.primary_key_clauses += 1;
+    lex.expect_punct('(')?;
+    if lex.eat_punct('(')? {
+        loop {
+            ct.partition_key
+                .push(parse_name(lex, "a partition key column")?);
+            if !lex.eat_punct(',')? {
+                break;
+            }
+        }
+        lex.expect_punct(')')?;
+    } else {
+        ct.partition_key
+            .push(parse_name(lex, "a partition key column")?);
+    }
+    while lex.eat_punct(',')? {
+        ct.clustering.push(parse_name(lex, "a clustering column")?);
+    }
+    lex.expect_punct(')')?;
+    Ok(())
+}
+
+impl TableSchema {
+    /// Parses `CREATE TABLE ks.name (...) [WITH ...]`; the keyspace must be named.
+    /// Supported: the scalar CQL types, `static`, inline `PRIMARY KEY`,
+    /// `PRIMARY KEY ((a, b), c)` / `(a, c)` / `(a)`, `IF NOT EXISTS` (ignored: the
+    /// catalog decides), `WITH CLUSTERING ORDER BY (...)` and the table options of
+    /// [`TableOptions`]. Unquoted names fold to lower case, as in CQL.
+    pub fn from_cql(text: &str) -> Result<TableSchema> {
+        Self::from_cql_in(None, text)
+    }
+
+    /// As [`TableSchema::from_cql`], with a keyspace for unqualified table names (`USE ks`).
+    pub fn from_cql_in(default_keyspace: Option<&str>, text: &str) -> Result<TableSchema> {
+        let ct = parse_create_table(text)?;
+        let keyspace = match (&ct.keyspace, default_keyspace) {
+            (Some(ks), _) => ks.clone(),
+            (None, Some(ks)) => ks.to_string(),
+            (None, None) => {
+                return Err(Error::InvalidInput(format!(
+                    "CREATE TABLE: table name '{}' must be qualified with its keyspace (ks.{})",
+                    ct.name, ct.name
+                )))
+            }
+        };
+        let fail = |pos: usize, msg: String| {
+            Error::InvalidInput(format!("CREATE TABLE: {msg} (at byte {pos})"))
+        };
+        match ct.primary_key_clauses {
+            1 => {}
+            0 => {
+                return Err(Error::InvalidInput(
+                    "CREATE TABLE: no PRIMARY KEY given".to_string(),
+                ))
+            }
+            _ => {
+                return Err(Error::InvalidInput(
+                    "CREATE TABLE: more than one PRIMARY KEY given".to_string(),
+                ))
+            }
+        }
+        let find = |name: &str, pos: usize| {
+            ct.columns
+                .iter()
+                .find(|c| c.0 == name)
+                .ok_or_else(|| fail(pos, format!("PRIMARY KEY names undefined column '{name}'")))
+        };
+        let mut builder = TableSchema::builder(&keyspace, &ct.name);
+        for (name, pos) in &ct.partition_key {
+            let col = find(name, *pos)?;
+            if col.2 {
+                return Err(fail(
+                    col.4,
+                    format!("partition key column '{name}' cannot be static"),
+                ));
+            }
+            builder = builder.partition_key(name, col.1);
+        }
+        let mut order = ct.order.iter().peekable();
+        for (i, (name, pos)) in ct.clustering.iter().enumerate() {
+            let col = find(name, *pos)?;
+            if col.2 {
+                return Err(fail(
+                    col.4,
+                    format!("clustering column '{name}' cannot be static"),
+                ));
+            }
+            let dir = match order.peek() {
+                Some((o_name, o, _)) if o_name == name => {
+                    let dir = *o;
+                    order.next();
+                    dir
+                }
+                Some((o_name, _, o_pos)) if !ct.clustering.iter().any(|(n, _)| n == o_name) => {
+                    return Err(fail(*o_pos, format!("CLUSTERING ORDER BY names '{o_name}', which is not a clustering column")))
+                }
+                Some((o_name, _, o_pos)) => {
+                    return Err(fail(
+                        *o_pos,
+                        format!("CLUSTERING ORDER BY must list clustering columns in order: expected '{name}' (clustering column {}), found '{o_name}'", i + 1),
+                    ))
+                }
+                None => Order::Asc,
+            };
+            builder = builder.clustering(name, col.1, dir);
+        }
+        if let Some((o_name, _, o_pos)) = order.next() {
+            return Err(fail(
+                *o_pos,
+                format!("CLUSTERING ORDER BY names '{o_name}', which is not a clustering column"),
+            ));
+        }
+        for (name, ty, is_static, _, _) in &ct.columns {
+            let is_key = ct
+                .partition_key
+                .iter()
+                .chain(&ct.clustering)
+                .any(|(n, _)| n == name);
+            if is_key {
+                continue;
+            }
+            builder = if *is_static {
+                builder.static_column(name, *ty)
+            } else {
+                builder.column(name, *ty)
+            };
+        }
+        let options = TableOptions::default().apply_settings(&ct.settings)?;
+        builder.options(options).build()
+    }
+
+    /// The `CREATE TABLE` statement for this table, in Cassandra's DESCRIBE layout
+    /// (invariant 6).
+    pub fn to_cql(&self) -> String {
+        let mut s = format!(
+            "CREATE TABLE {}.{} (\n",
+            cql_name(&self.keyspace),
+            cql_name(&self.name)
+        );
+        for c in &self.columns {
+            let _ = writeln!(
+                s,
+                "    {} {}{},",
+                cql_name(&c.name),
+                c.ty.name(),
+                if c.kind == ColumnKind::Static {
+                    " static"
+                } else {
+                    ""
+                }
+            );
+        }
+        let pk: Vec<String> = self
+            .partition_key_columns()
+            .map(|c| cql_name(&c.name))
+            .collect();
+        let ck: Vec<String> = self
+            .clustering_columns()
+            .map(|c| cql_name(&c.name))
+            .collect();
+        let pk = if pk.len() == 1 {
+            pk[0].clone()
+        } else {
+            format!("({})", pk.join(", "))
+        };
+        let key = std::iter::once(pk).chain(ck).collect::<Vec<_>>().join(", ");
+        let _ = write!(s, "    PRIMARY KEY ({key})\n) WITH ");
+        if self.ck_count() > 0 {
+            let order: Vec<String> = self
+                .clustering_columns()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        cql_name(&c.name),
+                        if c.descending { "DESC" } else { "ASC" }
+                    )
+                })
+                .collect();
+            let _ = write!(s, "CLUSTERING ORDER BY ({})\n    AND ", order.join(", "));
+        }
+        let _ = self.options.write_cql(&mut s, "\n    AND ");
+        s.push(';');
+        s
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Catalog
+// ---------------------------------------------------------------------------
+
+/// Version of the `schema.json` layout; bumped on any incompatible change.
+pub const CATALOG_FORMAT_VERSION: u32 = 1;
+
+/// A keyspace: a namespace of tables.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Keyspace {
+    pub name: String,
+    pub tables: BTreeMap<String, TableSchema>,
+}
+
+/// Every keyspace and table of a database. Persisted by the database layer as
+/// `<data_dir>/schema.json` ([`Catalog::to_json`]), written atomically.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Catalog {
+    pub format_version: u32,
+    pub keyspaces: BTreeMap<String, Keyspace>,
+    /// Next table id to assign; never decreases (invariant 5).
+    pub next_table_id: u64,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            format_version: CATALOG_FORMAT_VERSION,
+            keyspaces: BTreeMap::new(),
+            next_table_id: 1,
+        }
+    }
+}
+
+impl Catalog {
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self)
+            .map_err(|e| Error::InvalidInput(format!("cannot serialize schema: {e}")))
+    }
+
+    /// Parses and validates every table. Errors are `InvalidInput` with serde's line
+    /// and column; the database layer, which knows the file, reports them as corruption.
+    pub fn from_json(text: &str) -> Result<Catalog> {
+        let catalog: Catalog = serde_json::from_str(text)
+            .map_err(|e| Error::InvalidInput(format!("schema.json: {e}")))?;
+        if catalog.format_version != CATALOG_FORMAT_VERSION {
+            return Err(Error::InvalidInput(format!(
+                "schema.json has format version {}; this build reads version {CATALOG_FORMAT_VERSION}",
+                catalog.format_version
+            )));
+        }
+        for (ks_name, ks) in &catalog.keyspaces {
+            if *ks_name != ks.name {
+                return Err(Error::InvalidInput(format!(
+                    "schema.json: keyspace '{}' stored under '{ks_name}'",
+                    ks.name
+                )));
+            }
+            for (t_name, t) in &ks.tables {
+                if *t_name != t.name || t.keyspace != ks.name {
+                    return Err(Error::InvalidInput(format!(
+                        "schema.json: table {} stored under {ks_name}.{t_name}",
+                        t.qualified_name()
+                    )));
+                }
+                t.validate()?;
+                if t.id >= catalog.next_table_id {
+                    return Err(Error::InvalidInput(format!(
+                        "schema.json: table {} has id {} but next_table_id is {}",
+                        t.qualified_name(),
+                        t.id,
+                        catalog.next_table_id
+                    )));
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    pub fn keyspace(&self, name: &str) -> Result<&Keyspace> {
+        self.keyspaces
+            .get(name)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{name}'")))
+    }
+
+    pub fn create_keyspace(&mut self, name: &str) -> Result<()> {
+        check_name("keyspace", name)?;
+        if self.keyspaces.contains_key(name) {
+            return Err(Error::AlreadyExists(format!("keyspace '{name}'")));
+        }
+        self.keyspaces.insert(
+            name.to_string(),
+            Keyspace {
+                name: name.to_string(),
+                tables: BTreeMap::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Drops an empty keyspace (tables must be dropped first, so that the database
+    /// layer gets to delete each table's files).
+    pub fn drop_keyspace(&mut self, name: &str) -> Result<Keyspace> {
+        let ks = self.keyspace(name)?;
+        if let Some(t) = ks.tables.keys().next() {
+            return Err(Error::InvalidInput(format!(
+                "keyspace '{name}' still has table '{t}'; drop its tables first"
+            )));
+        }
+        self.keyspaces
+            .remove(name)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{name}'")))
+    }
+
+    /// Adds a table, assigning it a fresh id (invariant 5).
+    pub fn create_table(&mut self, mut schema: TableSchema) -> Result<&TableSchema> {
+        schema.validate()?;
+        let qualified = schema.qualified_name();
+        let ks = self
+            .keyspaces
+            .get_mut(&schema.keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{}'", schema.keyspace)))?;
+        if ks.tables.contains_key(&schema.name) {
+            return Err(Error::AlreadyExists(format!("table {qualified}")));
+        }
+        schema.id = self.next_table_id;
+        self.next_table_id += 1;
+        let name = schema.name.clone();
+        Ok(ks.tables.entry(name).or_insert(schema))
+    }
+
+    pub fn table(&self, keyspace: &str, name: &str) -> Result<&TableSchema> {
+        self.keyspace(keyspace)?
+            .tables
+            .get(name)
+            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{name}")))
+    }
+
+    fn table_mut(&mut self, keyspace: &str, name: &str) -> Result<&mut TableSchema> {
+        self.keyspaces
+            .get_mut(keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{keyspace}'")))?
+            .tables
+            .get_mut(name)
+            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{name}")))
+    }
+
+    /// `ALTER TABLE ks.t WITH <options_text>`; nothing changes on error.
+    pub fn alter_table_options(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        options_text: &str,
+    ) -> Result<&TableSchema> {
+        let table = self.table_mut(keyspace, name)?;
+        table.options = table.options.apply(options_text)?;
+        Ok(table)
+    }
+
+    /// `ALTER TABLE ks.t ADD name type [static]`.
+    pub fn alter_table_add_column(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        column: &str,
+        ty: CqlType,
+        is_static: bool,
+    ) -> Result<&TableSchema> {
+        let table = self.table_mut(keyspace, name)?;
+        *table = table.with_column_added(column, ty, is_static)?;
+        Ok(table)
+    }
+
+    /// `ALTER TABLE ks.t DROP name`.
+    pub fn alter_table_drop_column(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        column: &str,
+    ) -> Result<&TableSchema> {
+        let table = self.table_mut(keyspace, name)?;
+        *table = table.with_column_dropped(column)?;
+        Ok(table)
+    }
+
+    /// Removes a table and returns its schema (the database layer deletes its files).
+    pub fn drop_table(&mut self, keyspace: &str, name: &str) -> Result<TableSchema> {
+        self.keyspaces
+            .get_mut(keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{keyspace}'")))?
+            .tables
+            .remove(name)
+            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{name}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::NO_DELETION_TIME;
+
+    const NOW_MICROS: i64 = 1_700_000_000_123_456;
+    const NOW_SECONDS: i64 = 1_700_000_000;
+
+    /// `events(id bigint, ts timestamp DESC, s text static, v text, n int)`.
+    fn events() -> TableSchema {
+        TableSchema::builder("ks", "events")
+            .partition_key("id", CqlType::BigInt)
+            .clustering("ts", CqlType::Timestamp, Order::Desc)
+            .static_column("s", CqlType::Text)
+            .column("v", CqlType::Text)
+            .column("n", CqlType::Int)
+            .build()
+            .expect("valid schema")
+    }
+
+    fn kv() -> TableSchema {
+        TableSchema::builder("ks", "kv")
+            .partition_key("k", CqlType::Text)
+            .column("v", CqlType::Blob)
+            .build()
+            .expect("kv")
+    }
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.to_string())
+    }
+
+    fn input_error(r: Result<PartitionUpdate>) -> String {
+        match r {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("expected InvalidInput, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn builder_orders_and_numbers_columns() {
+        let t = TableSchema::builder("ks", "t")
+            .column("a", CqlType::Int)
+            .clustering("c2", CqlType::Int, Order::Asc)
+            .partition_key("p1", CqlType::Int)
+            .static_column("s", CqlType::Int)
+            .clustering("c1", CqlType::Text, Order::Desc)
+            .partition_key("p2", CqlType::Text)
+            .column("b", CqlType::Int)
+            .build()
+            .expect("valid");
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["p1", "p2", "c2", "c1", "a", "s", "b"]);
+        let ids: Vec<Option<ColumnId>> = t.columns.iter().map(|c| c.id).collect();
+        assert_eq!(ids, [None, None, None, None, Some(0), Some(1), Some(2)]);
+        assert_eq!(t.column("c1").expect("c1").position, 1);
+        assert!(t.column("c1").expect("c1").descending);
+        assert_eq!(
+            t.column("b").expect("b").position,
+            1,
+            "second regular column"
+        );
+        assert_eq!(t.column("s").expect("s").position, 0, "first static column");
+        assert_eq!(t.column_by_id(1).map(|c| c.name.as_str()), Some("s"));
+        assert!(t.column_by_id(3).is_none());
+        assert_eq!(t.partition_key_columns().count(), 2);
+        assert_eq!(t.clustering_columns().count(), 2);
+        assert_eq!(t.regular_columns().count(), 2);
+        assert!(matches!(t.column("zz"), Err(Error::NotFound(_))));
+    }
+
+    #[test]
+    fn builder_rejects_bad_schemas() {
+        let b = || TableSchema::builder("ks", "t");
+        let bad = [
+            b().column("v", CqlType::Int).build(),
+            b().partition_key("k", CqlType::Int)
+                .column("k", CqlType::Int)
+                .build(),
+            b().partition_key("1k", CqlType::Int).build(),
+            b().partition_key("k-k", CqlType::Int).build(),
+            b().partition_key("k", CqlType::Int)
+                .static_column("s", CqlType::Int)
+                .build(),
+            TableSchema::builder("ks", "a_very_long_table_name_that_is_longer_than_48_chars")
+                .partition_key("k", CqlType::Int)
+                .build(),
+            TableSchema::builder("k s", "t")
+                .partition_key("k", CqlType::Int)
+                .build(),
+        ];
+        for r in bad {
+            assert!(matches!(r, Err(Error::InvalidInput(_))), "{r:?}");
+        }
+        let mut many = b().partition_key("k", CqlType::Int);
+        for i in 0..MAX_COLUMNS {
+            many = many.column(&format!("c{i}"), CqlType::Int);
+        }
+        assert!(matches!(many.build(), Err(Error::InvalidInput(m)) if m.contains("65535")));
+    }
+
+    #[test]
+    fn parses_create_table_with_composite_key_and_desc() {
+        let t = TableSchema::from_cql(
+            "CREATE TABLE IF NOT EXISTS Ks.t (a int, b text, c timestamp, d uuid, s text STATIC, v blob, \
+             PRIMARY KEY ((a, b), c, d)) WITH CLUSTERING ORDER BY (c DESC, d ASC) \
+             AND compaction = {'class': 'LeveledCompactionStrategy', 'fanout_size': 4} AND gc_grace_seconds = 60;",
+        )
+        .expect("parses");
+        assert_eq!((t.keyspace.as_str(), t.name.as_str()), ("ks", "t"));
+        let pk: Vec<&str> = t.partition_key_columns().map(|c| c.name.as_str()).collect();
+        assert_eq!(pk, ["a", "b"]);
+        let ck: Vec<(&str, bool)> = t
+            .clustering_columns()
+            .map(|c| (c.name.as_str(), c.descending))
+            .collect();
+        assert_eq!(ck, [("c", true), ("d", false)]);
+        assert_eq!(t.column("s").expect("s").kind, ColumnKind::Static);
+        assert_eq!(t.column("v").expect("v").id, Some(1));
+        assert_eq!(t.options.compaction.lcs().fanout_size, 4);
+        assert_eq!(t.options.gc_grace_seconds, 60);
+
+        let inline =
+            TableSchema::from_cql("create table ks.kv (k text PRIMARY KEY, \"Value\" varchar)")
+                .expect("inline");
+        assert_eq!(inline.partition_key_columns().count(), 1);
+        assert_eq!(inline.clustering_columns().count(), 0);
+        assert_eq!(
+            inline.column("Value").expect("quoted keeps case").ty,
+            CqlType::Text
+        );
+
+        let single = TableSchema::from_cql("CREATE TABLE ks.t (id bigint, ts timestamp, v text, PRIMARY KEY ((id), ts)) WITH CLUSTERING ORDER BY (ts DESC)")
+            .expect("brief example");
+        assert!(single.column("ts").expect("ts").descending);
+        let plain =
+            TableSchema::from_cql("CREATE TABLE ks.t (id bigint, v text, PRIMARY KEY (id))")
+                .expect("(a)");
+        assert_eq!(plain.partition_key_columns().count(), 1);
+        let used = TableSchema::from_cql_in(Some("ks"), "CREATE TABLE t (id int PRIMARY KEY)")
+            .expect("USE ks");
+        assert_eq!(used.keyspace, "ks");
+    }
+
+    #[test]
+    fn create_table_errors_are_clear() {
+        let cases: &[(&str, &str)] = &[
+            ("CREATE TABLE t (id int PRIMARY KEY)", "qualified"),
+            ("CREATE TABLE ks.t (id int)", "no PRIMARY KEY"),
+            ("CREATE TABLE ks.t (id int PRIMARY KEY, v int, PRIMARY KEY (v))", "more than one"),
+            ("CREATE TABLE ks.t (id int, PRIMARY KEY (nope))", "undefined column 'nope'"),
+            ("CREATE TABLE ks.t (id int, v list<int>, PRIMARY KEY (id))", "not supported"),
+            ("CREATE TABLE ks.t (id int, v strang, PRIMARY KEY (id))", "unknown type 'strang'"),
+            ("CREATE TABLE ks.t (id int, c int, PRIMARY KEY (id, c)) WITH CLUSTERING ORDER BY (id DESC)", "not a clustering column"),
+            ("CREATE TABLE ks.t (id int, c int, d int, PRIMARY KEY (id, c, d)) WITH CLUSTERING ORDER BY (d DESC)", "in order"),
+            ("CREATE TABLE ks.t (id int static, c int, PRIMARY KEY (id, c))", "cannot be static"),
+            ("CREATE TABLE ks.t (id int PRIMARY KEY, s int static)", "static"),
+            ("CREATE TABLE ks.t (id int PRIMARY KEY v int)", "syntax error at byte 38"),
+            ("CREATE TABLE ks.t (id int PRIMARY KEY) extra", "expected end of statement"),
+        ];
+        for (cql, needle) in cases {
+            match TableSchema::from_cql(cql) {
+                Err(Error::InvalidInput(m)) => assert!(m.contains(needle), "{cql}: {m}"),
+                other => panic!("{cql}: expected InvalidInput, got {other:?}"),
+            }
+        }
+        let e = TableSchema::from_cql("CREATE TABLE ks.t (id int PRIMARY KEY) WITH gc_grace = 1")
+            .expect_err("option");
+        assert!(
+            matches!(e, Error::InvalidOption { ref option, .. } if option == "gc_grace"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn to_cql_round_trips() {
+        let mut schemas = vec![events(), kv()];
+        schemas.push(
+            TableSchema::from_cql(
+                "CREATE TABLE ks.t (a int, b text, c timestamp, \"Mixed\" double, \"order\" int, s text static, \
+                 PRIMARY KEY ((a, b), c, \"Mixed\")) WITH CLUSTERING ORDER BY (c DESC) \
+                 AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS'} \
+                 AND compression = {'class': 'ZstdCompressor', 'compression_level': 1} AND memtable_flush_threshold_kb = 128",
+            )
+            .expect("parses"),
+        );
+        for s in schemas {
+            let cql = s.to_cql();
+            let back = TableSchema::from_cql(&cql).unwrap_or_else(|e| panic!("{cql}\n{e}"));
+            assert_eq!(back, s, "{cql}");
+        }
+        let cql = events().to_cql();
+        assert!(
+            cql.starts_with(
+                "CREATE TABLE ks.events (\n    id bigint,\n    ts timestamp,\n    s text static,"
+            ),
+            "{cql}"
+        );
+        assert!(
+            cql.contains(
+                "PRIMARY KEY (id, ts)\n) WITH CLUSTERING ORDER BY (ts DESC)\n    AND compaction = "
+            ),
+            "{cql}"
+        );
+    }
+
+    #[test]
+    fn partition_keys_serialize_like_cassandra() {
+        let t = events();
+        assert_eq!(
+            t.serialize_partition_key(&[Value::BigInt(1)])
+                .expect("single"),
+            1i64.to_be_bytes()
+        );
+        let c = TableSchema::builder("ks", "c")
+            .partition_key("a", CqlType::Int)
+            .partition_key("b", CqlType::Text)
+            .build()
+            .expect("composite");
+        let key = c
+            .serialize_partition_key(&[Value::Int(7), text("xy")])
+            .expect("composite");
+        assert_eq!(key, [0, 4, 0, 0, 0, 7, 0, 0, 2, b'x', b'y', 0]);
+        assert_eq!(
+            c.decode_partition_key(&key).expect("decode"),
+            vec![Value::Int(7), text("xy")]
+        );
+        assert_eq!(
+            c.decorated_key(&[Value::Int(7), text("xy")])
+                .expect("dk")
+                .token,
+            crate::token::token_of(&key)
+        );
+        assert!(c.decode_partition_key(&key[..key.len() - 1]).is_err());
+        assert!(
+            c.serialize_partition_key(&[Value::Int(7)]).is_err(),
+            "missing component"
+        );
+        assert!(
+            c.serialize_partition_key(&[text("7"), text("xy")]).is_err(),
+            "wrong type"
+        );
+        assert!(
+            kv().serialize_partition_key(&[text("")]).is_err(),
+            "empty key"
+        );
+    }
+
+    #[test]
+    fn oversized_keys_are_rejected() {
+        let t = kv();
+        let ok = "k".repeat(MAX_KEY_COMPONENT_BYTES);
+        assert!(t.serialize_partition_key(&[text(&ok)]).is_ok());
+        let big = "k".repeat(MAX_KEY_COMPONENT_BYTES + 1);
+        let e = t
+            .serialize_partition_key(&[text(&big)])
+            .expect_err("too big");
+        assert!(e.to_string().contains("65535"), "{e}");
+        let e = input_error(t.insert(
+            &[("k", text(&big)), ("v", Value::Blob(vec![1]))],
+            &WriteOptions::default(),
+            0,
+        ));
+        assert!(e.contains("65535"), "{e}");
+        // A composite key whose parts fit but whose whole does not.
+        let c = TableSchema::builder("ks", "c")
+            .partition_key("a", CqlType::Text)
+            .partition_key("b", CqlType::Text)
+            .build()
+            .expect("composite");
+        let half = "x".repeat(40_000);
+        assert!(c
+            .serialize_partition_key(&[text(&half), text(&half)])
+            .is_err());
+        let ck = TableSchema::builder("ks", "ck")
+            .partition_key("k", CqlType::Int)
+            .clustering("c", CqlType::Blob, Order::Asc)
+            .build()
+            .expect("ck");
+        assert!(ck
+            .encode_clustering(&[Value::Blob(vec![0; MAX_KEY_COMPONENT_BYTES + 1])])
+            .is_err());
+        assert!(ck.encode_clustering(&[Value::Blob(vec![0; 100])]).is_ok());
+    }
+
+    #[test]
+    fn clustering_encoding_respects_desc_and_prefixes() {
+        let t = events();
+        let a = t.encode_clustering(&[Value::Timestamp(1)]).expect("a");
+        let b = t.encode_clustering(&[Value::Timestamp(2)]).expect("b");
+        assert!(b < a, "DESC: later timestamps sort first");
+        assert_eq!(
+            t.decode_clustering(&a).expect("decode"),
+            vec![Value::Timestamp(1)]
+        );
+        assert!(
+            t.encode_clustering(&[]).is_err(),
+            "full clustering needs every column"
+        );
+        assert_eq!(
+            t.encode_clustering_prefix(&[]).expect("empty prefix"),
+            Vec::<u8>::new()
+        );
+        assert!(t
+            .encode_clustering_prefix(&[Value::Timestamp(1), Value::Timestamp(2)])
+            .is_err());
+        assert!(
+            t.encode_clustering(&[Value::BigInt(1)]).is_err(),
+            "bigint is not timestamp"
+        );
+        assert_eq!(
+            kv().encode_clustering(&[]).expect("no clustering"),
+            Vec::<u8>::new()
+        );
+    }
+
+    #[test]
+    fn insert_writes_marker_and_cells() {
+        let t = events();
+        let u = t
+            .insert(
+                &[
+                    ("id", Value::BigInt(1)),
+                    ("ts", Value::Timestamp(5)),
+                    ("v", text("x")),
+                    ("s", text("st")),
+                ],
+                &WriteOptions::default(),
+                NOW_MICROS,
+            )
+            .expect("insert");
+        assert_eq!(u.key, t.decorated_key(&[Value::BigInt(1)]).expect("dk"));
+        assert_eq!(u.rows.len(), 1);
+        let row = &u.rows[0];
+        assert_eq!(
+            row.clustering,
+            t.encode_clustering(&[Value::Timestamp(5)]).expect("ck")
+        );
+        assert_eq!(row.liveness, LivenessInfo::new(NOW_MICROS));
+        assert_eq!(row.cells, vec![Cell::live(1, NOW_MICROS, b"x".to_vec())]);
+        let st = u.static_row.as_ref().expect("static row");
+        assert!(st.liveness.is_empty(), "marker lives on the clustering row");
+        assert_eq!(st.cells, vec![Cell::live(0, NOW_MICROS, b"st".to_vec())]);
+        assert!(u.deletion.is_empty());
+        // Values read back through the schema.
+        let values = t
+            .row_values_with_static(&u.key.key, u.static_row.as_ref(), row)
+            .expect("decode");
+        assert_eq!(
+            values,
+            vec![
+                ("id".to_string(), Some(Value::BigInt(1))),
+                ("ts".to_string(), Some(Value::Timestamp(5))),
+                ("s".to_string(), Some(text("st"))),
+                ("v".to_string(), Some(text("x"))),
+                ("n".to_string(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn insert_of_key_only_and_static_only() {
+        let t = events();
+        let u = t
+            .insert(
+                &[("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))],
+                &WriteOptions::default(),
+                NOW_MICROS,
+            )
+            .expect("key only");
+        assert!(!u.rows[0].liveness.is_empty() && u.rows[0].cells.is_empty());
+        let s = t
+            .insert(
+                &[("id", Value::BigInt(1)), ("s", text("st"))],
+                &WriteOptions::default(),
+                NOW_MICROS,
+            )
+            .expect("static only");
+        assert!(s.rows.is_empty());
+        let st = s.static_row.expect("static row");
+        assert_eq!(st.liveness, LivenessInfo::new(NOW_MICROS));
+        let e = input_error(t.insert(
+            &[("id", Value::BigInt(1)), ("v", text("x"))],
+            &WriteOptions::default(),
+            NOW_MICROS,
+        ));
+        assert!(e.contains("missing clustering column 'ts'"), "{e}");
+    }
+
+    #[test]
+    fn update_writes_cells_without_marker_and_tombstones_for_none() {
+        let t = events();
+        let opts = WriteOptions {
+            timestamp_micros: Some(42),
+            ttl_seconds: None,
+        };
+        let u = t
+            .update(
+                &[("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))],
+                &[("v", Some(text("x"))), ("n", None)],
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("update");
+        let row = &u.rows[0];
+        assert!(row.liveness.is_empty(), "UPDATE writes no row marker");
+        assert_eq!(
+            row.cells,
+            vec![
+                Cell::live(1, 42, b"x".to_vec()),
+                Cell::tombstone(2, 42, NOW_SECONDS)
+            ]
+        );
+        let s = t
+            .update(
+                &[("id", Value::BigInt(1))],
+                &[("s", Some(text("y")))],
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("static");
+        assert!(s.rows.is_empty());
+        assert_eq!(
+            s.static_row.expect("static").cells,
+            vec![Cell::live(0, 42, b"y".to_vec())]
+        );
+    }
+
+    #[test]
+    fn ttl_default_and_explicit() {
+        let mut t = events();
+        t.options = t.options.apply("default_time_to_live = 100").expect("ttl");
+        let key = [("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))];
+        let row = [
+            ("id", Value::BigInt(1)),
+            ("ts", Value::Timestamp(5)),
+            ("v", text("x")),
+        ];
+        let u = t
+            .insert(&row, &WriteOptions::default(), NOW_MICROS)
+            .expect("default ttl");
+        assert_eq!(
+            u.rows[0].liveness,
+            LivenessInfo::expiring(NOW_MICROS, 100, NOW_SECONDS)
+        );
+        assert_eq!(
+            u.rows[0].cells[0],
+            Cell::expiring(1, NOW_MICROS, 100, NOW_SECONDS, b"x".to_vec())
+        );
+        let u = t
+            .insert(
+                &row,
+                &WriteOptions {
+                    timestamp_micros: None,
+                    ttl_seconds: Some(0),
+                },
+                NOW_MICROS,
+            )
+            .expect("ttl 0");
+        assert_eq!(u.rows[0].liveness, LivenessInfo::new(NOW_MICROS));
+        assert_eq!(u.rows[0].cells[0].local_deletion_seconds, NO_DELETION_TIME);
+        let u = t
+            .update(
+                &key,
+                &[("v", Some(text("y")))],
+                &WriteOptions {
+                    timestamp_micros: None,
+                    ttl_seconds: Some(7),
+                },
+                NOW_MICROS,
+            )
+            .expect("update ttl");
+        assert_eq!(u.rows[0].cells[0].local_deletion_seconds, NOW_SECONDS + 7);
+        let e = input_error(t.insert(
+            &row,
+            &WriteOptions {
+                timestamp_micros: None,
+                ttl_seconds: Some(MAX_TTL_SECONDS + 1),
+            },
+            NOW_MICROS,
+        ));
+        assert!(e.contains("TTL"), "{e}");
+        assert!(t
+            .insert(
+                &row,
+                &WriteOptions {
+                    timestamp_micros: None,
+                    ttl_seconds: Some(MAX_TTL_SECONDS)
+                },
+                NOW_MICROS
+            )
+            .is_ok());
+    }
+
+    #[test]
+    fn deletions_of_each_kind() {
+        let t = events();
+        let opts = WriteOptions {
+            timestamp_micros: Some(99),
+            ttl_seconds: None,
+        };
+        let del = DeletionTime::new(99, NOW_SECONDS);
+        let row = t
+            .delete_row(
+                &[("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))],
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("row");
+        assert_eq!(row.rows.len(), 1);
+        assert_eq!(row.rows[0].deletion, del);
+        assert!(row.rows[0].liveness.is_empty() && row.rows[0].cells.is_empty());
+
+        let cells = t
+            .delete_cells(
+                &[("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))],
+                &["v", "s"],
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("cells");
+        assert_eq!(
+            cells.rows[0].cells,
+            vec![Cell::tombstone(1, 99, NOW_SECONDS)]
+        );
+        assert_eq!(
+            cells.static_row.expect("static").cells,
+            vec![Cell::tombstone(0, 99, NOW_SECONDS)]
+        );
+
+        let part = t
+            .delete_partition(&[("id", Value::BigInt(1))], &opts, NOW_MICROS)
+            .expect("partition");
+        assert_eq!(part.deletion.partition, Some(del));
+        assert!(part.rows.is_empty());
+
+        let range = t
+            .delete_range(
+                &[("id", Value::BigInt(1))],
+                (&[Value::Timestamp(9)], true),
+                (&[Value::Timestamp(3)], false),
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("range");
+        let rt = &range.deletion.ranges[0];
+        assert_eq!(rt.deletion, del);
+        let at = |ts| t.encode_clustering(&[Value::Timestamp(ts)]).expect("ck");
+        assert!(
+            rt.range.contains(&at(9)) && rt.range.contains(&at(5)) && rt.range.contains(&at(4))
+        );
+        assert!(
+            !rt.range.contains(&at(3)) && !rt.range.contains(&at(10)) && !rt.range.contains(&at(1))
+        );
+        let open = t
+            .delete_range(
+                &[("id", Value::BigInt(1))],
+                (&[], false),
+                (&[Value::Timestamp(3)], true),
+                &opts,
+                NOW_MICROS,
+            )
+            .expect("open start");
+        assert!(open.deletion.ranges[0].range.start.is_unbounded());
+        let inverted = t.delete_range(
+            &[("id", Value::BigInt(1))],
+            (&[Value::Timestamp(3)], true),
+            (&[Value::Timestamp(9)], true),
+            &opts,
+            NOW_MICROS,
+        );
+        assert!(input_error(inverted).contains("starts after it ends"));
+    }
+
+    #[test]
+    fn bad_input_is_named_and_produces_nothing() {
+        let t = events();
+        let d = WriteOptions::default();
+        let key = || vec![("id", Value::BigInt(1)), ("ts", Value::Timestamp(5))];
+        // Unknown column.
+        let mut row = key();
+        row.push(("nope", text("x")));
+        assert!(
+            matches!(t.insert(&row, &d, NOW_MICROS), Err(Error::NotFound(m)) if m.contains("nope"))
+        );
+        // Missing partition key.
+        let e = input_error(t.insert(
+            &[("ts", Value::Timestamp(5)), ("v", text("x"))],
+            &d,
+            NOW_MICROS,
+        ));
+        assert!(e.contains("missing partition key column 'id'"), "{e}");
+        // Wrong type.
+        let mut row = key();
+        row.push(("n", Value::BigInt(3)));
+        let e = input_error(t.insert(&row, &d, NOW_MICROS));
+        assert!(
+            e.contains("'n'") && e.contains("int") && e.contains("bigint"),
+            "{e}"
+        );
+        let e = input_error(t.insert(
+            &[("id", text("1")), ("ts", Value::Timestamp(5))],
+            &d,
+            NOW_MICROS,
+        ));
+        assert!(e.contains("'id'"), "{e}");
+        // Invalid value for its type (non-ASCII in ascii).
+        let a = TableSchema::builder("ks", "a")
+            .partition_key("k", CqlType::Ascii)
+            .build()
+            .expect("a");
+        assert!(a
+            .insert(&[("k", Value::Ascii("é".into()))], &d, NOW_MICROS)
+            .is_err());
+        // Duplicate column.
+        let mut row = key();
+        row.push(("id", Value::BigInt(2)));
+        assert!(input_error(t.insert(&row, &d, NOW_MICROS)).contains("more than once"));
+        // Oversized value.
+        let mut small = kv();
+        small.options = small
+            .options
+            .apply("max_value_size_in_kb = 1")
+            .expect("1 KiB");
+        let e = input_error(small.insert(
+            &[("k", text("k")), ("v", Value::Blob(vec![0; 1025]))],
+            &d,
+            NOW_MICROS,
+        ));
+        assert!(e.contains("'v'") && e.contains("1024"), "{e}");
+        assert!(small
+            .insert(
+                &[("k", text("k")), ("v", Value::Blob(vec![0; 1024]))],
+                &d,
+                NOW_MICROS
+            )
+            .is_ok());
+        // Reserved timestamp; TTL on a deletion.
+        let e = input_error(t.insert(
+            &key(),
+            &WriteOptions {
+                timestamp_micros: Some(i64::MIN),
+                ttl_seconds: None,
+            },
+            NOW_MICROS,
+        ));
+        assert!(e.contains("reserved"), "{e}");
+        let e = input_error(t.delete_row(
+            &key(),
+            &WriteOptions {
+                timestamp_micros: None,
+                ttl_seconds: Some(5),
+            },
+            NOW_MICROS,
+        ));
+        assert!(e.contains("TTL"), "{e}");
+        // Updates: key column in SET, non-key column in key, nothing set, null key.
+        assert!(t
+            .update(&key(), &[("ts", Some(Value::Timestamp(1)))], &d, NOW_MICROS)
+            .is_err());
+        assert!(t
+            .update(
+                &[("id", Value::BigInt(1)), ("v", text("x"))],
+                &[("n", None)],
+                &d,
+                NOW_MICROS
+            )
+            .is_err());
+        assert!(t.update(&key(), &[], &d, NOW_MICROS).is_err());
+        assert!(
+            t.update(
+                &[("id", Value::BigInt(1))],
+                &[("v", Some(text("x")))],
+                &d,
+                NOW_MICROS
+            )
+            .is_err(),
+            "regular column needs clustering"
+        );
+        // Deletes: partial key for a row, clustering in a partition delete.
+        assert!(t
+            .delete_row(&[("id", Value::BigInt(1))], &d, NOW_MICROS)
+            .is_err());
+        assert!(t.delete_partition(&key(), &d, NOW_MICROS).is_err());
+        assert!(kv()
+            .delete_range(
+                &[("k", text("k"))],
+                (&[], true),
+                (&[], true),
+                &d,
+                NOW_MICROS
+            )
+            .is_err());
+    }
+
+    #[test]
+    fn row_values_handles_tombstones_dropped_columns_and_static_rows() {
+        let t = events();
+        let key = t.serialize_partition_key(&[Value::BigInt(3)]).expect("key");
+        let mut row = Row::new(t.encode_clustering(&[Value::Timestamp(1)]).expect("ck"));
+        row.add_cell(Cell::tombstone(1, 1, 1));
+        row.add_cell(Cell::live(2, 1, types::serialize(&Value::Int(8))));
+        row.add_cell(Cell::live(77, 1, b"dropped column".to_vec()));
+        let values = t.row_values(&key, &row).expect("values");
+        let v: Vec<Option<Value>> = values.into_iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            v,
+            vec![
+                Some(Value::BigInt(3)),
+                Some(Value::Timestamp(1)),
+                None,
+                None,
+                Some(Value::Int(8))
+            ]
+        );
+        let mut st = Row::new(Vec::new());
+        st.add_cell(Cell::live(0, 1, b"s".to_vec()));
+        let v: Vec<Option<Value>> = t
+            .row_values(&key, &st)
+            .expect("static")
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(
+            v,
+            vec![Some(Value::BigInt(3)), None, Some(text("s")), None, None]
+        );
+        let mut bad = Row::new(Vec::new());
+        bad.add_cell(Cell::live(2, 1, vec![1, 2, 3]));
+        assert!(t.row_values(&key, &bad).is_err(), "3 bytes is not an int");
+    }
+
+    #[test]
+    fn dropped_column_ids_are_never_reused() {
+        let t = events();
+        let dropped = t.with_column_dropped("v").expect("drop");
+        assert!(dropped.column("v").is_err());
+        assert_eq!(
+            dropped.column("n").expect("n").id,
+            Some(2),
+            "others keep their ids"
+        );
+        assert_eq!(dropped.column("n").expect("n").position, 0);
+        let readded = dropped
+            .with_column_added("v", CqlType::Text, false)
+            .expect("add");
+        assert_eq!(readded.column("v").expect("v").id, Some(3));
+        assert!(t.with_column_dropped("id").is_err());
+        assert!(
+            t.with_column_added("n", CqlType::Int, false).is_err(),
+            "duplicate name"
+        );
+        let cql = readded.to_cql();
+        assert!(TableSchema::from_cql(&cql).is_ok(), "{cql}");
+    }
+
+    #[test]
+    fn catalog_lifecycle_and_json_round_trip() {
+        let mut c = Catalog::new();
+        assert!(matches!(c.create_table(events()), Err(Error::NotFound(_))));
+        c.create_keyspace("ks").expect("ks");
+        assert!(matches!(
+            c.create_keyspace("ks"),
+            Err(Error::AlreadyExists(_))
+        ));
+        assert!(c.create_keyspace("bad name").is_err());
+        let id = c.create_table(events()).expect("create").id;
+        assert_eq!(id, 1);
+        assert!(matches!(
+            c.create_table(events()),
+            Err(Error::AlreadyExists(_))
+        ));
+        c.create_table(kv()).expect("kv");
+        let altered = c
+            .alter_table_options(
+                "ks",
+                "events",
+                "compaction = {'class': 'LeveledCompactionStrategy'}",
+            )
+            .expect("alter");
+        assert_eq!(
+            altered.options.compaction.class(),
+            crate::options::CompactionClass::LeveledCompactionStrategy
+        );
+        let before = c.clone();
+        assert!(c
+            .alter_table_options("ks", "events", "gc_grace_seconds = 1 AND bogus = 2")
+            .is_err());
+        assert_eq!(c, before, "a failed ALTER changes nothing");
+        assert!(matches!(
+            c.alter_table_options("ks", "nope", "gc_grace_seconds = 1"),
+            Err(Error::NotFound(_))
+        ));
+        c.alter_table_drop_column("ks", "events", "n")
+            .expect("drop column");
+        c.alter_table_add_column("ks", "events", "m", CqlType::Double, false)
+            .expect("add column");
+
+        let json = c.to_json().expect("json");
+        let back = Catalog::from_json(&json).expect("parse");
+        assert_eq!(back, c);
+        assert_eq!(
+            back.table("ks", "events")
+                .expect("t")
+                .column("m")
+                .expect("m")
+                .id,
+            Some(3),
+            "next after n's 2"
+        );
+
+        let dropped = c.drop_table("ks", "events").expect("drop");
+        assert_eq!(dropped.id, 1);
+        assert!(matches!(c.table("ks", "events"), Err(Error::NotFound(_))));
+        assert!(matches!(
+            c.drop_table("ks", "events"),
+            Err(Error::NotFound(_))
+        ));
+        assert_eq!(
+            c.create_table(events()).expect("recreate").id,
+            3,
+            "table ids are never reused"
+        );
+        assert!(c.drop_keyspace("ks").is_err(), "not empty");
+
+        assert!(Catalog::from_json("{").is_err());
+        let future = json.replace("\"format_version\": 1", "\"format_version\": 2");
+        assert!(Catalog::from_json(&future).is_err());
+        let bad_opts = json.replace(
+            "\"gc_grace_seconds\": 864000",
+            "\"gc_grace_seconds\": 864000, \"bloom_filter_fp_chance\": 0.0",
+        );
+        let bad_opts = bad_opts.replacen(
+            "\"bloom_filter_fp_chance\": 0.01",
+            "\"bloom_filter_fp_chance\": 0.0",
+            1,
+        );
+        assert!(
+            Catalog::from_json(&bad_opts).is_err(),
+            "options are validated on load"
+        );
+    }
+}

@@ -1,0 +1,433 @@
+//! Fixed parts of the format: footer, checksummed blocks, index blocks, summary
+//! and chunk table encodings (docs/FORMAT.md draws them).
+
+use crate::data::DecoratedKey;
+use crate::encoding::{
+    put_bytes, put_u32_le, put_u64_le, put_varint, DecodeError, DecodeResult, Reader,
+};
+use std::sync::Arc;
+
+/// Format version written in every footer; bump on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+/// Last 8 bytes of every sstable.
+pub const MAGIC: [u8; 8] = *b"STRATA.S";
+/// Size of the footer (see [`Footer`]).
+pub const FOOTER_BYTES: usize = 60;
+/// An index block is cut once its entries reach this size: one 4 KiB read per
+/// point lookup, and one summary entry (first key + position) per block in memory.
+pub const INDEX_BLOCK_TARGET_BYTES: usize = 4096;
+/// Bytes of the CRC32C trailer of every block.
+pub const CRC_BYTES: usize = 4;
+
+/// The fixed-size footer at the end of the file.
+///
+/// ```text
+///  0 chunk_table_offset u64   start of the tail = end of chunks and index blocks
+///  8 summary_offset     u64
+/// 16 filter_offset      u64
+/// 24 stats_offset       u64   the stats block ends where the footer starts
+/// 32 uncompressed_bytes u64   length of the data stream
+/// 40 chunk_length_bytes u32
+/// 44 format_version     u32
+/// 48 crc32c             u32   of bytes 0..48
+/// 52 magic              [u8; 8]
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footer {
+    pub chunk_table_offset: u64,
+    pub summary_offset: u64,
+    pub filter_offset: u64,
+    pub stats_offset: u64,
+    pub uncompressed_bytes: u64,
+    pub chunk_length_bytes: u32,
+}
+
+impl Footer {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_BYTES);
+        put_u64_le(&mut out, self.chunk_table_offset);
+        put_u64_le(&mut out, self.summary_offset);
+        put_u64_le(&mut out, self.filter_offset);
+        put_u64_le(&mut out, self.stats_offset);
+        put_u64_le(&mut out, self.uncompressed_bytes);
+        put_u32_le(&mut out, self.chunk_length_bytes);
+        put_u32_le(&mut out, FORMAT_VERSION);
+        let crc = crc32c::crc32c(&out);
+        put_u32_le(&mut out, crc);
+        out.extend_from_slice(&MAGIC);
+        debug_assert_eq!(out.len(), FOOTER_BYTES);
+        out
+    }
+
+    /// Checks magic, checksum and version, in that order (a wrong magic means "not
+    /// an sstable", which is the more useful message). Errors are
+    /// `(offset within the footer, reason)`.
+    pub fn decode(b: &[u8]) -> Result<Footer, (u64, String)> {
+        if b.len() != FOOTER_BYTES {
+            return Err((
+                0,
+                format!("footer of {} bytes, expected {FOOTER_BYTES}", b.len()),
+            ));
+        }
+        if b[52..60] != MAGIC {
+            return Err((52, "bad magic: not a Strata sstable".to_string()));
+        }
+        let mut r = Reader::new(b);
+        let field = |r: &mut Reader<'_>| r.u64_le().map_err(|e| (0u64, e.0.to_string()));
+        let chunk_table_offset = field(&mut r)?;
+        let summary_offset = field(&mut r)?;
+        let filter_offset = field(&mut r)?;
+        let stats_offset = field(&mut r)?;
+        let uncompressed_bytes = field(&mut r)?;
+        let small = |r: &mut Reader<'_>| r.u32_le().map_err(|e| (0u64, e.0.to_string()));
+        let chunk_length_bytes = small(&mut r)?;
+        let version = small(&mut r)?;
+        let stored = small(&mut r)?;
+        let actual = crc32c::crc32c(&b[..48]);
+        if stored != actual {
+            return Err((
+                48,
+                format!(
+                    "footer checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
+                ),
+            ));
+        }
+        if version != FORMAT_VERSION {
+            return Err((
+                44,
+                format!("unsupported format version {version} (this build reads {FORMAT_VERSION})"),
+            ));
+        }
+        Ok(Footer {
+            chunk_table_offset,
+            summary_offset,
+            filter_offset,
+            stats_offset,
+            uncompressed_bytes,
+            chunk_length_bytes,
+        })
+    }
+}
+
+/// Appends the CRC32C of `out[start..]` (a block's payload).
+pub fn seal_block(out: &mut Vec<u8>, start: usize) {
+    let crc = crc32c::crc32c(&out[start..]);
+    put_u32_le(out, crc);
+}
+
+/// The payload of a stored block after checking its trailing CRC32C.
+pub fn open_block(stored: &[u8]) -> Result<&[u8], String> {
+    if stored.len() < CRC_BYTES {
+        return Err(format!(
+            "block of {} bytes is shorter than its checksum",
+            stored.len()
+        ));
+    }
+    let (payload, crc) = stored.split_at(stored.len() - CRC_BYTES);
+    let stored_crc = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    let actual = crc32c::crc32c(payload);
+    if stored_crc != actual {
+        return Err(format!(
+            "block checksum mismatch (stored {stored_crc:#010x}, computed {actual:#010x})"
+        ));
+    }
+    Ok(payload)
+}
+
+/// One partition index entry: where a partition lives in the data stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub key: DecoratedKey,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// Builds one index block's payload:
+/// `[count varint][first offset varint]` then per entry
+/// `[token i64 LE][key len varint][key][partition length varint]`; entry offsets
+/// are the first offset plus the lengths before them (partitions are contiguous).
+#[derive(Debug, Default)]
+pub struct IndexBlockBuilder {
+    entries: Vec<u8>,
+    count: u64,
+    first_offset: u64,
+    first_key: Option<DecoratedKey>,
+}
+
+impl IndexBlockBuilder {
+    pub fn add(&mut self, key: &DecoratedKey, offset: u64, length: u64) {
+        if self.first_key.is_none() {
+            self.first_key = Some(key.clone());
+            self.first_offset = offset;
+        }
+        self.entries.extend_from_slice(&key.token.to_le_bytes());
+        put_bytes(&mut self.entries, &key.key);
+        put_varint(&mut self.entries, length);
+        self.count += 1;
+    }
+
+    pub fn size_bytes(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Appends the sealed block to `out` and returns its first key; resets.
+    pub fn finish_into(&mut self, out: &mut Vec<u8>) -> Option<DecoratedKey> {
+        let first = self.first_key.take()?;
+        let start = out.len();
+        put_varint(out, self.count);
+        put_varint(out, self.first_offset);
+        out.extend_from_slice(&self.entries);
+        seal_block(out, start);
+        self.entries.clear();
+        self.count = 0;
+        Some(first)
+    }
+}
+
+/// One index entry borrowed from a block payload.
+#[derive(Clone, Copy, Debug)]
+pub struct RawEntry<'a> {
+    pub token: i64,
+    pub key: &'a [u8],
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// Iterates the entries of an index block payload without allocating keys.
+pub struct IndexBlockIter<'a> {
+    r: Reader<'a>,
+    left: u64,
+    next_offset: u64,
+}
+
+impl<'a> IndexBlockIter<'a> {
+    pub fn new(payload: &'a [u8]) -> DecodeResult<IndexBlockIter<'a>> {
+        let mut r = Reader::new(payload);
+        let left = r.varint()?;
+        let next_offset = r.varint()?;
+        if left == 0 {
+            return Err(DecodeError("empty index block"));
+        }
+        Ok(IndexBlockIter {
+            r,
+            left,
+            next_offset,
+        })
+    }
+
+    pub fn next_entry(&mut self) -> DecodeResult<Option<RawEntry<'a>>> {
+        if self.left == 0 {
+            if !self.r.is_empty() {
+                return Err(DecodeError("trailing bytes after index entries"));
+            }
+            return Ok(None);
+        }
+        self.left -= 1;
+        let token = self.r.i64_le()?;
+        let key = self.r.bytes()?;
+        let length = self.r.varint()?;
+        let offset = self.next_offset;
+        self.next_offset = offset
+            .checked_add(length)
+            .ok_or(DecodeError("index offset overflows"))?;
+        Ok(Some(RawEntry {
+            token,
+            key,
+            offset,
+            length,
+        }))
+    }
+}
+
+/// Decodes a whole index block (for scans), checking that keys increase.
+pub fn decode_index_block(payload: &[u8]) -> DecodeResult<Vec<IndexEntry>> {
+    let mut it = IndexBlockIter::new(payload)?;
+    let mut out: Vec<IndexEntry> = Vec::new();
+    while let Some(e) = it.next_entry()? {
+        let key = DecoratedKey {
+            token: e.token,
+            key: Arc::from(e.key),
+        };
+        if out.last().is_some_and(|prev| prev.key >= key) {
+            return Err(DecodeError("index entries out of order"));
+        }
+        out.push(IndexEntry {
+            key,
+            offset: e.offset,
+            length: e.length,
+        });
+    }
+    Ok(out)
+}
+
+/// What the summary says about one index block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SummaryEntry {
+    pub first_key: DecoratedKey,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// `[count varint]` then per block `[token i64 LE][key len varint][key]
+/// [offset delta varint][length varint]`, the delta taken from the previous
+/// block's end (the chunks written in between), from 0 for the first.
+pub fn encode_summary(entries: &[SummaryEntry], out: &mut Vec<u8>) {
+    put_varint(out, entries.len() as u64);
+    let mut prev_end = 0u64;
+    for e in entries {
+        out.extend_from_slice(&e.first_key.token.to_le_bytes());
+        put_bytes(out, &e.first_key.key);
+        put_varint(out, e.offset - prev_end);
+        put_varint(out, e.length);
+        prev_end = e.offset + e.length;
+    }
+}
+
+pub fn decode_summary(payload: &[u8]) -> DecodeResult<Vec<SummaryEntry>> {
+    let mut r = Reader::new(payload);
+    let n = r.varint_usize()?;
+    let mut out: Vec<SummaryEntry> = Vec::with_capacity(n.min(payload.len()));
+    let mut prev_end = 0u64;
+    for _ in 0..n {
+        let token = r.i64_le()?;
+        let first_key = DecoratedKey {
+            token,
+            key: Arc::from(r.bytes()?),
+        };
+        let offset = prev_end
+            .checked_add(r.varint()?)
+            .ok_or(DecodeError("summary offset overflows"))?;
+        let length = r.varint()?;
+        prev_end = offset
+            .checked_add(length)
+            .ok_or(DecodeError("summary offset overflows"))?;
+        if out.last().is_some_and(|p| p.first_key >= first_key) {
+            return Err(DecodeError("summary keys out of order"));
+        }
+        out.push(SummaryEntry {
+            first_key,
+            offset,
+            length,
+        });
+    }
+    if !r.is_empty() {
+        return Err(DecodeError("trailing bytes after summary"));
+    }
+    Ok(out)
+}
+
+/// Location of one stored chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkLocation {
+    pub offset: u64,
+    pub length: u32,
+}
+
+/// `[count varint]` then per chunk `[gap varint][stored length varint]`, the gap
+/// being the index-block bytes between the previous chunk's end and this chunk.
+pub fn encode_chunk_table(chunks: &[ChunkLocation], out: &mut Vec<u8>) {
+    put_varint(out, chunks.len() as u64);
+    let mut prev_end = 0u64;
+    for c in chunks {
+        put_varint(out, c.offset - prev_end);
+        put_varint(out, c.length as u64);
+        prev_end = c.offset + c.length as u64;
+    }
+}
+
+pub fn decode_chunk_table(payload: &[u8]) -> DecodeResult<Vec<ChunkLocation>> {
+    let mut r = Reader::new(payload);
+    let n = r.varint_usize()?;
+    let mut out = Vec::with_capacity(n.min(payload.len()));
+    let mut prev_end = 0u64;
+    for _ in 0..n {
+        let offset = prev_end
+            .checked_add(r.varint()?)
+            .ok_or(DecodeError("chunk offset overflows"))?;
+        let length =
+            u32::try_from(r.varint()?).map_err(|_| DecodeError("chunk length out of range"))?;
+        prev_end = offset
+            .checked_add(length as u64)
+            .ok_or(DecodeError("chunk offset overflows"))?;
+        out.push(ChunkLocation { offset, length });
+    }
+    if !r.is_empty() {
+        return Err(DecodeError("trailing bytes after chunk table"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trip_and_checks() {
+        let f = Footer {
+            chunk_table_offset: 1,
+            summary_offset: 2,
+            filter_offset: 3,
+            stats_offset: 4,
+            uncompressed_bytes: 5,
+            chunk_length_bytes: 16384,
+        };
+        let b = f.encode();
+        assert_eq!(b.len(), FOOTER_BYTES);
+        assert_eq!(Footer::decode(&b).unwrap(), f);
+        for bit in 0..FOOTER_BYTES * 8 {
+            let mut bad = b.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert!(Footer::decode(&bad).is_err(), "bit {bit}");
+        }
+    }
+
+    #[test]
+    fn index_block_and_summary_round_trip() {
+        let keys: Vec<DecoratedKey> = (0..50u32)
+            .map(|i| DecoratedKey::new(&i.to_be_bytes()))
+            .collect();
+        let mut keys = keys;
+        keys.sort();
+        let mut b = IndexBlockBuilder::default();
+        let mut off = 100;
+        for k in &keys {
+            b.add(k, off, 7);
+            off += 7;
+        }
+        let mut out = Vec::new();
+        assert_eq!(b.finish_into(&mut out).as_ref(), Some(&keys[0]));
+        assert_eq!(b.size_bytes(), 0);
+        let entries = decode_index_block(open_block(&out).unwrap()).unwrap();
+        assert_eq!(entries.len(), 50);
+        assert_eq!(entries[3].offset, 121);
+        assert_eq!(entries[49].key, keys[49]);
+        let s = vec![
+            SummaryEntry {
+                first_key: keys[0].clone(),
+                offset: 10,
+                length: 20,
+            },
+            SummaryEntry {
+                first_key: keys[1].clone(),
+                offset: 40,
+                length: 5,
+            },
+        ];
+        let mut out = Vec::new();
+        encode_summary(&s, &mut out);
+        assert_eq!(decode_summary(&out).unwrap(), s);
+        let c = vec![
+            ChunkLocation {
+                offset: 0,
+                length: 10,
+            },
+            ChunkLocation {
+                offset: 30,
+                length: 9,
+            },
+        ];
+        let mut out = Vec::new();
+        encode_chunk_table(&c, &mut out);
+        assert_eq!(decode_chunk_table(&out).unwrap(), c);
+    }
+}

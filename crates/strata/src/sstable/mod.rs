@@ -1,0 +1,75 @@
+//! SSTables: immutable sorted files of partitions, one file per sstable
+//! (`strata-{id}-Data.db`), format version 1. The byte layout is drawn in
+//! docs/FORMAT.md; this page states the contract.
+//!
+//! Glossary:
+//! - **data stream**: the partitions, serialized back to back in `DecoratedKey`
+//!   order (see [`partition`]); offsets in it are *uncompressed* offsets.
+//! - **chunk**: the data stream is cut every `chunk_length_bytes` uncompressed
+//!   bytes; each piece is compressed alone and stored as
+//!   `[codec][payload][crc32c]` (see [`compression`]).
+//! - **index block**: ~4 KiB of partition index entries (token, key, offset and
+//!   length in the data stream), checksummed. Index blocks are written between
+//!   chunks as they fill, so the writer never holds the index in memory.
+//! - **summary**: the first key and position of every index block; loaded at open.
+//! - **tail**: chunk offset table, summary, Bloom filter, statistics, footer.
+//!
+//! Who calls what: one thread owns an [`SSTableWriter`] (flush or compaction);
+//! an [`SSTableReader`] is `Send + Sync` and shared as `Arc` by every reader and
+//! compaction; a [`PartitionScanner`] belongs to one thread.
+//!
+//! Invariants:
+//! 1. Every byte of the file is covered by exactly one CRC32C: a chunk's, an index
+//!    block's, a tail block's or the footer's. Open checks that chunks and index
+//!    blocks tile the region before the tail without gaps, so there are no
+//!    unchecked bytes (and no padding), and any single flipped bit is detected.
+//! 2. A checksum or decoding failure is an `Error::Corruption` naming the file and
+//!    the file offset of the damaged chunk or block; a reader never returns data
+//!    from a chunk whose checksum failed.
+//! 3. Partitions are strictly increasing by `DecoratedKey` (checked by the writer
+//!    on append and again by readers as they decode); rows within a partition
+//!    strictly increase by clustering.
+//! 4. Chunk boundaries are at fixed uncompressed offsets (`i * chunk_length`), so
+//!    finding the chunks of an uncompressed range is arithmetic, not a search.
+//! 5. A file under its final name is complete: the writer writes to
+//!    `tmp_path(final)`, fsyncs, renames, fsyncs the directory.
+//! 6. Format enums on disk (codec ids, filter hash id, row markers, flags) are
+//!    never renumbered; an incompatible change bumps [`FORMAT_VERSION`].
+
+pub mod bloom;
+pub mod compression;
+mod format;
+pub mod partition;
+mod reader;
+pub mod stats;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use bloom::BloomFilter;
+pub use compression::{Codec, CompressionParams};
+pub use format::{FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC};
+pub use reader::{PartitionScanner, SSTableReader};
+pub use stats::SSTableStats;
+pub use writer::{SSTableWriter, WriterOptions};
+
+use std::path::{Path, PathBuf};
+
+/// File name of sstable `id`: `strata-{id}-Data.db`.
+pub fn data_file_name(id: u64) -> String {
+    format!("strata-{id}-Data.db")
+}
+
+/// Path of sstable `id` in `dir`.
+pub fn data_file_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(data_file_name(id))
+}
+
+/// The id of an sstable file name, if it is one (`strata-{id}-Data.db`).
+pub fn parse_data_file_name(name: &str) -> Option<u64> {
+    name.strip_prefix("strata-")?
+        .strip_suffix("-Data.db")?
+        .parse()
+        .ok()
+}

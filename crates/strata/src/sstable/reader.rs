@@ -1,0 +1,589 @@
+//! [`SSTableReader`]: an open, immutable sstable, shared as `Arc` by every reader
+//! thread and compaction; and [`PartitionScanner`], a sequential iterator.
+//!
+//! Point lookup: token range and Bloom filter, then a binary search of the
+//! in-memory summary, one read of a ~4 KiB index block (checksum verified), then
+//! one read per chunk covering the partition (checksum verified, decompressed).
+//! There is no block cache yet: a lookup costs two reads.
+
+use super::bloom::{BloomFilter, KeyHash};
+use super::compression::decompress_chunk;
+use super::format::{
+    decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
+    IndexBlockIter, IndexEntry, SummaryEntry, FOOTER_BYTES,
+};
+use super::partition::decode_partition;
+use super::stats::SSTableStats;
+use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::encoding::Reader;
+use crate::error::{Error, Result};
+use crate::fs::{Fs, IoCause, IoCounters, IoTag, ReadableFile};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Tag for reading an sstable's tail at open (not attributable to one request).
+const OPEN_TAG: IoTag = IoTag::new(IoCause::Metadata);
+
+/// An open sstable. `Send + Sync`; all reads are positional.
+#[derive(Debug)]
+pub struct SSTableReader {
+    id: u64,
+    path: PathBuf,
+    file: ReadableFile,
+    table_io: Option<Arc<IoCounters>>,
+    chunk_length: u64,
+    uncompressed_bytes: u64,
+    pub(super) chunks: Vec<ChunkLocation>,
+    pub(super) summary: Vec<SummaryEntry>,
+    index_bytes: u64,
+    bloom: BloomFilter,
+    stats: SSTableStats,
+    bloom_true_positives: AtomicU64,
+    bloom_false_positives: AtomicU64,
+    obsolete: AtomicBool,
+}
+
+fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
+    Error::corruption(path, offset, reason)
+}
+
+impl SSTableReader {
+    /// Opens `path`, validating the footer (magic, checksum, version), every tail
+    /// block's checksum, and that chunks and index blocks tile the file (invariant 1).
+    pub fn open(
+        fs: &Fs,
+        path: &Path,
+        id: u64,
+        table_io: Option<Arc<IoCounters>>,
+    ) -> Result<Arc<SSTableReader>> {
+        let file = fs.open(path)?;
+        let len = file.len();
+        if len < FOOTER_BYTES as u64 {
+            return Err(corrupt(
+                path,
+                0,
+                format!("file of {len} bytes is shorter than a footer"),
+            ));
+        }
+        let footer_offset = len - FOOTER_BYTES as u64;
+        let mut fb = [0u8; FOOTER_BYTES];
+        file.read_exact_at(&mut fb, footer_offset, OPEN_TAG, table_io.as_deref())?;
+        let footer = Footer::decode(&fb)
+            .map_err(|(at, reason)| corrupt(path, footer_offset + at, reason))?;
+        let f = &footer;
+        if !(f.chunk_table_offset <= f.summary_offset
+            && f.summary_offset <= f.filter_offset
+            && f.filter_offset <= f.stats_offset
+            && f.stats_offset <= footer_offset)
+        {
+            return Err(corrupt(
+                path,
+                footer_offset,
+                format!("footer block offsets out of order: {f:?}"),
+            ));
+        }
+        if f.chunk_length_bytes == 0 {
+            return Err(corrupt(path, footer_offset + 40, "chunk length 0"));
+        }
+        let mut tail = vec![0u8; (footer_offset - f.chunk_table_offset) as usize];
+        file.read_exact_at(
+            &mut tail,
+            f.chunk_table_offset,
+            OPEN_TAG,
+            table_io.as_deref(),
+        )?;
+        let block = |from: u64, to: u64| -> Result<&[u8]> {
+            let s =
+                &tail[(from - f.chunk_table_offset) as usize..(to - f.chunk_table_offset) as usize];
+            open_block(s).map_err(|reason| corrupt(path, from, reason))
+        };
+        let chunks = decode_chunk_table(block(f.chunk_table_offset, f.summary_offset)?)
+            .map_err(|e| corrupt(path, f.chunk_table_offset, format!("chunk table: {}", e.0)))?;
+        let summary = decode_summary(block(f.summary_offset, f.filter_offset)?)
+            .map_err(|e| corrupt(path, f.summary_offset, format!("summary: {}", e.0)))?;
+        let bloom = BloomFilter::decode(block(f.filter_offset, f.stats_offset)?)
+            .map_err(|e| corrupt(path, f.filter_offset, format!("bloom filter: {e}")))?;
+        let stats_payload = block(f.stats_offset, footer_offset)?;
+        let mut sr = Reader::new(stats_payload);
+        let stats = SSTableStats::decode(&mut sr)
+            .map_err(|e| corrupt(path, f.stats_offset, format!("statistics: {}", e.0)))?;
+        if !sr.is_empty() {
+            return Err(corrupt(path, f.stats_offset, "statistics: trailing bytes"));
+        }
+
+        // The chunk grid must match the data-stream length (invariant 4).
+        let cl = f.chunk_length_bytes as u64;
+        let expected_chunks = f.uncompressed_bytes.div_ceil(cl);
+        if chunks.len() as u64 != expected_chunks
+            || stats.uncompressed_bytes != f.uncompressed_bytes
+        {
+            return Err(corrupt(
+                path,
+                f.chunk_table_offset,
+                format!(
+                    "{} chunks for {} uncompressed bytes (stats say {}) at {} bytes per chunk",
+                    chunks.len(),
+                    f.uncompressed_bytes,
+                    stats.uncompressed_bytes,
+                    cl
+                ),
+            ));
+        }
+        if summary.is_empty() {
+            return Err(corrupt(
+                path,
+                f.summary_offset,
+                "summary lists no index block",
+            ));
+        }
+        // Invariant 1: chunks and index blocks tile [0, chunk_table_offset).
+        let mut regions: Vec<(u64, u64)> =
+            chunks.iter().map(|c| (c.offset, c.length as u64)).collect();
+        regions.extend(summary.iter().map(|s| (s.offset, s.length)));
+        regions.sort_unstable();
+        let mut end = 0u64;
+        for (offset, length) in regions {
+            if offset != end {
+                return Err(corrupt(
+                    path,
+                    end.min(offset),
+                    "chunks and index blocks do not tile the file",
+                ));
+            }
+            end = offset + length;
+        }
+        if end != f.chunk_table_offset {
+            return Err(corrupt(
+                path,
+                end,
+                "chunks and index blocks do not reach the chunk table",
+            ));
+        }
+        if summary[0].first_key != stats.first_key {
+            return Err(corrupt(
+                path,
+                f.summary_offset,
+                "first index key differs from the statistics' first key",
+            ));
+        }
+        let index_bytes = summary.iter().map(|s| s.length).sum();
+        Ok(Arc::new(SSTableReader {
+            id,
+            path: path.to_path_buf(),
+            file,
+            table_io,
+            chunk_length: cl,
+            uncompressed_bytes: f.uncompressed_bytes,
+            chunks,
+            summary,
+            index_bytes,
+            bloom,
+            stats,
+            bloom_true_positives: AtomicU64::new(0),
+            bloom_false_positives: AtomicU64::new(0),
+            obsolete: AtomicBool::new(false),
+        }))
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn stats(&self) -> &SSTableStats {
+        &self.stats
+    }
+
+    pub fn file_size(&self) -> u64 {
+        self.file.len()
+    }
+
+    pub fn first_key(&self) -> &DecoratedKey {
+        &self.stats.first_key
+    }
+
+    pub fn last_key(&self) -> &DecoratedKey {
+        &self.stats.last_key
+    }
+
+    /// Bytes of partition index blocks on disk.
+    pub fn index_bytes(&self) -> u64 {
+        self.index_bytes
+    }
+
+    /// Bytes of the Bloom filter's bit array, held in memory ("Bloom filter space used").
+    pub fn filter_bytes(&self) -> u64 {
+        self.bloom.size_bytes()
+    }
+
+    /// Index blocks (= summary entries) held in memory.
+    pub fn index_block_count(&self) -> usize {
+        self.summary.len()
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    pub fn bloom_true_positives(&self) -> u64 {
+        self.bloom_true_positives.load(Ordering::Relaxed)
+    }
+
+    pub fn bloom_false_positives(&self) -> u64 {
+        self.bloom_false_positives.load(Ordering::Relaxed)
+    }
+
+    /// Whether the key is in this sstable's key range and passes the Bloom filter.
+    pub fn may_contain(&self, key: &DecoratedKey) -> bool {
+        self.in_range(key) && self.bloom.may_contain(KeyHash::of(&key.key))
+    }
+
+    fn in_range(&self, key: &DecoratedKey) -> bool {
+        *key >= self.stats.first_key && *key <= self.stats.last_key
+    }
+
+    /// After this, the file is deleted when the last `Arc` drops, so reads in
+    /// flight finish against a file that still exists (compaction relies on it).
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::Release);
+    }
+
+    pub fn is_obsolete(&self) -> bool {
+        self.obsolete.load(Ordering::Acquire)
+    }
+
+    fn expected_chunk_len(&self, i: usize) -> usize {
+        let start = i as u64 * self.chunk_length;
+        (self.uncompressed_bytes - start).min(self.chunk_length) as usize
+    }
+
+    /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
+    fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
+        let loc = self.chunks[i];
+        let mut stored = vec![0u8; loc.length as usize];
+        self.file
+            .read_exact_at(&mut stored, loc.offset, tag, self.table_io.as_deref())?;
+        decompress_chunk(&stored, self.expected_chunk_len(i), out)
+            .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
+    }
+
+    /// Reads index block `b` and returns its verified payload.
+    fn read_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<u8>> {
+        let s = &self.summary[b];
+        let len = usize::try_from(s.length)
+            .map_err(|_| corrupt(&self.path, s.offset, "index block too large"))?;
+        let mut stored = vec![0u8; len];
+        self.file
+            .read_exact_at(&mut stored, s.offset, tag, self.table_io.as_deref())?;
+        let payload_len = open_block(&stored)
+            .map_err(|r| corrupt(&self.path, s.offset, format!("index block {b}: {r}")))?
+            .len();
+        stored.truncate(payload_len);
+        Ok(stored)
+    }
+
+    fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
+        let payload = self.read_index_block(b, tag)?;
+        let s = &self.summary[b];
+        let entries = decode_index_block(&payload)
+            .map_err(|e| corrupt(&self.path, s.offset, format!("index block {b}: {}", e.0)))?;
+        if entries.first().map(|e| &e.key) != Some(&s.first_key) {
+            return Err(corrupt(
+                &self.path,
+                s.offset,
+                format!("index block {b} does not start at its summary key"),
+            ));
+        }
+        Ok(entries)
+    }
+
+    /// The index block that would hold `key`, if any.
+    fn block_for(&self, key: &DecoratedKey) -> Option<usize> {
+        self.summary
+            .partition_point(|s| s.first_key <= *key)
+            .checked_sub(1)
+    }
+
+    /// Data-stream bytes `[offset, offset + length)`.
+    fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
+        let end = offset
+            .checked_add(length)
+            .filter(|&e| e <= self.uncompressed_bytes)
+            .ok_or_else(|| {
+                corrupt(
+                    &self.path,
+                    0,
+                    format!("index points past the data stream: {offset}+{length}"),
+                )
+            })?;
+        if length == 0 {
+            return Ok(Vec::new());
+        }
+        let first = (offset / self.chunk_length) as usize;
+        let last = ((end - 1) / self.chunk_length) as usize;
+        let mut buf = Vec::with_capacity((last - first + 1) * self.chunk_length as usize);
+        for i in first..=last {
+            self.read_chunk(i, tag, &mut buf)?;
+        }
+        let skip = (offset - first as u64 * self.chunk_length) as usize;
+        buf.drain(..skip);
+        buf.truncate(length as usize);
+        Ok(buf)
+    }
+
+    fn decode_at(
+        &self,
+        entry_key: &DecoratedKey,
+        offset: u64,
+        bytes: &[u8],
+    ) -> Result<PartitionUpdate> {
+        decode_partition(bytes, entry_key, &self.stats.base).map_err(|e| {
+            let chunk = self.chunks[(offset / self.chunk_length) as usize];
+            corrupt(
+                &self.path,
+                chunk.offset,
+                format!("partition at data offset {offset}: {}", e.0),
+            )
+        })
+    }
+
+    /// The whole partition `key`, or `None` if this sstable does not hold it.
+    pub fn read_partition(
+        &self,
+        key: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<Option<PartitionUpdate>> {
+        if !self.may_contain(key) {
+            return Ok(None);
+        }
+        let Some(b) = self.block_for(key) else {
+            self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        };
+        let payload = self.read_index_block(b, tag)?;
+        let block_offset = self.summary[b].offset;
+        let bad = |e: crate::encoding::DecodeError| {
+            corrupt(
+                &self.path,
+                block_offset,
+                format!("index block {b}: {}", e.0),
+            )
+        };
+        let mut it = IndexBlockIter::new(&payload).map_err(bad)?;
+        let mut found = None;
+        while let Some(e) = it.next_entry().map_err(bad)? {
+            match (e.token, e.key).cmp(&(key.token, &key.key[..])) {
+                std::cmp::Ordering::Less => continue,
+                std::cmp::Ordering::Equal => found = Some((e.offset, e.length)),
+                std::cmp::Ordering::Greater => {}
+            }
+            break;
+        }
+        let Some((offset, length)) = found else {
+            self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
+            return Ok(None);
+        };
+        self.bloom_true_positives.fetch_add(1, Ordering::Relaxed);
+        let bytes = self.read_range(offset, length, tag)?;
+        self.decode_at(key, offset, &bytes).map(Some)
+    }
+
+    /// Partitions in token order from the first one `>= start` (all if `None`).
+    /// Each chunk is read and decompressed once.
+    pub fn scan(
+        self: &Arc<Self>,
+        start: Option<&DecoratedKey>,
+        tag: IoTag,
+    ) -> Result<PartitionScanner> {
+        let mut s = PartitionScanner {
+            reader: Arc::clone(self),
+            tag,
+            next_block: 0,
+            entries: Vec::new(),
+            pos: 0,
+            buf: Vec::new(),
+            buf_start: 0,
+            next_chunk: 0,
+            prev_key: None,
+            done: false,
+        };
+        if let Some(start) = start {
+            let b = self.block_for(start).unwrap_or(0);
+            s.next_block = b;
+            s.load_block()?;
+            while s.pos < s.entries.len() && s.entries[s.pos].key < *start {
+                s.pos += 1;
+            }
+        }
+        Ok(s)
+    }
+
+    /// Checks every chunk and index block checksum, then (if they all pass)
+    /// decodes every partition. Returns every problem found, each naming the file
+    /// and offset; empty means the sstable is sound. Used by `strata verify`.
+    pub fn verify(self: &Arc<Self>, tag: IoTag) -> Vec<Error> {
+        let mut problems = Vec::new();
+        let mut scratch = Vec::with_capacity(self.chunk_length as usize);
+        for i in 0..self.chunks.len() {
+            scratch.clear();
+            if let Err(e) = self.read_chunk(i, tag, &mut scratch) {
+                problems.push(e);
+            }
+        }
+        for b in 0..self.summary.len() {
+            if let Err(e) = self.decode_index_block(b, tag) {
+                problems.push(e);
+            }
+        }
+        if problems.is_empty() {
+            let mut count = 0u64;
+            match self.scan(None, tag) {
+                Ok(scanner) => {
+                    for p in scanner {
+                        match p {
+                            Ok(_) => count += 1,
+                            Err(e) => {
+                                problems.push(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+                Err(e) => problems.push(e),
+            }
+            if problems.is_empty() && count != self.stats.partition_count {
+                problems.push(corrupt(
+                    &self.path,
+                    0,
+                    format!(
+                        "{count} partitions found, statistics say {}",
+                        self.stats.partition_count
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+}
+
+impl Drop for SSTableReader {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::Acquire) {
+            // Best effort: a failure leaves an orphan that startup cleanup removes.
+            match std::fs::remove_file(&self.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Sequential iterator over an sstable's partitions (see [`SSTableReader::scan`]).
+/// After an error it yields nothing more.
+#[derive(Debug)]
+pub struct PartitionScanner {
+    reader: Arc<SSTableReader>,
+    tag: IoTag,
+    next_block: usize,
+    entries: Vec<IndexEntry>,
+    pos: usize,
+    /// Decompressed data-stream bytes starting at offset `buf_start` (a chunk
+    /// boundary); the next chunk to load is `next_chunk`.
+    buf: Vec<u8>,
+    buf_start: u64,
+    next_chunk: usize,
+    prev_key: Option<DecoratedKey>,
+    done: bool,
+}
+
+impl PartitionScanner {
+    fn load_block(&mut self) -> Result<()> {
+        self.entries = self.reader.decode_index_block(self.next_block, self.tag)?;
+        self.next_block += 1;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Makes `buf` cover data-stream bytes `[offset, offset + length)`.
+    fn fill(&mut self, offset: u64, length: u64) -> Result<()> {
+        let r = &self.reader;
+        let end = offset
+            .checked_add(length)
+            .filter(|&e| e <= r.uncompressed_bytes)
+            .ok_or_else(|| {
+                corrupt(
+                    &r.path,
+                    0,
+                    format!("index points past the data stream: {offset}+{length}"),
+                )
+            })?;
+        let cl = r.chunk_length;
+        let first_chunk_start = offset / cl * cl;
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if offset < self.buf_start || offset >= buf_end {
+            self.buf.clear();
+            self.buf_start = first_chunk_start;
+            self.next_chunk = (offset / cl) as usize;
+        } else if first_chunk_start > self.buf_start {
+            self.buf
+                .drain(..(first_chunk_start - self.buf_start) as usize);
+            self.buf_start = first_chunk_start;
+        }
+        while self.buf_start + (self.buf.len() as u64) < end {
+            r.read_chunk(self.next_chunk, self.tag, &mut self.buf)?;
+            self.next_chunk += 1;
+        }
+        Ok(())
+    }
+
+    fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
+        if self.pos >= self.entries.len() {
+            if self.next_block >= self.reader.summary.len() {
+                return Ok(None);
+            }
+            self.load_block()?;
+        }
+        let entry = self.entries[self.pos].clone();
+        self.pos += 1;
+        if self.prev_key.as_ref().is_some_and(|p| *p >= entry.key) {
+            let b = self.next_block - 1;
+            return Err(corrupt(
+                &self.reader.path,
+                self.reader.summary[b].offset,
+                "index blocks out of key order",
+            ));
+        }
+        self.fill(entry.offset, entry.length)?;
+        let from = (entry.offset - self.buf_start) as usize;
+        let bytes = &self.buf[from..from + entry.length as usize];
+        let p = self.reader.decode_at(&entry.key, entry.offset, bytes)?;
+        self.prev_key = Some(entry.key);
+        Ok(Some(p))
+    }
+}
+
+impl Iterator for PartitionScanner {
+    type Item = Result<PartitionUpdate>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_partition() {
+            Ok(Some(p)) => Some(Ok(p)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

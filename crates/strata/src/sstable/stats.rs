@@ -1,0 +1,740 @@
+//! Per-sstable statistics (Cassandra's `-Statistics.db`): what compaction
+//! strategies, tablestats/tablehistograms and `sstable metadata` look at without
+//! reading data.
+//!
+//! Contract: [`StatsCollector`] is fed every partition by the writer (one thread);
+//! the resulting [`SSTableStats`] is immutable and shared by the reader.
+//!
+//! Invariants:
+//! 1. Statistics are exact except the two histograms, whose error is bounded:
+//!    [`Log2Histogram`] by a factor 2 per value, [`StreamingHistogram`] by its bin
+//!    merging (at most [`MAX_BINS`] bins).
+//! 2. `max_local_deletion_seconds` is `NO_DELETION_TIME` as soon as one datum never
+//!    expires (a live cell, a non-expiring row marker): an sstable whose maximum is
+//!    in the past holds nothing live, which is what TWCS' "drop fully expired
+//!    sstable" relies on.
+//! 3. The encoding is varints with deltas (see docs/FORMAT.md); it is versioned
+//!    with the sstable format.
+
+use super::compression::Codec;
+use crate::data::{
+    CellKind, DecoratedKey, DeletionTime, LivenessInfo, PartitionUpdate, Row, NO_DELETION_TIME,
+};
+use crate::encoding::{
+    put_bytes, put_varint, put_zigzag, DecodeError, DecodeResult, EncodingBase, Reader,
+};
+use std::sync::Arc;
+
+/// Maximum bins of the droppable-tombstone histogram (Cassandra keeps 100; 32 is
+/// enough for the estimate and keeps the stats block small).
+pub const MAX_BINS: usize = 32;
+/// Local deletion times are rounded *up* to this granularity before binning, so a
+/// tombstone is never estimated droppable before it is, and so that tombstones
+/// written in the same minute share a bin (Cassandra rounds the same way).
+pub const ROUNDING_SECONDS: i64 = 60;
+
+/// A bounded streaming histogram (Ben-Haim & Tom-Tov, as Cassandra's
+/// `StreamingHistogram`): at most [`MAX_BINS`] `(point, count)` bins; when a new
+/// point would exceed that, the two nearest bins merge into their weighted mean.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamingHistogram {
+    /// Sorted by point, unique.
+    bins: Vec<(i64, u64)>,
+}
+
+impl StreamingHistogram {
+    pub fn update(&mut self, point: i64) {
+        self.add(round_up(point), 1);
+    }
+
+    fn add(&mut self, point: i64, count: u64) {
+        match self.bins.binary_search_by_key(&point, |b| b.0) {
+            Ok(i) => self.bins[i].1 += count,
+            Err(i) => self.bins.insert(i, (point, count)),
+        }
+        while self.bins.len() > MAX_BINS {
+            // Merge the closest adjacent pair (first one on ties: deterministic).
+            let mut best = 0;
+            let mut best_gap = u128::MAX;
+            for i in 0..self.bins.len() - 1 {
+                let gap = (self.bins[i + 1].0 as i128 - self.bins[i].0 as i128) as u128;
+                if gap < best_gap {
+                    best_gap = gap;
+                    best = i;
+                }
+            }
+            let (p1, c1) = self.bins[best];
+            let (p2, c2) = self.bins.remove(best + 1);
+            let total = c1 + c2;
+            let mean = (p1 as i128 * c1 as i128 + p2 as i128 * c2 as i128) / total.max(1) as i128;
+            self.bins[best] = (mean as i64, total);
+        }
+    }
+
+    pub fn bins(&self) -> &[(i64, u64)] {
+        &self.bins
+    }
+
+    pub fn total(&self) -> u64 {
+        self.bins.iter().map(|b| b.1).sum()
+    }
+
+    /// Estimated number of points `<= b`: the counts of the bins whose point is
+    /// `<= b`. Exact while no bins have merged (at most [`MAX_BINS`] distinct
+    /// rounded minutes); a merged bin sits at its weighted mean, so the error is at
+    /// most that bin's count. Cassandra interpolates between bins (Ben-Haim's
+    /// `sum`), which is never exact even on unmerged bins: one tombstone minute
+    /// counts half before its time; the step function was chosen because
+    /// `tombstone_threshold` decisions on few-minute workloads should be exact.
+    pub fn sum(&self, b: i64) -> f64 {
+        self.bins
+            .iter()
+            .take_while(|x| x.0 <= b)
+            .map(|x| x.1 as f64)
+            .sum()
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.bins.len() as u64);
+        let mut prev = 0i64;
+        for &(p, c) in &self.bins {
+            put_zigzag(out, p.wrapping_sub(prev));
+            put_varint(out, c);
+            prev = p;
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> DecodeResult<StreamingHistogram> {
+        let n = r.varint_usize()?;
+        if n > MAX_BINS {
+            return Err(DecodeError("too many histogram bins"));
+        }
+        let mut bins = Vec::with_capacity(n);
+        let mut prev = 0i64;
+        for _ in 0..n {
+            let p = prev.wrapping_add(r.zigzag()?);
+            if !bins.is_empty() && p <= prev {
+                return Err(DecodeError("histogram bins out of order"));
+            }
+            bins.push((p, r.varint()?));
+            prev = p;
+        }
+        Ok(StreamingHistogram { bins })
+    }
+}
+
+fn round_up(t: i64) -> i64 {
+    if t == NO_DELETION_TIME {
+        return t;
+    }
+    let r = t.rem_euclid(ROUNDING_SECONDS);
+    if r == 0 {
+        t
+    } else {
+        t.saturating_add(ROUNDING_SECONDS - r)
+    }
+}
+
+/// Counts per power-of-two bucket: bucket 0 holds 0, bucket `b >= 1` holds
+/// `[2^(b-1), 2^b)`. Exact count, values within a factor 2 (invariant 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Log2Histogram {
+    buckets: [u64; 65],
+}
+
+impl Default for Log2Histogram {
+    fn default() -> Self {
+        Log2Histogram { buckets: [0; 65] }
+    }
+}
+
+impl Log2Histogram {
+    pub fn bucket_of(v: u64) -> usize {
+        64 - v.leading_zeros() as usize
+    }
+
+    /// Smallest value of bucket `b`.
+    pub fn bucket_low(b: usize) -> u64 {
+        if b == 0 {
+            0
+        } else {
+            1u64 << (b - 1)
+        }
+    }
+
+    /// Largest value of bucket `b`.
+    pub fn bucket_high(b: usize) -> u64 {
+        if b == 0 {
+            0
+        } else if b >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << b) - 1
+        }
+    }
+
+    pub fn add(&mut self, v: u64) {
+        self.buckets[Self::bucket_of(v)] += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+
+    /// Non-empty buckets as `(low, high, count)`.
+    pub fn non_empty(&self) -> Vec<(u64, u64, u64)> {
+        (0..65)
+            .filter(|&b| self.buckets[b] > 0)
+            .map(|b| (Self::bucket_low(b), Self::bucket_high(b), self.buckets[b]))
+            .collect()
+    }
+
+    /// Lower bound of the smallest value recorded.
+    pub fn min(&self) -> Option<u64> {
+        (0..65).find(|&b| self.buckets[b] > 0).map(Self::bucket_low)
+    }
+
+    /// Upper bound of the largest value recorded.
+    pub fn max(&self) -> Option<u64> {
+        (0..65)
+            .rev()
+            .find(|&b| self.buckets[b] > 0)
+            .map(Self::bucket_high)
+    }
+
+    /// Mean estimated from bucket midpoints.
+    pub fn mean(&self) -> f64 {
+        let n = self.count();
+        if n == 0 {
+            return 0.0;
+        }
+        let s: f64 = (0..65)
+            .map(|b| {
+                self.buckets[b] as f64 * (Self::bucket_low(b) as f64 + Self::bucket_high(b) as f64)
+                    / 2.0
+            })
+            .sum();
+        s / n as f64
+    }
+
+    /// Upper bound of the bucket holding quantile `q` (0..=1).
+    pub fn percentile(&self, q: f64) -> u64 {
+        let n = self.count();
+        let target = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for b in 0..65 {
+            seen += self.buckets[b];
+            if seen >= target {
+                return Self::bucket_high(b);
+            }
+        }
+        0
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let non_empty = self.buckets.iter().filter(|&&c| c > 0).count();
+        put_varint(out, non_empty as u64);
+        for (b, &c) in self.buckets.iter().enumerate() {
+            if c > 0 {
+                out.push(b as u8);
+                put_varint(out, c);
+            }
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> DecodeResult<Log2Histogram> {
+        let mut h = Log2Histogram::default();
+        let n = r.varint_usize()?;
+        let mut prev: Option<usize> = None;
+        for _ in 0..n {
+            let b = r.u8()? as usize;
+            if b > 64 || prev.is_some_and(|p| b <= p) {
+                return Err(DecodeError("bad log2 histogram bucket"));
+            }
+            h.buckets[b] = r.varint()?;
+            prev = Some(b);
+        }
+        Ok(h)
+    }
+}
+
+/// Everything recorded about one sstable (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SSTableStats {
+    /// Write timestamps (cells, row markers, every kind of deletion), microseconds.
+    /// `i64::MAX` / `i64::MIN` when the sstable holds no timestamp at all.
+    pub min_timestamp_micros: i64,
+    pub max_timestamp_micros: i64,
+    /// Local deletion times, seconds; live data counts as `NO_DELETION_TIME`
+    /// (invariant 2).
+    pub min_local_deletion_seconds: i64,
+    pub max_local_deletion_seconds: i64,
+    /// TTLs of expiring cells and row markers; 0 and 0 when nothing expires.
+    pub min_ttl_seconds: u32,
+    pub max_ttl_seconds: u32,
+    /// Local deletion times of tombstones of every kind and of expiring data.
+    pub droppable_tombstones: StreamingHistogram,
+    /// Uncompressed serialized size of each partition.
+    pub partition_size_bytes: Log2Histogram,
+    pub cells_per_partition: Log2Histogram,
+    pub partition_count: u64,
+    /// Clustering rows (the static row is not counted).
+    pub row_count: u64,
+    pub cell_count: u64,
+    /// Cell tombstones, expiring cells, row deletions, range tombstones and
+    /// partition deletions, each counting one.
+    pub tombstone_count: u64,
+    /// Items that can be tombstones: cells + row deletions + range tombstones +
+    /// partition deletions (the denominator of the droppable ratio).
+    pub tombstone_candidates: u64,
+    pub first_key: DecoratedKey,
+    pub last_key: DecoratedKey,
+    pub uncompressed_bytes: u64,
+    /// Stored size of the data chunks (codec bytes and checksums included).
+    pub compressed_bytes: u64,
+    /// Seconds since the epoch, from the database's Clock.
+    pub creation_time_seconds: i64,
+    pub level: u32,
+    /// The codec the writer was asked for (each chunk records what it used).
+    pub codec: Codec,
+    pub base: EncodingBase,
+    /// Reserved for incremental repair (`repaired_at`); always 0 today.
+    pub repaired_at: u64,
+}
+
+impl SSTableStats {
+    /// Estimated fraction of this sstable's cells and deletions that are
+    /// tombstones droppable at `gc_before_seconds` (now minus gc_grace_seconds);
+    /// what `tombstone_threshold` is compared with.
+    pub fn estimate_droppable(&self, gc_before_seconds: i64) -> f64 {
+        let droppable = self
+            .droppable_tombstones
+            .sum(gc_before_seconds.saturating_sub(1));
+        if self.tombstone_candidates == 0 {
+            return 0.0;
+        }
+        (droppable / self.tombstone_candidates as f64).min(1.0)
+    }
+
+    /// `compressed / uncompressed`, Cassandra's "SSTable Compression Ratio".
+    pub fn compression_ratio(&self) -> f64 {
+        if self.uncompressed_bytes == 0 {
+            return 1.0;
+        }
+        self.compressed_bytes as f64 / self.uncompressed_bytes as f64
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let b = &self.base;
+        put_zigzag(out, b.min_timestamp);
+        put_zigzag(out, b.min_local_deletion);
+        put_varint(out, b.min_ttl as u64);
+        // Deltas against the base keep typical values to a few bytes.
+        put_zigzag(out, self.min_timestamp_micros.wrapping_sub(b.min_timestamp));
+        put_zigzag(
+            out,
+            self.max_timestamp_micros
+                .wrapping_sub(self.min_timestamp_micros),
+        );
+        put_zigzag(
+            out,
+            self.min_local_deletion_seconds
+                .wrapping_sub(b.min_local_deletion),
+        );
+        put_zigzag(
+            out,
+            self.max_local_deletion_seconds
+                .wrapping_sub(self.min_local_deletion_seconds),
+        );
+        put_varint(out, self.min_ttl_seconds as u64);
+        put_varint(out, self.max_ttl_seconds as u64);
+        self.droppable_tombstones.encode(out);
+        self.partition_size_bytes.encode(out);
+        self.cells_per_partition.encode(out);
+        for v in [
+            self.partition_count,
+            self.row_count,
+            self.cell_count,
+            self.tombstone_count,
+            self.tombstone_candidates,
+        ] {
+            put_varint(out, v);
+        }
+        for k in [&self.first_key, &self.last_key] {
+            out.extend_from_slice(&k.token.to_le_bytes());
+            put_bytes(out, &k.key);
+        }
+        put_varint(out, self.uncompressed_bytes);
+        put_varint(out, self.compressed_bytes);
+        put_zigzag(out, self.creation_time_seconds);
+        put_varint(out, self.level as u64);
+        out.push(self.codec.id());
+        put_zigzag(out, self.codec.level() as i64);
+        put_varint(out, self.repaired_at);
+    }
+
+    pub fn decode(r: &mut Reader<'_>) -> DecodeResult<SSTableStats> {
+        let base = EncodingBase {
+            min_timestamp: r.zigzag()?,
+            min_local_deletion: r.zigzag()?,
+            min_ttl: u32::try_from(r.varint()?).map_err(|_| DecodeError("min_ttl out of range"))?,
+        };
+        let min_timestamp_micros = r.zigzag()?.wrapping_add(base.min_timestamp);
+        let max_timestamp_micros = r.zigzag()?.wrapping_add(min_timestamp_micros);
+        let min_local_deletion_seconds = r.zigzag()?.wrapping_add(base.min_local_deletion);
+        let max_local_deletion_seconds = r.zigzag()?.wrapping_add(min_local_deletion_seconds);
+        let ttl = |r: &mut Reader<'_>| {
+            u32::try_from(r.varint()?).map_err(|_| DecodeError("ttl out of range"))
+        };
+        let min_ttl_seconds = ttl(r)?;
+        let max_ttl_seconds = ttl(r)?;
+        let droppable_tombstones = StreamingHistogram::decode(r)?;
+        let partition_size_bytes = Log2Histogram::decode(r)?;
+        let cells_per_partition = Log2Histogram::decode(r)?;
+        let partition_count = r.varint()?;
+        let row_count = r.varint()?;
+        let cell_count = r.varint()?;
+        let tombstone_count = r.varint()?;
+        let tombstone_candidates = r.varint()?;
+        let mut key = || -> DecodeResult<DecoratedKey> {
+            let token = r.i64_le()?;
+            Ok(DecoratedKey {
+                token,
+                key: Arc::from(r.bytes()?),
+            })
+        };
+        let first_key = key()?;
+        let last_key = key()?;
+        let uncompressed_bytes = r.varint()?;
+        let compressed_bytes = r.varint()?;
+        let creation_time_seconds = r.zigzag()?;
+        let level = u32::try_from(r.varint()?).map_err(|_| DecodeError("level out of range"))?;
+        let codec_id = r.u8()?;
+        let codec_level =
+            i32::try_from(r.zigzag()?).map_err(|_| DecodeError("codec level out of range"))?;
+        let codec = Codec::from_id(codec_id, codec_level).ok_or(DecodeError("unknown codec id"))?;
+        let repaired_at = r.varint()?;
+        if first_key > last_key {
+            return Err(DecodeError("first key after last key"));
+        }
+        Ok(SSTableStats {
+            min_timestamp_micros,
+            max_timestamp_micros,
+            min_local_deletion_seconds,
+            max_local_deletion_seconds,
+            min_ttl_seconds,
+            max_ttl_seconds,
+            droppable_tombstones,
+            partition_size_bytes,
+            cells_per_partition,
+            partition_count,
+            row_count,
+            cell_count,
+            tombstone_count,
+            tombstone_candidates,
+            first_key,
+            last_key,
+            uncompressed_bytes,
+            compressed_bytes,
+            creation_time_seconds,
+            level,
+            codec,
+            base,
+            repaired_at,
+        })
+    }
+}
+
+/// Accumulates [`SSTableStats`] while the writer appends partitions.
+#[derive(Debug, Clone)]
+pub struct StatsCollector {
+    min_ts: i64,
+    max_ts: i64,
+    min_ldt: i64,
+    max_ldt: i64,
+    min_ttl: u32,
+    max_ttl: u32,
+    histogram: StreamingHistogram,
+    sizes: Log2Histogram,
+    cells_per_partition: Log2Histogram,
+    partitions: u64,
+    rows: u64,
+    cells: u64,
+    tombstones: u64,
+    candidates: u64,
+    first_key: Option<DecoratedKey>,
+    last_key: Option<DecoratedKey>,
+}
+
+impl Default for StatsCollector {
+    fn default() -> Self {
+        StatsCollector {
+            min_ts: i64::MAX,
+            max_ts: i64::MIN,
+            min_ldt: i64::MAX,
+            max_ldt: i64::MIN,
+            min_ttl: u32::MAX,
+            max_ttl: 0,
+            histogram: StreamingHistogram::default(),
+            sizes: Log2Histogram::default(),
+            cells_per_partition: Log2Histogram::default(),
+            partitions: 0,
+            rows: 0,
+            cells: 0,
+            tombstones: 0,
+            candidates: 0,
+            first_key: None,
+            last_key: None,
+        }
+    }
+}
+
+impl StatsCollector {
+    pub fn partition_count(&self) -> u64 {
+        self.partitions
+    }
+
+    fn timestamp(&mut self, ts: i64) {
+        self.min_ts = self.min_ts.min(ts);
+        self.max_ts = self.max_ts.max(ts);
+    }
+
+    fn ldt(&mut self, ldt: i64) {
+        self.min_ldt = self.min_ldt.min(ldt);
+        self.max_ldt = self.max_ldt.max(ldt);
+    }
+
+    fn ttl(&mut self, ttl: u32) {
+        self.min_ttl = self.min_ttl.min(ttl);
+        self.max_ttl = self.max_ttl.max(ttl);
+    }
+
+    /// A deletion of any kind: one tombstone.
+    fn deletion(&mut self, d: &DeletionTime) {
+        self.timestamp(d.marked_for_delete_at_micros);
+        self.ldt(d.local_deletion_seconds);
+        self.histogram.update(d.local_deletion_seconds);
+        self.tombstones += 1;
+        self.candidates += 1;
+    }
+
+    fn liveness(&mut self, l: &LivenessInfo) {
+        if l.is_empty() {
+            return;
+        }
+        self.timestamp(l.timestamp_micros);
+        self.ldt(l.local_expiry_seconds);
+        if l.is_expiring() {
+            self.ttl(l.ttl_seconds);
+        }
+    }
+
+    fn row(&mut self, row: &Row) {
+        self.liveness(&row.liveness);
+        if !row.deletion.is_live() {
+            self.deletion(&row.deletion);
+        }
+        for c in &row.cells {
+            self.timestamp(c.timestamp_micros);
+            self.ldt(c.local_deletion_seconds);
+            self.cells += 1;
+            self.candidates += 1;
+            match c.kind {
+                CellKind::Live => {}
+                CellKind::Expiring => {
+                    self.ttl(c.ttl_seconds);
+                    self.histogram.update(c.local_deletion_seconds);
+                    self.tombstones += 1;
+                }
+                CellKind::Tombstone => {
+                    self.histogram.update(c.local_deletion_seconds);
+                    self.tombstones += 1;
+                }
+            }
+        }
+    }
+
+    /// Records one appended partition of `size_bytes` uncompressed bytes.
+    pub fn add_partition(&mut self, p: &PartitionUpdate, size_bytes: u64) {
+        if let Some(d) = &p.deletion.partition {
+            self.deletion(d);
+        }
+        for rt in &p.deletion.ranges {
+            self.deletion(&rt.deletion);
+        }
+        if let Some(s) = &p.static_row {
+            self.row(s);
+        }
+        for r in &p.rows {
+            self.row(r);
+        }
+        self.rows += p.rows.len() as u64;
+        self.partitions += 1;
+        self.sizes.add(size_bytes);
+        self.cells_per_partition.add(p.cell_count() as u64);
+        if self.first_key.is_none() {
+            self.first_key = Some(p.key.clone());
+        }
+        self.last_key = Some(p.key.clone());
+    }
+
+    /// The final statistics; `None` if no partition was added.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(
+        &self,
+        uncompressed_bytes: u64,
+        compressed_bytes: u64,
+        creation_time_seconds: i64,
+        level: u32,
+        codec: Codec,
+        base: EncodingBase,
+    ) -> Option<SSTableStats> {
+        let (first_key, last_key) = (self.first_key.clone()?, self.last_key.clone()?);
+        let (min_ttl, max_ttl) = if self.min_ttl > self.max_ttl {
+            (0, 0)
+        } else {
+            (self.min_ttl, self.max_ttl)
+        };
+        Some(SSTableStats {
+            min_timestamp_micros: self.min_ts,
+            max_timestamp_micros: self.max_ts,
+            min_local_deletion_seconds: self.min_ldt,
+            max_local_deletion_seconds: self.max_ldt,
+            min_ttl_seconds: min_ttl,
+            max_ttl_seconds: max_ttl,
+            droppable_tombstones: self.histogram.clone(),
+            partition_size_bytes: self.sizes.clone(),
+            cells_per_partition: self.cells_per_partition.clone(),
+            partition_count: self.partitions,
+            row_count: self.rows,
+            cell_count: self.cells,
+            tombstone_count: self.tombstones,
+            tombstone_candidates: self.candidates,
+            first_key,
+            last_key,
+            uncompressed_bytes,
+            compressed_bytes,
+            creation_time_seconds,
+            level,
+            codec,
+            base,
+            repaired_at: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{Cell, PartitionDeletion};
+
+    #[test]
+    fn streaming_histogram_is_bounded_and_sums() {
+        let mut h = StreamingHistogram::default();
+        for t in 0..10_000i64 {
+            h.update(t * 7);
+        }
+        assert!(h.bins().len() <= MAX_BINS);
+        assert_eq!(h.total(), 10_000);
+        // Points are spread uniformly over [0, 70_000): half lie below 35_000.
+        let half = h.sum(35_000);
+        assert!((half - 5_000.0).abs() < 500.0, "{half}");
+        assert_eq!(h.sum(-1), 0.0);
+        assert_eq!(h.sum(1_000_000), 10_000.0);
+    }
+
+    #[test]
+    fn rounding_is_up_so_nothing_is_droppable_early() {
+        let mut h = StreamingHistogram::default();
+        h.update(61);
+        assert_eq!(h.bins(), &[(120, 1)]);
+        assert_eq!(h.sum(119), 0.0);
+        h.update(120);
+        assert_eq!(h.bins(), &[(120, 2)]);
+    }
+
+    #[test]
+    fn log2_histogram() {
+        let mut h = Log2Histogram::default();
+        for v in [0, 1, 2, 3, 100, 1000] {
+            h.add(v);
+        }
+        assert_eq!(h.count(), 6);
+        assert_eq!(h.min(), Some(0));
+        assert_eq!(h.max(), Some(1023));
+        assert_eq!(h.percentile(0.5), 3);
+        assert_eq!(h.non_empty().len(), 5);
+        let mut out = Vec::new();
+        h.encode(&mut out);
+        assert_eq!(Log2Histogram::decode(&mut Reader::new(&out)).unwrap(), h);
+    }
+
+    fn key(k: &[u8]) -> DecoratedKey {
+        DecoratedKey::new(k)
+    }
+
+    #[test]
+    fn collects_every_tombstone_kind_and_round_trips() {
+        let now = 1_000_000;
+        let mut p = PartitionUpdate::new(key(b"a"));
+        p.deletion = PartitionDeletion {
+            partition: Some(DeletionTime::new(5, now)),
+            ranges: vec![],
+        };
+        let mut r = Row::new(b"c".to_vec());
+        r.liveness = LivenessInfo::new(10);
+        r.add_cell(Cell::live(0, 10, b"v".to_vec()));
+        r.add_cell(Cell::tombstone(1, 11, now));
+        r.add_cell(Cell::expiring(2, 12, 100, now, b"x".to_vec()));
+        r.deletion = DeletionTime::new(9, now);
+        p.rows.push(r);
+        let mut c = StatsCollector::default();
+        c.add_partition(&p, 77);
+        let s = c
+            .finish(
+                77,
+                50,
+                1234,
+                2,
+                Codec::Zstd { level: 5 },
+                EncodingBase::around(0),
+            )
+            .unwrap();
+        assert_eq!(
+            s.tombstone_count, 4,
+            "partition deletion, row deletion, cell tombstone, expiring cell"
+        );
+        assert_eq!(s.tombstone_candidates, 5);
+        assert_eq!((s.min_timestamp_micros, s.max_timestamp_micros), (5, 12));
+        assert_eq!(
+            (s.min_local_deletion_seconds, s.max_local_deletion_seconds),
+            (now, NO_DELETION_TIME)
+        );
+        assert_eq!((s.min_ttl_seconds, s.max_ttl_seconds), (100, 100));
+        assert_eq!(
+            s.estimate_droppable(now),
+            0.0,
+            "gc_before must be after the deletion"
+        );
+        // Three deletions at `now`, the expiring cell at now + 100.
+        assert!(
+            (s.estimate_droppable(now + 61) - 3.0 / 5.0).abs() < 1e-9,
+            "{}",
+            s.estimate_droppable(now + 61)
+        );
+        assert!((s.estimate_droppable(now + 1000) - 4.0 / 5.0).abs() < 1e-9);
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        assert!(
+            out.len() < 120,
+            "stats of one partition take {} bytes",
+            out.len()
+        );
+        let mut rd = Reader::new(&out);
+        assert_eq!(SSTableStats::decode(&mut rd).unwrap(), s);
+        assert!(rd.is_empty());
+        assert!(StatsCollector::default()
+            .finish(0, 0, 0, 0, Codec::None, EncodingBase::ZERO)
+            .is_none());
+    }
+}

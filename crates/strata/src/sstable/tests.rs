@@ -1,0 +1,658 @@
+//! Whole-sstable tests: round trips, corruption detection, accounting, overhead.
+//! Every random test is seeded.
+
+use super::format::Footer;
+use super::*;
+use crate::data::{
+    Cell, ClusteringBound, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo,
+    PartitionDeletion, PartitionUpdate, RangeTombstone, Row,
+};
+use crate::encoding::EncodingBase;
+use crate::error::Error;
+use crate::fs::{Fs, IoCause, IoCounters, IoTag};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+use std::sync::Arc;
+
+const NOW_MICROS: i64 = 1_767_225_600_000_000;
+const NOW_SECONDS: i64 = NOW_MICROS / 1_000_000;
+const READ: IoTag = IoTag::new(IoCause::UserRead);
+
+fn random_bytes(rng: &mut ChaCha8Rng, alphabet: &[u8], max_len: usize) -> Vec<u8> {
+    let n = rng.gen_range(1..=max_len);
+    (0..n)
+        .map(|_| *alphabet.choose(rng).unwrap_or(&0))
+        .collect()
+}
+
+fn random_cell(rng: &mut ChaCha8Rng, column: u32) -> Cell {
+    let ts = NOW_MICROS + rng.gen_range(-1_000_000_000..1_000_000_000);
+    let value: Vec<u8> = (0..rng.gen_range(0..40)).map(|_| rng.gen()).collect();
+    let mut c = match rng.gen_range(0..10) {
+        0 => Cell::tombstone(column, ts, NOW_SECONDS + rng.gen_range(-100..100)),
+        1 | 2 => Cell::expiring(column, ts, rng.gen_range(1..100_000), NOW_SECONDS, value),
+        _ => Cell::live(column, ts, value),
+    };
+    if rng.gen_ratio(1, 10) {
+        c.path = Some(random_bytes(rng, b"xyz", 3).into_boxed_slice());
+    }
+    c
+}
+
+fn random_row(rng: &mut ChaCha8Rng, clustering: Vec<u8>, max_cells: usize) -> Row {
+    let mut r = Row::new(clustering);
+    match rng.gen_range(0..4) {
+        0 => {}
+        1 => {
+            r.liveness = LivenessInfo::expiring(
+                NOW_MICROS + rng.gen_range(0..1000),
+                rng.gen_range(1..5000),
+                NOW_SECONDS,
+            )
+        }
+        _ => r.liveness = LivenessInfo::new(NOW_MICROS + rng.gen_range(-1000..1000)),
+    }
+    if rng.gen_ratio(1, 8) {
+        r.deletion = DeletionTime::new(
+            NOW_MICROS - rng.gen_range(0..1_000_000),
+            NOW_SECONDS - rng.gen_range(0..10),
+        );
+    }
+    for _ in 0..rng.gen_range(0..=max_cells) {
+        let column = rng.gen_range(0..12);
+        r.add_cell(random_cell(rng, column));
+    }
+    r
+}
+
+fn random_bound(rng: &mut ChaCha8Rng) -> ClusteringBound {
+    if rng.gen_ratio(1, 4) {
+        ClusteringBound::UNBOUNDED
+    } else {
+        ClusteringBound {
+            prefix: random_bytes(rng, b"abc", 3),
+            inclusive: rng.gen(),
+        }
+    }
+}
+
+/// A partition with a random mix of every kind of content; `rows` clustering rows
+/// at most (duplicates collapse).
+fn random_partition(rng: &mut ChaCha8Rng, key: DecoratedKey, rows: usize) -> PartitionUpdate {
+    let mut p = PartitionUpdate::new(key);
+    if rng.gen_ratio(1, 6) {
+        p.deletion.partition = Some(DeletionTime::new(
+            NOW_MICROS - 5_000_000,
+            NOW_SECONDS - rng.gen_range(0..1000),
+        ));
+    }
+    if rng.gen_ratio(1, 5) {
+        p.deletion.ranges = (0..rng.gen_range(1..4))
+            .map(|_| RangeTombstone {
+                range: ClusteringRange {
+                    start: random_bound(rng),
+                    end: random_bound(rng),
+                },
+                deletion: DeletionTime::new(NOW_MICROS - rng.gen_range(0..5_000_000), NOW_SECONDS),
+            })
+            .collect();
+    }
+    if rng.gen_ratio(1, 4) {
+        p.static_row = Some(random_row(rng, Vec::new(), 3));
+    }
+    for _ in 0..rows {
+        // A small alphabet makes neighbouring clusterings share prefixes.
+        let ck = random_bytes(rng, b"abcd", 8);
+        let row = random_row(rng, ck, 6);
+        p.add_row(row);
+    }
+    p
+}
+
+/// `n` partitions in key order, the first one wide (to span many chunks).
+fn random_partitions(seed: u64, n: usize) -> Vec<PartitionUpdate> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut keys: Vec<DecoratedKey> = (0..n)
+        .map(|_| DecoratedKey::new(&random_bytes(&mut rng, b"0123456789abcdef", 12)))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (i, k) in keys.into_iter().enumerate() {
+        let rows = if i == n / 3 {
+            600
+        } else {
+            rng.gen_range(0..12)
+        };
+        let p = random_partition(&mut rng, k, rows);
+        if !(p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty()) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn options(codec: Codec, chunk_length_bytes: u32, expected: u64) -> WriterOptions {
+    WriterOptions {
+        compression: CompressionParams {
+            codec,
+            chunk_length_bytes,
+        },
+        expected_partitions: expected,
+        base: EncodingBase::around(NOW_MICROS),
+        creation_time_seconds: NOW_SECONDS,
+        ..WriterOptions::default()
+    }
+}
+
+fn write(
+    fs: &Fs,
+    dir: &Path,
+    id: u64,
+    parts: &[PartitionUpdate],
+    opts: WriterOptions,
+) -> Arc<SSTableReader> {
+    let mut w = SSTableWriter::create(fs, dir, id, opts).unwrap();
+    for p in parts {
+        w.append(p).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+fn codecs() -> [Codec; 4] {
+    [
+        Codec::None,
+        Codec::Lz4,
+        Codec::Zstd { level: 3 },
+        Codec::Zstd { level: -7 },
+    ]
+}
+
+#[test]
+fn round_trip_every_codec_by_lookup_and_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(11, 400);
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    for (i, codec) in codecs().into_iter().enumerate() {
+        for chunk in [256u32, 16 * 1024] {
+            let id = (i * 10) as u64 + u64::from(chunk == 256);
+            let r = write(
+                &fs,
+                dir.path(),
+                id,
+                &parts,
+                options(codec, chunk, parts.len() as u64),
+            );
+            assert_eq!(r.stats().partition_count, parts.len() as u64);
+            for p in &parts {
+                assert_eq!(
+                    r.read_partition(&p.key, READ).unwrap().as_ref(),
+                    Some(p),
+                    "{codec:?} {chunk}"
+                );
+            }
+            let all: Vec<PartitionUpdate> =
+                r.scan(None, READ).unwrap().map(|p| p.unwrap()).collect();
+            assert_eq!(all, parts, "{codec:?} full scan");
+            for _ in 0..15 {
+                // Start at a present key, or at a random (almost surely absent) one.
+                let start = if rng.gen() {
+                    parts[rng.gen_range(0..parts.len())].key.clone()
+                } else {
+                    DecoratedKey::new(&rng.gen::<[u8; 6]>())
+                };
+                let expected: Vec<&PartitionUpdate> =
+                    parts.iter().filter(|p| p.key >= start).collect();
+                let got: Vec<PartitionUpdate> = r
+                    .scan(Some(&start), READ)
+                    .unwrap()
+                    .map(|p| p.unwrap())
+                    .collect();
+                assert_eq!(
+                    got.iter().collect::<Vec<_>>(),
+                    expected,
+                    "{codec:?} scan from {start:?}"
+                );
+            }
+            assert!(r.verify(READ).is_empty());
+            if chunk == 256 {
+                assert!(r.chunk_count() > 50, "the wide partition spans many chunks");
+                assert!(r.index_block_count() > 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn absent_keys_return_none_and_count_false_positives() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut keys: Vec<DecoratedKey> = (0..3000u32)
+        .map(|i| DecoratedKey::new(format!("present-{i}").as_bytes()))
+        .collect();
+    keys.sort();
+    let parts: Vec<PartitionUpdate> = keys
+        .iter()
+        .map(|k| random_partition(&mut rng, k.clone(), 1))
+        .collect();
+    let parts: Vec<PartitionUpdate> = parts
+        .into_iter()
+        .filter(|p| !(p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty()))
+        .collect();
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        options(Codec::Lz4, 4096, parts.len() as u64),
+    );
+    let mut in_range = 0u64;
+    for i in 0..20_000u32 {
+        let k = DecoratedKey::new(format!("absent-{i}").as_bytes());
+        if k > *r.first_key() && k < *r.last_key() {
+            in_range += 1;
+        }
+        assert_eq!(r.read_partition(&k, READ).unwrap(), None);
+    }
+    let fp = r.bloom_false_positives();
+    let rate = fp as f64 / in_range as f64;
+    assert!(
+        rate < 0.015,
+        "false-positive rate {rate} ({fp} of {in_range})"
+    );
+    assert_eq!(r.bloom_true_positives(), 0);
+    for p in parts.iter().take(10) {
+        assert!(r.may_contain(&p.key));
+        assert!(r.read_partition(&p.key, READ).unwrap().is_some());
+    }
+    assert_eq!(r.bloom_true_positives(), 10);
+}
+
+fn flip(path: &Path, bit: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn corruption_offset(e: &Error, path: &Path) -> u64 {
+    match e {
+        Error::Corruption {
+            path: p, offset, ..
+        } => {
+            assert_eq!(p, path, "the error names the file");
+            *offset
+        }
+        other => panic!("expected corruption, got {other}"),
+    }
+}
+
+#[test]
+fn flipped_data_bit_is_corruption_never_wrong_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(21, 200);
+    let r = write(&fs, dir.path(), 7, &parts, options(Codec::Lz4, 1024, 200));
+    let path = r.path().to_path_buf();
+    // A bit in the middle of chunk 3.
+    let chunk = r.chunks[3];
+    drop(r);
+    flip(&path, (chunk.offset + u64::from(chunk.length) / 2) * 8 + 3);
+    let r = SSTableReader::open(&fs, &path, 7, None).unwrap();
+    let mut hit = 0;
+    for p in &parts {
+        match r.read_partition(&p.key, READ) {
+            Ok(got) => assert_eq!(got.as_ref(), Some(p), "never wrong data"),
+            Err(e) => {
+                assert_eq!(corruption_offset(&e, &path), chunk.offset);
+                hit += 1;
+            }
+        }
+    }
+    assert!(hit > 0, "some partition lives in the damaged chunk");
+    let scanned: Vec<_> = r.scan(None, READ).unwrap().collect();
+    let err = scanned.last().unwrap().as_ref().unwrap_err();
+    assert_eq!(corruption_offset(err, &path), chunk.offset);
+    let problems = r.verify(READ);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(corruption_offset(&problems[0], &path), chunk.offset);
+}
+
+#[test]
+fn flipped_bits_in_every_tail_block_fail_open_and_index_blocks_fail_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(31, 300);
+    let r = write(
+        &fs,
+        dir.path(),
+        3,
+        &parts,
+        options(Codec::Zstd { level: 1 }, 2048, 300),
+    );
+    let path = r.path().to_path_buf();
+    let original = std::fs::read(&path).unwrap();
+    let len = original.len() as u64;
+    let footer = Footer::decode(&original[original.len() - FOOTER_BYTES..]).unwrap();
+    let index_block = r.summary[1].clone();
+    drop(r);
+    let regions = [
+        ("chunk table", footer.chunk_table_offset),
+        ("summary", footer.summary_offset),
+        ("filter", footer.filter_offset + 5),
+        ("stats", footer.stats_offset + 1),
+        ("footer", len - 30),
+        ("magic", len - 1),
+    ];
+    for (name, at) in regions {
+        std::fs::write(&path, &original).unwrap();
+        flip(&path, at * 8 + 6);
+        let e = SSTableReader::open(&fs, &path, 3, None).expect_err(name);
+        corruption_offset(&e, &path);
+    }
+    std::fs::write(&path, &original).unwrap();
+    flip(&path, (index_block.offset + 10) * 8);
+    let r = SSTableReader::open(&fs, &path, 3, None).unwrap();
+    let e = r.read_partition(&index_block.first_key, READ).unwrap_err();
+    assert_eq!(corruption_offset(&e, &path), index_block.offset);
+    let problems = r.verify(READ);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(corruption_offset(&problems[0], &path), index_block.offset);
+}
+
+#[test]
+fn every_single_bit_flip_is_detected() {
+    // Invariant 1: every byte is under a checksum, so each of these flips must be
+    // caught by open or verify, and reads must never return wrong data.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(41, 40);
+    let r = write(&fs, dir.path(), 9, &parts, options(Codec::Lz4, 512, 40));
+    let path = r.path().to_path_buf();
+    drop(r);
+    let original = std::fs::read(&path).unwrap();
+    let bits = original.len() as u64 * 8;
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let (mut at_open, mut at_verify) = (0, 0);
+    for _ in 0..600 {
+        let bit = rng.gen_range(0..bits);
+        let mut bytes = original.clone();
+        bytes[(bit / 8) as usize] ^= 1 << (bit % 8);
+        std::fs::write(&path, &bytes).unwrap();
+        let r = match SSTableReader::open(&fs, &path, 9, None) {
+            Err(e) => {
+                corruption_offset(&e, &path);
+                at_open += 1;
+                continue;
+            }
+            Ok(r) => r,
+        };
+        for p in &parts {
+            if let Ok(got) = r.read_partition(&p.key, READ) {
+                assert_eq!(got.as_ref(), Some(p), "bit {bit}: wrong data returned");
+            }
+        }
+        let problems = r.verify(READ);
+        assert!(!problems.is_empty(), "bit {bit} of {bits} went undetected");
+        for e in &problems {
+            corruption_offset(e, &path);
+        }
+        at_verify += 1;
+    }
+    assert_eq!(at_open + at_verify, 600);
+    assert!(
+        at_verify > 0 && at_open > 0,
+        "flips hit both data and tail ({at_open} at open, {at_verify} by verify)"
+    );
+}
+
+#[test]
+fn out_of_order_append_is_invalid_input_and_abort_removes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(51, 10);
+    let mut w = SSTableWriter::create(&fs, dir.path(), 4, options(Codec::Lz4, 4096, 10)).unwrap();
+    w.append(&parts[1]).unwrap();
+    let before = w.uncompressed_bytes_written();
+    assert!(matches!(w.append(&parts[0]), Err(Error::InvalidInput(_))));
+    assert!(
+        matches!(w.append(&parts[1]), Err(Error::InvalidInput(_))),
+        "duplicates too"
+    );
+    assert_eq!(w.uncompressed_bytes_written(), before, "nothing written");
+    let mut unsorted = parts[2].clone();
+    unsorted.rows = vec![Row::new(b"b".to_vec()), Row::new(b"a".to_vec())];
+    assert!(matches!(w.append(&unsorted), Err(Error::InvalidInput(_))));
+    w.append(&parts[2]).unwrap();
+    assert_eq!(
+        fs.list_dir(dir.path()).unwrap(),
+        vec!["strata-4-Data.db.tmp".to_string()]
+    );
+    w.abort();
+    assert!(fs.list_dir(dir.path()).unwrap().is_empty());
+    // finish with nothing appended refuses and cleans up too.
+    let w = SSTableWriter::create(&fs, dir.path(), 5, options(Codec::Lz4, 4096, 10)).unwrap();
+    assert!(matches!(w.finish(), Err(Error::InvalidInput(_))));
+    assert!(fs.list_dir(dir.path()).unwrap().is_empty());
+}
+
+#[test]
+fn bytes_written_under_the_tag_equal_the_file_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let table = IoCounters::new();
+    let parts = random_partitions(61, 300);
+    let opts = WriterOptions {
+        tag: IoTag::compaction(2),
+        table_io: Some(table.clone()),
+        ..options(Codec::Zstd { level: 3 }, 4096, 300)
+    };
+    let r = write(&fs, dir.path(), 2, &parts, opts);
+    let size = std::fs::metadata(r.path()).unwrap().len();
+    assert_eq!(r.file_size(), size);
+    let g = fs.counters().snapshot();
+    assert_eq!(g.written(IoCause::Compaction), size);
+    assert_eq!(g.compaction_written_level_bytes[2], size);
+    assert_eq!(table.snapshot().written(IoCause::Compaction), size);
+    // Reads are charged to the caller's tag, globally and per table.
+    let before = table.snapshot().read(IoCause::UserRead);
+    r.read_partition(&parts[0].key, READ).unwrap();
+    assert!(table.snapshot().read(IoCause::UserRead) > before);
+}
+
+#[test]
+fn repetitive_data_compresses_and_random_data_is_stored_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(71);
+    let mut keys: Vec<DecoratedKey> = (0..2000u32)
+        .map(|i| DecoratedKey::new(&i.to_be_bytes()))
+        .collect();
+    keys.sort();
+    let make = |rng: &mut ChaCha8Rng, random: bool| -> Vec<PartitionUpdate> {
+        keys.iter()
+            .map(|k| {
+                let mut p = PartitionUpdate::new(k.clone());
+                let mut r = Row::new(Vec::new());
+                r.liveness = LivenessInfo::new(NOW_MICROS);
+                for c in 0..5 {
+                    let v: Vec<u8> = if random {
+                        (0..34).map(|_| rng.gen()).collect()
+                    } else {
+                        vec![b'x'; 34]
+                    };
+                    r.add_cell(Cell::live(c, NOW_MICROS, v));
+                }
+                p.rows.push(r);
+                p
+            })
+            .collect()
+    };
+    let repetitive = make(&mut rng, false);
+    let random = make(&mut rng, true);
+    let mut id = 0;
+    for codec in [Codec::Lz4, Codec::Zstd { level: 3 }] {
+        id += 1;
+        let r = write(
+            &fs,
+            dir.path(),
+            id,
+            &repetitive,
+            options(codec, 16384, 2000),
+        );
+        let ratio = r.stats().compression_ratio();
+        assert!(ratio < 0.5, "{codec:?} on repetitive rows: ratio {ratio}");
+        id += 1;
+        let r = write(&fs, dir.path(), id, &random, options(codec, 16384, 2000));
+        let s = r.stats();
+        // Random values leave only the per-row framing to compress: below the 1/8
+        // threshold, so every chunk is raw (5 bytes of codec + crc each).
+        assert_eq!(
+            s.compressed_bytes,
+            s.uncompressed_bytes + 5 * r.chunk_count() as u64,
+            "{codec:?} random"
+        );
+    }
+}
+
+#[test]
+fn fixed_overhead_of_a_small_sstable_is_under_1_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut p = PartitionUpdate::new(DecoratedKey::new(b"user-0001"));
+    let mut row = Row::new(b"ck".to_vec());
+    row.liveness = LivenessInfo::new(NOW_MICROS);
+    row.add_cell(Cell::live(0, NOW_MICROS, b"value".to_vec()));
+    p.rows.push(row);
+    let r = write(&fs, dir.path(), 1, &[p], options(Codec::Lz4, 16384, 1));
+    let overhead = r.file_size() - r.index_bytes() - r.filter_bytes();
+    assert!(overhead < 1024, "fixed overhead {overhead} bytes");
+    eprintln!(
+        "1-partition sstable: {} bytes, {} index, {} filter, {} data (fixed overhead {overhead})",
+        r.file_size(),
+        r.index_bytes(),
+        r.filter_bytes(),
+        r.stats().compressed_bytes
+    );
+}
+
+#[test]
+fn statistics_describe_the_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(81, 150);
+    let opts = WriterOptions {
+        level: 3,
+        ..options(Codec::Lz4, 4096, 150)
+    };
+    let r = write(&fs, dir.path(), 8, &parts, opts);
+    let s = r.stats();
+    assert_eq!(s.partition_count, parts.len() as u64);
+    assert_eq!(
+        s.row_count,
+        parts.iter().map(|p| p.rows.len() as u64).sum::<u64>()
+    );
+    assert_eq!(
+        s.cell_count,
+        parts.iter().map(|p| p.cell_count() as u64).sum::<u64>()
+    );
+    assert_eq!(s.first_key, parts[0].key);
+    assert_eq!(s.last_key, parts[parts.len() - 1].key);
+    assert_eq!(
+        s.max_timestamp_micros,
+        parts.iter().map(|p| p.max_timestamp()).max().unwrap()
+    );
+    assert_eq!(s.level, 3);
+    assert_eq!(s.codec, Codec::Lz4);
+    assert_eq!(s.creation_time_seconds, NOW_SECONDS);
+    assert_eq!(s.partition_size_bytes.count(), s.partition_count);
+    assert_eq!(
+        s.max_local_deletion_seconds,
+        crate::data::NO_DELETION_TIME,
+        "live data never expires"
+    );
+    assert!(s.tombstone_count > 0);
+    assert_eq!(s.droppable_tombstones.total(), s.tombstone_count);
+    let far_future = s.estimate_droppable(NOW_SECONDS + 10_000_000);
+    assert!((far_future - s.tombstone_count as f64 / s.tombstone_candidates as f64).abs() < 1e-9);
+    assert_eq!(s.estimate_droppable(0), 0.0);
+    assert_eq!(
+        s.compressed_bytes,
+        r.chunks.iter().map(|c| u64::from(c.length)).sum::<u64>()
+    );
+}
+
+#[test]
+fn obsolete_file_is_deleted_when_the_last_reader_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(91, 20);
+    let r = write(&fs, dir.path(), 6, &parts, options(Codec::Lz4, 4096, 20));
+    let path = r.path().to_path_buf();
+    let in_flight = Arc::clone(&r);
+    let scanner = r.scan(None, READ).unwrap();
+    r.mark_obsolete();
+    drop(r);
+    drop(in_flight);
+    assert!(path.exists(), "a scanner still holds the reader");
+    assert_eq!(scanner.count(), parts.len());
+    assert!(!path.exists());
+}
+
+#[test]
+fn readers_are_shared_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SSTableReader>();
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = Arc::new(random_partitions(101, 200));
+    let r = write(&fs, dir.path(), 1, &parts, options(Codec::Lz4, 1024, 200));
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let (r, parts) = (Arc::clone(&r), Arc::clone(&parts));
+            std::thread::spawn(move || {
+                for p in parts.iter().skip(t).step_by(4) {
+                    assert_eq!(r.read_partition(&p.key, READ).unwrap().as_ref(), Some(p));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn file_names() {
+    assert_eq!(data_file_name(42), "strata-42-Data.db");
+    assert_eq!(parse_data_file_name("strata-42-Data.db"), Some(42));
+    assert_eq!(parse_data_file_name("strata-42-Data.db.tmp"), None);
+    assert_eq!(parse_data_file_name("other"), None);
+}
+
+#[test]
+fn static_row_with_clustering_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut p = PartitionUpdate::new(DecoratedKey::new(b"k"));
+    p.static_row = Some(Row::new(b"x".to_vec()));
+    p.deletion = PartitionDeletion::default();
+    let mut w = SSTableWriter::create(&fs, dir.path(), 1, options(Codec::Lz4, 4096, 1)).unwrap();
+    assert!(matches!(w.append(&p), Err(Error::InvalidInput(_))));
+    let bad = WriterOptions {
+        bloom_fp_chance: 0.0,
+        ..options(Codec::Lz4, 4096, 1)
+    };
+    assert!(matches!(
+        SSTableWriter::create(&fs, dir.path(), 2, bad),
+        Err(Error::InvalidOption { .. })
+    ));
+    let bad = options(Codec::Zstd { level: 40 }, 4096, 1);
+    assert!(matches!(
+        SSTableWriter::create(&fs, dir.path(), 2, bad),
+        Err(Error::InvalidOption { .. })
+    ));
+}

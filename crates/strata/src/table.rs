@@ -1,0 +1,410 @@
+//! A table: its memtables, its live sstables, its write and read paths, flushing
+//! and metrics.
+//!
+//! Threads: any number of writers and readers; one background flush executor per
+//! database (see `db`); `flush()` may also be called from any thread.
+//!
+//! Write path: `apply` waits while too many memtables are pending flush (bounded
+//! back-pressure), applies the update to the active memtable under the view's read
+//! lock, and switches the memtable when it passes `memtable_flush_threshold`.
+//! Switching takes the view's write lock, so no write is in flight in a memtable
+//! once it is switched out: its contents are final when the flush starts.
+//!
+//! Invariants:
+//! 1. A memtable leaves the view only after its sstable is durable and listed in a
+//!    durable manifest; readers therefore always find every applied write in
+//!    exactly one of: a memtable in the view, or a live sstable.
+//! 2. Memtables flush in the order they were switched out (one flush per table at
+//!    a time), so a newer memtable never reaches disk before an older one.
+//! 3. Memory is bounded: at most `max_pending_flushes + 1` memtables (plus writes
+//!    in flight) exist per table; past that, writers wait, and if the last flush
+//!    failed they get an error instead of waiting forever.
+
+use crate::clock::Clock;
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
+use crate::error::{Error, Result};
+use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
+use crate::manifest::{Manifest, SSTableEntry};
+use crate::memtable::Memtable;
+use crate::read::{self, PagingState, PartitionResult, ScanPage, View};
+use crate::schema::TableSchema;
+use crate::sstable::{
+    data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
+};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Buckets of the sstables-per-read histogram: 0, 1, 2, ... 15, 16+.
+pub const SSTABLES_PER_READ_BUCKETS: usize = 17;
+
+/// Counters behind `tablestats` and `tablehistograms`.
+#[derive(Debug, Default)]
+pub struct TableMetrics {
+    pub write_count: AtomicU64,
+    pub write_latency_micros_total: AtomicU64,
+    pub read_count: AtomicU64,
+    pub read_latency_micros_total: AtomicU64,
+    pub write_stall_micros_total: AtomicU64,
+    pub memtable_switch_count: AtomicU64,
+    pub flush_count: AtomicU64,
+    pub flush_failures: AtomicU64,
+    pub sstables_per_read: [AtomicU64; SSTABLES_PER_READ_BUCKETS],
+}
+
+/// Table behaviour that is not a CQL table option.
+#[derive(Clone, Debug)]
+pub struct TableRuntimeOptions {
+    /// Memtables that may wait for flush before writers block (Cassandra's
+    /// `memtable_flush_writers` queue; RocksDB's `max_write_buffer_number` - 1).
+    pub max_pending_flushes: usize,
+}
+
+impl Default for TableRuntimeOptions {
+    fn default() -> Self {
+        TableRuntimeOptions {
+            max_pending_flushes: 2,
+        }
+    }
+}
+
+/// Work for the flush executor.
+pub(crate) enum FlushJob {
+    Flush(Arc<Table>),
+    Shutdown,
+}
+
+#[derive(Debug)]
+pub struct Table {
+    dir: PathBuf,
+    schema: RwLock<Arc<TableSchema>>,
+    fs: Fs,
+    clock: Arc<dyn Clock>,
+    io: Arc<IoCounters>,
+    view: RwLock<Arc<View>>,
+    manifest: Mutex<Manifest>,
+    /// Serialises flushes of this table (invariant 2).
+    flush_lock: Mutex<()>,
+    flushed: Condvar,
+    flushed_mutex: Mutex<()>,
+    last_flush_error: Mutex<Option<String>>,
+    next_memtable_id: AtomicU64,
+    runtime: TableRuntimeOptions,
+    flush_tx: Mutex<Option<Sender<FlushJob>>>,
+    pub metrics: TableMetrics,
+}
+
+impl Table {
+    /// Opens (or creates) the table stored in `dir`, cleaning up after a crash
+    /// (manifest invariant 3).
+    pub(crate) fn open(
+        dir: &Path,
+        schema: TableSchema,
+        fs: &Fs,
+        clock: Arc<dyn Clock>,
+        runtime: TableRuntimeOptions,
+        flush_tx: Option<Sender<FlushJob>>,
+    ) -> Result<Arc<Table>> {
+        fs.create_dir_all(dir)?;
+        let manifest = Manifest::open(fs, dir)?;
+        let io = IoCounters::new();
+        let listed: std::collections::HashMap<u64, u32> = manifest
+            .data()
+            .sstables
+            .iter()
+            .map(|e| (e.id, e.level))
+            .collect();
+        for name in fs.list_dir(dir)? {
+            let orphan = name.ends_with(".tmp")
+                || parse_data_file_name(&name).is_some_and(|id| !listed.contains_key(&id));
+            if orphan {
+                fs.remove(&dir.join(&name))?;
+            }
+        }
+        let mut sstables = Vec::new();
+        let mut levels = Vec::new();
+        for e in &manifest.data().sstables {
+            let path = dir.join(data_file_name(e.id));
+            sstables.push(SSTableReader::open(fs, &path, e.id, Some(io.clone()))?);
+            levels.push(e.level);
+        }
+        let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
+        Ok(Arc::new(Table {
+            dir: dir.to_path_buf(),
+            schema: RwLock::new(Arc::new(schema)),
+            fs: fs.clone(),
+            clock,
+            io,
+            view: RwLock::new(Arc::new(View {
+                memtables: vec![memtable],
+                sstables,
+                levels,
+            })),
+            manifest: Mutex::new(manifest),
+            flush_lock: Mutex::new(()),
+            flushed: Condvar::new(),
+            flushed_mutex: Mutex::new(()),
+            last_flush_error: Mutex::new(None),
+            next_memtable_id: AtomicU64::new(2),
+            runtime,
+            flush_tx: Mutex::new(flush_tx),
+            metrics: TableMetrics::default(),
+        }))
+    }
+
+    pub fn schema(&self) -> Arc<TableSchema> {
+        self.schema.read().clone()
+    }
+
+    pub(crate) fn set_schema(&self, schema: TableSchema) {
+        *self.schema.write() = Arc::new(schema);
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The current snapshot of memtables and sstables.
+    pub fn view(&self) -> Arc<View> {
+        self.view.read().clone()
+    }
+
+    /// Bytes this table read and wrote, per cause.
+    pub fn io(&self) -> IoSnapshot {
+        self.io.snapshot()
+    }
+
+    pub fn io_counters(&self) -> &Arc<IoCounters> {
+        &self.io
+    }
+
+    /// Applies one partition update (already validated by the schema layer).
+    pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
+        let started = Instant::now();
+        self.wait_for_flush_capacity()?;
+        let threshold = self.schema.read().options.memtable_flush_threshold_bytes;
+        let switch = {
+            let view = self.view.read();
+            let active = view.active();
+            active.apply(update);
+            (active.memory_bytes() >= threshold).then(|| active.id())
+        };
+        if let Some(id) = switch {
+            self.switch_memtable(id);
+        }
+        self.metrics.write_count.fetch_add(1, Ordering::Relaxed);
+        self.metrics
+            .write_latency_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Invariant 3: blocks while too many memtables wait for flush.
+    fn wait_for_flush_capacity(&self) -> Result<()> {
+        if self.view.read().pending_flushes() <= self.runtime.max_pending_flushes {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let mut guard = self.flushed_mutex.lock();
+        let result = loop {
+            if self.view.read().pending_flushes() <= self.runtime.max_pending_flushes {
+                break Ok(());
+            }
+            if let Some(e) = self.last_flush_error.lock().clone() {
+                break Err(Error::Poisoned(format!(
+                    "{} memtables are waiting for flush and the last flush failed ({e}); writes are refused until a flush succeeds",
+                    self.view.read().pending_flushes()
+                )));
+            }
+            self.flushed.wait_for(&mut guard, Duration::from_millis(50));
+        };
+        self.metrics
+            .write_stall_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        result
+    }
+
+    /// Switches the active memtable out if it is still `expected_id` and not empty,
+    /// and queues it for flush. Returns whether a switch happened.
+    fn switch_memtable(self: &Arc<Self>, expected_id: u64) -> bool {
+        {
+            let mut view = self.view.write();
+            let active = view.active();
+            if active.id() != expected_id || active.is_empty() {
+                return false;
+            }
+            let fresh = Arc::new(Memtable::new(
+                self.next_memtable_id.fetch_add(1, Ordering::Relaxed),
+                self.clock.now_micros(),
+            ));
+            let mut memtables = Vec::with_capacity(view.memtables.len() + 1);
+            memtables.push(fresh);
+            memtables.extend(view.memtables.iter().cloned());
+            *view = Arc::new(View {
+                memtables,
+                sstables: view.sstables.clone(),
+                levels: view.levels.clone(),
+            });
+        }
+        self.metrics
+            .memtable_switch_count
+            .fetch_add(1, Ordering::Relaxed);
+        if let Some(tx) = self.flush_tx.lock().as_ref() {
+            // A closed channel means the database is shutting down; `close` flushes.
+            let _ = tx.send(FlushJob::Flush(self.clone()));
+        }
+        true
+    }
+
+    /// Flushes the active memtable and everything pending, synchronously
+    /// (`nodetool flush`).
+    pub fn flush(self: &Arc<Self>) -> Result<()> {
+        let id = self.view.read().active().id();
+        self.switch_memtable(id);
+        while self.flush_oldest()? {}
+        Ok(())
+    }
+
+    /// Flushes the oldest pending memtable, if any. Returns whether one was flushed.
+    pub fn flush_oldest(&self) -> Result<bool> {
+        let _serial = self.flush_lock.lock();
+        let memtable = {
+            let view = self.view.read();
+            if view.pending_flushes() == 0 {
+                return Ok(false);
+            }
+            view.memtables[view.memtables.len() - 1].clone()
+        };
+        match self.flush_memtable(&memtable) {
+            Ok(()) => {
+                *self.last_flush_error.lock() = None;
+                self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
+                let _g = self.flushed_mutex.lock();
+                self.flushed.notify_all();
+                Ok(true)
+            }
+            Err(e) => {
+                *self.last_flush_error.lock() = Some(e.to_string());
+                self.metrics.flush_failures.fetch_add(1, Ordering::Relaxed);
+                let _g = self.flushed_mutex.lock();
+                self.flushed.notify_all();
+                Err(e)
+            }
+        }
+    }
+
+    fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<()> {
+        let reader = if memtable.is_empty() {
+            None
+        } else {
+            Some(self.write_sstable(memtable)?)
+        };
+        if let Some(r) = &reader {
+            let committed = self.manifest.lock().commit(
+                &[SSTableEntry {
+                    id: r.id(),
+                    level: 0,
+                }],
+                &[],
+                None,
+            );
+            if let Err(e) = committed {
+                r.mark_obsolete();
+                return Err(e);
+            }
+        }
+        let mut view = self.view.write();
+        let memtables: Vec<_> = view
+            .memtables
+            .iter()
+            .filter(|m| m.id() != memtable.id())
+            .cloned()
+            .collect();
+        let mut sstables = view.sstables.clone();
+        let mut levels = view.levels.clone();
+        if let Some(r) = reader {
+            sstables.push(r);
+            levels.push(0);
+        }
+        *view = Arc::new(View {
+            memtables,
+            sstables,
+            levels,
+        });
+        Ok(())
+    }
+
+    fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {
+        let schema = self.schema();
+        let id = self.manifest.lock().allocate_id();
+        let opts = WriterOptions {
+            compression: schema.options.compression.params(),
+            bloom_fp_chance: schema.options.bloom_filter_fp_chance,
+            expected_partitions: memtable.partition_count(),
+            tag: IoTag::new(IoCause::Flush),
+            table_io: Some(self.io.clone()),
+            level: 0,
+            base: memtable.encoding_base(),
+            creation_time_seconds: self.clock.now_seconds(),
+        };
+        let mut writer = SSTableWriter::create(&self.fs, &self.dir, id, opts)?;
+        for part in memtable.all_partitions() {
+            let p = memtable.materialize(&part, &ClusteringRange::ALL);
+            if let Err(e) = writer.append(&p) {
+                writer.abort();
+                return Err(e);
+            }
+        }
+        writer.finish()
+    }
+
+    /// Reads one partition (see `read::read_partition`).
+    pub fn read(
+        &self,
+        key: &DecoratedKey,
+        range: &ClusteringRange,
+        reversed: bool,
+        limit: usize,
+    ) -> Result<PartitionResult> {
+        let started = Instant::now();
+        let view = self.view();
+        let result =
+            read::read_partition(&view, key, range, reversed, limit, self.clock.now_seconds())?;
+        let bucket = result.sstables_read.min(SSTABLES_PER_READ_BUCKETS - 1);
+        self.metrics.sstables_per_read[bucket].fetch_add(1, Ordering::Relaxed);
+        self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
+        self.metrics
+            .read_latency_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        Ok(result)
+    }
+
+    /// One page of a token-ordered scan of live rows.
+    pub fn scan(&self, paging: Option<&PagingState>, page_rows: usize) -> Result<ScanPage> {
+        read::scan(&self.view(), paging, page_rows, self.clock.now_seconds())
+    }
+
+    pub(crate) fn detach_flusher(&self) {
+        self.flush_tx.lock().take();
+    }
+
+    /// Files in the table directory that are sstables, with sizes (live or not yet
+    /// deleted): Cassandra's "Space used (total)".
+    pub fn disk_bytes_total(&self) -> Result<u64> {
+        let mut total = 0;
+        for name in self.fs.list_dir(&self.dir)? {
+            if parse_data_file_name(&name).is_some() {
+                let p = self.dir.join(&name);
+                total += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        Ok(total)
+    }
+}

@@ -1,0 +1,577 @@
+//! Seeded randomized model test: thousands of random mutations (every deletion
+//! kind, TTLs, timestamps out of order, clock advances) with flushes and reopens
+//! in between; every read (point, slice both directions with limits, paged full
+//! scan) is compared with an in-memory oracle.
+//!
+//! The oracle is deliberately written from the rules in DESIGN.md §2 and
+//! `data.rs`'s module docs, not from the engine's code: it keeps every version
+//! ever written and decides winners at read time.
+//!
+//! Runs a few seeds in CI. More: `STRATA_ORACLE_SEEDS=200 STRATA_ORACLE_OPS=5000
+//! cargo test --release -p strata --test randomized_oracle`; a single seed:
+//! `STRATA_ORACLE_SEED=1234`.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use strata::clock::SimClock;
+use strata::data::{
+    Cell, ClusteringBound, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo,
+    PartitionUpdate, RangeTombstone, Row,
+};
+use strata::db::{Database, DbOptions};
+use strata::read::PagingState;
+use strata::table::Table;
+
+const PARTITIONS: u8 = 12;
+const COLUMNS: u32 = 4;
+
+#[derive(Clone, Debug)]
+struct OCell {
+    ts: i64,
+    tomb: bool,
+    expiring: bool,
+    ldt: i64, // expiry (expiring) or deletion time (tombstone)
+    value: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OMarker {
+    ts: i64,
+    ttl: u32,
+    expiry: i64,
+}
+
+#[derive(Clone, Debug)]
+struct ORange {
+    start: Vec<u8>,
+    start_incl: bool,
+    end: Vec<u8>,
+    end_incl: bool,
+    ts: i64,
+}
+
+#[derive(Default, Debug)]
+struct OPart {
+    partition_dels: Vec<i64>,
+    range_dels: Vec<ORange>,
+    row_dels: BTreeMap<Vec<u8>, Vec<i64>>,
+    markers: BTreeMap<Vec<u8>, Vec<OMarker>>,
+    cells: BTreeMap<(Vec<u8>, u32), Vec<OCell>>,
+}
+
+fn in_range(ck: &[u8], r: &ORange) -> bool {
+    let after_start = if r.start_incl {
+        ck >= r.start.as_slice()
+    } else {
+        ck > r.start.as_slice() && !ck.starts_with(&r.start)
+    };
+    let before_end = if r.end_incl {
+        ck < r.end.as_slice() || ck.starts_with(&r.end)
+    } else {
+        ck < r.end.as_slice()
+    };
+    after_start && before_end
+}
+
+/// Cell winner, written out from the rule: higher timestamp; tie: tombstone;
+/// two tombstones: later deletion time; else greater value; equal values:
+/// expiring beats live, then later expiry.
+fn cell_beats(a: &OCell, b: &OCell) -> bool {
+    if a.ts != b.ts {
+        return a.ts > b.ts;
+    }
+    if a.tomb != b.tomb {
+        return a.tomb;
+    }
+    if a.tomb {
+        return a.ldt > b.ldt;
+    }
+    if a.value != b.value {
+        return a.value > b.value;
+    }
+    if a.expiring != b.expiring {
+        return a.expiring;
+    }
+    a.ldt > b.ldt
+}
+
+fn marker_beats(a: &OMarker, b: &OMarker) -> bool {
+    if a.ts != b.ts {
+        return a.ts > b.ts;
+    }
+    if (a.ttl > 0) != (b.ttl > 0) {
+        return a.ttl > 0;
+    }
+    a.expiry > b.expiry
+}
+
+/// A live row as the oracle sees it: clustering, marker live, cells (column, ts, value).
+type ORow = (Vec<u8>, bool, Vec<(u32, i64, Vec<u8>)>);
+
+impl OPart {
+    fn shadow(&self, ck: &[u8]) -> i64 {
+        let mut s = i64::MIN;
+        for &t in &self.partition_dels {
+            s = s.max(t);
+        }
+        for r in &self.range_dels {
+            if in_range(ck, r) {
+                s = s.max(r.ts);
+            }
+        }
+        if let Some(v) = self.row_dels.get(ck) {
+            for &t in v {
+                s = s.max(t);
+            }
+        }
+        s
+    }
+
+    fn row(&self, ck: &[u8], now: i64) -> Option<ORow> {
+        let shadow = self.shadow(ck);
+        let marker_live = self
+            .markers
+            .get(ck)
+            .and_then(|ms| {
+                ms.iter().fold(None::<OMarker>, |w, m| match w {
+                    Some(w) if !marker_beats(m, &w) => Some(w),
+                    _ => Some(*m),
+                })
+            })
+            .is_some_and(|m| m.ts > shadow && now < m.expiry);
+        let mut cells = Vec::new();
+        for col in 0..COLUMNS {
+            let Some(versions) = self.cells.get(&(ck.to_vec(), col)) else {
+                continue;
+            };
+            let mut w = &versions[0];
+            for v in &versions[1..] {
+                if cell_beats(v, w) {
+                    w = v;
+                }
+            }
+            let live = !w.tomb && (!w.expiring || now < w.ldt);
+            if live && w.ts > shadow {
+                cells.push((col, w.ts, w.value.clone()));
+            }
+        }
+        if !marker_live && cells.is_empty() {
+            return None;
+        }
+        Some((ck.to_vec(), marker_live, cells))
+    }
+
+    fn clusterings(&self) -> Vec<Vec<u8>> {
+        let mut cks: Vec<Vec<u8>> = self.markers.keys().cloned().collect();
+        cks.extend(self.cells.keys().map(|(ck, _)| ck.clone()));
+        cks.extend(self.row_dels.keys().cloned());
+        cks.sort();
+        cks.dedup();
+        cks
+    }
+
+    fn rows(&self, now: i64) -> Vec<ORow> {
+        self.clusterings()
+            .iter()
+            .filter_map(|ck| self.row(ck, now))
+            .collect()
+    }
+}
+
+fn engine_row(r: &Row) -> ORow {
+    (
+        r.clustering.clone(),
+        !r.liveness.is_empty(),
+        r.cells
+            .iter()
+            .map(|c| (c.column, c.timestamp_micros, c.value.clone()))
+            .collect(),
+    )
+}
+
+fn pk(i: u8) -> Vec<u8> {
+    vec![b'p', i]
+}
+
+/// Two one-byte clustering components: fixed width, so prefix-free.
+fn random_ck(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    vec![rng.gen_range(0..4u8), rng.gen_range(0..5u8)]
+}
+
+fn random_prefix(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    match rng.gen_range(0..3) {
+        0 => Vec::new(),
+        1 => vec![rng.gen_range(0..4u8)],
+        _ => random_ck(rng),
+    }
+}
+
+struct Harness {
+    dir: tempfile::TempDir,
+    clock: Arc<SimClock>,
+    db: Option<Database>,
+    oracle: BTreeMap<DecoratedKey, OPart>,
+    rng: ChaCha8Rng,
+    seed: u64,
+}
+
+const CREATE: &str = "CREATE TABLE ks.t (pk blob, c1 tinyint, c2 tinyint, v0 blob, v1 blob, v2 blob, v3 blob, \
+     PRIMARY KEY ((pk), c1, c2)) WITH memtable_flush_threshold_kb = 64 AND compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 4}";
+
+impl Harness {
+    fn new(seed: u64) -> Harness {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let clock = SimClock::fixed();
+        let db = Database::open(dir.path(), DbOptions::new(clock.clone())).expect("open");
+        db.create_table_cql(CREATE).expect("create table");
+        Harness {
+            dir,
+            clock,
+            db: Some(db),
+            oracle: BTreeMap::new(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            seed,
+        }
+    }
+
+    fn table(&self) -> Arc<Table> {
+        self.db
+            .as_ref()
+            .expect("open db")
+            .table("ks", "t")
+            .expect("table")
+    }
+
+    fn reopen(&mut self) {
+        if let Some(db) = self.db.take() {
+            db.close().expect("close");
+        }
+        self.db = Some(
+            Database::open(self.dir.path(), DbOptions::new(self.clock.clone())).expect("reopen"),
+        );
+    }
+
+    fn now_s(&self) -> i64 {
+        use strata::clock::Clock;
+        self.clock.now_seconds()
+    }
+
+    fn random_ts(&mut self) -> i64 {
+        use strata::clock::Clock;
+        // Out-of-order timestamps around "now", drawn from few values so that exact
+        // ties (where the tombstone-first and value-order rules decide) are common.
+        let spread = if self.rng.gen_bool(0.7) { 4 } else { 50 };
+        self.clock.now_micros() + self.rng.gen_range(-spread..spread) * 1000
+    }
+
+    fn mutate(&mut self) {
+        let i = self.rng.gen_range(0..PARTITIONS);
+        let key = DecoratedKey::new(&pk(i));
+        let now = self.now_s();
+        let mut u = PartitionUpdate::new(key.clone());
+        let kind = self.rng.gen_range(0..100);
+        let ts = self.random_ts();
+        let ttl: u32 = if self.rng.gen_bool(0.2) {
+            self.rng.gen_range(1..30)
+        } else {
+            0
+        };
+        let part = self.oracle.entry(key).or_default();
+        match kind {
+            // INSERT: marker + some cells.
+            0..=39 => {
+                let ck = random_ck(&mut self.rng);
+                let mut row = Row::new(ck.clone());
+                row.liveness = if ttl > 0 {
+                    LivenessInfo::expiring(ts, ttl, now)
+                } else {
+                    LivenessInfo::new(ts)
+                };
+                part.markers.entry(ck.clone()).or_default().push(OMarker {
+                    ts,
+                    ttl,
+                    expiry: if ttl > 0 { now + ttl as i64 } else { i64::MAX },
+                });
+                for col in 0..COLUMNS {
+                    if self.rng.gen_bool(0.7) {
+                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        let cell = if ttl > 0 {
+                            Cell::expiring(col, ts, ttl, now, value.clone())
+                        } else {
+                            Cell::live(col, ts, value.clone())
+                        };
+                        row.add_cell(cell);
+                        part.cells
+                            .entry((ck.clone(), col))
+                            .or_default()
+                            .push(OCell {
+                                ts,
+                                tomb: false,
+                                expiring: ttl > 0,
+                                ldt: if ttl > 0 { now + ttl as i64 } else { i64::MAX },
+                                value,
+                            });
+                    }
+                }
+                u.add_row(row);
+            }
+            // UPDATE: cells only (no marker), some of them deletions (null).
+            40..=64 => {
+                let ck = random_ck(&mut self.rng);
+                let mut row = Row::new(ck.clone());
+                for col in 0..COLUMNS {
+                    if !self.rng.gen_bool(0.5) {
+                        continue;
+                    }
+                    let cell_ts = if self.rng.gen_bool(0.8) {
+                        ts
+                    } else {
+                        self.random_ts()
+                    };
+                    let part = self.oracle.entry(u.key.clone()).or_default();
+                    if self.rng.gen_bool(0.25) {
+                        row.add_cell(Cell::tombstone(col, cell_ts, now));
+                        part.cells
+                            .entry((ck.clone(), col))
+                            .or_default()
+                            .push(OCell {
+                                ts: cell_ts,
+                                tomb: true,
+                                expiring: false,
+                                ldt: now,
+                                value: vec![],
+                            });
+                    } else {
+                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        let cell = if ttl > 0 {
+                            Cell::expiring(col, cell_ts, ttl, now, value.clone())
+                        } else {
+                            Cell::live(col, cell_ts, value.clone())
+                        };
+                        row.add_cell(cell);
+                        part.cells
+                            .entry((ck.clone(), col))
+                            .or_default()
+                            .push(OCell {
+                                ts: cell_ts,
+                                tomb: false,
+                                expiring: ttl > 0,
+                                ldt: if ttl > 0 { now + ttl as i64 } else { i64::MAX },
+                                value,
+                            });
+                    }
+                }
+                if row.cells.is_empty() {
+                    return;
+                }
+                u.add_row(row);
+            }
+            // DELETE row.
+            65..=77 => {
+                let ck = random_ck(&mut self.rng);
+                let mut row = Row::new(ck.clone());
+                row.deletion = DeletionTime::new(ts, now);
+                part.row_dels.entry(ck).or_default().push(ts);
+                u.add_row(row);
+            }
+            // DELETE range with prefix bounds.
+            78..=92 => {
+                let mut a = random_prefix(&mut self.rng);
+                let mut b = random_prefix(&mut self.rng);
+                if !b.is_empty() && a > b {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                let start_incl = a.is_empty() || self.rng.gen_bool(0.5);
+                let end_incl = b.is_empty() || self.rng.gen_bool(0.5);
+                let range = ClusteringRange {
+                    start: ClusteringBound {
+                        prefix: a.clone(),
+                        inclusive: start_incl,
+                    },
+                    end: ClusteringBound {
+                        prefix: b.clone(),
+                        inclusive: end_incl,
+                    },
+                };
+                part.range_dels.push(ORange {
+                    start: a,
+                    start_incl,
+                    end: b,
+                    end_incl,
+                    ts,
+                });
+                u.deletion.ranges.push(RangeTombstone {
+                    range,
+                    deletion: DeletionTime::new(ts, now),
+                });
+            }
+            // DELETE partition.
+            _ => {
+                part.partition_dels.push(ts);
+                u.deletion.partition = Some(DeletionTime::new(ts, now));
+            }
+        }
+        self.table().apply(&u).expect("apply");
+    }
+
+    fn check_point(&mut self) {
+        let i = self.rng.gen_range(0..PARTITIONS);
+        let key = DecoratedKey::new(&pk(i));
+        let ck = random_ck(&mut self.rng);
+        let now = self.now_s();
+        let expected = self.oracle.get(&key).and_then(|p| p.row(&ck, now));
+        let range = ClusteringRange {
+            start: ClusteringBound::inclusive(ck.clone()),
+            end: ClusteringBound::inclusive(ck.clone()),
+        };
+        let got = self
+            .table()
+            .read(&key, &range, false, usize::MAX)
+            .expect("read");
+        let got: Vec<ORow> = got.rows.iter().map(engine_row).collect();
+        assert_eq!(
+            got,
+            expected.into_iter().collect::<Vec<_>>(),
+            "seed {} point read {:?} {:?}",
+            self.seed,
+            key,
+            ck
+        );
+    }
+
+    fn check_slice(&mut self) {
+        let i = self.rng.gen_range(0..PARTITIONS);
+        let key = DecoratedKey::new(&pk(i));
+        let mut a = random_prefix(&mut self.rng);
+        let mut b = random_prefix(&mut self.rng);
+        if !b.is_empty() && a > b {
+            std::mem::swap(&mut a, &mut b);
+        }
+        let start_incl = a.is_empty() || self.rng.gen_bool(0.5);
+        let end_incl = b.is_empty() || self.rng.gen_bool(0.5);
+        let reversed = self.rng.gen_bool(0.5);
+        let limit = if self.rng.gen_bool(0.5) {
+            usize::MAX
+        } else {
+            self.rng.gen_range(0..6)
+        };
+        let now = self.now_s();
+        let orange = ORange {
+            start: a.clone(),
+            start_incl,
+            end: b.clone(),
+            end_incl,
+            ts: 0,
+        };
+        let mut expected: Vec<ORow> = self
+            .oracle
+            .get(&key)
+            .map(|p| p.rows(now))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| in_range(&r.0, &orange))
+            .collect();
+        if reversed {
+            expected.reverse();
+        }
+        expected.truncate(limit);
+        let range = ClusteringRange {
+            start: ClusteringBound {
+                prefix: a,
+                inclusive: start_incl,
+            },
+            end: ClusteringBound {
+                prefix: b,
+                inclusive: end_incl,
+            },
+        };
+        let got = self
+            .table()
+            .read(&key, &range, reversed, limit)
+            .expect("slice");
+        let got: Vec<ORow> = got.rows.iter().map(engine_row).collect();
+        assert_eq!(
+            got, expected,
+            "seed {} slice of {:?} {:?} reversed={reversed} limit={limit}",
+            self.seed, key, range
+        );
+    }
+
+    fn check_scan(&mut self) {
+        let now = self.now_s();
+        let mut expected: Vec<(DecoratedKey, ORow)> = Vec::new();
+        for (k, p) in &self.oracle {
+            for r in p.rows(now) {
+                expected.push((k.clone(), r));
+            }
+        }
+        let page = self.rng.gen_range(1..8);
+        let mut got = Vec::new();
+        let mut paging: Option<PagingState> = None;
+        let table = self.table();
+        for _ in 0..10_000 {
+            // Round-trip the paging state through its byte form, as a client would.
+            let state = paging
+                .as_ref()
+                .map(|p| PagingState::from_bytes(&p.to_bytes()).expect("paging state"));
+            let result = table.scan(state.as_ref(), page).expect("scan");
+            let n: usize = result.partitions.iter().map(|p| p.rows.len()).sum();
+            assert!(n <= page, "page of {n} rows exceeds {page}");
+            for p in result.partitions {
+                for r in &p.rows {
+                    got.push((p.key.clone(), engine_row(r)));
+                }
+            }
+            match result.next {
+                Some(next) => paging = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(
+            got, expected,
+            "seed {} full scan with pages of {page}",
+            self.seed
+        );
+    }
+
+    fn run(&mut self, ops: usize) {
+        for step in 0..ops {
+            match self.rng.gen_range(0..100) {
+                0..=59 => self.mutate(),
+                60..=69 => self.check_point(),
+                70..=79 => self.check_slice(),
+                80..=81 => self.check_scan(),
+                82..=87 => self.clock.advance_seconds(self.rng.gen_range(0..10)),
+                88..=89 => self.table().flush().expect("flush"),
+                90 => self.reopen(),
+                _ => self.mutate(),
+            }
+            if step % 500 == 499 {
+                self.check_scan();
+            }
+        }
+        self.check_scan();
+        self.reopen();
+        self.check_scan();
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn randomized_against_oracle() {
+    let ops = env_u64("STRATA_ORACLE_OPS").unwrap_or(3000) as usize;
+    let seeds: Vec<u64> = match env_u64("STRATA_ORACLE_SEED") {
+        Some(s) => vec![s],
+        None => (0..env_u64("STRATA_ORACLE_SEEDS").unwrap_or(4))
+            .map(|i| 0x5eed_0000 + i)
+            .collect(),
+    };
+    for seed in seeds {
+        Harness::new(seed).run(ops);
+    }
+}
