@@ -19,6 +19,7 @@ pub mod read;
 pub mod schema;
 pub mod sstable;
 pub mod table;
+pub mod tablestats;
 pub mod token;
 pub mod types;
 

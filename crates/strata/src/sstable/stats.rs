@@ -189,6 +189,13 @@ impl Log2Histogram {
             .collect()
     }
 
+    /// Adds every count of `other` (histograms of several sstables).
+    pub fn merge(&mut self, other: &Log2Histogram) {
+        for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
+            *a += *b;
+        }
+    }
+
     /// Lower bound of the smallest value recorded.
     pub fn min(&self) -> Option<u64> {
         (0..65).find(|&b| self.buckets[b] > 0).map(Self::bucket_low)

@@ -1,0 +1,250 @@
+//! `tablestats`: a table's figures as `nodetool tablestats` prints them.
+//!
+//! JSON keys are nodetool's field names in snake_case with the unit as suffix
+//! (issue 2); later issues add keys the same way. Figures are computed from one
+//! view snapshot, so counts and sizes are mutually consistent.
+
+use crate::fs::IoCause;
+use crate::sstable::stats::Log2Histogram;
+use crate::table::{Table, SSTABLES_PER_READ_BUCKETS};
+use serde::Serialize;
+use std::sync::atomic::Ordering;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TableStats {
+    pub keyspace: String,
+    pub table: String,
+    pub sstable_count: usize,
+    pub space_used_live_bytes: u64,
+    pub space_used_total_bytes: u64,
+    /// compressed / uncompressed over live sstables; -1.0 without sstables (as nodetool).
+    pub sstable_compression_ratio: f64,
+    /// Sum over memtables and sstables: an upper bound when partitions overlap
+    /// (Cassandra merges HyperLogLog sketches instead).
+    pub number_of_partitions_estimate: u64,
+    pub memtable_cell_count: u64,
+    pub memtable_data_size_bytes: u64,
+    /// Exact bytes held by the active memtable (data + structure).
+    pub memtable_memory_bytes: u64,
+    pub memtable_switch_count: u64,
+    pub pending_flushes: usize,
+    pub bloom_filter_false_positives: u64,
+    pub bloom_filter_false_ratio: f64,
+    pub bloom_filter_space_used_bytes: u64,
+    pub index_space_used_bytes: u64,
+    pub local_read_count: u64,
+    /// Mean, as nodetool prints it; NaN-free: 0 when there were no reads.
+    pub local_read_latency_ms: f64,
+    pub local_write_count: u64,
+    pub local_write_latency_ms: f64,
+    pub compacted_partition_minimum_bytes: u64,
+    pub compacted_partition_maximum_bytes: u64,
+    pub compacted_partition_mean_bytes: u64,
+    pub bytes_flushed: u64,
+    pub write_stall_seconds: f64,
+    /// Histogram of sstables read per partition read: index i = i sstables
+    /// (the last bucket is "16 or more").
+    pub sstables_per_read: Vec<u64>,
+    pub sstables_in_each_level: Vec<usize>,
+    pub sstable_bytes_in_each_level: Vec<u64>,
+    pub droppable_tombstone_ratio: f64,
+}
+
+fn mean_ms(total_micros: u64, count: u64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        total_micros as f64 / count as f64 / 1000.0
+    }
+}
+
+impl Table {
+    /// Figures for `strata tablestats`.
+    pub fn stats(&self) -> TableStats {
+        let view = self.view();
+        let schema = self.schema();
+        let m = &self.metrics;
+        let mut live = 0u64;
+        let mut compressed = 0u64;
+        let mut uncompressed = 0u64;
+        let mut partitions = 0u64;
+        let mut fp = 0u64;
+        let mut tp = 0u64;
+        let mut filter_bytes = 0u64;
+        let mut index_bytes = 0u64;
+        let mut sizes = Log2Histogram::default();
+        let mut levels: Vec<usize> = Vec::new();
+        let mut level_bytes: Vec<u64> = Vec::new();
+        let gc_before = self.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
+        let mut droppable_weighted = 0.0;
+        let mut candidates = 0u64;
+        for (s, &level) in view.sstables.iter().zip(&view.levels) {
+            let st = s.stats();
+            live += s.file_size();
+            compressed += st.compressed_bytes;
+            uncompressed += st.uncompressed_bytes;
+            partitions += st.partition_count;
+            fp += s.bloom_false_positives();
+            tp += s.bloom_true_positives();
+            filter_bytes += s.filter_bytes();
+            index_bytes += s.index_bytes();
+            sizes.merge(&st.partition_size_bytes);
+            let l = level as usize;
+            if levels.len() <= l {
+                levels.resize(l + 1, 0);
+                level_bytes.resize(l + 1, 0);
+            }
+            levels[l] += 1;
+            level_bytes[l] += s.file_size();
+            droppable_weighted += st.estimate_droppable(gc_before) * st.tombstone_candidates as f64;
+            candidates += st.tombstone_candidates;
+        }
+        let active = view.active();
+        partitions += view
+            .memtables
+            .iter()
+            .map(|m| m.partition_count())
+            .sum::<u64>();
+        let reads = m.read_count.load(Ordering::Relaxed);
+        let writes = m.write_count.load(Ordering::Relaxed);
+        TableStats {
+            keyspace: schema.keyspace.clone(),
+            table: schema.name.clone(),
+            sstable_count: view.sstables.len(),
+            space_used_live_bytes: live,
+            space_used_total_bytes: self.disk_bytes_total().unwrap_or(live).max(live),
+            sstable_compression_ratio: if uncompressed == 0 {
+                -1.0
+            } else {
+                compressed as f64 / uncompressed as f64
+            },
+            number_of_partitions_estimate: partitions,
+            memtable_cell_count: active.cell_count(),
+            memtable_data_size_bytes: active.data_bytes(),
+            memtable_memory_bytes: active.memory_bytes(),
+            memtable_switch_count: m.memtable_switch_count.load(Ordering::Relaxed),
+            pending_flushes: view.pending_flushes(),
+            bloom_filter_false_positives: fp,
+            bloom_filter_false_ratio: if fp + tp == 0 {
+                0.0
+            } else {
+                fp as f64 / (fp + tp) as f64
+            },
+            bloom_filter_space_used_bytes: filter_bytes,
+            index_space_used_bytes: index_bytes,
+            local_read_count: reads,
+            local_read_latency_ms: mean_ms(
+                m.read_latency_micros_total.load(Ordering::Relaxed),
+                reads,
+            ),
+            local_write_count: writes,
+            local_write_latency_ms: mean_ms(
+                m.write_latency_micros_total.load(Ordering::Relaxed),
+                writes,
+            ),
+            compacted_partition_minimum_bytes: sizes.min().unwrap_or(0),
+            compacted_partition_maximum_bytes: sizes.max().unwrap_or(0),
+            compacted_partition_mean_bytes: sizes.mean().round() as u64,
+            bytes_flushed: self.io().written(IoCause::Flush),
+            write_stall_seconds: m.write_stall_micros_total.load(Ordering::Relaxed) as f64 / 1e6,
+            sstables_per_read: (0..SSTABLES_PER_READ_BUCKETS)
+                .map(|i| m.sstables_per_read[i].load(Ordering::Relaxed))
+                .collect(),
+            sstables_in_each_level: levels,
+            sstable_bytes_in_each_level: level_bytes,
+            droppable_tombstone_ratio: if candidates == 0 {
+                0.0
+            } else {
+                droppable_weighted / candidates as f64
+            },
+        }
+    }
+}
+
+impl TableStats {
+    /// The human form, laid out like `nodetool tablestats`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let mut line = |k: &str, v: String| {
+            s.push_str(&format!("\t\t{k}: {v}\n"));
+        };
+        line("Table", format!("{}.{}", self.keyspace, self.table));
+        line("SSTable count", self.sstable_count.to_string());
+        line(
+            "SSTables in each level",
+            format!("{:?}", self.sstables_in_each_level),
+        );
+        line("Space used (live)", self.space_used_live_bytes.to_string());
+        line(
+            "Space used (total)",
+            self.space_used_total_bytes.to_string(),
+        );
+        line(
+            "SSTable Compression Ratio",
+            format!("{:.5}", self.sstable_compression_ratio),
+        );
+        line(
+            "Number of partitions (estimate)",
+            self.number_of_partitions_estimate.to_string(),
+        );
+        line("Memtable cell count", self.memtable_cell_count.to_string());
+        line(
+            "Memtable data size",
+            self.memtable_data_size_bytes.to_string(),
+        );
+        line(
+            "Memtable memory used",
+            self.memtable_memory_bytes.to_string(),
+        );
+        line(
+            "Memtable switch count",
+            self.memtable_switch_count.to_string(),
+        );
+        line("Pending flushes", self.pending_flushes.to_string());
+        line("Local read count", self.local_read_count.to_string());
+        line(
+            "Local read latency",
+            format!("{:.3} ms", self.local_read_latency_ms),
+        );
+        line("Local write count", self.local_write_count.to_string());
+        line(
+            "Local write latency",
+            format!("{:.3} ms", self.local_write_latency_ms),
+        );
+        line(
+            "Bloom filter false positives",
+            self.bloom_filter_false_positives.to_string(),
+        );
+        line(
+            "Bloom filter false ratio",
+            format!("{:.5}", self.bloom_filter_false_ratio),
+        );
+        line(
+            "Bloom filter space used",
+            self.bloom_filter_space_used_bytes.to_string(),
+        );
+        line("Index space used", self.index_space_used_bytes.to_string());
+        line(
+            "Compacted partition minimum bytes",
+            self.compacted_partition_minimum_bytes.to_string(),
+        );
+        line(
+            "Compacted partition maximum bytes",
+            self.compacted_partition_maximum_bytes.to_string(),
+        );
+        line(
+            "Compacted partition mean bytes",
+            self.compacted_partition_mean_bytes.to_string(),
+        );
+        line("Bytes flushed", self.bytes_flushed.to_string());
+        line(
+            "Write stall time",
+            format!("{:.3} s", self.write_stall_seconds),
+        );
+        line(
+            "Droppable tombstone ratio",
+            format!("{:.5}", self.droppable_tombstone_ratio),
+        );
+        s
+    }
+}
