@@ -344,9 +344,18 @@ impl Structure for BTreeMapBaseline {
 // Throughput
 // ---------------------------------------------------------------------------
 
-/// Every timed call's rate, keyed by (structure, workload, threads), for the
-/// end-of-run summary (criterion keeps its estimates to itself).
-static RATES: Mutex<Vec<(&'static str, &'static str, usize, f64)>> = Mutex::new(Vec::new());
+/// One timed call's insert rate (or, in the summary, the median of a case's).
+#[derive(Clone, Copy)]
+struct Rate {
+    structure: &'static str,
+    workload: &'static str,
+    threads: usize,
+    rows_per_second: f64,
+}
+
+/// Every timed call's rate, for the end-of-run summary (criterion keeps its
+/// estimates to itself).
+static RATES: Mutex<Vec<Rate>> = Mutex::new(Vec::new());
 
 /// Applies `inputs` (one slice per thread) to a fresh structure; returns the time
 /// spent inserting only.
@@ -387,7 +396,12 @@ fn bench_one<S: Structure>(
                 total += timed_fill::<S>(inputs);
             }
             let rate = (iters as usize * INSERTS) as f64 / total.as_secs_f64();
-            RATES.lock().push((S::NAME, workload.name(), threads, rate));
+            RATES.lock().push(Rate {
+                structure: S::NAME,
+                workload: workload.name(),
+                threads,
+                rows_per_second: rate,
+            });
             total
         })
     });
@@ -507,7 +521,7 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
 }
 
-fn write_json(footprints: &[Footprint], rates: &[(&'static str, &'static str, usize, f64)]) {
+fn write_json(footprints: &[Footprint], medians: &[Rate]) {
     let overhead: Vec<serde_json::Value> = footprints
         .iter()
         .map(|f| {
@@ -526,9 +540,17 @@ fn write_json(footprints: &[Footprint], rates: &[(&'static str, &'static str, us
             })
         })
         .collect();
-    let throughput: Vec<serde_json::Value> = rates
+    let throughput: Vec<serde_json::Value> = medians
         .iter()
-        .map(|(s, w, t, r)| serde_json::json!({"structure": s, "workload": w, "threads": t, "inserts_per_second_median": r}))
+        .map(|r| {
+            serde_json::json!({
+                "structure": r.structure,
+                "workload": r.workload,
+                "threads": r.threads,
+                "inserts_per_second_median": r.rows_per_second,
+                "ratio_vs_skiplist": vs_skiplist(medians, r),
+            })
+        })
         .collect();
     let doc = serde_json::json!({ "overhead": overhead, "throughput": throughput });
     let path = target_dir().join("memtable-overhead.json");
@@ -548,23 +570,44 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// `r`'s rate over the skiplist's in the same workload and thread count.
+fn vs_skiplist(medians: &[Rate], r: &Rate) -> Option<f64> {
+    medians
+        .iter()
+        .find(|m| {
+            m.structure == SkipListBaseline::NAME
+                && m.workload == r.workload
+                && m.threads == r.threads
+        })
+        .map(|m| r.rows_per_second / m.rows_per_second)
+}
+
 fn print_summary(footprints: &[Footprint]) {
     let all = RATES.lock().clone();
-    let mut medians: Vec<(&'static str, &'static str, usize, f64)> = Vec::new();
+    let mut medians = Vec::new();
     for workload in Workload::ALL {
         for threads in [1, 2] {
-            for s in [
+            for structure in [
                 Memtable::NAME,
                 SkipListBaseline::NAME,
                 BTreeMapBaseline::NAME,
             ] {
                 let v: Vec<f64> = all
                     .iter()
-                    .filter(|r| r.0 == s && r.1 == workload.name() && r.2 == threads)
-                    .map(|r| r.3)
+                    .filter(|r| {
+                        r.structure == structure
+                            && r.workload == workload.name()
+                            && r.threads == threads
+                    })
+                    .map(|r| r.rows_per_second)
                     .collect();
                 if !v.is_empty() {
-                    medians.push((s, workload.name(), threads, median(v)));
+                    medians.push(Rate {
+                        structure,
+                        workload: workload.name(),
+                        threads,
+                        rows_per_second: median(v),
+                    });
                 }
             }
         }
@@ -575,20 +618,19 @@ fn print_summary(footprints: &[Footprint]) {
         "{:<24} {:<20} {:>7} {:>14} {:>12}",
         "workload", "structure", "threads", "inserts/s", "vs skiplist"
     );
-    for &(s, w, t, r) in &medians {
-        let skip = medians
-            .iter()
-            .find(|m| m.0 == SkipListBaseline::NAME && m.1 == w && m.2 == t)
-            .map(|m| m.3);
-        let ratio = skip.map_or(String::from("-"), |k| format!("{:.2}x", r / k));
-        println!("{w:<24} {s:<20} {t:>7} {r:>14.0} {ratio:>12}");
+    for r in &medians {
+        let ratio = vs_skiplist(&medians, r).map_or(String::from("-"), |x| format!("{x:.2}x"));
+        println!(
+            "{:<24} {:<20} {:>7} {:>14.0} {:>12}",
+            r.workload, r.structure, r.threads, r.rows_per_second, ratio
+        );
     }
     println!();
     println!(
         "== Overhead per cell beyond key + clustering + value bytes ({INSERTS} rows, 1 thread) =="
     );
     println!(
-        "{:<24} {:<20} {:>12} {:>12} {:>12} {:>12}",
+        "{:<24} {:<20} {:>12} {:>12} {:>12} {:>15}",
         "workload", "structure", "logical B", "alloc B/cell", "glibc B/cell", "own acct B/cell"
     );
     for f in footprints {
@@ -596,7 +638,7 @@ fn print_summary(footprints: &[Footprint]) {
             format!("{:.1}", f.per_cell(a as i64))
         });
         println!(
-            "{:<24} {:<20} {:>12} {:>12.1} {:>12.1} {:>12}",
+            "{:<24} {:<20} {:>12} {:>12.1} {:>12.1} {:>15}",
             f.workload,
             f.structure,
             f.logical_bytes,

@@ -25,6 +25,7 @@ use crate::table::{FlushJob, Table, TableRuntimeOptions};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -58,6 +59,7 @@ pub struct Database {
     tables: RwLock<BTreeMap<(String, String), Arc<Table>>>,
     flush_tx: Sender<FlushJob>,
     flusher: Mutex<Option<JoinHandle<()>>>,
+    stopping: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Database {
@@ -82,6 +84,8 @@ impl Database {
             Catalog::default()
         };
         let (flush_tx, flush_rx) = channel::<FlushJob>();
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop_seen = stopping.clone();
         let flusher = std::thread::Builder::new()
             .name("strata-flush".into())
             .spawn(move || {
@@ -92,7 +96,12 @@ impl Database {
                             // A failure is recorded on the table (writers see it once
                             // memory fills up); retry after a pause so a transient
                             // ENOSPC clears without operator action.
+                            // The retry stops at shutdown, so a database whose
+                            // disk stays full can still be dropped.
                             while let Err(_e) = table.flush_oldest() {
+                                if stop_seen.load(Ordering::Acquire) {
+                                    break;
+                                }
                                 std::thread::sleep(std::time::Duration::from_millis(200));
                                 if table.view().pending_flushes() == 0 {
                                     break;
@@ -110,6 +119,7 @@ impl Database {
             tables: RwLock::new(BTreeMap::new()),
             flush_tx,
             flusher: Mutex::new(Some(flusher)),
+            stopping,
         };
         for ks in catalog.keyspaces.values() {
             for t in ks.tables.values() {
@@ -245,6 +255,7 @@ impl Database {
         for t in self.tables() {
             t.detach_flusher();
         }
+        self.stopping.store(true, Ordering::Release);
         let _ = self.flush_tx.send(FlushJob::Shutdown);
         if let Some(h) = self.flusher.lock().take() {
             let _ = h.join();

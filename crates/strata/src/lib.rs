@@ -7,6 +7,7 @@
 //! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
 
 pub mod clock;
+pub mod commitlog;
 pub mod data;
 pub mod db;
 pub mod encoding;

@@ -27,16 +27,20 @@ use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
 use crate::read::{self, PagingState, PartitionResult, ScanPage, View};
-use crate::schema::TableSchema;
+use crate::schema::{TableSchema, WriteOptions};
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
+use crate::types::Value;
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// A row as typed values: every column in schema order, `None` for null.
+pub type TypedRow = Vec<(String, Option<Value>)>;
 
 /// Buckets of the sstables-per-read histogram: 0, 1, 2, ... 15, 16+.
 pub const SSTABLES_PER_READ_BUCKETS: usize = 17;
@@ -49,6 +53,8 @@ pub struct TableMetrics {
     pub read_count: AtomicU64,
     pub read_latency_micros_total: AtomicU64,
     pub write_stall_micros_total: AtomicU64,
+    /// Writes refused because memtables were full and flushes were failing.
+    pub writes_refused: AtomicU64,
     pub memtable_switch_count: AtomicU64,
     pub flush_count: AtomicU64,
     pub flush_failures: AtomicU64,
@@ -218,6 +224,7 @@ impl Table {
                 break Ok(());
             }
             if let Some(e) = self.last_flush_error.lock().clone() {
+                self.metrics.writes_refused.fetch_add(1, Ordering::Relaxed);
                 break Err(Error::Poisoned(format!(
                     "{} memtables are waiting for flush and the last flush failed ({e}); writes are refused until a flush succeeds",
                     self.view.read().pending_flushes()
@@ -389,6 +396,53 @@ impl Table {
     /// One page of a token-ordered scan of live rows.
     pub fn scan(&self, paging: Option<&PagingState>, page_rows: usize) -> Result<ScanPage> {
         read::scan(&self.view(), paging, page_rows, self.clock.now_seconds())
+    }
+
+    /// `INSERT`: typed values by column name, validated by the schema, stamped with
+    /// this table's clock (row marker + cells). Nothing is written on error.
+    pub fn insert(self: &Arc<Self>, row: &[(&str, Value)], opts: &WriteOptions) -> Result<()> {
+        let update = self.schema().insert(row, opts, self.clock.now_micros())?;
+        self.apply(&update)
+    }
+
+    /// `UPDATE`: cells only (no row marker); `None` deletes that cell.
+    pub fn update(
+        self: &Arc<Self>,
+        key: &[(&str, Value)],
+        set: &[(&str, Option<Value>)],
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        let update = self
+            .schema()
+            .update(key, set, opts, self.clock.now_micros())?;
+        self.apply(&update)
+    }
+
+    /// `DELETE FROM ... WHERE <full primary key>`.
+    pub fn delete_row(self: &Arc<Self>, key: &[(&str, Value)], opts: &WriteOptions) -> Result<()> {
+        let update = self
+            .schema()
+            .delete_row(key, opts, self.clock.now_micros())?;
+        self.apply(&update)
+    }
+
+    /// `SELECT * FROM ... WHERE <partition key> [AND clustering range]`, decoded to
+    /// typed values (all columns in schema order; `None` for nulls).
+    pub fn select(
+        &self,
+        partition_key: &[Value],
+        range: &ClusteringRange,
+        reversed: bool,
+        limit: usize,
+    ) -> Result<Vec<TypedRow>> {
+        let schema = self.schema();
+        let key = schema.decorated_key(partition_key)?;
+        let result = self.read(&key, range, reversed, limit)?;
+        result
+            .rows
+            .iter()
+            .map(|r| schema.row_values_with_static(&key.key, result.static_row.as_ref(), r))
+            .collect()
     }
 
     pub(crate) fn detach_flusher(&self) {

@@ -42,6 +42,7 @@ pub struct TableStats {
     pub compacted_partition_mean_bytes: u64,
     pub bytes_flushed: u64,
     pub write_stall_seconds: f64,
+    pub writes_refused: u64,
     /// Histogram of sstables read per partition read: index i = i sstables
     /// (the last bucket is "16 or more").
     pub sstables_per_read: Vec<u64>,
@@ -147,6 +148,7 @@ impl Table {
             compacted_partition_mean_bytes: sizes.mean().round() as u64,
             bytes_flushed: self.io().written(IoCause::Flush),
             write_stall_seconds: m.write_stall_micros_total.load(Ordering::Relaxed) as f64 / 1e6,
+            writes_refused: m.writes_refused.load(Ordering::Relaxed),
             sstables_per_read: (0..SSTABLES_PER_READ_BUCKETS)
                 .map(|i| m.sstables_per_read[i].load(Ordering::Relaxed))
                 .collect(),

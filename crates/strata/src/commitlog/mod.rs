@@ -1,0 +1,1206 @@
+//! The commit log: every mutation is appended here before it reaches a memtable,
+//! so that an acknowledged write survives a crash (issue 3; the crash model, sync
+//! modes and recovery rules are in docs/DURABILITY.md, the byte layout in
+//! [`format`]).
+//!
+//! Glossary:
+//! - **segment**: one file `CommitLog-1-<id>.log` of at most `segment_size_bytes`;
+//!   records are only ever appended to the **active** (newest) segment.
+//! - **position**: a [`ReplayPosition`] `(segment id, byte offset)`. The position
+//!   of a record is the offset *after* it, so "flushed up to `p`" covers every
+//!   record whose position is `<= p`.
+//! - **dirty table**: a table with a record in a segment that it has not yet
+//!   flushed past; a segment is deleted when it has no dirty table left (Cassandra's
+//!   per-segment `cfDirty` map).
+//! - **sync**: handing appended bytes to the OS and fsyncing the active segment.
+//!
+//! Threads: [`CommitLog`] is `Send + Sync` and shared as `Arc` by every writer.
+//! Writers serialise and frame their mutation without any lock, then hold the
+//! `log` lock only to copy the bytes into the pending buffer. Syncing (fsync) holds
+//! the `io` lock, never the `log` lock, so writers keep appending while an fsync
+//! runs: that overlap is what lets the next fsync cover many writers (group
+//! commit). In `periodic` mode one background thread syncs every `period`.
+//! Lock order: `io` → `log` → `sync` → `poison`.
+//!
+//! Invariants:
+//! 1. Positions strictly increase in append order; `append` returns the position
+//!    after the record, and `current_position` is never behind a returned one.
+//! 2. Bytes reach the segment file in position order: only the holder of the `io`
+//!    lock moves bytes from the pending buffer to the file.
+//! 3. A non-active segment is complete and fsynced: the active segment is fsynced
+//!    before the next one is created, and a segment is created (header and
+//!    directory entry fsynced) before any record is written to it. Hence a torn
+//!    tail can only be in the newest segment, and anything bad elsewhere is
+//!    corruption.
+//! 4. `wait(ticket)` returns `Ok` only once a sync whose target is at or past the
+//!    ticket's position has completed (batch, group), or at once (periodic).
+//! 5. After any failed write or fsync the log is poisoned: it never retries an
+//!    fsync (Linux may have dropped the dirty pages, so a retry could report
+//!    success for lost data); every later append and unsatisfied wait fails with
+//!    `Error::Poisoned` giving the reason.
+//! 6. A segment is deleted only when it is not active, it has been replayed (if it
+//!    predates this open), and no table is dirty in it. The newest segment file is
+//!    never deleted, so a reopened log allocates ids above every position ever
+//!    handed out (see also [`CommitLog::ensure_after`]).
+//! 7. A mutation whose framed record exceeds half a segment is rejected with
+//!    `Error::InvalidInput` before anything is written (Cassandra's
+//!    `max_mutation_size` default).
+
+pub mod format;
+mod segment;
+
+#[cfg(test)]
+mod tests;
+
+pub use segment::{parse_segment_file_name, segment_file_name, segment_path};
+
+use self::format::{decode_header, decode_payload, encode_record, ScanItem, Scanner, HEADER_BYTES};
+use crate::data::PartitionUpdate;
+use crate::error::{Error, Result};
+use crate::fs::Fs;
+use crate::manifest::ReplayPosition;
+use parking_lot::{Condvar, Mutex};
+use segment::{SegmentFile, TAG};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// When appended mutations are fsynced, and when a writer is acknowledged.
+/// Cassandra's `commitlog_sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Acknowledge at once; a background thread fsyncs every `period`
+    /// (`commitlog_sync_period`, default 10 s). Power loss can lose up to
+    /// `period` of acknowledged writes.
+    Periodic { period: Duration },
+    /// Acknowledge only after the fsync that covers the write; concurrent writers
+    /// share fsyncs (leader/follower group commit). Loses nothing acknowledged.
+    Batch,
+    /// As `Batch`, but at most one fsync per `window`
+    /// (`commitlog_sync_group_window`): writers wait up to `window` so that more of
+    /// them share each fsync. Trades latency for fewer fsyncs.
+    Group { window: Duration },
+}
+
+impl SyncMode {
+    /// `commitlog_sync_period` default (Cassandra: 10000ms).
+    pub const DEFAULT_PERIOD: Duration = Duration::from_secs(10);
+    /// `commitlog_sync_group_window` default. Cassandra makes the operator choose;
+    /// 10 ms is a few fsyncs' worth on an SSD, enough for many writers to gather.
+    pub const DEFAULT_GROUP_WINDOW: Duration = Duration::from_millis(10);
+
+    /// The Cassandra name: `periodic`, `batch` or `group`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SyncMode::Periodic { .. } => "periodic",
+            SyncMode::Batch => "batch",
+            SyncMode::Group { .. } => "group",
+        }
+    }
+
+    /// Parses `periodic|batch|group` (the CLI's `--commitlog-sync`); `period` and
+    /// `window` are used by the modes that have them.
+    pub fn from_name(name: &str, period: Duration, window: Duration) -> Result<SyncMode> {
+        match name {
+            "periodic" => Ok(SyncMode::Periodic { period }),
+            "batch" => Ok(SyncMode::Batch),
+            "group" => Ok(SyncMode::Group { window }),
+            other => Err(Error::option(
+                "commitlog_sync",
+                format!("'{other}' is not one of periodic, batch, group"),
+            )),
+        }
+    }
+}
+
+impl Default for SyncMode {
+    fn default() -> Self {
+        SyncMode::Periodic {
+            period: SyncMode::DEFAULT_PERIOD,
+        }
+    }
+}
+
+/// Commit-log options, validated at [`CommitLog::open`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitLogOptions {
+    /// `commitlog_sync` and its period or window. Default: periodic, 10 s.
+    pub sync: SyncMode,
+    /// `commitlog_segment_size`, bytes. Default 32 MiB (Cassandra's). Larger
+    /// segments mean fewer files and rolls, but a segment is only deleted once every
+    /// table has flushed past all of it, so disk held by the log grows with it. Also
+    /// fixes the largest mutation: half a segment. Range 4 KiB ..= 1 GiB.
+    pub segment_size_bytes: u64,
+    /// Cassandra's `ignore_replay_errors` (`-Dcassandra.commitlog.ignorereplayerrors`):
+    /// skip corrupt records during replay instead of refusing to open. Default
+    /// false: corruption outside a torn tail stops the open, naming segment and offset.
+    pub ignore_replay_errors: bool,
+}
+
+impl CommitLogOptions {
+    pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 32 * 1024 * 1024;
+    pub const MIN_SEGMENT_SIZE_BYTES: u64 = 4 * 1024;
+    /// Record lengths are u32 and the largest record is half a segment, so 1 GiB
+    /// leaves ample room; Cassandra caps segments below 2 GiB for the same reason.
+    pub const MAX_SEGMENT_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
+
+    /// Largest framed record accepted: half a segment (Cassandra's
+    /// `max_mutation_size` default), so a fresh segment always has room for one.
+    pub fn max_mutation_bytes(&self) -> u64 {
+        self.segment_size_bytes / 2
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if !(Self::MIN_SEGMENT_SIZE_BYTES..=Self::MAX_SEGMENT_SIZE_BYTES)
+            .contains(&self.segment_size_bytes)
+        {
+            return Err(Error::option(
+                "commitlog_segment_size",
+                format!(
+                    "{} bytes is outside {}..={} bytes",
+                    self.segment_size_bytes,
+                    Self::MIN_SEGMENT_SIZE_BYTES,
+                    Self::MAX_SEGMENT_SIZE_BYTES
+                ),
+            ));
+        }
+        if let SyncMode::Periodic { period } = self.sync {
+            if period.is_zero() {
+                return Err(Error::option(
+                    "commitlog_sync_period",
+                    "must be positive (use batch mode to fsync every write)",
+                ));
+            }
+        }
+        if let SyncMode::Group { window } = self.sync {
+            if window > Duration::from_secs(60) {
+                return Err(Error::option(
+                    "commitlog_sync_group_window",
+                    format!("{window:?} would stall writers; at most 60 s"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for CommitLogOptions {
+    fn default() -> Self {
+        CommitLogOptions {
+            sync: SyncMode::default(),
+            segment_size_bytes: Self::DEFAULT_SEGMENT_SIZE_BYTES,
+            ignore_replay_errors: false,
+        }
+    }
+}
+
+/// Proof of an append, redeemed by [`CommitLog::wait`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncTicket {
+    pub position: ReplayPosition,
+}
+
+/// Counters of a live log, for `tablestats`-like output and the sync-mode benchmark.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CommitLogStats {
+    pub sync_mode: &'static str,
+    /// Mutations appended since open.
+    pub appends: u64,
+    /// Framed record bytes appended since open.
+    pub appended_bytes: u64,
+    /// fsyncs of segment data that made at least one mutation durable (group
+    /// syncs, periodic syncs, the sync before a segment roll). Segment creation
+    /// adds two more fsyncs each (file header, directory), counted by `Fs`.
+    pub fsyncs: u64,
+    /// Mutations made durable by those fsyncs.
+    pub synced_mutations: u64,
+    /// `synced_mutations / fsyncs`: above 1 when writers share fsyncs.
+    pub mutations_per_fsync: f64,
+    /// Segment files on disk (active one included).
+    pub segments_live: usize,
+    pub segments_created: u64,
+    pub segments_deleted: u64,
+    pub active_segment: u64,
+    /// Why the log refuses writes, if it does.
+    pub poisoned: Option<String>,
+}
+
+/// What [`CommitLog::replay`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReplayStats {
+    /// Segments read (those that existed when the log was opened).
+    pub segments_replayed: usize,
+    /// Mutations handed to `apply`.
+    pub records_replayed: u64,
+    /// Mutations at or before their table's flushed position (already in sstables).
+    pub records_skipped_flushed: u64,
+    /// Corrupt records (or damaged regions) skipped under `ignore_replay_errors`.
+    pub corrupt_records_skipped: u64,
+    pub corrupt_bytes_skipped: u64,
+    /// `path @ offset: reason` of each skipped damage.
+    pub corruptions: Vec<String>,
+    /// Bytes of torn tail cut from the newest segment at open (a crash mid-append).
+    pub torn_tail_bytes: u64,
+    /// Segments deleted after replay because no table needed them.
+    pub segments_deleted: usize,
+    /// Mutations replayed per table id.
+    pub replayed_per_table: BTreeMap<u64, u64>,
+}
+
+/// Per-segment bookkeeping.
+#[derive(Debug, Default)]
+struct SegmentState {
+    /// table id → end offset of its last record in this segment (Cassandra's
+    /// `cfDirty`/`cfLastWrite`). A table leaves when it flushes past that offset.
+    dirty: HashMap<u64, u64>,
+    /// Found at open and not yet replayed: kept whatever `dirty` says (invariant 6).
+    awaiting_replay: bool,
+}
+
+/// Guarded by `Shared::log`: the append order.
+#[derive(Debug)]
+struct LogState {
+    active: u64,
+    /// Logical end of the active segment: file bytes plus `pending`.
+    offset: u64,
+    /// Appended to the active segment, not yet handed to the file (invariant 2).
+    pending: Vec<u8>,
+    appended_count: u64,
+    segments: BTreeMap<u64, SegmentState>,
+    closed: bool,
+}
+
+impl LogState {
+    fn position(&self) -> ReplayPosition {
+        ReplayPosition {
+            segment: self.active,
+            offset: self.offset,
+        }
+    }
+
+    /// Removes and returns the segments invariant 6 allows to delete.
+    fn take_deletable(&mut self) -> Vec<u64> {
+        let active = self.active;
+        let dead: Vec<u64> = self
+            .segments
+            .iter()
+            .filter(|(id, s)| **id != active && !s.awaiting_replay && s.dirty.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &dead {
+            self.segments.remove(id);
+        }
+        dead
+    }
+}
+
+/// Guarded by `Shared::io`: the active file and what has been made durable.
+#[derive(Debug)]
+struct IoState {
+    file: SegmentFile,
+    /// Position covered by the last completed sync.
+    synced: ReplayPosition,
+    /// `appended_count` covered by the last completed sync.
+    synced_count: u64,
+}
+
+/// Guarded by `Shared::sync`: leader election for batch/group waiters.
+#[derive(Debug)]
+struct SyncState {
+    durable: ReplayPosition,
+    leader: bool,
+    last_sync_start: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    appends: AtomicU64,
+    appended_bytes: AtomicU64,
+    fsyncs: AtomicU64,
+    synced_mutations: AtomicU64,
+    segments_created: AtomicU64,
+    segments_deleted: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Shared {
+    fs: Fs,
+    dir: PathBuf,
+    opts: CommitLogOptions,
+    io: Mutex<IoState>,
+    log: Mutex<LogState>,
+    sync: Mutex<SyncState>,
+    synced_cv: Condvar,
+    poisoned: AtomicBool,
+    poison_reason: Mutex<Option<String>>,
+    stop: Mutex<bool>,
+    stop_cv: Condvar,
+    counters: Counters,
+    torn_tail_bytes: u64,
+}
+
+/// The commit log of a database (one per data directory).
+#[derive(Debug)]
+pub struct CommitLog {
+    shared: Arc<Shared>,
+    syncer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl CommitLog {
+    /// Opens `dir` (creating it), finds the existing segments, cuts a torn tail off
+    /// the newest one (invariant 3 lets only that one have one), and starts a new
+    /// active segment. Existing segments are replayed by [`CommitLog::replay`].
+    pub fn open(fs: &Fs, dir: &Path, opts: CommitLogOptions) -> Result<CommitLog> {
+        opts.validate()?;
+        fs.create_dir_all(dir)?;
+        let mut ids = Vec::new();
+        for name in fs.list_dir(dir)? {
+            let path = dir.join(&name);
+            if name.starts_with("CommitLog-") && name.ends_with(".tmp") {
+                // A torn-tail repair that crashed before its rename: the original
+                // segment is intact under its own name.
+                fs.remove(&path)?;
+                continue;
+            }
+            if let Some((version, id)) = parse_segment_file_name(&name) {
+                if version != format::SEGMENT_FORMAT_VERSION {
+                    return Err(Error::corruption(
+                        &path,
+                        0,
+                        format!(
+                            "commit log format version {version} is not readable by this build (version {})",
+                            format::SEGMENT_FORMAT_VERSION
+                        ),
+                    ));
+                }
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        let mut torn_tail_bytes = 0;
+        if let Some(&last) = ids.last() {
+            match repair_newest_segment(fs, dir, last, opts.ignore_replay_errors)? {
+                Repair::Removed => {
+                    ids.pop();
+                }
+                Repair::Kept { torn_bytes } => torn_tail_bytes = torn_bytes,
+            }
+        }
+        let active = ids.last().map_or(1, |id| id + 1);
+        let file = SegmentFile::create(fs, dir, active)?;
+        let mut segments: BTreeMap<u64, SegmentState> = ids
+            .iter()
+            .map(|&id| {
+                (
+                    id,
+                    SegmentState {
+                        dirty: HashMap::new(),
+                        awaiting_replay: true,
+                    },
+                )
+            })
+            .collect();
+        segments.insert(active, SegmentState::default());
+        let start = ReplayPosition {
+            segment: active,
+            offset: HEADER_BYTES,
+        };
+        let shared = Arc::new(Shared {
+            fs: fs.clone(),
+            dir: dir.to_path_buf(),
+            opts: opts.clone(),
+            io: Mutex::new(IoState {
+                file,
+                synced: start,
+                synced_count: 0,
+            }),
+            log: Mutex::new(LogState {
+                active,
+                offset: HEADER_BYTES,
+                pending: Vec::new(),
+                appended_count: 0,
+                segments,
+                closed: false,
+            }),
+            sync: Mutex::new(SyncState {
+                durable: start,
+                leader: false,
+                last_sync_start: None,
+            }),
+            synced_cv: Condvar::new(),
+            poisoned: AtomicBool::new(false),
+            poison_reason: Mutex::new(None),
+            stop: Mutex::new(false),
+            stop_cv: Condvar::new(),
+            counters: Counters::default(),
+            torn_tail_bytes,
+        });
+        shared
+            .counters
+            .segments_created
+            .fetch_add(1, Ordering::Relaxed);
+        let syncer = match opts.sync {
+            SyncMode::Periodic { period } => {
+                let s = shared.clone();
+                let handle = std::thread::Builder::new()
+                    .name("strata-commitlog-sync".to_string())
+                    .spawn(move || s.periodic_loop(period))
+                    .map_err(|e| Error::io(dir, e))?;
+                Some(handle)
+            }
+            SyncMode::Batch | SyncMode::Group { .. } => None,
+        };
+        Ok(CommitLog {
+            shared,
+            syncer: Mutex::new(syncer),
+        })
+    }
+
+    pub fn options(&self) -> &CommitLogOptions {
+        &self.shared.opts
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// Replays the segments that existed at open, in position order. A record for
+    /// table `t` is handed to `apply` unless its position is `<= flushed(t)`
+    /// (`None` = the table never flushed: replay everything). Afterwards segments
+    /// that no table needs are deleted; the rest stay until the tables that replayed
+    /// data from them flush ([`CommitLog::mark_flushed`]).
+    ///
+    /// Damage: a torn tail in the newest segment was already cut at open (counted
+    /// in [`ReplayStats::torn_tail_bytes`]); any other bad frame or undecodable
+    /// record is `Error::Corruption` naming the segment and offset, unless
+    /// `ignore_replay_errors` is set, in which case it is skipped and counted.
+    /// Only the first call replays; later calls find nothing to do.
+    pub fn replay(
+        &self,
+        flushed: &dyn Fn(u64) -> Option<ReplayPosition>,
+        apply: &mut dyn FnMut(u64, PartitionUpdate) -> Result<()>,
+    ) -> Result<ReplayStats> {
+        let sh = &self.shared;
+        let ids: Vec<u64> = {
+            let log = sh.log.lock();
+            log.segments
+                .iter()
+                .filter(|(_, s)| s.awaiting_replay)
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        let newest = ids.last().copied();
+        let mut stats = ReplayStats {
+            torn_tail_bytes: sh.torn_tail_bytes,
+            ..ReplayStats::default()
+        };
+        let mut flushed_cache: HashMap<u64, Option<ReplayPosition>> = HashMap::new();
+        let mut dirty_by_segment: Vec<(u64, HashMap<u64, u64>)> = Vec::new();
+        let ignore = sh.opts.ignore_replay_errors;
+        for id in ids {
+            let path = segment_path(&sh.dir, id);
+            let bytes = sh.fs.read_all(&path, TAG)?;
+            let damage = |start: u64, end: u64, reason: String, stats: &mut ReplayStats| {
+                if !ignore {
+                    return Err(Error::corruption(
+                        &path,
+                        start,
+                        format!("{reason} (set ignore_replay_errors to skip damaged records)"),
+                    ));
+                }
+                stats.corrupt_records_skipped += 1;
+                stats.corrupt_bytes_skipped += end - start;
+                stats
+                    .corruptions
+                    .push(format!("{} @ {start}: {reason}", path.display()));
+                Ok(())
+            };
+            match decode_header(&bytes) {
+                Err(reason) => {
+                    damage(0, bytes.len() as u64, reason, &mut stats)?;
+                    dirty_by_segment.push((id, HashMap::new()));
+                    stats.segments_replayed += 1;
+                    continue;
+                }
+                Ok((_, header_id)) if header_id != id => {
+                    let reason = format!("header names segment {header_id}, file name {id}");
+                    damage(0, bytes.len() as u64, reason, &mut stats)?;
+                    dirty_by_segment.push((id, HashMap::new()));
+                    stats.segments_replayed += 1;
+                    continue;
+                }
+                Ok(_) => {}
+            }
+            let mut dirty = HashMap::new();
+            for item in Scanner::new(&bytes) {
+                match item {
+                    ScanItem::Record {
+                        start,
+                        end,
+                        payload,
+                    } => match decode_payload(payload) {
+                        Ok((table, update)) => {
+                            let pos = ReplayPosition {
+                                segment: id,
+                                offset: end,
+                            };
+                            let done =
+                                *flushed_cache.entry(table).or_insert_with(|| flushed(table));
+                            if done.is_some_and(|f| pos <= f) {
+                                stats.records_skipped_flushed += 1;
+                                continue;
+                            }
+                            apply(table, update)?;
+                            stats.records_replayed += 1;
+                            *stats.replayed_per_table.entry(table).or_insert(0) += 1;
+                            dirty.insert(table, end);
+                        }
+                        Err(reason) => damage(start, end, reason, &mut stats)?,
+                    },
+                    ScanItem::Bad {
+                        start,
+                        end,
+                        reason,
+                        tail,
+                    } => {
+                        if tail && Some(id) == newest {
+                            // Open cuts torn tails, so this only happens when that
+                            // rewrite was skipped; the rule is the same.
+                            stats.torn_tail_bytes += end - start;
+                        } else {
+                            let reason = if tail {
+                                format!("{reason}; not the newest segment, so not a torn tail")
+                            } else {
+                                format!("{reason}; valid records follow, so not a torn tail")
+                            };
+                            damage(start, end, reason, &mut stats)?;
+                        }
+                    }
+                }
+            }
+            dirty_by_segment.push((id, dirty));
+            stats.segments_replayed += 1;
+        }
+        let dead = {
+            let mut log = sh.log.lock();
+            for (id, dirty) in dirty_by_segment {
+                if let Some(s) = log.segments.get_mut(&id) {
+                    s.awaiting_replay = false;
+                    s.dirty = dirty;
+                }
+            }
+            log.take_deletable()
+        };
+        stats.segments_deleted = dead.len();
+        sh.delete_segments(&dead)?;
+        Ok(stats)
+    }
+
+    /// Appends one mutation for `table_id`. Returns the position after the record
+    /// (a memtable switched after this call covers it) and a ticket for
+    /// [`CommitLog::wait`]. Rejects (`InvalidInput`, nothing written) a mutation
+    /// whose record exceeds half a segment or whose rows are not strictly sorted.
+    pub fn append(
+        &self,
+        table_id: u64,
+        update: &PartitionUpdate,
+    ) -> Result<(ReplayPosition, SyncTicket)> {
+        let sh = &self.shared;
+        check_update(update)?;
+        // Serialise and frame before taking any lock.
+        let record = encode_record(table_id, update);
+        let len = record.len() as u64;
+        let max = sh.opts.max_mutation_bytes();
+        if len > max {
+            return Err(Error::InvalidInput(format!(
+                "mutation of {len} bytes is larger than the maximum of {max} bytes \
+                 (half of commitlog_segment_size = {} bytes)",
+                sh.opts.segment_size_bytes
+            )));
+        }
+        let position = loop {
+            let mut log = sh.log.lock();
+            sh.check_writable(&log)?;
+            if log.offset + len <= sh.opts.segment_size_bytes {
+                log.pending.extend_from_slice(&record);
+                log.offset += len;
+                log.appended_count += 1;
+                let (active, end) = (log.active, log.offset);
+                if let Some(seg) = log.segments.get_mut(&active) {
+                    seg.dirty.insert(table_id, end);
+                }
+                break log.position();
+            }
+            let full = log.active;
+            drop(log);
+            sh.roll(full, full + 1)?;
+        };
+        sh.counters.appends.fetch_add(1, Ordering::Relaxed);
+        sh.counters.appended_bytes.fetch_add(len, Ordering::Relaxed);
+        if let SyncMode::Periodic { .. } = sh.opts.sync {
+            // Acknowledged at once, so the bytes must leave this process now.
+            sh.write_out()?;
+        }
+        Ok((position, SyncTicket { position }))
+    }
+
+    /// Blocks until the ticket's record is durable as the sync mode promises:
+    /// at once in periodic mode; after a covering fsync in batch and group mode,
+    /// where the first waiter becomes the leader that syncs everything appended so
+    /// far while later waiters queue behind it (invariant 4).
+    pub fn wait(&self, ticket: SyncTicket) -> Result<()> {
+        let sh = &self.shared;
+        let window = match sh.opts.sync {
+            SyncMode::Periodic { .. } => {
+                if sh.poisoned.load(Ordering::Acquire) && sh.sync.lock().durable < ticket.position {
+                    return Err(sh.poisoned_error());
+                }
+                return Ok(());
+            }
+            SyncMode::Batch => Duration::ZERO,
+            SyncMode::Group { window } => window,
+        };
+        loop {
+            let mut s = sh.sync.lock();
+            if s.durable >= ticket.position {
+                return Ok(());
+            }
+            if sh.poisoned.load(Ordering::Acquire) {
+                return Err(sh.poisoned_error());
+            }
+            if s.leader {
+                sh.synced_cv.wait(&mut s);
+                continue;
+            }
+            s.leader = true;
+            // Group: at most one fsync per window, so writers arriving meanwhile
+            // share the next one. Batch (window 0): sync at once.
+            let not_before = s.last_sync_start.map(|t| t + window);
+            drop(s);
+            let _leader = LeaderGuard(sh);
+            if let Some(t) = not_before {
+                let now = Instant::now();
+                if t > now {
+                    std::thread::sleep(t - now);
+                }
+            }
+            sh.sync_once()?;
+        }
+    }
+
+    /// Position after the last appended record (the start of the active segment if
+    /// none): what a table records as flushed when it switches its memtable.
+    pub fn current_position(&self) -> ReplayPosition {
+        self.shared.log.lock().position()
+    }
+
+    /// `table_id` has flushed everything up to `pos` (inclusive): it stops being
+    /// dirty in every segment whose records for it end at or before `pos`, and
+    /// segments no table needs any more are deleted. Not recycled: see
+    /// docs/DURABILITY.md ("Segment lifecycle").
+    pub fn mark_flushed(&self, table_id: u64, pos: ReplayPosition) -> Result<()> {
+        let sh = &self.shared;
+        let dead = {
+            let mut log = sh.log.lock();
+            if pos > log.position() {
+                return Err(Error::InvalidInput(format!(
+                    "flushed position {pos:?} of table {table_id} is ahead of the commit log ({:?})",
+                    log.position()
+                )));
+            }
+            for (id, seg) in log.segments.range_mut(..=pos.segment) {
+                if let Some(&end) = seg.dirty.get(&table_id) {
+                    if *id < pos.segment || end <= pos.offset {
+                        seg.dirty.remove(&table_id);
+                    }
+                }
+            }
+            log.take_deletable()
+        };
+        sh.delete_segments(&dead)
+    }
+
+    /// Forgets `table_id` everywhere (a dropped table): its records no longer keep
+    /// segments alive.
+    pub fn discard_table(&self, table_id: u64) -> Result<()> {
+        let sh = &self.shared;
+        let dead = {
+            let mut log = sh.log.lock();
+            for seg in log.segments.values_mut() {
+                seg.dirty.remove(&table_id);
+            }
+            log.take_deletable()
+        };
+        sh.delete_segments(&dead)
+    }
+
+    /// Makes sure every future position is after `pos`, by starting a new segment
+    /// if `pos` is in or beyond the active one. Call it at startup with each table's
+    /// flushed position, before any append: if the commit-log directory was wiped
+    /// or restored from an older copy, ids would otherwise restart below positions
+    /// the manifests already hold, and replay would skip new records as "flushed".
+    pub fn ensure_after(&self, pos: ReplayPosition) -> Result<()> {
+        let active = self.shared.log.lock().active;
+        if pos.segment >= active {
+            self.shared.roll(active, pos.segment + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Hands everything appended to the OS and fsyncs it (drain, close, tests).
+    pub fn sync_now(&self) -> Result<()> {
+        self.shared.sync_once()
+    }
+
+    pub fn stats(&self) -> CommitLogStats {
+        let sh = &self.shared;
+        let (segments_live, active_segment) = {
+            let log = sh.log.lock();
+            (log.segments.len(), log.active)
+        };
+        let c = &sh.counters;
+        let fsyncs = c.fsyncs.load(Ordering::Relaxed);
+        let synced_mutations = c.synced_mutations.load(Ordering::Relaxed);
+        CommitLogStats {
+            sync_mode: sh.opts.sync.name(),
+            appends: c.appends.load(Ordering::Relaxed),
+            appended_bytes: c.appended_bytes.load(Ordering::Relaxed),
+            fsyncs,
+            synced_mutations,
+            mutations_per_fsync: if fsyncs == 0 {
+                0.0
+            } else {
+                synced_mutations as f64 / fsyncs as f64
+            },
+            segments_live,
+            segments_created: c.segments_created.load(Ordering::Relaxed),
+            segments_deleted: c.segments_deleted.load(Ordering::Relaxed),
+            active_segment,
+            poisoned: sh.poison_reason.lock().clone(),
+        }
+    }
+
+    /// Refuses further appends (`Error::Cancelled`), stops the periodic syncer and
+    /// makes everything appended durable. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        self.shared.log.lock().closed = true;
+        self.stop_syncer();
+        self.shared.sync_once()
+    }
+
+    fn stop_syncer(&self) {
+        *self.shared.stop.lock() = true;
+        self.shared.stop_cv.notify_all();
+        if let Some(h) = self.syncer.lock().take() {
+            // A panicked syncer has nothing left to clean up; the final sync below
+            // (or in close) still runs.
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for CommitLog {
+    fn drop(&mut self) {
+        let closed = self.shared.log.lock().closed;
+        self.stop_syncer();
+        if !closed && !self.shared.poisoned.load(Ordering::Acquire) {
+            // Best effort: a dropped log should not lose what it acknowledged in
+            // periodic mode; an error here is already recorded as poison.
+            let _ = self.shared.sync_once();
+        }
+    }
+}
+
+/// Clears leadership even if the sync panics, and wakes the followers so one of
+/// them takes over.
+struct LeaderGuard<'a>(&'a Shared);
+
+impl Drop for LeaderGuard<'_> {
+    fn drop(&mut self) {
+        self.0.sync.lock().leader = false;
+        self.0.synced_cv.notify_all();
+    }
+}
+
+impl Shared {
+    fn check_writable(&self, log: &LogState) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(self.poisoned_error());
+        }
+        if log.closed {
+            return Err(Error::Cancelled);
+        }
+        Ok(())
+    }
+
+    fn poisoned_error(&self) -> Error {
+        let reason = self.poison_reason.lock().clone();
+        Error::Poisoned(reason.unwrap_or_else(|| "commit log failed".to_string()))
+    }
+
+    /// Records the first failure and wakes every waiter (invariant 5).
+    fn poison(&self, what: &str, e: &Error) {
+        {
+            let mut reason = self.poison_reason.lock();
+            if reason.is_none() {
+                *reason = Some(format!(
+                    "commit log {what} failed ({e}); refusing writes instead of retrying, \
+                     since a failed fsync may have dropped the data it was syncing"
+                ));
+            }
+        }
+        self.poisoned.store(true, Ordering::Release);
+        // Take the sync lock so a waiter between its check and its wait cannot
+        // miss this wake-up.
+        drop(self.sync.lock());
+        self.synced_cv.notify_all();
+    }
+
+    /// Moves pending bytes to the file without fsync (periodic mode's per-append
+    /// hand-off).
+    fn write_out(&self) -> Result<()> {
+        let mut io = self.io.lock();
+        let (bytes, end) = {
+            let mut log = self.log.lock();
+            (std::mem::take(&mut log.pending), log.offset)
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        debug_assert_eq!(io.file.position() + bytes.len() as u64, end);
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(self.poisoned_error());
+        }
+        io.file
+            .write(&bytes)
+            .inspect_err(|e| self.poison("write", e))
+    }
+
+    /// One sync: everything appended so far to the OS, then fsync. Skips the fsync
+    /// when nothing new was appended since the last one.
+    fn sync_once(&self) -> Result<()> {
+        let mut io = self.io.lock();
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(self.poisoned_error());
+        }
+        let (bytes, target, count) = {
+            let mut log = self.log.lock();
+            (
+                std::mem::take(&mut log.pending),
+                log.position(),
+                log.appended_count,
+            )
+        };
+        if target == io.synced {
+            return Ok(());
+        }
+        debug_assert_eq!(target.segment, io.file.id);
+        debug_assert_eq!(io.file.position() + bytes.len() as u64, target.offset);
+        self.sync.lock().last_sync_start = Some(Instant::now());
+        let io = &mut *io;
+        io.file
+            .write(&bytes)
+            .inspect_err(|e| self.poison("write", e))?;
+        io.file.sync().inspect_err(|e| self.poison("fsync", e))?;
+        self.record_sync(io, target, count);
+        Ok(())
+    }
+
+    fn record_sync(&self, io: &mut IoState, target: ReplayPosition, count: u64) {
+        io.synced = target;
+        if count > io.synced_count {
+            self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .synced_mutations
+                .fetch_add(count - io.synced_count, Ordering::Relaxed);
+        }
+        io.synced_count = count;
+        let mut s = self.sync.lock();
+        s.durable = s.durable.max(target);
+        drop(s);
+        self.synced_cv.notify_all();
+    }
+
+    /// Replaces active segment `from` by a new segment `to` (no-op if another
+    /// thread already rolled `from`). The old segment is written out and fsynced
+    /// first (invariant 3).
+    fn roll(&self, from: u64, to: u64) -> Result<()> {
+        let mut io = self.io.lock();
+        let mut log = self.log.lock();
+        if log.active != from {
+            return Ok(());
+        }
+        self.check_writable(&log)?;
+        let bytes = std::mem::take(&mut log.pending);
+        let old_end = log.position();
+        let count = log.appended_count;
+        let io_ref = &mut *io;
+        if old_end != io_ref.synced {
+            io_ref
+                .file
+                .write(&bytes)
+                .inspect_err(|e| self.poison("write", e))?;
+            io_ref
+                .file
+                .sync()
+                .inspect_err(|e| self.poison("fsync", e))?;
+        }
+        let file = SegmentFile::create(&self.fs, &self.dir, to)
+            .inspect_err(|e| self.poison("segment creation", e))?;
+        self.counters
+            .segments_created
+            .fetch_add(1, Ordering::Relaxed);
+        io_ref.file = file;
+        log.active = to;
+        log.offset = HEADER_BYTES;
+        log.segments.insert(to, SegmentState::default());
+        let dead = log.take_deletable();
+        drop(log);
+        // Everything before the new segment's first record is durable.
+        self.record_sync(
+            io_ref,
+            ReplayPosition {
+                segment: to,
+                offset: HEADER_BYTES,
+            },
+            count,
+        );
+        drop(io);
+        self.delete_segments(&dead)
+    }
+
+    /// Deleting needs no directory fsync: a segment resurrected by power loss only
+    /// holds records its tables have flushed past, which replay skips.
+    fn delete_segments(&self, ids: &[u64]) -> Result<()> {
+        for &id in ids {
+            self.fs.remove(&segment_path(&self.dir, id))?;
+            self.counters
+                .segments_deleted
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn periodic_loop(&self, period: Duration) {
+        loop {
+            let deadline = Instant::now() + period;
+            let mut stop = self.stop.lock();
+            while !*stop && Instant::now() < deadline {
+                self.stop_cv.wait_until(&mut stop, deadline);
+            }
+            if *stop {
+                return;
+            }
+            drop(stop);
+            if self.sync_once().is_err() {
+                // Poisoned: appends and waits now report why; nothing to retry.
+                return;
+            }
+        }
+    }
+}
+
+/// Cheap write-side check of what decoding checks again on replay (STYLE.md §7).
+fn check_update(update: &PartitionUpdate) -> Result<()> {
+    if update
+        .rows
+        .windows(2)
+        .any(|w| w[0].clustering >= w[1].clustering)
+    {
+        return Err(Error::InvalidInput(
+            "partition update rows are not strictly sorted by clustering".to_string(),
+        ));
+    }
+    if update
+        .static_row
+        .as_ref()
+        .is_some_and(|s| !s.clustering.is_empty())
+    {
+        return Err(Error::InvalidInput(
+            "static row has a clustering".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+enum Repair {
+    /// The newest segment's header never became durable (a crash while creating
+    /// it): it held no record and was deleted.
+    Removed,
+    Kept {
+        torn_bytes: u64,
+    },
+}
+
+/// Cuts a torn tail off the newest segment by rewriting its valid prefix
+/// atomically (tmp, fsync, rename, fsync dir), so that after a newer segment exists
+/// the old tail cannot be mistaken for corruption (invariant 3). Middle damage is
+/// left for replay to report.
+fn repair_newest_segment(fs: &Fs, dir: &Path, id: u64, ignore: bool) -> Result<Repair> {
+    let path = segment_path(dir, id);
+    let bytes = fs.read_all(&path, TAG)?;
+    if let Err(reason) = decode_header(&bytes) {
+        if bytes.len() as u64 <= HEADER_BYTES || bytes.iter().all(|&b| b == 0) {
+            fs.remove(&path)?;
+            return Ok(Repair::Removed);
+        }
+        if ignore {
+            // Replay skips the whole segment and counts it.
+            return Ok(Repair::Kept { torn_bytes: 0 });
+        }
+        return Err(Error::corruption(&path, 0, reason));
+    }
+    let tail_start = Scanner::new(&bytes).find_map(|item| match item {
+        ScanItem::Bad {
+            start, tail: true, ..
+        } => Some(start),
+        _ => None,
+    });
+    match tail_start {
+        None => Ok(Repair::Kept { torn_bytes: 0 }),
+        Some(start) => {
+            fs.write_atomic(&path, &bytes[..start as usize], TAG)?;
+            Ok(Repair::Kept {
+                torn_bytes: bytes.len() as u64 - start,
+            })
+        }
+    }
+}
+
+/// Segment files in `dir` as `(id, path)`, oldest first (for `strata commitlog`).
+pub fn list_segments(fs: &Fs, dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let mut out: Vec<(u64, PathBuf)> = fs
+        .list_dir(dir)?
+        .into_iter()
+        .filter_map(|name| parse_segment_file_name(&name).map(|(_, id)| (id, dir.join(name))))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// A decoded mutation, summarised for `strata commitlog dump`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MutationSummary {
+    pub key_hex: String,
+    pub token: i64,
+    pub rows: usize,
+    pub cells: usize,
+    pub static_row: bool,
+    pub partition_deletion: bool,
+    pub range_tombstones: usize,
+    pub row_deletions: usize,
+    pub cell_tombstones: usize,
+    pub max_timestamp_micros: i64,
+}
+
+impl MutationSummary {
+    fn of(u: &PartitionUpdate) -> MutationSummary {
+        use std::fmt::Write;
+        let mut key_hex = String::with_capacity(u.key.key.len() * 2);
+        for b in u.key.key.iter() {
+            let _ = write!(key_hex, "{b:02x}");
+        }
+        let rows = u.rows.iter().chain(u.static_row.iter());
+        MutationSummary {
+            key_hex,
+            token: u.key.token,
+            rows: u.rows.len(),
+            cells: u.cell_count(),
+            static_row: u.static_row.is_some(),
+            partition_deletion: u.deletion.partition.is_some(),
+            range_tombstones: u.deletion.ranges.len(),
+            row_deletions: u.rows.iter().filter(|r| !r.deletion.is_live()).count(),
+            cell_tombstones: rows
+                .flat_map(|r| r.cells.iter())
+                .filter(|c| c.kind == crate::data::CellKind::Tombstone)
+                .count(),
+            max_timestamp_micros: u.max_timestamp(),
+        }
+    }
+}
+
+/// One frame (or damaged region) of a dumped segment.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DumpRecord {
+    /// Offset of the frame in the file.
+    pub offset: u64,
+    /// Offset after it: the record's replay position within the segment.
+    pub end_offset: u64,
+    /// Frame bytes (header and payload), or the length of the damaged region.
+    pub size_bytes: u64,
+    pub table_id: Option<u64>,
+    pub crc_ok: bool,
+    pub mutation: Option<MutationSummary>,
+    /// Why the frame is bad or does not decode.
+    pub error: Option<String>,
+    /// A bad region with no valid frame after it (a torn tail if this is the
+    /// newest segment).
+    pub tail: bool,
+}
+
+/// A whole segment, as `strata commitlog dump` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SegmentDump {
+    pub path: PathBuf,
+    pub segment_id: u64,
+    pub format_version: u32,
+    pub file_bytes: u64,
+    pub records: Vec<DumpRecord>,
+}
+
+/// Reads a segment and lists every record, decoded, and every damaged region.
+/// A bad header is `Error::Corruption` at offset 0.
+pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
+    let bytes = fs.read_all(path, TAG)?;
+    let (format_version, segment_id) =
+        decode_header(&bytes).map_err(|reason| Error::corruption(path, 0, reason))?;
+    let records = Scanner::new(&bytes)
+        .map(|item| match item {
+            ScanItem::Record {
+                start,
+                end,
+                payload,
+            } => {
+                let (table_id, mutation, error) = match decode_payload(payload) {
+                    Ok((t, u)) => (Some(t), Some(MutationSummary::of(&u)), None),
+                    Err(e) => (None, None, Some(e)),
+                };
+                DumpRecord {
+                    offset: start,
+                    end_offset: end,
+                    size_bytes: end - start,
+                    table_id,
+                    crc_ok: true,
+                    mutation,
+                    error,
+                    tail: false,
+                }
+            }
+            ScanItem::Bad {
+                start,
+                end,
+                reason,
+                tail,
+            } => DumpRecord {
+                offset: start,
+                end_offset: end,
+                size_bytes: end - start,
+                table_id: None,
+                crc_ok: false,
+                mutation: None,
+                error: Some(reason),
+                tail,
+            },
+        })
+        .collect();
+    Ok(SegmentDump {
+        path: path.to_path_buf(),
+        segment_id,
+        format_version,
+        file_bytes: bytes.len() as u64,
+        records,
+    })
+}
