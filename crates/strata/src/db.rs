@@ -4,6 +4,7 @@
 //! Layout on disk:
 //! ```text
 //! <data_dir>/schema.json             the catalog (atomically replaced)
+//! <data_dir>/commitlog/              commit-log segments (see docs/DURABILITY.md)
 //! <data_dir>/<keyspace>/<table>/     one directory per table:
 //!     MANIFEST                       live sstables (see manifest)
 //!     strata-<id>-Data.db            sstables (see docs/FORMAT.md)
@@ -14,10 +15,14 @@
 //!
 //! Invariants:
 //! 1. A table is usable only after the catalog naming it is durable.
-//! 2. `close()` flushes every memtable: until the commit log lands (issue 3), a
-//!    process that exits without `close()` loses unflushed writes.
+//! 2. Every acknowledged write is in the commit log first (as durable as its sync
+//!    mode promises); `close()` additionally flushes every memtable (Cassandra's
+//!    `drain`) so the next open has nothing to replay.
+//! 3. Recovery replays each table's records newer than its manifest's flushed
+//!    position, then flushes before the database accepts writes.
 
 use crate::clock::Clock;
+use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
 use crate::schema::{Catalog, TableSchema};
@@ -31,6 +36,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 const SCHEMA_FILE: &str = "schema.json";
+const COMMITLOG_DIR: &str = "commitlog";
 
 /// How to open a database.
 #[derive(Clone, Debug)]
@@ -40,6 +46,10 @@ pub struct DbOptions {
     /// The file-system layer; tests pass one with armed faults.
     pub fs: Fs,
     pub table: TableRuntimeOptions,
+    /// The commit log (default: periodic sync every 10 s, 32 MiB segments).
+    /// `None` runs without one: unflushed writes are lost on a crash (benchmarks
+    /// that isolate compaction use this).
+    pub commitlog: Option<CommitLogOptions>,
 }
 
 impl DbOptions {
@@ -48,6 +58,7 @@ impl DbOptions {
             clock,
             fs: Fs::new(),
             table: TableRuntimeOptions::default(),
+            commitlog: Some(CommitLogOptions::default()),
         }
     }
 }
@@ -60,6 +71,8 @@ pub struct Database {
     flush_tx: Sender<FlushJob>,
     flusher: Mutex<Option<JoinHandle<()>>>,
     stopping: Arc<AtomicBool>,
+    commitlog: Option<Arc<CommitLog>>,
+    replay: ReplayStats,
 }
 
 impl std::fmt::Debug for Database {
@@ -82,6 +95,14 @@ impl Database {
                 .map_err(|e| Error::corruption(&schema_path, 0, e.to_string()))?
         } else {
             Catalog::default()
+        };
+        let commitlog = match &opts.commitlog {
+            Some(o) => Some(Arc::new(CommitLog::open(
+                &fs,
+                &dir.join(COMMITLOG_DIR),
+                o.clone(),
+            )?)),
+            None => None,
         };
         let (flush_tx, flush_rx) = channel::<FlushJob>();
         let stopping = Arc::new(AtomicBool::new(false));
@@ -112,7 +133,7 @@ impl Database {
                 }
             })
             .map_err(|e| Error::io(dir, e))?;
-        let db = Database {
+        let mut db = Database {
             dir: dir.to_path_buf(),
             opts,
             catalog: Mutex::new(catalog.clone()),
@@ -120,13 +141,62 @@ impl Database {
             flush_tx,
             flusher: Mutex::new(Some(flusher)),
             stopping,
+            commitlog,
+            replay: ReplayStats::default(),
         };
         for ks in catalog.keyspaces.values() {
             for t in ks.tables.values() {
                 db.open_table(t.clone())?;
             }
         }
+        db.replay = db.recover()?;
         Ok(db)
+    }
+
+    /// Replays the commit log into the tables' memtables (records newer than each
+    /// table's flushed position), then flushes the tables that received any, so
+    /// the replayed segments can go (invariant 3).
+    fn recover(&self) -> Result<ReplayStats> {
+        let Some(log) = &self.commitlog else {
+            return Ok(ReplayStats::default());
+        };
+        let by_id: std::collections::HashMap<u64, Arc<Table>> = self
+            .tables()
+            .into_iter()
+            .map(|t| (t.schema().id, t))
+            .collect();
+        for t in by_id.values() {
+            if let Some(pos) = t.flushed_position() {
+                log.ensure_after(pos)?;
+            }
+        }
+        let stats = log.replay(
+            &|id| by_id.get(&id).and_then(|t| t.flushed_position()),
+            &mut |id, update| {
+                if let Some(t) = by_id.get(&id) {
+                    t.apply_replayed(&update);
+                }
+                Ok(())
+            },
+        )?;
+        for (id, n) in &stats.replayed_per_table {
+            match by_id.get(id) {
+                Some(t) if *n > 0 => t.flush()?,
+                Some(_) => {}
+                // Records of a table that no longer exists: let its segments go.
+                None => log.discard_table(*id)?,
+            }
+        }
+        Ok(stats)
+    }
+
+    /// What recovery replayed at open.
+    pub fn replay_stats(&self) -> &ReplayStats {
+        &self.replay
+    }
+
+    pub fn commitlog(&self) -> Option<&Arc<CommitLog>> {
+        self.commitlog.as_ref()
     }
 
     pub fn dir(&self) -> &Path {
@@ -160,6 +230,7 @@ impl Database {
             self.opts.clock.clone(),
             self.opts.table.clone(),
             Some(self.flush_tx.clone()),
+            self.commitlog.clone(),
         )?;
         self.tables.write().insert(key, table.clone());
         Ok(table)
@@ -259,6 +330,10 @@ impl Database {
         let _ = self.flush_tx.send(FlushJob::Shutdown);
         if let Some(h) = self.flusher.lock().take() {
             let _ = h.join();
+        }
+        if let Some(log) = &self.commitlog {
+            // Final sync; an error here is already recorded as the log's poison.
+            let _ = log.close();
         }
     }
 }

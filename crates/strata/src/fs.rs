@@ -427,6 +427,13 @@ impl WritableFile {
         }
     }
 
+    /// Hands buffered bytes to the OS without fsync: they survive a process crash
+    /// (the kernel has them) but not a power loss. The commit log's periodic mode
+    /// relies on this for every acknowledged write.
+    pub fn flush(&mut self) -> Result<()> {
+        self.flush_buffer()
+    }
+
     /// Hands buffered bytes to the OS and fsyncs the file.
     pub fn sync(&mut self) -> Result<()> {
         self.flush_buffer()?;

@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod commitlog;
+pub mod compaction;
 pub mod data;
 pub mod db;
 pub mod encoding;

@@ -21,6 +21,7 @@
 //!    failed they get an error instead of waiting forever.
 
 use crate::clock::Clock;
+use crate::commitlog::CommitLog;
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
@@ -100,6 +101,8 @@ pub struct Table {
     next_memtable_id: AtomicU64,
     runtime: TableRuntimeOptions,
     flush_tx: Mutex<Option<Sender<FlushJob>>>,
+    /// The database's commit log; `None` only for tables opened without one (tests).
+    commitlog: Option<Arc<CommitLog>>,
     pub metrics: TableMetrics,
 }
 
@@ -113,6 +116,7 @@ impl Table {
         clock: Arc<dyn Clock>,
         runtime: TableRuntimeOptions,
         flush_tx: Option<Sender<FlushJob>>,
+        commitlog: Option<Arc<CommitLog>>,
     ) -> Result<Arc<Table>> {
         fs.create_dir_all(dir)?;
         let manifest = Manifest::open(fs, dir)?;
@@ -157,6 +161,7 @@ impl Table {
             next_memtable_id: AtomicU64::new(2),
             runtime,
             flush_tx: Mutex::new(flush_tx),
+            commitlog,
             metrics: TableMetrics::default(),
         }))
     }
@@ -195,15 +200,33 @@ impl Table {
     pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
         let started = Instant::now();
         self.wait_for_flush_capacity()?;
-        let threshold = self.schema.read().options.memtable_flush_threshold_bytes;
-        let switch = {
+        let (threshold, table_id) = {
+            let schema = self.schema.read();
+            (schema.options.memtable_flush_threshold_bytes, schema.id)
+        };
+        let (switch, ticket) = {
+            // The commit-log append happens under the view's read lock, so a switch
+            // (write lock) sees every record before its position applied to the
+            // memtable it switches out (invariant 1).
             let view = self.view.read();
+            let ticket = match &self.commitlog {
+                Some(log) => Some(log.append(table_id, update)?.1),
+                None => None,
+            };
             let active = view.active();
             active.apply(update);
-            (active.memory_bytes() >= threshold).then(|| active.id())
+            (
+                (active.memory_bytes() >= threshold).then(|| active.id()),
+                ticket,
+            )
         };
         if let Some(id) = switch {
             self.switch_memtable(id);
+        }
+        // Wait for durability (batch/group fsync) outside the lock, so a slow fsync
+        // never holds up a memtable switch.
+        if let (Some(log), Some(t)) = (&self.commitlog, ticket) {
+            log.wait(t)?;
         }
         self.metrics.write_count.fetch_add(1, Ordering::Relaxed);
         self.metrics
@@ -246,6 +269,9 @@ impl Table {
             let active = view.active();
             if active.id() != expected_id || active.is_empty() {
                 return false;
+            }
+            if let Some(log) = &self.commitlog {
+                active.set_flush_position(log.current_position());
             }
             let fresh = Arc::new(Memtable::new(
                 self.next_memtable_id.fetch_add(1, Ordering::Relaxed),
@@ -313,39 +339,60 @@ impl Table {
         } else {
             Some(self.write_sstable(memtable)?)
         };
-        if let Some(r) = &reader {
-            let committed = self.manifest.lock().commit(
-                &[SSTableEntry {
-                    id: r.id(),
-                    level: 0,
-                }],
-                &[],
-                None,
-            );
-            if let Err(e) = committed {
-                r.mark_obsolete();
+        let position = memtable.flush_position();
+        let added: Vec<SSTableEntry> = reader
+            .iter()
+            .map(|r| SSTableEntry {
+                id: r.id(),
+                level: 0,
+            })
+            .collect();
+        if !added.is_empty() || position.is_some() {
+            if let Err(e) = self.manifest.lock().commit(&added, &[], position) {
+                if let Some(r) = &reader {
+                    r.mark_obsolete();
+                }
                 return Err(e);
             }
         }
-        let mut view = self.view.write();
-        let memtables: Vec<_> = view
-            .memtables
-            .iter()
-            .filter(|m| m.id() != memtable.id())
-            .cloned()
-            .collect();
-        let mut sstables = view.sstables.clone();
-        let mut levels = view.levels.clone();
-        if let Some(r) = reader {
-            sstables.push(r);
-            levels.push(0);
+        {
+            let mut view = self.view.write();
+            let memtables: Vec<_> = view
+                .memtables
+                .iter()
+                .filter(|m| m.id() != memtable.id())
+                .cloned()
+                .collect();
+            let mut sstables = view.sstables.clone();
+            let mut levels = view.levels.clone();
+            if let Some(r) = reader {
+                sstables.push(r);
+                levels.push(0);
+            }
+            *view = Arc::new(View {
+                memtables,
+                sstables,
+                levels,
+            });
         }
-        *view = Arc::new(View {
-            memtables,
-            sstables,
-            levels,
-        });
+        // The manifest now says everything before `position` is in sstables: the
+        // commit log may drop segments that only this table still needed.
+        if let (Some(log), Some(pos)) = (&self.commitlog, position) {
+            log.mark_flushed(self.schema.read().id, pos)?;
+        }
         Ok(())
+    }
+
+    /// Applies a mutation read back from the commit log: straight into the active
+    /// memtable, with no new log record and no switch (a switch mid-replay would
+    /// record a flush position past records not yet replayed).
+    pub(crate) fn apply_replayed(&self, update: &PartitionUpdate) {
+        self.view.read().active().apply(update);
+    }
+
+    /// The commit-log position up to which this table's data is in sstables.
+    pub fn flushed_position(&self) -> Option<crate::manifest::ReplayPosition> {
+        self.manifest.lock().data().replay_position
     }
 
     fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {

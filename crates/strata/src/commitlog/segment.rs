@@ -73,17 +73,12 @@ impl SegmentFile {
         self.file.position()
     }
 
-    /// Appends whole records. The bytes may sit in the file layer's buffer until
-    /// [`SegmentFile::sync`].
-    //
-    // TODO(fs): the periodic mode promise "a process crash loses nothing
-    // acknowledged" needs these bytes handed to the OS here (write(2), no fsync).
-    // `WritableFile` has no public flush-without-fsync yet; with it, call
-    // `self.file.flush()?` after `write_all`. Until then the file layer's 256 KiB
-    // buffer is the process-crash exposure in periodic mode (batch and group are
-    // unaffected: they acknowledge only after `sync`).
+    /// Appends whole records and hands them to the OS (write(2), no fsync): the
+    /// periodic mode promises that a process crash loses nothing acknowledged, so
+    /// no acknowledged byte may wait in this process's buffers.
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.file.write_all(bytes)
+        self.file.write_all(bytes)?;
+        self.file.flush()
     }
 
     /// Hands buffered bytes to the OS and fsyncs (fdatasync) the segment.

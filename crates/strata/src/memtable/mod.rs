@@ -182,6 +182,9 @@ pub struct Memtable {
     operation_count: AtomicU64,
     bounds: Bounds,
     created_micros: i64,
+    /// Commit-log position when this memtable was switched out: every record
+    /// before it that belongs to this table is in this memtable or older ones.
+    flush_position: std::sync::OnceLock<crate::manifest::ReplayPosition>,
 }
 
 impl Memtable {
@@ -207,7 +210,17 @@ impl Memtable {
                 min_ttl: AtomicU64::new(u64::MAX),
             },
             created_micros: now_micros,
+            flush_position: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Records the commit-log position at switch time (first call wins).
+    pub fn set_flush_position(&self, pos: crate::manifest::ReplayPosition) {
+        let _ = self.flush_position.set(pos);
+    }
+
+    pub fn flush_position(&self) -> Option<crate::manifest::ReplayPosition> {
+        self.flush_position.get().copied()
     }
 
     pub fn id(&self) -> u64 {

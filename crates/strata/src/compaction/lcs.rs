@@ -1,0 +1,1116 @@
+//! Leveled compaction (Cassandra's `LeveledCompactionStrategy` / `LeveledManifest`)
+//! with seed 000's tunable leveling multiplier (`fanout_size`) and its closing
+//! proposal, the fixed-levels mode (`level_count`). Algorithm, math and options:
+//! `docs/compaction/lcs.md`.
+//!
+//! Levels: L0 receives flushes and may overlap itself; each level `L >= 1` holds
+//! sstables with disjoint token ranges, with a target of
+//! `fanout_size^L * sstable_size` bytes (Cassandra's `maxBytesForLevel`; L0's
+//! nominal target is `4 * sstable_size`, used only for scores). The top level is
+//! L8 (Cassandra's nine levels) or, in fixed-levels mode, `L{level_count}`; it is
+//! never compacted upwards.
+//!
+//! Pure decider over metadata, `Send + Sync`. State kept behind a mutex (no I/O):
+//! the round-robin position of each level (token after which the next candidate is
+//! sought), Cassandra's per-level starvation counters, and the fixed-levels
+//! sstable size with its hysteresis. The state advances when a task is proposed.
+//!
+//! Invariants:
+//! 1. A task writing into level `L >= 1` includes every level-`L` sstable that
+//!    overlaps the token hull of its inputs; a [`CompactionTask::Move`] into `L` is
+//!    proposed only when no level-`L` sstable overlaps the moved one. Hence level
+//!    `L` stays overlap-free, also with tasks running concurrently (an in-flight
+//!    task's output hull is covered by its inputs, which are `being_compacted`, so
+//!    a conflicting candidate is skipped). The property test replays random task
+//!    interleavings to check this.
+//! 2. Outputs land in level `from + 1`, in L0 (L0 merges of less than one
+//!    sstable's worth, L0 size tiering), in the same level (tombstone rewrites), or
+//!    in the top level (folding down levels above it); never above the top level.
+//! 3. The fixed-levels sstable size changes only when the size the data calls for
+//!    moves by more than [`FIXED_LEVELS_HYSTERESIS`] from the current one, and
+//!    stays within `[sstable_size_in_mb, FIXED_LEVELS_MAX_SIZE_FACTOR *
+//!    sstable_size_in_mb]`.
+
+use std::collections::HashSet;
+
+use parking_lot::Mutex;
+
+use super::common::{droppable_expired, token_hull, worth_dropping_tombstones, OverlapIndex};
+use super::stcs::{get_buckets, most_interesting_bucket};
+use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext, TaskReason};
+use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
+
+/// Most L0 sstables compacted into L1 at once; above this many, L0 is size-tiered
+/// first when a higher level also needs work (Cassandra's `MAX_COMPACTING_L0`).
+pub const MAX_COMPACTING_L0: usize = 32;
+/// Compactions that may pass without one targeting the highest non-empty level
+/// before one of its sstables is pulled into the next compaction (Cassandra's
+/// `NO_COMPACTION_LIMIT`), so its tombstones eventually meet newer data and purge.
+pub const NO_COMPACTION_LIMIT: u32 = 25;
+/// Highest level without fixed levels: Cassandra keeps L0..L8.
+pub const MAX_LEVEL: u32 = 8;
+/// Levels above this (only from a corrupt or foreign manifest) are grouped with it;
+/// they fold down like any level above the top.
+const MAX_TRACKED_LEVEL: u32 = 32;
+/// A level is compacted when its score exceeds this (Cassandra's 1.001: slack so a
+/// level exactly at its target is left alone).
+pub const SCORE_THRESHOLD: f64 = 1.001;
+/// Fixed-levels mode: the derived sstable size is at most this many times
+/// `sstable_size_in_mb`. Beyond, the top level simply holds more than its share
+/// (promotions into it get costlier) rather than sstables growing without bound
+/// (one compaction's temporary space and duration grow with the sstable size).
+pub const FIXED_LEVELS_MAX_SIZE_FACTOR: u64 = 64;
+/// Fixed-levels mode: the sstable size is recomputed only when the ideal size is
+/// more than this factor above or below the current one, so data hovering around a
+/// boundary cannot make the size (and every level target) flip-flop. 1.25 means the
+/// data must grow or shrink by 25% before the size follows.
+pub const FIXED_LEVELS_HYSTERESIS: f64 = 1.25;
+
+const MIB: u64 = 1024 * 1024;
+
+/// The sstable size fixed-levels mode calls for, before hysteresis: the size `s`
+/// at which levels L1..L`level_count` with targets `fanout^i * s` together hold
+/// `total_bytes`:
+///
+/// ```text
+/// s = total_bytes / sum_{i=1..N} fanout^i
+/// ```
+///
+/// The geometric series (rather than seed 000's `data = s * fanout^N`, which
+/// counts only the top level) gives the top level the share of the data it really
+/// holds in steady state, `(fanout - 1) / fanout` of it, so the lower levels come
+/// out at their targets instead of 1/fanout below. Rounded to whole MiB and
+/// clamped to `[sstable_size_in_mb, 64 * sstable_size_in_mb]` (invariant 3); with
+/// `level_count == 0`, `sstable_size_in_mb`.
+pub fn fixed_levels_sstable_size(total_bytes: u64, lcs: &LcsOptions) -> u64 {
+    let min = lcs.sstable_size_bytes();
+    if lcs.level_count == 0 {
+        return min;
+    }
+    let fanout = lcs.fanout_size as f64;
+    let denominator: f64 = (1..=lcs.level_count).map(|i| fanout.powi(i as i32)).sum();
+    let raw_mib = (total_bytes as f64 / denominator / MIB as f64).round();
+    // `as` saturates on huge floats; the clamp bounds it anyway.
+    let bytes = (raw_mib as u64).saturating_mul(MIB);
+    bytes.clamp(min, min.saturating_mul(FIXED_LEVELS_MAX_SIZE_FACTOR))
+}
+
+struct LcsState {
+    /// Per level: last token of the last compaction out of it; the next candidate
+    /// is the first sstable starting after it (Cassandra's `lastCompactedSSTables`).
+    last_compacted_token: Vec<Option<i64>>,
+    /// Per level: compactions proposed since one last targeted it (Cassandra's
+    /// `compactionCounter`).
+    rounds_without_compaction: Vec<u32>,
+    /// Fixed-levels mode: the current sstable size (invariant 3).
+    fixed_sstable_size_bytes: Option<u64>,
+}
+
+impl LcsState {
+    fn ensure_levels(&mut self, levels: usize) {
+        if self.last_compacted_token.len() < levels {
+            self.last_compacted_token.resize(levels, None);
+            self.rounds_without_compaction.resize(levels, 0);
+        }
+    }
+}
+
+/// The live sstables grouped by level, each level sorted by `(first_token, id)`.
+struct Levels<'a> {
+    levels: Vec<OverlapIndex<'a>>,
+}
+
+impl<'a> Levels<'a> {
+    fn new(sstables: &'a [SSTableInfo], top: u32) -> Levels<'a> {
+        let highest = sstables
+            .iter()
+            .map(|s| s.level.min(MAX_TRACKED_LEVEL))
+            .max()
+            .unwrap_or(0)
+            .max(top);
+        // One spare level so `get(top + 1)` exists.
+        let mut groups: Vec<Vec<&SSTableInfo>> = vec![Vec::new(); highest as usize + 2];
+        for s in sstables {
+            groups[s.level.min(MAX_TRACKED_LEVEL) as usize].push(s);
+        }
+        Levels {
+            levels: groups.into_iter().map(OverlapIndex::new).collect(),
+        }
+    }
+
+    fn count(&self) -> u32 {
+        self.levels.len() as u32
+    }
+
+    fn get(&self, level: u32) -> &OverlapIndex<'a> {
+        &self.levels[level as usize]
+    }
+
+    /// Highest level >= 1 holding an sstable.
+    fn highest_non_empty(&self) -> Option<u32> {
+        (1..self.count()).rev().find(|&l| !self.get(l).is_empty())
+    }
+
+    /// Bytes of the level's sstables not being compacted (Cassandra scores a level
+    /// on these, so a level being drained is not chosen again).
+    fn remaining_bytes(&self, level: u32) -> u64 {
+        self.get(level)
+            .sorted()
+            .iter()
+            .filter(|s| !s.being_compacted)
+            .map(|s| s.size_bytes)
+            .fold(0u64, u64::saturating_add)
+    }
+
+    fn total_bytes(&self, level: u32) -> u64 {
+        self.get(level)
+            .sorted()
+            .iter()
+            .map(|s| s.size_bytes)
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
+fn sorted_ids(set: &[&SSTableInfo]) -> Vec<u64> {
+    let mut ids: Vec<u64> = set.iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// Leveled compaction (module docs).
+pub struct LeveledCompactionStrategy {
+    common: CommonCompactionOptions,
+    stcs: StcsOptions,
+    lcs: LcsOptions,
+    state: Mutex<LcsState>,
+}
+
+impl LeveledCompactionStrategy {
+    pub fn new(options: &CompactionOptions) -> LeveledCompactionStrategy {
+        LeveledCompactionStrategy {
+            common: options.common(),
+            stcs: options.stcs(),
+            lcs: options.lcs(),
+            state: Mutex::new(LcsState {
+                last_compacted_token: Vec::new(),
+                rounds_without_compaction: Vec::new(),
+                fixed_sstable_size_bytes: None,
+            }),
+        }
+    }
+
+    /// The highest level: `level_count` in fixed-levels mode, else [`MAX_LEVEL`].
+    pub fn top_level(&self) -> u32 {
+        if self.lcs.level_count > 0 {
+            self.lcs.level_count
+        } else {
+            MAX_LEVEL
+        }
+    }
+
+    /// The sstable size decisions use now: `sstable_size_in_mb`, or in fixed-levels
+    /// mode [`fixed_levels_sstable_size`] of the total live bytes, with hysteresis
+    /// against the size in use (invariant 3). Advances that state; calling it
+    /// again with the same sstables gives the same answer.
+    pub fn effective_sstable_size(&self, sstables: &[SSTableInfo]) -> u64 {
+        if self.lcs.level_count == 0 {
+            return self.lcs.sstable_size_bytes();
+        }
+        let total = sstables
+            .iter()
+            .map(|s| s.size_bytes)
+            .fold(0u64, u64::saturating_add);
+        let ideal = fixed_levels_sstable_size(total, &self.lcs);
+        let mut state = self.state.lock();
+        let size = match state.fixed_sstable_size_bytes {
+            Some(current)
+                if (ideal as f64) <= current as f64 * FIXED_LEVELS_HYSTERESIS
+                    && (ideal as f64) >= current as f64 / FIXED_LEVELS_HYSTERESIS =>
+            {
+                current
+            }
+            _ => ideal,
+        };
+        state.fixed_sstable_size_bytes = Some(size);
+        size
+    }
+
+    /// Cassandra's `maxBytesForLevel`: `4 * sstable_size` for L0 (nominal), else
+    /// `fanout^level * sstable_size` (saturating).
+    pub fn max_bytes_for_level(&self, level: u32, sstable_size_bytes: u64) -> u64 {
+        if level == 0 {
+            return sstable_size_bytes.saturating_mul(4);
+        }
+        let bytes = (self.lcs.fanout_size as f64).powi(level as i32) * sstable_size_bytes as f64;
+        if bytes >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            bytes as u64
+        }
+    }
+
+    /// Cassandra's `getCompactionCandidates`, plus folding down levels above the top.
+    fn leveled_task(
+        &self,
+        levels: &Levels<'_>,
+        all: &OverlapIndex<'_>,
+        size: u64,
+        state: &mut LcsState,
+    ) -> Option<CompactionTask> {
+        let top = self.top_level();
+        // Computed first, as Cassandra: if L0 has fallen behind, size-tier it before
+        // any higher-level compaction, to bound the sstables a read must touch.
+        let l0_size_tiered = self.l0_size_tiered(levels);
+
+        // Sstables above the top level exist only after `level_count` was lowered
+        // (or the mode switched): fold them into the top level first. While any
+        // remain, nothing else may write into the top level: such a task's range
+        // could overlap an in-flight fold's output without overlapping any of the
+        // fold's top-level inputs.
+        let mut above_top = false;
+        for level in (top + 1)..levels.count() {
+            if levels.get(level).is_empty() {
+                continue;
+            }
+            above_top = true;
+            if let Some(task) = self.fold_down(levels, all, level, top, size) {
+                return Some(task);
+            }
+        }
+
+        // Deepest level over its target first (not the highest score, unlike
+        // LevelDB): compacting higher levels first keeps the data that L0 batches
+        // are merged into small. The top level has nowhere to go.
+        for level in (1..top).rev() {
+            if levels.get(level).is_empty() {
+                continue;
+            }
+            let target = self.max_bytes_for_level(level, size);
+            let score = levels.remaining_bytes(level) as f64 / target as f64;
+            if score <= SCORE_THRESHOLD {
+                continue;
+            }
+            if l0_size_tiered.is_some() {
+                return l0_size_tiered;
+            }
+            if above_top && level + 1 == top {
+                continue;
+            }
+            let Some(candidates) = self.candidates_for(levels, level, state) else {
+                continue;
+            };
+            let candidates = self.with_starved(levels, level + 1, candidates, state);
+            if let Some((_, last)) = token_hull(candidates.iter().copied()) {
+                state.last_compacted_token[level as usize] = Some(last);
+            }
+            return Some(self.promotion(level, &candidates, size));
+        }
+
+        // Higher levels are happy: a standard L0 compaction.
+        if levels.get(0).is_empty() {
+            return None;
+        }
+        match self.l0_candidates(levels, size) {
+            Some((candidates, output_level)) if !(above_top && output_level == top) => {
+                Some(CompactionTask::Merge {
+                    inputs: sorted_ids(&candidates),
+                    output_level,
+                    max_output_bytes: size,
+                    reason: TaskReason::Leveled { from_level: 0 },
+                })
+            }
+            // Nothing standard to do (everything overlaps a running compaction):
+            // keep L0 small with size tiering if it has fallen behind.
+            _ => l0_size_tiered,
+        }
+    }
+
+    /// A lone sstable moves up a level when nothing there overlaps it and
+    /// `single_sstable_uplevel` is on (Cassandra 4.0's `SingleSSTableLCSTask`);
+    /// anything else is a merge split at the sstable size.
+    fn promotion(&self, from_level: u32, candidates: &[&SSTableInfo], size: u64) -> CompactionTask {
+        if candidates.len() == 1 && self.lcs.single_sstable_uplevel {
+            return CompactionTask::Move {
+                id: candidates[0].id,
+                to_level: from_level + 1,
+            };
+        }
+        CompactionTask::Merge {
+            inputs: sorted_ids(candidates),
+            output_level: from_level + 1,
+            max_output_bytes: size,
+            reason: TaskReason::Leveled { from_level },
+        }
+    }
+
+    /// Cassandra's `getCandidatesFor(level)` for `level >= 1`: walking the level in
+    /// token order from just after the last compaction out of it (wrapping), the
+    /// first sstable that, with every next-level sstable it overlaps, is not being
+    /// compacted. Round robin spreads the rewriting evenly over the token range.
+    fn candidates_for<'a>(
+        &self,
+        levels: &Levels<'a>,
+        level: u32,
+        state: &LcsState,
+    ) -> Option<Vec<&'a SSTableInfo>> {
+        let here = levels.get(level).sorted();
+        let next = levels.get(level + 1);
+        let start = match state.last_compacted_token[level as usize] {
+            Some(token) => here.partition_point(|s| s.first_token <= token),
+            None => 0,
+        };
+        let start = if start >= here.len() { 0 } else { start };
+        for k in 0..here.len() {
+            let s = here[(start + k) % here.len()];
+            if s.being_compacted {
+                continue;
+            }
+            let mut candidates = vec![s];
+            let mut busy = false;
+            for o in next.overlapping(s.first_token, s.last_token) {
+                busy |= o.being_compacted;
+                candidates.push(o);
+            }
+            if !busy {
+                return Some(candidates);
+            }
+        }
+        None
+    }
+
+    /// Cassandra's `getOverlappingStarvedSSTables`: count one more compaction for
+    /// every level and reset the target's; if the highest non-empty level has gone
+    /// more than [`NO_COMPACTION_LIMIT`] compactions without being targeted, add one
+    /// of its sstables lying entirely within the candidates' token hull (so no new
+    /// overlap appears in the output level). Its data moves down and meets newer
+    /// data, which lets its tombstones purge.
+    fn with_starved<'a>(
+        &self,
+        levels: &Levels<'a>,
+        target_level: u32,
+        mut candidates: Vec<&'a SSTableInfo>,
+        state: &mut LcsState,
+    ) -> Vec<&'a SSTableInfo> {
+        for rounds in state.rounds_without_compaction.iter_mut().skip(1) {
+            *rounds = rounds.saturating_add(1);
+        }
+        state.rounds_without_compaction[target_level as usize] = 0;
+        let Some(highest) = levels.highest_non_empty() else {
+            return candidates;
+        };
+        if state.rounds_without_compaction[highest as usize] <= NO_COMPACTION_LIMIT {
+            return candidates;
+        }
+        let Some((min, max)) = token_hull(candidates.iter().copied()) else {
+            return candidates;
+        };
+        if min == max {
+            // Single-partition candidates: nothing can be strictly contained.
+            return candidates;
+        }
+        let starved = levels.get(highest).overlapping(min, max).find(|s| {
+            min <= s.first_token
+                && s.last_token <= max
+                && !s.being_compacted
+                && !candidates.iter().any(|c| c.id == s.id)
+        });
+        if let Some(s) = starved {
+            candidates.push(s);
+        }
+        candidates
+    }
+
+    /// Cassandra's `getSTCSInL0CompactionCandidate`: with more than
+    /// [`MAX_COMPACTING_L0`] sstables in L0, the most interesting size-tiered bucket
+    /// of L0 (thresholds and bucket bounds from the options; Cassandra hard-codes
+    /// 4 and 32, the defaults), written back to L0 unsplit.
+    fn l0_size_tiered(&self, levels: &Levels<'_>) -> Option<CompactionTask> {
+        let l0 = levels.get(0);
+        if l0.len() <= MAX_COMPACTING_L0 {
+            return None;
+        }
+        let buckets = get_buckets(
+            l0.sorted().iter().copied().filter(|s| !s.being_compacted),
+            &self.stcs,
+        );
+        let bucket = most_interesting_bucket(
+            &buckets,
+            self.common.min_threshold,
+            self.common.max_threshold,
+        )?;
+        Some(CompactionTask::Merge {
+            inputs: sorted_ids(&bucket),
+            output_level: 0,
+            max_output_bytes: u64::MAX,
+            reason: TaskReason::L0SizeTiered,
+        })
+    }
+
+    /// Cassandra's `getCandidatesFor(0)` and `getNextLevel`: oldest first (by max
+    /// timestamp), take each L0 sstable with every L0 sstable overlapping it,
+    /// skipping groups that touch a running L0 compaction and sstables inside the
+    /// running L0 compactions' token hull; at most [`MAX_COMPACTING_L0`] (the
+    /// oldest). With at least one sstable's worth, add the overlapping L1 sstables
+    /// and promote to L1 (none may be busy); otherwise merge within L0. Fewer than
+    /// two candidates: nothing.
+    ///
+    /// Cassandra promotes when the L0 bytes are strictly above the sstable size but
+    /// decides the output level with "not strictly below": at exactly the sstable
+    /// size it writes into L1 without the overlapping L1 sstables. Strata uses `>=`
+    /// for both, which keeps L1 overlap-free at that boundary.
+    fn l0_candidates<'a>(
+        &self,
+        levels: &Levels<'a>,
+        size: u64,
+    ) -> Option<(Vec<&'a SSTableInfo>, u32)> {
+        let l0 = levels.get(0);
+        let compacting =
+            OverlapIndex::new(l0.sorted().iter().copied().filter(|s| s.being_compacted));
+        let compacting_hull = token_hull(compacting.sorted().iter().copied());
+        let mut by_age: Vec<&SSTableInfo> = l0.sorted().to_vec();
+        by_age.sort_unstable_by_key(|s| (s.max_timestamp_micros, s.id));
+
+        let mut removed: HashSet<u64> = HashSet::new();
+        let mut chosen: HashSet<u64> = HashSet::new();
+        let mut candidates: Vec<&SSTableInfo> = Vec::new();
+        for &s in &by_age {
+            if chosen.contains(&s.id) {
+                continue;
+            }
+            // The group {s} + overlapping L0 touches a running compaction iff s is
+            // running or a running L0 sstable overlaps s.
+            if s.being_compacted
+                || compacting
+                    .overlapping(s.first_token, s.last_token)
+                    .next()
+                    .is_some()
+            {
+                continue;
+            }
+            let group: Vec<&SSTableInfo> = std::iter::once(s)
+                .chain(
+                    l0.overlapping(s.first_token, s.last_token)
+                        .filter(|t| t.id != s.id && !removed.contains(&t.id)),
+                )
+                .collect();
+            for t in group {
+                let clear = match compacting_hull {
+                    None => true,
+                    Some((a, b)) => t.last_token < a || t.first_token > b,
+                };
+                if clear && chosen.insert(t.id) {
+                    candidates.push(t);
+                }
+                removed.insert(t.id);
+            }
+            if candidates.len() > MAX_COMPACTING_L0 {
+                candidates.sort_unstable_by_key(|s| (s.max_timestamp_micros, s.id));
+                candidates.truncate(MAX_COMPACTING_L0);
+                break;
+            }
+        }
+
+        let total = candidates
+            .iter()
+            .map(|s| s.size_bytes)
+            .fold(0u64, u64::saturating_add);
+        let mut output_level = 0;
+        if total >= size {
+            let (first, last) = token_hull(candidates.iter().copied())?;
+            let l1: Vec<&SSTableInfo> = levels.get(1).overlapping(first, last).collect();
+            if l1.iter().any(|s| s.being_compacted)
+                || compacting.overlapping(first, last).next().is_some()
+            {
+                return None;
+            }
+            candidates.extend(l1);
+            output_level = 1;
+        }
+        if candidates.len() < 2 {
+            return None;
+        }
+        Some((candidates, output_level))
+    }
+
+    /// Merge (or move) the first free sstable of a level above the top, with the
+    /// top-level sstables it overlaps, into the top level. Skipped while anything
+    /// overlapping it is being compacted (an in-flight task's output could land
+    /// there).
+    fn fold_down(
+        &self,
+        levels: &Levels<'_>,
+        all: &OverlapIndex<'_>,
+        level: u32,
+        top: u32,
+        size: u64,
+    ) -> Option<CompactionTask> {
+        for &s in levels.get(level).sorted() {
+            if s.being_compacted
+                || all
+                    .overlapping(s.first_token, s.last_token)
+                    .any(|o| o.being_compacted)
+            {
+                continue;
+            }
+            let mut inputs: Vec<&SSTableInfo> = vec![s];
+            inputs.extend(levels.get(top).overlapping(s.first_token, s.last_token));
+            if inputs.len() == 1 {
+                return Some(CompactionTask::Move {
+                    id: s.id,
+                    to_level: top,
+                });
+            }
+            return Some(CompactionTask::Merge {
+                inputs: sorted_ids(&inputs),
+                output_level: top,
+                max_output_bytes: size,
+                reason: TaskReason::Leveled { from_level: level },
+            });
+        }
+        None
+    }
+
+    /// Cassandra's `findDroppableSSTable`: from the highest level down, sstables by
+    /// droppable ratio (highest first), the first worth a tombstone compaction; it
+    /// is rewritten into its own level.
+    fn tombstone_task(
+        &self,
+        levels: &Levels<'_>,
+        all: &OverlapIndex<'_>,
+        ctx: &StrategyContext,
+    ) -> Option<CompactionTask> {
+        for level in (0..levels.count()).rev() {
+            let mut by_ratio: Vec<&SSTableInfo> = levels.get(level).sorted().to_vec();
+            by_ratio.sort_unstable_by(|a, b| {
+                b.droppable_tombstone_ratio
+                    .total_cmp(&a.droppable_tombstone_ratio)
+                    .then(a.id.cmp(&b.id))
+            });
+            for s in by_ratio {
+                if s.droppable_tombstone_ratio <= self.common.tombstone_threshold {
+                    break;
+                }
+                if !s.being_compacted && worth_dropping_tombstones(s, all, ctx, &self.common) {
+                    return Some(CompactionTask::Rewrite {
+                        id: s.id,
+                        output_level: s.level,
+                        reason: TaskReason::Tombstone,
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+impl CompactionStrategy for LeveledCompactionStrategy {
+    fn name(&self) -> &'static str {
+        "LeveledCompactionStrategy"
+    }
+
+    /// In order: drop fully expired sstables (Cassandra drops them only inside a
+    /// compaction that happens to include them; a drop costs no I/O), the leveled
+    /// task, a single-sstable tombstone compaction.
+    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        if !self.common.enabled {
+            return None;
+        }
+        let all = OverlapIndex::new(sstables);
+        let ids = droppable_expired(sstables, &all, ctx, &self.common);
+        if !ids.is_empty() {
+            return Some(CompactionTask::Drop { ids });
+        }
+        let size = self.effective_sstable_size(sstables);
+        let levels = Levels::new(sstables, self.top_level());
+        {
+            let mut state = self.state.lock();
+            state.ensure_levels(levels.count() as usize);
+            if let Some(task) = self.leveled_task(&levels, &all, size, &mut state) {
+                return Some(task);
+            }
+        }
+        self.tombstone_task(&levels, &all, ctx)
+    }
+
+    /// Fully expired sstables dropped, then everything else merged into the lowest
+    /// level whose target holds it all (the top level at most), split at the
+    /// sstable size. Cassandra's major LCS writer instead fills L1 to its target,
+    /// then L2, ..., leaving each level a slice of the token range; one level gives
+    /// the same single sstable per read and leaves every level under its target.
+    /// Nothing while any sstable is being compacted, as Cassandra.
+    fn major_compaction(
+        &self,
+        sstables: &[SSTableInfo],
+        ctx: &StrategyContext,
+    ) -> Vec<CompactionTask> {
+        if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
+            return Vec::new();
+        }
+        let all = OverlapIndex::new(sstables);
+        let dropped = droppable_expired(sstables, &all, ctx, &self.common);
+        let rest: Vec<&SSTableInfo> = sstables
+            .iter()
+            .filter(|s| dropped.binary_search(&s.id).is_err())
+            .collect();
+        let size = self.effective_sstable_size(sstables);
+        let total = rest
+            .iter()
+            .map(|s| s.size_bytes)
+            .fold(0u64, u64::saturating_add);
+        let top = self.top_level();
+        let level = (1..=top)
+            .find(|&l| self.max_bytes_for_level(l, size) >= total)
+            .unwrap_or(top);
+        let mut tasks = Vec::new();
+        if !dropped.is_empty() {
+            tasks.push(CompactionTask::Drop { ids: dropped });
+        }
+        if !rest.is_empty() {
+            tasks.push(CompactionTask::Merge {
+                inputs: sorted_ids(&rest),
+                output_level: level,
+                max_output_bytes: size,
+                reason: TaskReason::Major,
+            });
+        }
+        tasks
+    }
+
+    /// Cassandra's `getEstimatedTasks`: per level below the top, the bytes above
+    /// 1.001 x target divided by the sstable size, rounded up; plus one task per
+    /// sstable above the top level. (Cassandra also counts the top level's excess,
+    /// which no compaction ever removes.)
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+        let size = self.effective_sstable_size(sstables);
+        let top = self.top_level();
+        let levels = Levels::new(sstables, top);
+        let mut tasks = 0usize;
+        for level in 0..levels.count() {
+            if level > top {
+                tasks += levels.get(level).len();
+                continue;
+            }
+            if level == top {
+                continue;
+            }
+            let limit = (self.max_bytes_for_level(level, size) as f64 * SCORE_THRESHOLD) as u64;
+            let excess = levels.total_bytes(level).saturating_sub(limit);
+            tasks += excess.div_ceil(size.max(1)) as usize;
+        }
+        tasks
+    }
+
+    /// Index = level, 0 through the top level (and any level above it that holds
+    /// sstables): bytes not being compacted / [`Self::max_bytes_for_level`].
+    fn level_scores(&self, sstables: &[SSTableInfo]) -> Vec<f64> {
+        let size = self.effective_sstable_size(sstables);
+        let top = self.top_level();
+        let levels = Levels::new(sstables, top);
+        let last = levels.highest_non_empty().unwrap_or(0).max(top);
+        (0..=last)
+            .map(|l| levels.remaining_bytes(l) as f64 / self.max_bytes_for_level(l, size) as f64)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{ctx, opts, sst, sst_range};
+    use super::*;
+
+    const S: u64 = 160 * MIB;
+
+    fn lcs(extra: &str) -> LeveledCompactionStrategy {
+        LeveledCompactionStrategy::new(&opts(&format!(
+            "'class': 'LeveledCompactionStrategy'{extra}"
+        )))
+    }
+
+    /// `count` disjoint sstables of `size` in `level`, ids from `first_id`, token
+    /// ranges `[start + k * width, start + (k + 1) * width - 1]`.
+    fn level(
+        first_id: u64,
+        lvl: u32,
+        count: u64,
+        size: u64,
+        start: i64,
+        width: i64,
+    ) -> Vec<SSTableInfo> {
+        (0..count)
+            .map(|k| {
+                let a = start + k as i64 * width;
+                sst_range(first_id + k, lvl, size, a, a + width - 1)
+            })
+            .collect()
+    }
+
+    fn merge_of(t: &Option<CompactionTask>) -> (Vec<u64>, u32, TaskReason) {
+        match t {
+            Some(CompactionTask::Merge {
+                inputs,
+                output_level,
+                reason,
+                ..
+            }) => (inputs.clone(), *output_level, *reason),
+            other => panic!("expected a merge, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn level_targets_follow_fanout() {
+        let s = lcs(", 'fanout_size': 4");
+        assert_eq!(s.max_bytes_for_level(0, S), 4 * S);
+        assert_eq!(s.max_bytes_for_level(1, S), 4 * S);
+        assert_eq!(s.max_bytes_for_level(3, S), 64 * S);
+        assert_eq!(lcs("").max_bytes_for_level(2, S), 100 * S);
+        assert_eq!(lcs("").max_bytes_for_level(30, u64::MAX / 2), u64::MAX);
+    }
+
+    #[test]
+    fn deepest_level_over_target_is_compacted_first() {
+        let s = lcs("");
+        // L1: 11 x 160 MiB = score 1.1; L2: 50 x 160 MiB = score 0.5.
+        let mut set = level(1, 1, 11, S, 0, 1000);
+        set.extend(level(100, 2, 50, S, 0, 220));
+        let (inputs, out, reason) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((out, reason), (2, TaskReason::Leveled { from_level: 1 }));
+        assert_eq!(inputs[0], 1, "round robin starts at the lowest token");
+        // L2 at score 1.2 too: L2 goes first even though L1's score is higher.
+        let mut set = level(1, 1, 50, S, 0, 200); // score 5.0
+        set.extend(level(100, 2, 120, S, 0, 100)); // score 1.2
+        let task = s.next_task(&set, &ctx(0)).expect("a task");
+        assert_eq!(task.output_level(), Some(3), "{task:?}");
+        let scores = s.level_scores(&set);
+        assert_eq!(scores.len(), 9);
+        assert!((scores[1] - 5.0).abs() < 1e-9 && (scores[2] - 1.2).abs() < 1e-9);
+        // Exactly at target (score 1.0 <= 1.001): nothing to do.
+        let set = level(1, 1, 10, S, 0, 1000);
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        let set = level(1, 1, 13, S, 0, 1000);
+        assert_eq!(s.estimated_pending_tasks(&set), 3);
+    }
+
+    #[test]
+    fn next_level_overlaps_are_included_and_busy_ones_skip_the_candidate() {
+        let s = lcs("");
+        let mut set = level(1, 1, 11, S, 0, 100); // [0,99], [100,199], ...
+        set.extend([
+            sst_range(50, 2, S, -100, 50),
+            sst_range(51, 2, S, 60, 120),
+            sst_range(52, 2, S, 121, 130),
+            sst_range(53, 2, S, 131, 250),
+            sst_range(54, 2, S, 251, 400),
+        ]);
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![1, 50, 51], 2));
+        // Next call continues after token 120 (the hull's end): sstable 3 [200,299]
+        // starts after it; 2 [100,199] is skipped this round.
+        let (inputs, _, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!(inputs, vec![3, 53, 54]);
+        // An overlapping L2 sstable being compacted makes the candidate wait.
+        let s = lcs("");
+        set.iter_mut()
+            .find(|x| x.id == 51)
+            .expect("51")
+            .being_compacted = true;
+        let (inputs, _, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!(inputs, vec![3, 53, 54]);
+    }
+
+    #[test]
+    fn round_robin_walks_the_level_and_wraps() {
+        let s = lcs("");
+        // 12 L1 sstables over target, L2 empty: every candidate is a lone move.
+        let set = level(1, 1, 12, S, 0, 100);
+        let ids: Vec<u64> = (0..14)
+            .map(|_| match s.next_task(&set, &ctx(0)) {
+                Some(CompactionTask::Move { id, to_level: 2 }) => id,
+                other => panic!("expected a move, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(ids, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1, 2]);
+        // single_sstable_uplevel off: a one-input merge instead of a move.
+        let s = lcs(", 'single_sstable_uplevel': false");
+        assert_eq!(
+            s.next_task(&set, &ctx(0)),
+            Some(CompactionTask::Merge {
+                inputs: vec![1],
+                output_level: 2,
+                max_output_bytes: S,
+                reason: TaskReason::Leveled { from_level: 1 }
+            })
+        );
+    }
+
+    #[test]
+    fn l0_promotes_with_overlapping_l1_or_merges_within_l0() {
+        let s = lcs("");
+        // Two small flushes (< one sstable's worth): merged within L0.
+        let mut set = vec![
+            sst_range(1, 0, 50 * MIB, 0, 500),
+            sst_range(2, 0, 50 * MIB, 400, 900),
+            sst_range(10, 1, S, 0, 99),
+            sst_range(11, 1, S, 600, 700),
+            sst_range(12, 1, S, 1000, 2000),
+        ];
+        assert_eq!(
+            s.next_task(&set, &ctx(0)),
+            Some(CompactionTask::Merge {
+                inputs: vec![1, 2],
+                output_level: 0,
+                max_output_bytes: S,
+                reason: TaskReason::Leveled { from_level: 0 }
+            })
+        );
+        // A third makes 50 + 50 + 60 >= 160 MiB: promoted with every L1 sstable in
+        // the hull [0, 900] (11 lies in the gap between 1 and 2: still included, or
+        // the output spanning the gap would overlap it).
+        set.push(sst_range(3, 0, 60 * MIB, 850, 900));
+        set[0].last_token = 100;
+        set[1].first_token = 800;
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![1, 2, 3, 10, 11], 1));
+        // A busy L1 sstable in the hull blocks the promotion.
+        set[3].being_compacted = true;
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        // A single L0 sstable is left alone.
+        let set = vec![sst_range(1, 0, S * 2, 0, 10)];
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+    }
+
+    #[test]
+    fn l0_candidates_avoid_the_gaps_of_a_running_l0_compaction() {
+        let s = lcs("");
+        // A and B are being merged into L1; that output may span [0, 60]. C and D,
+        // flushed since, lie in the gap: promoting them to L1 now could overlap it.
+        let mut set = vec![
+            sst_range(1, 0, 100 * MIB, 0, 10),
+            sst_range(2, 0, 100 * MIB, 50, 60),
+            sst_range(3, 0, 100 * MIB, 20, 30),
+            sst_range(4, 0, 100 * MIB, 35, 40),
+        ];
+        set[0].being_compacted = true;
+        set[1].being_compacted = true;
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        // Outside the running compaction's hull they go ahead.
+        set[2].first_token = 70;
+        set[2].last_token = 80;
+        set[3].first_token = 75;
+        set[3].last_token = 90;
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![3, 4], 1));
+    }
+
+    #[test]
+    fn l0_takes_the_32_oldest() {
+        let s = lcs("");
+        // 40 overlapping flushes, older = smaller max timestamp = smaller id.
+        let set: Vec<SSTableInfo> = (1..=40).map(|i| sst(i, 0, 10 * MIB)).collect();
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!(inputs, (1..=32).collect::<Vec<u64>>());
+        assert_eq!(out, 1);
+    }
+
+    #[test]
+    fn l0_size_tiering_when_behind_and_a_higher_level_needs_work() {
+        let s = lcs("");
+        let mut set: Vec<SSTableInfo> = (1..=33).map(|i| sst(i, 0, (i % 3 + 1) * MIB)).collect();
+        set.extend(level(100, 1, 11, S, 0, 100)); // L1 score 1.1
+        let t = s.next_task(&set, &ctx(0));
+        let (inputs, out, reason) = merge_of(&t);
+        assert_eq!((out, reason), (0, TaskReason::L0SizeTiered));
+        assert_eq!(inputs.len(), 32, "trimmed to max_threshold");
+        assert!(matches!(
+            t,
+            Some(CompactionTask::Merge {
+                max_output_bytes: u64::MAX,
+                ..
+            })
+        ));
+        // 32 in L0 is not "behind": the L1 promotion goes first (a lone move here).
+        set.retain(|x| x.id != 33);
+        assert!(matches!(
+            s.next_task(&set, &ctx(0)),
+            Some(CompactionTask::Move { to_level: 2, .. })
+        ));
+        // 33 in L0 but no higher level over target: Cassandra's standard L0
+        // compaction (32 oldest with the L1 overlaps) is preferred.
+        let set: Vec<SSTableInfo> = (1..=33).map(|i| sst(i, 0, 10 * MIB)).collect();
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs.len(), out), (32, 1));
+    }
+
+    #[test]
+    fn starved_top_level_sstable_joins_after_25_rounds() {
+        let s = lcs("");
+        // L1 far over target (100 sstables [k*100, k*100+99]); L2 has each range's
+        // twin; L3 holds small sstables inside each range and is never targeted.
+        let mut set = level(1, 1, 100, S, 0, 100);
+        set.extend(level(1000, 2, 100, MIB, 0, 100));
+        set.extend(
+            (0..100).map(|k| sst_range(5000 + k, 3, MIB, k as i64 * 100 + 10, k as i64 * 100 + 20)),
+        );
+        for round in 1..=NO_COMPACTION_LIMIT + 1 {
+            let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+            assert_eq!(out, 2);
+            let l3: Vec<u64> = inputs.into_iter().filter(|&id| id >= 5000).collect();
+            if round <= NO_COMPACTION_LIMIT {
+                assert!(l3.is_empty(), "round {round}: {l3:?}");
+            } else {
+                // Round 26: 26 > 25, the L3 sstable inside [2500, 2599] joins.
+                assert_eq!(l3, vec![5025], "round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn expired_drop_blocked_by_overlapping_older_then_unblocked() {
+        let s = lcs("");
+        let dead = SSTableInfo {
+            max_local_deletion_seconds: 100,
+            min_timestamp_micros: 5_000,
+            max_timestamp_micros: 6_000,
+            ..sst_range(1, 2, S, 0, 100)
+        };
+        let older = SSTableInfo {
+            min_timestamp_micros: 10,
+            ..sst_range(2, 3, S, 50, 300)
+        };
+        let set = vec![dead.clone(), older];
+        assert_eq!(s.next_task(&set, &ctx(1_000)), None);
+        assert_eq!(
+            s.next_task(&[dead], &ctx(1_000)),
+            Some(CompactionTask::Drop { ids: vec![1] })
+        );
+    }
+
+    #[test]
+    fn tombstone_rewrite_prefers_highest_level_and_ratio() {
+        let s = lcs("");
+        let now = 200_000;
+        let mut set = level(1, 1, 3, MIB, 0, 100);
+        set.extend(level(10, 2, 3, MIB, 1000, 100));
+        set[0].droppable_tombstone_ratio = 0.9;
+        set[4].droppable_tombstone_ratio = 0.3;
+        set[5].droppable_tombstone_ratio = 0.5;
+        assert_eq!(
+            s.next_task(&set, &ctx(now)),
+            Some(CompactionTask::Rewrite {
+                id: 12,
+                output_level: 2,
+                reason: TaskReason::Tombstone
+            })
+        );
+        // Too young for tombstone_compaction_interval (1 day).
+        assert_eq!(s.next_task(&set, &ctx(86_399)), None);
+    }
+
+    #[test]
+    fn fixed_levels_size_grows_with_data_with_hysteresis() {
+        // N = 3 levels above L0, fanout 10: s = data / 1110. Minimum 10 MiB, max 640.
+        let s = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
+        let data = |mib: u64| vec![sst(1, 0, mib * MIB)];
+        let steps: [(u64, u64); 8] = [
+            (1_000, 10),      // 0.9 MiB -> clamped to the 10 MiB minimum
+            (111_000, 100),   // 100 > 1.25 x 10: follows
+            (133_200, 100),   // 120 <= 125: holds
+            (144_300, 130),   // 130 > 125: follows
+            (122_100, 130),   // 110 >= 130 / 1.25 = 104: holds (hysteresis)
+            (105_450, 95),    // 95 < 104: follows down
+            (111_000, 95),    // 100: holds
+            (1_000_000, 640), // 901 -> clamped to 64 x 10 MiB
+        ];
+        for (mib, want) in steps {
+            assert_eq!(
+                s.effective_sstable_size(&data(mib)),
+                want * MIB,
+                "{mib} MiB"
+            );
+        }
+        assert_eq!(s.top_level(), 3);
+        // Level targets use the current size: L1 = 10 x 640 MiB.
+        let set = vec![sst(1, 0, 999_999 * MIB), sst_range(2, 1, 700 * MIB, 0, 0)];
+        let scores = s.level_scores(&set);
+        assert_eq!(scores.len(), 4);
+        assert!((scores[1] - 700.0 / 6400.0).abs() < 1e-9, "{scores:?}");
+        // Merges are split at the current size: 107,201 MiB / 1110 -> 97 MiB.
+        let mut set = level(1, 1, 12, 600 * MIB, 0, 100);
+        set.push(sst_range(98, 2, MIB, 0, 50));
+        set.push(sst(99, 3, 100_000 * MIB));
+        assert_eq!(
+            s.next_task(&set, &ctx(0)),
+            Some(CompactionTask::Merge {
+                inputs: vec![1, 98],
+                output_level: 2,
+                max_output_bytes: 97 * MIB,
+                reason: TaskReason::Leveled { from_level: 1 }
+            })
+        );
+        // The pure formula, and off when level_count = 0.
+        let o =
+            opts("'class': 'LeveledCompactionStrategy', 'level_count': 3, 'fanout_size': 4").lcs();
+        let gib169 = 169_000_000_000u64;
+        assert_eq!(fixed_levels_sstable_size(gib169, &o), 1919 * MIB); // 169 GB / 84
+        assert_eq!(
+            fixed_levels_sstable_size(gib169, &LcsOptions::default()),
+            160 * MIB
+        );
+    }
+
+    #[test]
+    fn fixed_levels_top_is_never_promoted_and_levels_above_fold_down() {
+        let s = lcs(", 'level_count': 2, 'sstable_size_in_mb': 1");
+        // Data 10 x 1 GiB in L2 (top) and nothing else: the size becomes
+        // 10 GiB / 110 -> 93 MiB, L2 target 9.3 GiB < 10 GiB, yet nothing moves.
+        let set = level(1, 2, 10, 1024 * MIB, 0, 100);
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        // After level_count was lowered, an L4 sstable folds into L2 with the L2
+        // sstables it overlaps; one overlapping nothing just moves down.
+        let mut set = level(1, 2, 10, 1024 * MIB, 0, 100);
+        set.push(sst_range(50, 4, MIB, 150, 250));
+        let (inputs, out, reason) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!(
+            (inputs, out, reason),
+            (vec![2, 3, 50], 2, TaskReason::Leveled { from_level: 4 })
+        );
+        assert_eq!(s.estimated_pending_tasks(&set), 1);
+        set.last_mut().expect("50").first_token = 5000;
+        set.last_mut().expect("50").last_token = 6000;
+        assert_eq!(
+            s.next_task(&set, &ctx(0)),
+            Some(CompactionTask::Move {
+                id: 50,
+                to_level: 2
+            })
+        );
+    }
+
+    #[test]
+    fn major_compaction_lands_in_the_level_that_holds_it() {
+        let s = lcs("");
+        let mut set = level(1, 0, 4, S, 0, 100);
+        set.extend(level(10, 1, 10, S, 0, 40));
+        // 14 x 160 MiB > L1's 1600 MiB target -> L2.
+        assert_eq!(
+            s.major_compaction(&set, &ctx(0)),
+            vec![CompactionTask::Merge {
+                inputs: vec![1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+                output_level: 2,
+                max_output_bytes: S,
+                reason: TaskReason::Major
+            }]
+        );
+        set[0].being_compacted = true;
+        assert!(s.major_compaction(&set, &ctx(0)).is_empty());
+    }
+
+    #[test]
+    fn disabled_strategy_proposes_nothing_but_major_still_works() {
+        let s = lcs(", 'enabled': false");
+        let set = level(1, 1, 12, S, 0, 100);
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        assert_eq!(s.major_compaction(&set, &ctx(0)).len(), 1);
+    }
+}

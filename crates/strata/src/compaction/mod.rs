@@ -1,0 +1,357 @@
+//! Compaction strategies as pure deciders (DESIGN.md §5, STYLE.md 3).
+//!
+//! A strategy looks at an immutable view of sstable *metadata* ([`SSTableInfo`])
+//! and its options, and returns a [`CompactionTask`] or nothing. It never opens a
+//! file and never reads a clock: "now" arrives in the [`StrategyContext`]. The same
+//! code therefore runs in two places:
+//!
+//! - the engine's executor (`compaction/executor.rs`), which fills [`SSTableInfo`]
+//!   from each reader's statistics, marks the inputs of a task `being_compacted`,
+//!   performs the I/O and swaps inputs for outputs in the live set;
+//! - the simulator of issue 5, over synthetic metadata at terabyte scale.
+//!
+//! Modules: [`common`] (fully expired sstables, single-sstable tombstone
+//! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
+//! with the tunable fanout and the fixed-levels mode of seed 000). The algorithms,
+//! their math and every option are in `docs/compaction/stcs.md` and
+//! `docs/compaction/lcs.md`.
+//!
+//! Thread safety: strategies are `Send + Sync`. Callers may share one strategy
+//! between threads, but the executor is expected to call [`CompactionStrategy::next_task`]
+//! from one thread at a time and to mark the inputs `being_compacted` before the next
+//! call; otherwise two calls could hand out the same inputs. LCS keeps a little state
+//! behind a mutex (round-robin position per level, starvation counters, the
+//! fixed-levels sstable size); it is advanced when a task is *proposed*, so a
+//! proposed task that is never run only moves the round-robin pointer along.
+//!
+//! Invariants every strategy keeps (checked by the property test in `proptests`):
+//! 1. A task never names an sstable that is `being_compacted`, nor one id twice,
+//!    nor an id absent from the view.
+//! 2. Decisions are deterministic: the same view, options, context and strategy
+//!    state give the same task. Every tie is broken by sstable id.
+//! 3. A decision costs O(n log n) in the number of sstables (sorting plus index
+//!    queries), never a pairwise scan, so thousands of sstables decide in well
+//!    under a millisecond.
+//! 4. A [`CompactionTask::Drop`] names only sstables whose data is entirely
+//!    purgeable under Cassandra's overlap rule ([`common::fully_expired`]): dropping
+//!    them cannot resurrect anything.
+//! 5. LCS: a task writing into level `L >= 1` includes every sstable of level `L`
+//!    that overlaps the token hull of its inputs, so level `L` stays free of
+//!    overlaps; if one of those is `being_compacted`, no such task is proposed.
+
+pub mod common;
+pub mod lcs;
+pub mod stcs;
+
+#[cfg(test)]
+mod proptests;
+
+use crate::options::{CompactionClass, CompactionOptions};
+
+pub use common::{fully_expired, worth_dropping_tombstones};
+pub use lcs::LeveledCompactionStrategy;
+pub use stcs::SizeTieredCompactionStrategy;
+
+/// What a strategy knows of an sstable: filled from `SSTableStats` by the engine,
+/// or synthesized by the simulator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SSTableInfo {
+    /// Unique within the table (the sstable generation); the tie-breaker of every
+    /// decision.
+    pub id: u64,
+    /// LCS level (0 for flushes; STCS ignores it).
+    pub level: u32,
+    /// Size on disk (compressed, with checksums): what level targets, buckets and
+    /// write amplification count.
+    pub size_bytes: u64,
+    pub uncompressed_bytes: u64,
+    /// Murmur3 tokens of the first and last partition (inclusive).
+    pub first_token: i64,
+    pub last_token: i64,
+    pub min_timestamp_micros: i64,
+    pub max_timestamp_micros: i64,
+    /// Latest local deletion time of any datum; `i64::MAX` if anything is live and
+    /// non-expiring (sstable stats invariant 2).
+    pub max_local_deletion_seconds: i64,
+    /// Fraction of cells and deletions that are tombstones droppable at the
+    /// context's `gc_before` (estimated by the engine from the stats histogram).
+    pub droppable_tombstone_ratio: f64,
+    pub creation_time_seconds: i64,
+    pub partition_count: u64,
+    /// Already an input of a running task: never proposed again (invariant 1).
+    pub being_compacted: bool,
+}
+
+impl SSTableInfo {
+    /// Whether the token ranges intersect (both ends inclusive).
+    pub fn overlaps(&self, other: &SSTableInfo) -> bool {
+        self.first_token <= other.last_token && other.first_token <= self.last_token
+    }
+}
+
+/// The time-dependent inputs of a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrategyContext {
+    /// The engine clock's "now", seconds since the epoch.
+    pub now_seconds: i64,
+    /// The table's `gc_grace_seconds`.
+    pub gc_grace_seconds: u32,
+    /// Smallest write timestamp held by any memtable of the table (active or
+    /// flushing), or `None` if they are all empty. A memtable may hold data for any
+    /// token, so it bounds every fully-expired drop (Cassandra does the same).
+    pub memtable_min_timestamp_micros: Option<i64>,
+}
+
+impl StrategyContext {
+    /// Tombstones and expired cells whose local deletion time is before this are
+    /// purgeable (`now - gc_grace_seconds`, as Cassandra's `gcBefore`).
+    pub fn gc_before(&self) -> i64 {
+        self.now_seconds
+            .saturating_sub(self.gc_grace_seconds as i64)
+    }
+}
+
+/// Why a task was proposed: shown by `compactionstats`/`compactionhistory` and used
+/// by the file layer to attribute bytes per cause.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskReason {
+    /// A size-tiered bucket (STCS).
+    SizeTiered,
+    /// LCS: a size-tiered bucket inside L0, because L0 holds more than 32 sstables.
+    L0SizeTiered,
+    /// LCS: promotion out of `from_level` (0 for L0 -> L1, or L0 -> L0 while L0
+    /// holds less than one sstable's worth). From a level above the top one (after
+    /// `level_count` was lowered) it folds the data down into the top level.
+    Leveled { from_level: u32 },
+    /// Single-sstable tombstone compaction (`tombstone_threshold`).
+    Tombstone,
+    /// User-requested major compaction (`strata compact`).
+    Major,
+}
+
+impl TaskReason {
+    /// Short label for logs and tables.
+    pub fn label(&self) -> String {
+        match self {
+            TaskReason::SizeTiered => "size-tiered".into(),
+            TaskReason::L0SizeTiered => "L0 size-tiered".into(),
+            TaskReason::Leveled { from_level } => format!("L{from_level} promotion"),
+            TaskReason::Tombstone => "tombstone".into(),
+            TaskReason::Major => "major".into(),
+        }
+    }
+}
+
+/// What a strategy asks the executor to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompactionTask {
+    /// Merge `inputs` (ids ascending), writing outputs into `output_level`, starting
+    /// a new output file whenever one reaches `max_output_bytes` (`u64::MAX`: a
+    /// single output, as STCS). Outputs must be split at partition boundaries.
+    Merge {
+        inputs: Vec<u64>,
+        output_level: u32,
+        max_output_bytes: u64,
+        reason: TaskReason,
+    },
+    /// Remove fully expired sstables (ids ascending) without reading them.
+    Drop { ids: Vec<u64> },
+    /// Rewrite one sstable alone into `output_level` (tombstone compaction; later
+    /// CFS fragmentation rewrites and recompression).
+    Rewrite {
+        id: u64,
+        output_level: u32,
+        reason: TaskReason,
+    },
+    /// Change an sstable's level without rewriting it (LCS's single-sstable
+    /// uplevel: nothing in `to_level` overlaps it).
+    Move { id: u64, to_level: u32 },
+}
+
+impl CompactionTask {
+    /// Every sstable the task consumes (to mark `being_compacted`).
+    pub fn input_ids(&self) -> Vec<u64> {
+        match self {
+            CompactionTask::Merge { inputs, .. } => inputs.clone(),
+            CompactionTask::Drop { ids } => ids.clone(),
+            CompactionTask::Rewrite { id, .. } | CompactionTask::Move { id, .. } => vec![*id],
+        }
+    }
+
+    /// The level the outputs land in (`None` for a drop).
+    pub fn output_level(&self) -> Option<u32> {
+        match self {
+            CompactionTask::Merge { output_level, .. }
+            | CompactionTask::Rewrite { output_level, .. } => Some(*output_level),
+            CompactionTask::Move { to_level, .. } => Some(*to_level),
+            CompactionTask::Drop { .. } => None,
+        }
+    }
+}
+
+/// A compaction strategy: a pure decider over sstable metadata (module docs).
+pub trait CompactionStrategy: Send + Sync {
+    /// Cassandra's class name (or the fallback's, see [`strategy_for`]).
+    fn name(&self) -> &'static str;
+
+    /// The next background task, or `None` when nothing is worth doing (or the
+    /// strategy's `enabled` option is false).
+    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask>;
+
+    /// The tasks of a user-requested major compaction, in the order to run them;
+    /// sstables already `being_compacted` are left out. Runs even when `enabled`
+    /// is false, as Cassandra's `nodetool compact`.
+    fn major_compaction(
+        &self,
+        sstables: &[SSTableInfo],
+        ctx: &StrategyContext,
+    ) -> Vec<CompactionTask>;
+
+    /// Estimated number of tasks needed to catch up (`compactionstats`'
+    /// `pending_tasks`), with Cassandra's formulas.
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
+
+    /// Per-level score (level bytes / level target), index = level; empty for
+    /// strategies without levels.
+    fn level_scores(&self, _sstables: &[SSTableInfo]) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+/// The strategy for a table's options. Total over [`CompactionClass`]: the classes
+/// whose own strategy is not written yet run size-tiered compaction with their
+/// common options (Cassandra's behaviour for TWCS inside a window, and the safe
+/// default for DTCS and CFS) and say so in [`CompactionStrategy::name`]. The
+/// time-series strategies (TWCS, DTCS, seed 003) and the CFS strategy (seed 002)
+/// replace these fallbacks in their own issues.
+pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> {
+    match options.class() {
+        CompactionClass::SizeTieredCompactionStrategy => {
+            Box::new(SizeTieredCompactionStrategy::new(options))
+        }
+        CompactionClass::LeveledCompactionStrategy => {
+            Box::new(LeveledCompactionStrategy::new(options))
+        }
+        CompactionClass::TimeWindowCompactionStrategy => Box::new(
+            SizeTieredCompactionStrategy::new(options)
+                .with_name("TimeWindowCompactionStrategy (size-tiered fallback)"),
+        ),
+        CompactionClass::DateTieredCompactionStrategy => Box::new(
+            SizeTieredCompactionStrategy::new(options)
+                .with_name("DateTieredCompactionStrategy (size-tiered fallback)"),
+        ),
+        CompactionClass::CfsCompactionStrategy => Box::new(
+            SizeTieredCompactionStrategy::new(options)
+                .with_name("CfsCompactionStrategy (size-tiered fallback)"),
+        ),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Builders for hand-made sstable sets (golden tests).
+    use super::*;
+
+    pub const MIB: u64 = 1024 * 1024;
+
+    /// An sstable with live, non-expiring data over the whole token range.
+    pub fn sst(id: u64, level: u32, size_bytes: u64) -> SSTableInfo {
+        SSTableInfo {
+            id,
+            level,
+            size_bytes,
+            uncompressed_bytes: size_bytes * 2,
+            first_token: i64::MIN,
+            last_token: i64::MAX,
+            min_timestamp_micros: id as i64 * 1000,
+            max_timestamp_micros: id as i64 * 1000 + 999,
+            max_local_deletion_seconds: i64::MAX,
+            droppable_tombstone_ratio: 0.0,
+            creation_time_seconds: 0,
+            partition_count: 1000,
+            being_compacted: false,
+        }
+    }
+
+    /// Same, with a token range.
+    pub fn sst_range(id: u64, level: u32, size_bytes: u64, first: i64, last: i64) -> SSTableInfo {
+        SSTableInfo {
+            first_token: first,
+            last_token: last,
+            ..sst(id, level, size_bytes)
+        }
+    }
+
+    pub fn ctx(now_seconds: i64) -> StrategyContext {
+        StrategyContext {
+            now_seconds,
+            gc_grace_seconds: 0,
+            memtable_min_timestamp_micros: None,
+        }
+    }
+
+    pub fn opts(text: &str) -> CompactionOptions {
+        crate::options::TableOptions::parse(&format!("compaction = {{{text}}}"))
+            .expect("valid options")
+            .compaction
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    #[test]
+    fn strategy_for_is_total() {
+        let cases = [
+            (
+                "'class': 'SizeTieredCompactionStrategy'",
+                "SizeTieredCompactionStrategy",
+            ),
+            (
+                "'class': 'LeveledCompactionStrategy'",
+                "LeveledCompactionStrategy",
+            ),
+            (
+                "'class': 'TimeWindowCompactionStrategy'",
+                "TimeWindowCompactionStrategy (size-tiered fallback)",
+            ),
+            (
+                "'class': 'DateTieredCompactionStrategy'",
+                "DateTieredCompactionStrategy (size-tiered fallback)",
+            ),
+            (
+                "'class': 'CfsCompactionStrategy'",
+                "CfsCompactionStrategy (size-tiered fallback)",
+            ),
+        ];
+        for (text, name) in cases {
+            assert_eq!(strategy_for(&opts(text)).name(), name);
+        }
+    }
+
+    #[test]
+    fn gc_before_and_task_accessors() {
+        let c = StrategyContext {
+            now_seconds: 1000,
+            gc_grace_seconds: 300,
+            memtable_min_timestamp_micros: None,
+        };
+        assert_eq!(c.gc_before(), 700);
+        let t = CompactionTask::Merge {
+            inputs: vec![1, 2],
+            output_level: 3,
+            max_output_bytes: 10,
+            reason: TaskReason::Leveled { from_level: 2 },
+        };
+        assert_eq!((t.input_ids(), t.output_level()), (vec![1, 2], Some(3)));
+        assert_eq!(CompactionTask::Drop { ids: vec![4] }.output_level(), None);
+        assert_eq!(
+            TaskReason::Leveled { from_level: 2 }.label(),
+            "L2 promotion"
+        );
+        assert!(sst_range(1, 0, 1, 0, 10).overlaps(&sst_range(2, 0, 1, 10, 20)));
+        assert!(!sst_range(1, 0, 1, 0, 9).overlaps(&sst_range(2, 0, 1, 10, 20)));
+    }
+}
