@@ -23,6 +23,7 @@
 
 use crate::clock::Clock;
 use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
+use crate::compaction::executor::RateLimiter;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
 use crate::schema::{Catalog, TableSchema};
@@ -34,6 +35,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Open tables by (keyspace, name).
+type TableMap = BTreeMap<(String, String), Arc<Table>>;
 
 const SCHEMA_FILE: &str = "schema.json";
 const COMMITLOG_DIR: &str = "commitlog";
@@ -50,6 +55,12 @@ pub struct DbOptions {
     /// `None` runs without one: unflushed writes are lost on a crash (benchmarks
     /// that isolate compaction use this).
     pub commitlog: Option<CommitLogOptions>,
+    /// Background compaction threads (Cassandra's `concurrent_compactors`;
+    /// default 1 on a 2-core machine). 0 disables background compaction.
+    pub concurrent_compactors: usize,
+    /// Compaction write throughput limit in MiB/s, 0 = unlimited (Cassandra's
+    /// `compaction_throughput_mb_per_sec`, default 64).
+    pub compaction_throughput_mb_per_sec: u64,
 }
 
 impl DbOptions {
@@ -59,6 +70,8 @@ impl DbOptions {
             fs: Fs::new(),
             table: TableRuntimeOptions::default(),
             commitlog: Some(CommitLogOptions::default()),
+            concurrent_compactors: 1,
+            compaction_throughput_mb_per_sec: 64,
         }
     }
 }
@@ -67,7 +80,10 @@ pub struct Database {
     dir: PathBuf,
     opts: DbOptions,
     catalog: Mutex<Catalog>,
-    tables: RwLock<BTreeMap<(String, String), Arc<Table>>>,
+    tables: Arc<RwLock<TableMap>>,
+    compaction_signal: Arc<Signal>,
+    compactors: Mutex<Vec<JoinHandle<()>>>,
+    limiter: Arc<RateLimiter>,
     flush_tx: Sender<FlushJob>,
     flusher: Mutex<Option<JoinHandle<()>>>,
     stopping: Arc<AtomicBool>,
@@ -96,6 +112,7 @@ impl Database {
         } else {
             Catalog::default()
         };
+        let compaction_throughput = opts.compaction_throughput_mb_per_sec * 1024 * 1024;
         let commitlog = match &opts.commitlog {
             Some(o) => Some(Arc::new(CommitLog::open(
                 &fs,
@@ -137,7 +154,10 @@ impl Database {
             dir: dir.to_path_buf(),
             opts,
             catalog: Mutex::new(catalog.clone()),
-            tables: RwLock::new(BTreeMap::new()),
+            tables: Arc::new(RwLock::new(BTreeMap::new())),
+            compaction_signal: Arc::new(Signal::default()),
+            compactors: Mutex::new(Vec::new()),
+            limiter: Arc::new(RateLimiter::new(compaction_throughput)),
             flush_tx,
             flusher: Mutex::new(Some(flusher)),
             stopping,
@@ -150,6 +170,7 @@ impl Database {
             }
         }
         db.replay = db.recover()?;
+        db.start_compactors()?;
         Ok(db)
     }
 
@@ -232,7 +253,9 @@ impl Database {
             Some(self.flush_tx.clone()),
             self.commitlog.clone(),
         )?;
+        *table.compaction_signal.lock() = Some(self.compaction_signal.clone());
         self.tables.write().insert(key, table.clone());
+        self.compaction_signal.notify();
         Ok(table)
     }
 
@@ -322,6 +345,79 @@ impl Database {
         r
     }
 
+    /// Starts `concurrent_compactors` background threads. Each loops: under the
+    /// decision lock (strategies decide on one thread at a time) pick the next task
+    /// of the next table in round-robin, run it, repeat; sleep on the signal (or
+    /// 1 s, for time-driven work such as expiry) when no table has work.
+    fn start_compactors(&self) -> Result<()> {
+        let decision = Arc::new(Mutex::new(0usize));
+        for n in 0..self.opts.concurrent_compactors {
+            let tables = self.tables.clone();
+            let signal = self.compaction_signal.clone();
+            let limiter = self.limiter.clone();
+            let stopping = self.stopping.clone();
+            let decision = decision.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("strata-compaction-{n}"))
+                .spawn(move || {
+                    while !stopping.load(Ordering::Acquire) {
+                        let seen = signal.generation();
+                        let picked = {
+                            let mut next = decision.lock();
+                            let all: Vec<Arc<Table>> = tables.read().values().cloned().collect();
+                            let start = *next;
+                            *next = next.wrapping_add(1);
+                            (0..all.len()).find_map(|i| {
+                                let t = &all[(start + i) % all.len()];
+                                t.next_compaction_task().map(|task| (t.clone(), task))
+                            })
+                        };
+                        match picked {
+                            Some((table, task)) => {
+                                if table.run_compaction(&task, &limiter).is_err() {
+                                    // Counted in the table's metrics; back off so a
+                                    // persistent fault (disk full) does not spin.
+                                    signal.wait_changed(seen, Duration::from_secs(1));
+                                }
+                            }
+                            None => signal.wait_changed(seen, Duration::from_secs(1)),
+                        }
+                    }
+                })
+                .map_err(|e| Error::io(&self.dir, e))?;
+            self.compactors.lock().push(handle);
+        }
+        Ok(())
+    }
+
+    /// The throughput limiter shared by all compactions of this database.
+    pub fn compaction_limiter(&self) -> &Arc<RateLimiter> {
+        &self.limiter
+    }
+
+    /// Blocks until no table has a pending compaction task and none is running,
+    /// or `timeout` passes (returns whether it settled). For tests, benchmarks and
+    /// `strata compact --wait`-style tools.
+    pub fn wait_for_compactions(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let busy = self.tables().iter().any(|t| {
+                !t.active_compactions().is_empty()
+                    || t.strategy()
+                        .next_task(&t.sstable_infos(), &t.strategy_context())
+                        .is_some()
+            });
+            if !busy {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            self.compaction_signal.notify();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn shutdown(&self) {
         for t in self.tables() {
             t.detach_flusher();
@@ -329,6 +425,13 @@ impl Database {
         self.stopping.store(true, Ordering::Release);
         let _ = self.flush_tx.send(FlushJob::Shutdown);
         if let Some(h) = self.flusher.lock().take() {
+            let _ = h.join();
+        }
+        for t in self.tables() {
+            t.cancel_compactions();
+        }
+        self.compaction_signal.notify();
+        for h in self.compactors.lock().drain(..) {
             let _ = h.join();
         }
         if let Some(log) = &self.commitlog {
@@ -341,5 +444,32 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// A wake-up signal with a generation counter, so a waiter never misses a notify
+/// that happened between its check and its wait.
+#[derive(Debug, Default)]
+pub struct Signal {
+    generation: Mutex<u64>,
+    cond: parking_lot::Condvar,
+}
+
+impl Signal {
+    pub fn notify(&self) {
+        *self.generation.lock() += 1;
+        self.cond.notify_all();
+    }
+
+    pub fn generation(&self) -> u64 {
+        *self.generation.lock()
+    }
+
+    /// Waits until the generation moves past `seen` or `timeout` passes.
+    pub fn wait_changed(&self, seen: u64, timeout: Duration) {
+        let mut g = self.generation.lock();
+        if *g == seen {
+            self.cond.wait_for(&mut g, timeout);
+        }
     }
 }

@@ -294,6 +294,22 @@ impl Fs {
         f.finish_as(path)
     }
 
+    /// Appends `bytes` to `path` (creating it) and hands them to the OS; for
+    /// append-only logs of operator information (compaction history).
+    pub fn append(&self, path: &Path, bytes: &[u8], tag: IoTag) -> Result<()> {
+        if let Some(fault) = self.faults.take(path, false) {
+            return Err(Error::io(path, fault_error(fault)));
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+        self.counters.add(tag, bytes.len() as u64, true);
+        Ok(())
+    }
+
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         std::fs::rename(from, to).map_err(|e| Error::io(from, e))
     }

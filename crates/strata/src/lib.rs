@@ -21,6 +21,7 @@ pub mod read;
 pub mod schema;
 pub mod sstable;
 pub mod table;
+pub mod table_compaction;
 pub mod tablestats;
 pub mod token;
 pub mod types;

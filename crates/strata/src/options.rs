@@ -833,6 +833,10 @@ pub struct LcsOptions {
     /// Trades compaction granularity for a bounded read fan-in. RocksDB: `num_levels`
     /// (with `level_compaction_dynamic_level_bytes`).
     pub level_count: u32,
+    /// Strata only: sstable size in KiB, overriding `sstable_size_in_mb` when set
+    /// (>= 16). For scaled-down experiments (seed 000 at 1/1000: 160 KB sstables)
+    /// and tests; production tables use `sstable_size_in_mb`.
+    pub sstable_size_in_kb: Option<u32>,
 }
 
 impl Default for LcsOptions {
@@ -842,13 +846,17 @@ impl Default for LcsOptions {
             fanout_size: 10,
             single_sstable_uplevel: true,
             level_count: 0,
+            sstable_size_in_kb: None,
         }
     }
 }
 
 impl LcsOptions {
     pub fn sstable_size_bytes(&self) -> u64 {
-        self.sstable_size_in_mb as u64 * MIB
+        match self.sstable_size_in_kb {
+            Some(kb) => kb as u64 * 1024,
+            None => self.sstable_size_in_mb as u64 * MIB,
+        }
     }
 }
 
@@ -990,6 +998,7 @@ const COMMON_KEYS: &[&str] = &[
 const STCS_KEYS: &[&str] = &["bucket_low", "bucket_high", "min_sstable_size"];
 const LCS_KEYS: &[&str] = &[
     "sstable_size_in_mb",
+    "sstable_size_in_kb",
     "fanout_size",
     "single_sstable_uplevel",
     "level_count",
@@ -1128,6 +1137,7 @@ fn set_lcs(l: &mut LcsOptions, k: &str, v: &str) -> Result<bool> {
     match k {
         // Capped at 1 TiB so that size arithmetic in bytes cannot overflow anywhere.
         "sstable_size_in_mb" => l.sstable_size_in_mb = parse_int(k, v, 1, 1 << 20)? as u32,
+        "sstable_size_in_kb" => l.sstable_size_in_kb = Some(parse_int(k, v, 16, 1 << 30)? as u32),
         "fanout_size" => l.fanout_size = parse_int(k, v, 2, 1000)? as u32,
         "single_sstable_uplevel" => l.single_sstable_uplevel = parse_bool(k, v)?,
         "level_count" => {

@@ -60,6 +60,12 @@ pub struct TableMetrics {
     pub flush_count: AtomicU64,
     pub flush_failures: AtomicU64,
     pub sstables_per_read: [AtomicU64; SSTABLES_PER_READ_BUCKETS],
+    /// Flushes or compactions refused by the disk-space guard.
+    pub space_refusals: AtomicU64,
+    /// Compactions that wrote into each level, and their time.
+    pub compactions_into_level: [AtomicU64; crate::fs::MAX_TRACKED_LEVELS],
+    pub compaction_micros_into_level: [AtomicU64; crate::fs::MAX_TRACKED_LEVELS],
+    pub compactions_failed: AtomicU64,
 }
 
 /// Table behaviour that is not a CQL table option.
@@ -68,12 +74,29 @@ pub struct TableRuntimeOptions {
     /// Memtables that may wait for flush before writers block (Cassandra's
     /// `memtable_flush_writers` queue; RocksDB's `max_write_buffer_number` - 1).
     pub max_pending_flushes: usize,
+    /// Level-0 sstables at which each write is delayed by 1 ms (RocksDB's
+    /// `level0_slowdown_writes_trigger`; default 32, Cassandra's L0 size-tiered
+    /// fallback point). Under STCS every sstable is level 0.
+    pub l0_slowdown_writes_trigger: usize,
+    /// Level-0 sstables at which writes stop until compaction catches up (RocksDB's
+    /// `level0_stop_writes_trigger`; default 64).
+    pub l0_stop_writes_trigger: usize,
+    /// Data-directory size limit (Strata's `max_disk_bytes`): a flush or
+    /// compaction whose estimated output would push the directory past it is
+    /// refused. `None` = only the filesystem's free space counts.
+    pub max_disk_bytes: Option<u64>,
+    /// Free space kept in reserve on the filesystem (default 64 MiB).
+    pub disk_reserve_bytes: u64,
 }
 
 impl Default for TableRuntimeOptions {
     fn default() -> Self {
         TableRuntimeOptions {
             max_pending_flushes: 2,
+            l0_slowdown_writes_trigger: 32,
+            l0_stop_writes_trigger: 64,
+            max_disk_bytes: None,
+            disk_reserve_bytes: 64 << 20,
         }
     }
 }
@@ -91,18 +114,21 @@ pub struct Table {
     fs: Fs,
     clock: Arc<dyn Clock>,
     io: Arc<IoCounters>,
-    view: RwLock<Arc<View>>,
+    pub(crate) view: RwLock<Arc<View>>,
     manifest: Mutex<Manifest>,
     /// Serialises flushes of this table (invariant 2).
     flush_lock: Mutex<()>,
-    flushed: Condvar,
-    flushed_mutex: Mutex<()>,
+    pub(crate) flushed: Condvar,
+    pub(crate) flushed_mutex: Mutex<()>,
     last_flush_error: Mutex<Option<String>>,
     next_memtable_id: AtomicU64,
-    runtime: TableRuntimeOptions,
+    pub(crate) runtime: TableRuntimeOptions,
     flush_tx: Mutex<Option<Sender<FlushJob>>>,
     /// The database's commit log; `None` only for tables opened without one (tests).
     commitlog: Option<Arc<CommitLog>>,
+    pub(crate) compaction: crate::table_compaction::CompactionState,
+    /// Wakes the database's compaction manager (set when opened by a database).
+    pub(crate) compaction_signal: Mutex<Option<Arc<crate::db::Signal>>>,
     pub metrics: TableMetrics,
 }
 
@@ -162,6 +188,8 @@ impl Table {
             runtime,
             flush_tx: Mutex::new(flush_tx),
             commitlog,
+            compaction: Default::default(),
+            compaction_signal: Mutex::new(None),
             metrics: TableMetrics::default(),
         }))
     }
@@ -199,6 +227,7 @@ impl Table {
     /// Applies one partition update (already validated by the schema layer).
     pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
         let started = Instant::now();
+        self.wait_for_compaction_debt();
         self.wait_for_flush_capacity()?;
         let (threshold, table_id) = {
             let schema = self.schema.read();
@@ -319,6 +348,7 @@ impl Table {
             Ok(()) => {
                 *self.last_flush_error.lock() = None;
                 self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
+                self.wake_compaction();
                 let _g = self.flushed_mutex.lock();
                 self.flushed.notify_all();
                 Ok(true)
@@ -334,6 +364,8 @@ impl Table {
     }
 
     fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<()> {
+        // The estimate is the uncompressed data size: an upper bound of the file.
+        self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
         let reader = if memtable.is_empty() {
             None
         } else {
@@ -383,6 +415,108 @@ impl Table {
         Ok(())
     }
 
+    /// Reserves a new sstable id (for flush, compaction, scrub, recompression).
+    pub fn allocate_sstable_id(&self) -> u64 {
+        self.manifest.lock().allocate_id()
+    }
+
+    /// Writer options for a new sstable of this table under the current schema.
+    pub fn writer_options(
+        &self,
+        level: u32,
+        tag: IoTag,
+        base: crate::encoding::EncodingBase,
+        expected_partitions: u64,
+    ) -> WriterOptions {
+        let schema = self.schema();
+        WriterOptions {
+            compression: schema.options.compression.params(),
+            bloom_fp_chance: schema.options.bloom_filter_fp_chance,
+            expected_partitions,
+            tag,
+            table_io: Some(self.io.clone()),
+            level,
+            base,
+            creation_time_seconds: self.clock.now_seconds(),
+        }
+    }
+
+    pub fn fs(&self) -> &Fs {
+        &self.fs
+    }
+
+    /// Atomically replaces the live sstables `removed` by `added` (each with its
+    /// level): one durable manifest commit, then one view swap. Removed sstables
+    /// are marked obsolete and their files deleted when the last reader drops them
+    /// (manifest invariant 2). On error nothing changes and the caller still owns
+    /// `added` (it should mark them obsolete).
+    pub fn replace_sstables(
+        &self,
+        removed: &[u64],
+        added: &[(Arc<SSTableReader>, u32)],
+    ) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        {
+            let view = self.view.read();
+            for id in removed {
+                if !view.sstables.iter().any(|s| s.id() == *id) {
+                    return Err(Error::NotFound(format!(
+                        "sstable {id} is not live in {}",
+                        self.dir.display()
+                    )));
+                }
+            }
+        }
+        let entries: Vec<SSTableEntry> = added
+            .iter()
+            .map(|(r, l)| SSTableEntry {
+                id: r.id(),
+                level: *l,
+            })
+            .collect();
+        manifest.commit(&entries, removed, None)?;
+        let mut view = self.view.write();
+        let mut sstables = Vec::with_capacity(view.sstables.len() + added.len());
+        let mut levels = Vec::with_capacity(sstables.capacity());
+        for (s, l) in view.sstables.iter().zip(&view.levels) {
+            if removed.contains(&s.id()) {
+                s.mark_obsolete();
+            } else {
+                sstables.push(s.clone());
+                levels.push(*l);
+            }
+        }
+        for (r, l) in added {
+            sstables.push(r.clone());
+            levels.push(*l);
+        }
+        *view = Arc::new(View {
+            memtables: view.memtables.clone(),
+            sstables,
+            levels,
+        });
+        Ok(())
+    }
+
+    /// Changes sstable levels without rewriting files (LCS moving a lone sstable up).
+    pub fn set_levels(&self, moves: &[(u64, u32)]) -> Result<()> {
+        let mut manifest = self.manifest.lock();
+        manifest.set_levels(moves)?;
+        let mut view = self.view.write();
+        let mut levels = view.levels.clone();
+        for (s, l) in view.sstables.iter().zip(levels.iter_mut()) {
+            if let Some((_, to)) = moves.iter().find(|(id, _)| *id == s.id()) {
+                *l = *to;
+            }
+        }
+        *view = Arc::new(View {
+            memtables: view.memtables.clone(),
+            sstables: view.sstables.clone(),
+            levels,
+        });
+        Ok(())
+    }
+
     /// Applies a mutation read back from the commit log: straight into the active
     /// memtable, with no new log record and no switch (a switch mid-replay would
     /// record a flush position past records not yet replayed).
@@ -396,18 +530,13 @@ impl Table {
     }
 
     fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {
-        let schema = self.schema();
-        let id = self.manifest.lock().allocate_id();
-        let opts = WriterOptions {
-            compression: schema.options.compression.params(),
-            bloom_fp_chance: schema.options.bloom_filter_fp_chance,
-            expected_partitions: memtable.partition_count(),
-            tag: IoTag::new(IoCause::Flush),
-            table_io: Some(self.io.clone()),
-            level: 0,
-            base: memtable.encoding_base(),
-            creation_time_seconds: self.clock.now_seconds(),
-        };
+        let id = self.allocate_sstable_id();
+        let opts = self.writer_options(
+            0,
+            IoTag::new(IoCause::Flush),
+            memtable.encoding_base(),
+            memtable.partition_count(),
+        );
         let mut writer = SSTableWriter::create(&self.fs, &self.dir, id, opts)?;
         for part in memtable.all_partitions() {
             let p = memtable.materialize(&part, &ClusteringRange::ALL);
@@ -490,6 +619,13 @@ impl Table {
             .iter()
             .map(|r| schema.row_values_with_static(&key.key, result.static_row.as_ref(), r))
             .collect()
+    }
+
+    /// Tells the compaction manager that this table's sstables changed.
+    pub(crate) fn wake_compaction(&self) {
+        if let Some(s) = self.compaction_signal.lock().as_ref() {
+            s.notify();
+        }
     }
 
     pub(crate) fn detach_flusher(&self) {

@@ -40,7 +40,9 @@
 //!    overlaps; if one of those is `being_compacted`, no such task is proposed.
 
 pub mod common;
+pub mod executor;
 pub mod lcs;
+pub mod purge;
 pub mod stcs;
 
 #[cfg(test)]

@@ -257,6 +257,13 @@ impl Memtable {
         self.operation_count() == 0
     }
 
+    /// Smallest write timestamp applied, `None` while empty: bounds what this
+    /// memtable may hold when compaction decides whether a tombstone is purgeable.
+    pub fn min_timestamp(&self) -> Option<i64> {
+        let ts = self.bounds.min_timestamp.load(Ordering::Relaxed);
+        (ts != i64::MAX).then_some(ts)
+    }
+
     pub fn max_timestamp(&self) -> i64 {
         self.bounds.max_timestamp.load(Ordering::Relaxed)
     }

@@ -1,0 +1,431 @@
+//! The compaction executor: performs the I/O of a [`CompactionTask`] decided by a
+//! strategy, for one table.
+//!
+//! A merge streams every input sstable in token order (each chunk read once),
+//! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
+//! writes outputs split at partition boundaries once an output reaches the task's
+//! `max_output_bytes`. The outputs replace the inputs in one atomic manifest
+//! commit + view swap (`Table::replace_sstables`); input files are deleted when the
+//! last reader drops them.
+//!
+//! Threads: any compaction thread; the caller marks the task's inputs busy before
+//! and clears them after (see `Table::run_compaction`).
+//!
+//! Invariants:
+//! 1. The live set changes only at the end, atomically: a crash or an error at any
+//!    point leaves the inputs live and the partial outputs unlisted (deleted at the
+//!    next open, manifest invariant 3).
+//! 2. Nothing is purged that something outside the compaction could need
+//!    (`max_purgeable_micros` per partition from overlapping sstables and memtables).
+//! 3. Throughput is limited by bytes written (`compaction_throughput_mb_per_sec`),
+//!    and cancellation is checked between partitions.
+
+use super::purge::{is_empty, purge_partition, PurgeStats};
+use super::CompactionTask;
+use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::encoding::EncodingBase;
+use crate::error::{Error, Result};
+use crate::fs::IoTag;
+use crate::read::merge_partition;
+use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
+use crate::table::Table;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Progress of a running task, for `compactionstats`.
+#[derive(Debug, Default)]
+pub struct TaskProgress {
+    pub id: u64,
+    pub description: String,
+    pub bytes_total: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub cancel: AtomicBool,
+}
+
+/// A token bucket over bytes written: `compaction_throughput_mb_per_sec`
+/// (Cassandra's name; RocksDB's `rate_limiter`). Shared by all compaction threads
+/// of a database, as Cassandra's is.
+#[derive(Debug)]
+pub struct RateLimiter {
+    bytes_per_sec: AtomicU64,
+    state: Mutex<(Instant, f64)>,
+}
+
+impl RateLimiter {
+    pub fn new(bytes_per_sec: u64) -> RateLimiter {
+        RateLimiter {
+            bytes_per_sec: AtomicU64::new(bytes_per_sec),
+            state: Mutex::new((Instant::now(), 0.0)),
+        }
+    }
+
+    pub fn set_rate(&self, bytes_per_sec: u64) {
+        self.bytes_per_sec.store(bytes_per_sec, Ordering::Relaxed);
+    }
+
+    /// Accounts `bytes` and sleeps as long as the budget is overdrawn (0 = unlimited).
+    pub fn acquire(&self, bytes: u64) {
+        let rate = self.bytes_per_sec.load(Ordering::Relaxed);
+        if rate == 0 || bytes == 0 {
+            return;
+        }
+        let wait = {
+            let mut s = self.state.lock();
+            let now = Instant::now();
+            // Refill, allowing at most one second of burst.
+            let refill = now.duration_since(s.0).as_secs_f64() * rate as f64;
+            s.1 = (s.1 + refill).min(rate as f64);
+            s.0 = now;
+            s.1 -= bytes as f64;
+            if s.1 < 0.0 {
+                Duration::from_secs_f64(-s.1 / rate as f64)
+            } else {
+                Duration::ZERO
+            }
+        };
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// What one executed task did (one `compactionhistory` entry).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct CompactionRecord {
+    /// Clock seconds when the task finished.
+    pub finished_at_seconds: i64,
+    pub keyspace: String,
+    pub table: String,
+    pub kind: String,
+    pub reason: String,
+    pub inputs: Vec<u64>,
+    pub outputs: Vec<u64>,
+    pub output_level: u32,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub partitions_in: u64,
+    pub partitions_out: u64,
+    pub tombstones_purged: u64,
+    pub expired_cells_purged: u64,
+    pub shadowed_cells_removed: u64,
+    pub duration_ms: u64,
+}
+
+/// Executes `task` on `table`. The caller has marked its inputs busy.
+pub fn execute(
+    table: &Arc<Table>,
+    task: &CompactionTask,
+    progress: &TaskProgress,
+    limiter: &RateLimiter,
+) -> Result<CompactionRecord> {
+    let started = Instant::now();
+    let schema = table.schema();
+    let mut record = CompactionRecord {
+        keyspace: schema.keyspace.clone(),
+        table: schema.name.clone(),
+        inputs: task.input_ids(),
+        output_level: task.output_level().unwrap_or(0),
+        ..CompactionRecord::default()
+    };
+    let view = table.view();
+    let level_of = |id: u64| {
+        view.sstables
+            .iter()
+            .zip(&view.levels)
+            .find(|(s, _)| s.id() == id)
+            .map(|(_, l)| *l)
+    };
+    match task {
+        CompactionTask::Drop { ids } => {
+            record.kind = "drop".into();
+            record.reason = "fully expired".into();
+            record.bytes_in = view
+                .sstables
+                .iter()
+                .filter(|s| ids.contains(&s.id()))
+                .map(|s| s.file_size())
+                .sum();
+            table.replace_sstables(ids, &[])?;
+        }
+        CompactionTask::Move { id, to_level } => {
+            record.kind = "move".into();
+            record.reason = format!(
+                "L{} -> L{to_level} without rewrite",
+                level_of(*id).unwrap_or(0)
+            );
+            table.set_levels(&[(*id, *to_level)])?;
+            record.outputs = vec![*id];
+        }
+        CompactionTask::Merge {
+            inputs,
+            output_level,
+            max_output_bytes,
+            reason,
+        } => {
+            record.kind = "merge".into();
+            record.reason = reason.label().to_string();
+            merge(
+                table,
+                &view,
+                inputs,
+                *output_level,
+                *max_output_bytes,
+                progress,
+                limiter,
+                &mut record,
+            )?;
+        }
+        CompactionTask::Rewrite {
+            id,
+            output_level,
+            reason,
+        } => {
+            record.kind = "rewrite".into();
+            record.reason = reason.label().to_string();
+            merge(
+                table,
+                &view,
+                &[*id],
+                *output_level,
+                u64::MAX,
+                progress,
+                limiter,
+                &mut record,
+            )?;
+        }
+    }
+    record.duration_ms = started.elapsed().as_millis() as u64;
+    record.finished_at_seconds = table.clock().now_seconds();
+    Ok(record)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn merge(
+    table: &Arc<Table>,
+    view: &crate::read::View,
+    inputs: &[u64],
+    output_level: u32,
+    max_output_bytes: u64,
+    progress: &TaskProgress,
+    limiter: &RateLimiter,
+    record: &mut CompactionRecord,
+) -> Result<()> {
+    let mut readers: Vec<(Arc<SSTableReader>, u32)> = Vec::with_capacity(inputs.len());
+    for id in inputs {
+        let found = view
+            .sstables
+            .iter()
+            .zip(&view.levels)
+            .find(|(s, _)| s.id() == *id);
+        match found {
+            Some((s, l)) => readers.push((s.clone(), *l)),
+            None => return Err(Error::NotFound(format!("sstable {id} is no longer live"))),
+        }
+    }
+    let total_bytes: u64 = readers.iter().map(|(r, _)| r.file_size()).sum();
+    record.bytes_in = total_bytes;
+    progress.bytes_total.store(total_bytes, Ordering::Relaxed);
+    table.check_disk_space(total_bytes)?;
+
+    // Sources that may hold data of these partitions outside the compaction
+    // (invariant 2): sstables overlapping the inputs' token hull, and memtables.
+    let lo = readers
+        .iter()
+        .map(|(r, _)| r.first_key().token)
+        .min()
+        .unwrap_or(i64::MIN);
+    let hi = readers
+        .iter()
+        .map(|(r, _)| r.last_key().token)
+        .max()
+        .unwrap_or(i64::MAX);
+    let outside: Vec<Arc<SSTableReader>> = view
+        .sstables
+        .iter()
+        .filter(|s| {
+            !inputs.contains(&s.id()) && s.first_key().token <= hi && s.last_key().token >= lo
+        })
+        .cloned()
+        .collect();
+    let memtables = view.memtables.clone();
+    let max_purgeable = |key: &DecoratedKey| -> i64 {
+        let mut m = i64::MAX;
+        for s in &outside {
+            if s.stats().min_timestamp_micros < m && s.may_contain(key) {
+                m = s.stats().min_timestamp_micros;
+            }
+        }
+        for mt in &memtables {
+            if let Some(ts) = mt.min_timestamp() {
+                if ts < m && mt.get(key).is_some() {
+                    m = ts;
+                }
+            }
+        }
+        m
+    };
+
+    let gc_before = table.clock().now_seconds() - table.schema().options.gc_grace_seconds as i64;
+    let base = readers.iter().fold(None::<EncodingBase>, |acc, (r, _)| {
+        let b = r.stats().base;
+        Some(match acc {
+            None => b,
+            Some(a) => EncodingBase {
+                min_timestamp: a.min_timestamp.min(b.min_timestamp),
+                min_local_deletion: a.min_local_deletion.min(b.min_local_deletion),
+                min_ttl: a.min_ttl.min(b.min_ttl),
+            },
+        })
+    });
+    let base = base.unwrap_or(EncodingBase::ZERO);
+    let total_partitions: u64 = readers.iter().map(|(r, _)| r.stats().partition_count).sum();
+    let total_uncompressed: u64 = readers
+        .iter()
+        .map(|(r, _)| r.stats().uncompressed_bytes)
+        .sum::<u64>()
+        .max(1);
+    // Size each output's bloom filter for its share of the partitions.
+    let per_output = if max_output_bytes == u64::MAX {
+        total_partitions
+    } else {
+        let share = (max_output_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
+        (total_partitions as f64 * share * 1.1) as u64 + 16
+    };
+    let _ = total_uncompressed;
+
+    let mut scanners: Vec<PartitionScanner> = Vec::with_capacity(readers.len());
+    for (r, level) in &readers {
+        scanners.push(r.scan(None, IoTag::compaction(*level as u8))?);
+    }
+    let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(scanners.len());
+    for s in scanners.iter_mut() {
+        heads.push(s.next().transpose()?);
+    }
+
+    let mut outputs: Vec<Arc<SSTableReader>> = Vec::new();
+    let mut writer: Option<SSTableWriter> = None;
+    let mut purge_total = PurgeStats::default();
+    let mut last_pos = 0u64;
+    let abort = |writer: Option<SSTableWriter>, outputs: &[Arc<SSTableReader>]| {
+        if let Some(w) = writer {
+            w.abort();
+        }
+        for o in outputs {
+            o.mark_obsolete();
+        }
+    };
+    while let Some(key) = heads.iter().flatten().map(|p| &p.key).min().cloned() {
+        let mut merged = PartitionUpdate::new(key.clone());
+        for (i, head) in heads.iter_mut().enumerate() {
+            if head.as_ref().is_some_and(|p| p.key == key) {
+                if let Some(p) = head.take() {
+                    record.partitions_in += 1;
+                    merge_partition(&mut merged, p);
+                }
+                match scanners[i].next().transpose() {
+                    Ok(next) => *head = next,
+                    Err(e) => {
+                        abort(writer.take(), &outputs);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        let stats = purge_partition(&mut merged, gc_before, max_purgeable(&key));
+        purge_total.add(&stats);
+        if is_empty(&merged) {
+            continue;
+        }
+        if progress.cancel.load(Ordering::Relaxed) {
+            abort(writer.take(), &outputs);
+            return Err(Error::Cancelled);
+        }
+        if writer.is_none() {
+            let id = table.allocate_sstable_id();
+            let opts = table.writer_options(
+                output_level,
+                IoTag::compaction(output_level as u8),
+                base,
+                per_output,
+            );
+            match SSTableWriter::create(table.fs(), table.dir(), id, opts) {
+                Ok(w) => writer = Some(w),
+                Err(e) => {
+                    abort(None, &outputs);
+                    return Err(e);
+                }
+            }
+        }
+        let Some(w) = writer.as_mut() else { continue };
+        if let Err(e) = w.append(&merged) {
+            abort(writer.take(), &outputs);
+            return Err(e);
+        }
+        record.partitions_out += 1;
+        let pos = w.position();
+        limiter.acquire(pos.saturating_sub(last_pos));
+        progress
+            .bytes_done
+            .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
+        last_pos = pos;
+        if pos >= max_output_bytes {
+            if let Some(w) = writer.take() {
+                match w.finish() {
+                    Ok(r) => outputs.push(r),
+                    Err(e) => {
+                        abort(None, &outputs);
+                        return Err(e);
+                    }
+                }
+            }
+            last_pos = 0;
+        }
+    }
+    if let Some(w) = writer.take() {
+        match w.finish() {
+            Ok(r) => outputs.push(r),
+            Err(e) => {
+                abort(None, &outputs);
+                return Err(e);
+            }
+        }
+    }
+    let added: Vec<(Arc<SSTableReader>, u32)> =
+        outputs.iter().map(|r| (r.clone(), output_level)).collect();
+    if let Err(e) = table.replace_sstables(inputs, &added) {
+        abort(None, &outputs);
+        return Err(e);
+    }
+    record.outputs = outputs.iter().map(|r| r.id()).collect();
+    record.bytes_out = outputs.iter().map(|r| r.file_size()).sum();
+    record.tombstones_purged = purge_total.tombstones_purged;
+    record.expired_cells_purged = purge_total.expired_cells_purged;
+    record.shadowed_cells_removed = purge_total.shadowed_cells;
+    progress.bytes_done.store(total_bytes, Ordering::Relaxed);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limiter_spaces_out_writes() {
+        let l = RateLimiter::new(1_000_000);
+        let t = Instant::now();
+        // One second of burst is free, the next 0.2 s must be waited for.
+        l.acquire(1_000_000);
+        l.acquire(200_000);
+        assert!(
+            t.elapsed() >= Duration::from_millis(150),
+            "{:?}",
+            t.elapsed()
+        );
+        let unlimited = RateLimiter::new(0);
+        let t = Instant::now();
+        unlimited.acquire(u64::MAX);
+        assert!(t.elapsed() < Duration::from_millis(50));
+    }
+}
