@@ -77,6 +77,10 @@ pub struct StressArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// After a write run, wait up to this many seconds for compaction to finish
+    /// its pending work before printing stats (0 = don't wait).
+    #[arg(long, default_value_t = 0)]
+    pub wait_for_compaction: u64,
     /// Do not print the table's stats after the run.
     #[arg(long)]
     pub no_tablestats: bool,
@@ -248,8 +252,19 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
         std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }
     if args.mode == Mode::Write {
-        // Until the commit log exists, a flush is what makes the run durable.
+        // The commit log already made the run durable; flushing makes the stats
+        // show the data as sstables and lets compaction see all of it.
         table.flush()?;
+        if args.wait_for_compaction > 0 {
+            let settled =
+                db.wait_for_compactions(std::time::Duration::from_secs(args.wait_for_compaction));
+            if !settled {
+                eprintln!(
+                    "compaction still has pending work after {} s",
+                    args.wait_for_compaction
+                );
+            }
+        }
     }
     if !args.no_tablestats {
         println!();

@@ -49,6 +49,36 @@ pub struct TableStats {
     pub sstables_in_each_level: Vec<usize>,
     pub sstable_bytes_in_each_level: Vec<u64>,
     pub droppable_tombstone_ratio: f64,
+    /// Bytes written by compaction (as stored on disk).
+    pub bytes_compacted_written: u64,
+    /// Bytes read by compaction.
+    pub bytes_compacted_read: u64,
+    /// (flush bytes + compaction bytes written) / flush bytes: seed 000's
+    /// `1 + promotion I/O`, from the file-layer counters.
+    pub write_amplification: f64,
+    pub pending_compactions: usize,
+    pub compactions_failed: u64,
+    pub space_refusals: u64,
+    /// Per-level compaction statistics (RocksDB's per-level table).
+    pub levels: Vec<LevelStats>,
+}
+
+/// One row of the per-level table.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelStats {
+    pub level: usize,
+    pub sstables: usize,
+    pub bytes: u64,
+    /// Strategy score (LCS: level bytes / target; 0 when the strategy has none).
+    pub score: f64,
+    /// Bytes compaction read from this level's sstables.
+    pub read_bytes: u64,
+    /// Bytes compaction wrote into this level.
+    pub written_bytes: u64,
+    /// written / bytes read from the level above (how much each promoted byte cost).
+    pub write_amplification: f64,
+    pub compactions: u64,
+    pub compaction_seconds: f64,
 }
 
 fn mean_ms(total_micros: u64, count: u64) -> f64 {
@@ -100,6 +130,47 @@ impl Table {
             droppable_weighted += st.estimate_droppable(gc_before) * st.tombstone_candidates as f64;
             candidates += st.tombstone_candidates;
         }
+        let io = self.io();
+        let scores = self.strategy().level_scores(&self.sstable_infos());
+        let nlevels = levels.len().max(
+            (0..crate::fs::MAX_TRACKED_LEVELS)
+                .rev()
+                .find(|&l| {
+                    io.compaction_written_level_bytes[l] > 0
+                        || io.compaction_read_level_bytes[l] > 0
+                })
+                .map_or(0, |l| l + 1),
+        );
+        let level_rows: Vec<LevelStats> = (0..nlevels)
+            .map(|l| {
+                let slot = l.min(crate::fs::MAX_TRACKED_LEVELS - 1);
+                let written = io.compaction_written_level_bytes[slot];
+                let from_above = if l == 0 {
+                    0
+                } else {
+                    io.compaction_read_level_bytes[slot - 1]
+                };
+                LevelStats {
+                    level: l,
+                    sstables: levels.get(l).copied().unwrap_or(0),
+                    bytes: level_bytes.get(l).copied().unwrap_or(0),
+                    score: scores.get(l).copied().unwrap_or(0.0),
+                    read_bytes: io.compaction_read_level_bytes[slot],
+                    written_bytes: written,
+                    write_amplification: if from_above == 0 {
+                        0.0
+                    } else {
+                        written as f64 / from_above as f64
+                    },
+                    compactions: m.compactions_into_level[slot].load(Ordering::Relaxed),
+                    compaction_seconds: m.compaction_micros_into_level[slot].load(Ordering::Relaxed)
+                        as f64
+                        / 1e6,
+                }
+            })
+            .collect();
+        let flushed = io.written(IoCause::Flush);
+        let compacted = io.written(IoCause::Compaction);
         let active = view.active();
         partitions += view
             .memtables
@@ -159,6 +230,17 @@ impl Table {
             } else {
                 droppable_weighted / candidates as f64
             },
+            bytes_compacted_written: compacted,
+            bytes_compacted_read: io.read(IoCause::Compaction),
+            write_amplification: if flushed == 0 {
+                0.0
+            } else {
+                (flushed + compacted) as f64 / flushed as f64
+            },
+            pending_compactions: self.pending_compaction_tasks(),
+            compactions_failed: m.compactions_failed.load(Ordering::Relaxed),
+            space_refusals: m.space_refusals.load(Ordering::Relaxed),
+            levels: level_rows,
         }
     }
 }
@@ -247,6 +329,38 @@ impl TableStats {
             "Droppable tombstone ratio",
             format!("{:.5}", self.droppable_tombstone_ratio),
         );
+        line("Writes refused", self.writes_refused.to_string());
+        line(
+            "Bytes compacted (read / written)",
+            format!(
+                "{} / {}",
+                self.bytes_compacted_read, self.bytes_compacted_written
+            ),
+        );
+        line(
+            "Write amplification",
+            format!("{:.3}", self.write_amplification),
+        );
+        line("Pending compactions", self.pending_compactions.to_string());
+        line("Compactions failed", self.compactions_failed.to_string());
+        line("Disk-space refusals", self.space_refusals.to_string());
+        if !self.levels.is_empty() {
+            s.push_str("\t\tLevel  Files      Size(MB)  Score  Read(MB)  Write(MB)  W-Amp  Comp(cnt)  Comp(sec)\n");
+            for l in &self.levels {
+                s.push_str(&format!(
+                    "\t\t  L{:<3} {:>6} {:>12.2} {:>6.2} {:>9.2} {:>10.2} {:>6.2} {:>10} {:>10.2}\n",
+                    l.level,
+                    l.sstables,
+                    l.bytes as f64 / 1048576.0,
+                    l.score,
+                    l.read_bytes as f64 / 1048576.0,
+                    l.written_bytes as f64 / 1048576.0,
+                    l.write_amplification,
+                    l.compactions,
+                    l.compaction_seconds
+                ));
+            }
+        }
         s
     }
 }

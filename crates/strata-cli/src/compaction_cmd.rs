@@ -1,0 +1,170 @@
+//! Compaction commands: `compact`, `garbagecollect`, `compactionstats`,
+//! `compactionhistory` (nodetool's names and figures; `--json` everywhere).
+
+use crate::{open_db, select_tables};
+use clap::Args;
+use std::path::Path;
+use strata::compaction::executor::CompactionRecord;
+use strata::Result;
+
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    /// Merge exactly these sstable ids (nodetool `compact --user-defined`).
+    #[arg(long, value_delimiter = ',')]
+    pub user_defined: Vec<u64>,
+    /// Output level for --user-defined.
+    #[arg(long, default_value_t = 0)]
+    pub level: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TargetJsonArgs {
+    pub target: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string_pretty(v).map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))
+}
+
+fn print_records(records: &[CompactionRecord], json: bool) -> Result<()> {
+    if json {
+        println!("{}", to_json(&records)?);
+        return Ok(());
+    }
+    println!(
+        "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
+        "finished_at",
+        "table",
+        "kind",
+        "reason",
+        "bytes_in",
+        "bytes_out",
+        "parts_in",
+        "parts_out",
+        "purged"
+    );
+    for r in records {
+        println!(
+            "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
+            r.finished_at_seconds,
+            format!("{}.{}", r.keyspace, r.table),
+            r.kind,
+            r.reason,
+            r.bytes_in,
+            r.bytes_out,
+            r.partitions_in,
+            r.partitions_out,
+            r.tombstones_purged + r.expired_cells_purged
+        );
+    }
+    Ok(())
+}
+
+/// `strata compact`: major (or user-defined) compaction, synchronously.
+pub fn compact(dir: &Path, args: CompactArgs) -> Result<()> {
+    let db = open_db(dir)?;
+    let limiter = db.compaction_limiter().clone();
+    let mut records = Vec::new();
+    for t in select_tables(&db, args.target.as_deref())? {
+        if args.user_defined.is_empty() {
+            records.extend(t.compact_major(&limiter)?);
+        } else {
+            records.push(t.compact_user_defined(&args.user_defined, args.level, &limiter)?);
+        }
+    }
+    print_records(&records, args.json)?;
+    db.close()
+}
+
+/// `strata garbagecollect`: single-sstable rewrites that purge what the rules allow.
+pub fn garbage_collect(dir: &Path, args: TargetJsonArgs) -> Result<()> {
+    let db = open_db(dir)?;
+    let limiter = db.compaction_limiter().clone();
+    let mut records = Vec::new();
+    for t in select_tables(&db, args.target.as_deref())? {
+        records.extend(t.garbage_collect(&limiter)?);
+    }
+    print_records(&records, args.json)?;
+    db.close()
+}
+
+#[derive(serde::Serialize)]
+struct CompactionStats {
+    pending_tasks: usize,
+    pending_bytes: u64,
+    active: Vec<strata::table_compaction::ActiveCompaction>,
+}
+
+/// `strata compactionstats`: pending tasks (strategy estimate), an estimate of the
+/// bytes they would read, and the tasks running in this process.
+pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
+    let db = open_db(dir)?;
+    let mut stats = CompactionStats {
+        pending_tasks: 0,
+        pending_bytes: 0,
+        active: Vec::new(),
+    };
+    for t in select_tables(&db, args.target.as_deref())? {
+        let pending = t.pending_compaction_tasks();
+        stats.pending_tasks += pending;
+        if pending > 0 {
+            // Estimate: the next task's input bytes per pending task.
+            let infos = t.sstable_infos();
+            if let Some(task) = t.strategy().next_task(&infos, &t.strategy_context()) {
+                let ids = task.input_ids();
+                let bytes: u64 = infos
+                    .iter()
+                    .filter(|i| ids.contains(&i.id))
+                    .map(|i| i.size_bytes)
+                    .sum();
+                stats.pending_bytes += bytes * pending as u64;
+            }
+        }
+        stats.active.extend(t.active_compactions());
+    }
+    if args.json {
+        println!("{}", to_json(&stats)?);
+    } else {
+        println!("pending tasks: {}", stats.pending_tasks);
+        println!("pending bytes (estimate): {}", stats.pending_bytes);
+        println!(
+            "{:<6} {:<24} {:>14} {:>14} {:>8}  description",
+            "id", "table", "done", "total", "%"
+        );
+        for a in &stats.active {
+            let pct = if a.bytes_total == 0 {
+                100.0
+            } else {
+                a.bytes_done as f64 * 100.0 / a.bytes_total as f64
+            };
+            println!(
+                "{:<6} {:<24} {:>14} {:>14} {:>7.1}%  {}",
+                a.id,
+                format!("{}.{}", a.keyspace, a.table),
+                a.bytes_done,
+                a.bytes_total,
+                pct,
+                a.description
+            );
+        }
+    }
+    db.close()
+}
+
+/// `strata compactionhistory`: every recorded compaction, oldest first.
+pub fn compaction_history(dir: &Path, args: TargetJsonArgs) -> Result<()> {
+    let db = open_db(dir)?;
+    let mut records = Vec::new();
+    for t in select_tables(&db, args.target.as_deref())? {
+        records.extend(t.compaction_history());
+    }
+    records.sort_by_key(|r| r.finished_at_seconds);
+    print_records(&records, args.json)?;
+    db.close()
+}
