@@ -19,7 +19,7 @@ fn options(limit: Option<u64>) -> DbOptions {
 #[test]
 fn flush_over_the_limit_is_refused_counted_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let mut acknowledged = 0;
+    let mut acknowledged;
     {
         // Enough for the schema and commit log, not for a 64 KiB+ sstable.
         let db = Database::open(dir.path(), options(Some(40 * 1024 * 1024))).unwrap();

@@ -163,7 +163,7 @@ fn check(t: &Table, kind: Deletion, step: &str) {
 
 /// Every sequence of operations on the current sstables until one remains:
 /// merge any pair, or rewrite any one alone.
-fn explore(kind: Deletion, path: Vec<String>, plan: &mut Vec<Vec<String>>, remaining: usize) {
+fn explore(path: Vec<String>, plan: &mut Vec<Vec<String>>, remaining: usize) {
     if remaining == 1 || path.len() >= 2 {
         plan.push(path);
         return;
@@ -171,11 +171,11 @@ fn explore(kind: Deletion, path: Vec<String>, plan: &mut Vec<Vec<String>>, remai
     for a in 0..remaining {
         let mut p = path.clone();
         p.push(format!("rewrite {a}"));
-        explore(kind, p, plan, remaining);
+        explore(p, plan, remaining);
         for b in (a + 1)..remaining {
             let mut p = path.clone();
             p.push(format!("merge {a} {b}"));
-            explore(kind, p, plan, remaining - 1);
+            explore(p, plan, remaining - 1);
         }
     }
 }
@@ -189,7 +189,7 @@ fn deleted_data_never_comes_back_in_any_compaction_order() {
         Deletion::Ttl,
     ] {
         let mut plans = Vec::new();
-        explore(kind, Vec::new(), &mut plans, 3);
+        explore(Vec::new(), &mut plans, 3);
         for plan in plans {
             let (_dir, _clock, db, t) = setup(kind);
             let limiter = db.compaction_limiter().clone();

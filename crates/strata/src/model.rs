@@ -1,0 +1,1425 @@
+//! The analytical compaction model of issue 5 (seed 000): what a strategy and its
+//! options will cost in write I/O, sstables per read and disk space, computed from
+//! a handful of sizes and rates, without running anything. `strata model` prints
+//! it; `strata model advise` ranks choices with it; the simulator
+//! ([`crate::sim`]) and the real-engine benchmark check it.
+//!
+//! Two models per strategy:
+//! - **seed**: the seed's own formulas, exactly (for LCS: levels
+//!   `log(D/s)/log(f)`, write I/O `1 + (1 + f) * levels + max(0,
+//!   floor(log(s/F)/log 4))`), so its published predictions come out to the digit;
+//! - **refined**: geometric level sizes, data not yet purged, partial overlap of
+//!   promotions and the L0 batching the real strategy does. Every formula, its
+//!   derivation and where it is wrong: `docs/compaction/model.md`.
+//!
+//! Pure functions of their inputs; callable from any thread.
+//!
+//! Invariants:
+//! 1. Every prediction is finite and non-negative; `write_amplification >= 1`
+//!    (the flush itself), `sstables_per_read >= 1`, `space_amplification >= 1`
+//!    for the refined model (data on disk never undercuts the live data).
+//! 2. Inputs are validated first ([`ModelInput::validate`]): sizes and rates
+//!    positive and finite, `fanout >= 2`, `min_threshold >= 2`; a bad input is an
+//!    [`Error::InvalidInput`] naming the field, never a NaN in the output.
+//! 3. The fixed-levels sstable size is [`fixed_levels_sstable_size`] itself (the
+//!    function the strategy calls), so the model and the engine cannot disagree on
+//!    it.
+
+use serde::Serialize;
+
+use crate::compaction::lcs::fixed_levels_sstable_size;
+use crate::options::LcsOptions;
+use crate::{Error, Result};
+
+pub const KIB: f64 = 1024.0;
+pub const MIB: f64 = 1024.0 * 1024.0;
+pub const GIB: f64 = 1024.0 * MIB;
+/// Megabyte as the seed and `io_rate_mb_s` count it for rates: see
+/// [`Prediction::io_rate_mb_s`].
+pub const MB: f64 = 1_000_000.0;
+
+/// The flush size the model assumes when none is given. The seed does not state
+/// its flush size; its L0 term reproduces its three predictions exactly when
+/// `64 MiB < F <= 256 MiB` (module tests), and 128 MiB is the geometric middle of
+/// that range. Also a typical Cassandra 2.0 memtable flush on a few-GB heap.
+pub const DEFAULT_FLUSH_BYTES: f64 = 128.0 * MIB;
+/// Cassandra's (and Strata's) default `gc_grace_seconds`: 10 days.
+pub const DEFAULT_GC_GRACE_SECONDS: f64 = 864_000.0;
+/// Highest LCS level without fixed levels (`compaction::lcs::MAX_LEVEL`).
+const LCS_MAX_LEVEL: u32 = crate::compaction::lcs::MAX_LEVEL;
+
+/// Strategy families the model knows. Fixed-levels LCS is `Lcs` with
+/// `level_count > 0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelStrategy {
+    Stcs,
+    Lcs,
+    Twcs,
+    Dtcs,
+}
+
+impl ModelStrategy {
+    /// Accepts the short names and Cassandra's class names.
+    pub fn parse(text: &str) -> Result<ModelStrategy> {
+        let t = text.to_ascii_lowercase();
+        let t = t.trim_start_matches("org.apache.cassandra.db.compaction.");
+        Ok(match t {
+            "stcs" | "sizetieredcompactionstrategy" | "size-tiered" => ModelStrategy::Stcs,
+            "lcs" | "leveledcompactionstrategy" | "leveled" => ModelStrategy::Lcs,
+            "twcs" | "timewindowcompactionstrategy" | "time-window" => ModelStrategy::Twcs,
+            "dtcs" | "datetieredcompactionstrategy" | "date-tiered" => ModelStrategy::Dtcs,
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown strategy '{text}' (stcs, lcs, twcs, dtcs)"
+                )))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelStrategy::Stcs => "stcs",
+            ModelStrategy::Lcs => "lcs",
+            ModelStrategy::Twcs => "twcs",
+            ModelStrategy::Dtcs => "dtcs",
+        }
+    }
+}
+
+/// What the model is told. Sizes in bytes (f64: the model is arithmetic, and
+/// terabytes fit exactly enough), times in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelInput {
+    pub strategy: ModelStrategy,
+    /// Live data size `D`. `None`: `ingest * ttl` (both must then be given).
+    pub data_bytes: Option<f64>,
+    /// LCS `sstable_size_in_mb` (in fixed-levels mode, the minimum size).
+    pub sstable_bytes: f64,
+    /// LCS `fanout_size`.
+    pub fanout: u32,
+    /// LCS fixed-levels mode (`level_count`); 0 = off.
+    pub level_count: u32,
+    /// Memtable flush size `F`.
+    pub flush_bytes: f64,
+    /// Rate of new data; needed for `io_rate_mb_s` and for the refined model's
+    /// purge delays.
+    pub ingest_bytes_per_second: Option<f64>,
+    /// TTL of every write; `None` = data never expires (overwrites or a fixed
+    /// data set: `data_bytes` is then the steady-state size).
+    pub ttl_seconds: Option<f64>,
+    pub gc_grace_seconds: f64,
+    /// STCS / TWCS / DTCS `min_threshold` (also LCS's L0 size tiering).
+    pub min_threshold: u32,
+    /// TWCS window; `None` = TTL / 20 (Cassandra's advice: 20-30 windows per TTL),
+    /// or one day without a TTL (Cassandra's default).
+    pub window_seconds: Option<f64>,
+    /// DTCS `base_time_seconds` and `max_window_size_seconds`.
+    pub base_time_seconds: f64,
+    pub max_window_seconds: f64,
+}
+
+impl Default for ModelInput {
+    fn default() -> Self {
+        ModelInput {
+            strategy: ModelStrategy::Lcs,
+            data_bytes: None,
+            sstable_bytes: 160.0 * MIB,
+            fanout: 10,
+            level_count: 0,
+            flush_bytes: DEFAULT_FLUSH_BYTES,
+            ingest_bytes_per_second: None,
+            ttl_seconds: None,
+            gc_grace_seconds: DEFAULT_GC_GRACE_SECONDS,
+            min_threshold: 4,
+            window_seconds: None,
+            base_time_seconds: 60.0,
+            max_window_seconds: 86_400.0,
+        }
+    }
+}
+
+fn positive(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "{name} must be a positive finite number, got {v}"
+        )))
+    }
+}
+
+impl ModelInput {
+    /// Invariant 2.
+    pub fn validate(&self) -> Result<()> {
+        positive("sstable size", self.sstable_bytes)?;
+        positive("flush size", self.flush_bytes)?;
+        if let Some(d) = self.data_bytes {
+            positive("data size", d)?;
+        }
+        if let Some(r) = self.ingest_bytes_per_second {
+            positive("ingest rate", r)?;
+        }
+        if let Some(t) = self.ttl_seconds {
+            positive("ttl", t)?;
+        }
+        if let Some(w) = self.window_seconds {
+            positive("window", w)?;
+        }
+        positive("base time", self.base_time_seconds)?;
+        positive("max window", self.max_window_seconds)?;
+        if !(self.gc_grace_seconds.is_finite() && self.gc_grace_seconds >= 0.0) {
+            return Err(Error::InvalidInput("gc grace must be >= 0".into()));
+        }
+        if self.fanout < 2 {
+            return Err(Error::InvalidInput("fanout must be at least 2".into()));
+        }
+        if self.min_threshold < 2 {
+            return Err(Error::InvalidInput(
+                "min_threshold must be at least 2".into(),
+            ));
+        }
+        if self.level_count == 1 || self.level_count > 10 {
+            return Err(Error::InvalidInput(
+                "level_count must be 0 (off) or 2..=10".into(),
+            ));
+        }
+        if self.data_bytes.is_none()
+            && (self.ingest_bytes_per_second.is_none() || self.ttl_seconds.is_none())
+        {
+            return Err(Error::InvalidInput(
+                "give a data size, or an ingest rate and a TTL (data = ingest x TTL)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Live data `D`: the given size, else `ingest * ttl`.
+    pub fn live_bytes(&self) -> f64 {
+        match (
+            self.data_bytes,
+            self.ingest_bytes_per_second,
+            self.ttl_seconds,
+        ) {
+            (Some(d), _, _) => d,
+            (None, Some(r), Some(t)) => r * t,
+            _ => 0.0,
+        }
+    }
+
+    fn window_seconds(&self) -> f64 {
+        self.window_seconds
+            .unwrap_or_else(|| self.ttl_seconds.map_or(86_400.0, |t| (t / 20.0).max(60.0)))
+    }
+}
+
+/// One contribution to write amplification, for the breakdown table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Term {
+    pub name: String,
+    pub write_amplification: f64,
+}
+
+/// One model's answer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    /// LCS: levels above L0 (fractional, see docs); STCS/TWCS/DTCS: tiers a byte
+    /// is compacted through.
+    pub levels: f64,
+    /// (flush + compaction bytes written) / flush bytes.
+    pub write_amplification: f64,
+    /// Worst case: every L0 sstable (or every sstable of the unmerged tiers) plus
+    /// one per level.
+    pub sstables_per_read: f64,
+    /// Bytes on disk in steady state / live bytes.
+    pub space_amplification: f64,
+    /// `write_amplification * ingest` in MB/s (10^6 bytes, the seed's "MB/s" in
+    /// the same unit as the ingest rate: 1 MB/s in gives the seed's figures out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_rate_mb_s: Option<f64>,
+    pub live_bytes: f64,
+    /// Steady-state bytes on disk (live + expired but not yet purged).
+    pub data_bytes: f64,
+    /// The sstable size in use (fixed-levels mode: derived from the data).
+    pub sstable_bytes: f64,
+    /// Data plus the temporary space of the largest compaction.
+    pub peak_space_bytes: f64,
+    pub terms: Vec<Term>,
+}
+
+/// Both models side by side; the top-level keys of the JSON are the selected one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModelOutput {
+    pub strategy: ModelStrategy,
+    /// "seed" or "refined": which one the top-level keys repeat.
+    pub model: &'static str,
+    #[serde(flatten)]
+    pub selected: Prediction,
+    pub seed: Prediction,
+    pub refined: Prediction,
+}
+
+/// Seed and refined predictions; `refined` selects which is repeated at top level.
+pub fn predict(input: &ModelInput, refined: bool) -> Result<ModelOutput> {
+    input.validate()?;
+    let (seed, refined_p) = match input.strategy {
+        ModelStrategy::Lcs => (lcs_seed(input), lcs_refined(input)),
+        ModelStrategy::Stcs => (stcs_seed(input), stcs_refined(input)),
+        ModelStrategy::Twcs => (twcs(input, false), twcs(input, true)),
+        ModelStrategy::Dtcs => (dtcs(input, false), dtcs(input, true)),
+    };
+    Ok(ModelOutput {
+        strategy: input.strategy,
+        model: if refined { "refined" } else { "seed" },
+        selected: if refined {
+            refined_p.clone()
+        } else {
+            seed.clone()
+        },
+        seed,
+        refined: refined_p,
+    })
+}
+
+fn log_base(x: f64, base: f64) -> f64 {
+    x.ln() / base.ln()
+}
+
+/// The seed's L0 term: `max(0, floor(log(s / F) / log 4))`. The epsilon keeps an
+/// exact power of four (1 GiB / 64 MiB = 16) from flooring to one less through
+/// rounding of the logarithms.
+pub fn seed_l0_term(sstable_bytes: f64, flush_bytes: f64) -> f64 {
+    (log_base(sstable_bytes / flush_bytes, 4.0) + 1e-9)
+        .floor()
+        .max(0.0)
+}
+
+/// The seed's level count `log(D / s) / log(f)` (0 when `D <= s`).
+pub fn seed_levels(data_bytes: f64, sstable_bytes: f64, fanout: f64) -> f64 {
+    log_base(data_bytes / sstable_bytes, fanout).max(0.0)
+}
+
+/// The seed's write I/O: `1 + (1 + f) * levels + L0 term`.
+pub fn seed_write_amplification(
+    data_bytes: f64,
+    sstable_bytes: f64,
+    fanout: f64,
+    flush_bytes: f64,
+) -> f64 {
+    1.0 + (1.0 + fanout) * seed_levels(data_bytes, sstable_bytes, fanout)
+        + seed_l0_term(sstable_bytes, flush_bytes)
+}
+
+fn io_rate(input: &ModelInput, wa: f64) -> Option<f64> {
+    input.ingest_bytes_per_second.map(|r| wa * r / MB)
+}
+
+/// Fixed-levels mode: the engine's own derived sstable size (invariant 3).
+fn fixed_sstable_bytes(input: &ModelInput, data_bytes: f64) -> f64 {
+    let lcs = LcsOptions {
+        sstable_size_in_mb: ((input.sstable_bytes / MIB).round() as u32).max(1),
+        fanout_size: input.fanout,
+        single_sstable_uplevel: true,
+        level_count: input.level_count,
+        sstable_size_in_kb: None,
+    };
+    fixed_levels_sstable_size(data_bytes as u64, &lcs) as f64
+}
+
+fn lcs_seed(input: &ModelInput) -> Prediction {
+    let d = input.live_bytes();
+    let f = input.fanout as f64;
+    let s = if input.level_count > 0 {
+        fixed_sstable_bytes(input, d)
+    } else {
+        input.sstable_bytes
+    };
+    let mut levels = seed_levels(d, s, f);
+    if input.level_count > 0 {
+        levels = levels.min(input.level_count as f64);
+    }
+    let l0 = seed_l0_term(s, input.flush_bytes);
+    let promotions = (1.0 + f) * levels;
+    let wa = 1.0 + promotions + l0;
+    Prediction {
+        levels,
+        write_amplification: wa,
+        // L0: the seed models it as size tiers of 4, each holding up to 3
+        // sstables waiting to merge; one sstable per level above.
+        sstables_per_read: levels.ceil().max(1.0) + (3.0 * l0).max(1.0),
+        space_amplification: 1.0,
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: d,
+        data_bytes: d,
+        sstable_bytes: s,
+        peak_space_bytes: d + (1.0 + f) * s,
+        terms: vec![
+            Term {
+                name: "flush".into(),
+                write_amplification: 1.0,
+            },
+            Term {
+                name: "L0 (seed: floor(log4(s/F)))".into(),
+                write_amplification: l0,
+            },
+            Term {
+                name: format!("promotions: (1 + {f}) x {levels:.2} levels"),
+                write_amplification: promotions,
+            },
+        ],
+    }
+}
+
+/// The shape of a leveled tree holding `data` bytes: level sizes bottom-up, each
+/// level below the top at its target `f^i * s`, the top holding the rest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelShape {
+    /// `sizes[i - 1]` = bytes in level `i`.
+    pub sizes: Vec<f64>,
+    pub targets: Vec<f64>,
+}
+
+impl LevelShape {
+    /// Fills levels 1..=`max_level` bottom-up (geometric series of targets).
+    pub fn fill(data: f64, s: f64, f: f64, max_level: u32) -> LevelShape {
+        let mut sizes = Vec::new();
+        let mut targets = Vec::new();
+        let mut rest = data;
+        for i in 1..=max_level.max(1) {
+            let target = s * f.powi(i as i32);
+            let here = if i == max_level.max(1) {
+                rest
+            } else {
+                rest.min(target)
+            };
+            sizes.push(here);
+            targets.push(target);
+            rest -= here;
+            if rest <= 0.0 {
+                break;
+            }
+        }
+        LevelShape { sizes, targets }
+    }
+
+    /// Highest non-empty level.
+    pub fn top(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// `top - 1 + fill of the top level` (linear fill: 2.97 means L3 is 97% of its
+    /// target). The seed's `log(D/s)/log(f)` counts the top level alone; see docs.
+    pub fn fractional_levels(&self) -> f64 {
+        let n = self.top();
+        if n == 0 {
+            return 0.0;
+        }
+        (n - 1) as f64 + self.sizes[n - 1] / self.targets[n - 1]
+    }
+}
+
+/// Refined LCS (docs/compaction/model.md, "Refined leveled model").
+fn lcs_refined(input: &ModelInput) -> Prediction {
+    let live = input.live_bytes();
+    let f = input.fanout as f64;
+    let flush = input.flush_bytes;
+    let max_level = if input.level_count > 0 {
+        input.level_count
+    } else {
+        LCS_MAX_LEVEL
+    };
+    let ingest = input.ingest_bytes_per_second;
+    // Purge delay needs both a rate and an expiry; otherwise `data_bytes` is
+    // taken as the steady-state size.
+    let expiring = ingest.zip(input.ttl_seconds);
+
+    let sstable_for = |d: f64| {
+        if input.level_count > 0 {
+            fixed_sstable_bytes(input, d)
+        } else {
+            input.sstable_bytes
+        }
+    };
+    let batch_for = |s: f64| {
+        let k = (s / flush - 1e-9).ceil().max(1.0);
+        (k, k * flush)
+    };
+
+    // Fixed point of D = live + ingest * (gc_grace + purge delay(D)).
+    let mut data = live;
+    if let Some((rate, ttl)) = expiring {
+        let age = ttl + input.gc_grace_seconds;
+        let mut previous = f64::NAN;
+        for _ in 0..100 {
+            let s = sstable_for(data);
+            let shape = LevelShape::fill(data, s, f, max_level);
+            // The level holding data of age `ttl + gc_grace`: levels hold data
+            // youngest first, so it is where the cumulative size passes
+            // `ingest * age`.
+            let mut cumulative = 0.0;
+            let mut level = shape.top();
+            for (i, size) in shape.sizes.iter().enumerate() {
+                cumulative += size;
+                if cumulative >= rate * age {
+                    level = i + 1;
+                    break;
+                }
+            }
+            // A level is swept (every byte rewritten once) each time the level
+            // below it has promoted its own size: period = size above / rate. L1
+            // is rewritten whole by every L0 batch.
+            let period = if level <= 1 {
+                batch_for(s).1 / rate
+            } else {
+                shape.sizes[level - 2] / rate
+            };
+            let delay = period / 2.0;
+            let next = live + rate * (input.gc_grace_seconds + delay);
+            if (next - data).abs() <= 1e-9 * data {
+                data = next;
+                break;
+            }
+            // Level-boundary flip-flop: settle between the two states.
+            if (next - previous).abs() <= 1e-9 * data {
+                data = (next + data) / 2.0;
+                break;
+            }
+            previous = data;
+            data = next;
+        }
+    }
+
+    let s = sstable_for(data);
+    let shape = LevelShape::fill(data, s, f, max_level);
+    let n = shape.top();
+    let (k, batch) = batch_for(s);
+
+    let mut terms = vec![Term {
+        name: "flush".into(),
+        write_amplification: 1.0,
+    }];
+    // L0: flushes 2..k-1 of a batch are merged within L0 (total < s), rewriting
+    // 2F, 3F, ..., (k-1)F per k flushes; flush k takes L0 (kF >= s) into L1.
+    let l0 = if k >= 3.0 {
+        ((k - 1.0) * k / 2.0 - 1.0) / k
+    } else {
+        0.0
+    };
+    terms.push(Term {
+        name: format!("L0 merges ({k} flushes per batch)"),
+        write_amplification: l0,
+    });
+    for i in 1..=n {
+        let size = shape.sizes[i - 1];
+        // A sparse top level is mostly reached by moves (nothing overlaps the
+        // promoted sstable): the chance a promotion meets anything there is about
+        // the share of the token range its sstables cover.
+        let meets = if i == n && i >= 2 {
+            (size / shape.sizes[i - 2]).min(1.0)
+        } else {
+            1.0
+        };
+        let cost = if i == 1 {
+            // Flushes span the whole token range: each batch is merged with all
+            // of L1, which (when not the top) waits just under its target, on
+            // average half an sstable below it.
+            let l1 = if n == 1 {
+                size
+            } else {
+                (size - s / 2.0).max(0.0)
+            };
+            1.0 + l1 / batch
+        } else if i == 2 {
+            // L1 is rewritten whole by every batch, so its density is uniform;
+            // its promotions run right after a batch, when it holds target +
+            // batch. Overlap per promoted byte = S2 / (t1 + B); round robin
+            // restarts at the previous output's end, so no boundary straddle
+            // on the left (measured: at most +0.7 on the right).
+            meets + size / (shape.sizes[0] + batch)
+        } else {
+            // Round robin: the sstable promoted out of level i-1 is the one that
+            // has waited a whole cycle since the pointer last drained its token
+            // range, so the level's density there is at its peak, twice its
+            // average (a linear sawtooth). Level i is met at its average
+            // density: overlap per promoted byte = S_i / (2 S_(i-1)), f / 2 for
+            // full levels, plus one next-level sstable straddling the ends.
+            meets * 2.0 + size / (2.0 * shape.sizes[i - 2])
+        };
+        terms.push(Term {
+            name: format!(
+                "into L{i} ({:.0}% full)",
+                100.0 * size / shape.targets[i - 1]
+            ),
+            write_amplification: cost,
+        });
+    }
+    let wa: f64 = terms.iter().map(|t| t.write_amplification).sum();
+    // With instant compaction L0 holds at most the merged batch and one new flush.
+    let l0_sstables = if k >= 2.0 { 2.0 } else { 1.0 };
+    Prediction {
+        levels: shape.fractional_levels(),
+        write_amplification: wa,
+        sstables_per_read: l0_sstables + n as f64,
+        space_amplification: (data / live).max(1.0),
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: live,
+        data_bytes: data,
+        sstable_bytes: s,
+        // A promotion writes its (f + 2) sstables' worth before deleting inputs.
+        peak_space_bytes: data + (f + 2.0) * s,
+        terms,
+    }
+}
+
+fn stcs_seed(input: &ModelInput) -> Prediction {
+    let d = input.live_bytes();
+    let t = input.min_threshold as f64;
+    let tiers = log_base(d / input.flush_bytes, t).max(0.0);
+    let wa = 1.0 + tiers;
+    Prediction {
+        levels: tiers,
+        write_amplification: wa,
+        sstables_per_read: ((t - 1.0) * tiers.ceil()).max(1.0),
+        space_amplification: 1.0,
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: d,
+        data_bytes: d,
+        sstable_bytes: d,
+        // A major compaction (or the last tier's merge) rewrites everything.
+        peak_space_bytes: 2.0 * d,
+        terms: vec![
+            Term {
+                name: "flush".into(),
+                write_amplification: 1.0,
+            },
+            Term {
+                name: format!("tiers: log{t}(D/F)"),
+                write_amplification: tiers,
+            },
+        ],
+    }
+}
+
+/// Refined STCS: only whole tiers form (a merge needs `T` similar sstables), and
+/// with a TTL the largest sstables expire whole: each lingers until its newest
+/// write is purgeable, so its data stays on average half its time span longer.
+fn stcs_refined(input: &ModelInput) -> Prediction {
+    let live = input.live_bytes();
+    let t = input.min_threshold as f64;
+    let flush = input.flush_bytes;
+    let tiers = (log_base(live / flush, t) + 1e-9).floor().max(0.0);
+    let largest = flush * t.powf(tiers);
+    let mut data = live;
+    if let (Some(rate), Some(_)) = (input.ingest_bytes_per_second, input.ttl_seconds) {
+        let span = largest / rate;
+        data = live + rate * (input.gc_grace_seconds + span / 2.0);
+    }
+    let wa = 1.0 + tiers;
+    Prediction {
+        levels: tiers,
+        write_amplification: wa,
+        sstables_per_read: ((t - 1.0) * tiers + 1.0).max(1.0),
+        space_amplification: (data / live).max(1.0),
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: live,
+        data_bytes: data,
+        sstable_bytes: largest,
+        // The largest merge can take nearly all the data; a major compaction does.
+        peak_space_bytes: 2.0 * data,
+        terms: vec![
+            Term {
+                name: "flush".into(),
+                write_amplification: 1.0,
+            },
+            Term {
+                name: format!("whole tiers: floor(log{t}(D/F))"),
+                write_amplification: tiers,
+            },
+        ],
+    }
+}
+
+/// TWCS: size tiers inside the current window, then one merge of the window when
+/// it closes (refined: only if more than one sstable is left); whole windows
+/// expire and are dropped.
+fn twcs(input: &ModelInput, refined: bool) -> Prediction {
+    let live = input.live_bytes();
+    let t = input.min_threshold as f64;
+    let window = input.window_seconds();
+    let window_bytes = match (input.ingest_bytes_per_second, input.ttl_seconds) {
+        (Some(r), _) => r * window,
+        (None, Some(ttl)) => live * window / ttl,
+        (None, None) => live / 20.0,
+    };
+    let raw = log_base(window_bytes / input.flush_bytes, t).max(0.0);
+    // Refined: whole tiers inside the window, plus the closing merge when the
+    // window does not end on an exact power of T flushes.
+    let tiers = if refined {
+        let whole = (raw + 1e-9).floor();
+        whole + if raw - whole > 1e-6 { 1.0 } else { 0.0 }
+    } else {
+        raw
+    };
+    let wa = 1.0 + tiers;
+    let windows = input.ttl_seconds.map_or(20.0, |ttl| ttl / window);
+    let mut data = live;
+    if refined {
+        if let (Some(r), Some(_)) = (input.ingest_bytes_per_second, input.ttl_seconds) {
+            // A window is dropped when its newest write is purgeable: its data
+            // stays on average half a window longer, plus gc grace.
+            data = live + r * (input.gc_grace_seconds + window / 2.0);
+        }
+    }
+    Prediction {
+        levels: tiers,
+        write_amplification: wa,
+        sstables_per_read: windows.ceil() + 1.0 + (t - 1.0) * raw.floor(),
+        space_amplification: (data / live).max(1.0),
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: live,
+        data_bytes: data,
+        sstable_bytes: window_bytes,
+        peak_space_bytes: data + window_bytes,
+        terms: vec![
+            Term {
+                name: "flush".into(),
+                write_amplification: 1.0,
+            },
+            Term {
+                name: format!("tiers within a {window:.0} s window"),
+                write_amplification: tiers,
+            },
+        ],
+    }
+}
+
+/// DTCS: windows of `base_time` grow by `min_threshold` up to `max_window`; a byte
+/// is rewritten once per window size it passes through, plus the size tiers of
+/// flushes inside the base window when flushes are smaller than it.
+fn dtcs(input: &ModelInput, refined: bool) -> Prediction {
+    let live = input.live_bytes();
+    let t = input.min_threshold as f64;
+    let base = input.base_time_seconds;
+    let growth = log_base(input.max_window_seconds / base, t).max(0.0);
+    let growth = if refined { growth.ceil() } else { growth };
+    let in_base = match input.ingest_bytes_per_second {
+        Some(r) => log_base(r * base / input.flush_bytes, t).max(0.0),
+        None => 0.0,
+    };
+    let tiers = growth + in_base;
+    let wa = 1.0 + tiers;
+    let windows = input
+        .ttl_seconds
+        .map_or(1.0, |ttl| ttl / input.max_window_seconds);
+    let mut data = live;
+    if refined {
+        if let (Some(r), Some(_)) = (input.ingest_bytes_per_second, input.ttl_seconds) {
+            data = live + r * (input.gc_grace_seconds + input.max_window_seconds / 2.0);
+        }
+    }
+    let largest = input
+        .ingest_bytes_per_second
+        .map_or(live / windows.max(1.0), |r| r * input.max_window_seconds);
+    Prediction {
+        levels: tiers,
+        write_amplification: wa,
+        sstables_per_read: windows.ceil() + (t - 1.0) * tiers.ceil(),
+        space_amplification: (data / live).max(1.0),
+        io_rate_mb_s: io_rate(input, wa),
+        live_bytes: live,
+        data_bytes: data,
+        sstable_bytes: largest,
+        peak_space_bytes: data + largest,
+        terms: vec![
+            Term {
+                name: "flush".into(),
+                write_amplification: 1.0,
+            },
+            Term {
+                name: format!("window growth: log{t}(max_window/base)"),
+                write_amplification: growth,
+            },
+            Term {
+                name: "tiers inside the base window".into(),
+                write_amplification: in_base,
+            },
+        ],
+    }
+}
+
+// ---------------------------------------------------------------------------
+// advise
+
+/// What `strata model advise` is told.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdviseInput {
+    pub data_bytes: Option<f64>,
+    pub ingest_bytes_per_second: f64,
+    pub ttl_seconds: Option<f64>,
+    pub gc_grace_seconds: f64,
+    pub flush_bytes: f64,
+    /// Share of operations that are reads, 0..=1: weighs sstables per read
+    /// against write I/O.
+    pub read_fraction: f64,
+    /// Disk the table may use in total: steady-state data plus the temporary
+    /// space of its largest compaction must fit.
+    pub free_disk_bytes: f64,
+}
+
+/// One ranked choice.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Choice {
+    pub rank: usize,
+    pub label: String,
+    /// CQL `compaction = {...}` map for the choice.
+    pub options: String,
+    pub write_amplification: f64,
+    pub io_rate_mb_s: f64,
+    pub sstables_per_read: f64,
+    pub data_bytes: f64,
+    pub peak_space_bytes: f64,
+    /// Weighted cost (lower is better); `None` when rejected.
+    pub score: Option<f64>,
+    /// Why it was rejected (`None`: feasible).
+    pub rejected: Option<String>,
+}
+
+/// The ranking and the constraint that decided it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    pub choices: Vec<Choice>,
+    pub deciding_constraint: String,
+    pub explanation: String,
+}
+
+fn gb(bytes: f64) -> String {
+    format!("{:.1} GB", bytes / 1e9)
+}
+
+/// Ranks strategy choices by the refined model: feasible ones (peak space within
+/// the disk budget) by `(1 - r) * WA / best WA + r * reads / best reads`, then the
+/// rejected ones.
+pub fn advise(input: &AdviseInput) -> Result<Advice> {
+    positive("ingest rate", input.ingest_bytes_per_second)?;
+    positive("free disk", input.free_disk_bytes)?;
+    if !(0.0..=1.0).contains(&input.read_fraction) {
+        return Err(Error::InvalidInput(
+            "read fraction must be within 0..=1".into(),
+        ));
+    }
+    let base = ModelInput {
+        data_bytes: input.data_bytes,
+        ingest_bytes_per_second: Some(input.ingest_bytes_per_second),
+        ttl_seconds: input.ttl_seconds,
+        gc_grace_seconds: input.gc_grace_seconds,
+        flush_bytes: input.flush_bytes,
+        ..ModelInput::default()
+    };
+    base.validate()?;
+    let mut candidates: Vec<(String, String, ModelInput)> = vec![(
+        "STCS (min_threshold 4)".into(),
+        "{'class': 'SizeTieredCompactionStrategy'}".into(),
+        ModelInput {
+            strategy: ModelStrategy::Stcs,
+            ..base.clone()
+        },
+    )];
+    for fanout in [10u32, 4] {
+        for mib in [160u32, 1024] {
+            candidates.push((
+                format!("LCS fanout {fanout}, {mib} MiB"),
+                format!(
+                    "{{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}}}"
+                ),
+                ModelInput {
+                    strategy: ModelStrategy::Lcs,
+                    fanout,
+                    sstable_bytes: mib as f64 * MIB,
+                    ..base.clone()
+                },
+            ));
+        }
+    }
+    for levels in [3u32, 4, 5] {
+        candidates.push((
+            format!("LCS fixed {levels} levels, fanout 4"),
+            format!("{{'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'level_count': {levels}}}"),
+            ModelInput {
+                strategy: ModelStrategy::Lcs,
+                fanout: 4,
+                level_count: levels,
+                ..base.clone()
+            },
+        ));
+    }
+    if let Some(ttl) = input.ttl_seconds {
+        let window = (ttl / 20.0).max(60.0);
+        let (unit, size) = if window >= 86_400.0 {
+            ("DAYS", (window / 86_400.0).round().max(1.0))
+        } else if window >= 3600.0 {
+            ("HOURS", (window / 3600.0).round().max(1.0))
+        } else {
+            ("MINUTES", (window / 60.0).round().max(1.0))
+        };
+        candidates.push((
+            format!("TWCS {size} {unit} windows"),
+            format!("{{'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': '{unit}', 'compaction_window_size': {size}}}"),
+            ModelInput {
+                strategy: ModelStrategy::Twcs,
+                window_seconds: Some(window),
+                ..base.clone()
+            },
+        ));
+    }
+
+    let mut choices = Vec::new();
+    for (label, options, model_input) in candidates {
+        let p = predict(&model_input, true)?.refined;
+        let rejected = (p.peak_space_bytes > input.free_disk_bytes).then(|| {
+            format!(
+                "peak space {:.2}x ({}) exceeds free disk {}",
+                p.peak_space_bytes / p.live_bytes,
+                gb(p.peak_space_bytes),
+                gb(input.free_disk_bytes)
+            )
+        });
+        choices.push(Choice {
+            rank: 0,
+            label,
+            options,
+            write_amplification: p.write_amplification,
+            io_rate_mb_s: p.io_rate_mb_s.unwrap_or(0.0),
+            sstables_per_read: p.sstables_per_read,
+            data_bytes: p.data_bytes,
+            peak_space_bytes: p.peak_space_bytes,
+            score: None,
+            rejected,
+        });
+    }
+    let r = input.read_fraction;
+    let cost = |c: &Choice, best_wa: f64, best_reads: f64| {
+        (1.0 - r) * c.write_amplification / best_wa + r * c.sstables_per_read / best_reads
+    };
+    let best_of = |only_feasible: bool, f: &dyn Fn(&Choice) -> f64| {
+        choices
+            .iter()
+            .filter(|c| !only_feasible || c.rejected.is_none())
+            .map(f)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let best_wa_all = best_of(false, &|c| c.write_amplification);
+    let best_reads_all = best_of(false, &|c| c.sstables_per_read);
+    // Winner ignoring space, to tell whether the disk budget decided.
+    let unconstrained = choices
+        .iter()
+        .min_by(|a, b| {
+            cost(a, best_wa_all, best_reads_all).total_cmp(&cost(b, best_wa_all, best_reads_all))
+        })
+        .map(|c| c.label.clone());
+    let write_only = choices
+        .iter()
+        .filter(|c| c.rejected.is_none())
+        .min_by(|a, b| a.write_amplification.total_cmp(&b.write_amplification))
+        .map(|c| c.label.clone());
+    for c in choices.iter_mut() {
+        if c.rejected.is_none() {
+            c.score = Some(cost(c, best_wa_all, best_reads_all));
+        }
+    }
+    choices.sort_by(|a, b| match (a.score, b.score) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.peak_space_bytes.total_cmp(&b.peak_space_bytes),
+    });
+    for (i, c) in choices.iter_mut().enumerate() {
+        c.rank = i + 1;
+    }
+    let Some(winner) = choices.first().filter(|c| c.rejected.is_none()).cloned() else {
+        return Ok(Advice {
+            deciding_constraint: "free disk".into(),
+            explanation: format!(
+                "no choice fits in {}: every candidate's peak space exceeds it",
+                gb(input.free_disk_bytes)
+            ),
+            choices,
+        });
+    };
+    let rejected: Vec<String> = choices
+        .iter()
+        .filter_map(|c| {
+            c.rejected
+                .as_ref()
+                .map(|why| format!("{} rejected: {why}", c.label))
+        })
+        .collect();
+    let (constraint, why) = if unconstrained.as_deref() != Some(winner.label.as_str()) {
+        (
+            "free disk",
+            format!(
+                "{} would rank first but does not fit the disk budget",
+                unconstrained.unwrap_or_default()
+            ),
+        )
+    } else if write_only.as_deref() != Some(winner.label.as_str()) {
+        (
+            "read/write mix",
+            format!(
+                "{} writes least, but with {:.0}% reads the sstables per read weigh more",
+                write_only.unwrap_or_default(),
+                100.0 * r
+            ),
+        )
+    } else {
+        (
+            "write I/O",
+            "it has the lowest predicted write I/O among the choices that fit".to_string(),
+        )
+    };
+    let mut explanation = format!(
+        "{} ranks first ({:.1} MB/s of write I/O, {:.0} sstables per read, peak {}): {why}.",
+        winner.label,
+        winner.io_rate_mb_s,
+        winner.sstables_per_read,
+        gb(winner.peak_space_bytes)
+    );
+    for line in rejected {
+        explanation.push_str(&format!(" {line}."));
+    }
+    Ok(Advice {
+        choices,
+        deciding_constraint: constraint.into(),
+        explanation,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Units
+
+/// Parses a size: `169GB`, `160MiB`, `1.5TB`, `4096` (bytes). Decimal (`KB`,
+/// `MB`, `GB`, `TB`, powers of 1000) and binary (`KiB`, `MiB`, `GiB`, `TiB`,
+/// powers of 1024) units, case-insensitive; a bare `K`/`M`/`G`/`T` is decimal.
+pub fn parse_size_bytes(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| Error::InvalidInput(format!("bad size '{text}' (e.g. 169GB, 160MiB)")))?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => KIB,
+        "mib" => MIB,
+        "gib" => GIB,
+        "tib" => GIB * 1024.0,
+        other => {
+            return Err(Error::InvalidInput(format!(
+                "unknown size unit '{other}' in '{text}' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            )))
+        }
+    };
+    let bytes = value * factor;
+    positive("size", bytes)?;
+    Ok(bytes)
+}
+
+/// Parses a rate: a size per second, `1MB/s`, `512KiB/s` (the `/s` is optional).
+pub fn parse_rate_bytes_per_second(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("/s")
+        .or_else(|| t.strip_suffix("/sec"))
+        .unwrap_or(t);
+    parse_size_bytes(t)
+}
+
+/// Parses a duration: `2d`, `48h`, `30m`, `60s`, `1w`, or bare seconds.
+pub fn parse_duration_seconds(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| Error::InvalidInput(format!("bad duration '{text}' (e.g. 2d, 48h, 60s)")))?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        "w" => 7.0 * 86_400.0,
+        other => {
+            return Err(Error::InvalidInput(format!(
+                "unknown duration unit '{other}' in '{text}' (s, m, h, d, w)"
+            )))
+        }
+    };
+    let seconds = value * factor;
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(Error::InvalidInput(format!("bad duration '{text}'")));
+    }
+    Ok(seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seed's three nodes, in the seed's (binary) units: 169 GiB of data,
+    /// 1 MiB/s, TTL 2 days, gc grace 60 s.
+    fn seed_node(fanout: u32, sstable_mib: f64, flush: f64) -> ModelInput {
+        ModelInput {
+            strategy: ModelStrategy::Lcs,
+            data_bytes: Some(169.0 * GIB),
+            sstable_bytes: sstable_mib * MIB,
+            fanout,
+            flush_bytes: flush,
+            ingest_bytes_per_second: Some(MB),
+            gc_grace_seconds: 60.0,
+            ..ModelInput::default()
+        }
+    }
+
+    fn round1(x: f64) -> f64 {
+        (x * 10.0).round() / 10.0
+    }
+
+    #[test]
+    fn seed_figures_reproduced_exactly() {
+        let nodes = [(10, 160.0), (4, 160.0), (4, 1024.0)];
+        let io: Vec<f64> = nodes
+            .iter()
+            .map(|&(f, s)| {
+                predict(&seed_node(f, s, DEFAULT_FLUSH_BYTES), false)
+                    .unwrap()
+                    .selected
+                    .io_rate_mb_s
+                    .unwrap()
+            })
+            .collect();
+        let levels: Vec<f64> = nodes
+            .iter()
+            .map(|&(f, s)| {
+                predict(&seed_node(f, s, DEFAULT_FLUSH_BYTES), false)
+                    .unwrap()
+                    .seed
+                    .levels
+            })
+            .collect();
+        assert_eq!(
+            io.iter().map(|&x| round1(x)).collect::<Vec<_>>(),
+            [34.4, 26.2, 20.5]
+        );
+        assert_eq!(
+            levels.iter().map(|&x| round1(x)).collect::<Vec<_>>(),
+            [3.0, 5.0, 3.7]
+        );
+        // The seed's "predicted improvement" row: 23.8% and 40.4%.
+        let improvement = |x: f64| (1000.0 * (1.0 - round1(x) / round1(io[0]))).round() / 10.0;
+        assert_eq!((improvement(io[1]), improvement(io[2])), (23.8, 40.4));
+    }
+
+    #[test]
+    fn seed_figures_hand_computed() {
+        // A: log10(169 * 1024 / 160) = log10(1081.6) = 3.0341; 1 + 11 * 3.0341 = 34.375.
+        let a = seed_write_amplification(169.0 * GIB, 160.0 * MIB, 10.0, 128.0 * MIB);
+        assert!((a - 34.375).abs() < 1e-3, "{a}");
+        // B: log4(1081.6) = 5.0395; 1 + 5 * 5.0395 = 26.197.
+        let b = seed_write_amplification(169.0 * GIB, 160.0 * MIB, 4.0, 128.0 * MIB);
+        assert!((b - 26.197).abs() < 1e-3, "{b}");
+        // C: log4(169) = 3.7004; 1 + 5 * 3.7004 = 19.502, + L0 term floor(log4(8)) = 1.
+        let c = seed_write_amplification(169.0 * GIB, 1024.0 * MIB, 4.0, 128.0 * MIB);
+        assert!((c - 20.502).abs() < 1e-3, "{c}");
+    }
+
+    /// The seed does not give its flush size. A and B need an L0 term of 0
+    /// (F > 160/4 = 40 MiB), C needs 1 (1024/16 < F <= 1024/4): 64 MiB < F <= 256
+    /// MiB reproduces all three; anything outside misses at least one.
+    #[test]
+    fn flush_sizes_reproducing_the_seed() {
+        let reproduces = |flush_mib: f64| {
+            let io: Vec<f64> = [(10, 160.0), (4, 160.0), (4, 1024.0)]
+                .iter()
+                .map(|&(f, s)| {
+                    round1(
+                        predict(&seed_node(f, s, flush_mib * MIB), false)
+                            .unwrap()
+                            .seed
+                            .io_rate_mb_s
+                            .unwrap(),
+                    )
+                })
+                .collect();
+            io == [34.4, 26.2, 20.5]
+        };
+        for ok in [65.0, 100.0, 128.0, 200.0, 256.0] {
+            assert!(reproduces(ok), "{ok} MiB");
+        }
+        // 64 MiB: C's L0 term is floor(log4(16)) = 2 -> 21.5. 32 MiB: A gets 1 -> 35.4.
+        // 257 MiB: C's L0 term is 0 -> 19.5.
+        for bad in [16.0, 32.0, 40.0, 64.0, 257.0, 512.0] {
+            assert!(!reproduces(bad), "{bad} MiB");
+        }
+    }
+
+    /// Decimal units give a different ratio D/s (1056 instead of 1081.6): the
+    /// seed's figures are in binary units.
+    #[test]
+    fn decimal_units_differ_by_a_tenth() {
+        let a = seed_write_amplification(169e9, 160e6, 10.0, 128e6);
+        let b = seed_write_amplification(169e9, 160e6, 4.0, 128e6);
+        let c = seed_write_amplification(169e9, 1024e6, 4.0, 128e6);
+        assert_eq!([round1(a), round1(b), round1(c)], [34.3, 26.1, 20.4]);
+    }
+
+    #[test]
+    fn l0_term_at_exact_powers_of_four() {
+        assert_eq!(seed_l0_term(1024.0 * MIB, 64.0 * MIB), 2.0);
+        assert_eq!(seed_l0_term(1024.0 * MIB, 256.0 * MIB), 1.0);
+        assert_eq!(seed_l0_term(160.0 * MIB, 320.0 * MIB), 0.0);
+    }
+
+    #[test]
+    fn level_shape_is_a_geometric_series() {
+        // f = 10, s = 160 MiB: targets 1.5625, 15.625, 156.25 GiB.
+        let shape = LevelShape::fill(169.0 * GIB, 160.0 * MIB, 10.0, 8);
+        assert_eq!(shape.top(), 3);
+        let fill = (169.0 - 1.5625 - 15.625) / 156.25;
+        assert!((shape.fractional_levels() - (2.0 + fill)).abs() < 1e-9);
+        // Capped at the top level: the top takes the rest.
+        let capped = LevelShape::fill(169.0 * GIB, 160.0 * MIB, 4.0, 3);
+        assert_eq!(capped.top(), 3);
+        assert!((capped.sizes.iter().sum::<f64>() - 169.0 * GIB).abs() < 1.0);
+    }
+
+    #[test]
+    fn refined_l0_and_overlap_terms_by_hand() {
+        // C at 128 MiB flushes: k = 8 flushes per batch; L0 rewrites
+        // 2+3+...+7 = 27 flushes' worth per 8 flushed: 3.375.
+        let c = predict(&seed_node(4, 1024.0, 128.0 * MIB), true)
+            .unwrap()
+            .refined;
+        let l0 = &c.terms[1];
+        assert!(
+            (l0.write_amplification - 27.0 / 8.0).abs() < 1e-12,
+            "{l0:?}"
+        );
+        // Without TTL the data size is taken as is: 169 GiB in 4 levels
+        // (4 + 16 + 64 GiB, then 85 GiB of 256 in L4).
+        assert_eq!(c.data_bytes, 169.0 * GIB);
+        assert!((c.levels - (3.0 + 85.0 / 256.0)).abs() < 1e-9);
+        // into L1: 1 + (4 GiB - 0.5 GiB) / 1 GiB = 4.5; into L2: 1 + 16 / (4 + 1);
+        // into L3: 2 + f / 2 = 4; into L4 (top, meets = 1): 2 + 85 / (2 * 64).
+        let expected = 1.0 + 3.375 + 4.5 + 4.2 + 4.0 + (2.0 + 85.0 / 128.0);
+        assert!(
+            (c.write_amplification - expected).abs() < 1e-9,
+            "{}",
+            c.write_amplification
+        );
+        assert_eq!(c.sstables_per_read, 2.0 + 4.0);
+    }
+
+    #[test]
+    fn refined_purge_delay_grows_the_data() {
+        // 1 MiB/s, TTL 2 d, gc 60 s, A: 168.75 GiB live; purge in L3, swept by L2
+        // (15.6 GiB) every 4.4 h -> ~2.2 h more data on disk.
+        let input = ModelInput {
+            data_bytes: None,
+            ingest_bytes_per_second: Some(MIB),
+            ttl_seconds: Some(2.0 * 86_400.0),
+            ..seed_node(10, 160.0, 128.0 * MIB)
+        };
+        let p = predict(&input, true).unwrap().refined;
+        assert!((p.live_bytes - 168.75 * GIB).abs() < 1.0);
+        assert!(
+            p.data_bytes > p.live_bytes * 1.03 && p.data_bytes < p.live_bytes * 1.1,
+            "{p:?}"
+        );
+        assert!(p.space_amplification > 1.0);
+        for x in [p.levels, p.write_amplification, p.sstables_per_read] {
+            assert!(x.is_finite() && x >= 1.0);
+        }
+    }
+
+    #[test]
+    fn fixed_levels_uses_the_strategys_size() {
+        let input = ModelInput {
+            level_count: 3,
+            fanout: 4,
+            ..seed_node(4, 160.0, 128.0 * MIB)
+        };
+        let p = predict(&input, false).unwrap().seed;
+        // lcs.md: f = 4, N = 3 on 169 GB (GiB here): 169 GiB / 84 = 2060 MiB.
+        assert_eq!(p.sstable_bytes, (169.0 * 1024.0 / 84.0_f64).round() * MIB);
+        assert_eq!(p.levels, 3.0);
+        // L0 term: floor(log4(2060 / 128)) = floor(2.004) = 2.
+        assert!((p.write_amplification - (1.0 + 5.0 * 3.0 + 2.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stcs_twcs_dtcs_by_hand() {
+        let base = ModelInput {
+            data_bytes: Some(64.0 * 1024.0 * MIB),
+            flush_bytes: 64.0 * MIB,
+            ..ModelInput::default()
+        };
+        // 1024 flushes, T = 4: log4(1024) = 5 tiers.
+        let stcs = predict(
+            &ModelInput {
+                strategy: ModelStrategy::Stcs,
+                ..base.clone()
+            },
+            false,
+        )
+        .unwrap();
+        assert!((stcs.seed.write_amplification - 6.0).abs() < 1e-9);
+        assert!((stcs.refined.write_amplification - 6.0).abs() < 1e-9);
+        assert_eq!(stcs.seed.sstables_per_read, 15.0);
+        assert_eq!(stcs.seed.peak_space_bytes, 2.0 * base.data_bytes.unwrap());
+        // TWCS: 1 MiB/s, 4096 s windows = 64 flushes of 64 MiB: log4(64) = 3.
+        let twcs = predict(
+            &ModelInput {
+                strategy: ModelStrategy::Twcs,
+                ingest_bytes_per_second: Some(MIB),
+                window_seconds: Some(4096.0),
+                ttl_seconds: Some(40960.0),
+                ..base.clone()
+            },
+            true,
+        )
+        .unwrap();
+        assert!((twcs.refined.write_amplification - 4.0).abs() < 1e-9);
+        assert_eq!(twcs.refined.sstables_per_read, 10.0 + 1.0 + 9.0);
+        // DTCS: base 60 s, max 86400 s, T = 4: log4(1440) = 5.246 window growths.
+        let dtcs = predict(
+            &ModelInput {
+                strategy: ModelStrategy::Dtcs,
+                ..base
+            },
+            false,
+        )
+        .unwrap();
+        assert!((dtcs.seed.write_amplification - (1.0 + 1440f64.ln() / 4f64.ln())).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let bad = [
+            ModelInput {
+                fanout: 1,
+                ..ModelInput::default()
+            },
+            ModelInput {
+                data_bytes: Some(-1.0),
+                ..ModelInput::default()
+            },
+            ModelInput::default(), // neither data size nor ingest x ttl
+            ModelInput {
+                data_bytes: Some(1e9),
+                flush_bytes: f64::NAN,
+                ..ModelInput::default()
+            },
+            ModelInput {
+                data_bytes: Some(1e9),
+                level_count: 1,
+                ..ModelInput::default()
+            },
+        ];
+        for input in bad {
+            assert!(
+                matches!(predict(&input, false), Err(Error::InvalidInput(_))),
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(parse_size_bytes("169GB").unwrap(), 169e9);
+        assert_eq!(parse_size_bytes("160MiB").unwrap(), 160.0 * MIB);
+        assert_eq!(parse_size_bytes("1.5TB").unwrap(), 1.5e12);
+        assert_eq!(parse_size_bytes("1gib").unwrap(), GIB);
+        assert_eq!(parse_size_bytes("4096").unwrap(), 4096.0);
+        assert_eq!(parse_rate_bytes_per_second("1MB/s").unwrap(), 1e6);
+        assert_eq!(parse_rate_bytes_per_second("1MiB/s").unwrap(), MIB);
+        assert_eq!(parse_duration_seconds("2d").unwrap(), 172_800.0);
+        assert_eq!(parse_duration_seconds("48h").unwrap(), 172_800.0);
+        assert_eq!(parse_duration_seconds("60s").unwrap(), 60.0);
+        assert_eq!(parse_duration_seconds("90").unwrap(), 90.0);
+        for bad in ["", "GB", "12XB", "-5MB", "1..2GB", "0MB"] {
+            assert!(parse_size_bytes(bad).is_err(), "{bad}");
+        }
+        for bad in ["", "2y", "h", "-1s"] {
+            assert!(parse_duration_seconds(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn advise_rejects_stcs_on_a_tight_disk_and_names_the_constraint() {
+        let advice = advise(&AdviseInput {
+            data_bytes: Some(169e9),
+            ingest_bytes_per_second: 1e6,
+            ttl_seconds: None,
+            gc_grace_seconds: 60.0,
+            flush_bytes: DEFAULT_FLUSH_BYTES,
+            read_fraction: 0.3,
+            free_disk_bytes: 200e9,
+        })
+        .unwrap();
+        let stcs = advice
+            .choices
+            .iter()
+            .find(|c| c.label.starts_with("STCS"))
+            .unwrap();
+        assert!(
+            stcs.rejected
+                .as_deref()
+                .unwrap()
+                .contains("peak space 2.00x"),
+            "{stcs:?}"
+        );
+        // STCS writes least, so the disk decides.
+        assert_eq!(advice.deciding_constraint, "free disk");
+        assert!(advice.choices[0].rejected.is_none());
+        assert!(advice
+            .explanation
+            .contains("STCS (min_threshold 4) rejected"));
+        // Ranks are 1..n with the feasible ones first.
+        let ranks: Vec<usize> = advice.choices.iter().map(|c| c.rank).collect();
+        assert_eq!(ranks, (1..=advice.choices.len()).collect::<Vec<_>>());
+
+        // With room, STCS (lowest write amplification) wins a write-heavy mix.
+        let roomy = advise(&AdviseInput {
+            free_disk_bytes: 1e12,
+            read_fraction: 0.0,
+            ttl_seconds: None,
+            data_bytes: Some(169e9),
+            ingest_bytes_per_second: 1e6,
+            gc_grace_seconds: 60.0,
+            flush_bytes: DEFAULT_FLUSH_BYTES,
+        })
+        .unwrap();
+        assert!(roomy.choices[0].label.starts_with("STCS"));
+        assert_eq!(roomy.deciding_constraint, "write I/O");
+        assert!(advise(&AdviseInput {
+            read_fraction: 1.5,
+            ..AdviseInput {
+                free_disk_bytes: 1e12,
+                read_fraction: 0.0,
+                ttl_seconds: None,
+                data_bytes: Some(1e9),
+                ingest_bytes_per_second: 1e6,
+                gc_grace_seconds: 0.0,
+                flush_bytes: 1e6
+            }
+        })
+        .is_err());
+    }
+}

@@ -1,0 +1,809 @@
+//! The compaction simulator of issue 5: the real strategies
+//! ([`crate::compaction::strategy_for`], the very code the engine runs) driven
+//! over synthetic sstable metadata in simulated time, without file I/O, so the
+//! seed's 88-hour, 300 GB experiment runs in seconds.
+//!
+//! What is simulated (details and their justification: `docs/compaction/model.md`):
+//! - **Flushes** of `flush_bytes` arrive every `flush_bytes / ingest` seconds.
+//!   Writes are uniform over the token space, so a flush spans the whole token
+//!   range and holds the writes made since the previous flush.
+//! - **Data** in an sstable is a histogram of bytes per write-time bucket
+//!   ([`hist::Hist`]). A merge adds the inputs' histograms and drops the buckets
+//!   whose newest write is purgeable (`write + ttl + gc_grace < now`); the live
+//!   rest is split into outputs of `max_output_bytes`, each covering a
+//!   consecutive slice of the inputs' token hull proportional to its size, each
+//!   holding that share of every bucket (uniform tokens).
+//! - **Tasks** are applied as the executor applies them (`compaction/mod.rs`):
+//!   inputs are marked `being_compacted` while a task runs; `Drop` removes
+//!   sstables, `Move` changes a level, `Merge`/`Rewrite` replace inputs by
+//!   outputs. Compaction takes zero time, or `input bytes / throughput` with a
+//!   throughput limit and up to `concurrent_compactors` tasks at once. One thread
+//!   asks for decisions, as the engine's executor does.
+//!
+//! Invariants (checked while running when `check_invariants` is set; a violation
+//! is an [`Error::InvalidInput`] naming the task, never a silently wrong figure):
+//! 1. A task names only live sstables that are not being compacted, each once; an
+//!    sstable id is never used again once consumed.
+//! 2. Conservation: a merge writes at most the bytes it read (data only vanishes,
+//!    by expiry).
+//! 3. LCS: after every task, the sstables of each level >= 1 have pairwise
+//!    disjoint token ranges.
+//! 4. Determinism: no randomness and no wall clock in the simulation; the same
+//!    config gives the same result, sample for sample (only
+//!    `elapsed_wall_seconds` differs).
+//!
+//! Call [`run`] from any thread; it owns all its state.
+
+pub mod hist;
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::compaction::lcs::fixed_levels_sstable_size;
+use crate::compaction::{
+    strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext,
+};
+use crate::options::{CompactionClass, CompactionOptions, TableOptions};
+use crate::{Error, Result};
+use hist::Hist;
+
+/// Simulated epoch of time zero (2020-09-13): timestamps look like real ones.
+pub const START_SECONDS: i64 = 1_600_000_000;
+/// Most tasks at one simulated instant before the run is declared stuck (a
+/// strategy that keeps proposing work without the state converging).
+const MAX_TASKS_PER_INSTANT: usize = 1_000_000;
+/// Bytes per partition, for the `partition_count` the tombstone estimate needs:
+/// the seed's row (512 columns of UUID name + 64-byte value) is about 40 KB.
+const PARTITION_BYTES: u64 = 40_000;
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The table's compaction options (strategy class and sub-options).
+    pub compaction: CompactionOptions,
+    pub ingest_bytes_per_second: f64,
+    pub flush_bytes: u64,
+    /// TTL of every write; 0 = never expires.
+    pub ttl_seconds: u64,
+    pub gc_grace_seconds: u32,
+    pub duration_seconds: u64,
+    /// One [`SimSample`] per interval.
+    pub sample_interval_seconds: u64,
+    /// `None`: compaction takes zero simulated time (the seed ran unthrottled).
+    /// `Some(rate)`: a task takes `input bytes / rate` seconds.
+    pub compaction_throughput_bytes_per_second: Option<f64>,
+    /// Tasks running at once when compaction takes time.
+    pub concurrent_compactors: usize,
+    /// Start of the steady-state window for [`SimResult::steady_write_amplification`];
+    /// `None`: `ttl + gc_grace` (when the data has reached its steady size), or half
+    /// the run without TTL, whichever is earlier.
+    pub warmup_seconds: Option<u64>,
+    /// Width of the write-time buckets; `None`: `max(60 s, ttl / 256)`.
+    pub bucket_seconds: Option<u64>,
+    pub check_invariants: bool,
+}
+
+impl SimConfig {
+    /// A config with `compaction` given in CQL map syntax, e.g.
+    /// `'class': 'LeveledCompactionStrategy', 'fanout_size': 4`, and the seed's
+    /// workload: 1 MiB/s, 128 MiB flushes, TTL 2 days, gc grace 60 s, 88 hours.
+    pub fn with_compaction(cql_map: &str) -> Result<SimConfig> {
+        let compaction = TableOptions::parse(&format!("compaction = {{{cql_map}}}"))?.compaction;
+        Ok(SimConfig {
+            compaction,
+            ingest_bytes_per_second: 1024.0 * 1024.0,
+            flush_bytes: 128 << 20,
+            ttl_seconds: 2 * 86_400,
+            gc_grace_seconds: 60,
+            duration_seconds: 88 * 3600,
+            sample_interval_seconds: 3600,
+            compaction_throughput_bytes_per_second: None,
+            concurrent_compactors: 2,
+            warmup_seconds: None,
+            bucket_seconds: None,
+            check_invariants: true,
+        })
+    }
+
+    /// The seed's node `A` (fanout 10, 160 MiB), `B` (4, 160 MiB) or `C` (4, 1 GiB).
+    pub fn seed_node(node: char) -> Result<SimConfig> {
+        let (fanout, mib) = match node.to_ascii_uppercase() {
+            'A' => (10, 160),
+            'B' => (4, 160),
+            'C' => (4, 1024),
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown seed node '{other}' (A, B or C)"
+                )))
+            }
+        };
+        SimConfig::with_compaction(&format!(
+            "'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}"
+        ))
+    }
+
+    fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::InvalidInput(m.to_string()));
+        if !(self.ingest_bytes_per_second.is_finite() && self.ingest_bytes_per_second > 0.0) {
+            return bad("ingest rate must be positive");
+        }
+        if self.flush_bytes == 0 {
+            return bad("flush size must be positive");
+        }
+        if self.sample_interval_seconds == 0 {
+            return bad("sample interval must be positive");
+        }
+        if let Some(t) = self.compaction_throughput_bytes_per_second {
+            if !(t.is_finite() && t > 0.0) {
+                return bad("compaction throughput must be positive");
+            }
+        }
+        if self.concurrent_compactors == 0 {
+            return bad("concurrent compactors must be at least 1");
+        }
+        if self.bucket_seconds == Some(0) {
+            return bad("bucket width must be positive");
+        }
+        Ok(())
+    }
+}
+
+/// Sstables and bytes of one level.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LevelStat {
+    pub level: u32,
+    pub sstables: usize,
+    pub bytes: u64,
+}
+
+/// One interval of the time series.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimSample {
+    /// End of the interval, seconds since the start.
+    pub time_seconds: u64,
+    pub bytes_flushed: u64,
+    pub bytes_compacted: u64,
+    /// Compaction bytes written per output level (index = level).
+    pub bytes_compacted_per_level: Vec<u64>,
+    /// (flushed + compacted) / interval, in MB/s (10^6 bytes).
+    pub io_rate_mb_s: f64,
+    /// (flushed + compacted) / flushed over the interval.
+    pub write_amplification: f64,
+    pub data_bytes: u64,
+    pub sstables: usize,
+    pub levels: Vec<LevelStat>,
+    /// LCS: `highest level - 1 + its fill` (as the refined model); `None` otherwise.
+    pub fractional_levels: Option<f64>,
+}
+
+/// Bytes flowing into one level over the whole run: what the refined model's
+/// per-level terms predict (docs/compaction/model.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LevelFlow {
+    pub level: u32,
+    /// Bytes read from lower levels by merges writing into this level.
+    pub promoted_bytes: u64,
+    /// Bytes of this level's own sstables rewritten by those merges (overlap).
+    pub overlapped_bytes: u64,
+    /// Bytes moved into this level without rewriting (`Move`).
+    pub moved_bytes: u64,
+    pub written_bytes: u64,
+    pub merges: u64,
+}
+
+/// What the tasks did over the whole run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TaskCounts {
+    pub merges: u64,
+    pub rewrites: u64,
+    pub moves: u64,
+    pub drops: u64,
+    /// Bytes removed by `Drop` tasks (whole expired sstables).
+    pub dropped_bytes: u64,
+    /// Bytes that vanished inside merges (expired and purgeable).
+    pub purged_bytes: u64,
+    pub decisions: u64,
+    /// Per output level (index = level), counted from `steady_from_seconds` on
+    /// (the steady state the refined model describes).
+    pub flows: Vec<LevelFlow>,
+}
+
+impl TaskCounts {
+    fn flow(&mut self, level: u32) -> &mut LevelFlow {
+        let l = level as usize;
+        if self.flows.len() <= l {
+            self.flows.extend((self.flows.len()..=l).map(|i| LevelFlow {
+                level: i as u32,
+                ..LevelFlow::default()
+            }));
+        }
+        &mut self.flows[l]
+    }
+}
+
+/// The outcome of [`run`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimResult {
+    pub strategy: String,
+    pub series: Vec<SimSample>,
+    pub bytes_flushed: u64,
+    pub bytes_compacted: u64,
+    pub bytes_compacted_per_level: Vec<u64>,
+    /// (flushed + compacted) / flushed over the whole run.
+    pub write_amplification: f64,
+    /// The same from `steady_from_seconds` to the end.
+    pub steady_write_amplification: f64,
+    /// `steady_write_amplification * ingest` in MB/s.
+    pub steady_io_rate_mb_s: f64,
+    pub steady_from_seconds: u64,
+    /// Mean data size over the steady window.
+    pub steady_data_bytes: f64,
+    /// Mean fractional levels over the steady window (LCS).
+    pub steady_levels: Option<f64>,
+    pub final_levels: Vec<LevelStat>,
+    pub final_fractional_levels: Option<f64>,
+    pub final_data_bytes: u64,
+    pub final_sstables: usize,
+    pub max_sstables: usize,
+    pub tasks: TaskCounts,
+    pub elapsed_wall_seconds: f64,
+}
+
+/// A task in flight (compaction with a throughput limit).
+struct Running {
+    finish_seconds: f64,
+    inputs: Vec<u64>,
+    outputs: Vec<(SSTableInfo, Hist)>,
+    read: u64,
+    written: u64,
+    output_level: u32,
+}
+
+/// The live set: parallel vectors (the strategy gets `&infos` without copying)
+/// and an id index.
+#[derive(Default)]
+struct LiveSet {
+    infos: Vec<SSTableInfo>,
+    hists: Vec<Hist>,
+    index: HashMap<u64, usize>,
+}
+
+impl LiveSet {
+    fn insert(&mut self, info: SSTableInfo, hist: Hist) {
+        self.index.insert(info.id, self.infos.len());
+        self.infos.push(info);
+        self.hists.push(hist);
+    }
+
+    fn remove(&mut self, id: u64) -> Option<(SSTableInfo, Hist)> {
+        let at = self.index.remove(&id)?;
+        let info = self.infos.swap_remove(at);
+        let hist = self.hists.swap_remove(at);
+        if let Some(moved) = self.infos.get(at) {
+            self.index.insert(moved.id, at);
+        }
+        Some((info, hist))
+    }
+
+    fn get(&self, id: u64) -> Option<usize> {
+        self.index.get(&id).copied()
+    }
+
+    fn total_bytes(&self) -> u64 {
+        self.infos.iter().map(|s| s.size_bytes).sum()
+    }
+}
+
+struct Sim<'a> {
+    cfg: &'a SimConfig,
+    strategy: Box<dyn CompactionStrategy>,
+    live: LiveSet,
+    retired: HashSet<u64>,
+    running: Vec<Running>,
+    next_id: u64,
+    bucket_seconds: f64,
+    /// Seconds since the start.
+    now: f64,
+    flushed: u64,
+    compacted: u64,
+    compacted_per_level: Vec<u64>,
+    tasks: TaskCounts,
+    max_sstables: usize,
+    /// Level flows are counted from here on.
+    warmup: f64,
+}
+
+fn micros(relative_seconds: f64) -> i64 {
+    ((START_SECONDS as f64 + relative_seconds) * 1e6) as i64
+}
+
+fn add_level(per_level: &mut Vec<u64>, level: u32, bytes: u64) {
+    let l = level as usize;
+    if per_level.len() <= l {
+        per_level.resize(l + 1, 0);
+    }
+    per_level[l] += bytes;
+}
+
+impl<'a> Sim<'a> {
+    fn ctx(&self, memtable_since: f64) -> StrategyContext {
+        StrategyContext {
+            now_seconds: START_SECONDS + self.now.floor() as i64,
+            gc_grace_seconds: self.cfg.gc_grace_seconds,
+            // The memtable holds every write since the last flush (continuous
+            // ingest: never empty).
+            memtable_min_timestamp_micros: Some(micros(memtable_since)),
+        }
+    }
+
+    /// Newest write time (relative seconds) that is purgeable now.
+    fn purge_before(&self) -> Option<f64> {
+        (self.cfg.ttl_seconds > 0)
+            .then_some(self.now - self.cfg.ttl_seconds as f64 - self.cfg.gc_grace_seconds as f64)
+    }
+
+    fn new_info(&mut self, level: u32, size: u64, tokens: (i64, i64), hist: &Hist) -> SSTableInfo {
+        let id = self.next_id;
+        self.next_id += 1;
+        let (min_write, max_write) = hist.write_range();
+        SSTableInfo {
+            id,
+            level,
+            size_bytes: size,
+            uncompressed_bytes: size,
+            first_token: tokens.0,
+            last_token: tokens.1,
+            min_timestamp_micros: micros(min_write),
+            max_timestamp_micros: micros(max_write),
+            max_local_deletion_seconds: if self.cfg.ttl_seconds > 0 {
+                START_SECONDS + max_write.ceil() as i64 + self.cfg.ttl_seconds as i64
+            } else {
+                i64::MAX
+            },
+            droppable_tombstone_ratio: 0.0,
+            creation_time_seconds: START_SECONDS + self.now.floor() as i64,
+            partition_count: (size / PARTITION_BYTES).max(2),
+            being_compacted: false,
+        }
+    }
+
+    fn flush(&mut self, from: f64, to: f64) {
+        let hist = Hist::uniform(from, to, self.cfg.flush_bytes as f64, self.bucket_seconds);
+        let info = self.new_info(0, self.cfg.flush_bytes, (i64::MIN, i64::MAX), &hist);
+        self.flushed += self.cfg.flush_bytes;
+        self.live.insert(info, hist);
+    }
+
+    /// Expired-and-purgeable share of each sstable, as the engine estimates it
+    /// from its stats (expired cells are tombstones droppable at `gc_before`).
+    fn refresh_droppable_ratios(&mut self) {
+        let Some(cutoff) = self.purge_before() else {
+            return;
+        };
+        for (info, hist) in self.live.infos.iter_mut().zip(&self.live.hists) {
+            info.droppable_tombstone_ratio = hist.share_purgeable(cutoff);
+        }
+    }
+
+    fn check_task(&self, task: &CompactionTask) -> Result<()> {
+        let ids = task.input_ids();
+        let mut seen = HashSet::new();
+        for id in &ids {
+            let problem = if !seen.insert(*id) {
+                Some("names an sstable twice")
+            } else if self.retired.contains(id) {
+                Some("names an sstable already consumed")
+            } else {
+                match self.live.get(*id) {
+                    None => Some("names an unknown sstable"),
+                    Some(i) if self.live.infos[i].being_compacted => {
+                        Some("names an sstable being compacted")
+                    }
+                    Some(_) => None,
+                }
+            };
+            if let Some(p) = problem {
+                return Err(Error::InvalidInput(format!(
+                    "simulator invariant 1: task {task:?} {p} ({id})"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Merge or rewrite: the outputs (not yet installed) and the bytes read.
+    fn merge_outputs(
+        &mut self,
+        inputs: &[u64],
+        output_level: u32,
+        max_output_bytes: u64,
+    ) -> (Vec<(SSTableInfo, Hist)>, u64) {
+        let mut parts = Vec::with_capacity(inputs.len());
+        let mut read = 0u64;
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for id in inputs {
+            if let Some(i) = self.live.get(*id) {
+                let info = &self.live.infos[i];
+                read += info.size_bytes;
+                lo = lo.min(info.first_token);
+                hi = hi.max(info.last_token);
+                parts.push(&self.live.hists[i]);
+            }
+        }
+        let mut merged = Hist::merge(&parts);
+        if let Some(cutoff) = self.purge_before() {
+            merged = merged.without_purgeable(cutoff);
+        }
+        let live = merged.total().round() as u64;
+        let live = live.min(read);
+        if live == 0 || lo > hi {
+            return (Vec::new(), read);
+        }
+        let max_out = max_output_bytes.max(1);
+        let n = live.div_ceil(max_out);
+        let span = hi as i128 - lo as i128 + 1;
+        let mut outputs = Vec::with_capacity(n as usize);
+        let mut done = 0u64;
+        let mut first = lo as i128;
+        for j in 0..n {
+            let size = if j + 1 == n { live - done } else { max_out };
+            done += size;
+            // Token slice proportional to size: data is uniform over the hull.
+            let end = if j + 1 == n {
+                hi as i128
+            } else {
+                (lo as i128 + span * done as i128 / live as i128 - 1).max(first)
+            };
+            let hist = merged.scaled(size as f64 / live as f64);
+            let info = self.new_info(output_level, size, (first as i64, end as i64), &hist);
+            outputs.push((info, hist));
+            first = end + 1;
+        }
+        (outputs, read)
+    }
+
+    fn mark(&mut self, ids: &[u64], busy: bool) {
+        for id in ids {
+            if let Some(i) = self.live.get(*id) {
+                self.live.infos[i].being_compacted = busy;
+            }
+        }
+    }
+
+    /// Installs a finished merge: inputs out, outputs in, bytes counted.
+    fn install(&mut self, run: Running) -> Result<()> {
+        for id in &run.inputs {
+            self.live.remove(*id);
+            self.retired.insert(*id);
+        }
+        let mut level = run.output_level;
+        for (info, hist) in run.outputs {
+            level = info.level;
+            self.live.insert(info, hist);
+        }
+        self.compacted += run.written;
+        self.tasks.purged_bytes += run.read - run.written;
+        add_level(&mut self.compacted_per_level, level, run.written);
+        if self.cfg.check_invariants {
+            self.check_levels_disjoint()?;
+        }
+        Ok(())
+    }
+
+    /// Starts `task` (and, without a throughput limit, completes it).
+    fn start(&mut self, task: CompactionTask) -> Result<()> {
+        if self.cfg.check_invariants {
+            self.check_task(&task)?;
+        }
+        match task {
+            CompactionTask::Drop { ids } => {
+                for id in ids {
+                    if let Some((info, _)) = self.live.remove(id) {
+                        self.tasks.dropped_bytes += info.size_bytes;
+                        self.retired.insert(id);
+                    }
+                }
+                self.tasks.drops += 1;
+            }
+            CompactionTask::Move { id, to_level } => {
+                if let Some(i) = self.live.get(id) {
+                    self.live.infos[i].level = to_level;
+                    let bytes = self.live.infos[i].size_bytes;
+                    if self.now > self.warmup {
+                        self.tasks.flow(to_level).moved_bytes += bytes;
+                    }
+                }
+                self.tasks.moves += 1;
+                if self.cfg.check_invariants {
+                    self.check_levels_disjoint()?;
+                }
+            }
+            CompactionTask::Merge {
+                ref inputs,
+                output_level,
+                max_output_bytes,
+                ..
+            } => {
+                self.tasks.merges += 1;
+                self.start_merge(inputs.clone(), output_level, max_output_bytes)?;
+            }
+            CompactionTask::Rewrite {
+                id, output_level, ..
+            } => {
+                self.tasks.rewrites += 1;
+                self.start_merge(vec![id], output_level, u64::MAX)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_merge(&mut self, inputs: Vec<u64>, output_level: u32, max_output: u64) -> Result<()> {
+        let (mut promoted, mut overlapped) = (0u64, 0u64);
+        for id in &inputs {
+            if let Some(i) = self.live.get(*id) {
+                let info = &self.live.infos[i];
+                if info.level == output_level {
+                    overlapped += info.size_bytes;
+                } else {
+                    promoted += info.size_bytes;
+                }
+            }
+        }
+        let (outputs, read) = self.merge_outputs(&inputs, output_level, max_output);
+        let written: u64 = outputs.iter().map(|(i, _)| i.size_bytes).sum();
+        if written > read {
+            return Err(Error::InvalidInput(format!(
+                "simulator invariant 2: merge of {inputs:?} wrote {written} > read {read}"
+            )));
+        }
+        if self.now > self.warmup {
+            let flow = self.tasks.flow(output_level);
+            flow.promoted_bytes += promoted;
+            flow.overlapped_bytes += overlapped;
+            flow.written_bytes += written;
+            flow.merges += 1;
+        }
+        let finish = match self.cfg.compaction_throughput_bytes_per_second {
+            None => self.now,
+            Some(rate) => self.now + read as f64 / rate,
+        };
+        let run = Running {
+            finish_seconds: finish,
+            inputs,
+            outputs,
+            read,
+            written,
+            output_level,
+        };
+        if self.cfg.compaction_throughput_bytes_per_second.is_none() {
+            self.install(run)
+        } else {
+            self.mark(&run.inputs, true);
+            self.running.push(run);
+            Ok(())
+        }
+    }
+
+    fn check_levels_disjoint(&self) -> Result<()> {
+        if self.cfg.compaction.class() != CompactionClass::LeveledCompactionStrategy {
+            return Ok(());
+        }
+        let mut by_level: Vec<(u32, i64, i64, u64)> = self
+            .live
+            .infos
+            .iter()
+            .filter(|s| s.level >= 1)
+            .map(|s| (s.level, s.first_token, s.last_token, s.id))
+            .collect();
+        by_level.sort_unstable();
+        for w in by_level.windows(2) {
+            if w[0].0 == w[1].0 && w[1].1 <= w[0].2 {
+                return Err(Error::InvalidInput(format!(
+                    "simulator invariant 3: L{} sstables {} and {} overlap",
+                    w[0].0, w[0].3, w[1].3
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks for tasks until the strategy has nothing more (or every compactor is
+    /// busy).
+    fn decide(&mut self, memtable_since: f64) -> Result<()> {
+        self.refresh_droppable_ratios();
+        let limit = if self.cfg.compaction_throughput_bytes_per_second.is_some() {
+            self.cfg.concurrent_compactors
+        } else {
+            usize::MAX
+        };
+        let mut started = 0usize;
+        while self.running.len() < limit {
+            let ctx = self.ctx(memtable_since);
+            self.tasks.decisions += 1;
+            let Some(task) = self.strategy.next_task(&self.live.infos, &ctx) else {
+                break;
+            };
+            self.start(task)?;
+            self.max_sstables = self.max_sstables.max(self.live.infos.len());
+            started += 1;
+            if started > MAX_TASKS_PER_INSTANT {
+                return Err(Error::InvalidInput(format!(
+                    "simulated compaction did not settle at t = {} s",
+                    self.now
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn fractional_levels(&self) -> Option<f64> {
+        if self.cfg.compaction.class() != CompactionClass::LeveledCompactionStrategy {
+            return None;
+        }
+        let lcs = self.cfg.compaction.lcs();
+        let s = fixed_levels_sstable_size(self.live.total_bytes(), &lcs) as f64;
+        let stats = self.level_stats();
+        let top = stats.iter().rev().find(|l| l.level >= 1 && l.bytes > 0)?;
+        let target = s * (lcs.fanout_size as f64).powi(top.level as i32);
+        Some((top.level - 1) as f64 + top.bytes as f64 / target)
+    }
+
+    fn level_stats(&self) -> Vec<LevelStat> {
+        let mut stats: Vec<LevelStat> = Vec::new();
+        for s in &self.live.infos {
+            let l = s.level as usize;
+            if stats.len() <= l {
+                stats.extend((stats.len()..=l).map(|i| LevelStat {
+                    level: i as u32,
+                    ..LevelStat::default()
+                }));
+            }
+            stats[l].sstables += 1;
+            stats[l].bytes += s.size_bytes;
+        }
+        stats
+    }
+}
+
+/// Runs the simulation (module docs). Errors: an invalid config, or a violated
+/// invariant (a strategy bug).
+pub fn run(cfg: &SimConfig) -> Result<SimResult> {
+    cfg.validate()?;
+    let wall = Instant::now();
+    let warmup = cfg.warmup_seconds.unwrap_or_else(|| {
+        let half = cfg.duration_seconds / 2;
+        if cfg.ttl_seconds > 0 {
+            (cfg.ttl_seconds + cfg.gc_grace_seconds as u64).min(half)
+        } else {
+            half
+        }
+    });
+    let mut sim = Sim {
+        cfg,
+        strategy: strategy_for(&cfg.compaction),
+        live: LiveSet::default(),
+        retired: HashSet::new(),
+        running: Vec::new(),
+        next_id: 1,
+        bucket_seconds: cfg
+            .bucket_seconds
+            .unwrap_or_else(|| (cfg.ttl_seconds / 256).max(60)) as f64,
+        now: 0.0,
+        flushed: 0,
+        compacted: 0,
+        compacted_per_level: Vec::new(),
+        tasks: TaskCounts::default(),
+        max_sstables: 0,
+        warmup: warmup as f64,
+    };
+    let flush_period = cfg.flush_bytes as f64 / cfg.ingest_bytes_per_second;
+    let duration = cfg.duration_seconds as f64;
+    let interval = cfg.sample_interval_seconds as f64;
+    let mut last_flush = 0.0;
+    let mut next_flush = flush_period;
+    let mut next_sample = interval;
+    let mut series = Vec::new();
+    let (mut sample_flushed, mut sample_compacted) = (0u64, 0u64);
+    let mut sample_per_level: Vec<u64> = Vec::new();
+
+    loop {
+        let next_finish = sim
+            .running
+            .iter()
+            .map(|r| r.finish_seconds)
+            .fold(f64::INFINITY, f64::min);
+        let next = next_flush.min(next_sample).min(next_finish);
+        if next > duration {
+            break;
+        }
+        sim.now = next;
+        // Completions first: their outputs are visible to this instant's decision.
+        if next_finish <= next {
+            let mut i = 0;
+            while i < sim.running.len() {
+                if sim.running[i].finish_seconds <= next {
+                    let run = sim.running.swap_remove(i);
+                    sim.install(run)?;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        if next_flush <= next {
+            sim.flush(last_flush, next_flush);
+            last_flush = next_flush;
+            next_flush += flush_period;
+        }
+        sim.decide(last_flush)?;
+        sim.max_sstables = sim.max_sstables.max(sim.live.infos.len());
+        if next_sample <= next {
+            let flushed = sim.flushed - sample_flushed;
+            let compacted = sim.compacted - sample_compacted;
+            let mut per_level = sim.compacted_per_level.clone();
+            for (l, b) in per_level.iter_mut().enumerate() {
+                *b -= sample_per_level.get(l).copied().unwrap_or(0);
+            }
+            series.push(SimSample {
+                time_seconds: next.round() as u64,
+                bytes_flushed: flushed,
+                bytes_compacted: compacted,
+                bytes_compacted_per_level: per_level,
+                io_rate_mb_s: (flushed + compacted) as f64 / interval / 1e6,
+                write_amplification: if flushed > 0 {
+                    (flushed + compacted) as f64 / flushed as f64
+                } else {
+                    0.0
+                },
+                data_bytes: sim.live.total_bytes(),
+                sstables: sim.live.infos.len(),
+                levels: sim.level_stats(),
+                fractional_levels: sim.fractional_levels(),
+            });
+            sample_flushed = sim.flushed;
+            sample_compacted = sim.compacted;
+            sample_per_level = sim.compacted_per_level.clone();
+            next_sample += interval;
+        }
+    }
+
+    let steady: Vec<&SimSample> = series.iter().filter(|s| s.time_seconds > warmup).collect();
+    let steady_flushed: u64 = steady.iter().map(|s| s.bytes_flushed).sum();
+    let steady_compacted: u64 = steady.iter().map(|s| s.bytes_compacted).sum();
+    let ratio = |flushed: u64, compacted: u64| {
+        if flushed == 0 {
+            0.0
+        } else {
+            (flushed + compacted) as f64 / flushed as f64
+        }
+    };
+    let mean = |f: &dyn Fn(&SimSample) -> Option<f64>| {
+        let v: Vec<f64> = steady.iter().filter_map(|s| f(s)).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let steady_wa = ratio(steady_flushed, steady_compacted);
+    Ok(SimResult {
+        strategy: sim.strategy.name().to_string(),
+        bytes_flushed: sim.flushed,
+        bytes_compacted: sim.compacted,
+        bytes_compacted_per_level: sim.compacted_per_level.clone(),
+        write_amplification: ratio(sim.flushed, sim.compacted),
+        steady_write_amplification: steady_wa,
+        steady_io_rate_mb_s: steady_wa * cfg.ingest_bytes_per_second / 1e6,
+        steady_from_seconds: warmup,
+        steady_data_bytes: mean(&|s| Some(s.data_bytes as f64)).unwrap_or(0.0),
+        steady_levels: mean(&|s| s.fractional_levels),
+        final_levels: sim.level_stats(),
+        final_fractional_levels: sim.fractional_levels(),
+        final_data_bytes: sim.live.total_bytes(),
+        final_sstables: sim.live.infos.len(),
+        max_sstables: sim.max_sstables,
+        tasks: sim.tasks.clone(),
+        series,
+        elapsed_wall_seconds: wall.elapsed().as_secs_f64(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

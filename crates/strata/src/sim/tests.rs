@@ -1,0 +1,226 @@
+//! Simulator tests: invariants on small runs, determinism, and the seed's
+//! experiment at its own ratios (D/s, s/F, TTL/flush period) against the model.
+
+use super::*;
+use crate::model::{self, ModelInput, ModelStrategy};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * 1024;
+
+/// A small LCS run: 64 KiB/s, 512 KiB flushes, 1 MiB sstables, TTL 30 min.
+fn small(cql: &str) -> SimConfig {
+    SimConfig {
+        ingest_bytes_per_second: (64 * KIB) as f64,
+        flush_bytes: 512 * KIB,
+        ttl_seconds: 1800,
+        gc_grace_seconds: 60,
+        duration_seconds: 2 * 3600,
+        sample_interval_seconds: 600,
+        ..SimConfig::with_compaction(cql).unwrap()
+    }
+}
+
+const LCS4: &str =
+    "'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'sstable_size_in_mb': 1";
+
+#[test]
+fn small_lcs_run_keeps_invariants_and_conserves_bytes() {
+    let r = run(&small(LCS4)).unwrap();
+    // 2 h x 64 KiB/s / 512 KiB = 900 flushes.
+    assert_eq!(r.bytes_flushed, 900 * 512 * KIB);
+    // Every flushed byte is live, dropped whole, or purged inside a merge.
+    assert_eq!(
+        r.bytes_flushed,
+        r.final_data_bytes + r.tasks.dropped_bytes + r.tasks.purged_bytes
+    );
+    assert!(
+        r.tasks.purged_bytes + r.tasks.dropped_bytes > 0,
+        "TTL expired nothing"
+    );
+    assert!(r.write_amplification > 1.0);
+    assert_eq!(r.series.len(), 12);
+    // Steady state: about ingest x (TTL + purge delay), 112.5 MiB live.
+    let live = 64.0 * KIB as f64 * 1800.0;
+    assert!(
+        r.steady_data_bytes > live && r.steady_data_bytes < 1.5 * live,
+        "{}",
+        r.steady_data_bytes
+    );
+    // Compaction bytes per level add up.
+    assert_eq!(
+        r.bytes_compacted_per_level.iter().sum::<u64>(),
+        r.bytes_compacted
+    );
+    let last = r.series.last().unwrap();
+    assert_eq!(
+        last.levels.iter().map(|l| l.bytes).sum::<u64>(),
+        last.data_bytes
+    );
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let a = run(&small(LCS4)).unwrap();
+    let b = run(&small(LCS4)).unwrap();
+    assert_eq!(a.series, b.series);
+    assert_eq!(a.tasks, b.tasks);
+}
+
+#[test]
+fn throttled_concurrent_compaction_keeps_levels_disjoint() {
+    let cfg = SimConfig {
+        // Slow enough that tasks overlap flushes and each other.
+        compaction_throughput_bytes_per_second: Some((256 * KIB) as f64),
+        concurrent_compactors: 3,
+        ..small(LCS4)
+    };
+    let r = run(&cfg).unwrap();
+    // Inputs of tasks still running at the end are live; their purge is counted
+    // when they complete.
+    assert_eq!(
+        r.bytes_flushed,
+        r.final_data_bytes + r.tasks.dropped_bytes + r.tasks.purged_bytes
+    );
+    assert!(r.tasks.merges > 0);
+}
+
+#[test]
+fn stcs_and_fallback_strategies_run() {
+    for cql in [
+        "'class': 'SizeTieredCompactionStrategy'",
+        "'class': 'TimeWindowCompactionStrategy'",
+        "'class': 'LeveledCompactionStrategy', 'fanout_size': 10, 'sstable_size_in_mb': 1, 'level_count': 2",
+    ] {
+        let r = run(&small(cql)).unwrap();
+        assert_eq!(
+            r.bytes_flushed,
+            r.final_data_bytes + r.tasks.dropped_bytes + r.tasks.purged_bytes,
+            "{cql}"
+        );
+        assert!(r.write_amplification >= 1.0);
+    }
+}
+
+#[test]
+fn stcs_write_amplification_follows_whole_tiers() {
+    // No TTL: 1024 flushes of 512 KiB = 512 MiB; T = 4: 5 whole tiers.
+    let cfg = SimConfig {
+        ttl_seconds: 0,
+        duration_seconds: 1024 * 8,
+        ..small("'class': 'SizeTieredCompactionStrategy', 'min_sstable_size': 0")
+    };
+    let r = run(&cfg).unwrap();
+    let m = model::predict(
+        &ModelInput {
+            strategy: ModelStrategy::Stcs,
+            data_bytes: Some(512.0 * MIB as f64),
+            flush_bytes: (512 * KIB) as f64,
+            ..ModelInput::default()
+        },
+        true,
+    )
+    .unwrap();
+    assert_eq!(m.refined.write_amplification, 6.0);
+    assert!(
+        (r.write_amplification - 6.0).abs() < 1e-9,
+        "{}",
+        r.write_amplification
+    );
+}
+
+#[test]
+fn bad_config_is_an_error() {
+    let bad = [
+        SimConfig {
+            flush_bytes: 0,
+            ..small(LCS4)
+        },
+        SimConfig {
+            ingest_bytes_per_second: 0.0,
+            ..small(LCS4)
+        },
+        SimConfig {
+            sample_interval_seconds: 0,
+            ..small(LCS4)
+        },
+        SimConfig {
+            concurrent_compactors: 0,
+            ..small(LCS4)
+        },
+    ];
+    for cfg in bad {
+        assert!(matches!(run(&cfg), Err(Error::InvalidInput(_))));
+    }
+    assert!(SimConfig::seed_node('D').is_err());
+}
+
+/// The seed's experiment at 1/32 of its bytes (and the same time axis): every
+/// ratio the strategy sees is the seed's (D/s, s/F, flushes per TTL), so the write
+/// amplification is the full-scale one. A: fanout 10, 5 MiB; B: 4, 5 MiB; C: 4,
+/// 32 MiB; 32 KiB/s, 4 MiB flushes, TTL 2 d, gc 60 s, 88 h.
+fn scaled_seed_node(node: char) -> SimConfig {
+    let (fanout, mib) = match node {
+        'A' => (10, 5),
+        'B' => (4, 5),
+        _ => (4, 32),
+    };
+    SimConfig {
+        ingest_bytes_per_second: (32 * KIB) as f64,
+        flush_bytes: 4 * MIB,
+        check_invariants: false,
+        ..SimConfig::with_compaction(&format!(
+            "'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}"
+        ))
+        .unwrap()
+    }
+}
+
+fn refined_for(cfg: &SimConfig) -> f64 {
+    let lcs = cfg.compaction.lcs();
+    model::predict(
+        &ModelInput {
+            strategy: ModelStrategy::Lcs,
+            data_bytes: None,
+            sstable_bytes: lcs.sstable_size_bytes() as f64,
+            fanout: lcs.fanout_size,
+            flush_bytes: cfg.flush_bytes as f64,
+            ingest_bytes_per_second: Some(cfg.ingest_bytes_per_second),
+            ttl_seconds: Some(cfg.ttl_seconds as f64),
+            gc_grace_seconds: cfg.gc_grace_seconds as f64,
+            ..ModelInput::default()
+        },
+        true,
+    )
+    .unwrap()
+    .refined
+    .write_amplification
+}
+
+#[test]
+fn seed_experiment_ordering_and_refined_model() {
+    let mut wa = Vec::new();
+    for node in ['A', 'B', 'C'] {
+        let cfg = scaled_seed_node(node);
+        let r = run(&cfg).unwrap();
+        let refined = refined_for(&cfg);
+        let error = (r.steady_write_amplification - refined).abs() / refined;
+        eprintln!(
+            "node {node}: simulated WA {:.2} (whole run {:.2}), refined model {refined:.2} ({:+.1}%), levels {:?}, data {:.2} GiB scaled, wall {:.2} s",
+            r.steady_write_amplification,
+            r.write_amplification,
+            100.0 * (r.steady_write_amplification - refined) / refined,
+            r.steady_levels,
+            r.steady_data_bytes / (1u64 << 30) as f64 * 32.0,
+            r.elapsed_wall_seconds
+        );
+        assert!(
+            error < 0.20,
+            "node {node}: sim {} vs refined {refined}",
+            r.steady_write_amplification
+        );
+        wa.push(r.steady_write_amplification);
+    }
+    assert!(wa[0] > wa[1] && wa[1] > wa[2], "{wa:?}");
+    // The seed measured C 36% below A; the issue asks for at least 25%.
+    assert!(wa[2] < 0.75 * wa[0], "{wa:?}");
+}
