@@ -4,14 +4,17 @@
 //! (flushing memtables: until the commit log lands, closing is what makes writes
 //! durable). Commands that print figures print JSON with `--json`.
 
+mod admin;
+mod bench_cmd;
+mod compaction_cmd;
+mod model_cmd;
 mod stress;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use strata::clock::SystemClock;
-use strata::db::{Database, DbOptions};
+use strata::db::Database;
 use strata::table::Table;
 use strata::types::{self, CqlType};
 
@@ -25,6 +28,8 @@ struct Cli {
     /// Data directory (created if missing).
     #[arg(long, global = true, default_value = "strata-data")]
     data_dir: PathBuf,
+    #[command(flatten)]
+    commitlog: admin::CommitLogFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -33,6 +38,14 @@ struct Cli {
 enum Command {
     /// A cassandra-stress-like load generator.
     Stress(stress::StressArgs),
+    /// Major compaction (or --user-defined), as `nodetool compact`.
+    Compact(compaction_cmd::CompactArgs),
+    /// Rewrites each sstable alone, purging what gc grace allows (`nodetool garbagecollect`).
+    Garbagecollect(compaction_cmd::TargetJsonArgs),
+    /// Pending and active compactions (`nodetool compactionstats`).
+    Compactionstats(compaction_cmd::TargetJsonArgs),
+    /// Past compactions (`nodetool compactionhistory`).
+    Compactionhistory(compaction_cmd::TargetJsonArgs),
     /// Per-table statistics, as `nodetool tablestats`.
     Tablestats {
         /// `keyspace` or `keyspace.table`; all tables when absent.
@@ -57,10 +70,33 @@ enum Command {
     },
     /// Creates a table from a CQL `CREATE TABLE` statement (and its keyspace).
     CreateTable { cql: String },
+    /// Checks every checksum of every sstable, as `nodetool verify`; exits
+    /// non-zero if anything is damaged.
+    Verify(admin::VerifyArgs),
+    /// Rewrites every sstable keeping every readable partition, as `nodetool scrub`.
+    Scrub(admin::ScrubArgs),
+    /// Hard-link snapshot of the tables' sstables, as `nodetool snapshot`.
+    Snapshot(admin::SnapshotArgs),
+    /// Lists snapshots with their true size, as `nodetool listsnapshots`.
+    Listsnapshots(admin::ListSnapshotsArgs),
+    /// Removes snapshots, as `nodetool clearsnapshot`.
+    Clearsnapshot(admin::ClearSnapshotArgs),
+    /// Commit-log tools: dump a segment, print the log's counters.
+    #[command(subcommand)]
+    Commitlog(admin::CommitlogCommand),
+    /// Whole-workload benchmarks.
+    #[command(subcommand)]
+    Bench(bench_cmd::BenchCommand),
+    /// Analytical compaction model (seed 000): levels, write amplification,
+    /// sstables per read, space; `model advise` ranks the choices.
+    Model(model_cmd::ModelArgs),
+    /// Runs the real compaction strategies over synthetic sstables in simulated time.
+    Simulate(model_cmd::SimulateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    admin::set_commitlog_flags(&cli.commitlog);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -71,7 +107,7 @@ fn main() -> ExitCode {
 }
 
 pub(crate) fn open_db(dir: &std::path::Path) -> strata::Result<Database> {
-    Database::open(dir, DbOptions::new(SystemClock::new()))
+    Database::open(dir, admin::db_options())
 }
 
 /// Tables named by `target` (`ks`, `ks.table`, or all).
@@ -119,6 +155,19 @@ pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Res
 fn run(cli: Cli) -> strata::Result<()> {
     match cli.command {
         Command::Stress(args) => stress::run(&cli.data_dir, args),
+        Command::Compact(args) => compaction_cmd::compact(&cli.data_dir, args),
+        Command::Garbagecollect(args) => compaction_cmd::garbage_collect(&cli.data_dir, args),
+        Command::Compactionstats(args) => compaction_cmd::compaction_stats(&cli.data_dir, args),
+        Command::Compactionhistory(args) => compaction_cmd::compaction_history(&cli.data_dir, args),
+        Command::Verify(args) => admin::verify(&cli.data_dir, args),
+        Command::Scrub(args) => admin::scrub(&cli.data_dir, args),
+        Command::Snapshot(args) => admin::snapshot(&cli.data_dir, args),
+        Command::Listsnapshots(args) => admin::list_snapshots(&cli.data_dir, args),
+        Command::Clearsnapshot(args) => admin::clear_snapshot(&cli.data_dir, args),
+        Command::Commitlog(cmd) => admin::commitlog(&cli.data_dir, cmd),
+        Command::Bench(cmd) => bench_cmd::run(cmd),
+        Command::Model(args) => model_cmd::run_model(args),
+        Command::Simulate(args) => model_cmd::run_simulate(args),
         Command::Tablestats { target, json } => {
             let db = open_db(&cli.data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;

@@ -14,6 +14,7 @@ pub mod db;
 pub mod encoding;
 pub mod error;
 pub mod fs;
+pub mod maintenance;
 pub mod manifest;
 pub mod memtable;
 pub mod model;

@@ -44,8 +44,9 @@ pub(crate) struct CompactionState {
     paused: std::sync::atomic::AtomicUsize,
 }
 
-/// Pauses background compaction of a table while alive.
-struct PauseGuard<'a>(&'a CompactionState);
+/// Pauses background compaction of a table while alive
+/// ([`Table::pause_compactions`]).
+pub struct PauseGuard<'a>(&'a CompactionState);
 
 impl Drop for PauseGuard<'_> {
     fn drop(&mut self) {
@@ -289,6 +290,13 @@ impl Table {
 
     /// Stops background selection for this table and waits (bounded) until its
     /// running tasks have finished, so a manual operation plans on a stable set.
+    /// Pauses background compaction of this table (for scrub, recompression and
+    /// other whole-table rewrites) until the guard drops; waits up to `timeout`
+    /// for running tasks to finish.
+    pub fn pause_compactions(&self, timeout: Duration) -> Result<PauseGuard<'_>> {
+        self.pause_background(timeout)
+    }
+
     fn pause_background(&self, timeout: Duration) -> Result<PauseGuard<'_>> {
         {
             let _busy = self.compaction.busy.lock();

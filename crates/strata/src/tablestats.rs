@@ -17,6 +17,8 @@ pub struct TableStats {
     pub sstable_count: usize,
     pub space_used_live_bytes: u64,
     pub space_used_total_bytes: u64,
+    /// Bytes held only by snapshots (files no live sstable shares).
+    pub space_used_by_snapshots_total_bytes: u64,
     /// compressed / uncompressed over live sstables; -1.0 without sstables (as nodetool).
     pub sstable_compression_ratio: f64,
     /// Sum over memtables and sstables: an upper bound when partitions overlap
@@ -184,6 +186,10 @@ impl Table {
             table: schema.name.clone(),
             sstable_count: view.sstables.len(),
             space_used_live_bytes: live,
+            space_used_by_snapshots_total_bytes: crate::maintenance::snapshots_true_size_bytes(
+                self,
+            )
+            .unwrap_or(0),
             space_used_total_bytes: self.disk_bytes_total().unwrap_or(live).max(live),
             sstable_compression_ratio: if uncompressed == 0 {
                 -1.0
@@ -262,6 +268,10 @@ impl TableStats {
         line(
             "Space used (total)",
             self.space_used_total_bytes.to_string(),
+        );
+        line(
+            "Space used by snapshots (total)",
+            self.space_used_by_snapshots_total_bytes.to_string(),
         );
         line(
             "SSTable Compression Ratio",

@@ -1,0 +1,522 @@
+//! Operator commands over a data directory: `verify`, `scrub`, `snapshot`,
+//! `listsnapshots`, `clearsnapshot`, `commitlog dump|stats`, and the global
+//! commit-log flags every command that opens a database honours.
+//!
+//! The work is done by `strata::maintenance` and `strata::commitlog`; this file
+//! parses arguments, picks tables and prints (text as nodetool prints it, or JSON
+//! with `--json`).
+//!
+//! Contract:
+//! 1. `main` calls [`set_commitlog_flags`] once, before any command runs;
+//!    [`db_options`] then builds every database's options from those flags.
+//! 2. `verify` exits non-zero when it finds corruption (after printing every
+//!    problem with its file and offset), so scripts can gate on it.
+//! 3. `commitlog dump` reads the segment without opening the database (no replay,
+//!    no repair): it is safe on a directory another process has open.
+
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+use strata::clock::SystemClock;
+use strata::commitlog::{self, CommitLogOptions, SyncMode};
+use strata::db::{Database, DbOptions};
+use strata::fs::Fs;
+use strata::maintenance::{self, ScrubOptions};
+use strata::{Error, Result};
+
+use crate::{open_db, select_tables};
+
+// ---------------------------------------------------------------------------
+// Global commit-log flags
+
+/// `--commitlog-sync` values (Cassandra's `commitlog_sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncModeArg {
+    /// Acknowledge at once, fsync every --commitlog-sync-period-ms.
+    Periodic,
+    /// Acknowledge after the fsync covering the write; writers share fsyncs.
+    Batch,
+    /// As batch, at most one fsync per --commitlog-sync-group-window-ms.
+    Group,
+}
+
+impl SyncModeArg {
+    pub fn to_mode(self, period: Duration, window: Duration) -> SyncMode {
+        match self {
+            SyncModeArg::Periodic => SyncMode::Periodic { period },
+            SyncModeArg::Batch => SyncMode::Batch,
+            SyncModeArg::Group => SyncMode::Group { window },
+        }
+    }
+}
+
+/// Commit-log flags, global to every command (see docs/DURABILITY.md).
+#[derive(Args, Debug, Clone)]
+pub struct CommitLogFlags {
+    /// When writes are fsynced and acknowledged (Cassandra's commitlog_sync).
+    #[arg(long = "commitlog-sync", value_enum, global = true, default_value_t = SyncModeArg::Periodic)]
+    pub commitlog_sync: SyncModeArg,
+    /// fsync period of `periodic` mode (commitlog_sync_period), milliseconds.
+    #[arg(long, global = true, default_value_t = 10_000)]
+    pub commitlog_sync_period_ms: u64,
+    /// Shortest gap between fsyncs in `group` mode (commitlog_sync_group_window), ms.
+    #[arg(long, global = true, default_value_t = 10)]
+    pub commitlog_sync_group_window_ms: u64,
+    /// Segment size (commitlog_segment_size), MiB; the largest mutation is half of it.
+    #[arg(long, global = true, default_value_t = 32)]
+    pub commitlog_segment_size_mb: u64,
+    /// Skip corrupt commit-log records at replay instead of refusing to open
+    /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
+    #[arg(long, global = true)]
+    pub ignore_replay_errors: bool,
+}
+
+impl CommitLogFlags {
+    pub fn options(&self) -> CommitLogOptions {
+        CommitLogOptions {
+            sync: self.commitlog_sync.to_mode(
+                Duration::from_millis(self.commitlog_sync_period_ms),
+                Duration::from_millis(self.commitlog_sync_group_window_ms),
+            ),
+            segment_size_bytes: self.commitlog_segment_size_mb.saturating_mul(1024 * 1024),
+            ignore_replay_errors: self.ignore_replay_errors,
+        }
+    }
+}
+
+static COMMITLOG_OPTIONS: OnceLock<CommitLogOptions> = OnceLock::new();
+
+/// Records the parsed flags (contract 1). A second call is ignored.
+pub fn set_commitlog_flags(flags: &CommitLogFlags) {
+    let _ = COMMITLOG_OPTIONS.set(flags.options());
+}
+
+/// Options for opening a database from the command line: the system clock and
+/// the commit log the global flags describe (validated at open, with errors that
+/// name the option).
+pub fn db_options() -> DbOptions {
+    let mut opts = DbOptions::new(SystemClock::new());
+    opts.commitlog = Some(COMMITLOG_OPTIONS.get().cloned().unwrap_or_default());
+    opts
+}
+
+// ---------------------------------------------------------------------------
+// Shared helpers
+
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
+}
+
+/// Bytes as nodetool prints them (binary units, two decimals).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{v:.2} {}", UNITS[unit])
+    }
+}
+
+fn with_db<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
+    let db = open_db(data_dir)?;
+    let r = f(&db);
+    let closed = db.close();
+    let value = r?;
+    closed?;
+    Ok(value)
+}
+
+// ---------------------------------------------------------------------------
+// verify
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct VerifyOutput {
+    clean: bool,
+    problems: usize,
+    tables: Vec<maintenance::VerifyReport>,
+}
+
+/// `strata verify`: every checksum of every live sstable (contract 2).
+pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
+    let reports = with_db(data_dir, |db| {
+        Ok(select_tables(db, args.target.as_deref())?
+            .iter()
+            .map(|t| maintenance::verify(t))
+            .collect::<Vec<_>>())
+    })?;
+    let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
+    if args.json {
+        println!(
+            "{}",
+            to_json(&VerifyOutput {
+                clean: problems == 0,
+                problems,
+                tables: reports.clone(),
+            })?
+        );
+    } else {
+        for r in &reports {
+            let verdict = if r.is_clean() { "OK" } else { "CORRUPT" };
+            println!(
+                "{}.{}: {} sstables, {} checked: {verdict}",
+                r.keyspace,
+                r.table,
+                r.sstables_checked,
+                human_bytes(r.bytes_checked)
+            );
+            for p in &r.problems {
+                match p.offset {
+                    Some(off) => println!("  {} @ offset {off}: {}", p.path.display(), p.reason),
+                    None => println!("  {}: {}", p.path.display(), p.reason),
+                }
+            }
+        }
+    }
+    match reports.iter().flat_map(|r| &r.problems).next() {
+        None => Ok(()),
+        Some(first) => Err(Error::corruption(
+            &first.path,
+            first.offset.unwrap_or(0),
+            format!(
+                "verify found {problems} damaged chunk(s) or block(s); run `strata scrub` to rewrite without them"
+            ),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// scrub
+
+#[derive(Args, Debug)]
+pub struct ScrubArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    /// Do not snapshot the sstables before rewriting them.
+    #[arg(long)]
+    pub no_snapshot: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `strata scrub`: rewrites every sstable keeping every readable partition.
+pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
+    let opts = ScrubOptions {
+        no_snapshot: args.no_snapshot,
+    };
+    let reports = with_db(data_dir, |db| {
+        select_tables(db, args.target.as_deref())?
+            .iter()
+            .map(|t| maintenance::scrub(t, opts))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    if args.json {
+        println!("{}", to_json(&reports)?);
+        return Ok(());
+    }
+    for r in &reports {
+        println!(
+            "{}.{}: {} sstables scrubbed, {} partitions kept, {} dropped, {} -> {}{}",
+            r.keyspace,
+            r.table,
+            r.sstables.len(),
+            r.partitions_kept,
+            r.partitions_dropped,
+            human_bytes(r.bytes_in),
+            human_bytes(r.bytes_out),
+            r.snapshot
+                .as_ref()
+                .map(|s| format!(" (originals in snapshot {s})"))
+                .unwrap_or_default()
+        );
+        for s in &r.sstables {
+            if let Some(why) = &s.skipped {
+                println!("  {} skipped: {why}", s.path.display());
+            }
+            for b in &s.bad_regions {
+                println!(
+                    "  dropped unreadable partitions in {} @ offset {}: {}{}",
+                    b.path.display(),
+                    b.offset,
+                    b.reason,
+                    b.after_key_hex
+                        .as_ref()
+                        .map(|k| format!(" (after key 0x{k})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// snapshots
+
+#[derive(Args, Debug)]
+pub struct SnapshotArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    /// Snapshot name (default: the current time in milliseconds, as nodetool).
+    #[arg(short = 't', long = "tag")]
+    pub name: Option<String>,
+    /// Do not flush memtables first.
+    #[arg(long)]
+    pub skip_flush: bool,
+}
+
+/// `strata snapshot`: flushes (unless `--skip-flush`), then hard-links every live
+/// sstable of the selected tables.
+pub fn snapshot(data_dir: &Path, args: SnapshotArgs) -> Result<()> {
+    with_db(data_dir, |db| {
+        let name = match &args.name {
+            Some(n) => n.clone(),
+            None => db.clock().now_micros().div_euclid(1000).to_string(),
+        };
+        let tables = select_tables(db, args.target.as_deref())?;
+        println!(
+            "Requested creating snapshot(s) for [{}] with snapshot name [{name}]",
+            args.target.as_deref().unwrap_or("all keyspaces")
+        );
+        for t in &tables {
+            if !args.skip_flush {
+                t.flush()?;
+            }
+            maintenance::snapshot(t, &name)?;
+        }
+        println!("Snapshot directory: {name}");
+        Ok(())
+    })
+}
+
+#[derive(Args, Debug)]
+pub struct ListSnapshotsArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `strata listsnapshots`, laid out as nodetool's.
+pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
+    let snaps = with_db(data_dir, |db| {
+        let mut all = Vec::new();
+        for t in db.tables() {
+            all.extend(maintenance::list_snapshots(&t)?);
+        }
+        Ok(all)
+    })?;
+    if args.json {
+        println!("{}", to_json(&snaps)?);
+        return Ok(());
+    }
+    println!("Snapshot Details: ");
+    if snaps.is_empty() {
+        println!("There are no snapshots");
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
+        "Snapshot name",
+        "Keyspace name",
+        "Column family name",
+        "True size",
+        "Size on disk",
+        "Creation time (ms)"
+    );
+    for s in &snaps {
+        println!(
+            "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
+            s.name,
+            s.keyspace,
+            s.table,
+            human_bytes(s.true_size_bytes),
+            human_bytes(s.size_on_disk_bytes),
+            s.created_at_micros
+                .map(|m| m.div_euclid(1000).to_string())
+                .unwrap_or_else(|| "?".into())
+        );
+    }
+    let total: u64 = snaps.iter().map(|s| s.true_size_bytes).sum();
+    println!();
+    println!("Total TrueDiskSpaceUsed: {}", human_bytes(total));
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct ClearSnapshotArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    /// The snapshot to remove.
+    #[arg(short = 't', long = "tag", conflicts_with = "all")]
+    pub name: Option<String>,
+    /// Remove every snapshot of the selected tables.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `strata clearsnapshot -t NAME | --all [ks[.table]]`.
+pub fn clear_snapshot(data_dir: &Path, args: ClearSnapshotArgs) -> Result<()> {
+    if args.name.is_none() && !args.all {
+        return Err(Error::InvalidInput(
+            "clearsnapshot needs -t NAME or --all".into(),
+        ));
+    }
+    with_db(data_dir, |db| {
+        let mut removed = 0usize;
+        for t in select_tables(db, args.target.as_deref())? {
+            let names = match &args.name {
+                // A table without this snapshot is not an error when several are named.
+                Some(n) => match maintenance::clear_snapshot(&t, Some(n)) {
+                    Err(Error::NotFound(_)) => Vec::new(),
+                    other => other?,
+                },
+                None => maintenance::clear_snapshot(&t, None)?,
+            };
+            for n in &names {
+                println!("cleared snapshot {n} of {}", t.schema().qualified_name());
+            }
+            removed += names.len();
+        }
+        match (&args.name, removed) {
+            (Some(n), 0) => Err(Error::NotFound(format!("snapshot '{n}'"))),
+            _ => Ok(()),
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// commitlog
+
+#[derive(Subcommand, Debug)]
+pub enum CommitlogCommand {
+    /// Prints every record (or damaged region) of a segment file, without opening
+    /// the database.
+    Dump {
+        /// A `CommitLog-1-<id>.log` file.
+        segment: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Opens the database (replaying the log) and prints the log's counters,
+    /// what replay did and the segments on disk.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Serialize)]
+struct CommitlogStatsOutput {
+    commitlog: Option<commitlog::CommitLogStats>,
+    replay: commitlog::ReplayStats,
+    segments: Vec<PathBuf>,
+}
+
+pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
+    match cmd {
+        CommitlogCommand::Dump { segment, json } => dump(&segment, json),
+        CommitlogCommand::Stats { json } => {
+            let out = with_db(data_dir, |db| {
+                let segments = match db.commitlog() {
+                    Some(log) => commitlog::list_segments(db.fs(), log.dir())?
+                        .into_iter()
+                        .map(|(_, p)| p)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                Ok(CommitlogStatsOutput {
+                    commitlog: db.commitlog().map(|l| l.stats()),
+                    replay: db.replay_stats().clone(),
+                    segments,
+                })
+            })?;
+            if json {
+                println!("{}", to_json(&out)?);
+                return Ok(());
+            }
+            if let Some(s) = &out.commitlog {
+                println!("Sync mode: {}", s.sync_mode);
+                println!("Segments live: {}", s.segments_live);
+                println!("Active segment: {}", s.active_segment);
+                if let Some(p) = &s.poisoned {
+                    println!("Poisoned: {p}");
+                }
+            }
+            println!("Replay: {}", to_json(&out.replay)?);
+            for p in &out.segments {
+                println!("  {}", p.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn dump(segment: &Path, json: bool) -> Result<()> {
+    let d = commitlog::dump_segment(&Fs::new(), segment)?;
+    if json {
+        println!("{}", to_json(&d)?);
+        return Ok(());
+    }
+    println!(
+        "Segment {} (id {}, format v{}, {} bytes, {} records)",
+        d.path.display(),
+        d.segment_id,
+        d.format_version,
+        d.file_bytes,
+        d.records.len()
+    );
+    println!(
+        "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  key / problem",
+        "offset", "end", "bytes", "table", "token", "rows", "cells", "max ts (us)"
+    );
+    for r in &d.records {
+        match (&r.mutation, &r.error) {
+            (Some(m), _) => println!(
+                "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  0x{}{}",
+                r.offset,
+                r.end_offset,
+                r.size_bytes,
+                r.table_id.map(|t| t.to_string()).unwrap_or_default(),
+                m.token,
+                m.rows,
+                m.cells,
+                m.max_timestamp_micros,
+                m.key_hex,
+                if m.partition_deletion {
+                    " (partition deletion)"
+                } else {
+                    ""
+                }
+            ),
+            (None, err) => println!(
+                "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  {}: {}",
+                r.offset,
+                r.end_offset,
+                r.size_bytes,
+                r.table_id.map(|t| t.to_string()).unwrap_or_default(),
+                "-",
+                "-",
+                "-",
+                "-",
+                if r.tail { "TAIL" } else { "BAD" },
+                err.as_deref().unwrap_or("unreadable")
+            ),
+        }
+    }
+    Ok(())
+}
