@@ -95,6 +95,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, turning a closed stdout (`strata tablestats | head`)
+    // into a panic in println!; a command-line tool should just exit.
+    // SAFETY: setting a signal disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     admin::set_commitlog_flags(&cli.commitlog);
     match run(cli) {

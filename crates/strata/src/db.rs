@@ -342,7 +342,13 @@ impl Database {
     pub fn close(self) -> Result<()> {
         let r = self.flush_all();
         self.shutdown();
-        r
+        r?;
+        // A poisoned commit log means acknowledged writes may not be durable:
+        // close must say so rather than return Ok.
+        match self.commitlog.as_ref().and_then(|l| l.stats().poisoned) {
+            Some(why) => Err(Error::Poisoned(why)),
+            None => Ok(()),
+        }
     }
 
     /// Starts `concurrent_compactors` background threads. Each loops: under the

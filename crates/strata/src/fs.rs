@@ -166,6 +166,8 @@ struct FaultRule {
     /// Applies to files whose path contains this string.
     path_contains: String,
     fault: Fault,
+    /// Matching operations to let through before the first fault.
+    skip: u64,
     /// Faults left to inject; `u64::MAX` = until cleared.
     remaining: u64,
 }
@@ -182,9 +184,16 @@ impl FaultInjector {
     /// Arms `fault` for the next `count` matching operations on paths containing
     /// `path_contains` ("" matches every file).
     pub fn inject(&self, path_contains: &str, fault: Fault, count: u64) {
+        self.inject_after(path_contains, fault, 0, count);
+    }
+
+    /// As [`FaultInjector::inject`], but lets the first `skip` matching operations
+    /// succeed (e.g. fail a directory fsync that follows a file fsync).
+    pub fn inject_after(&self, path_contains: &str, fault: Fault, skip: u64, count: u64) {
         self.rules.lock().push(FaultRule {
             path_contains: path_contains.to_string(),
             fault,
+            skip,
             remaining: count,
         });
         self.armed.store(true, Ordering::Release);
@@ -205,6 +214,10 @@ impl FaultInjector {
             let is_sync_rule = rule.fault == Fault::SyncError;
             if is_sync_rule == sync && rule.remaining > 0 && p.contains(rule.path_contains.as_str())
             {
+                if rule.skip > 0 {
+                    rule.skip -= 1;
+                    continue;
+                }
                 rule.remaining = rule.remaining.saturating_sub(1);
                 return Some(rule.fault);
             }

@@ -690,8 +690,10 @@ fn install(
         new.map(|r| (r.clone(), level)).into_iter().collect();
     table
         .replace_sstables(&[old.id()], &added)
-        .inspect_err(|_| {
-            if let Some(r) = new {
+        .inspect_err(|e| {
+            // Keep the new file after an uncertain manifest commit (manifest
+            // invariant 5); the next open removes it if it is not listed.
+            if let (Some(r), false) = (new, matches!(e, Error::Poisoned(_))) {
                 r.mark_obsolete();
             }
         })

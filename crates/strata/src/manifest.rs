@@ -13,6 +13,14 @@
 //! 3. On open, sstable files not listed (outputs of a flush or compaction that
 //!    crashed before its commit point) and `*.tmp` files are deleted: they hold no
 //!    acknowledged data that is not also in the listed sstables or the commit log.
+//! 5. A commit that fails before its rename changed nothing (the caller may delete
+//!    the files it meant to add). One that fails after it (the directory fsync)
+//!    is *uncertain*: the new manifest is in place but may not survive a crash.
+//!    Then nothing may be deleted — neither the files it added nor those it
+//!    removed — and the manifest refuses every later change with
+//!    `Error::Poisoned` until the table is reopened (a failed fsync is never
+//!    retried, DESIGN.md §7). The open after that sees one of the two versions,
+//!    and every file either lists is still there.
 //! 4. The manifest is small (tens of bytes per sstable), so rewriting it whole is
 //!    cheaper than the complexity of an append-only log at the sstable counts an
 //!    LSM keeps (hundreds to a few thousand).
@@ -58,6 +66,9 @@ pub struct Manifest {
     dir: PathBuf,
     fs: Fs,
     data: ManifestData,
+    /// Set when a commit failed after its rename (invariant 5): every later change
+    /// is refused until the table is reopened.
+    poisoned: Option<String>,
 }
 
 impl Manifest {
@@ -78,6 +89,7 @@ impl Manifest {
             dir: dir.to_path_buf(),
             fs: fs.clone(),
             data,
+            poisoned: None,
         })
     }
 
@@ -118,13 +130,7 @@ impl Manifest {
             next.replay_position = Some(next.replay_position.map_or(r, |old| old.max(r)));
         }
         next.sstables.sort_by_key(|e| e.id);
-        self.fs.write_atomic(
-            &self.dir.join(MANIFEST_FILE),
-            &render(&next)?,
-            IoTag::new(IoCause::Metadata),
-        )?;
-        self.data = next;
-        Ok(())
+        self.persist(next)
     }
 
     /// Changes levels without rewriting files (LCS moving a lone sstable up).
@@ -136,11 +142,39 @@ impl Manifest {
                 None => return Err(Error::NotFound(format!("sstable {id} in manifest"))),
             }
         }
-        self.fs.write_atomic(
-            &self.dir.join(MANIFEST_FILE),
-            &render(&next)?,
-            IoTag::new(IoCause::Metadata),
-        )?;
+        self.persist(next)
+    }
+}
+
+impl Manifest {
+    /// Writes `next` durably and adopts it (module docs, invariant 5).
+    fn persist(&mut self, next: ManifestData) -> Result<()> {
+        if let Some(why) = &self.poisoned {
+            return Err(Error::Poisoned(why.clone()));
+        }
+        let path = self.dir.join(MANIFEST_FILE);
+        let tmp = crate::fs::tmp_path(&path);
+        let bytes = render(&next)?;
+        let written = (|| {
+            let mut f = self.fs.create(&tmp, IoTag::new(IoCause::Metadata), None)?;
+            f.write_all(&bytes)?;
+            f.sync()?;
+            self.fs.rename(&tmp, &path)
+        })();
+        if let Err(e) = written {
+            // Not renamed: the manifest on disk is still the old one, nothing changed.
+            let _ = self.fs.remove(&tmp);
+            return Err(e);
+        }
+        if let Err(e) = self.fs.sync_dir(&self.dir) {
+            let why = format!(
+                "manifest {} was renamed into place but the directory fsync failed ({e}); whether the change \
+                 survives a crash is unknown, so this table refuses further changes until it is reopened",
+                path.display()
+            );
+            self.poisoned = Some(why.clone());
+            return Err(Error::Poisoned(why));
+        }
         self.data = next;
         Ok(())
     }
@@ -234,6 +268,35 @@ mod tests {
             reloaded.data().sstables,
             vec![SSTableEntry { id: 1, level: 0 }]
         );
+    }
+
+    #[test]
+    fn directory_fsync_failure_poisons_and_keeps_the_new_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        let mut m = Manifest::open(&fs, dir.path()).unwrap();
+        m.commit(&[SSTableEntry { id: 1, level: 0 }], &[], None)
+            .unwrap();
+        // Let the manifest file's own fsync through, fail the directory's.
+        let dir_name = dir.path().to_string_lossy().into_owned();
+        fs.faults()
+            .inject_after(&dir_name, crate::fs::Fault::SyncError, 1, 1);
+        let err = m
+            .commit(&[SSTableEntry { id: 2, level: 0 }], &[1], None)
+            .unwrap_err();
+        assert!(matches!(err, Error::Poisoned(_)), "{err}");
+        // The rename happened: the disk has the new version, memory the old one.
+        assert_eq!(
+            Manifest::open(&fs, dir.path()).unwrap().data().sstables,
+            vec![SSTableEntry { id: 2, level: 0 }]
+        );
+        assert_eq!(m.data().sstables, vec![SSTableEntry { id: 1, level: 0 }]);
+        // Every later change is refused until reopen.
+        let again = m
+            .commit(&[SSTableEntry { id: 3, level: 0 }], &[], None)
+            .unwrap_err();
+        assert!(matches!(again, Error::Poisoned(_)), "{again}");
+        assert!(matches!(m.set_levels(&[(1, 1)]), Err(Error::Poisoned(_))));
     }
 
     #[test]

@@ -153,19 +153,21 @@ impl Table {
             .iter()
             .map(|e| (e.id, e.level))
             .collect();
-        for name in fs.list_dir(dir)? {
-            let orphan = name.ends_with(".tmp")
-                || parse_data_file_name(&name).is_some_and(|id| !listed.contains_key(&id));
-            if orphan {
-                fs.remove(&dir.join(&name))?;
-            }
-        }
+        // Open every listed sstable first: if one is missing, fail before deleting
+        // anything (manifest invariant 3 must never remove the only copy).
         let mut sstables = Vec::new();
         let mut levels = Vec::new();
         for e in &manifest.data().sstables {
             let path = dir.join(data_file_name(e.id));
             sstables.push(SSTableReader::open(fs, &path, e.id, Some(io.clone()))?);
             levels.push(e.level);
+        }
+        for name in fs.list_dir(dir)? {
+            let orphan = name.ends_with(".tmp")
+                || parse_data_file_name(&name).is_some_and(|id| !listed.contains_key(&id));
+            if orphan {
+                fs.remove(&dir.join(&name))?;
+            }
         }
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         Ok(Arc::new(Table {
@@ -381,7 +383,9 @@ impl Table {
             .collect();
         if !added.is_empty() || position.is_some() {
             if let Err(e) = self.manifest.lock().commit(&added, &[], position) {
-                if let Some(r) = &reader {
+                // An uncertain commit (manifest invariant 5) may have listed the
+                // file: keep it; the next open removes it if it is not listed.
+                if let (Some(r), false) = (&reader, matches!(e, Error::Poisoned(_))) {
                     r.mark_obsolete();
                 }
                 return Err(e);

@@ -395,7 +395,11 @@ fn merge(
     let added: Vec<(Arc<SSTableReader>, u32)> =
         outputs.iter().map(|r| (r.clone(), output_level)).collect();
     if let Err(e) = table.replace_sstables(inputs, &added) {
-        abort(None, &outputs);
+        // After an uncertain manifest commit the outputs may be listed: keep them
+        // (manifest invariant 5); otherwise they are unlisted garbage.
+        if !matches!(e, Error::Poisoned(_)) {
+            abort(None, &outputs);
+        }
         return Err(e);
     }
     record.outputs = outputs.iter().map(|r| r.id()).collect();
