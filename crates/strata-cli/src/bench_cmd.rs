@@ -32,7 +32,6 @@ use strata::schema::WriteOptions;
 use strata::types::Value;
 use strata::{Error, Result};
 
-
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Write throughput per commit-log sync mode and writer-thread count.
