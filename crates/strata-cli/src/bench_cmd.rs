@@ -32,10 +32,15 @@ use strata::schema::WriteOptions;
 use strata::types::Value;
 use strata::{Error, Result};
 
+#[path = "bench_lcs.rs"]
+mod bench_lcs;
+
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Write throughput per commit-log sync mode and writer-thread count.
     Commitlog(CommitlogBenchArgs),
+    /// Seed 000's leveling-multiplier experiment on the real engine (bench_lcs.rs).
+    LcsFanout(bench_lcs::LcsFanoutArgs),
 }
 
 #[derive(Args, Debug)]
@@ -107,6 +112,7 @@ struct BenchOutput<'a> {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
+        BenchCommand::LcsFanout(args) => bench_lcs::run(args),
     }
 }
 
