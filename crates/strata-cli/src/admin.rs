@@ -72,6 +72,17 @@ pub struct CommitLogFlags {
     /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
     #[arg(long, global = true)]
     pub ignore_replay_errors: bool,
+    /// Data-directory size limit: flushes and compactions that would pass it are
+    /// refused and counted (Strata's max_disk_bytes; unset = free space only).
+    #[arg(long, global = true)]
+    pub max_disk_bytes: Option<u64>,
+    /// Compaction write throughput limit, MiB/s, 0 = unlimited (Cassandra's
+    /// compaction_throughput_mb_per_sec).
+    #[arg(long, global = true, default_value_t = 64)]
+    pub compaction_throughput_mb_per_sec: u64,
+    /// Background compaction threads (Cassandra's concurrent_compactors).
+    #[arg(long, global = true, default_value_t = 1)]
+    pub concurrent_compactors: usize,
 }
 
 impl CommitLogFlags {
@@ -88,10 +99,16 @@ impl CommitLogFlags {
 }
 
 static COMMITLOG_OPTIONS: OnceLock<CommitLogOptions> = OnceLock::new();
+static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize)> = OnceLock::new();
 
 /// Records the parsed flags (contract 1). A second call is ignored.
 pub fn set_commitlog_flags(flags: &CommitLogFlags) {
     let _ = COMMITLOG_OPTIONS.set(flags.options());
+    let _ = ENGINE_FLAGS.set((
+        flags.max_disk_bytes,
+        flags.compaction_throughput_mb_per_sec,
+        flags.concurrent_compactors,
+    ));
 }
 
 /// Options for opening a database from the command line: the system clock and
@@ -100,6 +117,11 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
 pub fn db_options() -> DbOptions {
     let mut opts = DbOptions::new(SystemClock::new());
     opts.commitlog = Some(COMMITLOG_OPTIONS.get().cloned().unwrap_or_default());
+    if let Some(&(max_disk, throughput, compactors)) = ENGINE_FLAGS.get() {
+        opts.table.max_disk_bytes = max_disk;
+        opts.compaction_throughput_mb_per_sec = throughput;
+        opts.concurrent_compactors = compactors;
+    }
     opts
 }
 
