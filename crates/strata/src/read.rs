@@ -32,9 +32,27 @@ pub struct View {
     pub sstables: Vec<Arc<SSTableReader>>,
     /// Level of each sstable, parallel to `sstables` (from the manifest).
     pub levels: Vec<u32>,
+    /// Sstables at level 0, counted once here because every write checks it
+    /// (the L0 write stall) and a view may hold thousands of sstables.
+    pub l0_count: usize,
 }
 
 impl View {
+    /// Builds a view; derives the level-0 count.
+    pub fn new(
+        memtables: Vec<Arc<Memtable>>,
+        sstables: Vec<Arc<SSTableReader>>,
+        levels: Vec<u32>,
+    ) -> View {
+        let l0_count = levels.iter().filter(|&&l| l == 0).count();
+        View {
+            memtables,
+            sstables,
+            levels,
+            l0_count,
+        }
+    }
+
     pub fn active(&self) -> &Arc<Memtable> {
         &self.memtables[0]
     }

@@ -176,11 +176,7 @@ impl Table {
             fs: fs.clone(),
             clock,
             io,
-            view: RwLock::new(Arc::new(View {
-                memtables: vec![memtable],
-                sstables,
-                levels,
-            })),
+            view: RwLock::new(Arc::new(View::new(vec![memtable], sstables, levels))),
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),
             flushed: Condvar::new(),
@@ -311,11 +307,11 @@ impl Table {
             let mut memtables = Vec::with_capacity(view.memtables.len() + 1);
             memtables.push(fresh);
             memtables.extend(view.memtables.iter().cloned());
-            *view = Arc::new(View {
+            *view = Arc::new(View::new(
                 memtables,
-                sstables: view.sstables.clone(),
-                levels: view.levels.clone(),
-            });
+                view.sstables.clone(),
+                view.levels.clone(),
+            ));
         }
         self.metrics
             .memtable_switch_count
@@ -405,11 +401,7 @@ impl Table {
                 sstables.push(r);
                 levels.push(0);
             }
-            *view = Arc::new(View {
-                memtables,
-                sstables,
-                levels,
-            });
+            *view = Arc::new(View::new(memtables, sstables, levels));
         }
         // The manifest now says everything before `position` is in sstables: the
         // commit log may drop segments that only this table still needed.
@@ -494,11 +486,7 @@ impl Table {
             sstables.push(r.clone());
             levels.push(*l);
         }
-        *view = Arc::new(View {
-            memtables: view.memtables.clone(),
-            sstables,
-            levels,
-        });
+        *view = Arc::new(View::new(view.memtables.clone(), sstables, levels));
         Ok(())
     }
 
@@ -513,11 +501,11 @@ impl Table {
                 *l = *to;
             }
         }
-        *view = Arc::new(View {
-            memtables: view.memtables.clone(),
-            sstables: view.sstables.clone(),
+        *view = Arc::new(View::new(
+            view.memtables.clone(),
+            view.sstables.clone(),
             levels,
-        });
+        ));
         Ok(())
     }
 

@@ -429,7 +429,8 @@ impl Table {
     /// Disabled while the strategy is disabled (`'enabled': 'false'`), since
     /// nothing would ever release the stall.
     pub(crate) fn wait_for_compaction_debt(&self) {
-        let l0 = |t: &Table| t.view.read().levels.iter().filter(|&&l| l == 0).count();
+        // Cheap check first: this runs on every write.
+        let l0 = |t: &Table| t.view.read().l0_count;
         let count = l0(self);
         if count < self.runtime.l0_slowdown_writes_trigger
             || !self.schema().options.compaction.common().enabled

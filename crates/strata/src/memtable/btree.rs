@@ -1785,7 +1785,8 @@ mod tests {
         drop(r);
     }
 
-    /// Run with `cargo test --release -- --ignored --nocapture` for the 1M figure.
+    /// Ignored because it measures (prints) rather than asserts, and a 1M-item build
+    /// is slow in debug. Run: `cargo test --release -p strata --lib btree -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn overhead_one_million() {
