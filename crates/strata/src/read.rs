@@ -20,6 +20,7 @@ use crate::fs::{IoCause, IoTag};
 use crate::memtable::{MemPartition, Memtable, SHARDS};
 use crate::sstable::{PartitionScanner, SSTableReader};
 use std::cmp::Ordering;
+use std::ops::Bound;
 use std::sync::Arc;
 
 /// An immutable snapshot of a table's data: memtables (the active one first, then
@@ -261,10 +262,13 @@ impl MemtableCursor {
             buf: Default::default(),
             last: None,
         };
-        // Position just before `start` within its shard by fetching from it inclusive.
+        // Seek to `start` within its shard (inclusive); later batches continue
+        // after the last key fetched.
         if let Some(k) = start {
-            let all = c.memtable.shard_batch(c.shard, None, usize::MAX);
-            c.buf = all.into_iter().filter(|p| &p.key >= k).take(256).collect();
+            c.buf = c
+                .memtable
+                .shard_batch(c.shard, Bound::Included(k), 256)
+                .into();
             c.last = c.buf.back().map(|p| p.key.clone());
             if c.buf.is_empty() {
                 c.shard += 1;
@@ -281,9 +285,11 @@ impl MemtableCursor {
             if self.shard >= SHARDS {
                 return None;
             }
-            let batch = self
-                .memtable
-                .shard_batch(self.shard, self.last.as_ref(), 256);
+            let batch = self.memtable.shard_batch(
+                self.shard,
+                self.last.as_ref().map_or(Bound::Unbounded, Bound::Excluded),
+                256,
+            );
             if batch.is_empty() {
                 self.shard += 1;
                 self.last = None;

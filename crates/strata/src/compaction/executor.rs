@@ -158,38 +158,36 @@ pub fn execute(
             table.set_levels(&[(*id, *to_level)])?;
             record.outputs = vec![*id];
         }
-        CompactionTask::Merge {
-            inputs,
-            output_level,
-            max_output_bytes,
-            reason,
-        } => {
-            record.kind = "merge".into();
+        CompactionTask::Merge { .. } | CompactionTask::Rewrite { .. } => {
+            // A rewrite is a one-input merge whose output is never split.
+            let (kind, inputs, output_level, max_output_bytes, reason) = match task {
+                CompactionTask::Merge {
+                    inputs,
+                    output_level,
+                    max_output_bytes,
+                    reason,
+                } => (
+                    "merge",
+                    inputs.clone(),
+                    *output_level,
+                    *max_output_bytes,
+                    reason,
+                ),
+                CompactionTask::Rewrite {
+                    id,
+                    output_level,
+                    reason,
+                } => ("rewrite", vec![*id], *output_level, u64::MAX, reason),
+                _ => unreachable!("matched Merge or Rewrite above"),
+            };
+            record.kind = kind.into();
             record.reason = reason.label().to_string();
             merge(
                 table,
                 &view,
-                inputs,
-                *output_level,
-                *max_output_bytes,
-                progress,
-                limiter,
-                &mut record,
-            )?;
-        }
-        CompactionTask::Rewrite {
-            id,
-            output_level,
-            reason,
-        } => {
-            record.kind = "rewrite".into();
-            record.reason = reason.label().to_string();
-            merge(
-                table,
-                &view,
-                &[*id],
-                *output_level,
-                u64::MAX,
+                &inputs,
+                output_level,
+                max_output_bytes,
                 progress,
                 limiter,
                 &mut record,

@@ -520,23 +520,19 @@ impl Memtable {
         out
     }
 
-    /// Up to `limit` partition handles of one shard after `after` (exclusive), in
+    /// Up to `limit` partition handles of one shard from `lower` on, in
     /// order: the lazy building block of scans, so a page never copies the whole
     /// memtable's handles.
     pub fn shard_batch(
         &self,
         shard: usize,
-        after: Option<&DecoratedKey>,
+        lower: Bound<&DecoratedKey>,
         limit: usize,
     ) -> Vec<Arc<MemPartition>> {
         let Some(lock) = self.shards.get(shard) else {
             return Vec::new();
         };
         let map = lock.read();
-        let lower = match after {
-            Some(k) => Bound::Excluded(k),
-            None => Bound::Unbounded,
-        };
         map.range::<DecoratedKey, _>((lower, Bound::Unbounded))
             .take(limit)
             .map(|(_, p)| p.clone())
