@@ -65,10 +65,18 @@ impl Hist {
 
     /// The sum of `parts` (all of the same width).
     pub fn merge(parts: &[&Hist]) -> Hist {
-        let width = parts.first().map_or(1.0, |h| h.width);
+        let weighted: Vec<(&Hist, f64)> = parts.iter().map(|&h| (h, 1.0)).collect();
+        Hist::merge_weighted(&weighted)
+    }
+
+    /// The sum of each part times its weight (a share of each input sstable:
+    /// what one merge output holds of it).
+    pub fn merge_weighted(parts: &[(&Hist, f64)]) -> Hist {
+        let width = parts.first().map_or(1.0, |(h, _)| h.width);
         let mut all: Vec<(i64, f64)> = parts
             .iter()
-            .flat_map(|h| h.buckets.iter().copied())
+            .filter(|&&(_, w)| w > 0.0)
+            .flat_map(|&(h, w)| h.buckets.iter().map(move |&(b, v)| (b, v * w)))
             .collect();
         all.sort_unstable_by_key(|&(b, _)| b);
         let mut buckets: Vec<(i64, f64)> = Vec::with_capacity(all.len());
@@ -80,12 +88,17 @@ impl Hist {
         }
         let min_write = parts
             .iter()
-            .map(|h| h.min_write)
+            .filter(|&&(_, w)| w > 0.0)
+            .map(|(h, _)| h.min_write)
             .fold(f64::INFINITY, f64::min);
         let max_write = parts
             .iter()
-            .map(|h| h.max_write)
+            .filter(|&&(_, w)| w > 0.0)
+            .map(|(h, _)| h.max_write)
             .fold(f64::NEG_INFINITY, f64::max);
+        if min_write > max_write {
+            return Hist::from_sorted(width, Vec::new(), 0.0, 0.0);
+        }
         Hist::from_sorted(width, buckets, min_write, max_write)
     }
 

@@ -88,13 +88,14 @@ pub struct SimConfig {
 impl SimConfig {
     /// A config with `compaction` given in CQL map syntax, e.g.
     /// `'class': 'LeveledCompactionStrategy', 'fanout_size': 4`, and the seed's
-    /// workload: 1 MiB/s, 128 MiB flushes, TTL 2 days, gc grace 60 s, 88 hours.
+    /// workload: 1 MiB/s, 256 MiB flushes ([`crate::model::DEFAULT_FLUSH_BYTES`]),
+    /// TTL 2 days, gc grace 60 s, 88 hours.
     pub fn with_compaction(cql_map: &str) -> Result<SimConfig> {
         let compaction = TableOptions::parse(&format!("compaction = {{{cql_map}}}"))?.compaction;
         Ok(SimConfig {
             compaction,
             ingest_bytes_per_second: 1024.0 * 1024.0,
-            flush_bytes: 128 << 20,
+            flush_bytes: crate::model::DEFAULT_FLUSH_BYTES as u64,
             ttl_seconds: 2 * 86_400,
             gc_grace_seconds: 60,
             duration_seconds: 88 * 3600,
@@ -315,6 +316,109 @@ struct Sim<'a> {
     warmup: f64,
 }
 
+/// One merge input: its live bytes spread uniformly over `[lo, hi]`.
+struct Piece {
+    lo: i128,
+    hi: i128,
+    /// Bytes per token.
+    density: f64,
+    hist: Hist,
+}
+
+impl Piece {
+    fn new(first_token: i64, last_token: i64, hist: Hist) -> Piece {
+        let (lo, hi) = (first_token as i128, last_token as i128);
+        Piece {
+            lo,
+            hi,
+            density: hist.total() / (hi - lo + 1) as f64,
+            hist,
+        }
+    }
+
+    /// Share of this piece inside `[first, last]`.
+    fn share(&self, first: i128, last: i128) -> f64 {
+        let lo = self.lo.max(first);
+        let hi = self.hi.min(last);
+        if lo > hi {
+            return 0.0;
+        }
+        (hi - lo + 1) as f64 / (self.hi - self.lo + 1) as f64
+    }
+}
+
+/// The first token of outputs `1..n` (each output ends just before the next
+/// one's first token): where the summed density of `pieces` has accumulated
+/// `k * max_out` bytes, `k = 1..n`. Strictly increasing.
+fn cut_positions(pieces: &[Piece], max_out: u64, n: u64) -> Vec<i128> {
+    // Density changes at each piece's start and just after its end.
+    let mut events: Vec<(i128, f64)> = Vec::with_capacity(pieces.len() * 2);
+    for p in pieces {
+        events.push((p.lo, p.density));
+        events.push((p.hi + 1, -p.density));
+    }
+    events.sort_by_key(|e| e.0);
+    // A cut past the last piece would start an output outside the token space.
+    let cap = pieces.iter().map(|p| p.hi).max().unwrap_or(0);
+    let mut cuts = Vec::with_capacity(n.saturating_sub(1) as usize);
+    let mut density = 0.0f64;
+    let mut acc = 0.0f64;
+    let mut k = 1u64;
+    for w in 0..events.len() {
+        density += events[w].1;
+        let Some(&(next, _)) = events.get(w + 1) else {
+            break;
+        };
+        let here = events[w].0;
+        if next <= here || density <= 0.0 {
+            continue;
+        }
+        let bytes = density * (next - here) as f64;
+        while k < n && acc + bytes >= (k * max_out) as f64 {
+            let need = (k * max_out) as f64 - acc;
+            let at = here + (need / density).ceil() as i128;
+            let floor = cuts.last().map_or(here, |&c: &i128| c + 1);
+            cuts.push(at.clamp(floor.max(here + 1), next.max(floor)).min(cap));
+            k += 1;
+        }
+        acc += bytes;
+    }
+    cuts
+}
+
+/// The union of the pieces' ranges, as sorted disjoint `[lo, hi]` intervals.
+fn support(pieces: &[Piece]) -> Vec<(i128, i128)> {
+    let mut ranges: Vec<(i128, i128)> = pieces.iter().map(|p| (p.lo, p.hi)).collect();
+    ranges.sort_unstable();
+    let mut out: Vec<(i128, i128)> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+/// `[first, last]` shrunk to the data inside it: an sstable's range runs from
+/// its first to its last partition, not across the empty gap before it.
+fn trim_to_support(support: &[(i128, i128)], first: i128, last: i128) -> (i128, i128) {
+    let lo = support
+        .iter()
+        .find(|s| s.1 >= first)
+        .map_or(first, |s| first.max(s.0));
+    let hi = support
+        .iter()
+        .rev()
+        .find(|s| s.0 <= last)
+        .map_or(last, |s| last.min(s.1));
+    if lo <= hi {
+        (lo, hi)
+    } else {
+        (first, last)
+    }
+}
+
 fn micros(relative_seconds: f64) -> i64 {
     ((START_SECONDS as f64 + relative_seconds) * 1e6) as i64
 }
@@ -414,52 +518,70 @@ impl<'a> Sim<'a> {
     }
 
     /// Merge or rewrite: the outputs (not yet installed) and the bytes read.
+    ///
+    /// Each input's live bytes (its histogram without the purgeable buckets) are
+    /// spread uniformly over its own token range; the merge's density is the sum
+    /// of those pieces, so it keeps the shape the inputs had: an L1 sstable's
+    /// dense range inside the lighter next-level sstables it overlaps. Outputs are
+    /// cut where that density has accumulated `max_output_bytes`, as the engine
+    /// cuts at the partition that fills an output, and each holds the share of
+    /// every input its range covers. Smearing the merged bytes evenly over the
+    /// inputs' hull instead would flatten each level's density at every merge,
+    /// and round robin would then never meet the dense-ahead, sparse-behind
+    /// profile the real engine's levels have (docs/compaction/model.md).
     fn merge_outputs(
         &mut self,
         inputs: &[u64],
         output_level: u32,
         max_output_bytes: u64,
     ) -> (Vec<(SSTableInfo, Hist)>, u64) {
-        let mut parts = Vec::with_capacity(inputs.len());
+        let cutoff = self.purge_before();
+        let mut pieces: Vec<Piece> = Vec::with_capacity(inputs.len());
         let mut read = 0u64;
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for id in inputs {
-            if let Some(i) = self.live.get(*id) {
-                let info = &self.live.infos[i];
-                read += info.size_bytes;
-                lo = lo.min(info.first_token);
-                hi = hi.max(info.last_token);
-                parts.push(&self.live.hists[i]);
+            let Some(i) = self.live.get(*id) else {
+                continue;
+            };
+            let info = &self.live.infos[i];
+            read += info.size_bytes;
+            let hist = match cutoff {
+                Some(c) => self.live.hists[i].without_purgeable(c),
+                None => self.live.hists[i].clone(),
+            };
+            if hist.total() > 0.0 && info.first_token <= info.last_token {
+                pieces.push(Piece::new(info.first_token, info.last_token, hist));
             }
         }
-        let mut merged = Hist::merge(&parts);
-        if let Some(cutoff) = self.purge_before() {
-            merged = merged.without_purgeable(cutoff);
-        }
-        let live = merged.total().round() as u64;
-        let live = live.min(read);
-        if live == 0 || lo > hi {
+        let total: f64 = pieces.iter().map(|p| p.hist.total()).sum();
+        let live = (total.round() as u64).min(read);
+        if live == 0 {
             return (Vec::new(), read);
         }
         let max_out = max_output_bytes.max(1);
         let n = live.div_ceil(max_out);
-        let span = hi as i128 - lo as i128 + 1;
+        let cuts = cut_positions(&pieces, max_out, n);
+        let support = support(&pieces);
         let mut outputs = Vec::with_capacity(n as usize);
-        let mut done = 0u64;
-        let mut first = lo as i128;
+        let mut start = support.first().map_or(0, |s| s.0);
         for j in 0..n {
-            let size = if j + 1 == n { live - done } else { max_out };
-            done += size;
-            // Token slice proportional to size: data is uniform over the hull.
-            let end = if j + 1 == n {
-                hi as i128
-            } else {
-                (lo as i128 + span * done as i128 / live as i128 - 1).max(first)
+            let end = match cuts.get(j as usize) {
+                Some(&cut) => cut - 1,
+                None => support.last().map_or(start, |s| s.1),
             };
-            let hist = merged.scaled(size as f64 / live as f64);
-            let info = self.new_info(output_level, size, (first as i64, end as i64), &hist);
+            let (first, last) = trim_to_support(&support, start, end.max(start));
+            start = end + 1;
+            let size = if j + 1 == n {
+                live - (n - 1) * max_out
+            } else {
+                max_out
+            };
+            let shares: Vec<(&Hist, f64)> = pieces
+                .iter()
+                .map(|p| (&p.hist, p.share(first, last)))
+                .collect();
+            let hist = Hist::merge_weighted(&shares);
+            let info = self.new_info(output_level, size, (first as i64, last as i64), &hist);
             outputs.push((info, hist));
-            first = end + 1;
         }
         (outputs, read)
     }
