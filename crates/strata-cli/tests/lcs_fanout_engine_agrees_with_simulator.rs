@@ -5,10 +5,10 @@
 //!
 //! Scale 1/5000 with 16-cell partitions keeps ~30 partitions per sstable for A
 //! and B; 60 simulated hours reach 12 h of steady state (after TTL 2 d + gc grace).
-//! The bounds are what the full run supports, not the issue's targets: the
-//! engine is within 4.4% of the refined model everywhere, but 11-13% below the
-//! simulator on node A (the gap is entirely in writes into L2; see BENCHMARKS.md),
-//! so the simulator bound here is 15%, and B and C tie rather than B > C.
+//! Bounds are the issue's: measured within 10% of the simulator (the full run
+//! is within 5.2%), levels within 0.25, and the refined model within 10% (the
+//! full run: 5.1%). The seed's formula is not bounded here: it is 18-28% high
+//! for reasons BENCHMARKS.md shows with per-level data.
 
 use std::process::Command;
 
@@ -51,7 +51,7 @@ fn real_engine_matches_simulator_and_refined_model_at_small_scale() {
         let refined = get(node, "refined_write_amplification");
         let (ml, sl) = (get(node, "measured_levels"), get(node, "simulated_levels"));
         assert!(
-            (measured / simulated - 1.0).abs() < 0.15,
+            (measured / simulated - 1.0).abs() < 0.10,
             "{node}: measured WA {measured:.2} vs simulated {simulated:.2}"
         );
         assert!(
@@ -69,7 +69,11 @@ fn real_engine_matches_simulator_and_refined_model_at_small_scale() {
         get("B", "measured_write_amplification"),
         get("C", "measured_write_amplification"),
     );
-    // The seed's central claim: fanout 4 costs less write I/O than fanout 10.
-    assert!(a > b && a > c, "A {a:.2} must exceed B {b:.2} and C {c:.2}");
-    assert!(c < 0.85 * a, "C {c:.2} should be well below A {a:.2}");
+    // The seed's ordering and C's advantage (the issue asks for 25%; 32% in the
+    // full run with 256 MiB flushes, the default).
+    assert!(a > b && b > c, "want A {a:.2} > B {b:.2} > C {c:.2}");
+    assert!(
+        c < 0.75 * a,
+        "C {c:.2} should be at least 25% below A {a:.2}"
+    );
 }
