@@ -495,7 +495,7 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "Segment {} (id {}, format v{}, {} bytes, {} records)",
+        "Segment {} (id {}, format v{}, {} bytes, {} frames)",
         d.path.display(),
         d.segment_id,
         d.format_version,
@@ -507,6 +507,13 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
         "offset", "end", "bytes", "table", "token", "rows", "cells", "max ts (us)"
     );
     for r in &d.records {
+        if r.seal {
+            println!(
+                "{:>10} {:>10} {:>8}  SEAL (a newer segment was begun after this one)",
+                r.offset, r.end_offset, r.size_bytes
+            );
+            continue;
+        }
         match (&r.mutation, &r.error) {
             (Some(m), _) => println!(
                 "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  0x{}{}",

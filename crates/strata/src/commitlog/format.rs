@@ -4,11 +4,12 @@
 //! docs/DURABILITY.md, "Segment format").
 //!
 //! ```text
-//! segment  = header record*
-//! header   = magic "STRATACL" (8) | format_version u32 LE = 1 | segment_id u64 LE
+//! segment  = header record* seal?
+//! header   = magic "STRATACL" (8) | format_version u32 LE = 2 | segment_id u64 LE
 //!            | crc32c u32 LE of the 20 bytes before it                     = 24 bytes
-//! record   = length u32 LE | crc32c u32 LE | payload (length bytes)
+//! record   = length u32 LE | crc32c u32 LE | payload (length bytes, length > 0)
 //!            crc32c covers the 4 length bytes and the payload
+//! seal     = length u32 LE = 0 | crc32c u32 LE of those 4 zero bytes        = 8 bytes
 //! payload  = table_id varint | base_timestamp zigzag
 //!            | base_ldt_delta zigzag (base.min_local_deletion - base_timestamp / 1e6)
 //!            | base_min_ttl varint | partition (sstable::partition::encode_partition)
@@ -23,6 +24,11 @@
 //!    it ([`ScanItem::Bad::tail`]); whether a torn tail is tolerated depends on the
 //!    segment being the last one, which the caller knows, not this module.
 //! 4. Decoding never panics on any input.
+//! 5. A seal is the last frame of a segment, written (and fsynced) when the log
+//!    moves to a newer segment or reopens: from version 2 on, a segment without
+//!    one can only be the newest, so an older segment cut at a record boundary
+//!    (which leaves only valid frames) is still detected. Version 1 segments have
+//!    no seal and are read as before.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -30,9 +36,16 @@ use crate::sstable::partition::{decode_partition, encode_partition};
 
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
-/// Segment format version, also the `1` in `CommitLog-1-<id>.log`. An
-/// incompatible change bumps it (never reinterpret old bytes).
-pub const SEGMENT_FORMAT_VERSION: u32 = 1;
+/// Segment format version written by this build, also the `2` in
+/// `CommitLog-2-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// bytes). Version 2 added the seal (invariant 5).
+pub const SEGMENT_FORMAT_VERSION: u32 = 2;
+/// Oldest segment format this build still replays.
+pub const OLDEST_SEGMENT_FORMAT_VERSION: u32 = 1;
+/// The first format whose non-newest segments must end with a seal.
+pub const SEALED_SINCE_VERSION: u32 = 2;
+/// Bytes of a seal frame.
+pub const SEAL_BYTES: u64 = FRAME_BYTES;
 /// Bytes of the segment header; the first record starts here.
 pub const HEADER_BYTES: u64 = 24;
 /// Bytes of a record frame before its payload (length, crc32c).
@@ -51,7 +64,24 @@ pub fn encode_header(segment_id: u64) -> Vec<u8> {
     out
 }
 
+/// The seal frame: an empty payload, which no mutation has (invariant 5).
+pub fn encode_seal() -> [u8; SEAL_BYTES as usize] {
+    let len = 0u32.to_le_bytes();
+    let crc = frame_crc(&len, &[]).to_le_bytes();
+    [
+        len[0], len[1], len[2], len[3], crc[0], crc[1], crc[2], crc[3],
+    ]
+}
+
+/// Whether segments of `format_version` must end with a seal once a newer
+/// segment exists.
+pub fn is_sealed_format(format_version: u32) -> bool {
+    format_version >= SEALED_SINCE_VERSION
+}
+
 /// Checks a segment header; returns `(format_version, segment_id)` or why it is bad.
+/// Every version from [`OLDEST_SEGMENT_FORMAT_VERSION`] to
+/// [`SEGMENT_FORMAT_VERSION`] is accepted.
 pub fn decode_header(bytes: &[u8]) -> std::result::Result<(u32, u64), String> {
     if (bytes.len() as u64) < HEADER_BYTES {
         return Err(format!(
@@ -73,9 +103,9 @@ pub fn decode_header(bytes: &[u8]) -> std::result::Result<(u32, u64), String> {
     if magic != SEGMENT_MAGIC {
         return Err("bad segment magic".to_string());
     }
-    if version != SEGMENT_FORMAT_VERSION {
+    if !(OLDEST_SEGMENT_FORMAT_VERSION..=SEGMENT_FORMAT_VERSION).contains(&version) {
         return Err(format!(
-            "unsupported commit log format version {version} (this build reads {SEGMENT_FORMAT_VERSION})"
+            "unsupported commit log format version {version} (this build reads {OLDEST_SEGMENT_FORMAT_VERSION} to {SEGMENT_FORMAT_VERSION})"
         ));
     }
     Ok((version, id))
@@ -153,6 +183,8 @@ pub enum ScanItem<'a> {
         end: u64,
         payload: &'a [u8],
     },
+    /// The seal frame at `[start, end)` (invariant 5).
+    Seal { start: u64, end: u64 },
     /// Bytes `[start, end)` are not a valid frame. `tail` = no valid frame starts
     /// after `start`, so `end` is the end of the file (invariant 3).
     Bad {
@@ -174,8 +206,12 @@ fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<usize, String> {
     let len_bytes = &bytes[pos..pos + 4];
     let len = u32::from_le_bytes([len_bytes[0], len_bytes[1], len_bytes[2], len_bytes[3]]) as usize;
     if len == 0 {
-        // Zeros: never written (a preallocated or zero-filled tail) — no record
-        // has an empty payload.
+        // The seal, or zeros never written (a preallocated or zero-filled tail):
+        // the seal's checksum tells them apart (crc32c of zeros is not zero).
+        let stored = &bytes[pos + 4..pos + FRAME_BYTES as usize];
+        if stored == &encode_seal()[4..] {
+            return Ok(pos + FRAME_BYTES as usize);
+        }
         return Err("zero record length".to_string());
     }
     if len > remaining - FRAME_BYTES as usize {
@@ -238,6 +274,13 @@ impl<'a> Iterator for Scanner<'a> {
         }
         let start = self.pos;
         match check_frame(self.bytes, start) {
+            Ok(end) if end - start == FRAME_BYTES as usize => {
+                self.pos = end;
+                Some(ScanItem::Seal {
+                    start: start as u64,
+                    end: end as u64,
+                })
+            }
             Ok(end) => {
                 self.pos = end;
                 Some(ScanItem::Record {
@@ -303,7 +346,7 @@ mod tests {
     fn header_round_trips_and_rejects_damage() {
         let h = encode_header(42);
         assert_eq!(h.len() as u64, HEADER_BYTES);
-        assert_eq!(decode_header(&h), Ok((1, 42)));
+        assert_eq!(decode_header(&h), Ok((SEGMENT_FORMAT_VERSION, 42)));
         for bit in 0..h.len() * 8 {
             let mut bad = h.clone();
             bad[bit / 8] ^= 1 << (bit % 8);
@@ -351,5 +394,49 @@ mod tests {
             other => panic!("expected bad frame, got {other:?}"),
         }
         assert!(matches!(items[2], ScanItem::Record { .. }));
+    }
+
+    #[test]
+    fn seal_is_told_apart_from_zeros_and_records() {
+        let mut seg = encode_header(3);
+        let rec = encode_record(1, &update(b"k", 7));
+        seg.extend_from_slice(&rec);
+        seg.extend_from_slice(&encode_seal());
+        let items: Vec<_> = Scanner::new(&seg).collect();
+        assert_eq!(items.len(), 2, "{items:?}");
+        let end = HEADER_BYTES + rec.len() as u64;
+        assert_eq!(
+            items[1],
+            ScanItem::Seal {
+                start: end,
+                end: end + SEAL_BYTES
+            }
+        );
+        // Zeros are not a seal; neither is a seal with a flipped bit.
+        let mut zeros = seg[..end as usize].to_vec();
+        zeros.extend_from_slice(&[0u8; 8]);
+        let items: Vec<_> = Scanner::new(&zeros).collect();
+        assert!(matches!(items[1], ScanItem::Bad { tail: true, .. }));
+        for bit in 0..64 {
+            let mut bad = seg.clone();
+            bad[end as usize + bit / 8] ^= 1 << (bit % 8);
+            let items: Vec<_> = Scanner::new(&bad).collect();
+            assert!(
+                !items.iter().any(|i| matches!(i, ScanItem::Seal { .. })),
+                "bit {bit}: {items:?}"
+            );
+        }
+        // Version 1 headers are still read; unknown versions are not.
+        let mut v1 = encode_header(3);
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let crc = crc32c::crc32c(&v1[..20]);
+        v1[20..24].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(decode_header(&v1), Ok((1, 3)));
+        assert!(is_sealed_format(SEGMENT_FORMAT_VERSION) && !is_sealed_format(1));
+        let mut v9 = v1.clone();
+        v9[8..12].copy_from_slice(&9u32.to_le_bytes());
+        let crc = crc32c::crc32c(&v9[..20]);
+        v9[20..24].copy_from_slice(&crc.to_le_bytes());
+        assert!(decode_header(&v9).unwrap_err().contains("version 9"));
     }
 }

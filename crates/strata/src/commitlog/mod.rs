@@ -4,8 +4,9 @@
 //! [`format`]).
 //!
 //! Glossary:
-//! - **segment**: one file `CommitLog-1-<id>.log` of at most `segment_size_bytes`;
-//!   records are only ever appended to the **active** (newest) segment.
+//! - **segment**: one file `CommitLog-<format version>-<id>.log` of at most
+//!   `segment_size_bytes` plus its seal; records are only ever appended to the
+//!   **active** (newest) segment.
 //! - **position**: a [`ReplayPosition`] `(segment id, byte offset)`. The position
 //!   of a record is the offset *after* it, so "flushed up to `p`" covers every
 //!   record whose position is `<= p`.
@@ -31,7 +32,10 @@
 //!    before the next one is created, and a segment is created (header and
 //!    directory entry fsynced) before any record is written to it. Hence a torn
 //!    tail can only be in the newest segment, and anything bad elsewhere is
-//!    corruption.
+//!    corruption. The active segment gets its seal (format invariant 5) in that
+//!    same fsync, and open seals the segment it found newest before creating a
+//!    new one, so every format-2 segment found at open ends with a seal, and one
+//!    that does not was cut short: its lost records are reported as corruption.
 //! 4. `wait(ticket)` returns `Ok` only once a sync whose target is at or past the
 //!    ticket's position has completed (batch, group), or at once (periodic).
 //! 5. After any failed write or fsync the log is poisoned: it never retries an
@@ -52,7 +56,10 @@ mod segment;
 #[cfg(test)]
 mod tests;
 
-pub use segment::{parse_segment_file_name, segment_file_name, segment_path};
+pub use segment::{
+    parse_segment_file_name, segment_file_name, segment_file_name_for, segment_path,
+    segment_path_for,
+};
 
 use self::format::{decode_header, decode_payload, encode_record, ScanItem, Scanner, HEADER_BYTES};
 use crate::data::PartitionUpdate;
@@ -251,13 +258,26 @@ pub struct ReplayStats {
 }
 
 /// Per-segment bookkeeping.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SegmentState {
+    /// Format the segment was written in (its file name carries it too).
+    format_version: u32,
     /// table id → end offset of its last record in this segment (Cassandra's
     /// `cfDirty`/`cfLastWrite`). A table leaves when it flushes past that offset.
     dirty: HashMap<u64, u64>,
     /// Found at open and not yet replayed: kept whatever `dirty` says (invariant 6).
     awaiting_replay: bool,
+}
+
+impl Default for SegmentState {
+    /// A segment this build creates.
+    fn default() -> SegmentState {
+        SegmentState {
+            format_version: format::SEGMENT_FORMAT_VERSION,
+            dirty: HashMap::new(),
+            awaiting_replay: false,
+        }
+    }
 }
 
 /// Guarded by `Shared::log`: the append order.
@@ -282,15 +302,16 @@ impl LogState {
     }
 
     /// Removes and returns the segments invariant 6 allows to delete.
-    fn take_deletable(&mut self) -> Vec<u64> {
+    /// Removes the deletable segments from the books; returns `(id, format)`.
+    fn take_deletable(&mut self) -> Vec<(u64, u32)> {
         let active = self.active;
-        let dead: Vec<u64> = self
+        let dead: Vec<(u64, u32)> = self
             .segments
             .iter()
             .filter(|(id, s)| **id != active && !s.awaiting_replay && s.dirty.is_empty())
-            .map(|(id, _)| *id)
+            .map(|(id, s)| (*id, s.format_version))
             .collect();
-        for id in &dead {
+        for (id, _) in &dead {
             self.segments.remove(id);
         }
         dead
@@ -356,7 +377,7 @@ impl CommitLog {
     pub fn open(fs: &Fs, dir: &Path, opts: CommitLogOptions) -> Result<CommitLog> {
         opts.validate()?;
         fs.create_dir_all(dir)?;
-        let mut ids = Vec::new();
+        let mut ids: Vec<(u64, u32)> = Vec::new();
         for name in fs.list_dir(dir)? {
             let path = dir.join(&name);
             if name.starts_with("CommitLog-") && name.ends_with(".tmp") {
@@ -366,37 +387,48 @@ impl CommitLog {
                 continue;
             }
             if let Some((version, id)) = parse_segment_file_name(&name) {
-                if version != format::SEGMENT_FORMAT_VERSION {
+                let readable =
+                    format::OLDEST_SEGMENT_FORMAT_VERSION..=format::SEGMENT_FORMAT_VERSION;
+                if !readable.contains(&version) {
                     return Err(Error::corruption(
                         &path,
                         0,
                         format!(
-                            "commit log format version {version} is not readable by this build (version {})",
-                            format::SEGMENT_FORMAT_VERSION
+                            "commit log format version {version} is not readable by this build (versions {} to {})",
+                            readable.start(),
+                            readable.end()
                         ),
                     ));
                 }
-                ids.push(id);
+                if let Some(&(_, other)) = ids.iter().find(|(i, _)| *i == id) {
+                    return Err(Error::corruption(
+                        &path,
+                        0,
+                        format!("segment {id} exists in formats {other} and {version}"),
+                    ));
+                }
+                ids.push((id, version));
             }
         }
         ids.sort_unstable();
         let mut torn_tail_bytes = 0;
-        if let Some(&last) = ids.last() {
-            match repair_newest_segment(fs, dir, last, opts.ignore_replay_errors)? {
+        if let Some(&(last, version)) = ids.last() {
+            match repair_newest_segment(fs, dir, last, version, opts.ignore_replay_errors)? {
                 Repair::Removed => {
                     ids.pop();
                 }
                 Repair::Kept { torn_bytes } => torn_tail_bytes = torn_bytes,
             }
         }
-        let active = ids.last().map_or(1, |id| id + 1);
+        let active = ids.last().map_or(1, |(id, _)| id + 1);
         let file = SegmentFile::create(fs, dir, active)?;
         let mut segments: BTreeMap<u64, SegmentState> = ids
             .iter()
-            .map(|&id| {
+            .map(|&(id, format_version)| {
                 (
                     id,
                     SegmentState {
+                        format_version,
                         dirty: HashMap::new(),
                         awaiting_replay: true,
                     },
@@ -484,15 +516,15 @@ impl CommitLog {
         apply: &mut dyn FnMut(u64, PartitionUpdate) -> Result<()>,
     ) -> Result<ReplayStats> {
         let sh = &self.shared;
-        let ids: Vec<u64> = {
+        let ids: Vec<(u64, u32)> = {
             let log = sh.log.lock();
             log.segments
                 .iter()
                 .filter(|(_, s)| s.awaiting_replay)
-                .map(|(id, _)| *id)
+                .map(|(id, s)| (*id, s.format_version))
                 .collect()
         };
-        let newest = ids.last().copied();
+        let newest = ids.last().map(|(id, _)| *id);
         let mut stats = ReplayStats {
             torn_tail_bytes: sh.torn_tail_bytes,
             ..ReplayStats::default()
@@ -500,8 +532,8 @@ impl CommitLog {
         let mut flushed_cache: HashMap<u64, Option<ReplayPosition>> = HashMap::new();
         let mut dirty_by_segment: Vec<(u64, HashMap<u64, u64>)> = Vec::new();
         let ignore = sh.opts.ignore_replay_errors;
-        for id in ids {
-            let path = segment_path(&sh.dir, id);
+        for (id, version) in ids {
+            let path = segment_path_for(&sh.dir, version, id);
             let bytes = sh.fs.read_all(&path, TAG)?;
             let damage = |start: u64, end: u64, reason: String, stats: &mut ReplayStats| {
                 if !ignore {
@@ -535,14 +567,31 @@ impl CommitLog {
                 Ok(_) => {}
             }
             let mut dirty = HashMap::new();
+            // End of the last valid frame, and where the seal was.
+            let mut valid_end = HEADER_BYTES.min(bytes.len() as u64);
+            let mut seal_at: Option<u64> = None;
+            // A bad region reaching the end of the file was reported already
+            // (or is the newest segment's torn tail): the seal went with it.
+            let mut tail_bad = false;
             for item in Scanner::new(&bytes) {
+                if let Some(at) = seal_at.take() {
+                    // Nothing is ever appended after a seal.
+                    let reason = "frames follow the segment's seal".to_string();
+                    damage(at, bytes.len() as u64, reason, &mut stats)?;
+                    break;
+                }
                 match item {
+                    ScanItem::Seal { start, end } => {
+                        seal_at = Some(start);
+                        valid_end = end;
+                    }
                     ScanItem::Record {
                         start,
                         end,
                         payload,
                     } => match decode_payload(payload) {
                         Ok((table, update)) => {
+                            valid_end = end;
                             let pos = ReplayPosition {
                                 segment: id,
                                 offset: end,
@@ -566,6 +615,7 @@ impl CommitLog {
                         reason,
                         tail,
                     } => {
+                        tail_bad = tail;
                         if tail && Some(id) == newest {
                             // Open cuts torn tails, so this only happens when that
                             // rewrite was skipped; the rule is the same.
@@ -580,6 +630,16 @@ impl CommitLog {
                         }
                     }
                 }
+            }
+            if format::is_sealed_format(version) && seal_at.is_none() && !tail_bad {
+                // Open sealed the newest segment and roll seals every other one,
+                // so this segment lost its end, at a record boundary or inside
+                // damage already reported: acknowledged writes may be gone.
+                let reason = format!(
+                    "segment ends at byte {} without its seal: records after byte {valid_end} are missing",
+                    bytes.len()
+                );
+                damage(valid_end, bytes.len() as u64, reason, &mut stats)?;
             }
             dirty_by_segment.push((id, dirty));
             stats.segments_replayed += 1;
@@ -934,20 +994,21 @@ impl Shared {
             return Ok(());
         }
         self.check_writable(&log)?;
-        let bytes = std::mem::take(&mut log.pending);
-        let old_end = log.position();
+        let mut bytes = std::mem::take(&mut log.pending);
         let count = log.appended_count;
         let io_ref = &mut *io;
-        if old_end != io_ref.synced {
-            io_ref
-                .file
-                .write(&bytes)
-                .inspect_err(|e| self.poison("write", e))?;
-            io_ref
-                .file
-                .sync()
-                .inspect_err(|e| self.poison("fsync", e))?;
-        }
+        // The seal goes out with the last records, in the fsync that completes
+        // the segment (invariant 3): a segment that is not the newest without
+        // it was cut short.
+        bytes.extend_from_slice(&format::encode_seal());
+        io_ref
+            .file
+            .write(&bytes)
+            .inspect_err(|e| self.poison("write", e))?;
+        io_ref
+            .file
+            .sync()
+            .inspect_err(|e| self.poison("fsync", e))?;
         let file = SegmentFile::create(&self.fs, &self.dir, to)
             .inspect_err(|e| self.poison("segment creation", e))?;
         self.counters
@@ -974,9 +1035,9 @@ impl Shared {
 
     /// Deleting needs no directory fsync: a segment resurrected by power loss only
     /// holds records its tables have flushed past, which replay skips.
-    fn delete_segments(&self, ids: &[u64]) -> Result<()> {
-        for &id in ids {
-            self.fs.remove(&segment_path(&self.dir, id))?;
+    fn delete_segments(&self, ids: &[(u64, u32)]) -> Result<()> {
+        for &(id, version) in ids {
+            self.fs.remove(&segment_path_for(&self.dir, version, id))?;
             self.counters
                 .segments_deleted
                 .fetch_add(1, Ordering::Relaxed);
@@ -1035,12 +1096,19 @@ enum Repair {
     },
 }
 
-/// Cuts a torn tail off the newest segment by rewriting its valid prefix
-/// atomically (tmp, fsync, rename, fsync dir), so that after a newer segment exists
-/// the old tail cannot be mistaken for corruption (invariant 3). Middle damage is
-/// left for replay to report.
-fn repair_newest_segment(fs: &Fs, dir: &Path, id: u64, ignore: bool) -> Result<Repair> {
-    let path = segment_path(dir, id);
+/// Cuts a torn tail off the newest segment and seals it (format 2 on), by
+/// rewriting its valid prefix and the seal atomically (tmp, fsync, rename, fsync
+/// dir), so that after a newer segment exists the old tail cannot be mistaken
+/// for corruption, nor the segment for one cut short (invariant 3). Middle
+/// damage is left for replay to report.
+fn repair_newest_segment(
+    fs: &Fs,
+    dir: &Path,
+    id: u64,
+    version: u32,
+    ignore: bool,
+) -> Result<Repair> {
+    let path = segment_path_for(dir, version, id);
     let bytes = fs.read_all(&path, TAG)?;
     if let Err(reason) = decode_header(&bytes) {
         if bytes.len() as u64 <= HEADER_BYTES || bytes.iter().all(|&b| b == 0) {
@@ -1053,21 +1121,31 @@ fn repair_newest_segment(fs: &Fs, dir: &Path, id: u64, ignore: bool) -> Result<R
         }
         return Err(Error::corruption(&path, 0, reason));
     }
-    let tail_start = Scanner::new(&bytes).find_map(|item| match item {
-        ScanItem::Bad {
-            start, tail: true, ..
-        } => Some(start),
-        _ => None,
-    });
-    match tail_start {
-        None => Ok(Repair::Kept { torn_bytes: 0 }),
-        Some(start) => {
-            fs.write_atomic(&path, &bytes[..start as usize], TAG)?;
-            Ok(Repair::Kept {
-                torn_bytes: bytes.len() as u64 - start,
-            })
+    let mut tail_start = None;
+    let mut sealed = false;
+    for item in Scanner::new(&bytes) {
+        match item {
+            ScanItem::Bad {
+                start, tail: true, ..
+            } => tail_start = Some(start),
+            ScanItem::Seal { .. } => sealed = true,
+            _ => sealed = false,
         }
     }
+    let needs_seal = format::is_sealed_format(version) && !sealed;
+    if tail_start.is_none() && !needs_seal {
+        return Ok(Repair::Kept { torn_bytes: 0 });
+    }
+    let keep = tail_start.unwrap_or(bytes.len() as u64);
+    let mut repaired = bytes[..keep as usize].to_vec();
+    // A tail cut right after an existing seal leaves that seal last.
+    if needs_seal {
+        repaired.extend_from_slice(&format::encode_seal());
+    }
+    fs.write_atomic(&path, &repaired, TAG)?;
+    Ok(Repair::Kept {
+        torn_bytes: bytes.len() as u64 - keep,
+    })
 }
 
 /// Segment files in `dir` as `(id, path)`, oldest first (for `strata commitlog`).
@@ -1139,6 +1217,8 @@ pub struct DumpRecord {
     /// A bad region with no valid frame after it (a torn tail if this is the
     /// newest segment).
     pub tail: bool,
+    /// The segment's seal (format 2 on): written when a newer segment began.
+    pub seal: bool,
 }
 
 /// A whole segment, as `strata commitlog dump` prints it.
@@ -1177,8 +1257,20 @@ pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
                     mutation,
                     error,
                     tail: false,
+                    seal: false,
                 }
             }
+            ScanItem::Seal { start, end } => DumpRecord {
+                offset: start,
+                end_offset: end,
+                size_bytes: end - start,
+                table_id: None,
+                crc_ok: true,
+                mutation: None,
+                error: None,
+                tail: false,
+                seal: true,
+            },
             ScanItem::Bad {
                 start,
                 end,
@@ -1193,6 +1285,7 @@ pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
                 mutation: None,
                 error: Some(reason),
                 tail,
+                seal: false,
             },
         })
         .collect();

@@ -27,10 +27,13 @@ const SUFFIX: &str = ".log";
 /// (`CommitLog-7-<id>.log`): the version in the name lets a tool tell formats
 /// apart without opening the file.
 pub fn segment_file_name(id: u64) -> String {
-    format!(
-        "{PREFIX}{}-{id}{SUFFIX}",
-        super::format::SEGMENT_FORMAT_VERSION
-    )
+    segment_file_name_for(super::format::SEGMENT_FORMAT_VERSION, id)
+}
+
+/// The name of segment `id` written in format `version` (older segments keep
+/// the name they were created with).
+pub fn segment_file_name_for(version: u32, id: u64) -> String {
+    format!("{PREFIX}{version}-{id}{SUFFIX}")
 }
 
 /// Parses a segment file name into `(format version, id)`.
@@ -44,8 +47,13 @@ pub fn parse_segment_file_name(name: &str) -> Option<(u32, u64)> {
     Some((version.parse().ok()?, id.parse().ok()?))
 }
 
+/// Path of segment `id` in this build's format (the active segment's).
 pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(segment_file_name(id))
+}
+
+pub fn segment_path_for(dir: &Path, version: u32, id: u64) -> PathBuf {
+    dir.join(segment_file_name_for(version, id))
 }
 
 /// The active segment's writable handle.
@@ -93,7 +101,8 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(segment_file_name(17), "CommitLog-1-17.log");
+        assert_eq!(segment_file_name(17), "CommitLog-2-17.log");
+        assert_eq!(segment_file_name_for(1, 17), "CommitLog-1-17.log");
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log"), Some((1, 17)));
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log.tmp"), None);
         assert_eq!(parse_segment_file_name("CommitLog-1-.log"), None);

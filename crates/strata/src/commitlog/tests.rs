@@ -138,13 +138,14 @@ fn round_trip_across_segments_honours_flushed_positions() {
     assert_eq!(stats.segments_replayed, segments.len());
     assert_eq!(stats.corrupt_records_skipped, 0);
     assert_eq!(stats.torn_tail_bytes, 0);
-    // The newest old segment ends where the last append ended.
+    // The newest old segment ends where the last append ended, plus the seal
+    // the open added before starting a new segment.
     let last = appended.last().map(|a| a.2).unwrap();
     assert_eq!(
         std::fs::metadata(segment_path(dir.path(), last.segment))
             .unwrap()
             .len(),
-        last.offset
+        last.offset + format::SEAL_BYTES
     );
     // New positions are beyond every old one.
     assert!(log.current_position() > last);
@@ -404,8 +405,15 @@ fn newest_segment_with_a_torn_header_is_removed() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
     let appended = write_log(dir.path(), &fs, quiet(8 * 1024), 3, 50);
-    // A crash while creating the next segment: a file with half a header.
-    let next = appended.last().unwrap().2.segment + 1;
+    // A crash while creating the next segment: the roll had sealed the old one
+    // (closing did not), then left a file with half a header.
+    let last = appended.last().unwrap().2.segment;
+    let mut old = std::fs::OpenOptions::new()
+        .append(true)
+        .open(segment_path(dir.path(), last))
+        .unwrap();
+    std::io::Write::write_all(&mut old, &format::encode_seal()).unwrap();
+    let next = last + 1;
     std::fs::write(
         segment_path(dir.path(), next),
         &format::encode_header(next)[..10],
@@ -702,7 +710,7 @@ fn dump_lists_records_and_damage() {
     let path = segment_path(dir.path(), positions[0].segment);
     let dump = dump_segment(&fs, &path).unwrap();
     assert_eq!(dump.segment_id, positions[0].segment);
-    assert_eq!(dump.format_version, 1);
+    assert_eq!(dump.format_version, format::SEGMENT_FORMAT_VERSION);
     assert_eq!(dump.records.len(), 3);
     let r = &dump.records[0];
     assert_eq!(r.table_id, Some(1));
@@ -764,4 +772,114 @@ fn io_is_accounted_to_the_commit_log() {
     assert_eq!(snap.written(crate::fs::IoCause::CommitLog), pos.offset);
     // Header fsync, directory fsync, one data fsync.
     assert_eq!(snap.fsyncs, 3);
+}
+
+/// A segment that is not the newest, cut exactly at a record boundary, holds
+/// only valid frames: without its seal the cut would lose acknowledged writes
+/// silently. Cutting just the seal counts too.
+#[test]
+fn older_segment_cut_at_a_record_boundary_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let appended = write_log(dir.path(), &fs, quiet(8 * 1024), 21, 400);
+    let first_seg = appended[0].2.segment;
+    let in_first: Vec<u64> = appended
+        .iter()
+        .filter(|a| a.2.segment == first_seg)
+        .map(|a| a.2.offset)
+        .collect();
+    assert!(
+        in_first.len() > 4,
+        "want several records in the first segment"
+    );
+    let path = segment_path(dir.path(), first_seg);
+    let pristine = std::fs::read(&path).unwrap();
+    assert!(pristine.ends_with(&format::encode_seal()));
+    for cut in [in_first[in_first.len() / 2], *in_first.last().unwrap()] {
+        std::fs::write(&path, &pristine[..cut as usize]).unwrap();
+        let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+        match replay_all(&log, &|_| None) {
+            Err(Error::Corruption {
+                path: p,
+                offset,
+                reason,
+            }) => {
+                assert_eq!((p, offset), (path.clone(), cut));
+                assert!(reason.contains("without its seal"), "{reason}");
+            }
+            other => panic!("cut at {cut}: expected corruption, got {other:?}"),
+        }
+        log.close().unwrap();
+    }
+    // Skipping damage is the operator's explicit choice, and it is counted.
+    let log = CommitLog::open(
+        &fs,
+        dir.path(),
+        CommitLogOptions {
+            ignore_replay_errors: true,
+            ..quiet(8 * 1024)
+        },
+    )
+    .unwrap();
+    let (_, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(stats.corrupt_records_skipped, 1, "{stats:?}");
+}
+
+/// Nothing is ever appended after a seal: a valid frame there is corruption.
+#[test]
+fn frames_after_a_seal_are_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let appended = write_log(dir.path(), &fs, quiet(8 * 1024), 22, 400);
+    let path = segment_path(dir.path(), appended[0].2.segment);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let sealed_at = bytes.len() as u64 - format::SEAL_BYTES;
+    bytes.extend_from_slice(&format::encode_record(1, &update_with_value(b"late", 4)));
+    std::fs::write(&path, bytes).unwrap();
+    let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+    match replay_all(&log, &|_| None) {
+        Err(Error::Corruption { offset, reason, .. }) => {
+            assert_eq!(offset, sealed_at);
+            assert!(reason.contains("follow the segment's seal"), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+}
+
+/// Segments written by a build before the seal (format 1: `CommitLog-1-<id>.log`,
+/// no seal) replay as before, and are deleted under their own name.
+#[test]
+fn format_1_segments_replay_and_are_deleted_by_their_own_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let header_v1 = |id: u64| {
+        let mut h = format::encode_header(id);
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let crc = crc32c::crc32c(&h[..20]);
+        h[20..24].copy_from_slice(&crc.to_le_bytes());
+        h
+    };
+    let mut expected = Vec::new();
+    for id in [4u64, 5] {
+        let mut seg = header_v1(id);
+        for i in 0..3u8 {
+            let u = update_with_value(&[id as u8, i], 10);
+            seg.extend_from_slice(&format::encode_record(1, &u));
+            expected.push((1u64, u));
+        }
+        std::fs::write(dir.path().join(segment_file_name_for(1, id)), seg).unwrap();
+    }
+    let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+    assert_eq!(log.current_position().segment, 6);
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got, expected);
+    assert_eq!(stats.corrupt_records_skipped, 0);
+    // Format 1 has no seal, so open did not add one.
+    let newest_v1 = std::fs::read(dir.path().join(segment_file_name_for(1, 5))).unwrap();
+    assert!(!newest_v1.ends_with(&format::encode_seal()));
+    // Once the table flushes past them, both go, found by their format-1 names.
+    log.mark_flushed(1, log.current_position()).unwrap();
+    let names: Vec<String> = fs.list_dir(dir.path()).unwrap();
+    assert_eq!(names, vec![segment_file_name(6)], "{names:?}");
+    log.close().unwrap();
 }
