@@ -429,7 +429,7 @@ pub enum CommitlogCommand {
     /// Prints every record (or damaged region) of a segment file, without opening
     /// the database.
     Dump {
-        /// A `CommitLog-1-<id>.log` file.
+        /// A `CommitLog-<version>-<id>.log` file.
         segment: PathBuf,
         #[arg(long)]
         json: bool,

@@ -173,7 +173,7 @@ fn enospc_creating_the_next_segment_poisons_and_loses_nothing() {
     }
     // The disk fills exactly when the log rolls to its next segment.
     let next = db.commitlog().unwrap().stats().active_segment + 1;
-    let next_name = format!("CommitLog-1-{next}.log");
+    let next_name = strata::commitlog::segment_file_name(next);
     fs.faults().inject(&next_name, Fault::NoSpace, 1);
     let mut k = 100;
     let err = loop {
