@@ -85,6 +85,10 @@ pub struct LcsFanoutArgs {
     /// Memtable flush size at full scale, MiB on disk.
     #[arg(long, default_value_t = 256.0)]
     pub flush_mib: f64,
+    /// Run every node with the LCS option `l0_size_tiered` (L0 below one
+    /// sstable's worth merged by size tiers, not whole on every flush).
+    #[arg(long)]
+    pub l0_size_tiered: bool,
     /// Seed of the data generator.
     #[arg(long, default_value_t = 7871)]
     pub seed: u64,
@@ -274,11 +278,12 @@ impl Generator {
     }
 }
 
-fn table_cql(fanout: u32, sstable_kib: u32) -> String {
+fn table_cql(fanout: u32, sstable_kib: u32, l0_size_tiered: bool) -> String {
     format!(
         "CREATE TABLE bench.lcs (pk bigint, col uuid, v blob, PRIMARY KEY (pk, col)) \
          WITH compaction = {{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, \
-         'sstable_size_in_kb': {sstable_kib}}} AND default_time_to_live = {TTL_SECONDS} \
+         'sstable_size_in_kb': {sstable_kib}, 'l0_size_tiered': {l0_size_tiered}}} \
+         AND default_time_to_live = {TTL_SECONDS} \
          AND gc_grace_seconds = {GC_GRACE_SECONDS} AND compression = {{'class': 'LZ4Compressor'}} \
          AND memtable_flush_threshold_mb = 4096"
     )
@@ -304,7 +309,7 @@ fn compacted(t: &Table) -> u64 {
 fn calibrate(dir: &Path, seed: u64, cells: usize) -> Result<f64> {
     let clock = SimClock::new(START_MICROS);
     let db = open(dir, clock.clone())?;
-    let table = db.create_table_cql(&table_cql(10, 160))?;
+    let table = db.create_table_cql(&table_cql(10, 160, false))?;
     // Another seed: the calibration sample is not the benchmark's data.
     let mut gen = Generator::new(seed ^ 0x5eed, cells);
     for _ in 0..CALIBRATION_PARTITIONS {
@@ -341,7 +346,7 @@ fn run_node(
     let sstable_bytes = sstable_kib as u64 * 1024;
     let clock = SimClock::new(START_MICROS);
     let db = open(dir, clock.clone())?;
-    let table = db.create_table_cql(&table_cql(spec.fanout, sstable_kib))?;
+    let table = db.create_table_cql(&table_cql(spec.fanout, sstable_kib, args.l0_size_tiered))?;
     let limiter = db.compaction_limiter().clone();
     let mut gen = Generator::new(args.seed, args.cells_per_partition);
 
@@ -501,12 +506,14 @@ fn run_node(
         ingest_bytes_per_second: Some(ingest),
         ttl_seconds: Some(TTL_SECONDS as f64),
         gc_grace_seconds: GC_GRACE_SECONDS as f64,
+        l0_size_tiered: args.l0_size_tiered,
         ..ModelInput::default()
     };
     let prediction = model::predict(&input, false)?;
     let mut cfg = SimConfig::with_compaction(&format!(
-        "'class': 'LeveledCompactionStrategy', 'fanout_size': {}, 'sstable_size_in_kb': {sstable_kib}",
-        spec.fanout
+        "'class': 'LeveledCompactionStrategy', 'fanout_size': {}, 'sstable_size_in_kb': {sstable_kib}, \
+         'l0_size_tiered': {}",
+        spec.fanout, args.l0_size_tiered
     ))?;
     cfg.ingest_bytes_per_second = ingest;
     cfg.flush_bytes = mean_flush.round() as u64;
@@ -729,7 +736,7 @@ fn pct(x: f64) -> String {
 fn print_table(args: &LcsFanoutArgs, params: &Parameters, results: &BTreeMap<String, NodeResult>) {
     println!(
         "strata bench lcs-fanout: scale {} ({:.0} B/s on disk, flush {:.0} KiB), {} h, \
-         {} rows x 64 B per partition ({} B raw, {:.0} B on disk, ratio {:.3})",
+         {} rows x 64 B per partition ({} B raw, {:.0} B on disk, ratio {:.3}){}",
         args.scale,
         params.ingest_bytes_per_second_target,
         params.flush_bytes_target / 1024.0,
@@ -737,7 +744,12 @@ fn print_table(args: &LcsFanoutArgs, params: &Parameters, results: &BTreeMap<Str
         args.cells_per_partition,
         params.raw_partition_bytes,
         params.disk_partition_bytes,
-        params.compression_ratio
+        params.compression_ratio,
+        if args.l0_size_tiered {
+            ", L0 size-tiered"
+        } else {
+            ""
+        }
     );
     let names: Vec<&String> = results.keys().collect();
     let mut header = format!("{:<44}", "measure");

@@ -48,6 +48,10 @@ pub struct PredictArgs {
     /// LCS fixed-levels mode: number of levels (0 = off).
     #[arg(long, default_value_t = 0)]
     pub level_count: u32,
+    /// LCS `l0_size_tiered`: L0 below one sstable's worth merged by size tiers
+    /// (refined model; the seed's formula assumes it anyway).
+    #[arg(long)]
+    pub l0_size_tiered: bool,
     /// Memtable flush size (default 256 MiB: the seed's unstated flush size lies in
     /// (64, 256] MiB; 256 MiB is the benchmark's default too).
     #[arg(long, default_value = "256MiB")]
@@ -173,6 +177,7 @@ fn run_predict(a: PredictArgs) -> Result<()> {
         gc_grace_seconds: parse_duration_seconds(&a.gc_grace)?,
         min_threshold: a.min_threshold,
         window_seconds: opt(&a.window, parse_duration_seconds)?,
+        l0_size_tiered: a.l0_size_tiered,
         ..ModelInput::default()
     };
     let out = model::predict(&input, a.refined)?;

@@ -114,6 +114,10 @@ pub struct ModelInput {
     pub gc_grace_seconds: f64,
     /// STCS / TWCS / DTCS `min_threshold` (also LCS's L0 size tiering).
     pub min_threshold: u32,
+    /// LCS `l0_size_tiered`: L0 below one sstable's worth is merged by size tiers
+    /// instead of whole on every flush (refined model only; the seed's L0 term
+    /// assumes size tiering anyway).
+    pub l0_size_tiered: bool,
     /// TWCS window; `None` = TTL / 20 (Cassandra's advice: 20-30 windows per TTL),
     /// or one day without a TTL (Cassandra's default).
     pub window_seconds: Option<f64>,
@@ -135,6 +139,7 @@ impl Default for ModelInput {
             ttl_seconds: None,
             gc_grace_seconds: DEFAULT_GC_GRACE_SECONDS,
             min_threshold: 4,
+            l0_size_tiered: false,
             window_seconds: None,
             base_time_seconds: 60.0,
             max_window_seconds: 86_400.0,
@@ -325,6 +330,7 @@ fn fixed_sstable_bytes(input: &ModelInput, data_bytes: f64) -> f64 {
         single_sstable_uplevel: true,
         level_count: input.level_count,
         sstable_size_in_kb: None,
+        l0_size_tiered: input.l0_size_tiered,
     };
     fixed_levels_sstable_size(data_bytes as u64, &lcs) as f64
 }
@@ -421,6 +427,42 @@ impl LevelShape {
     }
 }
 
+/// One L0 batch with `l0_size_tiered`: `k` flushes arrive one at a time; after
+/// each, every group of `t` equal-sized L0 sstables is merged into one (all
+/// flushes are alike, so tiers are exact powers of `t`), until the `k`-th flush
+/// takes the batch into L1. Returns (L0 bytes written per flushed byte, most L0
+/// sstables at once), the strategy's own rule run on sizes.
+fn l0_size_tiered_batch(k: u64, t: u64) -> (f64, u64) {
+    let t = t.max(2);
+    // counts[j]: L0 sstables of t^j flushes.
+    let mut counts: Vec<u64> = Vec::new();
+    let (mut written, mut most) = (0u64, 0u64);
+    for flush in 1..=k {
+        if counts.is_empty() {
+            counts.push(0);
+        }
+        counts[0] += 1;
+        most = most.max(counts.iter().sum());
+        if flush == k {
+            break; // the batch reaches one sstable's worth: promoted, not merged
+        }
+        let mut j = 0;
+        while j < counts.len() {
+            if counts[j] >= t {
+                counts[j] -= t;
+                if counts.len() == j + 1 {
+                    counts.push(0);
+                }
+                counts[j + 1] += 1;
+                written += t.pow(j as u32 + 1);
+            } else {
+                j += 1;
+            }
+        }
+    }
+    (written as f64 / k as f64, most)
+}
+
 /// Refined LCS (docs/compaction/model.md, "Refined leveled model").
 fn lcs_refined(input: &ModelInput) -> Prediction {
     let live = input.live_bytes();
@@ -503,13 +545,19 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
     }];
     // L0: flushes 2..k-1 of a batch are merged within L0 (total < s), rewriting
     // 2F, 3F, ..., (k-1)F per k flushes; flush k takes L0 (kF >= s) into L1.
-    let l0 = if k >= 3.0 {
-        ((k - 1.0) * k / 2.0 - 1.0) / k
+    // Size-tiered L0 merges only tiers of `min_threshold` equal sstables.
+    let (l0, l0_most) = if input.l0_size_tiered {
+        l0_size_tiered_batch(k as u64, input.min_threshold as u64)
+    } else if k >= 3.0 {
+        (((k - 1.0) * k / 2.0 - 1.0) / k, 2)
     } else {
-        0.0
+        (0.0, k as u64)
     };
     terms.push(Term {
-        name: format!("L0 merges ({k} flushes per batch)"),
+        name: format!(
+            "L0 merges ({k} flushes per batch{})",
+            if input.l0_size_tiered { ", tiered" } else { "" }
+        ),
         write_amplification: l0,
     });
     for i in 1..=n {
@@ -557,8 +605,9 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
         });
     }
     let wa: f64 = terms.iter().map(|t| t.write_amplification).sum();
-    // With instant compaction L0 holds at most the merged batch and one new flush.
-    let l0_sstables = if k >= 2.0 { 2.0 } else { 1.0 };
+    // With instant compaction L0 holds at most the merged batch and one new flush
+    // (Cassandra's rule), or up to `T - 1` sstables per tier (size-tiered).
+    let l0_sstables = (l0_most as f64).max(1.0);
     Prediction {
         levels: shape.fractional_levels(),
         write_amplification: wa,
@@ -1180,6 +1229,44 @@ mod tests {
         let b = seed_write_amplification(169e9, 160e6, 4.0, 128e6);
         let c = seed_write_amplification(169e9, 1024e6, 4.0, 128e6);
         assert_eq!([round1(a), round1(b), round1(c)], [34.3, 26.1, 20.4]);
+    }
+
+    #[test]
+    fn size_tiered_l0_rewrites_log_t_not_k_over_2() {
+        // k = 8, T = 4: flushes 1-4 merge into one 4F (4F written); 5-7 wait;
+        // the 8th takes the batch to L1: 4 / 8 per flushed byte; L0 holds five
+        // sstables (4F and four flushes) when the 8th arrives.
+        assert_eq!(l0_size_tiered_batch(8, 4), (0.5, 5));
+        // k = 4: the 4th flush is the batch; nothing merged in L0.
+        assert_eq!(l0_size_tiered_batch(4, 4), (0.0, 4));
+        // k = 5: flushes 1-4 merge (4F), the 5th promotes: 4 / 5.
+        assert_eq!(l0_size_tiered_batch(5, 4), (0.8, 4));
+        // k = 17: four tiers of 4F, then they merge into one 16F (16 + 16
+        // written); the 17th promotes. Seven sstables when the 16th arrives.
+        assert_eq!(l0_size_tiered_batch(17, 4), (32.0 / 17.0, 7));
+        // Against Cassandra's rule at k = 9 (128 MiB flushes, 1 GiB sstables
+        // measured on the engine): 3.9 per byte versus 8 / 9.
+        let cassandra = |k: f64| ((k - 1.0) * k / 2.0 - 1.0) / k;
+        assert!((cassandra(9.0) - 35.0 / 9.0).abs() < 1e-12);
+        assert_eq!(l0_size_tiered_batch(9, 4).0, 8.0 / 9.0);
+        let p = |tiered| {
+            predict(
+                &ModelInput {
+                    l0_size_tiered: tiered,
+                    ..seed_node(4, 1024.0, 128.0 * MIB)
+                },
+                true,
+            )
+            .unwrap()
+        };
+        let (plain, tiered) = (p(false), p(true));
+        assert!(
+            (plain.refined.write_amplification
+                - tiered.refined.write_amplification
+                - (3.375 - 0.5))
+                .abs()
+                < 1e-9
+        );
     }
 
     #[test]

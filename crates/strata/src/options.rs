@@ -837,6 +837,16 @@ pub struct LcsOptions {
     /// (>= 16). For scaled-down experiments (seed 000 at 1/1000: 160 KB sstables)
     /// and tests; production tables use `sstable_size_in_mb`.
     pub sstable_size_in_kb: Option<u32>,
+    /// Strata only: while L0 holds less than one sstable's worth, merge it by size
+    /// tiers (`min_threshold` similar-sized sstables at a time, the STCS bucket
+    /// rules) instead of Cassandra's rule of merging all of L0 on every flush.
+    /// Default false (Cassandra's behaviour). With sstables `k` flushes wide,
+    /// Cassandra's rule rewrites each flushed byte about `k / 2` times in L0, size
+    /// tiering about `log_T k` (what seed 000's L0 term assumes); the price is up
+    /// to `T - 1` more L0 sstables per tier for reads. Only matters when
+    /// `sstable size / flush size` is well above 2. RocksDB has no intra-L0
+    /// merging at all by default (L0 goes to L1 at `level0_file_num_compaction_trigger`).
+    pub l0_size_tiered: bool,
 }
 
 impl Default for LcsOptions {
@@ -847,6 +857,7 @@ impl Default for LcsOptions {
             single_sstable_uplevel: true,
             level_count: 0,
             sstable_size_in_kb: None,
+            l0_size_tiered: false,
         }
     }
 }
@@ -1002,6 +1013,7 @@ const LCS_KEYS: &[&str] = &[
     "fanout_size",
     "single_sstable_uplevel",
     "level_count",
+    "l0_size_tiered",
 ];
 const TWCS_KEYS: &[&str] = &[
     "compaction_window_unit",
@@ -1140,6 +1152,7 @@ fn set_lcs(l: &mut LcsOptions, k: &str, v: &str) -> Result<bool> {
         "sstable_size_in_kb" => l.sstable_size_in_kb = Some(parse_int(k, v, 16, 1 << 30)? as u32),
         "fanout_size" => l.fanout_size = parse_int(k, v, 2, 1000)? as u32,
         "single_sstable_uplevel" => l.single_sstable_uplevel = parse_bool(k, v)?,
+        "l0_size_tiered" => l.l0_size_tiered = parse_bool(k, v)?,
         "level_count" => {
             let n = parse_int(k, v, 0, 10)? as u32;
             if n == 1 {
@@ -1865,12 +1878,13 @@ mod tests {
             (3600, 0.5, 7200)
         );
         let l = TableOptions::parse(
-            "compaction = {'class': 'LeveledCompactionStrategy', 'level_count': 3, 'single_sstable_uplevel': false, \
+            "compaction = {'class': 'LeveledCompactionStrategy', 'level_count': 3, 'single_sstable_uplevel': false, 'l0_size_tiered': true, \
              'tombstone_threshold': 0.5, 'tombstone_compaction_interval': 0, 'log_all': true}",
         )
         .expect("lcs");
         assert_eq!(l.compaction.lcs().level_count, 3);
         assert!(!l.compaction.lcs().single_sstable_uplevel);
+        assert!(l.compaction.lcs().l0_size_tiered);
         assert_eq!(l.compaction.common().tombstone_threshold, 0.5);
         assert_eq!(
             l.compaction.common().tombstone_compaction_interval_seconds,

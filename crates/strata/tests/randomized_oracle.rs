@@ -230,6 +230,7 @@ const STRATEGIES: &[&str] = &[
     "compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 2, 'min_sstable_size': 0}",
     "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 16, 'fanout_size': 2}",
     "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 16, 'fanout_size': 4, 'level_count': 3}",
+    "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 64, 'fanout_size': 4, 'l0_size_tiered': true, 'min_threshold': 2}",
     "compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
 ];
 

@@ -514,6 +514,9 @@ impl LeveledCompactionStrategy {
             .iter()
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add);
+        if total < size && self.lcs.l0_size_tiered {
+            return self.l0_tier(&candidates).map(|tier| (tier, 0));
+        }
         let mut output_level = 0;
         if total >= size {
             let (first, last) = token_hull(candidates.iter().copied())?;
@@ -530,6 +533,25 @@ impl LeveledCompactionStrategy {
             return None;
         }
         Some((candidates, output_level))
+    }
+
+    /// `l0_size_tiered`: below one sstable's worth, only a size tier of L0 is
+    /// merged (the most interesting STCS bucket of at least `min_threshold`), so
+    /// each flushed byte is rewritten about `log_T k` times in L0, not `k / 2`.
+    /// The small-sstable rule (`min_sstable_size`, 50 MiB by default) is left out
+    /// here: below it every L0 sstable would share one bucket, and a merged tier
+    /// would be merged again with each new flush, as Cassandra's rule does.
+    fn l0_tier<'a>(&self, candidates: &[&'a SSTableInfo]) -> Option<Vec<&'a SSTableInfo>> {
+        let stcs = StcsOptions {
+            min_sstable_size_bytes: 0,
+            ..self.stcs.clone()
+        };
+        let buckets = get_buckets(candidates.iter().copied(), &stcs);
+        most_interesting_bucket(
+            &buckets,
+            self.common.min_threshold,
+            self.common.max_threshold,
+        )
     }
 
     /// Merge (or move) the first free sstable of a level above the top, with the
@@ -877,6 +899,33 @@ mod tests {
         // A single L0 sstable is left alone.
         let set = vec![sst_range(1, 0, S * 2, 0, 10)];
         assert_eq!(s.next_task(&set, &ctx(0)), None);
+    }
+
+    #[test]
+    fn l0_size_tiered_merges_tiers_not_the_whole_pile() {
+        let s = lcs(", 'l0_size_tiered': true");
+        // Flushes of 10 MiB (below `min_sstable_size`, which L0 tiering ignores)
+        // against 160 MiB sstables: three wait, the fourth makes a tier.
+        let flush = |id| sst_range(id, 0, 10 * MIB, 0, 1000);
+        let mut set: Vec<SSTableInfo> = (1..=3).map(flush).collect();
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        set.push(flush(4));
+        let (inputs, out, reason) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![1, 2, 3, 4], 0));
+        assert_eq!(reason, TaskReason::Leveled { from_level: 0 });
+        // A merged 40 MiB tier is not merged again with the next flushes: it
+        // waits for three more of its size. Cassandra's rule (the default)
+        // merges the whole pile at every flush.
+        let mut set = vec![sst_range(5, 0, 40 * MIB, 0, 1000)];
+        set.extend((6..=8).map(flush));
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        let (inputs, _, _) = merge_of(&lcs("").next_task(&set, &ctx(0)));
+        assert_eq!(inputs, vec![5, 6, 7, 8]);
+        // One sstable's worth in L0 is promoted whole, tiers and all, as before.
+        set.push(sst_range(9, 0, 90 * MIB, 0, 1000));
+        set.push(sst_range(20, 1, S, 0, 1000));
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![5, 6, 7, 8, 9, 20], 1));
     }
 
     #[test]

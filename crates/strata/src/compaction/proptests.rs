@@ -119,6 +119,7 @@ fn strategies() -> Vec<(Box<dyn CompactionStrategy>, u32)> {
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'fanout_size': 2, 'single_sstable_uplevel': false", lcs::MAX_LEVEL),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 3", 3),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 2, 'fanout_size': 3", 2),
+        ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'l0_size_tiered': true", lcs::MAX_LEVEL),
     ];
     texts
         .iter()
@@ -334,7 +335,7 @@ proptest! {
     fn concurrent_tasks_in_any_completion_order_keep_levels_disjoint(
         raws in proptest::collection::vec(raw(), 0..60),
         choices in proptest::collection::vec(0u8..=255, 80),
-        which in 0usize..7,
+        which in 0usize..8,
     ) {
         // Small sstable sizes keep every level over target (promotions all the
         // way up); larger ones leave the levels happy so L0 compactions run.
@@ -346,6 +347,7 @@ proptest! {
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 4, 'fanout_size': 3",
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'fanout_size': 4",
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 200, 'level_count': 3",
+            "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'fanout_size': 4, 'l0_size_tiered': true",
         ];
         let strategy = lcs::LeveledCompactionStrategy::new(&opts(texts[which]));
         let top = strategy.top_level();
