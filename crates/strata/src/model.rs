@@ -890,6 +890,23 @@ pub fn advise(input: &AdviseInput) -> Result<Advice> {
                     ..base.clone()
                 },
             ));
+            // Sstables three or more flushes wide pay Cassandra's L0 pile merges
+            // (about k/2 rewrites per byte): offer the tiered L0 beside them.
+            if mib as f64 * MIB >= 3.0 * base.flush_bytes {
+                candidates.push((
+                    format!("LCS fanout {fanout}, {mib} MiB, tiered L0"),
+                    format!(
+                        "{{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}, 'l0_size_tiered': true}}"
+                    ),
+                    ModelInput {
+                        strategy: ModelStrategy::Lcs,
+                        fanout,
+                        sstable_bytes: mib as f64 * MIB,
+                        l0_size_tiered: true,
+                        ..base.clone()
+                    },
+                ));
+            }
         }
     }
     for levels in [3u32, 4, 5] {
