@@ -1501,6 +1501,15 @@ mod tests {
         // Ranks are 1..n with the feasible ones first.
         let ranks: Vec<usize> = advice.choices.iter().map(|c| c.rank).collect();
         assert_eq!(ranks, (1..=advice.choices.len()).collect::<Vec<_>>());
+        // 1 GiB sstables are four 256 MiB flushes wide: the tiered-L0 variant is
+        // offered, writes less and reads more; 160 MiB ones get no variant.
+        let find = |label: &str| advice.choices.iter().find(|c| c.label == label);
+        let plain = find("LCS fanout 4, 1024 MiB").unwrap();
+        let tiered = find("LCS fanout 4, 1024 MiB, tiered L0").unwrap();
+        assert!(tiered.write_amplification < plain.write_amplification);
+        assert!(tiered.sstables_per_read > plain.sstables_per_read);
+        assert!(tiered.options.contains("'l0_size_tiered': true"));
+        assert!(find("LCS fanout 4, 160 MiB, tiered L0").is_none());
 
         // With room, STCS (lowest write amplification) wins a write-heavy mix.
         let roomy = advise(&AdviseInput {
