@@ -558,8 +558,10 @@ impl<'a> Sim<'a> {
             return (Vec::new(), read);
         }
         let max_out = max_output_bytes.max(1);
-        let n = live.div_ceil(max_out);
-        let cuts = cut_positions(&pieces, max_out, n);
+        let cuts = cut_positions(&pieces, max_out, live.div_ceil(max_out));
+        // One output per cut plus the last, whatever float rounding did to the
+        // cuts: ranges stay disjoint and sizes add up to `live`.
+        let n = cuts.len() as u64 + 1;
         let support = support(&pieces);
         let mut outputs = Vec::with_capacity(n as usize);
         let mut start = support.first().map_or(0, |s| s.0);
