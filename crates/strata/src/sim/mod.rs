@@ -192,6 +192,13 @@ pub struct LevelFlow {
     pub moved_bytes: u64,
     pub written_bytes: u64,
     pub merges: u64,
+    /// Mean density (bytes per token) of the sstables promoted into this level
+    /// relative to their source level's average density at that moment (levels
+    /// >= 2; 0 when none was measured). 1 means round robin meets a uniform
+    /// level; the sawtooth argument of `docs/compaction/model.md` says 2.
+    pub promoted_relative_density: f64,
+    #[serde(skip)]
+    density_samples: u64,
 }
 
 /// What the tasks did over the whole run.
@@ -665,6 +672,8 @@ impl<'a> Sim<'a> {
 
     fn start_merge(&mut self, inputs: Vec<u64>, output_level: u32, max_output: u64) -> Result<()> {
         let (mut promoted, mut overlapped) = (0u64, 0u64);
+        // Tokens covered by the promoted inputs (levels >= 1 are disjoint).
+        let mut promoted_tokens = 0f64;
         for id in &inputs {
             if let Some(i) = self.live.get(*id) {
                 let info = &self.live.infos[i];
@@ -672,9 +681,25 @@ impl<'a> Sim<'a> {
                     overlapped += info.size_bytes;
                 } else {
                     promoted += info.size_bytes;
+                    promoted_tokens +=
+                        (info.last_token as i128 - info.first_token as i128 + 1) as f64;
                 }
             }
         }
+        let relative_density = (output_level >= 2 && promoted_tokens > 0.0)
+            .then(|| {
+                let source: u64 = self
+                    .live
+                    .infos
+                    .iter()
+                    .filter(|s| s.level == output_level - 1)
+                    .map(|s| s.size_bytes)
+                    .sum();
+                // The ring has 2^64 tokens.
+                let average = source as f64 / 18_446_744_073_709_551_616.0;
+                (promoted as f64 / promoted_tokens) / average
+            })
+            .filter(|r| r.is_finite());
         let (outputs, read) = self.merge_outputs(&inputs, output_level, max_output);
         let written: u64 = outputs.iter().map(|(i, _)| i.size_bytes).sum();
         if written > read {
@@ -688,6 +713,11 @@ impl<'a> Sim<'a> {
             flow.overlapped_bytes += overlapped;
             flow.written_bytes += written;
             flow.merges += 1;
+            if let Some(r) = relative_density {
+                flow.density_samples += 1;
+                flow.promoted_relative_density +=
+                    (r - flow.promoted_relative_density) / flow.density_samples as f64;
+            }
         }
         let finish = match self.cfg.compaction_throughput_bytes_per_second {
             None => self.now,

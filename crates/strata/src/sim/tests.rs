@@ -219,6 +219,14 @@ fn seed_experiment_ordering_and_refined_model() {
             "node {node}: sim {} vs refined {refined}",
             r.steady_write_amplification
         );
+        // Round robin promotes the dense part of a level: never a uniform level
+        // (1.0, what smearing merges over their hull produced), and below the
+        // continuous sawtooth's 2.0 at L1 (measured 1.41-1.50 at full scale).
+        let l1 = r.tasks.flows[2].promoted_relative_density;
+        assert!(
+            (1.2..1.8).contains(&l1),
+            "node {node}: L1 -> L2 density {l1}"
+        );
         wa.push(r.steady_write_amplification);
     }
     assert!(wa[0] > wa[1] && wa[1] > wa[2], "{wa:?}");
