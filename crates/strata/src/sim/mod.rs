@@ -192,10 +192,11 @@ pub struct LevelFlow {
     pub moved_bytes: u64,
     pub written_bytes: u64,
     pub merges: u64,
-    /// Mean density (bytes per token) of the sstables promoted into this level
-    /// relative to their source level's average density at that moment (levels
-    /// >= 2; 0 when none was measured). 1 means round robin meets a uniform
-    /// level; the sawtooth argument of `docs/compaction/model.md` says 2.
+    /// Mean density (bytes per token) of the sstables promoted into this level,
+    /// relative to their source level's average density at that moment; only
+    /// for levels 2 and up, 0 when none was measured. 1 means round robin meets
+    /// a uniform level; the sawtooth argument of `docs/compaction/model.md`
+    /// says 2.
     pub promoted_relative_density: f64,
     #[serde(skip)]
     density_samples: u64,
