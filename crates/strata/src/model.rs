@@ -878,31 +878,28 @@ pub fn advise(input: &AdviseInput) -> Result<Advice> {
     )];
     for fanout in [10u32, 4] {
         for mib in [160u32, 1024] {
-            candidates.push((
-                format!("LCS fanout {fanout}, {mib} MiB"),
-                format!(
-                    "{{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}}}"
-                ),
-                ModelInput {
-                    strategy: ModelStrategy::Lcs,
-                    fanout,
-                    sstable_bytes: mib as f64 * MIB,
-                    ..base.clone()
-                },
-            ));
             // Sstables three or more flushes wide pay Cassandra's L0 pile merges
             // (about k/2 rewrites per byte): offer the tiered L0 beside them.
-            if mib as f64 * MIB >= 3.0 * base.flush_bytes {
+            let tiered_too = mib as f64 * MIB >= 3.0 * base.flush_bytes;
+            for tiered in [false, true] {
+                if tiered && !tiered_too {
+                    continue;
+                }
+                let (label_suffix, option) = if tiered {
+                    (", tiered L0", ", 'l0_size_tiered': true")
+                } else {
+                    ("", "")
+                };
                 candidates.push((
-                    format!("LCS fanout {fanout}, {mib} MiB, tiered L0"),
+                    format!("LCS fanout {fanout}, {mib} MiB{label_suffix}"),
                     format!(
-                        "{{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}, 'l0_size_tiered': true}}"
+                        "{{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, 'sstable_size_in_mb': {mib}{option}}}"
                     ),
                     ModelInput {
                         strategy: ModelStrategy::Lcs,
                         fanout,
                         sstable_bytes: mib as f64 * MIB,
-                        l0_size_tiered: true,
+                        l0_size_tiered: tiered,
                         ..base.clone()
                     },
                 ));
