@@ -887,119 +887,113 @@ const PALETTE: [RGBColor; 6] = [
 const CHART_DATA_BYTES: f64 = 169.0 * 1024.0 * MIB;
 const CHART_FLUSH_BYTES: f64 = 256.0 * MIB;
 
+/// One SVG line chart; the three charts differ only in these fields.
+struct LineChart<'a> {
+    path: PathBuf,
+    width: u32,
+    caption: String,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    /// Tick labels for x (plotters' default when `None`).
+    x_label: Option<&'a dyn Fn(&f64) -> String>,
+    /// (legend, points), coloured from [`PALETTE`] in order.
+    series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+fn draw_line_chart(c: LineChart<'_>) -> Result<()> {
+    let root = SVGBackend::new(&c.path, (c.width, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(chart_err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&c.caption, ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(c.x, c.y)
+        .map_err(chart_err)?;
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(c.x_desc).y_desc(c.y_desc);
+    if let Some(f) = c.x_label {
+        mesh.x_label_formatter(f);
+    }
+    mesh.draw().map_err(chart_err)?;
+    for (i, (label, pts)) in c.series.into_iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(chart_err)?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(chart_err)?;
+    root.present().map_err(chart_err)
+}
+
 fn write_charts(dir: &Path, scale: f64, results: &BTreeMap<String, NodeResult>) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let seed_wa = |sstable_bytes: f64, fanout: f64| {
+        model::seed_write_amplification(CHART_DATA_BYTES, sstable_bytes, fanout, CHART_FLUSH_BYTES)
+    };
 
     // 1. Predicted write I/O against the leveling multiplier, several sstable sizes.
-    let path = dir.join("lcs_io_vs_multiplier.svg");
-    {
-        let root = SVGBackend::new(&path, (800, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Predicted write I/O vs leveling multiplier (seed formula, 169 GiB, 1 MB/s)",
-                ("sans-serif", 18),
-            )
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(55)
-            .build_cartesian_2d(2f64..12f64, 0f64..60f64)
-            .map_err(chart_err)?;
-        chart
-            .configure_mesh()
-            .x_desc("leveling multiplier (fanout_size)")
-            .y_desc("write I/O, MB/s")
-            .draw()
-            .map_err(chart_err)?;
-        for (i, mib) in [64.0, 160.0, 256.0, 1024.0, 4096.0].iter().enumerate() {
-            let color = PALETTE[i];
-            let pts: Vec<(f64, f64)> = (0..=100)
-                .map(|k| {
-                    let f = 2.0 + k as f64 * 0.1;
-                    (
-                        f,
-                        model::seed_write_amplification(
-                            CHART_DATA_BYTES,
-                            mib * MIB,
-                            f,
-                            CHART_FLUSH_BYTES,
-                        ),
-                    )
-                })
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(chart_err)?
-                .label(format!("sstable {mib} MiB"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(chart_err)?;
-        root.present().map_err(chart_err)?;
-    }
+    draw_line_chart(LineChart {
+        path: dir.join("lcs_io_vs_multiplier.svg"),
+        width: 800,
+        caption: "Predicted write I/O vs leveling multiplier (seed formula, 169 GiB, 1 MB/s)"
+            .into(),
+        x: 2.0..12.0,
+        y: 0.0..60.0,
+        x_desc: "leveling multiplier (fanout_size)",
+        y_desc: "write I/O, MB/s",
+        x_label: None,
+        series: [64.0, 160.0, 256.0, 1024.0, 4096.0]
+            .iter()
+            .map(|mib| {
+                let pts = (0..=100)
+                    .map(|k| {
+                        let f = 2.0 + k as f64 * 0.1;
+                        (f, seed_wa(mib * MIB, f))
+                    })
+                    .collect();
+                (format!("sstable {mib} MiB"), pts)
+            })
+            .collect(),
+    })?;
 
     // 2. Predicted write I/O against the sstable size, several multipliers.
-    let path = dir.join("lcs_io_vs_sstable_size.svg");
-    {
-        let root = SVGBackend::new(&path, (800, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(chart_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Predicted write I/O vs sstable size (seed formula, 169 GiB, 1 MB/s)",
-                ("sans-serif", 18),
-            )
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(55)
-            .build_cartesian_2d(4f64..12f64, 0f64..50f64)
-            .map_err(chart_err)?;
-        chart
-            .configure_mesh()
-            .x_desc("sstable size, MiB (log scale)")
-            .y_desc("write I/O, MB/s")
-            .x_label_formatter(&|x| format!("{:.0}", 2f64.powf(*x)))
-            .draw()
-            .map_err(chart_err)?;
-        for (i, f) in [2.0, 4.0, 6.0, 10.0].iter().enumerate() {
-            let color = PALETTE[i];
-            let pts: Vec<(f64, f64)> = (0..=160)
-                .map(|k| {
-                    let lg = 4.0 + k as f64 * 0.05;
-                    (
-                        lg,
-                        model::seed_write_amplification(
-                            CHART_DATA_BYTES,
-                            2f64.powf(lg) * MIB,
-                            *f,
-                            CHART_FLUSH_BYTES,
-                        ),
-                    )
-                })
-                .collect();
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(chart_err)?
-                .label(format!("multiplier {f}"))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(chart_err)?;
-        root.present().map_err(chart_err)?;
-    }
+    draw_line_chart(LineChart {
+        path: dir.join("lcs_io_vs_sstable_size.svg"),
+        width: 800,
+        caption: "Predicted write I/O vs sstable size (seed formula, 169 GiB, 1 MB/s)".into(),
+        x: 4.0..12.0,
+        y: 0.0..50.0,
+        x_desc: "sstable size, MiB (log scale)",
+        y_desc: "write I/O, MB/s",
+        x_label: Some(&|x: &f64| format!("{:.0}", 2f64.powf(*x))),
+        series: [2.0, 4.0, 6.0, 10.0]
+            .iter()
+            .map(|f| {
+                let pts = (0..=160)
+                    .map(|k| {
+                        let lg = 4.0 + k as f64 * 0.05;
+                        (lg, seed_wa(2f64.powf(lg) * MIB, *f))
+                    })
+                    .collect();
+                (format!("multiplier {f}"), pts)
+            })
+            .collect(),
+    })?;
 
     // 3. Measured I/O rate over simulated time (hourly), unscaled.
     if results.is_empty() {
         return Ok(());
     }
-    let path = dir.join("lcs_measured_io_over_time.svg");
     let hours = results
         .values()
         .flat_map(|r| r.series.iter().map(|s| s.hour))
@@ -1009,49 +1003,32 @@ fn write_charts(dir: &Path, scale: f64, results: &BTreeMap<String, NodeResult>) 
         .flat_map(|r| r.series.iter().map(|s| s.io_rate_unscaled_mb_s))
         .fold(1.0f64, f64::max)
         * 1.1;
-    let root = SVGBackend::new(&path, (900, 500)).into_drawing_area();
-    root.fill(&WHITE).map_err(chart_err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "Measured write I/O per simulated hour, real engine at scale {scale} (shown x1/scale)"
-            ),
-            ("sans-serif", 18),
-        )
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        .build_cartesian_2d(0f64..hours, 0f64..ymax)
-        .map_err(chart_err)?;
-    chart
-        .configure_mesh()
-        .x_desc("simulated hours")
-        .y_desc("write I/O, MB/s (unscaled)")
-        .draw()
-        .map_err(chart_err)?;
-    for (i, (name, r)) in results.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let pts: Vec<(f64, f64)> = r
-            .series
+    draw_line_chart(LineChart {
+        path: dir.join("lcs_measured_io_over_time.svg"),
+        width: 900,
+        caption: format!(
+            "Measured write I/O per simulated hour, real engine at scale {scale} (shown x1/scale)"
+        ),
+        x: 0.0..hours,
+        y: 0.0..ymax,
+        x_desc: "simulated hours",
+        y_desc: "write I/O, MB/s (unscaled)",
+        x_label: None,
+        series: results
             .iter()
-            .map(|s| (s.hour, s.io_rate_unscaled_mb_s))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(chart_err)?
-            .label(format!(
-                "node {name} (fanout {}, {} KiB)",
-                r.fanout,
-                r.sstable_bytes / 1024
-            ))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(chart_err)?;
-    root.present().map_err(chart_err)?;
-    Ok(())
+            .map(|(name, r)| {
+                let pts = r
+                    .series
+                    .iter()
+                    .map(|s| (s.hour, s.io_rate_unscaled_mb_s))
+                    .collect();
+                let label = format!(
+                    "node {name} (fanout {}, {} KiB)",
+                    r.fanout,
+                    r.sstable_bytes / 1024
+                );
+                (label, pts)
+            })
+            .collect(),
+    })
 }
