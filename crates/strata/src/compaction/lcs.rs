@@ -260,7 +260,7 @@ impl LeveledCompactionStrategy {
         let top = self.top_level();
         // Computed first, as Cassandra: if L0 has fallen behind, size-tier it before
         // any higher-level compaction, to bound the sstables a read must touch.
-        let l0_size_tiered = self.l0_size_tiered(levels);
+        let l0_catch_up = self.l0_catch_up(levels);
 
         // Sstables above the top level exist only after `level_count` was lowered
         // (or the mode switched): fold them into the top level first. While any
@@ -290,8 +290,8 @@ impl LeveledCompactionStrategy {
             if score <= SCORE_THRESHOLD {
                 continue;
             }
-            if l0_size_tiered.is_some() {
-                return l0_size_tiered;
+            if l0_catch_up.is_some() {
+                return l0_catch_up;
             }
             if above_top && level + 1 == top {
                 continue;
@@ -321,7 +321,7 @@ impl LeveledCompactionStrategy {
             }
             // Nothing standard to do (everything overlaps a running compaction):
             // keep L0 small with size tiering if it has fallen behind.
-            _ => l0_size_tiered,
+            _ => l0_catch_up,
         }
     }
 
@@ -424,7 +424,7 @@ impl LeveledCompactionStrategy {
     /// [`MAX_COMPACTING_L0`] sstables in L0, the most interesting size-tiered bucket
     /// of L0 (thresholds and bucket bounds from the options; Cassandra hard-codes
     /// 4 and 32, the defaults), written back to L0 unsplit.
-    fn l0_size_tiered(&self, levels: &Levels<'_>) -> Option<CompactionTask> {
+    fn l0_catch_up(&self, levels: &Levels<'_>) -> Option<CompactionTask> {
         let l0 = levels.get(0);
         if l0.len() <= MAX_COMPACTING_L0 {
             return None;

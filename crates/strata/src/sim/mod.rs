@@ -687,20 +687,22 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        let relative_density = (output_level >= 2 && promoted_tokens > 0.0)
-            .then(|| {
-                let source: u64 = self
-                    .live
-                    .infos
-                    .iter()
-                    .filter(|s| s.level == output_level - 1)
-                    .map(|s| s.size_bytes)
-                    .sum();
-                // The ring has 2^64 tokens.
-                let average = source as f64 / 18_446_744_073_709_551_616.0;
-                (promoted as f64 / promoted_tokens) / average
-            })
-            .filter(|r| r.is_finite());
+        // Only measured where flows are counted: a scan of the live set per merge.
+        let relative_density =
+            (self.now > self.warmup && output_level >= 2 && promoted_tokens > 0.0)
+                .then(|| {
+                    let source: u64 = self
+                        .live
+                        .infos
+                        .iter()
+                        .filter(|s| s.level == output_level - 1)
+                        .map(|s| s.size_bytes)
+                        .sum();
+                    // The ring has 2^64 tokens.
+                    let average = source as f64 / 18_446_744_073_709_551_616.0;
+                    (promoted as f64 / promoted_tokens) / average
+                })
+                .filter(|r| r.is_finite());
         let (outputs, read) = self.merge_outputs(&inputs, output_level, max_output);
         let written: u64 = outputs.iter().map(|(i, _)| i.size_bytes).sum();
         if written > read {
