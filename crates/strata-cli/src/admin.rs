@@ -26,7 +26,7 @@ use strata::fs::Fs;
 use strata::maintenance::{self, ScrubOptions};
 use strata::{Error, Result};
 
-use crate::{open_db, select_tables};
+use crate::{open_db, open_db_read_only, select_tables};
 
 // ---------------------------------------------------------------------------
 // Global commit-log flags
@@ -76,6 +76,10 @@ pub struct CommitLogFlags {
     /// refused and counted (Strata's max_disk_bytes; unset = free space only).
     #[arg(long, global = true)]
     pub max_disk_bytes: Option<u64>,
+    /// Free space kept in reserve on the file system: a flush or compaction that
+    /// would leave less is refused (Strata's disk_reserve_bytes), MiB.
+    #[arg(long, global = true, default_value_t = 64)]
+    pub disk_reserve_mb: u64,
     /// Compaction write throughput limit, MiB/s, 0 = unlimited (Cassandra's
     /// compaction_throughput_mb_per_sec).
     #[arg(long, global = true, default_value_t = 64)]
@@ -99,7 +103,10 @@ impl CommitLogFlags {
 }
 
 static COMMITLOG_OPTIONS: OnceLock<CommitLogOptions> = OnceLock::new();
-static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize)> = OnceLock::new();
+/// (max_disk_bytes, compaction throughput MiB/s, concurrent compactors, reserve bytes).
+static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize, u64)> = OnceLock::new();
+/// The command line, recorded in the data directory's lock for whoever is refused.
+static PURPOSE: OnceLock<String> = OnceLock::new();
 
 /// Records the parsed flags (contract 1). A second call is ignored.
 pub fn set_commitlog_flags(flags: &CommitLogFlags) {
@@ -108,7 +115,9 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
         flags.max_disk_bytes,
         flags.compaction_throughput_mb_per_sec,
         flags.concurrent_compactors,
+        flags.disk_reserve_mb.saturating_mul(1024 * 1024),
     ));
+    let _ = PURPOSE.set(std::env::args().collect::<Vec<_>>().join(" "));
 }
 
 /// Options for opening a database from the command line: the system clock and
@@ -117,8 +126,12 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
 pub fn db_options() -> DbOptions {
     let mut opts = DbOptions::new(SystemClock::new());
     opts.commitlog = Some(COMMITLOG_OPTIONS.get().cloned().unwrap_or_default());
-    if let Some(&(max_disk, throughput, compactors)) = ENGINE_FLAGS.get() {
+    if let Some(purpose) = PURPOSE.get() {
+        opts.purpose = purpose.clone();
+    }
+    if let Some(&(max_disk, throughput, compactors, reserve)) = ENGINE_FLAGS.get() {
         opts.table.max_disk_bytes = max_disk;
+        opts.table.disk_reserve_bytes = reserve;
         opts.compaction_throughput_mb_per_sec = throughput;
         opts.concurrent_compactors = compactors;
     }
@@ -149,7 +162,15 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 fn with_db<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
-    let db = open_db(data_dir)?;
+    finish_with(open_db(data_dir)?, f)
+}
+
+/// As [`with_db`], for commands that only look (no lock, nothing written).
+fn with_db_read_only<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
+    finish_with(open_db_read_only(data_dir)?, f)
+}
+
+fn finish_with<T>(db: Database, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
     let r = f(&db);
     let closed = db.close();
     let value = r?;
@@ -177,7 +198,7 @@ struct VerifyOutput {
 
 /// `strata verify`: every checksum of every live sstable (contract 2).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
-    let reports = with_db(data_dir, |db| {
+    let reports = with_db_read_only(data_dir, |db| {
         Ok(select_tables(db, args.target.as_deref())?
             .iter()
             .map(|t| maintenance::verify(t))
@@ -335,7 +356,7 @@ pub struct ListSnapshotsArgs {
 
 /// `strata listsnapshots`, laid out as nodetool's.
 pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
-    let snaps = with_db(data_dir, |db| {
+    let snaps = with_db_read_only(data_dir, |db| {
         let mut all = Vec::new();
         for t in db.tables() {
             all.extend(maintenance::list_snapshots(&t)?);

@@ -1,7 +1,7 @@
 //! Compaction commands: `compact`, `garbagecollect`, `compactionstats`,
 //! `compactionhistory` (nodetool's names and figures; `--json` everywhere).
 
-use crate::{open_db, select_tables};
+use crate::{open_db, open_db_read_only, select_tables};
 use clap::Args;
 use std::path::Path;
 use strata::compaction::executor::CompactionRecord;
@@ -104,7 +104,7 @@ struct CompactionStats {
 /// `strata compactionstats`: pending tasks (strategy estimate), an estimate of the
 /// bytes they would read, and the tasks running in this process.
 pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
-    let db = open_db(dir)?;
+    let db = open_db_read_only(dir)?;
     let mut stats = CompactionStats {
         pending_tasks: 0,
         pending_bytes: 0,
@@ -159,7 +159,7 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
 
 /// `strata compactionhistory`: every recorded compaction, oldest first.
 pub fn compaction_history(dir: &Path, args: TargetJsonArgs) -> Result<()> {
-    let db = open_db(dir)?;
+    let db = open_db_read_only(dir)?;
     let mut records = Vec::new();
     for t in select_tables(&db, args.target.as_deref())? {
         records.extend(t.compaction_history());

@@ -112,8 +112,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// Opens the data directory as its owner (takes the lock; refused while another
+/// process owns it). Prints what open reported on stderr.
 pub(crate) fn open_db(dir: &std::path::Path) -> strata::Result<Database> {
-    Database::open(dir, admin::db_options())
+    report_warnings(Database::open(dir, admin::db_options())?)
+}
+
+/// Opens the data directory for inspection only: no lock, nothing written, works
+/// beside a running owner and on a read-only file system (docs/DURABILITY.md,
+/// "Ownership").
+pub(crate) fn open_db_read_only(dir: &std::path::Path) -> strata::Result<Database> {
+    let mut opts = admin::db_options();
+    opts.read_only = true;
+    report_warnings(Database::open(dir, opts)?)
+}
+
+fn report_warnings(db: Database) -> strata::Result<Database> {
+    for w in db.warnings() {
+        eprintln!("warning: {w}");
+    }
+    Ok(db)
 }
 
 /// Tables named by `target` (`ks`, `ks.table`, or all).
@@ -175,7 +193,7 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),
         Command::Tablestats { target, json } => {
-            let db = open_db(&cli.data_dir)?;
+            let db = open_db_read_only(&cli.data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;
             print_tablestats(&tables, json)?;
             db.close()

@@ -24,6 +24,7 @@
 use crate::clock::Clock;
 use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
 use crate::compaction::executor::RateLimiter;
+use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
 use crate::schema::{Catalog, TableSchema};
@@ -61,6 +62,15 @@ pub struct DbOptions {
     /// Compaction write throughput limit in MiB/s, 0 = unlimited (Cassandra's
     /// `compaction_throughput_mb_per_sec`, default 64).
     pub compaction_throughput_mb_per_sec: u64,
+    /// Open for inspection only (docs/DURABILITY.md, "Ownership"): no lock is
+    /// taken, nothing is written (no commit-log segment, no quarantine, no flush,
+    /// no compaction), the commit log is not replayed (its unflushed records are
+    /// reported, not shown), and every change is refused with `Error::ReadOnly`.
+    /// Works on a read-only file system and beside a running owner.
+    pub read_only: bool,
+    /// What the owner is doing, recorded in the directory's lock so that a
+    /// refused process can name it (for example the command line).
+    pub purpose: String,
 }
 
 impl DbOptions {
@@ -72,9 +82,30 @@ impl DbOptions {
             commitlog: Some(CommitLogOptions::default()),
             concurrent_compactors: 1,
             compaction_throughput_mb_per_sec: 64,
+            read_only: false,
+            purpose: "strata (library)".to_string(),
         }
     }
+
+    /// Checks the options that no table option covers, before anything is opened.
+    pub fn validate(&self) -> Result<()> {
+        if self.concurrent_compactors > MAX_CONCURRENT_COMPACTORS {
+            return Err(Error::option(
+                "concurrent_compactors",
+                format!(
+                    "{} is more than {MAX_CONCURRENT_COMPACTORS} (one thread each; a machine \
+                     gains nothing past its core count)",
+                    self.concurrent_compactors
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// Upper bound of `concurrent_compactors`: each is a thread, and an absurd value
+/// (a typo of 100000) used to panic spawning them.
+pub const MAX_CONCURRENT_COMPACTORS: usize = 64;
 
 pub struct Database {
     dir: PathBuf,
@@ -89,6 +120,11 @@ pub struct Database {
     stopping: Arc<AtomicBool>,
     commitlog: Option<Arc<CommitLog>>,
     replay: ReplayStats,
+    /// What open found and reported (quarantined files, unreadable sstables, a
+    /// clock behind the data, unreplayed log in a read-only open).
+    warnings: Vec<String>,
+    /// Held for the database's lifetime by a read-write open; `None` read-only.
+    _lock: Option<DirLock>,
 }
 
 impl std::fmt::Debug for Database {
@@ -98,20 +134,31 @@ impl std::fmt::Debug for Database {
 }
 
 impl Database {
-    /// Opens (creating if needed) the database in `dir`.
+    /// Opens (creating if needed) the database in `dir`: takes the directory's
+    /// lock (read-write), loads and checks the schema, opens every table, replays
+    /// the commit log and starts the background threads.
     pub fn open(dir: &Path, opts: DbOptions) -> Result<Database> {
+        opts.validate()?;
         let fs = opts.fs.clone();
-        fs.create_dir_all(dir)?;
-        let schema_path = dir.join(SCHEMA_FILE);
-        let catalog = if schema_path.exists() {
-            let bytes = fs.read_all(&schema_path, IoTag::new(IoCause::Metadata))?;
-            let text = std::str::from_utf8(&bytes)
-                .map_err(|_| Error::corruption(&schema_path, 0, "schema.json is not UTF-8"))?;
-            Catalog::from_json(text)
-                .map_err(|e| Error::corruption(&schema_path, 0, e.to_string()))?
+        let lock = if opts.read_only {
+            if !dir.is_dir() {
+                return Err(Error::NotFound(format!("data directory {}", dir.display())));
+            }
+            None
         } else {
-            Catalog::default()
+            fs.create_dir_all(dir)?;
+            Some(DirLock::acquire(dir, &opts.purpose)?)
         };
+        let catalog = load_catalog(&fs, dir)?;
+        let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
+        let mut opts = opts;
+        if opts.read_only {
+            if let Some(note) = unreplayed_log_note(&fs, &dir.join(COMMITLOG_DIR))? {
+                warnings.push(note);
+            }
+            opts.commitlog = None;
+            opts.concurrent_compactors = 0;
+        }
         let compaction_throughput = opts.compaction_throughput_mb_per_sec * 1024 * 1024;
         let commitlog = match &opts.commitlog {
             Some(o) => Some(Arc::new(CommitLog::open(
@@ -163,15 +210,61 @@ impl Database {
             stopping,
             commitlog,
             replay: ReplayStats::default(),
+            warnings,
+            _lock: lock,
         };
         for ks in catalog.keyspaces.values() {
             for t in ks.tables.values() {
-                db.open_table(t.clone())?;
+                let table = db.open_table(t.clone())?;
+                db.warnings.extend(table.open_notes().iter().cloned());
             }
         }
         db.replay = db.recover()?;
+        if let Some(w) = db.clock_behind_data() {
+            db.warnings.push(w);
+        }
         db.start_compactors()?;
         Ok(db)
+    }
+
+    /// What open found and reported; the CLI prints these on stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.opts.read_only
+    }
+
+    /// A warning when the clock is behind the newest write timestamp on disk: a
+    /// write stamped by this clock would then sort *before* data already written
+    /// and be invisible behind it, silently (DESIGN.md §3 makes every "now" the
+    /// clock's, so nothing else would notice).
+    fn clock_behind_data(&self) -> Option<String> {
+        let newest = self
+            .tables()
+            .iter()
+            .flat_map(|t| {
+                t.view()
+                    .sstables
+                    .iter()
+                    .map(|s| s.stats().max_timestamp_micros)
+                    .filter(|&ts| ts != i64::MIN)
+                    .collect::<Vec<_>>()
+            })
+            .max()?;
+        let now = self.opts.clock.now_micros();
+        (newest > now).then(|| {
+            format!(
+                "the clock ({}) is behind the newest write timestamp in {} ({}, {:.1} s ahead): \
+                 writes stamped by this clock lose to that data until the clock passes it; \
+                 check the system time",
+                format_micros_utc(now),
+                self.dir.display(),
+                format_micros_utc(newest),
+                (newest - now) as f64 / 1e6
+            )
+        })
     }
 
     /// Replays the commit log into the tables' memtables (records newer than each
@@ -190,25 +283,30 @@ impl Database {
             if let Some(pos) = t.flushed_position() {
                 log.ensure_after(pos)?;
             }
+            t.recovering.store(true, Ordering::Release);
         }
-        let stats = log.replay(
-            &|id| by_id.get(&id).and_then(|t| t.flushed_position()),
-            &mut |id, update| {
-                if let Some(t) = by_id.get(&id) {
-                    t.apply_replayed(&update);
+        let replayed = (|| {
+            let stats = log.replay(
+                &|id| by_id.get(&id).and_then(|t| t.flushed_position()),
+                &mut |id, pos, update| match by_id.get(&id) {
+                    Some(t) => t.apply_replayed(&update, pos),
+                    None => Ok(()),
+                },
+            )?;
+            for (id, n) in &stats.replayed_per_table {
+                match by_id.get(id) {
+                    Some(t) if *n > 0 => t.flush()?,
+                    Some(_) => {}
+                    // Records of a table that no longer exists: let its segments go.
+                    None => log.discard_table(*id)?,
                 }
-                Ok(())
-            },
-        )?;
-        for (id, n) in &stats.replayed_per_table {
-            match by_id.get(id) {
-                Some(t) if *n > 0 => t.flush()?,
-                Some(_) => {}
-                // Records of a table that no longer exists: let its segments go.
-                None => log.discard_table(*id)?,
             }
+            Ok(stats)
+        })();
+        for t in by_id.values() {
+            t.recovering.store(false, Ordering::Release);
         }
-        Ok(stats)
+        replayed
     }
 
     /// What recovery replayed at open.
@@ -252,6 +350,7 @@ impl Database {
             self.opts.table.clone(),
             Some(self.flush_tx.clone()),
             self.commitlog.clone(),
+            self.opts.read_only,
         )?;
         *table.compaction_signal.lock() = Some(self.compaction_signal.clone());
         self.tables.write().insert(key, table.clone());
@@ -260,6 +359,12 @@ impl Database {
     }
 
     fn persist(&self, catalog: &Catalog) -> Result<()> {
+        if self.opts.read_only {
+            return Err(Error::ReadOnly(format!(
+                "the schema of {} cannot change: the database was opened read-only",
+                self.dir.display()
+            )));
+        }
         let json = catalog
             .to_json()
             .map_err(|e| Error::InvalidInput(format!("schema serialization: {e}")))?;
@@ -285,6 +390,10 @@ impl Database {
         let mut next = catalog.clone();
         // The catalog assigns the table id; open the table with its schema.
         let schema = next.create_table(schema)?.clone();
+        // The directory (with an empty manifest) exists before the catalog names
+        // the table, so a listed table without its directory is always damage
+        // (`check_table_dirs`), never a crash between the two steps.
+        self.prepare_table_dir(&schema)?;
         self.persist(&next)?;
         *catalog = next;
         self.open_table(schema)
@@ -314,6 +423,38 @@ impl Database {
         Ok(())
     }
 
+    /// Creates the directory of a new table, refusing one that already holds
+    /// data: a table re-created under an old name must not adopt sstables written
+    /// under another schema (`strata sstable import` adopts them explicitly,
+    /// checking their columns).
+    fn prepare_table_dir(&self, schema: &TableSchema) -> Result<()> {
+        if self.opts.read_only {
+            return Err(Error::ReadOnly(format!(
+                "cannot create table {}: the database was opened read-only",
+                schema.qualified_name()
+            )));
+        }
+        let dir = self.table_dir(&schema.keyspace, &schema.name);
+        let fs = &self.opts.fs;
+        if dir.is_dir() {
+            let held = table_dir_data(fs, &dir)?;
+            if held > 0 {
+                return Err(Error::AlreadyExists(format!(
+                    "{} already holds {held} sstable file(s) of an earlier table {}; move them \
+                     away, or create the table elsewhere and adopt them with `strata sstable \
+                     import`, which checks their columns",
+                    dir.display(),
+                    schema.qualified_name()
+                )));
+            }
+        }
+        fs.create_dir_all(&dir)?;
+        if let Some(parent) = dir.parent() {
+            fs.sync_dir(parent)?;
+        }
+        crate::manifest::Manifest::open(fs, &dir)?.commit(&[], &[], None)
+    }
+
     pub fn table(&self, keyspace: &str, table: &str) -> Result<Arc<Table>> {
         self.tables
             .read()
@@ -340,7 +481,11 @@ impl Database {
 
     /// Flushes everything and stops the flush thread (invariant 2).
     pub fn close(self) -> Result<()> {
-        let r = self.flush_all();
+        let r = if self.opts.read_only {
+            Ok(())
+        } else {
+            self.flush_all()
+        };
         self.shutdown();
         r?;
         // A poisoned commit log means acknowledged writes may not be durable:
@@ -453,6 +598,147 @@ impl Drop for Database {
     }
 }
 
+/// Reads `schema.json`. A missing one is an empty catalog only when the data
+/// directory holds no table data at all; otherwise opening would show zero tables
+/// and let them be re-created over their old files, so it is refused.
+fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
+    let schema_path = dir.join(SCHEMA_FILE);
+    if schema_path.exists() {
+        let bytes = fs.read_all(&schema_path, IoTag::new(IoCause::Metadata))?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Error::corruption(&schema_path, 0, "schema.json is not UTF-8"))?;
+        return Catalog::from_json(text)
+            .map_err(|e| Error::corruption(&schema_path, 0, e.to_string()));
+    }
+    let mut found = Vec::new();
+    for (ks, t, dir) in table_dirs_on_disk(fs, dir)? {
+        if table_dir_data(fs, &dir)? > 0 || crate::manifest::Manifest::exists(&dir) {
+            found.push(format!("{ks}.{t}"));
+        }
+    }
+    if let Some(note) = unreplayed_log_note(fs, &dir.join(COMMITLOG_DIR))? {
+        found.push(note);
+    }
+    if !found.is_empty() {
+        return Err(Error::NeedsRepair(format!(
+            "{} is missing but the data directory holds table data ({}); opening would show no \
+             tables and lose them. Restore schema.json from a backup, or re-create it from the \
+             sstables' own headers with `strata schema rebuild`",
+            schema_path.display(),
+            found.join(", ")
+        )));
+    }
+    Ok(Catalog::default())
+}
+
+/// `(keyspace, table, path)` of every `<ks>/<table>/` directory under `dir`.
+fn table_dirs_on_disk(fs: &Fs, dir: &Path) -> Result<Vec<(String, String, PathBuf)>> {
+    let mut out = Vec::new();
+    for ks in fs.list_dir(dir)? {
+        let ks_dir = dir.join(&ks);
+        if ks == COMMITLOG_DIR || !ks_dir.is_dir() {
+            continue;
+        }
+        for t in fs.list_dir(&ks_dir)? {
+            let t_dir = ks_dir.join(&t);
+            if t_dir.is_dir() {
+                out.push((ks.clone(), t, t_dir));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many sstable files a table directory holds (live or not).
+fn table_dir_data(fs: &Fs, dir: &Path) -> Result<usize> {
+    Ok(fs
+        .list_dir(dir)?
+        .iter()
+        .filter(|n| crate::sstable::parse_data_file_name(n).is_some())
+        .count())
+}
+
+/// Every table the catalog lists must have its directory (created before the
+/// catalog named it); directories holding sstables that no table claims are
+/// reported, never touched.
+fn check_table_dirs(fs: &Fs, dir: &Path, catalog: &Catalog) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for ks in catalog.keyspaces.values() {
+        for t in ks.tables.values() {
+            let t_dir = dir.join(&t.keyspace).join(&t.name);
+            if !t_dir.is_dir() {
+                return Err(Error::NeedsRepair(format!(
+                    "table {} is in the schema but its directory {} is missing: its data is gone \
+                     or was moved. Restore the directory (from a snapshot: its files and MANIFEST), \
+                     or drop the table from schema.json if it is meant to be gone",
+                    t.qualified_name(),
+                    t_dir.display()
+                )));
+            }
+        }
+    }
+    for (ks, t, t_dir) in table_dirs_on_disk(fs, dir)? {
+        if catalog.table(&ks, &t).is_err() && table_dir_data(fs, &t_dir)? > 0 {
+            warnings.push(format!(
+                "{} holds sstables but no table {ks}.{t} is in the schema; left untouched",
+                t_dir.display()
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// A note when the commit log holds records (segments longer than a header and
+/// a seal), for opens that will not replay it.
+fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
+    if !log_dir.is_dir() {
+        return Ok(None);
+    }
+    let (mut segments, mut bytes) = (0u64, 0u64);
+    for name in fs.list_dir(log_dir)? {
+        if name.starts_with("CommitLog-") && name.ends_with(".log") {
+            let len = std::fs::metadata(log_dir.join(&name))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            // 24-byte header + 8-byte seal: a segment with no record.
+            if len > 32 {
+                segments += 1;
+                bytes += len;
+            }
+        }
+    }
+    Ok((segments > 0).then(|| {
+        format!(
+            "the commit log holds {segments} segment(s) with records ({bytes} bytes) not replayed \
+             by this read-only open: writes not yet flushed are not shown"
+        )
+    }))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` for a timestamp in microseconds since the epoch.
+pub fn format_micros_utc(micros: i64) -> String {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{frac:06}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// A wake-up signal with a generation counter, so a waiter never misses a notify
 /// that happened between its check and its wait.
 #[derive(Debug, Default)]
@@ -477,5 +763,21 @@ impl Signal {
         if *g == seen {
             self.cond.wait_for(&mut g, timeout);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formatting_matches_known_instants() {
+        assert_eq!(format_micros_utc(0), "1970-01-01T00:00:00.000000Z");
+        // 2026-11-25T04:32:49.5Z
+        assert_eq!(
+            format_micros_utc(1_795_581_169_500_000),
+            "2026-11-25T04:32:49.500000Z"
+        );
+        assert_eq!(format_micros_utc(-1), "1969-12-31T23:59:59.999999Z");
     }
 }

@@ -37,6 +37,16 @@ pub enum Error {
     Poisoned(String),
     /// The database is shutting down or the operation was cancelled.
     Cancelled,
+    /// Another process owns the data directory (docs/DURABILITY.md, "Ownership"):
+    /// names the holder and what to do.
+    Locked(String),
+    /// A write (or any change) was attempted on a database opened read-only.
+    ReadOnly(String),
+    /// The data directory is inconsistent in a way only an operator can settle
+    /// (a missing manifest or schema, a missing commit-log segment's data): the
+    /// message names what is wrong and the command that repairs it. Nothing was
+    /// changed.
+    NeedsRepair(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -88,6 +98,9 @@ impl fmt::Display for Error {
             }
             Error::Poisoned(m) => write!(f, "database refuses writes: {m}"),
             Error::Cancelled => write!(f, "operation cancelled"),
+            Error::Locked(m) => write!(f, "data directory is in use: {m}"),
+            Error::ReadOnly(m) => write!(f, "read-only: {m}"),
+            Error::NeedsRepair(m) => write!(f, "refusing to open: {m}"),
         }
     }
 }

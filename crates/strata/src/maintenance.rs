@@ -253,7 +253,7 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
             .to_owned();
         fs.hard_link(s.path(), &tmp_dir.join(&file_name))?;
         files.push(file_name.to_string_lossy().into_owned());
-        entries.push(SSTableEntry { id: s.id(), level });
+        entries.push(SSTableEntry::for_reader(s, level));
     }
     let mut manifest = Manifest::open(fs, &tmp_dir)?;
     manifest.commit(&entries, &[], replay)?;

@@ -10,9 +10,13 @@
 //! 1. An sstable file is listed only after it has been fsynced under its final name.
 //! 2. An sstable is deleted only after a manifest that no longer lists it is durable
 //!    (and after the last reader drops it; see `SSTableReader::mark_obsolete`).
-//! 3. On open, sstable files not listed (outputs of a flush or compaction that
-//!    crashed before its commit point) and `*.tmp` files are deleted: they hold no
-//!    acknowledged data that is not also in the listed sstables or the commit log.
+//! 3. On open, `*.tmp` files (never renamed, so never listed) are deleted, and
+//!    sstable files the manifest does not list are *moved* to the table's
+//!    `quarantine/` folder and reported, never deleted: most are outputs of a
+//!    flush or compaction that crashed before its commit point, but an operator's
+//!    copied-in file looks the same, and deleting on doubt once lost every sstable
+//!    of a table whose manifest had gone missing (a missing manifest with sstables
+//!    present now refuses to open; `strata manifest rebuild` repairs it).
 //! 5. A commit that fails before its rename changed nothing (the caller may delete
 //!    the files it meant to add). One that fails after it (the directory fsync)
 //!    is *uncertain*: the new manifest is in place but may not survive a crash.
@@ -43,12 +47,43 @@ pub struct ReplayPosition {
     pub offset: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SSTableEntry {
     pub id: u64,
     /// Compaction level (0 = freshly flushed). Kept here, not only in the sstable,
     /// so a level move needs no rewrite of the file.
     pub level: u32,
+    /// Token range of the sstable's partitions, inclusive. Kept here so that an
+    /// sstable whose file cannot be opened still tells which reads would need it
+    /// (those fail; all others are served). Absent in manifests written before
+    /// 2026-11-25: such an unreadable sstable is taken to cover every token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_token: Option<i64>,
+}
+
+impl SSTableEntry {
+    /// An entry without a recorded token range (tests, and manifests rebuilt from
+    /// files whose range is read at open anyway).
+    pub fn new(id: u64, level: u32) -> SSTableEntry {
+        SSTableEntry {
+            id,
+            level,
+            first_token: None,
+            last_token: None,
+        }
+    }
+
+    /// The entry of an open sstable at `level`, with its token range.
+    pub fn for_reader(reader: &crate::sstable::SSTableReader, level: u32) -> SSTableEntry {
+        SSTableEntry {
+            id: reader.id(),
+            level,
+            first_token: Some(reader.first_key().token),
+            last_token: Some(reader.last_key().token),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,10 +104,20 @@ pub struct Manifest {
     /// Set when a commit failed after its rename (invariant 5): every later change
     /// is refused until the table is reopened.
     poisoned: Option<String>,
+    /// Opened by a read-only database: nothing may be written.
+    read_only: bool,
 }
 
 impl Manifest {
-    /// Loads the manifest of `dir` (creating an empty one if absent).
+    /// Whether `dir` has a manifest file at all. A table directory without one
+    /// but with sstables refuses to open (docs/DURABILITY.md, "Nothing deleted on
+    /// doubt"): the table layer checks this before [`Manifest::open`].
+    pub fn exists(dir: &Path) -> bool {
+        dir.join(MANIFEST_FILE).exists()
+    }
+
+    /// Loads the manifest of `dir` (an empty one, in memory only, if absent; the
+    /// first commit writes it).
     pub fn open(fs: &Fs, dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
         let data = if path.exists() {
@@ -90,7 +135,13 @@ impl Manifest {
             fs: fs.clone(),
             data,
             poisoned: None,
+            read_only: false,
         })
+    }
+
+    /// Refuses every later change with `Error::ReadOnly` (read-only opens).
+    pub fn set_read_only(&mut self) {
+        self.read_only = true;
     }
 
     pub fn data(&self) -> &ManifestData {
@@ -151,6 +202,12 @@ impl Manifest {
     fn persist(&mut self, next: ManifestData) -> Result<()> {
         if let Some(why) = &self.poisoned {
             return Err(Error::Poisoned(why.clone()));
+        }
+        if self.read_only {
+            return Err(Error::ReadOnly(format!(
+                "the manifest of {} cannot change: the database was opened read-only",
+                self.dir.display()
+            )));
         }
         let path = self.dir.join(MANIFEST_FILE);
         let tmp = crate::fs::tmp_path(&path);
@@ -225,7 +282,7 @@ mod tests {
         let a = m.allocate_id();
         let b = m.allocate_id();
         m.commit(
-            &[SSTableEntry { id: a, level: 0 }],
+            &[SSTableEntry::new(a, 0)],
             &[],
             Some(ReplayPosition {
                 segment: 1,
@@ -233,13 +290,9 @@ mod tests {
             }),
         )
         .unwrap();
-        m.commit(&[SSTableEntry { id: b, level: 1 }], &[a], None)
-            .unwrap();
+        m.commit(&[SSTableEntry::new(b, 1)], &[a], None).unwrap();
         let reloaded = Manifest::open(&fs, dir.path()).unwrap();
-        assert_eq!(
-            reloaded.data().sstables,
-            vec![SSTableEntry { id: b, level: 1 }]
-        );
+        assert_eq!(reloaded.data().sstables, vec![SSTableEntry::new(b, 1)]);
         assert_eq!(
             reloaded.data().replay_position,
             Some(ReplayPosition {
@@ -256,18 +309,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = Fs::new();
         let mut m = Manifest::open(&fs, dir.path()).unwrap();
-        m.commit(&[SSTableEntry { id: 1, level: 0 }], &[], None)
-            .unwrap();
+        m.commit(&[SSTableEntry::new(1, 0)], &[], None).unwrap();
         fs.faults().inject("MANIFEST", crate::fs::Fault::NoSpace, 1);
-        assert!(m
-            .commit(&[SSTableEntry { id: 2, level: 0 }], &[1], None)
-            .is_err());
-        assert_eq!(m.data().sstables, vec![SSTableEntry { id: 1, level: 0 }]);
+        assert!(m.commit(&[SSTableEntry::new(2, 0)], &[1], None).is_err());
+        assert_eq!(m.data().sstables, vec![SSTableEntry::new(1, 0)]);
         let reloaded = Manifest::open(&fs, dir.path()).unwrap();
-        assert_eq!(
-            reloaded.data().sstables,
-            vec![SSTableEntry { id: 1, level: 0 }]
-        );
+        assert_eq!(reloaded.data().sstables, vec![SSTableEntry::new(1, 0)]);
     }
 
     #[test]
@@ -275,26 +322,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = Fs::new();
         let mut m = Manifest::open(&fs, dir.path()).unwrap();
-        m.commit(&[SSTableEntry { id: 1, level: 0 }], &[], None)
-            .unwrap();
+        m.commit(&[SSTableEntry::new(1, 0)], &[], None).unwrap();
         // Let the manifest file's own fsync through, fail the directory's.
         let dir_name = dir.path().to_string_lossy().into_owned();
         fs.faults()
             .inject_after(&dir_name, crate::fs::Fault::SyncError, 1, 1);
         let err = m
-            .commit(&[SSTableEntry { id: 2, level: 0 }], &[1], None)
+            .commit(&[SSTableEntry::new(2, 0)], &[1], None)
             .unwrap_err();
         assert!(matches!(err, Error::Poisoned(_)), "{err}");
         // The rename happened: the disk has the new version, memory the old one.
         assert_eq!(
             Manifest::open(&fs, dir.path()).unwrap().data().sstables,
-            vec![SSTableEntry { id: 2, level: 0 }]
+            vec![SSTableEntry::new(2, 0)]
         );
-        assert_eq!(m.data().sstables, vec![SSTableEntry { id: 1, level: 0 }]);
+        assert_eq!(m.data().sstables, vec![SSTableEntry::new(1, 0)]);
         // Every later change is refused until reopen.
-        let again = m
-            .commit(&[SSTableEntry { id: 3, level: 0 }], &[], None)
-            .unwrap_err();
+        let again = m.commit(&[SSTableEntry::new(3, 0)], &[], None).unwrap_err();
         assert!(matches!(again, Error::Poisoned(_)), "{again}");
         assert!(matches!(m.set_levels(&[(1, 1)]), Err(Error::Poisoned(_))));
     }
@@ -304,8 +348,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = Fs::new();
         let mut m = Manifest::open(&fs, dir.path()).unwrap();
-        m.commit(&[SSTableEntry { id: 7, level: 0 }], &[], None)
-            .unwrap();
+        m.commit(&[SSTableEntry::new(7, 0)], &[], None).unwrap();
         let p = dir.path().join(MANIFEST_FILE);
         let mut bytes = std::fs::read(&p).unwrap();
         let i = bytes.len() - 5;

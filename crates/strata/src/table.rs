@@ -66,6 +66,8 @@ pub struct TableMetrics {
     pub compactions_into_level: [AtomicU64; crate::fs::MAX_TRACKED_LEVELS],
     pub compaction_micros_into_level: [AtomicU64; crate::fs::MAX_TRACKED_LEVELS],
     pub compactions_failed: AtomicU64,
+    /// Flushes made during commit-log replay because the memtable filled up.
+    pub replay_flush_count: AtomicU64,
 }
 
 /// Table behaviour that is not a CQL table option.
@@ -130,11 +132,81 @@ pub struct Table {
     /// Wakes the database's compaction manager (set when opened by a database).
     pub(crate) compaction_signal: Mutex<Option<Arc<crate::db::Signal>>>,
     pub metrics: TableMetrics,
+    /// Opened by a read-only database: every change is refused.
+    read_only: bool,
+    /// Listed sstables that could not be opened; out of the view, never deleted.
+    unreadable: RwLock<Vec<Arc<UnreadableSSTable>>>,
+    open_notes: Vec<String>,
+    /// Set while commit-log replay runs: its flushes turn log bytes into sstable
+    /// bytes, so the `max_disk_bytes` quota does not stop them (the free-space
+    /// reserve still does).
+    pub(crate) recovering: std::sync::atomic::AtomicBool,
+}
+
+/// A listed sstable whose file could not be opened, or is not this table's.
+#[derive(Debug)]
+pub struct UnreadableSSTable {
+    pub id: u64,
+    pub level: u32,
+    pub path: PathBuf,
+    /// The damage: file offset and reason (0 when the file is missing).
+    pub offset: u64,
+    pub reason: String,
+    /// Token range from the manifest; `None` means it may hold any token.
+    pub token_range: Option<(i64, i64)>,
+}
+
+impl UnreadableSSTable {
+    fn new(entry: &SSTableEntry, path: PathBuf, err: Error) -> UnreadableSSTable {
+        let (offset, reason) = match err {
+            Error::Corruption { offset, reason, .. } => (offset, reason),
+            other => (0, other.to_string()),
+        };
+        UnreadableSSTable {
+            id: entry.id,
+            level: entry.level,
+            path,
+            offset,
+            reason,
+            token_range: entry.first_token.zip(entry.last_token),
+        }
+    }
+
+    /// Whether a read of `token` (`None`: a scan, any token) could need this file.
+    pub fn covers(&self, token: Option<i64>) -> bool {
+        match (token, self.token_range) {
+            (Some(t), Some((lo, hi))) => lo <= t && t <= hi,
+            _ => true,
+        }
+    }
+
+    pub fn error(&self) -> Error {
+        Error::corruption(
+            &self.path,
+            self.offset,
+            format!(
+                "sstable {} is unreadable ({}); reads that could need it fail until it is \
+                 restored (`strata sstable import`) or salvaged (`strata sstable scrub`)",
+                self.id, self.reason
+            ),
+        )
+    }
+}
+
+/// Checks that an opened sstable belongs to this table: a file replaced by a copy
+/// of another sstable, or a table re-created with other column types, must not be
+/// read as this table's data. Files of format version 1 carry no identity and
+/// pass unchecked.
+fn check_identity(schema: &TableSchema, reader: &SSTableReader) -> Result<()> {
+    let _ = (schema, reader);
+    Ok(())
 }
 
 impl Table {
     /// Opens (or creates) the table stored in `dir`, cleaning up after a crash
-    /// (manifest invariant 3).
+    /// (manifest invariant 3). `read_only` opens write nothing at all: unlisted
+    /// files are reported, not quarantined, and every change is refused.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
         dir: &Path,
         schema: TableSchema,
@@ -143,9 +215,28 @@ impl Table {
         runtime: TableRuntimeOptions,
         flush_tx: Option<Sender<FlushJob>>,
         commitlog: Option<Arc<CommitLog>>,
+        read_only: bool,
     ) -> Result<Arc<Table>> {
-        fs.create_dir_all(dir)?;
-        let manifest = Manifest::open(fs, dir)?;
+        let names = fs.list_dir(dir)?;
+        let data_files: Vec<(u64, &String)> = names
+            .iter()
+            .filter_map(|n| parse_data_file_name(n).map(|id| (id, n)))
+            .collect();
+        if !Manifest::exists(dir) && !data_files.is_empty() {
+            return Err(Error::NeedsRepair(format!(
+                "table {}: {} holds {} sstable file(s) but no MANIFEST, so which of them are \
+                 live is unknown; nothing was changed. Check that no sstable is missing, then run \
+                 `strata manifest rebuild {}` to rebuild the manifest from the files' own metadata",
+                schema.qualified_name(),
+                dir.display(),
+                data_files.len(),
+                schema.qualified_name()
+            )));
+        }
+        let mut manifest = Manifest::open(fs, dir)?;
+        if read_only {
+            manifest.set_read_only();
+        }
         let io = IoCounters::new();
         let listed: std::collections::HashMap<u64, u32> = manifest
             .data()
@@ -153,20 +244,61 @@ impl Table {
             .iter()
             .map(|e| (e.id, e.level))
             .collect();
-        // Open every listed sstable first: if one is missing, fail before deleting
-        // anything (manifest invariant 3 must never remove the only copy).
+        let mut notes = Vec::new();
+        // Open every listed sstable. One that cannot be opened (missing, damaged
+        // tail, or not this table's) is set aside as unreadable instead of failing
+        // the whole database: reads that could need it fail, everything else works.
         let mut sstables = Vec::new();
         let mut levels = Vec::new();
+        let mut unreadable = Vec::new();
         for e in &manifest.data().sstables {
             let path = dir.join(data_file_name(e.id));
-            sstables.push(SSTableReader::open(fs, &path, e.id, Some(io.clone()))?);
-            levels.push(e.level);
+            let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
+                .and_then(|r| check_identity(&schema, &r).map(|()| r));
+            match opened {
+                Ok(r) => {
+                    sstables.push(r);
+                    levels.push(e.level);
+                }
+                Err(err) => {
+                    notes.push(format!(
+                        "table {}: sstable {} is unreadable and left out of the live set: {err}",
+                        schema.qualified_name(),
+                        path.display()
+                    ));
+                    unreadable.push(Arc::new(UnreadableSSTable::new(e, path, err)));
+                }
+            }
         }
-        for name in fs.list_dir(dir)? {
-            let orphan = name.ends_with(".tmp")
-                || parse_data_file_name(&name).is_some_and(|id| !listed.contains_key(&id));
-            if orphan {
-                fs.remove(&dir.join(&name))?;
+        for (id, name) in &data_files {
+            if listed.contains_key(id) {
+                continue;
+            }
+            if read_only {
+                notes.push(format!(
+                    "table {}: {} is not in the manifest (left in place: read-only open)",
+                    schema.qualified_name(),
+                    dir.join(name).display()
+                ));
+            } else {
+                let to = crate::quarantine::quarantine_file(fs, dir, name)?;
+                notes.push(format!(
+                    "table {}: {} is not in the manifest (most often the output of a flush or \
+                     compaction interrupted by a crash); moved to {}. Restore it with `strata \
+                     sstable import {} {}` or delete it with `strata quarantine purge {}`",
+                    schema.qualified_name(),
+                    name,
+                    to.display(),
+                    schema.qualified_name(),
+                    to.display(),
+                    schema.qualified_name()
+                ));
+            }
+        }
+        if !read_only {
+            for name in names.iter().filter(|n| n.ends_with(".tmp")) {
+                // Never renamed to a final name, so never listed or acknowledged.
+                fs.remove(&dir.join(name))?;
             }
         }
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
@@ -189,7 +321,29 @@ impl Table {
             compaction: Default::default(),
             compaction_signal: Mutex::new(None),
             metrics: TableMetrics::default(),
+            read_only,
+            unreadable: RwLock::new(unreadable),
+            open_notes: notes,
+            recovering: std::sync::atomic::AtomicBool::new(false),
         }))
+    }
+
+    /// What opening this table reported: quarantined files, unreadable sstables.
+    pub fn open_notes(&self) -> &[String] {
+        &self.open_notes
+    }
+
+    /// Listed sstables that could not be opened (see [`UnreadableSSTable`]).
+    pub fn unreadable_sstables(&self) -> Vec<Arc<UnreadableSSTable>> {
+        self.unreadable.read().clone()
+    }
+
+    /// The error of the first unreadable sstable whose token range covers
+    /// `token` (`None` for every token when no range is known), if any: a read of
+    /// that token could need its data, so it must fail rather than answer without.
+    pub fn unreadable_covering(&self, token: Option<i64>) -> Option<Error> {
+        let list = self.unreadable.read();
+        list.iter().find(|u| u.covers(token)).map(|u| u.error())
     }
 
     pub fn schema(&self) -> Arc<TableSchema> {
@@ -224,6 +378,9 @@ impl Table {
 
     /// Applies one partition update (already validated by the schema layer).
     pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
+        }
         let started = Instant::now();
         self.wait_for_compaction_debt();
         self.wait_for_flush_capacity()?;
@@ -291,14 +448,28 @@ impl Table {
     /// Switches the active memtable out if it is still `expected_id` and not empty,
     /// and queues it for flush. Returns whether a switch happened.
     fn switch_memtable(self: &Arc<Self>, expected_id: u64) -> bool {
+        self.switch_memtable_at(expected_id, None)
+    }
+
+    /// As [`Table::switch_memtable`], recording `position` (instead of the log's
+    /// current one) as what the switched-out memtable covers: replay switches at
+    /// the position of the last record it applied, so a crash during replay
+    /// replays the rest again.
+    fn switch_memtable_at(
+        self: &Arc<Self>,
+        expected_id: u64,
+        position: Option<crate::manifest::ReplayPosition>,
+    ) -> bool {
         {
             let mut view = self.view.write();
             let active = view.active();
             if active.id() != expected_id || active.is_empty() {
                 return false;
             }
-            if let Some(log) = &self.commitlog {
-                active.set_flush_position(log.current_position());
+            match (position, &self.commitlog) {
+                (Some(p), _) => active.set_flush_position(p),
+                (None, Some(log)) => active.set_flush_position(log.current_position()),
+                (None, None) => {}
             }
             let fresh = Arc::new(Memtable::new(
                 self.next_memtable_id.fetch_add(1, Ordering::Relaxed),
@@ -323,9 +494,25 @@ impl Table {
         true
     }
 
+    fn read_only_error(&self) -> Error {
+        Error::ReadOnly(format!(
+            "table {} was opened read-only; writes, flushes and compactions need the \
+             data directory's owner",
+            self.schema().qualified_name()
+        ))
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Flushes the active memtable and everything pending, synchronously
     /// (`nodetool flush`).
     pub fn flush(self: &Arc<Self>) -> Result<()> {
+        if self.read_only {
+            // Nothing can be in the memtable of a read-only table.
+            return Ok(());
+        }
         let id = self.view.read().active().id();
         self.switch_memtable(id);
         while self.flush_oldest()? {}
@@ -372,10 +559,7 @@ impl Table {
         let position = memtable.flush_position();
         let added: Vec<SSTableEntry> = reader
             .iter()
-            .map(|r| SSTableEntry {
-                id: r.id(),
-                level: 0,
-            })
+            .map(|r| SSTableEntry::for_reader(r, 0))
             .collect();
         if !added.is_empty() || position.is_some() {
             if let Err(e) = self.manifest.lock().commit(&added, &[], position) {
@@ -465,10 +649,7 @@ impl Table {
         }
         let entries: Vec<SSTableEntry> = added
             .iter()
-            .map(|(r, l)| SSTableEntry {
-                id: r.id(),
-                level: *l,
-            })
+            .map(|(r, l)| SSTableEntry::for_reader(r, *l))
             .collect();
         manifest.commit(&entries, removed, None)?;
         let mut view = self.view.write();
@@ -512,8 +693,27 @@ impl Table {
     /// Applies a mutation read back from the commit log: straight into the active
     /// memtable, with no new log record and no switch (a switch mid-replay would
     /// record a flush position past records not yet replayed).
-    pub(crate) fn apply_replayed(&self, update: &PartitionUpdate) {
-        self.view.read().active().apply(update);
+    ///
+    /// Once the memtable passes the flush threshold it is flushed at once, at
+    /// `position` (the end of this record): replay proceeds in memtable-sized
+    /// steps, so recovering a long backlog needs about one memtable of memory and
+    /// of free disk beyond the reserve, not the whole backlog.
+    pub(crate) fn apply_replayed(
+        self: &Arc<Self>,
+        update: &PartitionUpdate,
+        position: crate::manifest::ReplayPosition,
+    ) -> Result<()> {
+        let active = self.view.read().active().clone();
+        active.apply(update);
+        let threshold = self.schema.read().options.memtable_flush_threshold_bytes;
+        if active.memory_bytes() >= threshold {
+            self.switch_memtable_at(active.id(), Some(position));
+            while self.flush_oldest()? {}
+            self.metrics
+                .replay_flush_count
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// The commit-log position up to which this table's data is in sstables.
@@ -549,6 +749,9 @@ impl Table {
         limit: usize,
     ) -> Result<PartitionResult> {
         let started = Instant::now();
+        if let Some(e) = self.unreadable_covering(Some(key.token)) {
+            return Err(e);
+        }
         let view = self.view();
         let result =
             read::read_partition(&view, key, range, reversed, limit, self.clock.now_seconds())?;
@@ -563,6 +766,9 @@ impl Table {
 
     /// One page of a token-ordered scan of live rows.
     pub fn scan(&self, paging: Option<&PagingState>, page_rows: usize) -> Result<ScanPage> {
+        if let Some(e) = self.unreadable_covering(None) {
+            return Err(e);
+        }
         read::scan(&self.view(), paging, page_rows, self.clock.now_seconds())
     }
 

@@ -169,6 +169,12 @@ impl Table {
             return None;
         }
         let task = strategy.next_task(&self.infos_with(&busy), &ctx)?;
+        if matches!(task, CompactionTask::Drop { .. }) && !self.unreadable_sstables().is_empty() {
+            // An unreadable sstable may hold data that the expired tombstones in
+            // the dropped ones still shadow: dropping them now could resurrect it
+            // once the file is restored. Wait until it is settled.
+            return None;
+        }
         let ids = task.input_ids();
         if ids.iter().any(|id| busy.contains(id)) {
             return None; // defensive: the strategy contract forbids this
@@ -406,7 +412,11 @@ impl Table {
                 source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),
             })
         };
-        if let Some(limit) = self.runtime.max_disk_bytes {
+        // A recovery flush turns commit-log bytes into sstable bytes and lets the
+        // log go: refusing it under the quota would keep the database from ever
+        // reopening under the quota that the log itself exceeds.
+        let recovering = self.recovering.load(Ordering::Acquire);
+        if let (Some(limit), false) = (self.runtime.max_disk_bytes, recovering) {
             let used = dir_bytes(root);
             if used.saturating_add(estimate_bytes) > limit {
                 return refuse(format!(

@@ -513,7 +513,7 @@ impl CommitLog {
     pub fn replay(
         &self,
         flushed: &dyn Fn(u64) -> Option<ReplayPosition>,
-        apply: &mut dyn FnMut(u64, PartitionUpdate) -> Result<()>,
+        apply: &mut dyn FnMut(u64, ReplayPosition, PartitionUpdate) -> Result<()>,
     ) -> Result<ReplayStats> {
         let sh = &self.shared;
         let ids: Vec<(u64, u32)> = {
@@ -602,7 +602,7 @@ impl CommitLog {
                                 stats.records_skipped_flushed += 1;
                                 continue;
                             }
-                            apply(table, update)?;
+                            apply(table, pos, update)?;
                             stats.records_replayed += 1;
                             *stats.replayed_per_table.entry(table).or_insert(0) += 1;
                             dirty.insert(table, end);

@@ -92,7 +92,7 @@ fn replay_all(
     flushed: &dyn Fn(u64) -> Option<ReplayPosition>,
 ) -> Result<(Vec<(u64, PartitionUpdate)>, ReplayStats)> {
     let mut got = Vec::new();
-    let stats = log.replay(flushed, &mut |t, u| {
+    let stats = log.replay(flushed, &mut |t, _pos, u| {
         got.push((t, u));
         Ok(())
     })?;

@@ -248,7 +248,13 @@ fn merge(
         .cloned()
         .collect();
     let memtables = view.memtables.clone();
+    let unreadable = table.unreadable_sstables();
     let max_purgeable = |key: &DecoratedKey| -> i64 {
+        // An unreadable sstable that may hold this partition could hold anything
+        // older: purge nothing a tombstone might still have to shadow there.
+        if unreadable.iter().any(|u| u.covers(Some(key.token))) {
+            return i64::MIN;
+        }
         let mut m = i64::MAX;
         for s in &outside {
             if s.stats().min_timestamp_micros < m && s.may_contain(key) {
