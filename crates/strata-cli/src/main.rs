@@ -8,6 +8,7 @@ mod admin;
 mod bench_cmd;
 mod compaction_cmd;
 mod model_cmd;
+mod repair_cmd;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -84,6 +85,12 @@ enum Command {
     /// Commit-log tools: dump a segment, print the log's counters.
     #[command(subcommand)]
     Commitlog(admin::CommitlogCommand),
+    /// Manifest repair: `manifest rebuild ks.table` after a lost MANIFEST.
+    #[command(subcommand)]
+    Manifest(repair_cmd::ManifestCommand),
+    /// Files that open moved aside instead of deleting: `list`, `purge`.
+    #[command(subcommand)]
+    Quarantine(repair_cmd::QuarantineCommand),
     /// Whole-workload benchmarks.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
@@ -189,6 +196,8 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Listsnapshots(args) => admin::list_snapshots(&cli.data_dir, args),
         Command::Clearsnapshot(args) => admin::clear_snapshot(&cli.data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&cli.data_dir, cmd),
+        Command::Manifest(cmd) => repair_cmd::manifest(&cli.data_dir, cmd),
+        Command::Quarantine(cmd) => repair_cmd::quarantine(&cli.data_dir, cmd),
         Command::Bench(cmd) => bench_cmd::run(cmd),
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),

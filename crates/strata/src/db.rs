@@ -601,7 +601,7 @@ impl Drop for Database {
 /// Reads `schema.json`. A missing one is an empty catalog only when the data
 /// directory holds no table data at all; otherwise opening would show zero tables
 /// and let them be re-created over their old files, so it is refused.
-fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
+pub(crate) fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
     let schema_path = dir.join(SCHEMA_FILE);
     if schema_path.exists() {
         let bytes = fs.read_all(&schema_path, IoTag::new(IoCause::Metadata))?;

@@ -22,6 +22,7 @@ pub mod model;
 pub mod options;
 pub mod quarantine;
 pub mod read;
+pub mod repair;
 pub mod schema;
 pub mod sim;
 pub mod sstable;

@@ -166,6 +166,10 @@ pub fn verify(table: &Table) -> VerifyReport {
             report.problems.push(problem_of(s.id(), s.path(), e));
         }
     }
+    // Listed sstables that could not even be opened are damage too.
+    for u in table.unreadable_sstables() {
+        report.problems.push(problem_of(u.id, &u.path, u.error()));
+    }
     report
 }
 

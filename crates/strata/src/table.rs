@@ -197,8 +197,15 @@ impl UnreadableSSTable {
 /// of another sstable, or a table re-created with other column types, must not be
 /// read as this table's data. Files of format version 1 carry no identity and
 /// pass unchecked.
-fn check_identity(schema: &TableSchema, reader: &SSTableReader) -> Result<()> {
-    let _ = (schema, reader);
+///
+/// `generation` is the id the manifest lists the file under (`None` for an
+/// import, which adopts files of other tables and ids if their columns match).
+pub(crate) fn check_identity(
+    schema: &TableSchema,
+    reader: &SSTableReader,
+    generation: Option<u64>,
+) -> Result<()> {
+    let _ = (schema, reader, generation);
     Ok(())
 }
 
@@ -254,7 +261,7 @@ impl Table {
         for e in &manifest.data().sstables {
             let path = dir.join(data_file_name(e.id));
             let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
-                .and_then(|r| check_identity(&schema, &r).map(|()| r));
+                .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
             match opened {
                 Ok(r) => {
                     sstables.push(r);

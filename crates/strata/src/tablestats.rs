@@ -15,6 +15,12 @@ pub struct TableStats {
     pub keyspace: String,
     pub table: String,
     pub sstable_count: usize,
+    /// Listed sstables that could not be opened (missing, damaged tail, not this
+    /// table's): out of the live set; reads that could need them fail.
+    pub unreadable_sstable_count: usize,
+    /// Files moved aside at open (`strata quarantine list`), and their bytes.
+    pub quarantined_files: usize,
+    pub quarantined_bytes: u64,
     pub space_used_live_bytes: u64,
     pub space_used_total_bytes: u64,
     /// Bytes held only by snapshots (files no live sstable shares).
@@ -96,6 +102,8 @@ impl Table {
     pub fn stats(&self) -> TableStats {
         let view = self.view();
         let schema = self.schema();
+        // A listing error only hides the quarantine figures; stats still print.
+        let quarantined = crate::quarantine::list(self.fs(), self.dir()).unwrap_or_default();
         let m = &self.metrics;
         let mut live = 0u64;
         let mut compressed = 0u64;
@@ -185,6 +193,9 @@ impl Table {
             keyspace: schema.keyspace.clone(),
             table: schema.name.clone(),
             sstable_count: view.sstables.len(),
+            unreadable_sstable_count: self.unreadable_sstables().len(),
+            quarantined_files: quarantined.len(),
+            quarantined_bytes: quarantined.iter().map(|f| f.size_bytes).sum(),
             space_used_live_bytes: live,
             space_used_by_snapshots_total_bytes: crate::maintenance::snapshots_true_size_bytes(
                 self,
@@ -260,6 +271,18 @@ impl TableStats {
         };
         line("Table", format!("{}.{}", self.keyspace, self.table));
         line("SSTable count", self.sstable_count.to_string());
+        if self.unreadable_sstable_count > 0 {
+            line(
+                "Unreadable SSTables",
+                self.unreadable_sstable_count.to_string(),
+            );
+        }
+        if self.quarantined_files > 0 {
+            line(
+                "Quarantined files (bytes)",
+                format!("{} ({})", self.quarantined_files, self.quarantined_bytes),
+            );
+        }
         line(
             "SSTables in each level",
             format!("{:?}", self.sstables_in_each_level),

@@ -1,0 +1,126 @@
+//! `strata manifest rebuild` and `strata quarantine list|purge`: the commands that
+//! settle what open refused to guess (docs/DURABILITY.md, "Nothing deleted on
+//! doubt"). The work is in `strata::repair` and `strata::quarantine`; this file
+//! parses, calls and prints.
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use std::path::Path;
+use strata::{quarantine, repair, Error, Result};
+
+use crate::{open_db, open_db_read_only, select_tables};
+
+#[derive(Subcommand, Debug)]
+pub enum ManifestCommand {
+    /// Rebuilds a table's missing MANIFEST from its sstables' own metadata
+    /// (files that do not open or belong elsewhere go to the quarantine).
+    Rebuild {
+        /// `keyspace.table`.
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum QuarantineCommand {
+    /// Lists quarantined files with their sizes.
+    List(QuarantineArgs),
+    /// Deletes every quarantined file of the tables named.
+    Purge(QuarantineArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct QuarantineArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
+}
+
+pub fn manifest(data_dir: &Path, cmd: ManifestCommand) -> Result<()> {
+    match cmd {
+        ManifestCommand::Rebuild { target, json } => {
+            let (ks, t) = target.split_once('.').ok_or_else(|| {
+                Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
+            })?;
+            let report = repair::rebuild_manifest(data_dir, &crate::admin::db_options(), ks, t)?;
+            if json {
+                println!("{}", to_json(&report)?);
+                return Ok(());
+            }
+            println!(
+                "{}: manifest rebuilt with {} sstable(s)",
+                report.table,
+                report.listed.len()
+            );
+            for (id, level) in &report.listed {
+                println!("  sstable {id} at level {level}");
+            }
+            for id in &report.moved_to_level_0 {
+                println!("  sstable {id} overlapped its recorded level: listed at level 0");
+            }
+            for (path, why) in &report.quarantined {
+                println!("  quarantined {}: {why}", path.display());
+            }
+            println!("  the next open replays the whole commit log into this table");
+            Ok(())
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Listed {
+    table: String,
+    files: Vec<quarantine::QuarantinedFile>,
+}
+
+pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
+    let (args, purge) = match cmd {
+        QuarantineCommand::List(a) => (a, false),
+        QuarantineCommand::Purge(a) => (a, true),
+    };
+    let db = if purge {
+        open_db(data_dir)?
+    } else {
+        open_db_read_only(data_dir)?
+    };
+    let mut out = Vec::new();
+    for t in select_tables(&db, args.target.as_deref())? {
+        let files = if purge {
+            quarantine::purge(t.fs(), t.dir())?
+        } else {
+            quarantine::list(t.fs(), t.dir())?
+        };
+        out.push(Listed {
+            table: t.schema().qualified_name(),
+            files,
+        });
+    }
+    db.close()?;
+    if args.json {
+        println!("{}", to_json(&out)?);
+        return Ok(());
+    }
+    let verb = if purge { "deleted" } else { "quarantined" };
+    for l in &out {
+        let bytes: u64 = l.files.iter().map(|f| f.size_bytes).sum();
+        println!(
+            "{}: {} file(s) {verb}, {bytes} bytes",
+            l.table,
+            l.files.len()
+        );
+        for f in &l.files {
+            println!("  {} ({} bytes)", display(&f.path), f.size_bytes);
+        }
+    }
+    Ok(())
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}
