@@ -12,6 +12,13 @@
 //!    in flight (attempted, not acknowledged): an unacknowledged write may or may
 //!    not survive (docs/DURABILITY.md, "Sync modes"), an acknowledged one must;
 //!
+//! Meanwhile this (parent) process plays a second process on the same directory:
+//! from the moment the child's pid is in the directory's lock until just before
+//! the kill, it opens the directory read-write again and again (every open must be
+//! refused with `Error::Locked` naming the child) and read-only (which must work
+//! and write nothing); before the lock, such opens replayed and deleted the
+//! owner's commit log and lost acknowledged writes.
+//!
 //! then starts a new child on the same directory. One `#[test]` per sync mode:
 //! `batch` (acknowledged after the covering fsync), `group` (the same, fsyncs at
 //! most every 2 ms) and `periodic` (acknowledged as soon as the record is handed to
@@ -269,6 +276,10 @@ type Model = BTreeMap<u64, (u64, u64)>;
 struct Totals {
     kills: u64,
     kills_before_ready: u64,
+    /// Read-write opens from the parent refused while the child owned the directory.
+    second_process_refused: u64,
+    /// Read-only opens from the parent beside the owning child.
+    second_process_read_only_opens: u64,
     acked: u64,
     unacked_survived: u64,
     unacked_lost: u64,
@@ -289,6 +300,47 @@ fn env_u64(name: &str) -> Option<u64> {
         v.parse()
             .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
     })
+}
+
+/// While the child owns `dir` (its pid is in the lock), open it from this process
+/// again and again: every read-write open must be refused with `Error::Locked`
+/// (before the lock, a second open replayed and deleted the owner's commit log),
+/// and read-only opens must not fail. Returns (refusals, read-only opens).
+fn probe_while_owned(
+    dir: &Path,
+    mode: &str,
+    child_pid: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(u64, u64), String> {
+    let owner = format!("pid={child_pid} ");
+    let (mut refused, mut read_only) = (0u64, 0u64);
+    while !stop.load(std::sync::atomic::Ordering::Acquire) {
+        let held = strata::dirlock::current_holder(dir).is_some_and(|h| h.starts_with(&owner));
+        if !held {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        match Database::open(dir, options(mode)) {
+            Err(strata::Error::Locked(msg)) if msg.contains(&owner) => refused += 1,
+            Err(e) => return Err(format!("second open: unexpected error {e}")),
+            Ok(_) => return Err("second open succeeded beside the owner".into()),
+        }
+        let mut ro = options(mode);
+        ro.read_only = true;
+        if dir.join("schema.json").exists() {
+            match Database::open(dir, ro) {
+                Ok(db) => {
+                    read_only += 1;
+                    drop(db);
+                }
+                // The owner may replace files between our reads of them.
+                Err(strata::Error::Io { .. }) | Err(strata::Error::Corruption { .. }) => {}
+                Err(e) => return Err(format!("read-only open beside the owner: {e}")),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    Ok((refused, read_only))
 }
 
 fn run_crash_test(mode: &str, default_kills: u64, default_seed: u64) {
@@ -355,9 +407,22 @@ fn run_crash_test(mode: &str, default_kills: u64, default_seed: u64) {
             // before that is reported below.
             let _ = ready_rx.recv_timeout(Duration::from_secs(30));
         }
+        // The second process (this one) tries to open the directory the child
+        // owns, read-write and read-only, until just before the kill.
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let prober = {
+            let (dir, stop, child_pid) = (dir.clone(), stop.clone(), child.id());
+            let mode = mode.to_string();
+            std::thread::spawn(move || probe_while_owned(&dir, &mode, child_pid, &stop))
+        };
         std::thread::sleep(delay);
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        let probe = prober.join().unwrap();
         let exited_early = child.try_wait().unwrap();
         child.kill().expect("SIGKILL"); // SIGKILL on Unix
+        let probe = probe.unwrap_or_else(|e| panic!("{} {e}", ctx(&dir, gen)));
+        t.second_process_refused += probe.0;
+        t.second_process_read_only_opens += probe.1;
         child.wait().unwrap();
         let lines = out_reader.join().unwrap();
         let stderr = err_reader.join().unwrap();
@@ -412,6 +477,10 @@ fn run_crash_test(mode: &str, default_kills: u64, default_seed: u64) {
         started.elapsed().as_secs_f64()
     );
     assert!(t.kills >= kills);
+    assert!(
+        t.second_process_refused > 0 || kills < 5,
+        "the second process never met the owner: {t:?}"
+    );
     // Not vacuous: on average at least one acknowledged write per child (a
     // thousand is typical; the bound is loose for a heavily loaded CI machine).
     assert!(
