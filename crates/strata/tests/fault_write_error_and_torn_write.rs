@@ -339,7 +339,7 @@ fn torn_manifest_write_fails_the_flush_and_a_retry_succeeds() {
 /// deletes nothing. `manifest::tests::directory_fsync_failure_poisons_and_keeps_the_new_manifest`
 /// covers the commit side with an injected directory-fsync failure.
 #[test]
-fn open_failing_on_a_missing_listed_sstable_deletes_nothing() {
+fn open_with_a_missing_listed_sstable_deletes_nothing() {
     use strata::manifest::{Manifest, SSTableEntry};
     let dir = scratch();
     let table_dir = dir.path().join("ks").join("t");
@@ -365,25 +365,26 @@ fn open_failing_on_a_missing_listed_sstable_deletes_nothing() {
     let fs = strata::fs::Fs::new();
     let mut m = Manifest::open(&fs, &table_dir).unwrap();
     let output = m.allocate_id();
-    m.commit(
-        &[SSTableEntry {
-            id: output,
-            level: 0,
-        }],
-        &inputs,
-        None,
-    )
-    .unwrap();
+    m.commit(&[SSTableEntry::new(output, 0)], &inputs, None)
+        .unwrap();
 
-    let err = Database::open(dir.path(), options(SyncMode::Batch)).unwrap_err();
-    let survivors: Vec<String> = std::fs::read_dir(&table_dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with("-Data.db"))
-        .collect();
+    // The open no longer fails: the missing output is set aside as unreadable
+    // (reads that could need it fail naming it) and the unlisted inputs are
+    // quarantined, never deleted.
+    let db = Database::open(dir.path(), options(SyncMode::Batch)).unwrap();
+    let t = db.table("ks", "t").unwrap();
+    let missing = format!("strata-{output}-Data.db");
+    assert_eq!(t.unreadable_sstables().len(), 1);
+    let err = t
+        .select(&[Value::Int(1)], &ClusteringRange::ALL, false, 1)
+        .unwrap_err();
+    assert!(err.to_string().contains(&missing), "{err}");
+    drop(t);
+    db.close().unwrap();
+    let survivors = strata::quarantine::list(&fs, &table_dir).unwrap();
     assert_eq!(
         survivors.len(),
         inputs.len(),
-        "the failed open ({err}) deleted the only copies of the data: left {survivors:?}"
+        "the open deleted the only copies of the data: quarantine holds {survivors:?}"
     );
 }
