@@ -138,6 +138,18 @@ fn report_warnings(db: Database) -> strata::Result<Database> {
     for w in db.warnings() {
         eprintln!("warning: {w}");
     }
+    // --ignore-replay-errors must never skip records without a word.
+    let replay = db.replay_stats();
+    if replay.corrupt_records_skipped > 0 || !replay.corruptions.is_empty() {
+        eprintln!(
+            "warning: commit-log replay skipped {} damaged region(s), {} bytes \
+             (--ignore-replay-errors); what they held is lost:",
+            replay.corrupt_records_skipped, replay.corrupt_bytes_skipped
+        );
+        for c in &replay.corruptions {
+            eprintln!("warning:   {c}");
+        }
+    }
     Ok(db)
 }
 
