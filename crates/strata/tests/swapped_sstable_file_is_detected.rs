@@ -36,7 +36,11 @@ fn a_copy_of_another_sstable_under_a_listed_name_is_refused() {
     let unreadable = t.unreadable_sstables();
     assert_eq!(unreadable.len(), 1, "{:?}", db.warnings());
     assert_eq!(&unreadable[0].path, &files[1]);
-    assert!(unreadable[0].reason.contains("generation"), "{}", unreadable[0].reason);
+    assert!(
+        unreadable[0].reason.contains("generation"),
+        "{}",
+        unreadable[0].reason
+    );
     assert!(!strata::maintenance::verify(&t).is_clean());
     drop(t);
     db.close().unwrap();
@@ -48,7 +52,11 @@ fn a_copy_of_another_sstable_under_a_listed_name_is_refused() {
     let t = db.table("ks", "t").unwrap();
     let unreadable = t.unreadable_sstables();
     assert_eq!(unreadable.len(), 1);
-    assert!(unreadable[0].reason.contains("ks.other"), "{}", unreadable[0].reason);
+    assert!(
+        unreadable[0].reason.contains("ks.other"),
+        "{}",
+        unreadable[0].reason
+    );
     drop(t);
     db.close().unwrap();
 }
