@@ -84,8 +84,10 @@ pub struct CommitLogFlags {
     /// compaction_throughput_mb_per_sec).
     #[arg(long, global = true, default_value_t = 64)]
     pub compaction_throughput_mb_per_sec: u64,
-    /// Background compaction threads (Cassandra's concurrent_compactors).
-    #[arg(long, global = true, default_value_t = 1)]
+    /// Background compaction threads (Cassandra's concurrent_compactors), 0 to 64.
+    #[arg(long, global = true, default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(0..=strata::db::MAX_CONCURRENT_COMPACTORS as u64))]
     pub concurrent_compactors: usize,
 }
 

@@ -13,6 +13,7 @@
 //! presence. Timestamps come from the database clock.
 
 use crate::{open_db, print_tablestats};
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -34,6 +35,14 @@ use strata::{Error, Result};
 const KEYSPACE: &str = "stress";
 const TABLE: &str = "standard1";
 
+// Bounds on the arguments: generous for any real run, but a typo (an extra
+// zero or three) gets a clear error instead of a panic or an hours-long run.
+const MAX_OPS: u64 = 1_000_000_000_000;
+const MAX_THREADS: u64 = 1024;
+const MAX_ROWS_PER_PARTITION: i64 = 1_000_000;
+const MAX_COLUMNS: i64 = 1024;
+const MAX_VALUE_SIZE: u64 = 16 << 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
     Write,
@@ -51,23 +60,31 @@ pub enum Population {
 #[derive(Args, Debug, Clone)]
 pub struct StressArgs {
     pub mode: Mode,
-    /// Number of operations (each writes or reads one partition).
-    #[arg(short = 'n', long, default_value_t = 100_000)]
+    /// Number of operations (each writes or reads one partition), at most 10^12.
+    #[arg(short = 'n', long, default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_OPS))]
     pub ops: u64,
-    #[arg(long, default_value_t = 1)]
+    /// Client threads, 1 to 1024.
+    #[arg(long, default_value_t = 1,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS))]
     pub threads: usize,
     /// Number of distinct partitions (default: --ops).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub partitions: Option<u64>,
     #[arg(long, value_enum, default_value_t = Population::Seq)]
     pub population: Population,
-    #[arg(long, default_value_t = 1)]
+    /// Rows written (and read) per partition in one mutation, 1 to 1,000,000;
+    /// the mutation must also fit the commit log's limit (half a segment).
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_ROWS_PER_PARTITION))]
     pub rows_per_partition: u32,
-    /// Regular columns per row (cassandra-stress default: 5).
-    #[arg(long, default_value_t = 5)]
+    /// Regular columns per row, 1 to 1024 (cassandra-stress default: 5).
+    #[arg(long, default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_COLUMNS))]
     pub columns: u32,
-    /// Bytes per column value (cassandra-stress default: 34).
-    #[arg(long, default_value_t = 34)]
+    /// Bytes per column value, at most 16 MiB (cassandra-stress default: 34).
+    #[arg(long, default_value_t = 34,
+          value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_VALUE_SIZE))]
     pub value_size: usize,
     /// Table options in CQL form, e.g. "compaction = {'class': 'LeveledCompactionStrategy'}".
     #[arg(long)]
@@ -78,8 +95,8 @@ pub struct StressArgs {
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
     /// After a write run, wait up to this many seconds for compaction to finish
-    /// its pending work before printing stats (0 = don't wait).
-    #[arg(long, default_value_t = 0)]
+    /// its pending work before printing stats (0 = don't wait; at most a day).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub wait_for_compaction: u64,
     /// Do not print the table's stats after the run.
     #[arg(long)]
@@ -99,10 +116,16 @@ pub struct LatencyMs {
 #[derive(Serialize, Debug)]
 pub struct Summary {
     pub mode: String,
+    /// Operations that succeeded; failed ones are never counted as done.
     pub total_ops: u64,
     pub op_rate: f64,
     pub row_rate: f64,
+    /// `failed_ops + wrong_values`: anything that makes the run exit non-zero.
     pub errors: u64,
+    /// Operations that returned an error (a full disk, a refused write, ...).
+    pub failed_ops: u64,
+    /// Reads only: rows found with a value other than the one written.
+    pub wrong_values: u64,
     pub misses: u64,
     pub duration_seconds: f64,
     pub latency_ms: LatencyMs,
@@ -142,6 +165,21 @@ fn ensure_table(db: &Database, args: &StressArgs) -> Result<Arc<Table>> {
             "--rows-per-partition must be at least 1".into(),
         ));
     }
+    if let Some(log) = db.commitlog() {
+        // Each cell costs its value plus a few bytes of framing; checked before the
+        // run so a too-wide partition is one clear error, not one per operation.
+        let per_row = u64::from(args.columns) * (args.value_size as u64 + 8) + 16;
+        let estimate = u64::from(args.rows_per_partition).saturating_mul(per_row);
+        let limit = log.options().max_mutation_bytes();
+        if estimate > limit {
+            return Err(Error::InvalidInput(format!(
+                "one partition of --rows-per-partition {} x --columns {} x --value-size {} is \
+                 about {estimate} bytes, above the commit log's mutation limit of {limit} bytes \
+                 (half of --commitlog-segment-size-mb)",
+                args.rows_per_partition, args.columns, args.value_size
+            )));
+        }
+    }
     match db.table(KEYSPACE, TABLE) {
         Ok(t) => {
             let regular = t.schema().regular_columns().count() as u32;
@@ -172,6 +210,10 @@ fn ensure_table(db: &Database, args: &StressArgs) -> Result<Arc<Table>> {
     }
 }
 
+/// Builds the one mutation that writes partition `p`'s rows. Linear in the row
+/// count: rows are generated in clustering order (`ck` ascending), so each one is
+/// appended, not merged into a copy of everything before it (which made 20,000
+/// rows take 15 s).
 fn build_update(
     schema: &TableSchema,
     args: &StressArgs,
@@ -189,10 +231,24 @@ fn build_update(
                 Value::Blob(value_bytes(args.seed, p, r, c as u32, args.value_size)),
             ));
         }
-        let u = schema.insert(&row, &WriteOptions::default(), now_micros)?;
+        let mut u = schema.insert(&row, &WriteOptions::default(), now_micros)?;
         match update.as_mut() {
             None => update = Some(u),
-            Some(acc) => merge_partition(acc, u),
+            Some(acc) => {
+                for row in std::mem::take(&mut u.rows) {
+                    if acc
+                        .rows
+                        .last()
+                        .is_none_or(|l| l.clustering < row.clustering)
+                    {
+                        acc.rows.push(row);
+                    } else {
+                        acc.add_row(row);
+                    }
+                }
+                // No rows left in `u`: only its deletion and static row merge.
+                merge_partition(acc, u);
+            }
         }
     }
     update.ok_or_else(|| Error::InvalidInput("no rows".into()))
@@ -271,10 +327,17 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
         print_tablestats(std::slice::from_ref(&table), false)?;
     }
     db.close()?;
-    if summary.errors > 0 {
+    if summary.failed_ops > 0 {
         return Err(Error::InvalidInput(format!(
-            "{} operations failed",
-            summary.errors
+            "{} of {} operations failed",
+            summary.failed_ops,
+            summary.failed_ops + summary.total_ops
+        )));
+    }
+    if summary.wrong_values > 0 {
+        return Err(Error::InvalidInput(format!(
+            "{} rows read back with values other than those written",
+            summary.wrong_values
         )));
     }
     if summary.misses > 0 {
@@ -290,6 +353,7 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
     let threads = args.threads.max(1);
     let partitions = args.partitions.unwrap_or(args.ops).max(1);
     let done = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
     let misses = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
@@ -300,8 +364,8 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
     let clock = db.clock().clone();
     let started = Instant::now();
     println!(
-        "{:>10} {:>12} {:>10} {:>9}",
-        "total ops", "op/s", "p99 ms", "time s"
+        "{:>10} {:>12} {:>10} {:>9} {:>10}",
+        "total ops", "op/s", "p99 ms", "time s", "failed"
     );
     let totals: Vec<Histogram<u64>> = std::thread::scope(|s| {
         let reporter = s.spawn(|| {
@@ -321,11 +385,12 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
                 let now_done = done.load(Ordering::Relaxed);
                 let secs = last.elapsed().as_secs_f64();
                 println!(
-                    "{:>10} {:>12.0} {:>10.3} {:>9.1}",
+                    "{:>10} {:>12.0} {:>10.3} {:>9.1} {:>10}",
                     now_done,
                     (now_done - last_done) as f64 / secs,
                     h.value_at_quantile(0.99) as f64 / 1000.0,
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    failed.load(Ordering::Relaxed)
                 );
                 last_done = now_done;
                 last = Instant::now();
@@ -333,8 +398,9 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
         });
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let (done, errors, misses, interval, first_error, schema, clock) = (
+                let (done, failed, errors, misses, interval, first_error, schema, clock) = (
                     &done,
+                    &failed,
                     &errors,
                     &misses,
                     &interval,
@@ -365,11 +431,15 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
                         let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
                         let _ = total.record(micros);
                         let _ = interval[t].lock().record(micros);
-                        if let Err(e) = outcome {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            first_error.lock().get_or_insert_with(|| e.to_string());
+                        match outcome {
+                            Ok(()) => {
+                                done.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(e) => {
+                                failed.fetch_add(1, Ordering::Relaxed);
+                                first_error.lock().get_or_insert_with(|| e.to_string());
+                            }
                         }
-                        done.fetch_add(1, Ordering::Relaxed);
                         i += threads as u64;
                     }
                     total
@@ -399,7 +469,9 @@ fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<
         total_ops,
         op_rate: total_ops as f64 / duration,
         row_rate: total_ops as f64 * args.rows_per_partition as f64 / duration,
-        errors: errors.load(Ordering::Relaxed),
+        errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
+        failed_ops: failed.load(Ordering::Relaxed),
+        wrong_values: errors.load(Ordering::Relaxed),
         misses: misses.load(Ordering::Relaxed),
         duration_seconds: duration,
         latency_ms: LatencyMs {
@@ -430,8 +502,9 @@ fn print_summary(s: &Summary, args: &StressArgs) {
         "Total rows                : {:>12}",
         s.total_ops * args.rows_per_partition as u64
     );
-    println!("Total errors              : {:>12}", s.errors);
+    println!("Failed operations         : {:>12}", s.failed_ops);
     if args.mode == Mode::Read {
+        println!("Rows with wrong values    : {:>12}", s.wrong_values);
         println!("Rows expected, not found  : {:>12}", s.misses);
     }
     println!(
@@ -445,6 +518,101 @@ fn print_summary(s: &Summary, args: &StressArgs) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+    use strata::db::DbOptions;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: StressArgs,
+    }
+
+    fn parse(line: &[&str]) -> std::result::Result<StressArgs, clap::Error> {
+        Cmd::try_parse_from(std::iter::once("stress").chain(line.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn arguments_past_their_bounds_are_refused_by_name() {
+        for (line, name) in [
+            (&["write", "--threads", "100000"][..], "--threads"),
+            (&["write", "--threads", "0"][..], "--threads"),
+            (
+                &["write", "--rows-per-partition", "10000000"][..],
+                "--rows-per-partition",
+            ),
+            (&["write", "--columns", "0"][..], "--columns"),
+            (&["write", "--columns", "5000"][..], "--columns"),
+            (&["write", "--value-size", "100000000"][..], "--value-size"),
+            (&["write", "-n", "0"][..], "--ops"),
+            (&["write", "--partitions", "0"][..], "--partitions"),
+        ] {
+            let err = match parse(line) {
+                Ok(_) => panic!("{line:?} accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains(name), "{line:?}: {err}");
+        }
+        assert!(parse(&["write", "--threads", "1024", "--columns", "1024"]).is_ok());
+    }
+
+    #[test]
+    fn a_partition_above_the_mutation_limit_is_one_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        // 100,000 rows x 5 columns x 34 bytes: about 21 MB, above 16 MiB.
+        let args = parse(&["write", "--rows-per-partition", "100000"]).unwrap();
+        let err = ensure_table(&db, &args).unwrap_err().to_string();
+        assert!(err.contains("mutation limit"), "{err}");
+        assert!(db.table(KEYSPACE, TABLE).is_err(), "table created anyway");
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn wide_partitions_are_built_in_clustering_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        let args = parse(&["write", "--rows-per-partition", "5000", "--value-size", "4"]).unwrap();
+        let table = ensure_table(&db, &args).unwrap();
+        let schema = table.schema();
+        let u = build_update(&schema, &args, 7, 1).unwrap();
+        assert_eq!(u.rows.len(), 5000);
+        assert!(u.rows.windows(2).all(|w| w[0].clustering < w[1].clustering));
+        assert!(u.rows.iter().all(|r| r.cells.len() == 5));
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn failed_operations_are_not_counted_as_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = parse(&["write", "-n", "40", "--threads", "2"]).unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        ensure_table(&db, &args).unwrap();
+        db.close().unwrap();
+        // A read-only open refuses every write: all 40 operations fail.
+        let mut opts = DbOptions::new(strata::clock::SystemClock::new());
+        opts.read_only = true;
+        let db = Database::open(dir.path(), opts).unwrap();
+        let table = db.table(KEYSPACE, TABLE).unwrap();
+        let s = run_workload(&db, &table, &args).unwrap();
+        assert_eq!(s.total_ops, 0);
+        assert_eq!(s.failed_ops, 40);
+        assert_eq!(s.errors, 40);
+        assert_eq!(s.op_rate, 0.0);
+        drop(table);
+        db.close().unwrap();
+    }
 
     #[test]
     fn values_are_deterministic_and_distinct() {
