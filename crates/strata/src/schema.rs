@@ -267,9 +267,7 @@ fn shown(name: &str) -> String {
 /// ASCII (`[A-Za-z0-9_]`, so never `.`, `/` or a space) and at most
 /// [`MAX_NAME_LENGTH`] characters.
 fn check_name(what: &str, name: &str) -> Result<()> {
-    let chars_ok = name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let chars_ok = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if name.is_empty() || !chars_ok || name.len() > MAX_NAME_LENGTH {
         return Err(Error::InvalidInput(format!(
             "invalid {what} name {}: must be 1 to {MAX_NAME_LENGTH} letters, digits or '_'",
@@ -2138,7 +2136,9 @@ mod tests {
             other => panic!("{cql}: expected InvalidInput, got {other:?}"),
         };
         let long = "c".repeat(100_000);
-        let m = err(&format!("CREATE TABLE ks.t (k int PRIMARY KEY, {long} text)"));
+        let m = err(&format!(
+            "CREATE TABLE ks.t (k int PRIMARY KEY, {long} text)"
+        ));
         assert!(
             m.contains("too long") && m.contains("100000 characters") && m.len() < 300,
             "{m}"
@@ -2149,22 +2149,52 @@ mod tests {
         ))
         .is_ok());
         let over = "c".repeat(MAX_COLUMN_NAME_LENGTH + 1);
-        assert!(err(&format!("CREATE TABLE ks.t (k int PRIMARY KEY, {over} text)")).contains("at most 128"));
+        assert!(err(&format!(
+            "CREATE TABLE ks.t (k int PRIMARY KEY, {over} text)"
+        ))
+        .contains("at most 128"));
         // Keyspace and table names: [A-Za-z0-9_]{1,48}.
         let name49 = "t".repeat(49);
         for (cql, needle) in [
-            (format!("CREATE TABLE ks.{name49} (k int PRIMARY KEY)"), "invalid table name"),
-            (format!("CREATE TABLE {name49}.t (k int PRIMARY KEY)"), "invalid keyspace name"),
-            ("CREATE TABLE \"k s\".t (k int PRIMARY KEY)".to_string(), "invalid keyspace name"),
-            ("CREATE TABLE ks.\"a.b\" (k int PRIMARY KEY)".to_string(), "invalid table name"),
-            ("CREATE TABLE ks.\"../x\" (k int PRIMARY KEY)".to_string(), "invalid table name"),
-            ("CREATE TABLE ks.\"\" (k int PRIMARY KEY)".to_string(), "invalid table name"),
-            ("CREATE TABLE ks.\"tête\" (k int PRIMARY KEY)".to_string(), "invalid table name"),
+            (
+                format!("CREATE TABLE ks.{name49} (k int PRIMARY KEY)"),
+                "invalid table name",
+            ),
+            (
+                format!("CREATE TABLE {name49}.t (k int PRIMARY KEY)"),
+                "invalid keyspace name",
+            ),
+            (
+                "CREATE TABLE \"k s\".t (k int PRIMARY KEY)".to_string(),
+                "invalid keyspace name",
+            ),
+            (
+                "CREATE TABLE ks.\"a.b\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"../x\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"tête\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
         ] {
             let m = err(&cql);
-            assert!(m.contains(needle) && m.contains("letters, digits or '_'"), "{cql}: {m}");
+            assert!(
+                m.contains(needle) && m.contains("letters, digits or '_'"),
+                "{cql}: {m}"
+            );
         }
-        let m = err(&format!("CREATE TABLE ks.\"{}\" (k int PRIMARY KEY)", "x".repeat(100_000)));
+        let m = err(&format!(
+            "CREATE TABLE ks.\"{}\" (k int PRIMARY KEY)",
+            "x".repeat(100_000)
+        ));
         assert!(m.len() < 300, "{m}");
         // Cassandra's \w+ allows a leading digit or '_' (quoted, for a digit).
         for cql in [
@@ -2182,9 +2212,12 @@ mod tests {
             .expect("parse");
         assert!(s.if_not_exists);
         assert_eq!(s.schema.qualified_name(), "ks.t");
-        let s = CreateTableStatement::parse("create table ks.t (k int primary key)").expect("parse");
+        let s =
+            CreateTableStatement::parse("create table ks.t (k int primary key)").expect("parse");
         assert!(!s.if_not_exists);
-        assert!(CreateTableStatement::parse("CREATE TABLE IF EXISTS ks.t (k int PRIMARY KEY)").is_err());
+        assert!(
+            CreateTableStatement::parse("CREATE TABLE IF EXISTS ks.t (k int PRIMARY KEY)").is_err()
+        );
     }
 
     #[test]
@@ -2217,14 +2250,19 @@ mod tests {
             Err(Error::InvalidInput(m)) => m,
             other => panic!("{other:?}"),
         };
-        assert!(m.contains("differs only in case") && m.contains("'ks'"), "{m}");
+        assert!(
+            m.contains("differs only in case") && m.contains("'ks'"),
+            "{m}"
+        );
         c.create_table(kv()).expect("kv");
         let before = c.clone();
         let upper = TableSchema::builder("ks", "KV")
             .partition_key("k", CqlType::Text)
             .build()
             .expect("builds");
-        assert!(matches!(c.create_table(upper), Err(Error::InvalidInput(m)) if m.contains("differs only in case")));
+        assert!(
+            matches!(c.create_table(upper), Err(Error::InvalidInput(m)) if m.contains("differs only in case"))
+        );
         let m = match c.create_table(kv()) {
             Err(Error::AlreadyExists(m)) => m,
             other => panic!("{other:?}"),
@@ -2247,7 +2285,10 @@ mod tests {
         c.create_keyspace("ks").expect("ks");
         c.create_table(kv()).expect("kv");
         let long = "c".repeat(MAX_COLUMN_NAME_LENGTH + 1);
-        let json = c.to_json().expect("json").replace("\"name\": \"v\"", &format!("\"name\": \"{long}\""));
+        let json = c
+            .to_json()
+            .expect("json")
+            .replace("\"name\": \"v\"", &format!("\"name\": \"{long}\""));
         assert!(json.contains(&long));
         let back = Catalog::from_json(&json).expect("loads");
         assert!(back.table("ks", "kv").expect("kv").column(&long).is_ok());

@@ -1460,7 +1460,11 @@ mod tests {
         assert_eq!(canon.cql_type(), ty);
         for desc in [false, true] {
             let mut e = enc(v, desc);
-            assert_eq!(e, enc(&canon, desc), "canonical {canon:?} of {v:?} encodes alike");
+            assert_eq!(
+                e,
+                enc(&canon, desc),
+                "canonical {canon:?} of {v:?} encodes alike"
+            );
             e.extend_from_slice(b"\x42tail");
             let mut input = &e[..];
             let got = decode_comparable(ty, desc, &mut input).unwrap();
@@ -1470,7 +1474,10 @@ mod tests {
                 (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
                 _ => got == canon,
             };
-            assert!(bit_same, "comparable {v:?} desc={desc} -> {got:?}, expected {canon:?}");
+            assert!(
+                bit_same,
+                "comparable {v:?} desc={desc} -> {got:?}, expected {canon:?}"
+            );
             assert_eq!(input, b"\x42tail", "consumed exactly one encoding of {v:?}");
         }
     }
@@ -2151,7 +2158,10 @@ mod tests {
         ] {
             assert_eq!(canon(written), read, "{written}");
             // The canonical value is a fixed point and is what a key decodes to.
-            assert_eq!(canonical(&canonical(&dec(written))), canonical(&dec(written)));
+            assert_eq!(
+                canonical(&canonical(&dec(written))),
+                canonical(&dec(written))
+            );
             for desc in [false, true] {
                 let e = enc(&dec(written), desc);
                 let got = decode_comparable(CqlType::Decimal, desc, &mut &e[..]).unwrap();
@@ -2192,8 +2202,14 @@ mod tests {
         let mut old = new.clone();
         old.extend_from_slice(&((2u32) ^ (1 << 31)).to_be_bytes());
         assert!(decode_clustering(&[(CqlType::Decimal, false)], &old).is_err());
-        assert_eq!(enc(&parse_value(CqlType::Decimal, "0.00").unwrap(), false), [DEC_ZERO]);
-        assert_eq!(enc(&parse_value(CqlType::Decimal, "0").unwrap(), true), [!DEC_ZERO]);
+        assert_eq!(
+            enc(&parse_value(CqlType::Decimal, "0.00").unwrap(), false),
+            [DEC_ZERO]
+        );
+        assert_eq!(
+            enc(&parse_value(CqlType::Decimal, "0").unwrap(), true),
+            [!DEC_ZERO]
+        );
     }
 
     #[test]

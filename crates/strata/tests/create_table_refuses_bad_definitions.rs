@@ -113,8 +113,14 @@ fn create_table_refuses_bad_definitions() {
             "invalid keyspace name",
         ),
         // Reserved keyspaces: Cassandra's, and Strata's own data-directory entries.
-        ("CREATE TABLE system.t (k int PRIMARY KEY)".into(), "reserved"),
-        ("CREATE TABLE SYSTEM.t (k int PRIMARY KEY)".into(), "reserved"),
+        (
+            "CREATE TABLE system.t (k int PRIMARY KEY)".into(),
+            "reserved",
+        ),
+        (
+            "CREATE TABLE SYSTEM.t (k int PRIMARY KEY)".into(),
+            "reserved",
+        ),
         (
             "CREATE TABLE system_schema.t (k int PRIMARY KEY)".into(),
             "reserved",
@@ -139,7 +145,10 @@ fn create_table_refuses_bad_definitions() {
             "CREATE TABLE snapshots.t (k int PRIMARY KEY)".into(),
             "reserved",
         ),
-        ("CREATE TABLE \"LOCK\".t (k int PRIMARY KEY)".into(), "reserved"),
+        (
+            "CREATE TABLE \"LOCK\".t (k int PRIMARY KEY)".into(),
+            "reserved",
+        ),
         // One directory on a case-insensitive file system.
         (
             "CREATE TABLE \"KS\".u (k int PRIMARY KEY)".into(),

@@ -53,7 +53,10 @@ fn decimal_partition_keys_keep_their_spelling() {
     for when in ["memtable", "after flush"] {
         assert_eq!(read("1.5"), [Some(Value::Text("short".into()))], "{when}");
         assert_eq!(read("1.50"), [Some(Value::Text("long".into()))], "{when}");
-        assert!(read("1.500").is_empty(), "{when}: a third spelling is a third key");
+        assert!(
+            read("1.500").is_empty(),
+            "{when}: a third spelling is a third key"
+        );
         let page = t.scan(None, 100).expect("scan");
         assert_eq!(page.partitions.len(), 2, "{when}");
         t.flush().expect("flush");
