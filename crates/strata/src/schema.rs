@@ -46,6 +46,14 @@
 //!    and re-created under the same name never sees the old table's files.
 //! 6. `TableSchema::from_cql(&s.to_cql())` equals `s` up to the table id and the
 //!    numbering of retired column ids.
+//! 7. Names. Keyspace and table names are `[A-Za-z0-9_]{1,48}` (Cassandra's rule;
+//!    they become directory names). Column names are `[A-Za-z][A-Za-z0-9_]*`, unique,
+//!    and new ones at most [`MAX_COLUMN_NAME_LENGTH`] characters. In CQL text,
+//!    unquoted names fold to lower case and quoted ones keep theirs, so `k` and `K`
+//!    are one column (defined twice: refused) and `"K"` another. The catalog refuses
+//!    to create reserved keyspaces ([`RESERVED_KEYSPACE_NAMES`], `system_*`) and a
+//!    keyspace or table whose name differs only in case from an existing one. Every
+//!    refusal is a one-line `InvalidInput` and changes nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
