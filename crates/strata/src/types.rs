@@ -1394,6 +1394,45 @@ pub fn decode_clustering(types: &[(CqlType, bool)], bytes: &[u8]) -> Result<Vec<
     Ok(out)
 }
 
+/// Rewrites a clustering (or clustering prefix) encoded by the format before
+/// decimals compared by value into today's canonical encoding: every decimal
+/// component loses the 4-byte scale suffix it then carried (see
+/// `encode_decimal`); every other byte is kept. For an upgrade path
+/// (`upgradesstables`, commit-log replay) of tables with decimal clustering
+/// columns. Two legacy keys differing only in a decimal's scale (`1.5`, `1.50`)
+/// become the same key, so a rewriter must reconcile such rows (they were adjacent
+/// in the legacy order, which sorted equal values by scale).
+pub fn legacy_clustering_to_canonical(types: &[(CqlType, bool)], bytes: &[u8]) -> Result<Vec<u8>> {
+    const LEGACY_SCALE_BYTES: usize = 4;
+    let mut input = bytes;
+    let mut out = Vec::with_capacity(bytes.len());
+    for &(ty, desc) in types {
+        if input.is_empty() {
+            break;
+        }
+        let before = input;
+        decode_comparable(ty, desc, &mut input)?;
+        out.extend_from_slice(&before[..before.len() - input.len()]);
+        if ty == CqlType::Decimal {
+            if input.len() < LEGACY_SCALE_BYTES {
+                return Err(Error::InvalidInput(
+                    "truncated legacy decimal clustering: the 4-byte scale suffix is missing"
+                        .to_string(),
+                ));
+            }
+            input = &input[LEGACY_SCALE_BYTES..];
+        }
+    }
+    if !input.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{} trailing bytes after {} legacy clustering components",
+            input.len(),
+            types.len()
+        )));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2210,6 +2249,56 @@ mod tests {
             enc(&parse_value(CqlType::Decimal, "0").unwrap(), true),
             [!DEC_ZERO]
         );
+    }
+
+    #[test]
+    fn legacy_decimal_clusterings_convert_to_canonical() {
+        let dec = |s: &str| parse_value(CqlType::Decimal, s).unwrap();
+        // The legacy encoding: today's, then the scale flipped big-endian (inverted
+        // with the rest in a DESC column).
+        let legacy = |v: &Value, desc: bool| {
+            let mut e = enc(v, false);
+            if let Value::Decimal { scale, .. } = v {
+                e.extend_from_slice(&((*scale as u32) ^ (1 << 31)).to_be_bytes());
+            }
+            if desc {
+                for b in &mut e {
+                    *b = !*b;
+                }
+            }
+            e
+        };
+        let types = [
+            (CqlType::Decimal, true),
+            (CqlType::Int, false),
+            (CqlType::Decimal, false),
+        ];
+        for (a, b) in [("1.50", "0.00"), ("-7.0E+1", "1E+2"), ("0", "-0.001")] {
+            let row = [dec(a), Value::Int(-3), dec(b)];
+            let old: Vec<u8> = row
+                .iter()
+                .zip(types)
+                .flat_map(|(v, (_, d))| legacy(v, d))
+                .collect();
+            let pairs: Vec<(&Value, bool)> = row.iter().zip(types.map(|t| t.1)).collect();
+            let converted = legacy_clustering_to_canonical(&types, &old).unwrap();
+            assert_eq!(converted, encode_clustering(&pairs), "{a} {b}");
+            assert_eq!(
+                decode_clustering(&types, &converted).unwrap(),
+                row.iter().map(canonical).collect::<Vec<_>>()
+            );
+            // A prefix (a range-tombstone bound) converts too.
+            let prefix_len = legacy(&row[0], true).len() + 4;
+            assert_eq!(
+                legacy_clustering_to_canonical(&types, &old[..prefix_len]).unwrap(),
+                encode_clustering(&pairs[..2])
+            );
+            // The suffix cut off, or garbage after it, is an error, not a guess.
+            assert!(legacy_clustering_to_canonical(&types, &old[..old.len() - 1]).is_err());
+            let mut long = old.clone();
+            long.push(0);
+            assert!(legacy_clustering_to_canonical(&types, &long).is_err());
+        }
     }
 
     #[test]
