@@ -78,8 +78,8 @@ pub const MAX_NAME_LENGTH: usize = 48;
 /// is loaded, so an older catalog still opens). Cassandra's only bound is 65,535
 /// bytes (its 2-byte length prefix); 128 is the SQL standard's identifier length
 /// (and Oracle's and SQL Server's limit): ample for any real name, while keeping
-/// names that appear in every error message, `DESCRIBE` output and sstable
-/// header readable, and refusing a pasted 100,000-character value at once.
+/// names, which appear in error messages, `DESCRIBE` output and `schema.json`,
+/// readable, and refusing a pasted 100,000-character value at once.
 pub const MAX_COLUMN_NAME_LENGTH: usize = 128;
 /// Keyspace names that cannot be created, compared ignoring case (a
 /// case-insensitive file system maps `Commitlog` onto `commitlog`): Cassandra's
