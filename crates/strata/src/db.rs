@@ -400,13 +400,34 @@ impl Database {
     }
 
     /// `CREATE TABLE ...` in CQL (the subset `TableSchema::from_cql` accepts); creates
-    /// the keyspace too if it does not exist.
+    /// the keyspace too if it does not exist. With `IF NOT EXISTS` an existing table
+    /// is returned unchanged, even if its definition differs (as in Cassandra);
+    /// without it an existing table is `AlreadyExists` naming it. A refused
+    /// statement changes nothing: the catalog checks it on a copy before the
+    /// keyspace or the table is written.
     pub fn create_table_cql(&self, cql: &str) -> Result<Arc<Table>> {
-        let schema = TableSchema::from_cql(cql)?;
-        if !self.catalog.lock().keyspaces.contains_key(&schema.keyspace) {
-            self.create_keyspace(&schema.keyspace)?;
+        let stmt = crate::schema::CreateTableStatement::parse(cql)?;
+        let (ks, name) = (stmt.schema.keyspace.clone(), stmt.schema.name.clone());
+        let existing = |e: Error| match e {
+            Error::AlreadyExists(_) if stmt.if_not_exists => self.table(&ks, &name).or(Err(e)),
+            e => Err(e),
+        };
+        let mut trial = self.catalog.lock().clone();
+        let new_keyspace = !trial.keyspaces.contains_key(&ks);
+        if new_keyspace {
+            trial.create_keyspace(&ks)?;
         }
-        self.create_table(schema)
+        if let Err(e) = trial.create_table(stmt.schema.clone()) {
+            return existing(e);
+        }
+        if new_keyspace {
+            // Another thread may have created it since the copy was taken.
+            match self.create_keyspace(&ks) {
+                Ok(()) | Err(Error::AlreadyExists(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.create_table(stmt.schema.clone()).or_else(existing)
     }
 
     /// `ALTER TABLE ... WITH <options>`: validated first; on error nothing changes.

@@ -33,10 +33,27 @@
 //!    clustering component at most 65,535 bytes (Cassandra's limits, from its 16-bit
 //!    length prefixes). Regular and static values are at most
 //!    `options.max_value_size_bytes`.
+//!    Decimal key components: a clustering component is byte-comparable by value
+//!    (`types` invariant 3), so `1.5` and `1.50` are one row and read back in the
+//!    canonical spelling `1.5`. A partition key is Cassandra's serialized bytes,
+//!    scale included, so `1.5` and `1.50` are two partitions, each found only by
+//!    its own spelling, exactly as in Cassandra. Canonicalising partition keys was
+//!    rejected: the token of `1.50` would then differ from Cassandra's (DESIGN.md
+//!    §2 requires equal tokens; token-aware drivers route by the bytes they send),
+//!    and partitions already stored under a non-canonical spelling would no longer
+//!    be found by the spelling that wrote them.
 //! 5. Table ids are assigned by the [`Catalog`] and never reused, so a table dropped
 //!    and re-created under the same name never sees the old table's files.
 //! 6. `TableSchema::from_cql(&s.to_cql())` equals `s` up to the table id and the
 //!    numbering of retired column ids.
+//! 7. Names. Keyspace and table names are `[A-Za-z0-9_]{1,48}` (Cassandra's rule;
+//!    they become directory names). Column names are `[A-Za-z][A-Za-z0-9_]*`, unique,
+//!    and new ones at most [`MAX_COLUMN_NAME_LENGTH`] characters. In CQL text,
+//!    unquoted names fold to lower case and quoted ones keep theirs, so `k` and `K`
+//!    are one column (defined twice: refused) and `"K"` another. The catalog refuses
+//!    to create reserved keyspaces ([`RESERVED_KEYSPACE_NAMES`], `system_*`) and a
+//!    keyspace or table whose name differs only in case from an existing one. Every
+//!    refusal is a one-line `InvalidInput` and changes nothing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -57,6 +74,22 @@ pub const MAX_COLUMNS: usize = 65_535;
 /// Longest keyspace or table name: Cassandra's limit, because names become
 /// directory names.
 pub const MAX_NAME_LENGTH: usize = 48;
+/// Longest column name, checked when a column is created (not when a stored schema
+/// is loaded, so an older catalog still opens). Cassandra's only bound is 65,535
+/// bytes (its 2-byte length prefix); 128 is the SQL standard's identifier length
+/// (and Oracle's and SQL Server's limit): ample for any real name, while keeping
+/// names, which appear in error messages, `DESCRIBE` output and `schema.json`,
+/// readable, and refusing a pasted 100,000-character value at once.
+pub const MAX_COLUMN_NAME_LENGTH: usize = 128;
+/// Keyspace names that cannot be created, compared ignoring case (a
+/// case-insensitive file system maps `Commitlog` onto `commitlog`): Cassandra's
+/// own `system` (and every `system_*`), and the entries Strata keeps or may keep
+/// at the top of the data directory, where keyspace directories live (db.rs):
+/// `commitlog/`, the `LOCK` file, and the `quarantine` and `snapshots` folder
+/// names, reserved so that a data-directory-wide quarantine or snapshot folder can
+/// never meet a keyspace of the same name.
+pub const RESERVED_KEYSPACE_NAMES: &[&str] =
+    &["system", "commitlog", "lock", "quarantine", "snapshots"];
 
 /// What role a column plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -214,7 +247,7 @@ impl TableSchemaBuilder {
             options: self.options,
             next_column_id: next_id,
         };
-        schema.validate()?;
+        schema.validate_new()?;
         Ok(schema)
     }
 }
@@ -226,11 +259,39 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Keyspace and table names (become directory names).
+/// A name for a message: in full when short, else its start and its length, so a
+/// pasted 100,000-character name gives a one-line error.
+fn shown(name: &str) -> String {
+    const SHOWN_CHARS: usize = 40;
+    if name.chars().count() <= SHOWN_CHARS {
+        format!("'{name}'")
+    } else {
+        let head: String = name.chars().take(SHOWN_CHARS).collect();
+        format!("'{head}...' ({} characters)", name.chars().count())
+    }
+}
+
+/// Keyspace and table names (become directory names): Cassandra's rule, `\w+` in
+/// ASCII (`[A-Za-z0-9_]`, so never `.`, `/` or a space) and at most
+/// [`MAX_NAME_LENGTH`] characters.
 fn check_name(what: &str, name: &str) -> Result<()> {
-    if !is_identifier(name) || name.len() > MAX_NAME_LENGTH {
+    let chars_ok = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if name.is_empty() || !chars_ok || name.len() > MAX_NAME_LENGTH {
         return Err(Error::InvalidInput(format!(
-            "invalid {what} name '{name}': must be a letter then letters, digits or '_', at most {MAX_NAME_LENGTH} characters"
+            "invalid {what} name {}: must be 1 to {MAX_NAME_LENGTH} letters, digits or '_'",
+            shown(name)
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses the keyspace names of [`RESERVED_KEYSPACE_NAMES`] and `system_*`.
+fn check_keyspace_not_reserved(name: &str) -> Result<()> {
+    let lower = name.to_ascii_lowercase();
+    if RESERVED_KEYSPACE_NAMES.contains(&lower.as_str()) || lower.starts_with("system_") {
+        return Err(Error::InvalidInput(format!(
+            "keyspace name '{name}' is reserved (system, system_*, commitlog, lock, quarantine \
+             and snapshots, in any case, name Cassandra's or Strata's own data)"
         )));
     }
     Ok(())
@@ -250,6 +311,26 @@ impl TableSchema {
     /// `keyspace.table`, for messages.
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.keyspace, self.name)
+    }
+
+    /// What a *new* table or column must satisfy beyond [`TableSchema::validate`]:
+    /// column names of at most [`MAX_COLUMN_NAME_LENGTH`] characters. Kept out of
+    /// `validate`, which also runs on a loaded catalog, so that a limit added later
+    /// never stops a data directory written before it from opening.
+    fn validate_new(&self) -> Result<()> {
+        self.validate()?;
+        if let Some(c) = self
+            .columns
+            .iter()
+            .find(|c| c.name.len() > MAX_COLUMN_NAME_LENGTH)
+        {
+            return Err(Error::InvalidInput(format!(
+                "column name {} in table {} is too long: at most {MAX_COLUMN_NAME_LENGTH} characters",
+                shown(&c.name),
+                self.qualified_name()
+            )));
+        }
+        Ok(())
     }
 
     /// Checks invariants 1, 2 and the naming rules. The builder and the catalog (after
@@ -280,14 +361,14 @@ impl TableSchema {
         for c in &self.columns {
             if !is_identifier(&c.name) {
                 return Err(Error::InvalidInput(format!(
-                    "invalid column name '{}' in table {table}: must be a letter then letters, digits or '_'",
-                    c.name
+                    "invalid column name {} in table {table}: must be a letter then letters, digits or '_'",
+                    shown(&c.name)
                 )));
             }
             if names.contains(&c.name.as_str()) {
                 return Err(Error::InvalidInput(format!(
-                    "column '{}' defined twice in table {table}",
-                    c.name
+                    "column {} defined twice in table {table}",
+                    shown(&c.name)
                 )));
             }
             names.push(&c.name);
@@ -430,7 +511,7 @@ impl TableSchema {
             id: Some(id),
             descending: false,
         });
-        out.validate()?;
+        out.validate_new()?;
         Ok(out)
     }
 
@@ -1211,10 +1292,22 @@ fn parse_name(
     lex: &mut Lexer<'_>,
     what: &str,
 ) -> std::result::Result<(String, usize), SyntaxError> {
+    parse_name_spelled(lex, what).map(|(name, pos, _)| (name, pos))
+}
+
+/// As [`parse_name`], also returning the name as written (quotes included), for
+/// messages about two spellings of one name.
+fn parse_name_spelled(
+    lex: &mut Lexer<'_>,
+    what: &str,
+) -> std::result::Result<(String, usize, String), SyntaxError> {
     let (t, pos) = lex.next_tok()?;
     match t {
-        Tok::Ident(s) => Ok((s.to_ascii_lowercase(), pos)),
-        Tok::Str { text, double: true } => Ok((text, pos)),
+        Tok::Ident(s) => Ok((s.to_ascii_lowercase(), pos, s)),
+        Tok::Str { text, double: true } => {
+            let spelled = format!("\"{}\"", text.replace('"', "\"\""));
+            Ok((text, pos, spelled))
+        }
         t => Err(SyntaxError {
             pos,
             msg: format!("expected {what}, found {}", t.describe()),
@@ -1224,10 +1317,13 @@ fn parse_name(
 
 /// What the statement says, before it is checked against itself.
 struct CreateTable {
+    if_not_exists: bool,
     keyspace: Option<String>,
     name: String,
     /// (name, type, static, inline PRIMARY KEY, position)
     columns: Vec<(String, CqlType, bool, bool, usize)>,
+    /// Each column's name as written, in `columns` order.
+    spellings: Vec<String>,
     partition_key: Vec<(String, usize)>,
     clustering: Vec<(String, usize)>,
     primary_key_clauses: usize,
@@ -1242,7 +1338,8 @@ fn parse_create_table(text: &str) -> Result<CreateTable> {
     if !lex.eat_keyword("TABLE").map_err(ddl)? {
         lex.expect_keyword("COLUMNFAMILY").map_err(ddl)?;
     }
-    if lex.eat_keyword("IF").map_err(ddl)? {
+    let if_not_exists = lex.eat_keyword("IF").map_err(ddl)?;
+    if if_not_exists {
         lex.expect_keyword("NOT").map_err(ddl)?;
         lex.expect_keyword("EXISTS").map_err(ddl)?;
     }
@@ -1256,9 +1353,11 @@ fn parse_create_table(text: &str) -> Result<CreateTable> {
         (None, first)
     };
     let mut ct = CreateTable {
+        if_not_exists,
         keyspace,
         name,
         columns: Vec::new(),
+        spellings: Vec::new(),
         partition_key: Vec::new(),
         clustering: Vec::new(),
         primary_key_clauses: 0,
@@ -1272,7 +1371,7 @@ fn parse_create_table(text: &str) -> Result<CreateTable> {
             lex.expect_keyword("KEY").map_err(ddl)?;
             parse_primary_key(&mut lex, &mut ct).map_err(ddl)?;
         } else {
-            let (col, pos) = parse_name(&mut lex, "a column name").map_err(ddl)?;
+            let (col, pos, spelled) = parse_name_spelled(&mut lex, "a column name").map_err(ddl)?;
             let (t, type_pos) = lex.next_tok().map_err(ddl)?;
             let Tok::Ident(type_name) = t else {
                 return Err(ddl(SyntaxError {
@@ -1297,6 +1396,7 @@ fn parse_create_table(text: &str) -> Result<CreateTable> {
                 false
             };
             ct.columns.push((col, ty, is_static, inline_pk, pos));
+            ct.spellings.push(spelled);
         }
         let (t, pos) = lex.next_tok().map_err(ddl)?;
         match t {
@@ -1390,16 +1490,21 @@ fn parse_primary_key(
 impl TableSchema {
     /// Parses `CREATE TABLE ks.name (...) [WITH ...]`; the keyspace must be named.
     /// Supported: the scalar CQL types, `static`, inline `PRIMARY KEY`,
-    /// `PRIMARY KEY ((a, b), c)` / `(a, c)` / `(a)`, `IF NOT EXISTS` (ignored: the
-    /// catalog decides), `WITH CLUSTERING ORDER BY (...)` and the table options of
-    /// [`TableOptions`]. Unquoted names fold to lower case, as in CQL.
+    /// `PRIMARY KEY ((a, b), c)` / `(a, c)` / `(a)`, `IF NOT EXISTS` (accepted here;
+    /// [`CreateTableStatement`] reports it to the catalog's caller),
+    /// `WITH CLUSTERING ORDER BY (...)` and the table options of [`TableOptions`].
+    /// Unquoted names fold to lower case, as in CQL, so `k` and `K` are one column
+    /// (defined twice is an error) while `"K"` is another.
     pub fn from_cql(text: &str) -> Result<TableSchema> {
         Self::from_cql_in(None, text)
     }
 
     /// As [`TableSchema::from_cql`], with a keyspace for unqualified table names (`USE ks`).
     pub fn from_cql_in(default_keyspace: Option<&str>, text: &str) -> Result<TableSchema> {
-        let ct = parse_create_table(text)?;
+        Ok(CreateTableStatement::parse_in(default_keyspace, text)?.schema)
+    }
+
+    fn from_parsed(default_keyspace: Option<&str>, ct: &CreateTable) -> Result<TableSchema> {
         let keyspace = match (&ct.keyspace, default_keyspace) {
             (Some(ks), _) => ks.clone(),
             (None, Some(ks)) => ks.to_string(),
@@ -1413,6 +1518,31 @@ impl TableSchema {
         let fail = |pos: usize, msg: String| {
             Error::InvalidInput(format!("CREATE TABLE: {msg} (at byte {pos})"))
         };
+        // Names are compared after folding, so `k` and `K` unquoted collide here.
+        for (i, (name, _, _, _, pos)) in ct.columns.iter().enumerate() {
+            if let Some(j) = ct.columns[..i].iter().position(|c| c.0 == *name) {
+                let (first, again) = (&ct.spellings[j], &ct.spellings[i]);
+                let msg = if first == again {
+                    format!("column {} is defined twice", shown(name))
+                } else {
+                    format!(
+                        "column {again} is the same column as {first} at byte {}: unquoted \
+                         names ignore case (write \"{name}\" in double quotes to keep case)",
+                        ct.columns[j].4
+                    )
+                };
+                return Err(fail(*pos, msg));
+            }
+        }
+        for (i, (name, pos)) in ct.partition_key.iter().chain(&ct.clustering).enumerate() {
+            let mut earlier = ct.partition_key.iter().chain(&ct.clustering).take(i);
+            if earlier.any(|(n, _)| n == name) {
+                return Err(fail(
+                    *pos,
+                    format!("PRIMARY KEY names column {} twice", shown(name)),
+                ));
+            }
+        }
         match ct.primary_key_clauses {
             1 => {}
             0 => {
@@ -1551,6 +1681,32 @@ impl TableSchema {
     }
 }
 
+/// A parsed `CREATE TABLE`: the table it defines and whether `IF NOT EXISTS` was
+/// given. What an existing table means is the caller's decision (the database
+/// returns the existing table unchanged when the flag is set, as Cassandra does
+/// even when the definitions differ; without it, an existing table is an error).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateTableStatement {
+    pub schema: TableSchema,
+    pub if_not_exists: bool,
+}
+
+impl CreateTableStatement {
+    /// Parses and validates the statement; see [`TableSchema::from_cql`].
+    pub fn parse(text: &str) -> Result<CreateTableStatement> {
+        Self::parse_in(None, text)
+    }
+
+    /// As [`CreateTableStatement::parse`], with a keyspace for unqualified names.
+    pub fn parse_in(default_keyspace: Option<&str>, text: &str) -> Result<CreateTableStatement> {
+        let ct = parse_create_table(text)?;
+        Ok(CreateTableStatement {
+            schema: TableSchema::from_parsed(default_keyspace, &ct)?,
+            if_not_exists: ct.if_not_exists,
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Catalog
 // ---------------------------------------------------------------------------
@@ -1640,10 +1796,21 @@ impl Catalog {
             .ok_or_else(|| Error::NotFound(format!("keyspace '{name}'")))
     }
 
+    /// Adds an empty keyspace. Refuses, besides a bad or existing name, the
+    /// reserved names ([`RESERVED_KEYSPACE_NAMES`], `system_*`) and a name that
+    /// differs only in case from an existing keyspace: their directories would be
+    /// one directory on a case-insensitive file system.
     pub fn create_keyspace(&mut self, name: &str) -> Result<()> {
         check_name("keyspace", name)?;
+        check_keyspace_not_reserved(name)?;
         if self.keyspaces.contains_key(name) {
             return Err(Error::AlreadyExists(format!("keyspace '{name}'")));
+        }
+        if let Some(other) = self.keyspaces.keys().find(|k| k.eq_ignore_ascii_case(name)) {
+            return Err(Error::InvalidInput(format!(
+                "keyspace '{name}' differs only in case from existing keyspace '{other}'; their \
+                 directories would collide on a case-insensitive file system"
+            )));
         }
         self.keyspaces.insert(
             name.to_string(),
@@ -1669,9 +1836,12 @@ impl Catalog {
             .ok_or_else(|| Error::NotFound(format!("keyspace '{name}'")))
     }
 
-    /// Adds a table, assigning it a fresh id (invariant 5).
+    /// Adds a table, assigning it a fresh id (invariant 5). An existing table of
+    /// that name is `AlreadyExists` naming it; a name differing from an existing
+    /// table's only in case is refused (one directory on a case-insensitive file
+    /// system).
     pub fn create_table(&mut self, mut schema: TableSchema) -> Result<&TableSchema> {
-        schema.validate()?;
+        schema.validate_new()?;
         let qualified = schema.qualified_name();
         let ks = self
             .keyspaces
@@ -1679,6 +1849,17 @@ impl Catalog {
             .ok_or_else(|| Error::NotFound(format!("keyspace '{}'", schema.keyspace)))?;
         if ks.tables.contains_key(&schema.name) {
             return Err(Error::AlreadyExists(format!("table {qualified}")));
+        }
+        if let Some(other) = ks
+            .tables
+            .keys()
+            .find(|t| t.eq_ignore_ascii_case(&schema.name))
+        {
+            return Err(Error::InvalidInput(format!(
+                "table {qualified} differs only in case from existing table {}.{other}; their \
+                 directories would collide on a case-insensitive file system",
+                schema.keyspace
+            )));
         }
         schema.id = self.next_table_id;
         self.next_table_id += 1;
@@ -1923,6 +2104,202 @@ mod tests {
             matches!(e, Error::InvalidOption { ref option, .. } if option == "gc_grace"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn create_table_refuses_duplicate_and_case_variant_columns() {
+        let err = |cql: &str| match TableSchema::from_cql(cql) {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{cql}: expected InvalidInput, got {other:?}"),
+        };
+        let m = err("CREATE TABLE ks.t (k int PRIMARY KEY, k text)");
+        assert!(m.contains("column 'k' is defined twice"), "{m}");
+        assert!(!m.contains('\n'), "one line: {m}");
+        let m = err("CREATE TABLE ks.t (k int PRIMARY KEY, K text)");
+        assert!(
+            m.contains("K is the same column as k at byte 19") && m.contains("ignore case"),
+            "{m}"
+        );
+        let m = err("CREATE TABLE ks.t (Val int, k int PRIMARY KEY, vAL text)");
+        assert!(m.contains("vAL is the same column as Val"), "{m}");
+        // A quoted lower-case name is the unquoted one.
+        let m = err("CREATE TABLE ks.t (k int PRIMARY KEY, \"k\" text)");
+        assert!(m.contains("\"k\" is the same column as k"), "{m}");
+        let m = err("CREATE TABLE ks.t (k int, c int, PRIMARY KEY (k, c, C))");
+        assert!(m.contains("PRIMARY KEY names column 'c' twice"), "{m}");
+        let m = err("CREATE TABLE ks.t (k int, PRIMARY KEY ((k, k)))");
+        assert!(m.contains("twice"), "{m}");
+        // Quoted names keep their case: "K" and k are two columns, as in CQL.
+        let t = TableSchema::from_cql("CREATE TABLE ks.t (k int PRIMARY KEY, \"K\" text)")
+            .expect("quoted K differs from k");
+        assert_eq!(t.column("K").expect("K").ty, CqlType::Text);
+        assert_eq!(t.column("k").expect("k").ty, CqlType::Int);
+        assert_eq!(TableSchema::from_cql(&t.to_cql()).expect("round trip"), t);
+    }
+
+    #[test]
+    fn create_table_refuses_bad_names_with_one_line_errors() {
+        let err = |cql: &str| match TableSchema::from_cql(cql) {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{cql}: expected InvalidInput, got {other:?}"),
+        };
+        let long = "c".repeat(100_000);
+        let m = err(&format!(
+            "CREATE TABLE ks.t (k int PRIMARY KEY, {long} text)"
+        ));
+        assert!(
+            m.contains("too long") && m.contains("100000 characters") && m.len() < 300,
+            "{m}"
+        );
+        let at_limit = "c".repeat(MAX_COLUMN_NAME_LENGTH);
+        assert!(TableSchema::from_cql(&format!(
+            "CREATE TABLE ks.t (k int PRIMARY KEY, {at_limit} text)"
+        ))
+        .is_ok());
+        let over = "c".repeat(MAX_COLUMN_NAME_LENGTH + 1);
+        assert!(err(&format!(
+            "CREATE TABLE ks.t (k int PRIMARY KEY, {over} text)"
+        ))
+        .contains("at most 128"));
+        // Keyspace and table names: [A-Za-z0-9_]{1,48}.
+        let name49 = "t".repeat(49);
+        for (cql, needle) in [
+            (
+                format!("CREATE TABLE ks.{name49} (k int PRIMARY KEY)"),
+                "invalid table name",
+            ),
+            (
+                format!("CREATE TABLE {name49}.t (k int PRIMARY KEY)"),
+                "invalid keyspace name",
+            ),
+            (
+                "CREATE TABLE \"k s\".t (k int PRIMARY KEY)".to_string(),
+                "invalid keyspace name",
+            ),
+            (
+                "CREATE TABLE ks.\"a.b\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"../x\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+            (
+                "CREATE TABLE ks.\"tête\" (k int PRIMARY KEY)".to_string(),
+                "invalid table name",
+            ),
+        ] {
+            let m = err(&cql);
+            assert!(
+                m.contains(needle) && m.contains("letters, digits or '_'"),
+                "{cql}: {m}"
+            );
+        }
+        let m = err(&format!(
+            "CREATE TABLE ks.\"{}\" (k int PRIMARY KEY)",
+            "x".repeat(100_000)
+        ));
+        assert!(m.len() < 300, "{m}");
+        // Cassandra's \w+ allows a leading digit or '_' (quoted, for a digit).
+        for cql in [
+            format!("CREATE TABLE ks.{} (k int PRIMARY KEY)", "t".repeat(48)),
+            "CREATE TABLE \"1ks\"._t (k int PRIMARY KEY)".to_string(),
+        ] {
+            let t = TableSchema::from_cql(&cql).expect(&cql);
+            assert_eq!(TableSchema::from_cql(&t.to_cql()).expect("round trip"), t);
+        }
+    }
+
+    #[test]
+    fn create_table_statement_reports_if_not_exists() {
+        let s = CreateTableStatement::parse("CREATE TABLE IF NOT EXISTS ks.t (k int PRIMARY KEY)")
+            .expect("parse");
+        assert!(s.if_not_exists);
+        assert_eq!(s.schema.qualified_name(), "ks.t");
+        let s =
+            CreateTableStatement::parse("create table ks.t (k int primary key)").expect("parse");
+        assert!(!s.if_not_exists);
+        assert!(
+            CreateTableStatement::parse("CREATE TABLE IF EXISTS ks.t (k int PRIMARY KEY)").is_err()
+        );
+    }
+
+    #[test]
+    fn catalog_refuses_reserved_and_case_colliding_names() {
+        let mut c = Catalog::new();
+        for name in [
+            "system",
+            "SYSTEM",
+            "system_auth",
+            "System_Schema",
+            "commitlog",
+            "Commitlog",
+            "quarantine",
+            "snapshots",
+            "LOCK",
+            "lock",
+        ] {
+            match c.create_keyspace(name) {
+                Err(Error::InvalidInput(m)) => assert!(m.contains("reserved"), "{name}: {m}"),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        assert!(c.keyspaces.is_empty(), "nothing created");
+        // Near misses are ordinary names.
+        for name in ["systems", "system2", "my_system", "commitlogs", "locks"] {
+            c.create_keyspace(name).expect(name);
+        }
+        c.create_keyspace("ks").expect("ks");
+        let m = match c.create_keyspace("Ks") {
+            Err(Error::InvalidInput(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            m.contains("differs only in case") && m.contains("'ks'"),
+            "{m}"
+        );
+        c.create_table(kv()).expect("kv");
+        let before = c.clone();
+        let upper = TableSchema::builder("ks", "KV")
+            .partition_key("k", CqlType::Text)
+            .build()
+            .expect("builds");
+        assert!(
+            matches!(c.create_table(upper), Err(Error::InvalidInput(m)) if m.contains("differs only in case"))
+        );
+        let m = match c.create_table(kv()) {
+            Err(Error::AlreadyExists(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(m, "table ks.kv");
+        assert_eq!(c, before, "refusals change nothing");
+        // Over-long column names are refused for new columns only.
+        let long = "c".repeat(MAX_COLUMN_NAME_LENGTH + 1);
+        assert!(c
+            .alter_table_add_column("ks", "kv", &long, CqlType::Int, false)
+            .is_err());
+        assert_eq!(c, before);
+    }
+
+    #[test]
+    fn a_stored_over_long_column_name_still_loads() {
+        // The 128-character limit applies to new columns; a catalog written before
+        // it must still open.
+        let mut c = Catalog::new();
+        c.create_keyspace("ks").expect("ks");
+        c.create_table(kv()).expect("kv");
+        let long = "c".repeat(MAX_COLUMN_NAME_LENGTH + 1);
+        let json = c
+            .to_json()
+            .expect("json")
+            .replace("\"name\": \"v\"", &format!("\"name\": \"{long}\""));
+        assert!(json.contains(&long));
+        let back = Catalog::from_json(&json).expect("loads");
+        assert!(back.table("ks", "kv").expect("kv").column(&long).is_ok());
     }
 
     #[test]

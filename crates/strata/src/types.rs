@@ -10,25 +10,40 @@
 //! 2. `parse_value(v.cql_type(), &format_value(v)) == v` for every value (for
 //!    floats: bit-equal, except that every NaN parses as the canonical NaN).
 //! 3. `memcmp(encode_comparable(a), encode_comparable(b))` orders like Cassandra's
-//!    comparator for the type, with the deviations listed below.
+//!    comparator for the type, equality included: values the comparator holds equal
+//!    (decimal `1.5` and `1.50`) have identical encodings, so the engine, which only
+//!    compares bytes (memtable, sstable index, merges, clustering-range filters),
+//!    treats them as one key. Deviations are listed below.
 //! 4. Comparable encodings are prefix-free: no encoding is a proper prefix of another,
 //!    so concatenated multi-column keys compare column by column and a clustering
 //!    prefix is a valid range bound.
 //! 5. A descending encoding is the ascending one with every byte inverted; together
 //!    with 4 this reverses the order exactly.
-//! 6. [`decode_comparable`] inverts [`encode_comparable`] and consumes exactly the
-//!    bytes of one encoding (for valid values: inet of 4 or 16 bytes, decimals of at
-//!    most 2^20 digits; Cassandra caps clustering values at 64 KiB anyway).
+//! 6. `decode_comparable(encode_comparable(v)) == canonical(v)`, consuming exactly
+//!    the bytes of one encoding (for valid values: inet of 4 or 16 bytes, decimals of
+//!    at most 2^20 digits; Cassandra caps clustering values at 64 KiB anyway).
+//!    [`canonical`] is the identity except for decimals (see "Decimal canonical form")
+//!    and NaNs.
 //! 7. No input can cause a panic: malformed text or bytes give
 //!    `Error::InvalidInput` naming the type and the problem.
+//!
+//! Decimal canonical form: Cassandra's `DecimalType` compares numerically, so `1.5`,
+//! `1.50` and `15E-1` are one clustering value. The comparable encoding keeps only the
+//! value (sign, significant digits, exponent), and decoding returns one canonical
+//! spelling per value ([`canonical`]): trailing zeros stripped (`1.50` → `1.5`,
+//! `0.00` → `0`), integers in plain notation (`1E+2` → `100`) unless that would write
+//! out more than [`MAX_PLAIN_TRAILING_ZEROS`] zeros (`1E+100` stays). A clustering
+//! written as `1.50` therefore reads back as `1.5`: the spelling is not part of the
+//! key, as in Cassandra, which returns whichever spelling it happened to keep.
+//! Partition keys are different: Cassandra hashes a partition key's serialized bytes
+//! (scale included), so `1.5` and `1.50` are two partitions there, and here too
+//! ([`serialize`] keeps the spelling; see `schema.rs`, invariant 4).
 //!
 //! Deviations from Cassandra:
 //!
 //! - Float/double: NaNs are canonicalised (as Java's `Float.compare` does), so NaN
 //!   sorts after +Infinity and a NaN payload is not preserved by the comparable
 //!   encoding. `-0.0` sorts before `0.0`, as in Java.
-//! - Decimal: Cassandra compares numerically, so `1.0 == 1.00`. Our encoding must be
-//!   lossless, so numerically equal decimals are ordered by scale ascending.
 //! - Empty byte strings: Cassandra accepts a zero-length buffer as an "empty" value for
 //!   most types; [`Value`] cannot represent that, so [`deserialize`] and [`validate`]
 //!   reject empty bytes for every type except text, ascii and blob.
@@ -964,38 +979,110 @@ fn encode_varint(b: &[u8], out: &mut Vec<u8>) {
 /// 158k digits, far below this.
 const MAX_DECIMAL_DIGITS: usize = 1 << 20;
 
+/// Most trailing zeros the canonical spelling of an integral decimal writes out in
+/// plain notation (`100`, not `1E+2`); beyond it the canonical value keeps a
+/// negative scale (`1E+100`). 64 covers every integer a person writes out in full
+/// (`u128::MAX` has 39 digits) and bounds what decoding adds to the stored digits by
+/// a constant, so a 10-byte `1E+1000000000` can never decode to a billion digits.
+pub const MAX_PLAIN_TRAILING_ZEROS: i64 = 64;
+
 const DEC_NEG: u8 = 0x01;
 const DEC_ZERO: u8 = 0x02;
 const DEC_POS: u8 = 0x03;
 
 /// Decimal as sign, then (for non-zero) `0.D * 10^E` with D stripped of trailing
 /// zeros: E as a flipped i64, D packed two digits a byte (1..=100), terminator 0x00;
-/// all of that inverted for negatives. A trailing flipped i32 scale breaks ties
-/// between numerically equal values so the encoding stays lossless.
+/// all of that inverted for negatives. `(sign, D, E)` is unique per numeric value,
+/// so value-equal decimals (`1.5`, `1.50`, `15E-1`) encode to identical bytes, as
+/// Cassandra's `DecimalType` compares them equal (see [`canonical`] for the one
+/// value they all decode to).
+///
+/// Format note: before this encoding was made canonical, a flipped big-endian i32
+/// scale (4 bytes) followed the terminator (after the sign byte, for zero) to keep
+/// value-equal decimals distinct. Those 4 bytes are all that changed.
 fn encode_decimal(scale: i32, unscaled: &[u8], out: &mut Vec<u8>) {
     let (neg, mag) = varint_to_sign_magnitude(unscaled);
     if mag.is_empty() {
         out.push(DEC_ZERO);
-    } else {
-        let digits = magnitude_to_digits(&mag);
-        let d = digits.trim_end_matches('0').as_bytes();
-        let e = digits.len() as i64 - i64::from(scale);
-        out.push(if neg { DEC_NEG } else { DEC_POS });
-        let start = out.len();
-        out.extend_from_slice(&((e as u64) ^ (1 << 63)).to_be_bytes());
-        for pair in d.chunks(2) {
-            let hi = pair[0] - b'0';
-            let lo = pair.get(1).map_or(0, |c| c - b'0');
-            out.push(1 + hi * 10 + lo);
-        }
-        out.push(0);
-        if neg {
-            for b in &mut out[start..] {
-                *b = !*b;
-            }
+        return;
+    }
+    let digits = magnitude_to_digits(&mag);
+    let d = digits.trim_end_matches('0').as_bytes();
+    let e = digits.len() as i64 - i64::from(scale);
+    out.push(if neg { DEC_NEG } else { DEC_POS });
+    let start = out.len();
+    out.extend_from_slice(&((e as u64) ^ (1 << 63)).to_be_bytes());
+    for pair in d.chunks(2) {
+        let hi = pair[0] - b'0';
+        let lo = pair.get(1).map_or(0, |c| c - b'0');
+        out.push(1 + hi * 10 + lo);
+    }
+    out.push(0);
+    if neg {
+        for b in &mut out[start..] {
+            *b = !*b;
         }
     }
-    out.extend_from_slice(&((scale as u32) ^ (1 << 31)).to_be_bytes());
+}
+
+/// The canonical `(scale, unscaled)` of the non-zero value `±D * 10^k`, where the
+/// ASCII digits `d` have no leading or trailing zero (module contract, "Decimal
+/// canonical form"): scale 0 for an integer needing at most
+/// [`MAX_PLAIN_TRAILING_ZEROS`] zeros written out, else the scale that keeps the
+/// fewest digits, clamped into the i32 range (padding zeros back when the stripped
+/// scale would underflow it). `None` when no valid decimal has that value.
+fn canonical_decimal_parts(neg: bool, d: &[u8], k: i64) -> Option<(i32, Vec<u8>)> {
+    let (scale, zeros) = if (0..=MAX_PLAIN_TRAILING_ZEROS).contains(&k) {
+        (0, k)
+    } else if k > 0 && -k < i64::from(i32::MIN) {
+        (i32::MIN, k.checked_add(i64::from(i32::MIN))?)
+    } else {
+        (i32::try_from(k.checked_neg()?).ok()?, 0)
+    };
+    let zeros = usize::try_from(zeros).ok()?;
+    if zeros.saturating_add(d.len()) > MAX_DECIMAL_DIGITS {
+        return None;
+    }
+    let mut digits = d.to_vec();
+    digits.resize(d.len() + zeros, b'0');
+    Some((
+        scale,
+        varint_from_sign_magnitude(neg, &digits_to_magnitude(&digits)),
+    ))
+}
+
+/// The one value of each class of values that Cassandra's comparator holds equal:
+/// what [`decode_comparable`] returns for `v`. Only decimals (and NaNs, which
+/// become the one canonical NaN) have such classes; every other value is returned
+/// unchanged. For a decimal: trailing zeros of the
+/// unscaled value stripped, except that an integer is written without exponent
+/// when that takes at most [`MAX_PLAIN_TRAILING_ZEROS`] zeros; zero is `0` (scale
+/// 0). So `1.50` → `1.5`, `0.00` → `0`, `1E+2` → `100`, `-7.0E+1` → `-70`,
+/// `1E+100` → `1E+100`.
+pub fn canonical(v: &Value) -> Value {
+    let (scale, unscaled) = match v {
+        Value::Decimal { scale, unscaled } => (scale, unscaled),
+        // NaN payloads are not kept either (see the deviations above).
+        Value::Float(x) if x.is_nan() => return Value::Float(f32::NAN),
+        Value::Double(x) if x.is_nan() => return Value::Double(f64::NAN),
+        _ => return v.clone(),
+    };
+    let (neg, mag) = varint_to_sign_magnitude(unscaled);
+    if mag.is_empty() {
+        return Value::Decimal {
+            scale: 0,
+            unscaled: vec![0],
+        };
+    }
+    let digits = magnitude_to_digits(&mag);
+    let d = digits.trim_end_matches('0');
+    let k = (digits.len() - d.len()) as i64 - i64::from(*scale);
+    match canonical_decimal_parts(neg, d.as_bytes(), k) {
+        Some((scale, unscaled)) => Value::Decimal { scale, unscaled },
+        // Unreachable for a valid value (its own digits bound the padding); keep it
+        // as it is rather than fail.
+        None => v.clone(),
+    }
 }
 
 /// Appends the byte-comparable encoding of `v` (see the module invariants 3-6).
@@ -1136,52 +1223,49 @@ impl<'b> Reader<'_, 'b> {
 
 fn decode_decimal(r: &mut Reader) -> Result<Value> {
     let sign = r.byte()?;
-    let (neg, digits_e) = match sign {
-        DEC_ZERO => (false, None),
-        DEC_NEG | DEC_POS => {
-            let neg = sign == DEC_NEG;
-            // The body of a negative is inverted on top of any descending mask.
-            let saved = r.mask;
-            if neg {
-                r.mask = !r.mask;
-            }
-            let e = (u64::from_be_bytes(r.take::<8>()?) ^ (1 << 63)) as i64;
-            let mut digits = Vec::new();
-            loop {
-                match r.byte()? {
-                    0 => break,
-                    b @ 1..=100 => {
-                        digits.push(b'0' + (b - 1) / 10);
-                        digits.push(b'0' + (b - 1) % 10);
-                    }
-                    _ => return Err(r.corrupt("bad digit pair")),
-                }
-            }
-            r.mask = saved;
-            if digits.last() == Some(&b'0') {
-                digits.pop();
-            }
-            if digits.is_empty() || digits[0] == b'0' || digits.last() == Some(&b'0') {
-                return Err(r.corrupt("digits not normalised"));
-            }
-            (neg, Some((digits, e)))
+    let neg = match sign {
+        DEC_ZERO => {
+            return Ok(Value::Decimal {
+                scale: 0,
+                unscaled: vec![0],
+            })
         }
+        DEC_NEG => true,
+        DEC_POS => false,
         _ => return Err(r.corrupt("bad sign byte")),
     };
-    let scale = (u32::from_be_bytes(r.take::<4>()?) ^ (1 << 31)) as i32;
-    let unscaled = match digits_e {
-        None => vec![0],
-        Some((mut digits, e)) => {
-            // unscaled = D * 10^z, where z trailing zeros were stripped when encoding.
-            let z = e - digits.len() as i64 + i64::from(scale);
-            let z = usize::try_from(z)
-                .ok()
-                .filter(|&z| z.saturating_add(digits.len()) <= MAX_DECIMAL_DIGITS)
-                .ok_or_else(|| r.corrupt("scale inconsistent with digits"))?;
-            digits.resize(digits.len() + z, b'0');
-            varint_from_sign_magnitude(neg, &digits_to_magnitude(&digits))
+    // The body of a negative is inverted on top of any descending mask.
+    let saved = r.mask;
+    if neg {
+        r.mask = !r.mask;
+    }
+    let e = (u64::from_be_bytes(r.take::<8>()?) ^ (1 << 63)) as i64;
+    let mut digits = Vec::new();
+    loop {
+        match r.byte()? {
+            0 => break,
+            b @ 1..=100 => {
+                if digits.len() >= MAX_DECIMAL_DIGITS {
+                    return Err(r.corrupt("too many digits"));
+                }
+                digits.push(b'0' + (b - 1) / 10);
+                digits.push(b'0' + (b - 1) % 10);
+            }
+            _ => return Err(r.corrupt("bad digit pair")),
         }
-    };
+    }
+    r.mask = saved;
+    if digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    if digits.is_empty() || digits[0] == b'0' || digits.last() == Some(&b'0') {
+        return Err(r.corrupt("digits not normalised"));
+    }
+    // The value is 0.D * 10^E = D * 10^(E - len(D)).
+    let (scale, unscaled) = e
+        .checked_sub(digits.len() as i64)
+        .and_then(|k| canonical_decimal_parts(neg, &digits, k))
+        .ok_or_else(|| r.corrupt("exponent out of the range of a decimal"))?;
     Ok(Value::Decimal { scale, unscaled })
 }
 
@@ -1310,6 +1394,45 @@ pub fn decode_clustering(types: &[(CqlType, bool)], bytes: &[u8]) -> Result<Vec<
     Ok(out)
 }
 
+/// Rewrites a clustering (or clustering prefix) encoded by the format before
+/// decimals compared by value into today's canonical encoding: every decimal
+/// component loses the 4-byte scale suffix it then carried (see
+/// `encode_decimal`); every other byte is kept. For an upgrade path
+/// (`upgradesstables`, commit-log replay) of tables with decimal clustering
+/// columns. Two legacy keys differing only in a decimal's scale (`1.5`, `1.50`)
+/// become the same key, so a rewriter must reconcile such rows (they were adjacent
+/// in the legacy order, which sorted equal values by scale).
+pub fn legacy_clustering_to_canonical(types: &[(CqlType, bool)], bytes: &[u8]) -> Result<Vec<u8>> {
+    const LEGACY_SCALE_BYTES: usize = 4;
+    let mut input = bytes;
+    let mut out = Vec::with_capacity(bytes.len());
+    for &(ty, desc) in types {
+        if input.is_empty() {
+            break;
+        }
+        let before = input;
+        decode_comparable(ty, desc, &mut input)?;
+        out.extend_from_slice(&before[..before.len() - input.len()]);
+        if ty == CqlType::Decimal {
+            if input.len() < LEGACY_SCALE_BYTES {
+                return Err(Error::InvalidInput(
+                    "truncated legacy decimal clustering: the 4-byte scale suffix is missing"
+                        .to_string(),
+                ));
+            }
+            input = &input[LEGACY_SCALE_BYTES..];
+        }
+    }
+    if !input.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{} trailing bytes after {} legacy clustering components",
+            input.len(),
+            types.len()
+        )));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1372,12 +1495,28 @@ mod tests {
         let bytes = serialize(v);
         validate(ty, &bytes).unwrap();
         assert!(same(&deserialize(ty, &bytes).unwrap(), v), "bytes of {v:?}");
+        let canon = canonical(v);
+        assert_eq!(canon.cql_type(), ty);
         for desc in [false, true] {
             let mut e = enc(v, desc);
+            assert_eq!(
+                e,
+                enc(&canon, desc),
+                "canonical {canon:?} of {v:?} encodes alike"
+            );
             e.extend_from_slice(b"\x42tail");
             let mut input = &e[..];
             let got = decode_comparable(ty, desc, &mut input).unwrap();
-            assert!(same(&got, v), "comparable {v:?} desc={desc} -> {got:?}");
+            // Bit-exact for NaN too: decoding yields the one canonical NaN.
+            let bit_same = match (&got, &canon) {
+                (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+                (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
+                _ => got == canon,
+            };
+            assert!(
+                bit_same,
+                "comparable {v:?} desc={desc} -> {got:?}, expected {canon:?}"
+            );
             assert_eq!(input, b"\x42tail", "consumed exactly one encoding of {v:?}");
         }
     }
@@ -1476,6 +1615,49 @@ mod tests {
             (true, true) => mag.reverse(),
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
+        }
+    }
+
+    /// Numeric comparison of `ua * 10^-sa` and `ub * 10^-sb`, via digit strings so
+    /// that scales up to +-80 cannot overflow.
+    fn decimal_cmp(ua: i64, sa: i32, ub: i64, sb: i32) -> Ordering {
+        let m = sa.max(sb);
+        let widen = |u: i64, s: i32| {
+            if u == 0 {
+                "0".to_string()
+            } else {
+                format!("{u}{}", "0".repeat((m - s) as usize))
+            }
+        };
+        digit_string_cmp(&widen(ua, sa), &widen(ub, sb))
+    }
+
+    /// The canonical spelling of `u * 10^-s` as the module contract words it, built
+    /// from strings (not from the codec's arithmetic).
+    fn reference_canonical_text(u: i64, s: i32) -> String {
+        if u == 0 {
+            return "0".to_string();
+        }
+        let sign = if u < 0 { "-" } else { "" };
+        let digits = u.unsigned_abs().to_string();
+        let d = digits.trim_end_matches('0');
+        // value = d * 10^k
+        let k = (digits.len() - d.len()) as i64 - i64::from(s);
+        if (0..=MAX_PLAIN_TRAILING_ZEROS).contains(&k) {
+            format!("{sign}{d}{}", "0".repeat(k as usize))
+        } else if k > 0 {
+            // Exponent notation keeps the fewest digits, the scale clamped to i32.
+            let scale = (-k).max(i64::from(i32::MIN));
+            let zeros = (k + scale) as usize;
+            format!("{sign}{d}{}E+{}", "0".repeat(zeros), -scale)
+        } else {
+            let frac = (-k) as usize;
+            if d.len() > frac {
+                let (i, f) = d.split_at(d.len() - frac);
+                format!("{sign}{i}.{f}")
+            } else {
+                format!("{sign}0.{}{d}", "0".repeat(frac - d.len()))
+            }
         }
     }
 
@@ -1629,7 +1811,37 @@ mod tests {
             let m = sa.max(sb);
             let na = i128::from(ua) * 10i128.pow((m - sa) as u32);
             let nb = i128::from(ub) * 10i128.pow((m - sb) as u32);
-            check_pair(&a, &b, na.cmp(&nb).then(sa.cmp(&sb)));
+            // Numeric order only: the scale is no tie-breaker (DecimalType's compareTo).
+            check_pair(&a, &b, na.cmp(&nb));
+        }
+
+        #[test]
+        fn prop_value_equal_decimals_encode_equal(
+            u in prop_oneof![any::<i64>(), -1000i64..1000, Just(0i64)],
+            s in prop_oneof![-80i32..80, Just(i32::MIN), Just(1000), Just(i32::MIN + 3)],
+            extra in 0u32..40,
+            other in prop_oneof![any::<i64>(), -1000i64..1000],
+            other_scale in -80i32..80,
+            desc: bool,
+        ) {
+            // b is a spelled with `extra` more trailing zeros (1.5 -> 1.50...0).
+            let a = Value::Decimal { scale: s, unscaled: varint_of(i128::from(u)) };
+            let wide = format!("{}{}", u, "0".repeat(extra as usize));
+            let b = match s.checked_add(extra as i32) {
+                Some(sb) => Value::Decimal { scale: sb, unscaled: parse_varint(&wide).unwrap() },
+                None => a.clone(),
+            };
+            prop_assert_eq!(enc(&a, desc), enc(&b, desc));
+            prop_assert_eq!(canonical(&a), canonical(&b));
+            round_trip(&a);
+            round_trip(&b);
+            // The canonical spelling is the one the rule names, written independently.
+            prop_assert_eq!(format_value(&canonical(&a)), reference_canonical_text(u, s));
+            // Order agrees with numeric order against an unrelated value.
+            let c = Value::Decimal { scale: other_scale, unscaled: varint_of(i128::from(other)) };
+            if (-80..80).contains(&s) {
+                check_pair(&b, &c, decimal_cmp(u, s, other, other_scale));
+            }
         }
 
         #[test]
@@ -1915,19 +2127,27 @@ mod tests {
             dec("-100"),
             dec("-99.99"),
             dec("-1.0"),
-            dec("-1.00"),
             dec("-0.001"),
-            dec("0E+2"),
             dec("0"),
-            dec("0.00"),
             dec("0.0001"),
             dec("1"),
-            dec("1.0"),
             dec("1.01"),
             dec("1.1"),
             dec("10"),
             dec("123456789012345678901234567890.5"),
         ]);
+        // Value-equal spellings are one key (DecimalType compares by value).
+        for class in [
+            &["-1.0", "-1.00", "-1", "-1E+0", "-0.1E+1"][..],
+            &["0E+2", "0", "0.00", "-0.0", "0E-7"],
+            &["1", "1.0", "1.000", "10E-1"],
+            &["100", "1E+2", "100.0", "0.1E+3", "10E+1"],
+            &["1.5", "1.50", "15E-1", "0.15E+1"],
+        ] {
+            for w in class.windows(2) {
+                check_pair(&dec(w[0]), &dec(w[1]), Ordering::Equal);
+            }
+        }
         let var = |s: &str| parse_value(CqlType::Varint, s).unwrap();
         let mut big = "9".repeat(400);
         asc(&[
@@ -1954,6 +2174,131 @@ mod tests {
             inet("ffff:ffff::"),
             inet("ffff:ffff::1"),
         ]);
+    }
+
+    #[test]
+    fn decimal_keys_decode_to_one_canonical_spelling() {
+        let dec = |s: &str| parse_value(CqlType::Decimal, s).unwrap();
+        let canon = |s: &str| format_value(&canonical(&dec(s)));
+        for (written, read) in [
+            ("1.50", "1.5"),
+            ("0.00", "0"),
+            ("-0.0", "0"),
+            ("0E+5", "0"),
+            ("1E+2", "100"),
+            ("100.000", "100"),
+            ("-7.0E+1", "-70"),
+            ("0.0010", "0.001"),
+            ("123.4500", "123.45"),
+            ("1E+64", &format!("1{}", "0".repeat(64))),
+            ("1E+65", "1E+65"),
+            ("1.20E+100", "12E+99"),
+            ("42", "42"),
+        ] {
+            assert_eq!(canon(written), read, "{written}");
+            // The canonical value is a fixed point and is what a key decodes to.
+            assert_eq!(
+                canonical(&canonical(&dec(written))),
+                canonical(&dec(written))
+            );
+            for desc in [false, true] {
+                let e = enc(&dec(written), desc);
+                let got = decode_comparable(CqlType::Decimal, desc, &mut &e[..]).unwrap();
+                assert_eq!(format_value(&got), read, "{written} desc={desc}");
+            }
+        }
+        // A scale at the bottom of the i32 range cannot be stripped further: the
+        // canonical value keeps the zeros it needs to stay representable.
+        let edge = Value::Decimal {
+            scale: i32::MIN,
+            unscaled: vec![10],
+        };
+        assert_eq!(canonical(&edge), edge);
+        round_trip(&edge);
+        check_pair(
+            &edge,
+            &Value::Decimal {
+                scale: i32::MIN + 1,
+                unscaled: vec![100],
+            },
+            Ordering::Equal,
+        );
+    }
+
+    #[test]
+    fn decimal_encoding_dropped_only_the_scale_suffix() {
+        // Format note for sstables written before value-equal decimals became one
+        // key: the old encoding was today's followed by the scale as a big-endian
+        // i32 with its sign bit flipped (4 bytes; inverted too in a DESC column).
+        // Reading old bytes with today's decoder leaves those 4 bytes unconsumed.
+        let v = parse_value(CqlType::Decimal, "1.50").unwrap();
+        let new = enc(&v, false);
+        assert_eq!(
+            new,
+            [DEC_POS, 0x80, 0, 0, 0, 0, 0, 0, 1, 16, 0],
+            "sign, E=1 flipped, digit pair '15', terminator"
+        );
+        let mut old = new.clone();
+        old.extend_from_slice(&((2u32) ^ (1 << 31)).to_be_bytes());
+        assert!(decode_clustering(&[(CqlType::Decimal, false)], &old).is_err());
+        assert_eq!(
+            enc(&parse_value(CqlType::Decimal, "0.00").unwrap(), false),
+            [DEC_ZERO]
+        );
+        assert_eq!(
+            enc(&parse_value(CqlType::Decimal, "0").unwrap(), true),
+            [!DEC_ZERO]
+        );
+    }
+
+    #[test]
+    fn legacy_decimal_clusterings_convert_to_canonical() {
+        let dec = |s: &str| parse_value(CqlType::Decimal, s).unwrap();
+        // The legacy encoding: today's, then the scale flipped big-endian (inverted
+        // with the rest in a DESC column).
+        let legacy = |v: &Value, desc: bool| {
+            let mut e = enc(v, false);
+            if let Value::Decimal { scale, .. } = v {
+                e.extend_from_slice(&((*scale as u32) ^ (1 << 31)).to_be_bytes());
+            }
+            if desc {
+                for b in &mut e {
+                    *b = !*b;
+                }
+            }
+            e
+        };
+        let types = [
+            (CqlType::Decimal, true),
+            (CqlType::Int, false),
+            (CqlType::Decimal, false),
+        ];
+        for (a, b) in [("1.50", "0.00"), ("-7.0E+1", "1E+2"), ("0", "-0.001")] {
+            let row = [dec(a), Value::Int(-3), dec(b)];
+            let old: Vec<u8> = row
+                .iter()
+                .zip(types)
+                .flat_map(|(v, (_, d))| legacy(v, d))
+                .collect();
+            let pairs: Vec<(&Value, bool)> = row.iter().zip(types.map(|t| t.1)).collect();
+            let converted = legacy_clustering_to_canonical(&types, &old).unwrap();
+            assert_eq!(converted, encode_clustering(&pairs), "{a} {b}");
+            assert_eq!(
+                decode_clustering(&types, &converted).unwrap(),
+                row.iter().map(canonical).collect::<Vec<_>>()
+            );
+            // A prefix (a range-tombstone bound) converts too.
+            let prefix_len = legacy(&row[0], true).len() + 4;
+            assert_eq!(
+                legacy_clustering_to_canonical(&types, &old[..prefix_len]).unwrap(),
+                encode_clustering(&pairs[..2])
+            );
+            // The suffix cut off, or garbage after it, is an error, not a guess.
+            assert!(legacy_clustering_to_canonical(&types, &old[..old.len() - 1]).is_err());
+            let mut long = old.clone();
+            long.push(0);
+            assert!(legacy_clustering_to_canonical(&types, &long).is_err());
+        }
     }
 
     #[test]
