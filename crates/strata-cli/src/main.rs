@@ -248,8 +248,19 @@ fn run(cli: Cli) -> strata::Result<()> {
         }
         Command::CreateTable { cql } => {
             let db = open_db(&cli.data_dir)?;
+            // IF NOT EXISTS on an existing table succeeds without creating anything:
+            // say which happened.
+            let statement = strata::schema::CreateTableStatement::parse(&cql)?;
+            let existed = db
+                .table(&statement.schema.keyspace, &statement.schema.name)
+                .is_ok();
             let t = db.create_table_cql(&cql)?;
-            println!("created {}", t.schema().qualified_name());
+            let verb = if existed {
+                "exists already:"
+            } else {
+                "created"
+            };
+            println!("{verb} {}", t.schema().qualified_name());
             db.close()
         }
     }

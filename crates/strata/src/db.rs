@@ -215,6 +215,14 @@ impl Database {
         };
         for ks in catalog.keyspaces.values() {
             for t in ks.tables.values() {
+                if catalog
+                    .legacy_decimal_clustering
+                    .contains(&t.qualified_name())
+                {
+                    db.warnings
+                        .push(Catalog::legacy_decimal_reason(&t.qualified_name()));
+                    continue;
+                }
                 let table = db.open_table(t.clone())?;
                 db.warnings.extend(table.open_notes().iter().cloned());
             }
@@ -279,6 +287,21 @@ impl Database {
             .into_iter()
             .map(|t| (t.schema().id, t))
             .collect();
+        // Tables kept but not opened: their records stay in the log, unreplayed.
+        let kept: std::collections::HashSet<u64> = {
+            let catalog = self.catalog.lock();
+            catalog
+                .keyspaces
+                .values()
+                .flat_map(|ks| ks.tables.values())
+                .filter(|t| {
+                    catalog
+                        .legacy_decimal_clustering
+                        .contains(&t.qualified_name())
+                })
+                .map(|t| t.id)
+                .collect()
+        };
         for t in by_id.values() {
             if let Some(pos) = t.flushed_position() {
                 log.ensure_after(pos)?;
@@ -297,6 +320,7 @@ impl Database {
                 match by_id.get(id) {
                     Some(t) if *n > 0 => t.flush()?,
                     Some(_) => {}
+                    None if kept.contains(id) => {}
                     // Records of a table that no longer exists: let its segments go.
                     None => log.discard_table(*id)?,
                 }
@@ -477,11 +501,25 @@ impl Database {
     }
 
     pub fn table(&self, keyspace: &str, table: &str) -> Result<Arc<Table>> {
-        self.tables
+        if let Some(t) = self
+            .tables
             .read()
             .get(&(keyspace.to_string(), table.to_string()))
-            .cloned()
-            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{table}")))
+        {
+            return Ok(t.clone());
+        }
+        let qualified = format!("{keyspace}.{table}");
+        if self
+            .catalog
+            .lock()
+            .legacy_decimal_clustering
+            .contains(&qualified)
+        {
+            return Err(Error::NeedsRepair(Catalog::legacy_decimal_reason(
+                &qualified,
+            )));
+        }
+        Err(Error::NotFound(format!("table {qualified}")))
     }
 
     /// Every table, ordered by keyspace then name.

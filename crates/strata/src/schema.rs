@@ -1712,7 +1712,14 @@ impl CreateTableStatement {
 // ---------------------------------------------------------------------------
 
 /// Version of the `schema.json` layout; bumped on any incompatible change.
-pub const CATALOG_FORMAT_VERSION: u32 = 1;
+///
+/// 2: decimal clustering values are encoded by value (`1.5` and `1.50` are one
+/// key). Data written under version 1 orders them as distinct keys, in sstables
+/// and in commit-log records alike, so a version-1 catalog's tables with a
+/// decimal clustering column are listed in [`Catalog::legacy_decimal_clustering`]
+/// and refused at open (docs/FORMAT.md, "Decimal clustering keys"); the other
+/// tables upgrade in place.
+pub const CATALOG_FORMAT_VERSION: u32 = 2;
 
 /// A keyspace: a namespace of tables.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -1729,6 +1736,11 @@ pub struct Catalog {
     pub keyspaces: BTreeMap<String, Keyspace>,
     /// Next table id to assign; never decreases (invariant 5).
     pub next_table_id: u64,
+    /// Tables (`ks.table`) created before decimal clustering keys compared by
+    /// value: their data holds the old encoding, so they stay in the catalog (their
+    /// files and commit-log records are kept) but are not opened.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub legacy_decimal_clustering: std::collections::BTreeSet<String>,
 }
 
 impl Default for Catalog {
@@ -1737,6 +1749,7 @@ impl Default for Catalog {
             format_version: CATALOG_FORMAT_VERSION,
             keyspaces: BTreeMap::new(),
             next_table_id: 1,
+            legacy_decimal_clustering: Default::default(),
         }
     }
 }
@@ -1754,8 +1767,20 @@ impl Catalog {
     /// Parses and validates every table. Errors are `InvalidInput` with serde's line
     /// and column; the database layer, which knows the file, reports them as corruption.
     pub fn from_json(text: &str) -> Result<Catalog> {
-        let catalog: Catalog = serde_json::from_str(text)
+        let mut catalog: Catalog = serde_json::from_str(text)
             .map_err(|e| Error::InvalidInput(format!("schema.json: {e}")))?;
+        if catalog.format_version == 1 {
+            // Upgrade: only tables with a decimal clustering column hold keys whose
+            // encoding changed (see CATALOG_FORMAT_VERSION).
+            for ks in catalog.keyspaces.values() {
+                for t in ks.tables.values() {
+                    if t.clustering_columns().any(|c| c.ty == CqlType::Decimal) {
+                        catalog.legacy_decimal_clustering.insert(t.qualified_name());
+                    }
+                }
+            }
+            catalog.format_version = CATALOG_FORMAT_VERSION;
+        }
         if catalog.format_version != CATALOG_FORMAT_VERSION {
             return Err(Error::InvalidInput(format!(
                 "schema.json has format version {}; this build reads version {CATALOG_FORMAT_VERSION}",
@@ -1923,12 +1948,26 @@ impl Catalog {
 
     /// Removes a table and returns its schema (the database layer deletes its files).
     pub fn drop_table(&mut self, keyspace: &str, name: &str) -> Result<TableSchema> {
-        self.keyspaces
+        let dropped = self
+            .keyspaces
             .get_mut(keyspace)
             .ok_or_else(|| Error::NotFound(format!("keyspace '{keyspace}'")))?
             .tables
             .remove(name)
-            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{name}")))
+            .ok_or_else(|| Error::NotFound(format!("table {keyspace}.{name}")))?;
+        self.legacy_decimal_clustering
+            .remove(&dropped.qualified_name());
+        Ok(dropped)
+    }
+
+    /// Why a table listed in [`Catalog::legacy_decimal_clustering`] is not opened.
+    pub fn legacy_decimal_reason(qualified_name: &str) -> String {
+        format!(
+            "table {qualified_name} was created before decimal clustering values compared \
+             by value: its sstables and commit-log records order 1.5 and 1.50 as two keys, \
+             which this build would read as one; it is kept untouched and not opened \
+             (docs/FORMAT.md, \"Decimal clustering keys\")"
+        )
     }
 }
 
@@ -2954,8 +2993,14 @@ mod tests {
         assert!(c.drop_keyspace("ks").is_err(), "not empty");
 
         assert!(Catalog::from_json("{").is_err());
-        let future = json.replace("\"format_version\": 1", "\"format_version\": 2");
+        let future = json.replace("\"format_version\": 2", "\"format_version\": 3");
+        assert_ne!(future, json);
         assert!(Catalog::from_json(&future).is_err());
+        // Version 1 upgrades; this catalog has no decimal clustering column.
+        let old = json.replace("\"format_version\": 2", "\"format_version\": 1");
+        let upgraded = Catalog::from_json(&old).unwrap();
+        assert_eq!(upgraded.format_version, CATALOG_FORMAT_VERSION);
+        assert!(upgraded.legacy_decimal_clustering.is_empty());
         let bad_opts = json.replace(
             "\"gc_grace_seconds\": 864000",
             "\"gc_grace_seconds\": 864000, \"bloom_filter_fp_chance\": 0.0",
