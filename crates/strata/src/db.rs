@@ -41,8 +41,8 @@ use std::time::Duration;
 /// Open tables by (keyspace, name).
 type TableMap = BTreeMap<(String, String), Arc<Table>>;
 
-const SCHEMA_FILE: &str = "schema.json";
-const COMMITLOG_DIR: &str = "commitlog";
+pub(crate) const SCHEMA_FILE: &str = "schema.json";
+pub(crate) const COMMITLOG_DIR: &str = "commitlog";
 
 /// How to open a database.
 #[derive(Clone, Debug)]
@@ -691,7 +691,7 @@ pub(crate) fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
 }
 
 /// `(keyspace, table, path)` of every `<ks>/<table>/` directory under `dir`.
-fn table_dirs_on_disk(fs: &Fs, dir: &Path) -> Result<Vec<(String, String, PathBuf)>> {
+pub(crate) fn table_dirs_on_disk(fs: &Fs, dir: &Path) -> Result<Vec<(String, String, PathBuf)>> {
     let mut out = Vec::new();
     for ks in fs.list_dir(dir)? {
         let ks_dir = dir.join(&ks);

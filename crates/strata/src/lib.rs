@@ -24,6 +24,7 @@ pub mod quarantine;
 pub mod read;
 pub mod repair;
 pub mod schema;
+pub mod schema_rebuild;
 pub mod sim;
 pub mod sstable;
 pub mod table;

@@ -252,6 +252,39 @@ impl TableSchemaBuilder {
     }
 }
 
+impl TableSchemaBuilder {
+    /// As [`build`](Self::build), but with the column ids the table's files were
+    /// written with (`strata schema rebuild`, after a lost `schema.json`): `ids`
+    /// holds one id per regular or static column in declaration order, strictly
+    /// increasing; ids assigned later are above them and at least
+    /// `next_column_id`, so a dropped column's id is never reused.
+    pub fn build_with_ids(self, ids: &[ColumnId], next_column_id: ColumnId) -> Result<TableSchema> {
+        let mut schema = self.build()?;
+        let table = schema.qualified_name();
+        let mut given = ids.iter();
+        for c in schema.columns.iter_mut().filter(|c| c.id.is_some()) {
+            let id = given.next().ok_or_else(|| {
+                Error::InvalidInput(format!("{table}: fewer column ids than columns"))
+            })?;
+            c.id = Some(*id);
+        }
+        if given.next().is_some() {
+            return Err(Error::InvalidInput(format!(
+                "{table}: more column ids than columns"
+            )));
+        }
+        let above = match ids.iter().max() {
+            Some(&m) => m.checked_add(1).ok_or_else(|| {
+                Error::InvalidInput(format!("{table}: column id {m} is the largest possible"))
+            })?,
+            None => 0,
+        };
+        schema.next_column_id = above.max(next_column_id);
+        schema.validate()?;
+        Ok(schema)
+    }
+}
+
 /// `[A-Za-z][A-Za-z0-9_]*`: what CQL accepts unquoted, and safe as a directory name.
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();

@@ -1,0 +1,319 @@
+//! `strata schema rebuild`: re-creates a lost `schema.json` from what the data
+//! directory itself records, so that a missing catalog (which refuses to open,
+//! docs/DURABILITY.md) has a repair that needs no backup.
+//!
+//! Contract:
+//! 1. It runs only when `schema.json` is missing, under the directory's lock, and
+//!    writes nothing but `schema.json` (atomically, once, at the end). A dry run
+//!    writes nothing at all.
+//! 2. A table's columns, their ids and the table id come from the identity header
+//!    of its newest format-2 sstable (every sstable of a table must agree on the
+//!    table id and name). Its options come from the newest snapshot's
+//!    `schema.cql` when that snapshot has the same columns; otherwise they are the
+//!    defaults, and the report says so.
+//! 3. Nothing is guessed: a table directory with sstables but no readable
+//!    identity (format-1 files only), files that disagree, and commit-log records
+//!    of a table id no directory accounts for are listed as unresolved, and the
+//!    rebuild refuses unless told to write what it could (`allow_partial`); the
+//!    unresolved directories are then reported at every open, never touched.
+//! 4. The next table id is above every id seen in a header or in the commit log,
+//!    and each table's next column id above every column id any of its files
+//!    used, so no id of a dropped table or column is ever reused.
+
+use crate::commitlog::{dump_segment, list_segments};
+use crate::data::ColumnId;
+use crate::dirlock::DirLock;
+use crate::error::{Error, Result};
+use crate::fs::{Fs, IoCause, IoTag};
+use crate::schema::{Catalog, ColumnKind, Keyspace, Order, TableSchema};
+use crate::sstable::identity::{ColumnRole, SSTableIdentity};
+use crate::sstable::parse_data_file_name;
+use crate::types::CqlType;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What [`rebuild_schema`] may do.
+#[derive(Clone, Debug, Default)]
+pub struct RebuildSchemaOptions {
+    /// Report what would be written; write nothing.
+    pub dry_run: bool,
+    /// Write the tables that could be rebuilt even if some could not.
+    pub allow_partial: bool,
+}
+
+/// One table as rebuilt.
+#[derive(Clone, Debug, Serialize)]
+pub struct RebuiltTable {
+    pub table: String,
+    pub table_id: u64,
+    /// The sstable whose identity header gave the columns.
+    pub columns_from: PathBuf,
+    /// The snapshot `schema.cql` the options came from; `None`: defaults.
+    pub options_from: Option<PathBuf>,
+    pub sstables: usize,
+    /// sstables without a readable identity header (format 1, or damaged there):
+    /// open checks them against the rebuilt schema like any other.
+    pub without_identity: Vec<String>,
+    pub cql: String,
+}
+
+/// The outcome, as `strata schema rebuild` prints it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchemaRebuild {
+    pub tables: Vec<RebuiltTable>,
+    /// What could not be rebuilt, and why (contract 3).
+    pub unresolved: Vec<String>,
+    pub next_table_id: u64,
+    /// Whether `schema.json` was written.
+    pub written: bool,
+}
+
+/// Rebuilds `<dir>/schema.json` (contract above).
+pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Result<SchemaRebuild> {
+    let schema_path = dir.join(crate::db::SCHEMA_FILE);
+    if !dir.is_dir() {
+        return Err(Error::NotFound(format!("data directory {}", dir.display())));
+    }
+    let _lock = if opts.dry_run {
+        None
+    } else {
+        Some(DirLock::acquire(dir, "strata schema rebuild")?)
+    };
+    if schema_path.exists() {
+        return Err(Error::AlreadyExists(format!(
+            "{} exists: there is nothing to rebuild (move it aside first if it is wrong)",
+            schema_path.display()
+        )));
+    }
+    let mut tables = Vec::new();
+    let mut unresolved = Vec::new();
+    let mut catalog = Catalog::new();
+    let mut max_id = 0u64;
+    for (ks, name, t_dir) in crate::db::table_dirs_on_disk(fs, dir)? {
+        match rebuild_table(fs, &ks, &name, &t_dir)? {
+            Rebuilt::Table(schema, report) => {
+                max_id = max_id.max(schema.id);
+                catalog
+                    .keyspaces
+                    .entry(ks.clone())
+                    .or_insert_with(|| Keyspace {
+                        name: ks.clone(),
+                        tables: BTreeMap::new(),
+                    })
+                    .tables
+                    .insert(name.clone(), schema);
+                tables.push(report);
+            }
+            Rebuilt::Empty => {}
+            Rebuilt::Unresolved(why) => unresolved.push(why),
+        }
+    }
+    let rebuilt_ids: BTreeSet<u64> = tables.iter().map(|t| t.table_id).collect();
+    let log_dir = dir.join(crate::db::COMMITLOG_DIR);
+    let mut orphan_ids = BTreeSet::new();
+    if log_dir.is_dir() {
+        for (_, path) in list_segments(fs, &log_dir)? {
+            let dump = dump_segment(fs, &path)?;
+            for id in dump.records.iter().filter_map(|r| r.table_id) {
+                max_id = max_id.max(id);
+                if !rebuilt_ids.contains(&id) {
+                    orphan_ids.insert(id);
+                }
+            }
+        }
+    }
+    for id in orphan_ids {
+        unresolved.push(format!(
+            "the commit log holds records of table id {id}, which no table directory's \
+             sstables name (a table written but never flushed?): they would be discarded \
+             at the next open"
+        ));
+    }
+    catalog.next_table_id = max_id + 1;
+    if tables.is_empty() && unresolved.is_empty() {
+        return Err(Error::NotFound(format!(
+            "{} holds no table data: there is no schema to rebuild",
+            dir.display()
+        )));
+    }
+    let mut written = false;
+    if !unresolved.is_empty() && !opts.allow_partial {
+        if opts.dry_run {
+            return Ok(SchemaRebuild {
+                tables,
+                unresolved,
+                next_table_id: catalog.next_table_id,
+                written,
+            });
+        }
+        return Err(Error::NeedsRepair(format!(
+            "schema.json not written: {} (run with --allow-partial to write the {} table(s) \
+             that could be rebuilt; the rest stay on disk, untouched)",
+            unresolved.join("; "),
+            tables.len()
+        )));
+    }
+    // What is written must load: the same checks open applies.
+    let json = catalog.to_json()?;
+    Catalog::from_json(&json)?;
+    if !opts.dry_run {
+        fs.write_atomic(&schema_path, json.as_bytes(), IoTag::new(IoCause::Metadata))?;
+        written = true;
+    }
+    Ok(SchemaRebuild {
+        tables,
+        unresolved,
+        next_table_id: catalog.next_table_id,
+        written,
+    })
+}
+
+enum Rebuilt {
+    Table(TableSchema, RebuiltTable),
+    /// A directory without sstables: nothing to lose, nothing to rebuild.
+    Empty,
+    Unresolved(String),
+}
+
+fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt> {
+    let qualified = format!("{ks}.{name}");
+    let mut files: Vec<(u64, PathBuf)> = fs
+        .list_dir(t_dir)?
+        .into_iter()
+        .filter_map(|n| parse_data_file_name(&n).map(|id| (id, t_dir.join(n))))
+        .collect();
+    if files.is_empty() {
+        return Ok(Rebuilt::Empty);
+    }
+    files.sort();
+    let mut identities: Vec<(PathBuf, SSTableIdentity)> = Vec::new();
+    let mut unreadable = Vec::new();
+    for (_, path) in &files {
+        match crate::sstable::salvage::read_identity_header(fs, path) {
+            Ok((identity, _version)) => identities.push((path.clone(), identity)),
+            Err(e) => unreadable.push(format!("{}: {e}", path.display())),
+        }
+    }
+    let Some((newest_path, newest)) = identities.last().cloned() else {
+        return Ok(Rebuilt::Unresolved(format!(
+            "{qualified}: none of its {} sstable(s) has a readable identity header (format 1 \
+             files do not record their columns): restore schema.json from a backup",
+            files.len()
+        )));
+    };
+    for (path, id) in &identities {
+        if id.table_id != newest.table_id || id.keyspace != ks || id.table != name {
+            return Ok(Rebuilt::Unresolved(format!(
+                "{qualified}: {} belongs to {} (table id {}) but {} to {} (table id {})",
+                path.display(),
+                id.qualified_name(),
+                id.table_id,
+                newest_path.display(),
+                newest.qualified_name(),
+                newest.table_id
+            )));
+        }
+    }
+    let max_column_id = identities
+        .iter()
+        .flat_map(|(_, i)| i.columns.iter().filter_map(|c| c.id))
+        .max();
+    let next_column_id: ColumnId = max_column_id.map_or(0, |m| m.saturating_add(1));
+    let snapshot = newest_snapshot_schema(fs, t_dir)?;
+    let mut builder = TableSchema::builder(ks, name).id(newest.table_id);
+    let mut ids = Vec::new();
+    for c in &newest.columns {
+        let ty = CqlType::parse(&c.cql_type).map_err(|_| {
+            Error::corruption(
+                &newest_path,
+                0,
+                format!("column {} has unknown type {}", c.name, c.cql_type),
+            )
+        })?;
+        builder = match c.role {
+            ColumnRole::PartitionKey => builder.partition_key(&c.name, ty),
+            ColumnRole::ClusteringAsc => builder.clustering(&c.name, ty, Order::Asc),
+            ColumnRole::ClusteringDesc => builder.clustering(&c.name, ty, Order::Desc),
+            ColumnRole::Regular => builder.column(&c.name, ty),
+            ColumnRole::Static => builder.static_column(&c.name, ty),
+        };
+        if let Some(id) = c.id {
+            ids.push(id);
+        }
+    }
+    let mut options_from = None;
+    if let Some((path, snap)) = snapshot {
+        if same_columns(&snap, &newest) {
+            builder = builder.options(snap.options.clone());
+            options_from = Some(path);
+        }
+    }
+    let schema = builder.build_with_ids(&ids, next_column_id)?;
+    let report = RebuiltTable {
+        table: qualified,
+        table_id: schema.id,
+        columns_from: newest_path,
+        options_from,
+        sstables: files.len(),
+        without_identity: unreadable,
+        cql: schema.to_cql(),
+    };
+    Ok(Rebuilt::Table(schema, report))
+}
+
+/// Whether a snapshot's schema has exactly the columns (names, types, roles, in
+/// order) the file was written with.
+fn same_columns(snap: &TableSchema, identity: &SSTableIdentity) -> bool {
+    let theirs: Vec<(String, String, ColumnRole)> = identity
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.cql_type.clone(), c.role))
+        .collect();
+    let ours: Vec<(String, String, ColumnRole)> = snap
+        .columns
+        .iter()
+        .map(|c| {
+            let role = match (c.kind, c.descending) {
+                (ColumnKind::PartitionKey, _) => ColumnRole::PartitionKey,
+                (ColumnKind::Clustering, false) => ColumnRole::ClusteringAsc,
+                (ColumnKind::Clustering, true) => ColumnRole::ClusteringDesc,
+                (ColumnKind::Regular, _) => ColumnRole::Regular,
+                (ColumnKind::Static, _) => ColumnRole::Static,
+            };
+            (c.name.clone(), c.ty.name().to_string(), role)
+        })
+        .collect();
+    theirs == ours
+}
+
+/// The `schema.cql` of the table's most recently modified snapshot, parsed.
+fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, TableSchema)>> {
+    let snaps = t_dir.join(crate::maintenance::SNAPSHOTS_DIR);
+    if !snaps.is_dir() {
+        return Ok(None);
+    }
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for name in fs.list_dir(&snaps)? {
+        let path = snaps
+            .join(name)
+            .join(crate::maintenance::SNAPSHOT_SCHEMA_FILE);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+        if best.as_ref().is_none_or(|(t, _)| modified > *t) {
+            best = Some((modified, path));
+        }
+    }
+    let Some((_, path)) = best else {
+        return Ok(None);
+    };
+    let bytes = fs.read_all(&path, IoTag::new(IoCause::Metadata))?;
+    // A snapshot's schema that does not parse is not used: the defaults are, and
+    // the report shows `options_from: None`.
+    let parsed = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|text| TableSchema::from_cql(text).ok());
+    Ok(parsed.map(|s| (path, s)))
+}
