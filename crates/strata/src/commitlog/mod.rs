@@ -808,7 +808,8 @@ impl CommitLog {
                                 } else {
                                     format!("{reason}; valid records follow, so not a torn tail")
                                 };
-                                damage(start, end, reason, None, &mut stats)?;
+                                let records = damaged_record_count(&bytes, start, end);
+                                damage(start, end, reason, records, &mut stats)?;
                             }
                         }
                     }
@@ -1409,6 +1410,17 @@ fn keep_evidence(fs: &Fs, dir: &Path, path: &Path, bytes: &[u8]) -> Result<PathB
     }
     fs.write_atomic(&target, bytes, TAG)?;
     Ok(target)
+}
+
+/// How many records a damaged region held, when that is knowable: one, if its
+/// length field still spans exactly to the next valid frame (a flipped bit in
+/// the payload or checksum); otherwise `None` (the length itself is damaged, so
+/// the region may have held any number).
+fn damaged_record_count(bytes: &[u8], start: u64, end: u64) -> Option<u64> {
+    let at = usize::try_from(start).ok()?;
+    let len = bytes.get(at..at.checked_add(4)?)?;
+    let len = u64::from(u32::from_le_bytes([len[0], len[1], len[2], len[3]]));
+    (len > 0 && len + format::FRAME_BYTES == end - start).then_some(1)
 }
 
 /// What open needs to know of a segment near the end of the log.
