@@ -17,25 +17,32 @@
 //!
 //! Threads: [`CommitLog`] is `Send + Sync` and shared as `Arc` by every writer.
 //! Writers serialise and frame their mutation without any lock, then hold the
-//! `log` lock only to copy the bytes into the pending buffer. Syncing (fsync) holds
-//! the `io` lock, never the `log` lock, so writers keep appending while an fsync
-//! runs: that overlap is what lets the next fsync cover many writers (group
-//! commit). In `periodic` mode one background thread syncs every `period`.
-//! Lock order: `io` → `log` → `sync` → `poison`.
+//! `log` lock only to copy the bytes into the pending buffer (periodic mode then
+//! takes the `io` lock briefly to hand them to the OS). A sync holds the `io` lock
+//! only while it hands the pending bytes to the OS, never across the fsync, which
+//! runs on a second handle of the segment: writers keep appending (and, in
+//! periodic mode, writing out) while an fsync runs. That overlap is what lets the
+//! next fsync cover many writers (group commit), and what keeps a slow fsync from
+//! stalling periodic-mode writers. In `periodic` mode one background thread syncs
+//! every `period`.
+//! Lock order: `io` → `log` → `retired` → `sync` → `poison`.
 //!
 //! Invariants:
 //! 1. Positions strictly increase in append order; `append` returns the position
 //!    after the record, and `current_position` is never behind a returned one.
 //! 2. Bytes reach the segment file in position order: only the holder of the `io`
 //!    lock moves bytes from the pending buffer to the file.
-//! 3. A non-active segment is complete and fsynced: the active segment is fsynced
-//!    before the next one is created, and a segment is created (header and
-//!    directory entry fsynced) before any record is written to it. Hence a torn
-//!    tail can only be in the newest segment, and anything bad elsewhere is
-//!    corruption. The active segment gets its seal (format invariant 5) in that
-//!    same fsync, and open seals the segment it found newest before creating a
-//!    new one, so every format-2 segment found at open ends with a seal, and one
-//!    that does not was cut short: its lost records are reported as corruption.
+//! 3. A non-active segment is complete, sealed and fsynced, and a sealed segment
+//!    always has a successor on disk: a roll (and an open) first creates the next
+//!    segment durably (header and directory entry fsynced, before any record is
+//!    written to it), then writes the old segment's last records and its seal
+//!    (format invariant 5) and fsyncs them. Hence a torn tail can only be in the
+//!    *tail* of the log: the newest segment, or, after a crash between those two
+//!    steps, the newest segment holding records followed by record-less unsealed
+//!    ones. Open seals the tail, oldest first, after creating the new active
+//!    segment. So every other format-2 segment found at open ends with a seal
+//!    (one that does not was cut short: its lost records are corruption), and a
+//!    sealed newest segment means that a newer one was lost (invariant 8).
 //! 4. `wait(ticket)` returns `Ok` only once a sync whose target is at or past the
 //!    ticket's position has completed (batch, group), or at once (periodic).
 //! 5. After any failed write or fsync the log is poisoned: it never retries an
@@ -43,12 +50,28 @@
 //!    success for lost data); every later append and unsatisfied wait fails with
 //!    `Error::Poisoned` giving the reason.
 //! 6. A segment is deleted only when it is not active, it has been replayed (if it
-//!    predates this open), and no table is dirty in it. The newest segment file is
+//!    predates this open), and no table is dirty in it; and only after its id is
+//!    durably recorded in `RETIRED` ([`retired`]). The newest segment file is
 //!    never deleted, so a reopened log allocates ids above every position ever
-//!    handed out (see also [`CommitLog::ensure_after`]).
+//!    handed out (see also [`CommitLog::ensure_after`]); ids found missing are
+//!    never reused either.
 //! 7. A mutation whose framed record exceeds half a segment is rejected with
 //!    `Error::InvalidInput` before anything is written (Cassandra's
 //!    `max_mutation_size` default).
+//! 8. No segment goes missing silently. Ids are allocated contiguously (a jump by
+//!    [`CommitLog::ensure_after`] records the skipped ids as retired first), so at
+//!    open every id from 1 to the newest found, and to one past the highest
+//!    retired id (the active segment is never retired), is either on disk or in
+//!    `RETIRED`; and the newest found is unsealed (invariant 3). Otherwise open
+//!    fails with `Error::Corruption` naming the missing files, before changing
+//!    anything; under `ignore_replay_errors` it goes on, replay reports them
+//!    ([`ReplayStats::missing_segments`]) and records them as retired. A log
+//!    without `RETIRED` (written before it existed) is taken as complete once,
+//!    and the record is started from what is on disk.
+//! 9. Under `ignore_replay_errors`, each skipped region is reported with segment,
+//!    offset, bytes and mutations lost ([`SkippedRegion`]), and the damaged
+//!    segment is copied into `<commitlog>/quarantine/` before replay returns, so
+//!    no later deletion (the recovery flush, the close) destroys the evidence.
 
 pub mod format;
 pub mod retired;
@@ -424,9 +447,10 @@ pub struct CommitLog {
 }
 
 impl CommitLog {
-    /// Opens `dir` (creating it), finds the existing segments, cuts a torn tail off
-    /// the newest one (invariant 3 lets only that one have one), and starts a new
-    /// active segment. Existing segments are replayed by [`CommitLog::replay`].
+    /// Opens `dir` (creating it), finds the existing segments, checks that none is
+    /// missing (invariant 8), starts a new active segment, then cuts a torn tail
+    /// off the tail segments and seals them (invariant 3). Existing segments are
+    /// replayed by [`CommitLog::replay`].
     pub fn open(fs: &Fs, dir: &Path, opts: CommitLogOptions) -> Result<CommitLog> {
         opts.validate()?;
         fs.create_dir_all(dir)?;
