@@ -222,7 +222,9 @@ impl FaultInjector {
         let mut rules = self.rules.lock();
         let p = path.to_string_lossy();
         for rule in rules.iter_mut() {
-            if rule.fault.is_sync() == sync && rule.remaining > 0 && p.contains(rule.path_contains.as_str())
+            if rule.fault.is_sync() == sync
+                && rule.remaining > 0
+                && p.contains(rule.path_contains.as_str())
             {
                 if rule.skip > 0 {
                     rule.skip -= 1;

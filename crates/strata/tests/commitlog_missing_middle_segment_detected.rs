@@ -26,7 +26,8 @@ fn open_close_and_crash_cycles_never_report_a_missing_segment() {
     {
         let db = Database::open(dir.path(), options(false)).unwrap();
         db.create_table_cql(CREATE).unwrap();
-        db.create_table_cql(&CREATE.replace("ks.t", "ks.u")).unwrap();
+        db.create_table_cql(&CREATE.replace("ks.t", "ks.u"))
+            .unwrap();
         db.close().unwrap();
     }
     let mut written = 0;

@@ -15,7 +15,10 @@ fn missing_oldest_needed_segment_is_corruption_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     crash_with_segments(dir.path(), 600, 1200);
     let segs = segments(dir.path());
-    assert!(segs[0].0 > 1, "the flush retired the first segments: {segs:?}");
+    assert!(
+        segs[0].0 > 1,
+        "the flush retired the first segments: {segs:?}"
+    );
     assert!(segs.len() >= 3, "{} segments", segs.len());
     let (oldest, path) = segs[0].clone();
     std::fs::remove_file(&path).unwrap();
@@ -61,7 +64,11 @@ fn crash_right_after_retiring_segments_opens_cleanly() {
     }
     let db = Database::open(dir.path(), options(false)).expect("clean open");
     assert_eq!(readable(&db, 0..900), 900);
-    assert!(db.replay_stats().corruptions.is_empty(), "{:?}", db.replay_stats());
+    assert!(
+        db.replay_stats().corruptions.is_empty(),
+        "{:?}",
+        db.replay_stats()
+    );
     db.close().unwrap();
     // And the resurrected segments were deleted for good.
     let db = Database::open(dir.path(), options(false)).expect("clean open");

@@ -40,7 +40,11 @@ fn ignore_replay_errors_reports_and_keeps_damaged_segment() {
     assert_eq!(s.segment, victim);
     assert_eq!(s.offset, rec.offset);
     assert_eq!(s.bytes, rec.size_bytes);
-    assert_eq!(s.mutations_lost, Some(1), "one record's frame, length intact");
+    assert_eq!(
+        s.mutations_lost,
+        Some(1),
+        "one record's frame, length intact"
+    );
     assert_eq!(stats.corrupt_records_skipped, 1);
     assert_eq!(stats.corrupt_bytes_skipped, rec.size_bytes);
     // The line the CLI prints says all of it.
@@ -63,7 +67,10 @@ fn ignore_replay_errors_reports_and_keeps_damaged_segment() {
 
     // The recovery flush and the close deleted the segment itself; the copy,
     // byte for byte the damaged file, is still there.
-    assert!(!victim.exists(), "the replayed segment was deleted after the flush");
+    assert!(
+        !victim.exists(),
+        "the replayed segment was deleted after the flush"
+    );
     assert_eq!(std::fs::read(&copy).unwrap(), bytes);
     // And a later open does not replay the quarantine.
     let db = Database::open(dir.path(), options(false)).expect("clean open");

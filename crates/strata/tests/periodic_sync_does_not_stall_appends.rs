@@ -51,7 +51,9 @@ fn periodic_sync_does_not_stall_appends() {
         .unwrap();
     };
     insert(-1);
-    db.fs().faults().inject("CommitLog-", Fault::SlowSync(SLOW), 1);
+    db.fs()
+        .faults()
+        .inject("CommitLog-", Fault::SlowSync(SLOW), 1);
     let done = Arc::new(AtomicBool::new(false));
     let syncer = {
         let (db, done) = (db.clone(), done.clone());
@@ -98,7 +100,9 @@ fn batch_mode_still_waits_for_its_fsync() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), options(SyncMode::Batch)).unwrap();
     let t = db.create_table_cql(CREATE).unwrap();
-    db.fs().faults().inject("CommitLog-", Fault::SlowSync(SLOW), 1);
+    db.fs()
+        .faults()
+        .inject("CommitLog-", Fault::SlowSync(SLOW), 1);
     let start = Instant::now();
     t.insert(
         &[("k", Value::Int(1)), ("v", Value::Text("v".into()))],

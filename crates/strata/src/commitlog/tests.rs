@@ -768,7 +768,10 @@ fn io_is_accounted_to_the_commit_log() {
     assert_eq!(snap.written(crate::fs::IoCause::CommitLog), pos.offset);
     // The retired-segment record started by open (file, directory: counted as
     // metadata), header fsync, directory fsync, one data fsync.
-    assert_eq!(snap.written(crate::fs::IoCause::Metadata), retired::Retired::default().encode().len() as u64);
+    assert_eq!(
+        snap.written(crate::fs::IoCause::Metadata),
+        retired::Retired::default().encode().len() as u64
+    );
     assert_eq!(snap.fsyncs, 5);
 }
 
@@ -907,7 +910,10 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     drop(log);
     for id in [last, last + 1, last + 2] {
         let b = std::fs::read(segment_path(dir.path(), id)).unwrap_or_default();
-        assert!(b.is_empty() || b.ends_with(&format::encode_seal()), "segment {id}");
+        assert!(
+            b.is_empty() || b.ends_with(&format::encode_seal()),
+            "segment {id}"
+        );
     }
 
     // Remove the newest (now sealed-predecessor'd) segment: detected, named,
@@ -928,7 +934,10 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     let mut o = quiet(8 * 1024);
     o.ignore_replay_errors = true;
     let log = CommitLog::open(&fs, dir.path(), o).unwrap();
-    assert!(log.current_position().segment > newest, "a lost id is never reused");
+    assert!(
+        log.current_position().segment > newest,
+        "a lost id is never reused"
+    );
     let (_, stats) = replay_all(&log, &|_| None).unwrap();
     assert_eq!(stats.missing_segments, vec![segment_file_name(newest)]);
     log.close().unwrap();

@@ -116,7 +116,10 @@ pub fn assert_ignore_goes_on(data: &Path, id: u64) {
             "{stats:?}"
         );
         assert!(
-            stats.corruptions.iter().any(|c| c.contains(&segment_file_name(id))),
+            stats
+                .corruptions
+                .iter()
+                .any(|c| c.contains(&segment_file_name(id))),
             "{:?}",
             stats.corruptions
         );
