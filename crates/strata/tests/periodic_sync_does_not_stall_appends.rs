@@ -78,6 +78,7 @@ fn periodic_sync_does_not_stall_appends() {
         }
     }
     let took = syncer.join().unwrap();
+    eprintln!("{during} writes completed during a {took:?} fsync");
     assert!(took >= SLOW, "the slow fsync was injected ({took:?})");
     assert!(
         during >= 100,
