@@ -691,6 +691,42 @@ fn ensure_after_moves_ids_past_a_manifest_position() {
     assert_eq!(segment_files(dir.path()).len(), 1);
     log.ensure_after(ReplayPosition::default()).unwrap();
     assert_eq!(log.current_position().segment, 10);
+    // The skipped ids 2..=9 were recorded as retired: not missing at reopen.
+    log.close().unwrap();
+    drop(log);
+    let log = CommitLog::open(&fs, dir.path(), quiet(1 << 20)).unwrap();
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got.len(), 1);
+    assert!(stats.missing_segments.is_empty(), "{stats:?}");
+}
+
+/// A damaged `RETIRED` stops the open (the sequence cannot be checked); with
+/// `ignore_replay_errors` it is rebuilt from the files and reported.
+#[test]
+fn damaged_retired_record_is_corruption_unless_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    write_log(dir.path(), &fs, quiet(8 * 1024), 4, 300);
+    let path = dir.path().join(retired::RETIRED_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    match CommitLog::open(&fs, dir.path(), quiet(8 * 1024)) {
+        Err(Error::Corruption { path: p, .. }) => assert_eq!(p, path),
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    let mut o = quiet(8 * 1024);
+    o.ignore_replay_errors = true;
+    let log = CommitLog::open(&fs, dir.path(), o).unwrap();
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got.len(), 300);
+    assert!(
+        stats.corruptions[0].contains(retired::RETIRED_FILE),
+        "{stats:?}"
+    );
+    drop(log);
+    CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
 }
 
 #[test]
