@@ -489,63 +489,16 @@ impl CommitLog {
         }
         ids.sort_unstable();
         let ignore = opts.ignore_replay_errors;
-        let mut notes: Vec<String> = Vec::new();
-        let recorded = match retired::load(fs, dir) {
-            Ok(r) => r,
-            Err(e) if ignore => {
-                // Without the record the sequence cannot be checked this once;
-                // it is rebuilt from what is on disk below.
-                notes.push(format!("{e}; segment sequence not checked"));
-                None
-            }
-            Err(e) => return Err(e),
-        };
-        // A newest segment whose header never became durable (a crash while
-        // creating it) held no record: it goes, once the checks below pass.
-        let mut blank_newest = None;
-        if let Some(&(last, version)) = ids.last() {
-            match inspect_segment(fs, dir, last, version)? {
-                Inspected::BadHeader { blank: true, .. } => {
-                    blank_newest = ids.pop();
-                }
-                Inspected::BadHeader { reason, .. } if !ignore => {
-                    return Err(Error::corruption(
-                        segment_path_for(dir, version, last),
-                        0,
-                        reason,
-                    ));
-                }
-                _ => {}
-            }
-        }
-        let (tail, newest_sealed) = find_tail(fs, dir, &ids)?;
+        let Survey {
+            recorded,
+            notes,
+            blank_newest,
+            tail,
+            missing,
+            missing_reason,
+        } = survey(fs, dir, &mut ids, ignore)?;
         let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
         let newest = found.last().copied().unwrap_or(0);
-        let mut missing: Vec<(u64, u64)> = Vec::new();
-        let mut missing_reason = String::new();
-        if let Some(r) = &recorded {
-            // Invariant 8: every id up to the newest (and past every retired
-            // one: the active segment is never retired) is on disk or retired.
-            let upto = newest.max(r.max().map_or(0, |m| m + 1));
-            missing = r.missing(&found, upto);
-            if !missing.is_empty() {
-                missing_reason = format!(
-                    "neither on disk nor recorded in {} as deleted after their tables flushed",
-                    retired::RETIRED_FILE
-                );
-            }
-            if newest_sealed && upto == newest {
-                // Invariant 3: a segment is sealed only once its successor exists.
-                missing.push((newest + 1, newest + 1));
-                if !missing_reason.is_empty() {
-                    missing_reason.push_str("; ");
-                }
-                missing_reason.push_str(&format!(
-                    "{} ends with its seal, so a newer segment was started, but none is on disk",
-                    segment_file_name_for(ids.last().map_or(0, |x| x.1), newest)
-                ));
-            }
-        }
         if !missing.is_empty() && !ignore {
             return Err(Error::corruption(
                 segment_path(dir, missing[0].0),
@@ -1445,6 +1398,116 @@ fn damaged_record_count(bytes: &[u8], start: u64, end: u64) -> Option<u64> {
     let len = bytes.get(at..at.checked_add(4)?)?;
     let len = u64::from(u32::from_le_bytes([len[0], len[1], len[2], len[3]]));
     (len > 0 && len + format::FRAME_BYTES == end - start).then_some(1)
+}
+
+/// What open (or a read-only check) finds about the segment sequence before
+/// changing anything (invariants 3 and 8).
+struct Survey {
+    /// `RETIRED` as found (`None`: absent, or damaged and ignored).
+    recorded: Option<retired::Retired>,
+    /// What could not be checked, for the replay report.
+    notes: Vec<String>,
+    /// A newest segment with a blank header, already taken out of `ids`.
+    blank_newest: Option<(u64, u32)>,
+    /// The tail to seal, newest first ([`find_tail`]).
+    tail: Vec<(u64, u32)>,
+    /// Missing ids, ascending, and why they count as missing.
+    missing: Vec<(u64, u64)>,
+    missing_reason: String,
+}
+
+/// Reads the tail segments and `RETIRED`; writes nothing. `ids` (sorted) loses
+/// a blank newest segment. A bad newest header (not blank) or a damaged
+/// `RETIRED` is `Error::Corruption` unless `ignore`.
+fn survey(fs: &Fs, dir: &Path, ids: &mut Vec<(u64, u32)>, ignore: bool) -> Result<Survey> {
+    let mut notes: Vec<String> = Vec::new();
+    let recorded = match retired::load(fs, dir) {
+        Ok(r) => r,
+        Err(e) if ignore => {
+            // Without the record the sequence cannot be checked this once;
+            // it is rebuilt from what is on disk below.
+            notes.push(format!("{e}; segment sequence not checked"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    // A newest segment whose header never became durable (a crash while
+    // creating it) held no record: it goes, once the checks below pass.
+    let mut blank_newest = None;
+    if let Some(&(last, version)) = ids.last() {
+        match inspect_segment(fs, dir, last, version)? {
+            Inspected::BadHeader { blank: true, .. } => {
+                blank_newest = ids.pop();
+            }
+            Inspected::BadHeader { reason, .. } if !ignore => {
+                return Err(Error::corruption(
+                    segment_path_for(dir, version, last),
+                    0,
+                    reason,
+                ));
+            }
+            _ => {}
+        }
+    }
+    let (tail, newest_sealed) = find_tail(fs, dir, ids)?;
+    let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
+    let newest = found.last().copied().unwrap_or(0);
+    let mut missing: Vec<(u64, u64)> = Vec::new();
+    let mut missing_reason = String::new();
+    if let Some(r) = &recorded {
+        // Invariant 8: every id up to the newest (and past every retired
+        // one: the active segment is never retired) is on disk or retired.
+        let upto = newest.max(r.max().map_or(0, |m| m + 1));
+        missing = r.missing(&found, upto);
+        if !missing.is_empty() {
+            missing_reason = format!(
+                "neither on disk nor recorded in {} as deleted after their tables flushed",
+                retired::RETIRED_FILE
+            );
+        }
+        if newest_sealed && upto == newest {
+            // Invariant 3: a segment is sealed only once its successor exists.
+            missing.push((newest + 1, newest + 1));
+            if !missing_reason.is_empty() {
+                missing_reason.push_str("; ");
+            }
+            missing_reason.push_str(&format!(
+                "{} ends with its seal, so a newer segment was started, but none is on disk",
+                segment_file_name_for(ids.last().map_or(0, |x| x.1), newest)
+            ));
+        }
+    }
+    Ok(Survey {
+        recorded,
+        notes,
+        blank_newest,
+        tail,
+        missing,
+        missing_reason,
+    })
+}
+
+/// Read-only check of the segment sequence (invariant 8) for opens that do not
+/// open the log (`read_only`, `verify`): `Some(message)` naming missing segments
+/// or what could not be read. Writes nothing.
+pub fn check_segment_sequence(fs: &Fs, dir: &Path) -> Result<Option<String>> {
+    let mut ids: Vec<(u64, u32)> = fs
+        .list_dir(dir)?
+        .iter()
+        .filter_map(|name| parse_segment_file_name(name).map(|(v, id)| (id, v)))
+        .collect();
+    ids.sort_unstable();
+    let s = match survey(fs, dir, &mut ids, false) {
+        Ok(s) => s,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    Ok((!s.missing.is_empty()).then(|| {
+        format!(
+            "commit-log segment(s) missing: {} ({}); the acknowledged writes they held are lost",
+            describe_ids(&s.missing),
+            s.missing_reason
+        )
+    }))
 }
 
 /// What open needs to know of a segment near the end of the log.

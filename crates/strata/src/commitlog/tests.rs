@@ -956,6 +956,9 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     // and nothing changed by the refused open.
     let newest = segment_files(dir.path()).last().unwrap().0;
     std::fs::remove_file(segment_path(dir.path(), newest)).unwrap();
+    // The read-only check (for opens that do not open the log) says the same.
+    let note = check_segment_sequence(&fs, dir.path()).unwrap().unwrap();
+    assert!(note.contains(&segment_file_name(newest)), "{note}");
     let before = fs.list_dir(dir.path()).unwrap();
     match CommitLog::open(&fs, dir.path(), quiet(8 * 1024)) {
         Err(Error::Corruption { path, reason, .. }) => {
@@ -981,4 +984,6 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
     let (_, stats) = replay_all(&log, &|_| None).unwrap();
     assert!(stats.missing_segments.is_empty());
+    drop(log);
+    assert_eq!(check_segment_sequence(&fs, dir.path()).unwrap(), None);
 }
