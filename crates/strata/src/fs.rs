@@ -8,7 +8,8 @@
 //!   the table it works for. Write amplification is computed from these counters,
 //!   never estimated.
 //! - **Fault injection.** A [`FaultInjector`] can make the next matching write fail,
-//!   fsync fail, report "no space left", or tear a write (write a prefix, then fail).
+//!   fsync fail, report "no space left", tear a write (write a prefix, then fail),
+//!   or make an fsync slow (it succeeds after a delay: a stalled device).
 //!   Tests use it to prove that faults never lose acknowledged data.
 //!
 //! Invariants:
@@ -159,6 +160,16 @@ pub enum Fault {
     TornWrite,
     /// fsync fails.
     SyncError,
+    /// fsync succeeds, but only after this delay (a device stalled by a firmware
+    /// hiccup or a flood of dirty pages): what must not stall unrelated writers.
+    SlowSync(std::time::Duration),
+}
+
+impl Fault {
+    /// Whether the fault applies to fsyncs (else to writes).
+    fn is_sync(self) -> bool {
+        matches!(self, Fault::SyncError | Fault::SlowSync(_))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -211,8 +222,9 @@ impl FaultInjector {
         let mut rules = self.rules.lock();
         let p = path.to_string_lossy();
         for rule in rules.iter_mut() {
-            let is_sync_rule = rule.fault == Fault::SyncError;
-            if is_sync_rule == sync && rule.remaining > 0 && p.contains(rule.path_contains.as_str())
+            if rule.fault.is_sync() == sync
+                && rule.remaining > 0
+                && p.contains(rule.path_contains.as_str())
             {
                 if rule.skip > 0 {
                     rule.skip -= 1;
@@ -226,10 +238,23 @@ impl FaultInjector {
     }
 }
 
+/// Applies an fsync fault: a slow one sleeps and lets the fsync go on, any
+/// other fails it.
+fn sync_fault(path: &Path, fault: Option<Fault>) -> Result<()> {
+    match fault {
+        None => Ok(()),
+        Some(Fault::SlowSync(delay)) => {
+            std::thread::sleep(delay);
+            Ok(())
+        }
+        Some(f) => Err(Error::io(path, fault_error(f))),
+    }
+}
+
 fn fault_error(fault: Fault) -> std::io::Error {
     match fault {
         Fault::NoSpace => std::io::Error::from_raw_os_error(28), // ENOSPC
-        Fault::SyncError => std::io::Error::other("injected fsync failure"),
+        Fault::SyncError | Fault::SlowSync(_) => std::io::Error::other("injected fsync failure"),
         Fault::WriteError | Fault::TornWrite => std::io::Error::other("injected write failure"),
     }
 }
@@ -341,9 +366,7 @@ impl Fs {
 
     /// fsyncs a directory so that renames and creations in it survive power loss.
     pub fn sync_dir(&self, dir: &Path) -> Result<()> {
-        if let Some(fault) = self.faults.take(dir, true) {
-            return Err(Error::io(dir, fault_error(fault)));
-        }
+        sync_fault(dir, self.faults.take(dir, true))?;
         let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
         d.sync_all().map_err(|e| Error::io(dir, e))?;
         self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -466,14 +489,27 @@ impl WritableFile {
     /// Hands buffered bytes to the OS and fsyncs the file.
     pub fn sync(&mut self) -> Result<()> {
         self.flush_buffer()?;
-        if let Some(fault) = self.fs.faults.take(&self.path, true) {
-            return Err(Error::io(&self.path, fault_error(fault)));
-        }
+        sync_fault(&self.path, self.fs.faults.take(&self.path, true))?;
         self.file
             .sync_data()
             .map_err(|e| Error::io(&self.path, e))?;
         self.fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// A second handle on this file that can only fsync it, so that an fsync can
+    /// run without holding whatever guards this writer (the commit log's periodic
+    /// syncer). It syncs what was handed to the OS (`flush`) before it is called.
+    pub fn sync_handle(&self) -> Result<SyncHandle> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(SyncHandle {
+            file,
+            path: self.path.clone(),
+            fs: self.fs.clone(),
+        })
     }
 
     /// Syncs, then atomically renames this (temporary) file to `final_path` and
@@ -483,6 +519,27 @@ impl WritableFile {
         self.fs.rename(&self.path, final_path)?;
         let dir = final_path.parent().unwrap_or_else(|| Path::new("."));
         self.fs.sync_dir(dir)
+    }
+}
+
+/// An fsync-only handle of a [`WritableFile`] ([`WritableFile::sync_handle`]).
+#[derive(Debug)]
+pub struct SyncHandle {
+    file: File,
+    path: PathBuf,
+    fs: Fs,
+}
+
+impl SyncHandle {
+    /// fdatasyncs the file: every byte any handle wrote to the OS before this
+    /// call is durable when it returns `Ok`.
+    pub fn sync(&self) -> Result<()> {
+        sync_fault(&self.path, self.fs.faults.take(&self.path, true))?;
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -626,5 +683,26 @@ mod tests {
         assert!(f.sync().is_err());
         fs.faults().clear();
         f.sync().unwrap();
+    }
+
+    #[test]
+    fn slow_sync_delays_then_succeeds_on_a_sync_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        let p = dir.path().join("slow");
+        let mut f = fs.create(&p, IoTag::new(IoCause::CommitLog), None).unwrap();
+        f.write_all(b"abc").unwrap();
+        f.flush().unwrap();
+        let h = f.sync_handle().unwrap();
+        let delay = std::time::Duration::from_millis(50);
+        fs.faults().inject("slow", Fault::SlowSync(delay), 1);
+        // A slow fsync is a sync fault: writes do not take it.
+        f.write_all(b"def").unwrap();
+        f.flush().unwrap();
+        let t = std::time::Instant::now();
+        h.sync().unwrap();
+        assert!(t.elapsed() >= delay);
+        fs.faults().inject("slow", Fault::SyncError, 1);
+        assert!(h.sync().is_err());
     }
 }

@@ -17,25 +17,32 @@
 //!
 //! Threads: [`CommitLog`] is `Send + Sync` and shared as `Arc` by every writer.
 //! Writers serialise and frame their mutation without any lock, then hold the
-//! `log` lock only to copy the bytes into the pending buffer. Syncing (fsync) holds
-//! the `io` lock, never the `log` lock, so writers keep appending while an fsync
-//! runs: that overlap is what lets the next fsync cover many writers (group
-//! commit). In `periodic` mode one background thread syncs every `period`.
-//! Lock order: `io` → `log` → `sync` → `poison`.
+//! `log` lock only to copy the bytes into the pending buffer (periodic mode then
+//! takes the `io` lock briefly to hand them to the OS). A sync holds the `io` lock
+//! only while it hands the pending bytes to the OS, never across the fsync, which
+//! runs on a second handle of the segment: writers keep appending (and, in
+//! periodic mode, writing out) while an fsync runs. That overlap is what lets the
+//! next fsync cover many writers (group commit), and what keeps a slow fsync from
+//! stalling periodic-mode writers. In `periodic` mode one background thread syncs
+//! every `period`.
+//! Lock order: `io` → `log` → `retired` → `sync` → `poison`.
 //!
 //! Invariants:
 //! 1. Positions strictly increase in append order; `append` returns the position
 //!    after the record, and `current_position` is never behind a returned one.
 //! 2. Bytes reach the segment file in position order: only the holder of the `io`
 //!    lock moves bytes from the pending buffer to the file.
-//! 3. A non-active segment is complete and fsynced: the active segment is fsynced
-//!    before the next one is created, and a segment is created (header and
-//!    directory entry fsynced) before any record is written to it. Hence a torn
-//!    tail can only be in the newest segment, and anything bad elsewhere is
-//!    corruption. The active segment gets its seal (format invariant 5) in that
-//!    same fsync, and open seals the segment it found newest before creating a
-//!    new one, so every format-2 segment found at open ends with a seal, and one
-//!    that does not was cut short: its lost records are reported as corruption.
+//! 3. A non-active segment is complete, sealed and fsynced, and a sealed segment
+//!    always has a successor on disk: a roll (and an open) first creates the next
+//!    segment durably (header and directory entry fsynced, before any record is
+//!    written to it), then writes the old segment's last records and its seal
+//!    (format invariant 5) and fsyncs them. Hence a torn tail can only be in the
+//!    *tail* of the log: the newest segment, or, after a crash between those two
+//!    steps, the newest segment holding records followed by record-less unsealed
+//!    ones. Open seals the tail, oldest first, after creating the new active
+//!    segment. So every other format-2 segment found at open ends with a seal
+//!    (one that does not was cut short: its lost records are corruption), and a
+//!    sealed newest segment means that a newer one was lost (invariant 8).
 //! 4. `wait(ticket)` returns `Ok` only once a sync whose target is at or past the
 //!    ticket's position has completed (batch, group), or at once (periodic).
 //! 5. After any failed write or fsync the log is poisoned: it never retries an
@@ -43,14 +50,31 @@
 //!    success for lost data); every later append and unsatisfied wait fails with
 //!    `Error::Poisoned` giving the reason.
 //! 6. A segment is deleted only when it is not active, it has been replayed (if it
-//!    predates this open), and no table is dirty in it. The newest segment file is
+//!    predates this open), and no table is dirty in it; and only after its id is
+//!    durably recorded in `RETIRED` ([`retired`]). The newest segment file is
 //!    never deleted, so a reopened log allocates ids above every position ever
-//!    handed out (see also [`CommitLog::ensure_after`]).
+//!    handed out (see also [`CommitLog::ensure_after`]); ids found missing are
+//!    never reused either.
 //! 7. A mutation whose framed record exceeds half a segment is rejected with
 //!    `Error::InvalidInput` before anything is written (Cassandra's
 //!    `max_mutation_size` default).
+//! 8. No segment goes missing silently. Ids are allocated contiguously (a jump by
+//!    [`CommitLog::ensure_after`] records the skipped ids as retired first), so at
+//!    open every id from 1 to the newest found, and to one past the highest
+//!    retired id (the active segment is never retired), is either on disk or in
+//!    `RETIRED`; and the newest found is unsealed (invariant 3). Otherwise open
+//!    fails with `Error::Corruption` naming the missing files, before changing
+//!    anything; under `ignore_replay_errors` it goes on, replay reports them
+//!    ([`ReplayStats::missing_segments`]) and records them as retired. A log
+//!    without `RETIRED` (written before it existed) is taken as complete once,
+//!    and the record is started from what is on disk.
+//! 9. Under `ignore_replay_errors`, each skipped region is reported with segment,
+//!    offset, bytes and mutations lost ([`SkippedRegion`]), and the damaged
+//!    segment is copied into `<commitlog>/quarantine/` before replay returns, so
+//!    no later deletion (the recovery flush, the close) destroys the evidence.
 
 pub mod format;
+pub mod retired;
 mod segment;
 
 #[cfg(test)]
@@ -247,14 +271,58 @@ pub struct ReplayStats {
     /// Corrupt records (or damaged regions) skipped under `ignore_replay_errors`.
     pub corrupt_records_skipped: u64,
     pub corrupt_bytes_skipped: u64,
-    /// `path @ offset: reason` of each skipped damage.
+    /// One line per skipped damage or missing segment (what the CLI prints):
+    /// `path @ offset: N bytes skipped, mutations lost: M|unknown, copy kept in Q: reason`.
     pub corruptions: Vec<String>,
+    /// Each region skipped under `ignore_replay_errors`, precisely.
+    pub skipped: Vec<SkippedRegion>,
+    /// File names of segments found missing (and gone on without) under
+    /// `ignore_replay_errors` (at most 1000 per missing range).
+    pub missing_segments: Vec<String>,
+    /// Copies of damaged segments kept in `<commitlog>/quarantine/`.
+    pub quarantined: Vec<PathBuf>,
     /// Bytes of torn tail cut from the newest segment at open (a crash mid-append).
     pub torn_tail_bytes: u64,
     /// Segments deleted after replay because no table needed them.
     pub segments_deleted: usize,
     /// Mutations replayed per table id.
     pub replayed_per_table: BTreeMap<u64, u64>,
+}
+
+/// A damaged region that replay skipped under `ignore_replay_errors`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedRegion {
+    pub segment: PathBuf,
+    /// Byte offset of the region in the segment.
+    pub offset: u64,
+    /// Bytes skipped (0 for a segment cut short: what is lost is not there).
+    pub bytes: u64,
+    /// Mutations lost, when countable (a checksummed record that does not decode
+    /// is one); `None` = unknown (a damaged frame hides how many records it held).
+    pub mutations_lost: Option<u64>,
+    pub reason: String,
+    /// The copy of the whole segment kept in quarantine.
+    pub quarantined_copy: Option<PathBuf>,
+}
+
+impl SkippedRegion {
+    /// The one-line report of [`ReplayStats::corruptions`].
+    pub fn describe(&self) -> String {
+        let lost = self
+            .mutations_lost
+            .map_or_else(|| "unknown".to_string(), |n| n.to_string());
+        let copy = self
+            .quarantined_copy
+            .as_ref()
+            .map_or_else(String::new, |q| format!(", copy kept in {}", q.display()));
+        format!(
+            "{} @ {}: {} bytes skipped, mutations lost: {lost}{copy}: {}",
+            self.segment.display(),
+            self.offset,
+            self.bytes,
+            self.reason
+        )
+    }
 }
 
 /// Per-segment bookkeeping.
@@ -361,6 +429,14 @@ struct Shared {
     stop_cv: Condvar,
     counters: Counters,
     torn_tail_bytes: u64,
+    /// The durable retired-segment record, as last stored (invariant 8). Lock
+    /// order: after `io` and `log`.
+    retired: Mutex<retired::Retired>,
+    /// Segment ids found missing at open (under `ignore_replay_errors`) and why;
+    /// reported and recorded as retired by replay.
+    missing: Mutex<(Vec<(u64, u64)>, String)>,
+    /// What open could not check, for replay's report.
+    open_notes: Vec<String>,
 }
 
 /// The commit log of a database (one per data directory).
@@ -371,9 +447,10 @@ pub struct CommitLog {
 }
 
 impl CommitLog {
-    /// Opens `dir` (creating it), finds the existing segments, cuts a torn tail off
-    /// the newest one (invariant 3 lets only that one have one), and starts a new
-    /// active segment. Existing segments are replayed by [`CommitLog::replay`].
+    /// Opens `dir` (creating it), finds the existing segments, checks that none is
+    /// missing (invariant 8), starts a new active segment, then cuts a torn tail
+    /// off the tail segments and seals them (invariant 3). Existing segments are
+    /// replayed by [`CommitLog::replay`].
     pub fn open(fs: &Fs, dir: &Path, opts: CommitLogOptions) -> Result<CommitLog> {
         opts.validate()?;
         fs.create_dir_all(dir)?;
@@ -411,17 +488,69 @@ impl CommitLog {
             }
         }
         ids.sort_unstable();
-        let mut torn_tail_bytes = 0;
-        if let Some(&(last, version)) = ids.last() {
-            match repair_newest_segment(fs, dir, last, version, opts.ignore_replay_errors)? {
-                Repair::Removed => {
-                    ids.pop();
+        let ignore = opts.ignore_replay_errors;
+        let Survey {
+            recorded,
+            notes,
+            blank_newest,
+            tail,
+            missing,
+            missing_reason,
+        } = survey(fs, dir, &mut ids, ignore)?;
+        let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
+        let newest = found.last().copied().unwrap_or(0);
+        if !missing.is_empty() && !ignore {
+            return Err(Error::corruption(
+                segment_path(dir, missing[0].0),
+                0,
+                format!(
+                    "commit-log segment(s) missing: {} ({missing_reason}); the acknowledged \
+                     writes they held are lost. Restore them from a backup, or open with \
+                     ignore_replay_errors to go on without them",
+                    describe_ids(&missing)
+                ),
+            ));
+        }
+        // Checks done: from here on open changes the directory.
+        if let Some((id, version)) = blank_newest {
+            fs.remove(&segment_path_for(dir, version, id))?;
+        }
+        let retired_ids = match recorded {
+            Some(r) => r,
+            None => {
+                // A log from before the record (or whose record was damaged and
+                // ignored): what is on disk is taken as complete, as it was then.
+                let mut r = retired::Retired::default();
+                for (lo, hi) in r.missing(&found, newest) {
+                    r.insert_range(lo, hi);
                 }
-                Repair::Kept { torn_bytes } => torn_tail_bytes = torn_bytes,
+                retired::store(fs, dir, &r)?;
+                r
+            }
+        };
+        // Missing ids are never reused: a manifest may hold positions in them.
+        let active = [
+            newest,
+            retired_ids.max().unwrap_or(0),
+            missing.last().map_or(0, |m| m.1),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+            + 1;
+        // The successor first (invariant 3), then the seals, oldest first, so
+        // that a crash in between leaves a tail `find_tail` recognises.
+        let file = SegmentFile::create(fs, dir, active)?;
+        let mut torn_tail_bytes = 0;
+        for &(id, version) in tail.iter().rev() {
+            match repair_newest_segment(fs, dir, id, version, ignore)? {
+                Repair::Removed => {
+                    // Only a blank header is removed, and that was handled above.
+                    ids.retain(|x| x.0 != id);
+                }
+                Repair::Kept { torn_bytes } => torn_tail_bytes += torn_bytes,
             }
         }
-        let active = ids.last().map_or(1, |(id, _)| id + 1);
-        let file = SegmentFile::create(fs, dir, active)?;
         let mut segments: BTreeMap<u64, SegmentState> = ids
             .iter()
             .map(|&(id, format_version)| {
@@ -469,6 +598,9 @@ impl CommitLog {
             stop_cv: Condvar::new(),
             counters: Counters::default(),
             torn_tail_bytes,
+            retired: Mutex::new(retired_ids),
+            missing: Mutex::new((missing, missing_reason)),
+            open_notes: notes,
         });
         shared
             .counters
@@ -532,10 +664,35 @@ impl CommitLog {
         let mut flushed_cache: HashMap<u64, Option<ReplayPosition>> = HashMap::new();
         let mut dirty_by_segment: Vec<(u64, HashMap<u64, u64>)> = Vec::new();
         let ignore = sh.opts.ignore_replay_errors;
+        for note in &sh.open_notes {
+            stats.corruptions.push(note.clone());
+        }
+        {
+            let missing = sh.missing.lock();
+            let (ranges, why) = &*missing;
+            for &(lo, hi) in ranges {
+                stats
+                    .missing_segments
+                    .extend((lo..=hi.min(lo.saturating_add(999))).map(segment_file_name));
+            }
+            if !ranges.is_empty() {
+                stats.corruptions.push(format!(
+                    "missing segment(s) {}: {why}; mutations lost: unknown",
+                    describe_ids(ranges)
+                ));
+            }
+        }
         for (id, version) in ids {
             let path = segment_path_for(&sh.dir, version, id);
             let bytes = sh.fs.read_all(&path, TAG)?;
-            let damage = |start: u64, end: u64, reason: String, stats: &mut ReplayStats| {
+            let skipped_before = stats.skipped.len();
+            // `mutations`: how many records the region held, when that is known
+            // (a checksummed record that does not decode is one).
+            let damage = |start: u64,
+                          end: u64,
+                          reason: String,
+                          mutations: Option<u64>,
+                          stats: &mut ReplayStats| {
                 if !ignore {
                     return Err(Error::corruption(
                         &path,
@@ -545,104 +702,120 @@ impl CommitLog {
                 }
                 stats.corrupt_records_skipped += 1;
                 stats.corrupt_bytes_skipped += end - start;
-                stats
-                    .corruptions
-                    .push(format!("{} @ {start}: {reason}", path.display()));
+                stats.skipped.push(SkippedRegion {
+                    segment: path.clone(),
+                    offset: start,
+                    bytes: end - start,
+                    mutations_lost: mutations,
+                    reason,
+                    quarantined_copy: None,
+                });
                 Ok(())
             };
-            match decode_header(&bytes) {
+            let header_ok = match decode_header(&bytes) {
                 Err(reason) => {
-                    damage(0, bytes.len() as u64, reason, &mut stats)?;
-                    dirty_by_segment.push((id, HashMap::new()));
-                    stats.segments_replayed += 1;
-                    continue;
+                    damage(0, bytes.len() as u64, reason, None, &mut stats)?;
+                    false
                 }
                 Ok((_, header_id)) if header_id != id => {
                     let reason = format!("header names segment {header_id}, file name {id}");
-                    damage(0, bytes.len() as u64, reason, &mut stats)?;
-                    dirty_by_segment.push((id, HashMap::new()));
-                    stats.segments_replayed += 1;
-                    continue;
+                    damage(0, bytes.len() as u64, reason, None, &mut stats)?;
+                    false
                 }
-                Ok(_) => {}
-            }
+                Ok(_) => true,
+            };
             let mut dirty = HashMap::new();
-            // End of the last valid frame, and where the seal was.
-            let mut valid_end = HEADER_BYTES.min(bytes.len() as u64);
-            let mut seal_at: Option<u64> = None;
-            // A bad region reaching the end of the file was reported already
-            // (or is the newest segment's torn tail): the seal went with it.
-            let mut tail_bad = false;
-            for item in Scanner::new(&bytes) {
-                if let Some(at) = seal_at.take() {
-                    // Nothing is ever appended after a seal.
-                    let reason = "frames follow the segment's seal".to_string();
-                    damage(at, bytes.len() as u64, reason, &mut stats)?;
-                    break;
-                }
-                match item {
-                    ScanItem::Seal { start, end } => {
-                        seal_at = Some(start);
-                        valid_end = end;
+            if header_ok {
+                // End of the last valid frame, and where the seal was.
+                let mut valid_end = HEADER_BYTES.min(bytes.len() as u64);
+                let mut seal_at: Option<u64> = None;
+                // A bad region reaching the end of the file was reported already
+                // (or is the newest segment's torn tail): the seal went with it.
+                let mut tail_bad = false;
+                for item in Scanner::new(&bytes) {
+                    if let Some(at) = seal_at.take() {
+                        // Nothing is ever appended after a seal.
+                        let reason = "frames follow the segment's seal".to_string();
+                        damage(at, bytes.len() as u64, reason, None, &mut stats)?;
+                        break;
                     }
-                    ScanItem::Record {
-                        start,
-                        end,
-                        payload,
-                    } => match decode_payload(payload) {
-                        Ok((table, update)) => {
+                    match item {
+                        ScanItem::Seal { start, end } => {
+                            seal_at = Some(start);
                             valid_end = end;
-                            let pos = ReplayPosition {
-                                segment: id,
-                                offset: end,
-                            };
-                            let done =
-                                *flushed_cache.entry(table).or_insert_with(|| flushed(table));
-                            if done.is_some_and(|f| pos <= f) {
-                                stats.records_skipped_flushed += 1;
-                                continue;
-                            }
-                            apply(table, pos, update)?;
-                            stats.records_replayed += 1;
-                            *stats.replayed_per_table.entry(table).or_insert(0) += 1;
-                            dirty.insert(table, end);
                         }
-                        Err(reason) => damage(start, end, reason, &mut stats)?,
-                    },
-                    ScanItem::Bad {
-                        start,
-                        end,
-                        reason,
-                        tail,
-                    } => {
-                        tail_bad = tail;
-                        if tail && Some(id) == newest {
-                            // Open cuts torn tails, so this only happens when that
-                            // rewrite was skipped; the rule is the same.
-                            stats.torn_tail_bytes += end - start;
-                        } else {
-                            let reason = if tail {
-                                format!("{reason}; not the newest segment, so not a torn tail")
+                        ScanItem::Record {
+                            start,
+                            end,
+                            payload,
+                        } => match decode_payload(payload) {
+                            Ok((table, update)) => {
+                                valid_end = end;
+                                let pos = ReplayPosition {
+                                    segment: id,
+                                    offset: end,
+                                };
+                                let done =
+                                    *flushed_cache.entry(table).or_insert_with(|| flushed(table));
+                                if done.is_some_and(|f| pos <= f) {
+                                    stats.records_skipped_flushed += 1;
+                                    continue;
+                                }
+                                apply(table, pos, update)?;
+                                stats.records_replayed += 1;
+                                *stats.replayed_per_table.entry(table).or_insert(0) += 1;
+                                dirty.insert(table, end);
+                            }
+                            Err(reason) => damage(start, end, reason, Some(1), &mut stats)?,
+                        },
+                        ScanItem::Bad {
+                            start,
+                            end,
+                            reason,
+                            tail,
+                        } => {
+                            tail_bad = tail;
+                            if tail && Some(id) == newest {
+                                // Open cuts torn tails, so this only happens when that
+                                // rewrite was skipped; the rule is the same.
+                                stats.torn_tail_bytes += end - start;
                             } else {
-                                format!("{reason}; valid records follow, so not a torn tail")
-                            };
-                            damage(start, end, reason, &mut stats)?;
+                                let reason = if tail {
+                                    format!("{reason}; not the newest segment, so not a torn tail")
+                                } else {
+                                    format!("{reason}; valid records follow, so not a torn tail")
+                                };
+                                let records = damaged_record_count(&bytes, start, end);
+                                damage(start, end, reason, records, &mut stats)?;
+                            }
                         }
                     }
+                }
+                if format::is_sealed_format(version) && seal_at.is_none() && !tail_bad {
+                    // Open sealed the newest segment and roll seals every other one,
+                    // so this segment lost its end, at a record boundary or inside
+                    // damage already reported: acknowledged writes may be gone.
+                    let reason = format!(
+                        "segment ends at byte {} without its seal: records after byte {valid_end} are missing",
+                        bytes.len()
+                    );
+                    damage(valid_end, bytes.len() as u64, reason, None, &mut stats)?;
                 }
             }
-            if format::is_sealed_format(version) && seal_at.is_none() && !tail_bad {
-                // Open sealed the newest segment and roll seals every other one,
-                // so this segment lost its end, at a record boundary or inside
-                // damage already reported: acknowledged writes may be gone.
-                let reason = format!(
-                    "segment ends at byte {} without its seal: records after byte {valid_end} are missing",
-                    bytes.len()
-                );
-                damage(valid_end, bytes.len() as u64, reason, &mut stats)?;
+            if stats.skipped.len() > skipped_before {
+                // The evidence goes aside before anything (this replay's deletions,
+                // the closing flush) can delete the segment.
+                let copy = keep_evidence(&sh.fs, &sh.dir, &path, &bytes)?;
+                for s in &mut stats.skipped[skipped_before..] {
+                    s.quarantined_copy = Some(copy.clone());
+                }
+                stats.quarantined.push(copy);
             }
             dirty_by_segment.push((id, dirty));
             stats.segments_replayed += 1;
+        }
+        for s in &stats.skipped {
+            stats.corruptions.push(s.describe());
         }
         let dead = {
             let mut log = sh.log.lock();
@@ -654,6 +827,10 @@ impl CommitLog {
             }
             log.take_deletable()
         };
+        // Missing segments the operator chose to go on without are recorded as
+        // retired, so the next open does not report them again.
+        let missing = std::mem::take(&mut sh.missing.lock().0);
+        sh.retire(&missing)?;
         stats.segments_deleted = dead.len();
         sh.delete_segments(&dead)?;
         Ok(stats)
@@ -941,43 +1118,57 @@ impl Shared {
 
     /// One sync: everything appended so far to the OS, then fsync. Skips the fsync
     /// when nothing new was appended since the last one.
+    ///
+    /// The `io` lock is held only to hand the pending bytes to the OS, not
+    /// across the fsync: a slow fdatasync (4 s on a stalled device) used to stop
+    /// every periodic-mode writer, whose per-append write-out needs that lock
+    /// (issue 10). The fsync goes through a second handle of the segment
+    /// ([`SegmentFile::sync_handle`]) and covers every byte written before it;
+    /// what it made durable, `target`, is recorded afterwards. A roll meanwhile
+    /// is harmless: it fsyncs the old segment itself, and `record_sync` only
+    /// moves forward.
     fn sync_once(&self) -> Result<()> {
-        let mut io = self.io.lock();
-        if self.poisoned.load(Ordering::Acquire) {
-            return Err(self.poisoned_error());
-        }
-        let (bytes, target, count) = {
-            let mut log = self.log.lock();
-            (
-                std::mem::take(&mut log.pending),
-                log.position(),
-                log.appended_count,
-            )
+        let (handle, target, count) = {
+            let mut io = self.io.lock();
+            if self.poisoned.load(Ordering::Acquire) {
+                return Err(self.poisoned_error());
+            }
+            let (bytes, target, count) = {
+                let mut log = self.log.lock();
+                (
+                    std::mem::take(&mut log.pending),
+                    log.position(),
+                    log.appended_count,
+                )
+            };
+            if target <= io.synced {
+                return Ok(());
+            }
+            debug_assert_eq!(target.segment, io.file.id);
+            debug_assert_eq!(io.file.position() + bytes.len() as u64, target.offset);
+            self.sync.lock().last_sync_start = Some(Instant::now());
+            io.file
+                .write(&bytes)
+                .inspect_err(|e| self.poison("write", e))?;
+            (io.file.sync_handle(), target, count)
         };
-        if target == io.synced {
-            return Ok(());
-        }
-        debug_assert_eq!(target.segment, io.file.id);
-        debug_assert_eq!(io.file.position() + bytes.len() as u64, target.offset);
-        self.sync.lock().last_sync_start = Some(Instant::now());
-        let io = &mut *io;
-        io.file
-            .write(&bytes)
-            .inspect_err(|e| self.poison("write", e))?;
-        io.file.sync().inspect_err(|e| self.poison("fsync", e))?;
-        self.record_sync(io, target, count);
+        handle.sync().inspect_err(|e| self.poison("fsync", e))?;
+        let mut io = self.io.lock();
+        self.record_sync(&mut io, target, count);
         Ok(())
     }
 
+    /// Records that everything up to `target` (`count` mutations) is durable.
+    /// Concurrent syncs may finish out of order, so it only moves forward.
     fn record_sync(&self, io: &mut IoState, target: ReplayPosition, count: u64) {
-        io.synced = target;
+        io.synced = io.synced.max(target);
         if count > io.synced_count {
             self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
             self.counters
                 .synced_mutations
                 .fetch_add(count - io.synced_count, Ordering::Relaxed);
+            io.synced_count = count;
         }
-        io.synced_count = count;
         let mut s = self.sync.lock();
         s.durable = s.durable.max(target);
         drop(s);
@@ -985,8 +1176,12 @@ impl Shared {
     }
 
     /// Replaces active segment `from` by a new segment `to` (no-op if another
-    /// thread already rolled `from`). The old segment is written out and fsynced
-    /// first (invariant 3).
+    /// thread already rolled `from`). The new segment is created durably first,
+    /// then the old one gets its last records and its seal in one fsync
+    /// (invariant 3): a sealed segment always has a successor on disk, so a
+    /// sealed newest segment means the newest one was lost. Ids skipped
+    /// (`to > from + 1`, see [`CommitLog::ensure_after`]) are recorded as retired
+    /// before the new segment exists (invariant 8).
     fn roll(&self, from: u64, to: u64) -> Result<()> {
         let mut io = self.io.lock();
         let mut log = self.log.lock();
@@ -994,12 +1189,18 @@ impl Shared {
             return Ok(());
         }
         self.check_writable(&log)?;
+        if to > from + 1 {
+            // Nothing changed yet if this fails: no poison needed.
+            self.retire(&[(from + 1, to - 1)])?;
+        }
+        let file = SegmentFile::create(&self.fs, &self.dir, to)
+            .inspect_err(|e| self.poison("segment creation", e))?;
+        self.counters
+            .segments_created
+            .fetch_add(1, Ordering::Relaxed);
         let mut bytes = std::mem::take(&mut log.pending);
         let count = log.appended_count;
         let io_ref = &mut *io;
-        // The seal goes out with the last records, in the fsync that completes
-        // the segment (invariant 3): a segment that is not the newest without
-        // it was cut short.
         bytes.extend_from_slice(&format::encode_seal());
         io_ref
             .file
@@ -1009,11 +1210,6 @@ impl Shared {
             .file
             .sync()
             .inspect_err(|e| self.poison("fsync", e))?;
-        let file = SegmentFile::create(&self.fs, &self.dir, to)
-            .inspect_err(|e| self.poison("segment creation", e))?;
-        self.counters
-            .segments_created
-            .fetch_add(1, Ordering::Relaxed);
         io_ref.file = file;
         log.active = to;
         log.offset = HEADER_BYTES;
@@ -1036,11 +1232,33 @@ impl Shared {
     /// Deleting needs no directory fsync: a segment resurrected by power loss only
     /// holds records its tables have flushed past, which replay skips.
     fn delete_segments(&self, ids: &[(u64, u32)]) -> Result<()> {
+        let ranges: Vec<(u64, u64)> = ids.iter().map(|&(id, _)| (id, id)).collect();
+        self.retire(&ranges)?;
         for &(id, version) in ids {
             self.fs.remove(&segment_path_for(&self.dir, version, id))?;
             self.counters
                 .segments_deleted
                 .fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Durably adds `ranges` to the retired-segment record (invariant 8): before
+    /// any of them is deleted or skipped, so a crash never leaves an id that is
+    /// neither on disk nor recorded. On failure the record and the files stay
+    /// as they were.
+    fn retire(&self, ranges: &[(u64, u64)]) -> Result<()> {
+        if ranges.is_empty() {
+            return Ok(());
+        }
+        let mut r = self.retired.lock();
+        let mut next = r.clone();
+        for &(lo, hi) in ranges {
+            next.insert_range(lo, hi);
+        }
+        if next != *r {
+            retired::store(&self.fs, &self.dir, &next)?;
+            *r = next;
         }
         Ok(())
     }
@@ -1146,6 +1364,248 @@ fn repair_newest_segment(
     Ok(Repair::Kept {
         torn_bytes: bytes.len() as u64 - keep,
     })
+}
+
+/// Copies a damaged segment into `<commitlog>/quarantine/` (quarantine.rs's
+/// layout and naming: a taken name gets a `.N` suffix) and returns the copy's
+/// path. A copy, not a move: replay goes on reading the segment, and the log
+/// deletes it by its own name once nothing needs it.
+fn keep_evidence(fs: &Fs, dir: &Path, path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let qdir = dir.join(crate::quarantine::QUARANTINE_DIR);
+    if !qdir.is_dir() {
+        fs.create_dir_all(&qdir)?;
+        fs.sync_dir(dir)?;
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "segment".into(), |n| n.to_string_lossy().into_owned());
+    let mut target = qdir.join(&name);
+    let mut n = 1;
+    while target.exists() {
+        target = qdir.join(format!("{name}.{n}"));
+        n += 1;
+    }
+    fs.write_atomic(&target, bytes, TAG)?;
+    Ok(target)
+}
+
+/// How many records a damaged region held, when that is knowable: one, if its
+/// length field still spans exactly to the next valid frame (a flipped bit in
+/// the payload or checksum); otherwise `None` (the length itself is damaged, so
+/// the region may have held any number).
+fn damaged_record_count(bytes: &[u8], start: u64, end: u64) -> Option<u64> {
+    let at = usize::try_from(start).ok()?;
+    let len = bytes.get(at..at.checked_add(4)?)?;
+    let len = u64::from(u32::from_le_bytes([len[0], len[1], len[2], len[3]]));
+    (len > 0 && len + format::FRAME_BYTES == end - start).then_some(1)
+}
+
+/// What open (or a read-only check) finds about the segment sequence before
+/// changing anything (invariants 3 and 8).
+struct Survey {
+    /// `RETIRED` as found (`None`: absent, or damaged and ignored).
+    recorded: Option<retired::Retired>,
+    /// What could not be checked, for the replay report.
+    notes: Vec<String>,
+    /// A newest segment with a blank header, already taken out of `ids`.
+    blank_newest: Option<(u64, u32)>,
+    /// The tail to seal, newest first ([`find_tail`]).
+    tail: Vec<(u64, u32)>,
+    /// Missing ids, ascending, and why they count as missing.
+    missing: Vec<(u64, u64)>,
+    missing_reason: String,
+}
+
+/// Reads the tail segments and `RETIRED`; writes nothing. `ids` (sorted) loses
+/// a blank newest segment. A bad newest header (not blank) or a damaged
+/// `RETIRED` is `Error::Corruption` unless `ignore`.
+fn survey(fs: &Fs, dir: &Path, ids: &mut Vec<(u64, u32)>, ignore: bool) -> Result<Survey> {
+    let mut notes: Vec<String> = Vec::new();
+    let recorded = match retired::load(fs, dir) {
+        Ok(r) => r,
+        Err(e) if ignore => {
+            // Without the record the sequence cannot be checked this once;
+            // it is rebuilt from what is on disk below.
+            notes.push(format!("{e}; segment sequence not checked"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    // A newest segment whose header never became durable (a crash while
+    // creating it) held no record: it goes, once the checks below pass.
+    let mut blank_newest = None;
+    if let Some(&(last, version)) = ids.last() {
+        match inspect_segment(fs, dir, last, version)? {
+            Inspected::BadHeader { blank: true, .. } => {
+                blank_newest = ids.pop();
+            }
+            Inspected::BadHeader { reason, .. } if !ignore => {
+                return Err(Error::corruption(
+                    segment_path_for(dir, version, last),
+                    0,
+                    reason,
+                ));
+            }
+            _ => {}
+        }
+    }
+    let (tail, newest_sealed) = find_tail(fs, dir, ids)?;
+    let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
+    let newest = found.last().copied().unwrap_or(0);
+    let mut missing: Vec<(u64, u64)> = Vec::new();
+    let mut missing_reason = String::new();
+    if let Some(r) = &recorded {
+        // Invariant 8: every id up to the newest (and past every retired
+        // one: the active segment is never retired) is on disk or retired.
+        let upto = newest.max(r.max().map_or(0, |m| m + 1));
+        missing = r.missing(&found, upto);
+        if !missing.is_empty() {
+            missing_reason = format!(
+                "neither on disk nor recorded in {} as deleted after their tables flushed",
+                retired::RETIRED_FILE
+            );
+        }
+        if newest_sealed && upto == newest {
+            // Invariant 3: a segment is sealed only once its successor exists.
+            missing.push((newest + 1, newest + 1));
+            if !missing_reason.is_empty() {
+                missing_reason.push_str("; ");
+            }
+            missing_reason.push_str(&format!(
+                "{} ends with its seal, so a newer segment was started, but none is on disk",
+                segment_file_name_for(ids.last().map_or(0, |x| x.1), newest)
+            ));
+        }
+    }
+    Ok(Survey {
+        recorded,
+        notes,
+        blank_newest,
+        tail,
+        missing,
+        missing_reason,
+    })
+}
+
+/// Read-only check of the segment sequence (invariant 8) for opens that do not
+/// open the log (`read_only`, `verify`): `Some(message)` naming missing segments
+/// or what could not be read. Writes nothing.
+pub fn check_segment_sequence(fs: &Fs, dir: &Path) -> Result<Option<String>> {
+    let mut ids: Vec<(u64, u32)> = fs
+        .list_dir(dir)?
+        .iter()
+        .filter_map(|name| parse_segment_file_name(name).map(|(v, id)| (id, v)))
+        .collect();
+    ids.sort_unstable();
+    let s = match survey(fs, dir, &mut ids, false) {
+        Ok(s) => s,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    Ok((!s.missing.is_empty()).then(|| {
+        format!(
+            "commit-log segment(s) missing: {} ({}); the acknowledged writes they held are lost",
+            describe_ids(&s.missing),
+            s.missing_reason
+        )
+    }))
+}
+
+/// What open needs to know of a segment near the end of the log.
+enum Inspected {
+    /// The header does not decode; `blank` = nothing but a partial header or
+    /// zeros (a crash while creating the file).
+    BadHeader { blank: bool, reason: String },
+    Readable {
+        /// At least one valid frame holding a mutation.
+        has_records: bool,
+        /// The last valid frame is the seal (a torn tail after it aside).
+        sealed: bool,
+    },
+}
+
+fn inspect_segment(fs: &Fs, dir: &Path, id: u64, version: u32) -> Result<Inspected> {
+    let bytes = fs.read_all(&segment_path_for(dir, version, id), TAG)?;
+    if let Err(reason) = decode_header(&bytes) {
+        let blank = bytes.len() as u64 <= HEADER_BYTES || bytes.iter().all(|&b| b == 0);
+        return Ok(Inspected::BadHeader { blank, reason });
+    }
+    let (mut has_records, mut sealed) = (false, false);
+    for item in Scanner::new(&bytes) {
+        match item {
+            ScanItem::Bad { tail: true, .. } => {}
+            ScanItem::Seal { .. } => sealed = true,
+            ScanItem::Record { .. } => {
+                has_records = true;
+                sealed = false;
+            }
+            ScanItem::Bad { .. } => sealed = false,
+        }
+    }
+    Ok(Inspected::Readable {
+        has_records,
+        sealed,
+    })
+}
+
+/// The tail of the log found at open, newest first: the segments that may lack
+/// their seal and end torn, because a crash could stop the log before it sealed
+/// them (invariant 3): the newest segment if unsealed, and, while the one just
+/// taken holds no record, its unsealed predecessor (a crash after the successor
+/// was created, before the predecessor's seal). Also whether the newest segment
+/// is sealed, which means that a newer one existed.
+fn find_tail(fs: &Fs, dir: &Path, ids: &[(u64, u32)]) -> Result<(Vec<(u64, u32)>, bool)> {
+    let mut tail: Vec<(u64, u32)> = Vec::new();
+    for &(id, version) in ids.iter().rev() {
+        if tail.last().is_some_and(|&(next, _)| next != id + 1) {
+            break;
+        }
+        match inspect_segment(fs, dir, id, version)? {
+            Inspected::BadHeader { .. } => {
+                // Only the newest can get here (under ignore_replay_errors):
+                // replay skips it whole and reports it.
+                if tail.is_empty() {
+                    tail.push((id, version));
+                }
+                break;
+            }
+            Inspected::Readable { sealed: true, .. } => {
+                return Ok((tail.clone(), tail.is_empty()));
+            }
+            Inspected::Readable { has_records, .. } => {
+                tail.push((id, version));
+                if has_records {
+                    break;
+                }
+            }
+        }
+    }
+    Ok((tail, false))
+}
+
+/// `CommitLog-2-5.log, CommitLog-2-7.log .. CommitLog-2-9.log` (ids in the
+/// current format's names: a missing file's format is unknown).
+fn describe_ids(ranges: &[(u64, u64)]) -> String {
+    const SHOWN: usize = 8;
+    let mut parts: Vec<String> = ranges
+        .iter()
+        .take(SHOWN)
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                segment_file_name(lo)
+            } else {
+                format!(
+                    "{} .. {} ({} segments)",
+                    segment_file_name(lo),
+                    segment_file_name(hi),
+                    hi - lo + 1
+                )
+            }
+        })
+        .collect();
+    if ranges.len() > SHOWN {
+        parts.push(format!("and {} more ranges", ranges.len() - SHOWN));
+    }
+    parts.join(", ")
 }
 
 /// Segment files in `dir` as `(id, path)`, oldest first (for `strata commitlog`).

@@ -15,8 +15,9 @@
 
 use super::format::{encode_header, HEADER_BYTES};
 use crate::error::Result;
-use crate::fs::{Fs, IoCause, IoTag, WritableFile};
+use crate::fs::{Fs, IoCause, IoTag, SyncHandle, WritableFile};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub(crate) const TAG: IoTag = IoTag::new(IoCause::CommitLog);
 
@@ -61,6 +62,8 @@ pub fn segment_path_for(dir: &Path, version: u32, id: u64) -> PathBuf {
 pub struct SegmentFile {
     pub id: u64,
     file: WritableFile,
+    /// fsyncs the segment without the I/O lock (periodic mode's syncer).
+    syncer: Arc<SyncHandle>,
 }
 
 impl SegmentFile {
@@ -73,7 +76,17 @@ impl SegmentFile {
         file.sync()?;
         fs.sync_dir(dir)?;
         debug_assert_eq!(file.position(), HEADER_BYTES);
-        Ok(SegmentFile { id, file })
+        let syncer = Arc::new(file.sync_handle()?);
+        Ok(SegmentFile { id, file, syncer })
+    }
+
+    /// A handle that fsyncs this segment and nothing else: bytes [`write`] has
+    /// handed to the OS before its `sync` call are durable after it. Held
+    /// outside the I/O lock, so appends go on during the fsync.
+    ///
+    /// [`write`]: SegmentFile::write
+    pub fn sync_handle(&self) -> Arc<SyncHandle> {
+        self.syncer.clone()
     }
 
     /// Offset of the next byte to be written (buffered bytes included).

@@ -405,14 +405,10 @@ fn newest_segment_with_a_torn_header_is_removed() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
     let appended = write_log(dir.path(), &fs, quiet(8 * 1024), 3, 50);
-    // A crash while creating the next segment: the roll had sealed the old one
-    // (closing did not), then left a file with half a header.
+    // A crash while creating the next segment left a file with half a header;
+    // the old one is unsealed, since a roll seals only after its successor is
+    // durable (invariant 3).
     let last = appended.last().unwrap().2.segment;
-    let mut old = std::fs::OpenOptions::new()
-        .append(true)
-        .open(segment_path(dir.path(), last))
-        .unwrap();
-    std::io::Write::write_all(&mut old, &format::encode_seal()).unwrap();
     let next = last + 1;
     std::fs::write(
         segment_path(dir.path(), next),
@@ -695,6 +691,42 @@ fn ensure_after_moves_ids_past_a_manifest_position() {
     assert_eq!(segment_files(dir.path()).len(), 1);
     log.ensure_after(ReplayPosition::default()).unwrap();
     assert_eq!(log.current_position().segment, 10);
+    // The skipped ids 2..=9 were recorded as retired: not missing at reopen.
+    log.close().unwrap();
+    drop(log);
+    let log = CommitLog::open(&fs, dir.path(), quiet(1 << 20)).unwrap();
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got.len(), 1);
+    assert!(stats.missing_segments.is_empty(), "{stats:?}");
+}
+
+/// A damaged `RETIRED` stops the open (the sequence cannot be checked); with
+/// `ignore_replay_errors` it is rebuilt from the files and reported.
+#[test]
+fn damaged_retired_record_is_corruption_unless_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    write_log(dir.path(), &fs, quiet(8 * 1024), 4, 300);
+    let path = dir.path().join(retired::RETIRED_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    match CommitLog::open(&fs, dir.path(), quiet(8 * 1024)) {
+        Err(Error::Corruption { path: p, .. }) => assert_eq!(p, path),
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    let mut o = quiet(8 * 1024);
+    o.ignore_replay_errors = true;
+    let log = CommitLog::open(&fs, dir.path(), o).unwrap();
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got.len(), 300);
+    assert!(
+        stats.corruptions[0].contains(retired::RETIRED_FILE),
+        "{stats:?}"
+    );
+    drop(log);
+    CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
 }
 
 #[test]
@@ -770,8 +802,13 @@ fn io_is_accounted_to_the_commit_log() {
     log.wait(t).unwrap();
     let snap = fs.counters().snapshot();
     assert_eq!(snap.written(crate::fs::IoCause::CommitLog), pos.offset);
-    // Header fsync, directory fsync, one data fsync.
-    assert_eq!(snap.fsyncs, 3);
+    // The retired-segment record started by open (file, directory: counted as
+    // metadata), header fsync, directory fsync, one data fsync.
+    assert_eq!(
+        snap.written(crate::fs::IoCause::Metadata),
+        retired::Retired::default().encode().len() as u64
+    );
+    assert_eq!(snap.fsyncs, 5);
 }
 
 /// A segment that is not the newest, cut exactly at a record boundary, holds
@@ -880,6 +917,73 @@ fn format_1_segments_replay_and_are_deleted_by_their_own_name() {
     // Once the table flushes past them, both go, found by their format-1 names.
     log.mark_flushed(1, log.current_position()).unwrap();
     let names: Vec<String> = fs.list_dir(dir.path()).unwrap();
-    assert_eq!(names, vec![segment_file_name(6)], "{names:?}");
+    assert_eq!(
+        names,
+        vec![segment_file_name(6), retired::RETIRED_FILE.to_string()],
+        "{names:?}"
+    );
     log.close().unwrap();
+}
+
+/// A crash after a roll (or an open) created its successor but before the old
+/// segment got its seal leaves an unsealed segment with records followed by
+/// header-only ones: that tail opens cleanly, is sealed, and loses nothing; a
+/// sealed newest segment, by contrast, means a newer one is gone.
+#[test]
+fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let appended = write_log(dir.path(), &fs, quiet(8 * 1024), 9, 200);
+    let last = appended.last().unwrap().2.segment;
+    for id in [last + 1, last + 2] {
+        std::fs::write(segment_path(dir.path(), id), format::encode_header(id)).unwrap();
+    }
+    let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+    assert_eq!(log.current_position().segment, last + 3);
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(got.len(), 200);
+    assert!(stats.corruptions.is_empty(), "{:?}", stats.corruptions);
+    drop(log);
+    for id in [last, last + 1, last + 2] {
+        let b = std::fs::read(segment_path(dir.path(), id)).unwrap_or_default();
+        assert!(
+            b.is_empty() || b.ends_with(&format::encode_seal()),
+            "segment {id}"
+        );
+    }
+
+    // Remove the newest (now sealed-predecessor'd) segment: detected, named,
+    // and nothing changed by the refused open.
+    let newest = segment_files(dir.path()).last().unwrap().0;
+    std::fs::remove_file(segment_path(dir.path(), newest)).unwrap();
+    // The read-only check (for opens that do not open the log) says the same.
+    let note = check_segment_sequence(&fs, dir.path()).unwrap().unwrap();
+    assert!(note.contains(&segment_file_name(newest)), "{note}");
+    let before = fs.list_dir(dir.path()).unwrap();
+    match CommitLog::open(&fs, dir.path(), quiet(8 * 1024)) {
+        Err(Error::Corruption { path, reason, .. }) => {
+            assert_eq!(path, segment_path(dir.path(), newest), "{reason}");
+            assert!(reason.contains(&segment_file_name(newest)), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    assert_eq!(fs.list_dir(dir.path()).unwrap(), before);
+
+    // Going on without it reports it, and the next open is clean.
+    let mut o = quiet(8 * 1024);
+    o.ignore_replay_errors = true;
+    let log = CommitLog::open(&fs, dir.path(), o).unwrap();
+    assert!(
+        log.current_position().segment > newest,
+        "a lost id is never reused"
+    );
+    let (_, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(stats.missing_segments, vec![segment_file_name(newest)]);
+    log.close().unwrap();
+    drop(log);
+    let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+    let (_, stats) = replay_all(&log, &|_| None).unwrap();
+    assert!(stats.missing_segments.is_empty());
+    drop(log);
+    assert_eq!(check_segment_sequence(&fs, dir.path()).unwrap(), None);
 }
