@@ -195,24 +195,29 @@ pub struct VerifyArgs {
 struct VerifyOutput {
     clean: bool,
     problems: usize,
+    /// Missing or unreadable commit-log segments, if any.
+    commitlog: Option<String>,
     tables: Vec<maintenance::VerifyReport>,
 }
 
 /// `strata verify`: every checksum of every live sstable (contract 2).
 pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
-    let reports = with_db_read_only(data_dir, |db| {
-        Ok(select_tables(db, args.target.as_deref())?
+    let (reports, log_problem) = with_db_read_only(data_dir, |db| {
+        let reports = select_tables(db, args.target.as_deref())?
             .iter()
             .map(|t| maintenance::verify(t))
-            .collect::<Vec<_>>())
+            .collect::<Vec<_>>();
+        Ok((reports, db.commitlog_problem().map(str::to_string)))
     })?;
-    let problems: usize = reports.iter().map(|r| r.problems.len()).sum();
+    let problems: usize =
+        reports.iter().map(|r| r.problems.len()).sum::<usize>() + usize::from(log_problem.is_some());
     if args.json {
         println!(
             "{}",
             to_json(&VerifyOutput {
                 clean: problems == 0,
                 problems,
+                commitlog: log_problem.clone(),
                 tables: reports.clone(),
             })?
         );
@@ -234,8 +239,21 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
             }
         }
     }
+    if let Some(problem) = &log_problem {
+        if !args.json {
+            println!("commit log: CORRUPT: {problem}");
+        }
+    }
     match reports.iter().flat_map(|r| &r.problems).next() {
-        None => Ok(()),
+        None if log_problem.is_none() => Ok(()),
+        None => Err(Error::corruption(
+            &data_dir.join("commitlog"),
+            0,
+            format!(
+                "verify found the commit log damaged: {}",
+                log_problem.unwrap_or_default()
+            ),
+        )),
         Some(first) => Err(Error::corruption(
             &first.path,
             first.offset.unwrap_or(0),

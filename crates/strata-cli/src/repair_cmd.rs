@@ -101,6 +101,20 @@ pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
             files,
         });
     }
+    // Damaged commit-log segments that --ignore-replay-errors skipped are kept
+    // the same way, under the commit-log directory.
+    let log_dir = data_dir.join("commitlog");
+    if args.target.is_none() && log_dir.is_dir() {
+        let files = if purge {
+            quarantine::purge(db.fs(), &log_dir)?
+        } else {
+            quarantine::list(db.fs(), &log_dir)?
+        };
+        out.push(Listed {
+            table: "commitlog".to_string(),
+            files,
+        });
+    }
     db.close()?;
     if args.json {
         println!("{}", to_json(&out)?);

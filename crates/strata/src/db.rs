@@ -120,6 +120,9 @@ pub struct Database {
     stopping: Arc<AtomicBool>,
     commitlog: Option<Arc<CommitLog>>,
     replay: ReplayStats,
+    /// Read-only opens: missing or unreadable commit-log segments (a read-write
+    /// open refuses them instead).
+    log_problem: Option<String>,
     /// What open found and reported (quarantined files, unreadable sstables, a
     /// clock behind the data, unreplayed log in a read-only open).
     warnings: Vec<String>,
@@ -152,9 +155,17 @@ impl Database {
         let catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
         let mut opts = opts;
+        let mut log_problem = None;
         if opts.read_only {
-            if let Some(note) = unreplayed_log_note(&fs, &dir.join(COMMITLOG_DIR))? {
+            let log_dir = dir.join(COMMITLOG_DIR);
+            if let Some(note) = unreplayed_log_note(&fs, &log_dir)? {
                 warnings.push(note);
+            }
+            // A read-write open refuses a log with missing segments; a read-only
+            // one does not replay, so it reports the loss instead.
+            if log_dir.is_dir() {
+                log_problem = crate::commitlog::check_segment_sequence(&fs, &log_dir)?;
+                warnings.extend(log_problem.clone());
             }
             opts.commitlog = None;
             opts.concurrent_compactors = 0;
@@ -210,6 +221,7 @@ impl Database {
             stopping,
             commitlog,
             replay: ReplayStats::default(),
+            log_problem,
             warnings,
             _lock: lock,
         };
@@ -233,6 +245,12 @@ impl Database {
         }
         db.start_compactors()?;
         Ok(db)
+    }
+
+    /// A read-only open's finding that commit-log segments are missing or cannot
+    /// be read (`verify` fails on it).
+    pub fn commitlog_problem(&self) -> Option<&str> {
+        self.log_problem.as_deref()
     }
 
     /// What open found and reported; the CLI prints these on stderr.
