@@ -650,7 +650,7 @@ fn write_copy(
     let tag = level_tag(level);
     let st = reader.stats();
     let id = table.allocate_sstable_id();
-    let opts = table.writer_options(level, tag, st.base, st.partition_count);
+    let opts = table.writer_options(id, level, tag, st.base, st.partition_count);
     let mut writer = Some(SSTableWriter::create(table.fs(), table.dir(), id, opts)?);
     let mut kept = 0u64;
     let streamed = stream_partitions(reader, tag, on_corruption, |p| {

@@ -39,6 +39,7 @@
 pub mod bloom;
 pub mod compression;
 mod format;
+pub mod identity;
 pub mod partition;
 mod reader;
 pub mod stats;
@@ -50,6 +51,7 @@ mod tests;
 pub use bloom::BloomFilter;
 pub use compression::{Codec, CompressionParams};
 pub use format::{FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC};
+pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
 pub use stats::SSTableStats;
 pub use writer::{SSTableWriter, WriterOptions};
