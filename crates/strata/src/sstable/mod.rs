@@ -42,6 +42,7 @@ mod format;
 pub mod identity;
 pub mod partition;
 mod reader;
+pub mod salvage;
 pub mod stats;
 mod writer;
 

@@ -1,0 +1,621 @@
+//! Salvage: every partition of a damaged sstable whose bytes are intact, found
+//! through the self-delimiting data stream rather than through the index.
+//!
+//! Two drivers feed one [`Walker`]:
+//! - [`salvage_reader`]: the file opens (its tail is sound). Chunks come from the
+//!   chunk table, each verified by its CRC; intact index blocks give exact
+//!   partition starts to resynchronise at and to cross-check keys and lengths;
+//!   a damaged index block costs nothing as long as the chunks under it are
+//!   intact (online `scrub`, and `strata sstable scrub` of a file that opens).
+//! - [`salvage_file`]: the tail is damaged or gone. A version-2 file's identity
+//!   header gives chunk length, codec and encoding base; stored regions are found
+//!   from the header on by their CRC32C trailers (a region ends where the CRC of
+//!   the bytes before equals the next four bytes), chunks told from index blocks
+//!   by decoding them. Version-1 files have no header and are refused.
+//!
+//! The walker: partitions follow each other with no padding (sstable invariant
+//! 4), and [`frame_partition`] finds where each ends. After a lost chunk it has
+//! lost its place; it resynchronises at the next partition start an intact index
+//! block lists, or else by trying every byte offset and accepting one where a
+//! partition decodes, sorts after the last one kept, and is followed by another
+//! that decodes (or by the end of the intact bytes).
+//!
+//! Invariants:
+//! 1. A partition is passed on only if every chunk it spans passed its CRC, it
+//!    decodes completely, its key sorts strictly after the previous one passed
+//!    on, and an intact index entry at its offset (if any) names the same key and
+//!    length. Salvage never invents data; it can only lose it.
+//! 2. Memory: one window of intact data (from the partition being decoded to the
+//!    newest chunk), plus one index block; [`salvage_file`] also holds the file.
+
+use super::compression::{Codec, CODEC_ID_LZ4, CODEC_ID_NONE, CODEC_ID_ZSTD};
+use super::format::{decode_index_block, open_block, IndexEntry, CRC_BYTES};
+use super::identity::{SSTableIdentity, IDENTITY_PREFIX_BYTES};
+use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
+use super::reader::SSTableReader;
+use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::encoding::EncodingBase;
+use crate::error::{Error, Result};
+use crate::fs::{Fs, IoTag};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a salvage hands its caller, in data-stream order.
+#[derive(Debug)]
+pub enum SalvageItem {
+    Partition(PartitionUpdate),
+    /// A chunk, index block or run of bytes that could not be used.
+    Damage { file_offset: u64, reason: String },
+}
+
+/// Counts of one salvage.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SalvageCounts {
+    pub partitions_recovered: u64,
+    pub chunks_read: u64,
+    /// Chunks that failed their checksum (exact when the tail is intact; when it
+    /// is not, the damaged byte runs between intact regions each count one).
+    pub chunks_lost: u64,
+    /// File bytes in no verified chunk, index block or header (the tail and
+    /// anything after the last intact chunk included, when the tail is gone).
+    pub file_bytes_lost: u64,
+    /// Data-stream bytes skipped while resynchronising: partitions cut by a lost
+    /// chunk, and anything that did not decode.
+    pub data_bytes_skipped: u64,
+    /// Times the walker lost its place and had to resynchronise.
+    pub resyncs: u64,
+}
+
+/// Exact partition starts from the intact index blocks of an open sstable,
+/// read one block at a time as the walker advances.
+struct IndexCursor<'a> {
+    reader: &'a SSTableReader,
+    tag: IoTag,
+    next_block: usize,
+    entries: Vec<IndexEntry>,
+    pos: usize,
+    damaged: Vec<(u64, String)>,
+}
+
+impl IndexCursor<'_> {
+    /// The first listed partition starting at or after `offset`.
+    fn at_or_after(&mut self, offset: u64) -> Result<Option<IndexEntry>> {
+        loop {
+            while self.pos < self.entries.len() {
+                if self.entries[self.pos].offset >= offset {
+                    return Ok(Some(self.entries[self.pos].clone()));
+                }
+                self.pos += 1;
+            }
+            if self.next_block >= self.reader.index_block_count() {
+                return Ok(None);
+            }
+            let b = self.next_block;
+            self.next_block += 1;
+            self.pos = 0;
+            match self.reader.index_block(b, self.tag) {
+                Ok(entries) => self.entries = entries,
+                Err(Error::Corruption { offset, reason, .. }) => {
+                    self.entries.clear();
+                    self.damaged.push((offset, reason));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Outcome of trying a resynchronisation candidate.
+enum Candidate {
+    Accept,
+    Reject,
+    NeedMore,
+}
+
+/// Walks a data stream delivered as runs of intact bytes (module docs).
+struct Walker<'a, 'c> {
+    base: EncodingBase,
+    buf: Vec<u8>,
+    /// Data-stream offset of `buf[0]`, when known.
+    buf_start: Option<u64>,
+    pos: usize,
+    synced: bool,
+    last_key: Option<DecoratedKey>,
+    hints: Option<IndexCursor<'c>>,
+    counts: &'a mut SalvageCounts,
+}
+
+impl<'a, 'c> Walker<'a, 'c> {
+    fn new(
+        base: EncodingBase,
+        hints: Option<IndexCursor<'c>>,
+        counts: &'a mut SalvageCounts,
+    ) -> Self {
+        Walker {
+            base,
+            buf: Vec::new(),
+            buf_start: Some(0),
+            pos: 0,
+            synced: true,
+            last_key: None,
+            hints,
+            counts,
+        }
+    }
+
+    /// Appends intact bytes at `data_offset`; `contiguous` is false after a gap.
+    fn push(
+        &mut self,
+        data_offset: Option<u64>,
+        bytes: &[u8],
+        contiguous: bool,
+        sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+    ) -> Result<()> {
+        if !contiguous {
+            self.end_segment(sink)?;
+            self.buf.clear();
+            self.pos = 0;
+            self.buf_start = data_offset;
+            if self.synced {
+                self.synced = false;
+                self.counts.resyncs += 1;
+            }
+        }
+        self.buf.extend_from_slice(bytes);
+        self.process(false, sink)
+    }
+
+    /// The intact run ends here (a gap follows, or the stream ends).
+    fn end_segment(&mut self, sink: &mut dyn FnMut(SalvageItem) -> Result<()>) -> Result<()> {
+        self.process(true, sink)?;
+        self.counts.data_bytes_skipped += (self.buf.len() - self.pos) as u64;
+        self.pos = self.buf.len();
+        Ok(())
+    }
+
+    fn decode(&self, at: usize, len: usize) -> Option<PartitionUpdate> {
+        let bytes = &self.buf[at..at + len];
+        let key = DecoratedKey::new(partition_key_bytes(bytes).ok()?);
+        if self.last_key.as_ref().is_some_and(|l| *l >= key) {
+            return None;
+        }
+        decode_partition(bytes, &key, &self.base).ok()
+    }
+
+    fn lose_sync(&mut self) {
+        if self.synced {
+            self.synced = false;
+            self.counts.resyncs += 1;
+        }
+    }
+
+    fn process(
+        &mut self,
+        at_end: bool,
+        sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+    ) -> Result<()> {
+        loop {
+            if !self.synced && !self.resync(at_end)? {
+                break;
+            }
+            if self.pos >= self.buf.len() {
+                break;
+            }
+            match frame_partition(&self.buf[self.pos..]) {
+                Frame::Complete(n) => {
+                    let offset = self.buf_start.map(|s| s + self.pos as u64);
+                    let listed = match (offset, self.hints.as_mut()) {
+                        (Some(o), Some(h)) => h.at_or_after(o)?.filter(|e| e.offset == o),
+                        _ => None,
+                    };
+                    match self.decode(self.pos, n) {
+                        Some(p)
+                            if listed
+                                .as_ref()
+                                .is_none_or(|e| e.key == p.key && e.length == n as u64) =>
+                        {
+                            self.last_key = Some(p.key.clone());
+                            self.pos += n;
+                            self.counts.partitions_recovered += 1;
+                            sink(SalvageItem::Partition(p))?;
+                        }
+                        _ => {
+                            self.lose_sync();
+                            self.pos += 1;
+                            self.counts.data_bytes_skipped += 1;
+                        }
+                    }
+                }
+                Frame::Incomplete => {
+                    if at_end {
+                        self.counts.data_bytes_skipped += (self.buf.len() - self.pos) as u64;
+                        self.pos = self.buf.len();
+                        self.lose_sync();
+                    }
+                    break;
+                }
+                Frame::Malformed => {
+                    self.lose_sync();
+                    self.pos += 1;
+                    self.counts.data_bytes_skipped += 1;
+                }
+            }
+        }
+        // Keep the window small: drop what has been consumed.
+        if self.pos > (1 << 20) || self.pos == self.buf.len() {
+            self.buf.drain(..self.pos);
+            if let Some(s) = self.buf_start.as_mut() {
+                *s += self.pos as u64;
+            }
+            self.pos = 0;
+        }
+        Ok(())
+    }
+
+    /// Finds the next partition start at or after `pos`. Returns false when it
+    /// needs more bytes (or, at the end of a run, found none: `pos` is then at
+    /// the end of the buffer).
+    fn resync(&mut self, at_end: bool) -> Result<bool> {
+        let known = match (self.buf_start, self.hints.as_mut()) {
+            (Some(s), Some(h)) => h
+                .at_or_after(s + self.pos as u64)?
+                .map(|e| (e.offset - s) as usize),
+            _ => None,
+        };
+        let limit = known.map_or(self.buf.len(), |k| k.min(self.buf.len()));
+        let mut c = self.pos;
+        while c < limit {
+            match self.candidate(c, at_end) {
+                Candidate::Accept => {
+                    self.counts.data_bytes_skipped += (c - self.pos) as u64;
+                    self.pos = c;
+                    self.synced = true;
+                    return Ok(true);
+                }
+                Candidate::Reject => c += 1,
+                Candidate::NeedMore => {
+                    self.counts.data_bytes_skipped += (c - self.pos) as u64;
+                    self.pos = c;
+                    return Ok(false);
+                }
+            }
+        }
+        self.counts.data_bytes_skipped += (c - self.pos) as u64;
+        self.pos = c;
+        if known.is_some_and(|k| k < self.buf.len()) {
+            self.synced = true;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn candidate(&self, c: usize, at_end: bool) -> Candidate {
+        let n = match frame_partition(&self.buf[c..]) {
+            Frame::Malformed => return Candidate::Reject,
+            Frame::Incomplete if at_end => return Candidate::Reject,
+            Frame::Incomplete => return Candidate::NeedMore,
+            Frame::Complete(n) => n,
+        };
+        let Some(first) = self.decode(c, n) else {
+            return Candidate::Reject;
+        };
+        let next = c + n;
+        if next == self.buf.len() {
+            return if at_end {
+                Candidate::Accept
+            } else {
+                Candidate::NeedMore
+            };
+        }
+        match frame_partition(&self.buf[next..]) {
+            Frame::Malformed => Candidate::Reject,
+            Frame::Incomplete if at_end => Candidate::Accept,
+            Frame::Incomplete => Candidate::NeedMore,
+            Frame::Complete(m) => {
+                let bytes = &self.buf[next..next + m];
+                let ok = partition_key_bytes(bytes)
+                    .ok()
+                    .map(DecoratedKey::new)
+                    .filter(|k| *k > first.key)
+                    .is_some_and(|k| decode_partition(bytes, &k, &self.base).is_ok());
+                if ok {
+                    Candidate::Accept
+                } else {
+                    Candidate::Reject
+                }
+            }
+        }
+    }
+}
+
+/// Salvages an sstable that opens (module docs). Damaged chunks and index blocks
+/// are reported as [`SalvageItem::Damage`]; I/O errors end the salvage.
+pub fn salvage_reader(
+    reader: &Arc<SSTableReader>,
+    tag: IoTag,
+    sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+) -> Result<SalvageCounts> {
+    let mut counts = SalvageCounts::default();
+    let base = reader.stats().base;
+    let cursor = IndexCursor {
+        reader,
+        tag,
+        next_block: 0,
+        entries: Vec::new(),
+        pos: 0,
+        damaged: Vec::new(),
+    };
+    let chunks = reader.chunk_ranges();
+    let cl = reader.chunk_length();
+    let damaged_index;
+    {
+        let mut w = Walker::new(base, Some(cursor), &mut counts);
+        let mut contiguous = true;
+        for (i, &(file_offset, stored)) in chunks.iter().enumerate() {
+            match reader.chunk(i, tag) {
+                Ok(bytes) => {
+                    w.counts.chunks_read += 1;
+                    w.push(Some(i as u64 * cl), &bytes, contiguous, sink)?;
+                    contiguous = true;
+                }
+                Err(Error::Corruption { reason, .. }) => {
+                    w.counts.chunks_lost += 1;
+                    w.counts.file_bytes_lost += stored;
+                    sink(SalvageItem::Damage {
+                        file_offset,
+                        reason,
+                    })?;
+                    contiguous = false;
+                }
+                Err(e) => return Err(e),
+            }
+            // Report damaged index blocks as the walker meets them.
+            if let Some(h) = w.hints.as_mut() {
+                for (file_offset, reason) in h.damaged.drain(..) {
+                    sink(SalvageItem::Damage {
+                        file_offset,
+                        reason,
+                    })?;
+                }
+            }
+        }
+        w.end_segment(sink)?;
+        damaged_index = w.hints.take().map(|h| h.damaged).unwrap_or_default();
+    }
+    for (file_offset, reason) in damaged_index {
+        sink(SalvageItem::Damage {
+            file_offset,
+            reason,
+        })?;
+    }
+    Ok(counts)
+}
+
+/// What [`salvage_file`] learnt about the file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileSalvage {
+    pub format_version: Option<u32>,
+    pub identity: Option<SSTableIdentity>,
+    /// Whether the file opened normally (footer, tail and tiling sound).
+    pub tail_intact: bool,
+    /// Why it did not open, when it did not.
+    pub open_error: Option<String>,
+    /// The statistics' partition count, when the tail is intact.
+    pub partitions_expected: Option<u64>,
+    /// The codec and chunk length to write the salvaged copy with.
+    #[serde(skip)]
+    pub codec: Codec,
+    pub chunk_length_bytes: u32,
+    pub counts: SalvageCounts,
+}
+
+/// Salvages the sstable file at `path` without a table or manifest: through
+/// [`salvage_reader`] when it opens, else (version 2 only) by scanning its
+/// regions from the identity header on (module docs).
+pub fn salvage_file(
+    fs: &Fs,
+    path: &Path,
+    tag: IoTag,
+    sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+) -> Result<FileSalvage> {
+    let id = path
+        .file_name()
+        .and_then(|n| super::parse_data_file_name(&n.to_string_lossy()))
+        .unwrap_or(0);
+    let open_error = match SSTableReader::open(fs, path, id, None) {
+        Ok(reader) => {
+            let counts = salvage_reader(&reader, tag, sink)?;
+            let st = reader.stats();
+            return Ok(FileSalvage {
+                format_version: Some(reader.format_version()),
+                identity: reader.identity().cloned(),
+                tail_intact: true,
+                open_error: None,
+                partitions_expected: Some(st.partition_count),
+                codec: st.codec,
+                chunk_length_bytes: u32::try_from(reader.chunk_length()).unwrap_or(u32::MAX),
+                counts,
+            });
+        }
+        Err(e @ Error::Corruption { .. }) => e.to_string(),
+        Err(e) => return Err(e),
+    };
+    let file = fs.open(path)?;
+    let len = usize::try_from(file.len()).map_err(|_| {
+        Error::InvalidInput(format!("{} is too large to salvage", path.display()))
+    })?;
+    let mut bytes = vec![0u8; len];
+    file.read_exact_at(&mut bytes, 0, tag, None)?;
+    let refuse = |why: String| {
+        Err(Error::InvalidInput(format!(
+            "{} cannot be salvaged offline: it does not open ({open_error}) and {why}, so its \
+             chunk length and codec are unknown; restore it from a snapshot or backup",
+            path.display()
+        )))
+    };
+    let header_len = match SSTableIdentity::block_length(&bytes[..len.min(IDENTITY_PREFIX_BYTES)]) {
+        Ok(l) if l <= len as u64 => l as usize,
+        Ok(_) => return refuse("its identity header is cut off".into()),
+        Err(_) => {
+            return refuse(
+                "it has no identity header (format version 1, or its first bytes are damaged)"
+                    .into(),
+            )
+        }
+    };
+    let (identity, version) = match SSTableIdentity::decode(&bytes[..header_len]) {
+        Ok(v) => v,
+        Err(why) => return refuse(format!("its identity header is damaged ({why})")),
+    };
+    if identity.chunk_length_bytes == 0 {
+        return refuse("its identity header records a chunk length of 0".into());
+    }
+    let mut counts = SalvageCounts::default();
+    scan_regions(&bytes, header_len, &identity, &mut counts, sink)?;
+    Ok(FileSalvage {
+        format_version: Some(version),
+        tail_intact: false,
+        open_error: Some(open_error),
+        partitions_expected: None,
+        codec: identity.codec,
+        chunk_length_bytes: identity.chunk_length_bytes,
+        identity: Some(identity),
+        counts,
+    })
+}
+
+/// What a verified region of a tail-less file turned out to be.
+enum Region {
+    /// Decompressed data of this many bytes.
+    Chunk(Vec<u8>),
+    IndexBlock,
+}
+
+/// The region starting at `at`, if one whose CRC trailer matches and whose
+/// content decodes starts there. Tries every end up to `max_len` (a CRC match
+/// by chance is rejected by the content check).
+fn region_at(bytes: &[u8], at: usize, max_len: usize, cl: usize) -> Option<(usize, Region)> {
+    let end_limit = bytes.len().min(at.saturating_add(max_len));
+    let mut crc = 0u32;
+    let mut e = at;
+    while e + CRC_BYTES <= end_limit {
+        if e > at {
+            let stored = u32::from_le_bytes([bytes[e], bytes[e + 1], bytes[e + 2], bytes[e + 3]]);
+            if stored == crc {
+                let body = &bytes[at..e];
+                if let Some(r) = classify(body, cl) {
+                    return Some((e + CRC_BYTES - at, r));
+                }
+            }
+        }
+        crc = crc32c::crc32c_append(crc, &bytes[e..e + 1]);
+        e += 1;
+    }
+    None
+}
+
+/// A region body (CRC already checked) as a chunk of at most `cl` bytes or an
+/// index block.
+fn classify(body: &[u8], cl: usize) -> Option<Region> {
+    let (&codec, payload) = body.split_first()?;
+    let chunk = match codec {
+        CODEC_ID_NONE if !payload.is_empty() && payload.len() <= cl => Some(payload.to_vec()),
+        CODEC_ID_LZ4 => {
+            let mut out = vec![0u8; cl];
+            match lz4_flex::block::decompress_into(payload, &mut out) {
+                Ok(n) if n > 0 => {
+                    out.truncate(n);
+                    Some(out)
+                }
+                _ => None,
+            }
+        }
+        CODEC_ID_ZSTD => zstd::bulk::decompress(payload, cl)
+            .ok()
+            .filter(|v| !v.is_empty()),
+        _ => None,
+    };
+    if let Some(c) = chunk {
+        return Some(Region::Chunk(c));
+    }
+    let mut with_crc = body.to_vec();
+    with_crc.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
+    let payload = open_block(&with_crc).ok()?;
+    decode_index_block(payload).ok().map(|_| Region::IndexBlock)
+}
+
+/// Finds the chunks of a file whose tail is gone and walks their data.
+fn scan_regions(
+    bytes: &[u8],
+    header_len: usize,
+    identity: &SSTableIdentity,
+    counts: &mut SalvageCounts,
+    sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+) -> Result<()> {
+    let cl = identity.chunk_length_bytes as usize;
+    // A stored chunk is at most codec byte + raw chunk + CRC (compressed forms are
+    // kept only when smaller); an index block at most its target plus one entry
+    // of the largest key.
+    let max_chunk = cl + 1 + CRC_BYTES;
+    let max_region = max_chunk
+        .max(super::format::INDEX_BLOCK_TARGET_BYTES + crate::schema::MAX_KEY_COMPONENT_BYTES + 64);
+    let mut w = Walker::new(identity.base(), None, counts);
+    let mut pos = header_len;
+    let mut contiguous = true;
+    let mut data_offset = Some(0u64);
+    while pos < bytes.len() {
+        let found = region_at(bytes, pos, max_region, cl).map(|r| (pos, r)).or_else(|| {
+            // Damaged: the next region is a chunk or an index block starting
+            // somewhere after; try each start (chunks first: they start with a
+            // codec id byte, which prunes most offsets).
+            (pos + 1..bytes.len()).find_map(|q| {
+                if bytes[q] > CODEC_ID_ZSTD {
+                    return None;
+                }
+                region_at(bytes, q, max_chunk, cl).map(|r| (q, r))
+            })
+        });
+        let Some((at, (len, region))) = found else {
+            w.counts.file_bytes_lost += (bytes.len() - pos) as u64;
+            if pos < bytes.len() {
+                sink(SalvageItem::Damage {
+                    file_offset: pos as u64,
+                    reason: format!(
+                        "{} bytes from here on hold no intact chunk (the tail, or damage)",
+                        bytes.len() - pos
+                    ),
+                })?;
+            }
+            break;
+        };
+        if at > pos {
+            w.counts.chunks_lost += 1;
+            w.counts.file_bytes_lost += (at - pos) as u64;
+            sink(SalvageItem::Damage {
+                file_offset: pos as u64,
+                reason: format!("{} bytes fail every checksum", at - pos),
+            })?;
+            contiguous = false;
+            data_offset = None;
+        }
+        pos = at + len;
+        match region {
+            Region::IndexBlock => {}
+            Region::Chunk(data) => {
+                let short = data.len() < cl;
+                w.counts.chunks_read += 1;
+                w.push(data_offset, &data, contiguous, sink)?;
+                data_offset = data_offset.map(|o| o + data.len() as u64);
+                contiguous = true;
+                if short {
+                    // Only the last chunk is short: the data stream ends here and
+                    // the tail follows.
+                    break;
+                }
+            }
+        }
+    }
+    w.end_segment(sink)?;
+    Ok(())
+}
