@@ -53,7 +53,8 @@ use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::manifest::{Manifest, SSTableEntry, MANIFEST_FILE};
-use crate::sstable::salvage::{salvage_reader, SalvageItem};
+use crate::fs::Fs;
+use crate::sstable::salvage::{salvage_file, salvage_reader, FileSalvage, SalvageItem};
 use crate::sstable::{parse_data_file_name, SSTableReader, SSTableWriter};
 use crate::table::Table;
 use serde::{Deserialize, Serialize};
@@ -672,6 +673,124 @@ pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
         report.bytes_out += entry.bytes_out;
         report.sstables.push(entry);
     }
+    Ok(report)
+}
+
+// ---------------------------------------------------------------------------
+// offline scrub of one file
+
+/// One unusable region met by [`scrub_file`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DamagedRegion {
+    pub offset: u64,
+    pub reason: String,
+}
+
+/// What [`scrub_file`] did (`strata sstable scrub`).
+#[derive(Clone, Debug, Serialize)]
+pub struct FileScrubReport {
+    pub input: PathBuf,
+    /// The salvaged sstable; `None` when no partition was intact.
+    pub output: Option<PathBuf>,
+    pub generation: u64,
+    pub salvage: FileSalvage,
+    pub damaged_regions: Vec<DamagedRegion>,
+}
+
+/// Salvages the sstable file `input` without a table, manifest or database
+/// (Cassandra's offline `sstablescrub`): every partition whose bytes are intact
+/// is written to a new sstable `out_dir/strata-{generation}-Data.db` with the
+/// input's identity (the new generation), codec, chunk length and encoding base.
+/// Works when the tail is destroyed, for format version 2 (see
+/// `sstable::salvage`). `generation` defaults to the input's own. The input is
+/// only read; an existing output file is never overwritten. `now_seconds` is the
+/// creation time recorded in the output (the caller's clock).
+pub fn scrub_file(
+    fs: &Fs,
+    input: &Path,
+    out_dir: &Path,
+    generation: Option<u64>,
+    now_seconds: i64,
+) -> Result<FileScrubReport> {
+    if !out_dir.is_dir() {
+        return Err(Error::NotFound(format!(
+            "output directory {} does not exist",
+            out_dir.display()
+        )));
+    }
+    let tag = IoTag::new(IoCause::Recompression);
+    // Pass 1 counts the intact partitions (to size the Bloom filter) and finds
+    // the damage; pass 2 writes. Salvage is deterministic, so both see the same.
+    let mut damaged_regions = Vec::new();
+    let mut count = 0u64;
+    let salvage = salvage_file(fs, input, tag, &mut |item| {
+        match item {
+            SalvageItem::Partition(_) => count += 1,
+            SalvageItem::Damage {
+                file_offset,
+                reason,
+            } => damaged_regions.push(DamagedRegion {
+                offset: file_offset,
+                reason,
+            }),
+        }
+        Ok(())
+    })?;
+    let generation = match generation
+        .or(salvage.identity.as_ref().map(|i| i.generation))
+        .or_else(|| {
+            input
+                .file_name()
+                .and_then(|n| parse_data_file_name(&n.to_string_lossy()))
+        }) {
+        Some(g) => g,
+        None => {
+            return Err(Error::InvalidInput(format!(
+                "{} records no generation; pass one for the output",
+                input.display()
+            )))
+        }
+    };
+    let out_path = crate::sstable::data_file_path(out_dir, generation);
+    if out_path.exists() {
+        return Err(Error::AlreadyExists(format!(
+            "{} exists; choose another output directory or generation",
+            out_path.display()
+        )));
+    }
+    let mut report = FileScrubReport {
+        input: input.to_path_buf(),
+        output: None,
+        generation,
+        salvage,
+        damaged_regions,
+    };
+    if count == 0 {
+        return Ok(report);
+    }
+    let s = &report.salvage;
+    let opts = crate::sstable::WriterOptions {
+        compression: crate::sstable::CompressionParams {
+            codec: s.codec,
+            chunk_length_bytes: s.chunk_length_bytes,
+        },
+        expected_partitions: count,
+        tag,
+        base: s.base,
+        creation_time_seconds: now_seconds,
+        identity: s.identity.clone().map(|mut i| {
+            i.generation = generation;
+            i
+        }),
+        ..crate::sstable::WriterOptions::default()
+    };
+    let mut writer = SSTableWriter::create(fs, out_dir, generation, opts)?;
+    salvage_file(fs, input, tag, &mut |item| match item {
+        SalvageItem::Partition(p) => writer.append(&p),
+        SalvageItem::Damage { .. } => Ok(()),
+    })?;
+    let out = writer.finish()?;
+    report.output = Some(out.path().to_path_buf());
     Ok(report)
 }
 

@@ -403,9 +403,10 @@ pub struct FileSalvage {
     pub open_error: Option<String>,
     /// The statistics' partition count, when the tail is intact.
     pub partitions_expected: Option<u64>,
-    /// The codec and chunk length to write the salvaged copy with.
-    #[serde(skip)]
+    /// The codec, chunk length and encoding base to write the salvaged copy with.
     pub codec: Codec,
+    #[serde(skip)]
+    pub base: EncodingBase,
     pub chunk_length_bytes: u32,
     pub counts: SalvageCounts,
 }
@@ -434,6 +435,7 @@ pub fn salvage_file(
                 open_error: None,
                 partitions_expected: Some(st.partition_count),
                 codec: st.codec,
+                base: st.base,
                 chunk_length_bytes: u32::try_from(reader.chunk_length()).unwrap_or(u32::MAX),
                 counts,
             });
@@ -479,6 +481,7 @@ pub fn salvage_file(
         open_error: Some(open_error),
         partitions_expected: None,
         codec: identity.codec,
+        base: identity.base(),
         chunk_length_bytes: identity.chunk_length_bytes,
         identity: Some(identity),
         counts,
