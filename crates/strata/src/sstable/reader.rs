@@ -500,6 +500,19 @@ impl SSTableReader {
     /// and offset; empty means the sstable is sound. Used by `strata verify`.
     pub fn verify(self: &Arc<Self>, tag: IoTag) -> Vec<Error> {
         let mut problems = Vec::new();
+        // The identity header was checked at open; read it again so that verify
+        // covers every byte of the file (invariant 1), as for chunks.
+        if self.identity.is_some() {
+            match read_identity(&self.file, &self.path, u64::MAX, &self.table_io) {
+                Ok((ident, _)) if Some(&ident) == self.identity.as_ref() => {}
+                Ok(_) => problems.push(corrupt(
+                    &self.path,
+                    0,
+                    "identity header changed since the file was opened",
+                )),
+                Err(e) => problems.push(e),
+            }
+        }
         let mut scratch = Vec::with_capacity(self.chunk_length as usize);
         for i in 0..self.chunks.len() {
             scratch.clear();

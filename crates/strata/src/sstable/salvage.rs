@@ -622,3 +622,23 @@ fn scan_regions(
     w.end_segment(sink)?;
     Ok(())
 }
+
+/// The identity header of the file at `path` and the format version in it,
+/// read without opening the rest (for `strata sstable metadata` on a file whose
+/// tail does not open). `Corruption` when there is none or it is damaged.
+pub fn read_identity_header(fs: &Fs, path: &Path) -> Result<(SSTableIdentity, u32)> {
+    let file = fs.open(path)?;
+    let tag = IoTag::new(crate::fs::IoCause::Metadata);
+    let mut prefix = [0u8; IDENTITY_PREFIX_BYTES];
+    if file.len() < IDENTITY_PREFIX_BYTES as u64 {
+        return Err(Error::corruption(path, 0, "too short for an identity header"));
+    }
+    file.read_exact_at(&mut prefix, 0, tag, None)?;
+    let len = SSTableIdentity::block_length(&prefix).map_err(|r| Error::corruption(path, 0, r))?;
+    if len > file.len() {
+        return Err(Error::corruption(path, 0, "identity header cut off"));
+    }
+    let mut block = vec![0u8; len as usize];
+    file.read_exact_at(&mut block, 0, tag, None)?;
+    SSTableIdentity::decode(&block).map_err(|r| Error::corruption(path, 0, r))
+}
