@@ -875,18 +875,20 @@ mod tests {
     fn damage(t: &Table, fraction: f64, kind: Damage) -> u64 {
         let s = t.view().sstables[0].clone();
         let region = s.stats().compressed_bytes + s.index_bytes();
+        // Chunks and index blocks start after the identity header.
+        let start = s.chunk_ranges()[0].0;
         let before: BTreeSet<Option<u64>> = verify(t).problems.iter().map(|p| p.offset).collect();
         let mut at = ((region as f64 * fraction) as u64).min(region - 1);
         loop {
-            flip(s.path(), at);
+            flip(s.path(), start + at);
             let hit = verify(t).problems.into_iter().any(|p| {
                 let index = p.reason.starts_with("index block");
                 !before.contains(&p.offset) && (kind == Damage::IndexBlock) == index
             });
             if hit {
-                return at;
+                return start + at;
             }
-            flip(s.path(), at);
+            flip(s.path(), start + at);
             at = (at + 97) % region;
         }
     }
