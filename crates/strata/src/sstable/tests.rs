@@ -363,14 +363,161 @@ fn flipped_bits_in_every_tail_block_fail_open_and_index_blocks_fail_reads() {
     assert_eq!(corruption_offset(&problems[0], &path), index_block.offset);
 }
 
+/// A version-2 identity for generation `id` (the writer fills in the rest).
+fn identity(id: u64) -> SSTableIdentity {
+    SSTableIdentity {
+        table_id: 5,
+        generation: id,
+        keyspace: "ks".into(),
+        table: "t".into(),
+        columns: vec![
+            IdentityColumn {
+                name: "k".into(),
+                cql_type: "blob".into(),
+                role: ColumnRole::PartitionKey,
+                id: None,
+            },
+            IdentityColumn {
+                name: "v".into(),
+                cql_type: "text".into(),
+                role: ColumnRole::Regular,
+                id: Some(0),
+            },
+        ],
+        chunk_length_bytes: 0,
+        codec: Codec::None,
+        min_timestamp: 0,
+        min_local_deletion: 0,
+        min_ttl: 0,
+    }
+}
+
+fn v2(id: u64, opts: WriterOptions) -> WriterOptions {
+    WriterOptions {
+        identity: Some(identity(id)),
+        ..opts
+    }
+}
+
+#[test]
+fn version_2_records_its_identity_and_version_1_stays_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(51, 100);
+    let r1 = write(&fs, dir.path(), 1, &parts, options(Codec::Lz4, 1024, 100));
+    assert_eq!(r1.format_version(), 1);
+    assert!(r1.identity().is_none());
+    assert_eq!(r1.chunk_ranges()[0].0, 0);
+    let r2 = write(
+        &fs,
+        dir.path(),
+        2,
+        &parts,
+        v2(2, options(Codec::Zstd { level: 2 }, 1024, 100)),
+    );
+    assert_eq!(r2.format_version(), FORMAT_VERSION);
+    let id = r2.identity().unwrap();
+    assert_eq!((id.table_id, id.generation), (5, 2));
+    assert_eq!(id.chunk_length_bytes, 1024);
+    assert_eq!(id.codec, Codec::Zstd { level: 2 });
+    assert_eq!(id.base(), EncodingBase::around(NOW_MICROS));
+    // The header is the first region; chunks follow it.
+    assert!(r2.chunk_ranges()[0].0 > 0);
+    for r in [&r1, &r2] {
+        let got: Vec<_> = r.scan(None, READ).unwrap().map(|p| p.unwrap()).collect();
+        assert_eq!(got, parts);
+        assert!(r.verify(READ).is_empty());
+    }
+    // A writer refuses an identity of another generation.
+    assert!(matches!(
+        SSTableWriter::create(&fs, dir.path(), 3, v2(4, options(Codec::Lz4, 1024, 1))),
+        Err(Error::InvalidInput(_))
+    ));
+}
+
+/// Writes `parts`, destroys the tail (and optionally the middle chunk), and
+/// returns what the offline salvage recovered.
+fn salvage_after_tail_loss(
+    with_identity: bool,
+    damage_middle_chunk: bool,
+) -> (Vec<PartitionUpdate>, crate::Result<salvage::FileSalvage>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(61, 200);
+    let opts = options(Codec::Lz4, 1024, 200);
+    let opts = if with_identity { v2(6, opts) } else { opts };
+    let r = write(&fs, dir.path(), 6, &parts, opts);
+    let path = r.path().to_path_buf();
+    let chunks = r.chunk_ranges();
+    let tail = chunks
+        .iter()
+        .chain(r.index_block_ranges().iter())
+        .map(|(o, l)| o + l)
+        .max()
+        .unwrap();
+    drop(r);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.truncate(tail as usize + 3);
+    if damage_middle_chunk {
+        let (o, l) = chunks[chunks.len() / 2];
+        bytes[(o + l / 3) as usize] ^= 0x10;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let mut got = Vec::new();
+    let r = salvage::salvage_file(&fs, &path, READ, &mut |item| {
+        if let salvage::SalvageItem::Partition(p) = item {
+            got.push(p);
+        }
+        Ok(())
+    });
+    assert!(r.is_err() || got.len() <= parts.len());
+    for p in &got {
+        assert!(parts.contains(p), "salvage invented a partition");
+    }
+    (got, r)
+}
+
+#[test]
+fn salvage_without_the_tail_recovers_every_partition_of_a_version_2_file() {
+    let (got, r) = salvage_after_tail_loss(true, false);
+    let r = r.unwrap();
+    assert!(!r.tail_intact);
+    let all = random_partitions(61, 200);
+    assert_eq!(got, all);
+    assert_eq!(r.counts.partitions_recovered, all.len() as u64);
+    assert_eq!(r.counts.chunks_lost, 0);
+
+    let (got, r) = salvage_after_tail_loss(true, true);
+    let r = r.unwrap();
+    assert_eq!(r.counts.chunks_lost, 1, "{r:?}");
+    assert!(got.len() < all.len() && got.len() > all.len() / 2, "{}", got.len());
+    assert!(got.windows(2).all(|w| w[0].key < w[1].key));
+}
+
+#[test]
+fn salvage_without_the_tail_refuses_a_version_1_file() {
+    let (got, r) = salvage_after_tail_loss(false, false);
+    assert!(got.is_empty());
+    let msg = r.unwrap_err().to_string();
+    assert!(msg.contains("no identity header"), "{msg}");
+}
+
 #[test]
 fn every_single_bit_flip_is_detected() {
+    for with_identity in [false, true] {
+        every_single_bit_flip_is_detected_in(with_identity);
+    }
+}
+
+fn every_single_bit_flip_is_detected_in(with_identity: bool) {
     // Invariant 1: every byte is under a checksum, so each of these flips must be
     // caught by open or verify, and reads must never return wrong data.
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
     let parts = random_partitions(41, 40);
-    let r = write(&fs, dir.path(), 9, &parts, options(Codec::Lz4, 512, 40));
+    let opts = options(Codec::Lz4, 512, 40);
+    let opts = if with_identity { v2(9, opts) } else { opts };
+    let r = write(&fs, dir.path(), 9, &parts, opts);
     let path = r.path().to_path_buf();
     drop(r);
     let original = std::fs::read(&path).unwrap();
