@@ -203,8 +203,7 @@ fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Res
     let now_seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let report =
-        strata::maintenance::scrub_file(&Fs::new(), file, out, generation, now_seconds)?;
+    let report = strata::maintenance::scrub_file(&Fs::new(), file, out, generation, now_seconds)?;
     if as_json {
         println!("{}", to_json(&report)?);
         return Ok(());

@@ -100,7 +100,10 @@ fn import_checks_columns_and_salvaged_files_import() {
     ok(
         &strata(
             &target,
-            &["create-table", &create_cql(identity, "stress.standard1", None)],
+            &[
+                "create-table",
+                &create_cql(identity, "stress.standard1", None),
+            ],
         ),
         "create table",
     );
@@ -181,7 +184,10 @@ fn import_checks_columns_and_salvaged_files_import() {
     ok(
         &strata(
             &fresh,
-            &["create-table", &create_cql(identity, "stress.standard1", None)],
+            &[
+                "create-table",
+                &create_cql(identity, "stress.standard1", None),
+            ],
         ),
         "create table",
     );

@@ -77,11 +77,18 @@ fn verify_names_the_damage_and_scrub_keeps_every_readable_partition() {
     let meta = json(&ok(
         &strata(
             &data,
-            &["sstable", "metadata", sstable.to_str().expect("utf-8"), "--json"],
+            &[
+                "sstable",
+                "metadata",
+                sstable.to_str().expect("utf-8"),
+                "--json",
+            ],
         ),
         "sstable metadata",
     ));
-    let chunk0 = meta["first_chunk_offset"].as_u64().expect("first chunk offset");
+    let chunk0 = meta["first_chunk_offset"]
+        .as_u64()
+        .expect("first chunk offset");
     flip(&sstable, chunk0 + 100);
     flip(&sstable, original_len / 2);
 

@@ -51,9 +51,9 @@
 
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
+use crate::fs::Fs;
 use crate::fs::{IoCause, IoTag};
 use crate::manifest::{Manifest, SSTableEntry, MANIFEST_FILE};
-use crate::fs::Fs;
 use crate::sstable::salvage::{salvage_file, salvage_reader, FileSalvage, SalvageItem};
 use crate::sstable::{parse_data_file_name, SSTableReader, SSTableWriter};
 use crate::table::Table;
@@ -921,7 +921,11 @@ mod tests {
         if chunks_only {
             assert_eq!(dropped, bad.len() as u64, "{report:#?}");
         } else {
-            assert!(dropped < bad.len() as u64, "{} unreadable, {report:#?}", bad.len());
+            assert!(
+                dropped < bad.len() as u64,
+                "{} unreadable, {report:#?}",
+                bad.len()
+            );
         }
         assert_eq!(report.partitions_kept, PARTITIONS as u64 - dropped);
         assert!(!report.sstables[0].bad_regions.is_empty());

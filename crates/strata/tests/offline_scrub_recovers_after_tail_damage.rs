@@ -91,7 +91,10 @@ fn every_partition_with_intact_chunks_is_recovered_and_imported() {
         readable.len() as u64,
         "{report:#?}"
     );
-    eprintln!("{} readable before the tail was cut; {report:#?}", readable.len());
+    eprintln!(
+        "{} readable before the tail was cut; {report:#?}",
+        readable.len()
+    );
     let output = report.output.clone().expect("an output sstable");
     assert_eq!(output, out.join("strata-77-Data.db"));
     let o = SSTableReader::open(&fs, &output, 77, None).unwrap();
@@ -124,7 +127,10 @@ fn every_partition_with_intact_chunks_is_recovered_and_imported() {
             )
             .unwrap();
         if !rows.is_empty() {
-            assert!(common::read(&restored, k).unwrap(), "key {k} has wrong content");
+            assert!(
+                common::read(&restored, k).unwrap(),
+                "key {k} has wrong content"
+            );
             present += 1;
         }
     }

@@ -304,20 +304,16 @@ impl SSTableIdentity {
                         return Some(why);
                     }
                 }
-                (Some(f), None) => {
-                    return Some(format!(
-                        "column {} is a {} column in the file, absent from the schema's primary key",
-                        f.name,
-                        f.role.describe()
-                    ))
-                }
-                (None, Some(s)) => {
-                    return Some(format!(
-                        "column {} is a {} column in the schema, absent from the file's primary key",
-                        s.name,
-                        s.role.describe()
-                    ))
-                }
+                (Some(f), None) => return Some(format!(
+                    "column {} is a {} column in the file, absent from the schema's primary key",
+                    f.name,
+                    f.role.describe()
+                )),
+                (None, Some(s)) => return Some(format!(
+                    "column {} is a {} column in the schema, absent from the file's primary key",
+                    s.name,
+                    s.role.describe()
+                )),
                 (None, None) => {}
             }
         }

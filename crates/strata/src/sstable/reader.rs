@@ -13,8 +13,8 @@ use super::format::{
     IndexBlockIter, IndexEntry, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FOOTER_BYTES,
     FORMAT_VERSION,
 };
-use super::identity::IDENTITY_PREFIX_BYTES;
 use super::identity::SSTableIdentity;
+use super::identity::IDENTITY_PREFIX_BYTES;
 use super::partition::decode_partition;
 use super::stats::SSTableStats;
 use crate::data::{DecoratedKey, PartitionUpdate};

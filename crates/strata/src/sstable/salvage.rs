@@ -46,7 +46,10 @@ use std::sync::Arc;
 pub enum SalvageItem {
     Partition(PartitionUpdate),
     /// A chunk, index block or run of bytes that could not be used.
-    Damage { file_offset: u64, reason: String },
+    Damage {
+        file_offset: u64,
+        reason: String,
+    },
 }
 
 /// Counts of one salvage.
@@ -444,9 +447,8 @@ pub fn salvage_file(
         Err(e) => return Err(e),
     };
     let file = fs.open(path)?;
-    let len = usize::try_from(file.len()).map_err(|_| {
-        Error::InvalidInput(format!("{} is too large to salvage", path.display()))
-    })?;
+    let len = usize::try_from(file.len())
+        .map_err(|_| Error::InvalidInput(format!("{} is too large to salvage", path.display())))?;
     let mut bytes = vec![0u8; len];
     file.read_exact_at(&mut bytes, 0, tag, None)?;
     let refuse = |why: String| {
@@ -568,17 +570,19 @@ fn scan_regions(
     let mut contiguous = true;
     let mut data_offset = Some(0u64);
     while pos < bytes.len() {
-        let found = region_at(bytes, pos, max_region, cl).map(|r| (pos, r)).or_else(|| {
-            // Damaged: the next region is a chunk or an index block starting
-            // somewhere after; try each start (chunks first: they start with a
-            // codec id byte, which prunes most offsets).
-            (pos + 1..bytes.len()).find_map(|q| {
-                if bytes[q] > CODEC_ID_ZSTD {
-                    return None;
-                }
-                region_at(bytes, q, max_chunk, cl).map(|r| (q, r))
-            })
-        });
+        let found = region_at(bytes, pos, max_region, cl)
+            .map(|r| (pos, r))
+            .or_else(|| {
+                // Damaged: the next region is a chunk or an index block starting
+                // somewhere after; try each start (chunks first: they start with a
+                // codec id byte, which prunes most offsets).
+                (pos + 1..bytes.len()).find_map(|q| {
+                    if bytes[q] > CODEC_ID_ZSTD {
+                        return None;
+                    }
+                    region_at(bytes, q, max_chunk, cl).map(|r| (q, r))
+                })
+            });
         let Some((at, (len, region))) = found else {
             w.counts.file_bytes_lost += (bytes.len() - pos) as u64;
             if pos < bytes.len() {
@@ -631,7 +635,11 @@ pub fn read_identity_header(fs: &Fs, path: &Path) -> Result<(SSTableIdentity, u3
     let tag = IoTag::new(crate::fs::IoCause::Metadata);
     let mut prefix = [0u8; IDENTITY_PREFIX_BYTES];
     if file.len() < IDENTITY_PREFIX_BYTES as u64 {
-        return Err(Error::corruption(path, 0, "too short for an identity header"));
+        return Err(Error::corruption(
+            path,
+            0,
+            "too short for an identity header",
+        ));
     }
     file.read_exact_at(&mut prefix, 0, tag, None)?;
     let len = SSTableIdentity::block_length(&prefix).map_err(|r| Error::corruption(path, 0, r))?;

@@ -490,7 +490,11 @@ fn salvage_without_the_tail_recovers_every_partition_of_a_version_2_file() {
     let (got, r) = salvage_after_tail_loss(true, true);
     let r = r.unwrap();
     assert_eq!(r.counts.chunks_lost, 1, "{r:?}");
-    assert!(got.len() < all.len() && got.len() > all.len() / 2, "{}", got.len());
+    assert!(
+        got.len() < all.len() && got.len() > all.len() / 2,
+        "{}",
+        got.len()
+    );
     assert!(got.windows(2).all(|w| w[0].key < w[1].key));
 }
 
