@@ -208,16 +208,19 @@ pub(crate) fn check_identity(
     let Some(identity) = reader.identity() else {
         return Ok(());
     };
+    // A listed file that is not what the manifest says is corruption of the
+    // data directory (at the header, offset 0); a file offered for import that
+    // does not fit is bad input, refused before anything changes.
     let refuse = |why: String| {
-        Err(Error::corruption(
-            reader.path(),
-            0,
-            format!(
-                "sstable identity does not match: {why} (table {}, id {})",
-                schema.qualified_name(),
-                schema.id
-            ),
-        ))
+        let reason = format!(
+            "sstable identity does not match: {why} (table {}, id {})",
+            schema.qualified_name(),
+            schema.id
+        );
+        Err(match generation {
+            Some(_) => Error::corruption(reader.path(), 0, reason),
+            None => Error::InvalidInput(format!("{}: {reason}", reader.path().display())),
+        })
     };
     if let Some(listed) = generation {
         if identity.table_id != schema.id {
