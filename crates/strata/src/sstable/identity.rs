@@ -304,16 +304,20 @@ impl SSTableIdentity {
                         return Some(why);
                     }
                 }
-                (Some(f), None) => return Some(format!(
+                (Some(f), None) => {
+                    return Some(format!(
                     "column {} is a {} column in the file, absent from the schema's primary key",
                     f.name,
                     f.role.describe()
-                )),
-                (None, Some(s)) => return Some(format!(
+                ))
+                }
+                (None, Some(s)) => {
+                    return Some(format!(
                     "column {} is a {} column in the schema, absent from the file's primary key",
                     s.name,
                     s.role.describe()
-                )),
+                ))
+                }
                 (None, None) => {}
             }
         }

@@ -26,7 +26,8 @@
 //!    on, and an intact index entry at its offset (if any) names the same key and
 //!    length. Salvage never invents data; it can only lose it.
 //! 2. Memory: one window of intact data (from the partition being decoded to the
-//!    newest chunk), plus one index block; [`salvage_file`] also holds the file.
+//!    newest chunk), plus one index block; a tail-less [`salvage_file`] also a
+//!    window of a few regions of the file.
 
 use super::compression::{Codec, CODEC_ID_LZ4, CODEC_ID_NONE, CODEC_ID_ZSTD};
 use super::format::{decode_index_block, open_block, IndexEntry, CRC_BYTES};
@@ -36,7 +37,7 @@ use super::reader::SSTableReader;
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
-use crate::fs::{Fs, IoTag};
+use crate::fs::{Fs, IoTag, ReadableFile};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -446,11 +447,6 @@ pub fn salvage_file(
         Err(e @ Error::Corruption { .. }) => e.to_string(),
         Err(e) => return Err(e),
     };
-    let file = fs.open(path)?;
-    let len = usize::try_from(file.len())
-        .map_err(|_| Error::InvalidInput(format!("{} is too large to salvage", path.display())))?;
-    let mut bytes = vec![0u8; len];
-    file.read_exact_at(&mut bytes, 0, tag, None)?;
     let refuse = |why: String| {
         Err(Error::InvalidInput(format!(
             "{} cannot be salvaged offline: it does not open ({open_error}) and {why}, so its \
@@ -458,25 +454,21 @@ pub fn salvage_file(
             path.display()
         )))
     };
-    let header_len = match SSTableIdentity::block_length(&bytes[..len.min(IDENTITY_PREFIX_BYTES)]) {
-        Ok(l) if l <= len as u64 => l as usize,
-        Ok(_) => return refuse("its identity header is cut off".into()),
-        Err(_) => {
-            return refuse(
-                "it has no identity header (format version 1, or its first bytes are damaged)"
-                    .into(),
-            )
-        }
-    };
-    let (identity, version) = match SSTableIdentity::decode(&bytes[..header_len]) {
+    let (identity, version, header_len) = match identity_header(fs, path) {
         Ok(v) => v,
-        Err(why) => return refuse(format!("its identity header is damaged ({why})")),
+        Err(Error::Corruption { reason, .. }) => {
+            return refuse(format!(
+                "its identity header is unusable: {reason} (format version 1 files have none)"
+            ))
+        }
+        Err(e) => return Err(e),
     };
     if identity.chunk_length_bytes == 0 {
         return refuse("its identity header records a chunk length of 0".into());
     }
+    let file = fs.open(path)?;
     let mut counts = SalvageCounts::default();
-    scan_regions(&bytes, header_len, &identity, &mut counts, sink)?;
+    scan_regions(&file, tag, header_len, &identity, &mut counts, sink)?;
     Ok(FileSalvage {
         format_version: Some(version),
         tail_intact: false,
@@ -497,20 +489,18 @@ enum Region {
     IndexBlock,
 }
 
-/// The region starting at `at`, if one whose CRC trailer matches and whose
-/// content decodes starts there. Tries every end up to `max_len` (a CRC match
-/// by chance is rejected by the content check).
-fn region_at(bytes: &[u8], at: usize, max_len: usize, cl: usize) -> Option<(usize, Region)> {
-    let end_limit = bytes.len().min(at.saturating_add(max_len));
+/// The region at the start of `bytes`, if one whose CRC trailer matches and
+/// whose content decodes starts there: its length and content. Tries every end
+/// within `bytes` (a CRC match by chance is rejected by the content check).
+fn region_at(bytes: &[u8], cl: usize) -> Option<(usize, Region)> {
     let mut crc = 0u32;
-    let mut e = at;
-    while e + CRC_BYTES <= end_limit {
-        if e > at {
+    let mut e = 0;
+    while e + CRC_BYTES <= bytes.len() {
+        if e > 0 {
             let stored = u32::from_le_bytes([bytes[e], bytes[e + 1], bytes[e + 2], bytes[e + 3]]);
             if stored == crc {
-                let body = &bytes[at..e];
-                if let Some(r) = classify(body, cl) {
-                    return Some((e + CRC_BYTES - at, r));
+                if let Some(r) = classify(&bytes[..e], cl) {
+                    return Some((e + CRC_BYTES, r));
                 }
             }
         }
@@ -518,6 +508,33 @@ fn region_at(bytes: &[u8], at: usize, max_len: usize, cl: usize) -> Option<(usiz
         e += 1;
     }
     None
+}
+
+/// A sliding window over a file, so a salvage holds a few regions, not the file.
+struct Window<'f> {
+    file: &'f ReadableFile,
+    tag: IoTag,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl Window<'_> {
+    /// File bytes `[at, at + n)`, cut at the end of the file.
+    fn slice(&mut self, at: u64, n: usize) -> Result<&[u8]> {
+        let len = self.file.len();
+        let end = at.saturating_add(n as u64).min(len);
+        let have = self.start + self.buf.len() as u64;
+        if at < self.start || end > have {
+            // Read ahead four requests' worth, so a byte-by-byte search reloads
+            // rarely.
+            let want = (n as u64).saturating_mul(4).min(len - at.min(len));
+            self.buf.resize(want as usize, 0);
+            self.file.read_exact_at(&mut self.buf, at, self.tag, None)?;
+            self.start = at;
+        }
+        let from = (at - self.start) as usize;
+        Ok(&self.buf[from..from + (end - at) as usize])
+    }
 }
 
 /// A region body (CRC already checked) as a chunk of at most `cl` bytes or an
@@ -552,8 +569,9 @@ fn classify(body: &[u8], cl: usize) -> Option<Region> {
 
 /// Finds the chunks of a file whose tail is gone and walks their data.
 fn scan_regions(
-    bytes: &[u8],
-    header_len: usize,
+    file: &ReadableFile,
+    tag: IoTag,
+    header_len: u64,
     identity: &SSTableIdentity,
     counts: &mut SalvageCounts,
     sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
@@ -565,48 +583,52 @@ fn scan_regions(
     let max_chunk = cl + 1 + CRC_BYTES;
     let max_region = max_chunk
         .max(super::format::INDEX_BLOCK_TARGET_BYTES + crate::schema::MAX_KEY_COMPONENT_BYTES + 64);
+    let len = file.len();
+    let mut win = Window {
+        file,
+        tag,
+        start: 0,
+        buf: Vec::new(),
+    };
     let mut w = Walker::new(identity.base(), None, counts);
     let mut pos = header_len;
     let mut contiguous = true;
     let mut data_offset = Some(0u64);
-    while pos < bytes.len() {
-        let found = region_at(bytes, pos, max_region, cl)
-            .map(|r| (pos, r))
-            .or_else(|| {
-                // Damaged: the next region is a chunk or an index block starting
-                // somewhere after; try each start (chunks first: they start with a
-                // codec id byte, which prunes most offsets).
-                (pos + 1..bytes.len()).find_map(|q| {
-                    if bytes[q] > CODEC_ID_ZSTD {
-                        return None;
-                    }
-                    region_at(bytes, q, max_chunk, cl).map(|r| (q, r))
-                })
-            });
-        let Some((at, (len, region))) = found else {
-            w.counts.file_bytes_lost += (bytes.len() - pos) as u64;
-            if pos < bytes.len() {
-                sink(SalvageItem::Damage {
-                    file_offset: pos as u64,
-                    reason: format!(
-                        "{} bytes from here on hold no intact chunk (the tail, or damage)",
-                        bytes.len() - pos
-                    ),
-                })?;
+    while pos < len {
+        let mut found = region_at(win.slice(pos, max_region)?, cl).map(|r| (pos, r));
+        // Damaged: the next region is a chunk or an index block starting somewhere
+        // after; try each start that can begin a chunk (a codec id byte, which
+        // prunes most offsets). Index blocks in between are skipped with the damage.
+        let mut q = pos + 1;
+        while found.is_none() && q < len {
+            let s = win.slice(q, max_chunk)?;
+            if s[0] <= CODEC_ID_ZSTD {
+                found = region_at(s, cl).map(|r| (q, r));
             }
+            q += 1;
+        }
+        let Some((at, (region_len, region))) = found else {
+            w.counts.file_bytes_lost += len - pos;
+            sink(SalvageItem::Damage {
+                file_offset: pos,
+                reason: format!(
+                    "{} bytes from here on hold no intact chunk (the tail, or damage)",
+                    len - pos
+                ),
+            })?;
             break;
         };
         if at > pos {
             w.counts.chunks_lost += 1;
-            w.counts.file_bytes_lost += (at - pos) as u64;
+            w.counts.file_bytes_lost += at - pos;
             sink(SalvageItem::Damage {
-                file_offset: pos as u64,
+                file_offset: pos,
                 reason: format!("{} bytes fail every checksum", at - pos),
             })?;
             contiguous = false;
             data_offset = None;
         }
-        pos = at + len;
+        pos = at + region_len as u64;
         match region {
             Region::IndexBlock => {}
             Region::Chunk(data) => {
@@ -631,6 +653,11 @@ fn scan_regions(
 /// read without opening the rest (for `strata sstable metadata` on a file whose
 /// tail does not open). `Corruption` when there is none or it is damaged.
 pub fn read_identity_header(fs: &Fs, path: &Path) -> Result<(SSTableIdentity, u32)> {
+    identity_header(fs, path).map(|(i, v, _)| (i, v))
+}
+
+/// [`read_identity_header`] and the header's length in bytes.
+fn identity_header(fs: &Fs, path: &Path) -> Result<(SSTableIdentity, u32, u64)> {
     let file = fs.open(path)?;
     let tag = IoTag::new(crate::fs::IoCause::Metadata);
     let mut prefix = [0u8; IDENTITY_PREFIX_BYTES];
@@ -648,5 +675,7 @@ pub fn read_identity_header(fs: &Fs, path: &Path) -> Result<(SSTableIdentity, u3
     }
     let mut block = vec![0u8; len as usize];
     file.read_exact_at(&mut block, 0, tag, None)?;
-    SSTableIdentity::decode(&block).map_err(|r| Error::corruption(path, 0, r))
+    let (identity, version) =
+        SSTableIdentity::decode(&block).map_err(|r| Error::corruption(path, 0, r))?;
+    Ok((identity, version, len))
 }
