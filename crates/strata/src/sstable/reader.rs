@@ -63,6 +63,25 @@ impl SSTableReader {
         id: u64,
         table_io: Option<Arc<IoCounters>>,
     ) -> Result<Arc<SSTableReader>> {
+        Self::open_inner(fs, path, id, table_io, false)
+    }
+
+    /// For salvage only: like [`open`](Self::open), but a damaged identity
+    /// header is no reason to refuse a file whose tail is sound (the tail records
+    /// chunk length, codec and encoding base too). The reader then has no
+    /// identity, and the header's bytes, whatever they hold, end where the first
+    /// chunk or index block begins.
+    pub(crate) fn open_for_salvage(fs: &Fs, path: &Path, id: u64) -> Result<Arc<SSTableReader>> {
+        Self::open_inner(fs, path, id, None, true)
+    }
+
+    fn open_inner(
+        fs: &Fs,
+        path: &Path,
+        id: u64,
+        table_io: Option<Arc<IoCounters>>,
+        tolerate_bad_header: bool,
+    ) -> Result<Arc<SSTableReader>> {
         let file = fs.open(path)?;
         let len = file.len();
         if len < FOOTER_BYTES as u64 {
@@ -147,19 +166,39 @@ impl SSTableReader {
         let mut identity = None;
         let mut regions: Vec<(u64, u64)> = Vec::with_capacity(chunks.len() + summary.len() + 1);
         if f.format_version >= FIRST_VERSION_WITH_IDENTITY {
-            let (ident, header_len) = read_identity(&file, path, f.chunk_table_offset, &table_io)?;
-            if ident.chunk_length_bytes != f.chunk_length_bytes {
-                return Err(corrupt(
-                    path,
-                    0,
-                    format!(
-                        "identity header says {} bytes per chunk, the footer {}",
-                        ident.chunk_length_bytes, f.chunk_length_bytes
-                    ),
-                ));
+            let checked = read_identity(&file, path, f.chunk_table_offset, &table_io).and_then(
+                |(ident, header_len)| {
+                    if ident.chunk_length_bytes != f.chunk_length_bytes {
+                        return Err(corrupt(
+                            path,
+                            0,
+                            format!(
+                                "identity header says {} bytes per chunk, the footer {}",
+                                ident.chunk_length_bytes, f.chunk_length_bytes
+                            ),
+                        ));
+                    }
+                    Ok((ident, header_len))
+                },
+            );
+            match checked {
+                Ok((ident, header_len)) => {
+                    identity = Some(ident);
+                    regions.push((0, header_len));
+                }
+                Err(Error::Corruption { .. }) if tolerate_bad_header => {
+                    let first = chunks
+                        .iter()
+                        .map(|c| c.offset)
+                        .chain(summary.iter().map(|s| s.offset))
+                        .min()
+                        .unwrap_or(0);
+                    if first > 0 {
+                        regions.push((0, first));
+                    }
+                }
+                Err(e) => return Err(e),
             }
-            identity = Some(ident);
-            regions.push((0, header_len));
         }
         // Invariant 1: the identity header, chunks and index blocks tile
         // [0, chunk_table_offset).

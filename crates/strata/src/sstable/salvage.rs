@@ -428,9 +428,21 @@ pub fn salvage_file(
         .file_name()
         .and_then(|n| super::parse_data_file_name(&n.to_string_lossy()))
         .unwrap_or(0);
-    let open_error = match SSTableReader::open(fs, path, id, None) {
+    let open_error = match SSTableReader::open_for_salvage(fs, path, id) {
         Ok(reader) => {
-            let counts = salvage_reader(&reader, tag, sink)?;
+            let header_lost = reader.format_version() >= 2 && reader.identity().is_none();
+            if header_lost {
+                sink(SalvageItem::Damage {
+                    file_offset: 0,
+                    reason: "identity header damaged: the tail gives chunk length, codec and \
+                             encoding base, but the salvaged copy carries no identity"
+                        .to_string(),
+                })?;
+            }
+            let mut counts = salvage_reader(&reader, tag, sink)?;
+            if header_lost {
+                counts.file_bytes_lost += reader.chunk_ranges().first().map_or(0, |c| c.0);
+            }
             let st = reader.stats();
             return Ok(FileSalvage {
                 format_version: Some(reader.format_version()),

@@ -499,6 +499,37 @@ fn salvage_without_the_tail_recovers_every_partition_of_a_version_2_file() {
 }
 
 #[test]
+fn salvage_with_a_damaged_identity_header_uses_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(71, 100);
+    let r = write(
+        &fs,
+        dir.path(),
+        4,
+        &parts,
+        v2(4, options(Codec::Lz4, 1024, 100)),
+    );
+    let path = r.path().to_path_buf();
+    drop(r);
+    flip(&path, 8 * 20 + 1);
+    assert!(SSTableReader::open(&fs, &path, 4, None).is_err());
+    let mut got = Vec::new();
+    let mut damage = Vec::new();
+    let s = salvage::salvage_file(&fs, &path, READ, &mut |item| {
+        match item {
+            salvage::SalvageItem::Partition(p) => got.push(p),
+            salvage::SalvageItem::Damage { file_offset, .. } => damage.push(file_offset),
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert!(s.tail_intact && s.identity.is_none());
+    assert_eq!(got, parts);
+    assert_eq!(damage, vec![0]);
+}
+
+#[test]
 fn salvage_without_the_tail_refuses_a_version_1_file() {
     let (got, r) = salvage_after_tail_loss(false, false);
     assert!(got.is_empty());
