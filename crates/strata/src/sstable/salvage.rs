@@ -110,6 +110,9 @@ impl IndexCursor<'_> {
     }
 }
 
+/// Look-ahead a resynchronisation candidate may wait for (module invariant 2).
+const RESYNC_LOOKAHEAD_BYTES: usize = 8 << 20;
+
 /// Outcome of trying a resynchronisation candidate.
 enum Candidate {
     Accept,
@@ -295,9 +298,14 @@ impl<'a, 'c> Walker<'a, 'c> {
     }
 
     fn candidate(&self, c: usize, at_end: bool) -> Candidate {
+        // A random byte can claim lengths of megabytes; waiting for them would
+        // hold the rest of the stream in memory. Past this much look-ahead the
+        // candidate is dropped (so is a genuine partition that large right after
+        // a loss: an accepted cost).
+        let gave_up = at_end || self.buf.len() - c > RESYNC_LOOKAHEAD_BYTES;
         let n = match frame_partition(&self.buf[c..]) {
             Frame::Malformed => return Candidate::Reject,
-            Frame::Incomplete if at_end => return Candidate::Reject,
+            Frame::Incomplete if gave_up => return Candidate::Reject,
             Frame::Incomplete => return Candidate::NeedMore,
             Frame::Complete(n) => n,
         };
@@ -314,7 +322,7 @@ impl<'a, 'c> Walker<'a, 'c> {
         }
         match frame_partition(&self.buf[next..]) {
             Frame::Malformed => Candidate::Reject,
-            Frame::Incomplete if at_end => Candidate::Accept,
+            Frame::Incomplete if gave_up => Candidate::Accept,
             Frame::Incomplete => Candidate::NeedMore,
             Frame::Complete(m) => {
                 let bytes = &self.buf[next..next + m];
