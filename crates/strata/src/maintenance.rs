@@ -392,7 +392,9 @@ pub fn clear_snapshot(table: &Table, name: Option<&str>) -> Result<Vec<String>> 
 // ---------------------------------------------------------------------------
 // rewrite and scrub
 
-/// A region of an sstable that scrub could not read and dropped.
+/// A region of an sstable that scrub could not read: a damaged chunk (its
+/// partitions dropped) or a damaged index block (nothing dropped when the chunks
+/// under it are intact).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct BadRegion {
     pub path: PathBuf,
@@ -401,8 +403,8 @@ pub struct BadRegion {
     pub reason: String,
     /// The last partition read before the region (hex of the serialized key).
     pub after_key_hex: Option<String>,
-    /// Token of the probe key scrub resumed at; `None` if nothing was readable
-    /// after the region.
+    /// Token of the first partition kept after the region; `None` if nothing
+    /// was readable after it.
     pub resumed_at_token: Option<i64>,
 }
 

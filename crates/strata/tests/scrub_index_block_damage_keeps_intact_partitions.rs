@@ -41,6 +41,7 @@ fn a_damaged_index_block_loses_no_partition() {
                 .is_err()
         })
         .count();
+    eprintln!("{hidden} partitions behind the damaged index block");
     assert!(hidden > 10, "{hidden} partitions behind the damaged block");
     assert!(!verify(&t).is_clean());
     drop(s);
