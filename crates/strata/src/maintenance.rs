@@ -43,8 +43,7 @@
 //! verifies it, and finds partition boundaries by their framing. A damaged index
 //! block therefore loses nothing whose chunks are intact (it once cost 217
 //! partitions); after a damaged chunk the walk resumes at the next partition an
-//! intact index block lists, or at the first offset where partitions decode in
-//! key order. Scrub needs the sstable to open: damage to its tail (chunk table,
+//! intact index block lists (it never guesses a start). Scrub needs the sstable to open: damage to its tail (chunk table,
 //! summary, filter, statistics, footer) sets it aside as unreadable at open, and
 //! the offline [`scrub_file`] (`strata sstable scrub`) salvages such a file from
 //! its identity header.

@@ -15,29 +15,38 @@
 //!
 //! The walker: partitions follow each other with no padding (sstable invariant
 //! 4), and [`frame_partition`] finds where each ends. After a lost chunk it has
-//! lost its place; it resynchronises at the next partition start an intact index
-//! block lists, or else by trying every byte offset and accepting one where a
-//! partition decodes, sorts after the last one kept, and is followed by another
-//! that decodes (or by the end of the intact bytes).
+//! lost its place, and it resynchronises only where an intact index block
+//! confirms a partition start: at the next offset the index lists (file opens),
+//! or, without the tail, at the first offset where a partition decodes, passes
+//! the plausibility checks (non-empty, nothing below the encoding base, key and
+//! columns fitting the identity) and has a token that an intact index block
+//! lists. Guessing without the index was tried and rejected: row framing
+//! resynchronises by itself, so bytes from the middle of a cut partition decode
+//! as a partition that ends exactly where the real next one begins, and pass
+//! every structural check often enough to invent data.
 //!
 //! Invariants:
 //! 1. A partition is passed on only if every chunk it spans passed its CRC, it
 //!    decodes completely, its key sorts strictly after the previous one passed
-//!    on, and an intact index entry at its offset (if any) names the same key and
-//!    length. Salvage never invents data; it can only lose it.
+//!    on, an intact index entry at its offset (if any) names the same key and
+//!    length, and its start is the start of the stream or follows one so passed
+//!    on or was confirmed by an intact index block. Salvage never invents data;
+//!    it can only lose it.
 //! 2. Memory: one window of intact data (from the partition being decoded to the
 //!    newest chunk), plus one index block; a tail-less [`salvage_file`] also a
 //!    window of a few regions of the file.
 
 use super::compression::{Codec, CODEC_ID_LZ4, CODEC_ID_NONE, CODEC_ID_ZSTD};
 use super::format::{decode_index_block, open_block, IndexEntry, CRC_BYTES};
+use super::identity::ColumnRole;
 use super::identity::{SSTableIdentity, IDENTITY_PREFIX_BYTES};
 use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
 use super::reader::SSTableReader;
-use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::data::{CellKind, DecoratedKey, DeletionTime, PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoTag, ReadableFile};
+use crate::types::CqlType;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -130,16 +139,29 @@ struct Walker<'a, 'c> {
     synced: bool,
     last_key: Option<DecoratedKey>,
     hints: Option<IndexCursor<'c>>,
+    /// Partition key column types from the identity, to reject resync
+    /// candidates whose key could not be this table's; `None` when unknown.
+    key_types: Option<Vec<CqlType>>,
+    /// Regular and static column ids from the identity (cells of any other id
+    /// cannot be in this file); `None` when unknown.
+    column_ids: Option<Vec<u32>>,
+    /// Sorted tokens of every partition the intact index blocks of a tail-less
+    /// file list: a resync candidate must be one of them.
+    known_tokens: Option<Vec<i64>>,
     counts: &'a mut SalvageCounts,
 }
 
 impl<'a, 'c> Walker<'a, 'c> {
     fn new(
         base: EncodingBase,
+        identity: Option<&SSTableIdentity>,
         hints: Option<IndexCursor<'c>>,
         counts: &'a mut SalvageCounts,
     ) -> Self {
         Walker {
+            key_types: identity.and_then(key_types),
+            column_ids: identity.map(|i| i.columns.iter().filter_map(|c| c.id).collect()),
+            known_tokens: None,
             base,
             buf: Vec::new(),
             buf_start: Some(0),
@@ -187,7 +209,9 @@ impl<'a, 'c> Walker<'a, 'c> {
         if self.last_key.as_ref().is_some_and(|l| *l >= key) {
             return None;
         }
-        decode_partition(bytes, &key, &self.base).ok()
+        decode_partition(bytes, &key, &self.base)
+            .ok()
+            .filter(is_writable)
     }
 
     fn lose_sync(&mut self) {
@@ -264,15 +288,24 @@ impl<'a, 'c> Walker<'a, 'c> {
     /// needs more bytes (or, at the end of a run, found none: `pos` is then at
     /// the end of the buffer).
     fn resync(&mut self, at_end: bool) -> Result<bool> {
-        let known = match (self.buf_start, self.hints.as_mut()) {
-            (Some(s), Some(h)) => h
+        if let (Some(s), Some(h)) = (self.buf_start, self.hints.as_mut()) {
+            // The index says where partitions start: resume at the next one it
+            // lists and never guess (partitions listed only by a damaged index
+            // block and cut off by a damaged chunk are lost).
+            let known = h
                 .at_or_after(s + self.pos as u64)?
-                .map(|e| (e.offset - s) as usize),
-            _ => None,
-        };
-        let limit = known.map_or(self.buf.len(), |k| k.min(self.buf.len()));
+                .map(|e| (e.offset - s) as usize);
+            let to = known.map_or(self.buf.len(), |k| k.min(self.buf.len()));
+            self.counts.data_bytes_skipped += (to - self.pos) as u64;
+            self.pos = to;
+            if known.is_some_and(|k| k < self.buf.len()) {
+                self.synced = true;
+                return Ok(true);
+            }
+            return Ok(false);
+        }
         let mut c = self.pos;
-        while c < limit {
+        while c < self.buf.len() {
             match self.candidate(c, at_end) {
                 Candidate::Accept => {
                     self.counts.data_bytes_skipped += (c - self.pos) as u64;
@@ -290,11 +323,60 @@ impl<'a, 'c> Walker<'a, 'c> {
         }
         self.counts.data_bytes_skipped += (c - self.pos) as u64;
         self.pos = c;
-        if known.is_some_and(|k| k < self.buf.len()) {
-            self.synced = true;
-            return Ok(true);
-        }
         Ok(false)
+    }
+
+    /// Checks a resynchronisation candidate against what every writer
+    /// guarantees, so that bytes from the middle of a partition (whose row
+    /// framing resynchronises with the real one) are not taken for a partition
+    /// start: the encoding base is the minimum of the data, so no decoded
+    /// timestamp, deletion time or TTL lies below it (a random delta is negative
+    /// half the time); and the key fits the partition key's types when the
+    /// identity is known. Applied to candidates only: the synced walk trusts
+    /// the framing.
+    fn plausible(&self, p: &PartitionUpdate) -> bool {
+        let b = &self.base;
+        let deletion_ok = |d: &DeletionTime| {
+            d.is_live()
+                || (d.marked_for_delete_at_micros >= b.min_timestamp
+                    && d.local_deletion_seconds >= b.min_local_deletion)
+        };
+        let row_ok = |r: &Row| {
+            let l = &r.liveness;
+            // Writers never store a row with nothing in it.
+            if l.timestamp_micros == NO_TIMESTAMP && r.deletion.is_live() && r.cells.is_empty() {
+                return false;
+            }
+            if let Some(ids) = &self.column_ids {
+                if r.cells.iter().any(|c| !ids.contains(&c.column)) {
+                    return false;
+                }
+            }
+            (l.timestamp_micros == NO_TIMESTAMP || l.timestamp_micros >= b.min_timestamp)
+                && (l.ttl_seconds == 0
+                    || (l.ttl_seconds >= b.min_ttl
+                        && l.local_expiry_seconds >= b.min_local_deletion))
+                && deletion_ok(&r.deletion)
+                && r.cells.iter().all(|c| {
+                    c.timestamp_micros >= b.min_timestamp
+                        && match c.kind {
+                            CellKind::Live => true,
+                            CellKind::Tombstone => c.local_deletion_seconds >= b.min_local_deletion,
+                            CellKind::Expiring => {
+                                c.ttl_seconds >= b.min_ttl
+                                    && c.local_deletion_seconds >= b.min_local_deletion
+                            }
+                        }
+                })
+        };
+        p.deletion.partition.as_ref().is_none_or(deletion_ok)
+            && p.deletion.ranges.iter().all(|rt| deletion_ok(&rt.deletion))
+            && p.static_row.as_ref().is_none_or(row_ok)
+            && p.rows.iter().all(row_ok)
+            && self
+                .key_types
+                .as_ref()
+                .is_none_or(|types| key_fits(types, &p.key.key))
     }
 
     fn candidate(&self, c: usize, at_end: bool) -> Candidate {
@@ -309,9 +391,18 @@ impl<'a, 'c> Walker<'a, 'c> {
             Frame::Incomplete => return Candidate::NeedMore,
             Frame::Complete(n) => n,
         };
-        let Some(first) = self.decode(c, n) else {
+        let Some(first) = self.decode(c, n).filter(|p| self.plausible(p)) else {
             return Candidate::Reject;
         };
+        if let Some(tokens) = &self.known_tokens {
+            // An intact index block lists this key: a real partition start (a
+            // random key matches one of n tokens with chance n / 2^64).
+            return if tokens.binary_search(&first.key.token).is_ok() {
+                Candidate::Accept
+            } else {
+                Candidate::Reject
+            };
+        }
         let next = c + n;
         if next == self.buf.len() {
             return if at_end {
@@ -330,7 +421,8 @@ impl<'a, 'c> Walker<'a, 'c> {
                     .ok()
                     .map(DecoratedKey::new)
                     .filter(|k| *k > first.key)
-                    .is_some_and(|k| decode_partition(bytes, &k, &self.base).is_ok());
+                    .and_then(|k| decode_partition(bytes, &k, &self.base).ok())
+                    .is_some_and(|p| is_writable(&p) && self.plausible(&p));
                 if ok {
                     Candidate::Accept
                 } else {
@@ -339,6 +431,48 @@ impl<'a, 'c> Walker<'a, 'c> {
             }
         }
     }
+}
+
+/// The partition key column types an identity records, if it names them all.
+fn key_types(identity: &SSTableIdentity) -> Option<Vec<CqlType>> {
+    identity
+        .columns
+        .iter()
+        .filter(|c| c.role == ColumnRole::PartitionKey)
+        .map(|c| CqlType::parse(&c.cql_type).ok())
+        .collect::<Option<Vec<_>>>()
+        .filter(|t| !t.is_empty())
+}
+
+/// Whether `key` is a serialized partition key of these column types (one
+/// value, or Cassandra's composite: per component a u16 BE length, the bytes,
+/// a zero byte).
+fn key_fits(types: &[CqlType], key: &[u8]) -> bool {
+    if let [ty] = types {
+        return crate::types::validate(*ty, key).is_ok();
+    }
+    let mut rest = key;
+    for ty in types {
+        let Some((len, tail)) = rest.split_first_chunk::<2>() else {
+            return false;
+        };
+        let len = u16::from_be_bytes(*len) as usize;
+        if tail.len() < len + 1 || tail[len] != 0 {
+            return false;
+        }
+        if crate::types::validate(*ty, &tail[..len]).is_err() {
+            return false;
+        }
+        rest = &tail[len + 1..];
+    }
+    rest.is_empty()
+}
+
+/// Whether the writer could have written `p`: it skips partitions with nothing
+/// in them, so one that decodes empty (a length, some bytes, two zero bytes: the
+/// commonest accident in random data) is not a partition start.
+fn is_writable(p: &PartitionUpdate) -> bool {
+    !(p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty())
 }
 
 /// Salvages an sstable that opens (module docs). Damaged chunks and index blocks
@@ -362,7 +496,7 @@ pub fn salvage_reader(
     let cl = reader.chunk_length();
     let damaged_index;
     {
-        let mut w = Walker::new(base, Some(cursor), &mut counts);
+        let mut w = Walker::new(base, reader.identity(), Some(cursor), &mut counts);
         let mut contiguous = true;
         for (i, &(file_offset, stored)) in chunks.iter().enumerate() {
             match reader.chunk(i, tag) {
@@ -488,7 +622,7 @@ pub fn salvage_file(
     }
     let file = fs.open(path)?;
     let mut counts = SalvageCounts::default();
-    scan_regions(&file, tag, header_len, &identity, &mut counts, sink)?;
+    scan_regions(path, &file, tag, header_len, &identity, &mut counts, sink)?;
     Ok(FileSalvage {
         format_version: Some(version),
         tail_intact: false,
@@ -506,7 +640,8 @@ pub fn salvage_file(
 enum Region {
     /// Decompressed data of this many bytes.
     Chunk(Vec<u8>),
-    IndexBlock,
+    /// The tokens its entries list.
+    IndexBlock(Vec<i64>),
 }
 
 /// The region at the start of `bytes`, if one whose CRC trailer matches and
@@ -584,36 +719,41 @@ fn classify(body: &[u8], cl: usize) -> Option<Region> {
     let mut with_crc = body.to_vec();
     with_crc.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
     let payload = open_block(&with_crc).ok()?;
-    decode_index_block(payload).ok().map(|_| Region::IndexBlock)
+    decode_index_block(payload)
+        .ok()
+        .map(|entries| Region::IndexBlock(entries.iter().map(|e| e.key.token).collect()))
 }
 
-/// Finds the chunks of a file whose tail is gone and walks their data.
-fn scan_regions(
-    file: &ReadableFile,
-    tag: IoTag,
+/// Where [`locate_regions`] found something, in file order.
+enum Located {
+    /// A verified chunk at this offset and stored length; `short` if it holds
+    /// fewer than `chunk_length` bytes (the last one).
+    Chunk { offset: u64, length: usize },
+    /// Bytes that fail every checksum.
+    Damage {
+        offset: u64,
+        length: u64,
+        to_end: bool,
+    },
+}
+
+/// Pass 1 of a tail-less salvage: finds every verified chunk and index block
+/// from the end of the header on, and collects the tokens the index blocks list.
+fn locate_regions(
+    win: &mut Window<'_>,
     header_len: u64,
-    identity: &SSTableIdentity,
-    counts: &mut SalvageCounts,
-    sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
-) -> Result<()> {
-    let cl = identity.chunk_length_bytes as usize;
+    cl: usize,
+) -> Result<(Vec<Located>, Vec<i64>)> {
     // A stored chunk is at most codec byte + raw chunk + CRC (compressed forms are
     // kept only when smaller); an index block at most its target plus one entry
     // of the largest key.
     let max_chunk = cl + 1 + CRC_BYTES;
     let max_region = max_chunk
         .max(super::format::INDEX_BLOCK_TARGET_BYTES + crate::schema::MAX_KEY_COMPONENT_BYTES + 64);
-    let len = file.len();
-    let mut win = Window {
-        file,
-        tag,
-        start: 0,
-        buf: Vec::new(),
-    };
-    let mut w = Walker::new(identity.base(), None, counts);
+    let len = win.file.len();
+    let mut out = Vec::new();
+    let mut tokens = Vec::new();
     let mut pos = header_len;
-    let mut contiguous = true;
-    let mut data_offset = Some(0u64);
     while pos < len {
         let mut found = region_at(win.slice(pos, max_region)?, cl).map(|r| (pos, r));
         // Damaged: the next region is a chunk or an index block starting somewhere
@@ -628,40 +768,110 @@ fn scan_regions(
             q += 1;
         }
         let Some((at, (region_len, region))) = found else {
-            w.counts.file_bytes_lost += len - pos;
-            sink(SalvageItem::Damage {
-                file_offset: pos,
-                reason: format!(
-                    "{} bytes from here on hold no intact chunk (the tail, or damage)",
-                    len - pos
-                ),
-            })?;
+            out.push(Located::Damage {
+                offset: pos,
+                length: len - pos,
+                to_end: true,
+            });
             break;
         };
         if at > pos {
-            w.counts.chunks_lost += 1;
-            w.counts.file_bytes_lost += at - pos;
-            sink(SalvageItem::Damage {
-                file_offset: pos,
-                reason: format!("{} bytes fail every checksum", at - pos),
-            })?;
-            contiguous = false;
-            data_offset = None;
+            out.push(Located::Damage {
+                offset: pos,
+                length: at - pos,
+                to_end: false,
+            });
         }
         pos = at + region_len as u64;
         match region {
-            Region::IndexBlock => {}
+            Region::IndexBlock(t) => tokens.extend(t),
             Region::Chunk(data) => {
-                let short = data.len() < cl;
+                out.push(Located::Chunk {
+                    offset: at,
+                    length: region_len,
+                });
+                if data.len() < cl {
+                    // Only the last chunk is short: the data stream ends here;
+                    // the last index block follows, then the tail.
+                    if let Some((_, Region::IndexBlock(t))) =
+                        region_at(win.slice(pos, max_region)?, cl)
+                    {
+                        tokens.extend(t);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    tokens.sort_unstable();
+    Ok((out, tokens))
+}
+
+/// Finds the chunks of a file whose tail is gone (pass 1) and walks their data
+/// (pass 2), resynchronising after damage only at partitions an intact index
+/// block lists, when any is intact.
+fn scan_regions(
+    path: &Path,
+    file: &ReadableFile,
+    tag: IoTag,
+    header_len: u64,
+    identity: &SSTableIdentity,
+    counts: &mut SalvageCounts,
+    sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
+) -> Result<()> {
+    let cl = identity.chunk_length_bytes as usize;
+    let mut win = Window {
+        file,
+        tag,
+        start: 0,
+        buf: Vec::new(),
+    };
+    let (located, tokens) = locate_regions(&mut win, header_len, cl)?;
+    let mut w = Walker::new(identity.base(), Some(identity), None, counts);
+    // With no intact index block nothing can confirm a resync candidate, and
+    // the row framing resynchronises so well that bytes from the middle of a
+    // partition pass every other check often enough (see the seeded test
+    // `salvage_under_random_damage_never_invents_or_reorders`):
+    // everything after the first damage is then given up rather than guessed.
+    w.known_tokens = Some(tokens);
+    let mut contiguous = true;
+    let mut data_offset = Some(0u64);
+    for l in located {
+        match l {
+            Located::Damage {
+                offset,
+                length,
+                to_end,
+            } => {
+                w.counts.file_bytes_lost += length;
+                let reason = if to_end {
+                    format!(
+                        "{length} bytes from here on hold no intact chunk (the tail, or damage)"
+                    )
+                } else {
+                    w.counts.chunks_lost += 1;
+                    contiguous = false;
+                    data_offset = None;
+                    format!("{length} bytes fail every checksum")
+                };
+                sink(SalvageItem::Damage {
+                    file_offset: offset,
+                    reason,
+                })?;
+            }
+            Located::Chunk { offset, length } => {
+                let Some((_, Region::Chunk(data))) = region_at(win.slice(offset, length)?, cl)
+                else {
+                    return Err(Error::corruption(
+                        path,
+                        offset,
+                        "chunk changed between the two passes of the salvage",
+                    ));
+                };
                 w.counts.chunks_read += 1;
                 w.push(data_offset, &data, contiguous, sink)?;
                 data_offset = data_offset.map(|o| o + data.len() as u64);
                 contiguous = true;
-                if short {
-                    // Only the last chunk is short: the data stream ends here and
-                    // the tail follows.
-                    break;
-                }
             }
         }
     }
