@@ -9,6 +9,7 @@ mod bench_cmd;
 mod compaction_cmd;
 mod model_cmd;
 mod repair_cmd;
+mod sstable_cmd;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -91,6 +92,10 @@ enum Command {
     /// Files that open moved aside instead of deleting: `list`, `purge`.
     #[command(subcommand)]
     Quarantine(repair_cmd::QuarantineCommand),
+    /// Single sstable files: `metadata FILE`, offline `scrub FILE --out DIR`,
+    /// `import ks.table FILE...`.
+    #[command(subcommand)]
+    Sstable(sstable_cmd::SstableCommand),
     /// Whole-workload benchmarks.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
@@ -210,6 +215,7 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Commitlog(cmd) => admin::commitlog(&cli.data_dir, cmd),
         Command::Manifest(cmd) => repair_cmd::manifest(&cli.data_dir, cmd),
         Command::Quarantine(cmd) => repair_cmd::quarantine(&cli.data_dir, cmd),
+        Command::Sstable(cmd) => sstable_cmd::run(&cli.data_dir, cmd),
         Command::Bench(cmd) => bench_cmd::run(cmd),
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),

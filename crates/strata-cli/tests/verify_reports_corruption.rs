@@ -71,16 +71,32 @@ fn verify_names_the_damage_and_scrub_keeps_every_readable_partition() {
     let clean = strata(&data, &["verify", "--json"]);
     assert!(json(&ok(&clean, "verify (clean)"))["clean"] == Value::Bool(true));
 
-    // Chunk 0 starts the file: byte 100 is inside it. A second flip in the middle
-    // makes scrub resynchronise after a bad region that is not the first.
-    flip(&sstable, 100);
+    // Chunk 0 starts right after the identity header (format version 2): 100
+    // bytes on is inside it. A second flip in the middle makes scrub
+    // resynchronise after a bad region that is not the first.
+    let meta = json(&ok(
+        &strata(
+            &data,
+            &[
+                "sstable",
+                "metadata",
+                sstable.to_str().expect("utf-8"),
+                "--json",
+            ],
+        ),
+        "sstable metadata",
+    ));
+    let chunk0 = meta["first_chunk_offset"]
+        .as_u64()
+        .expect("first chunk offset");
+    flip(&sstable, chunk0 + 100);
     flip(&sstable, original_len / 2);
 
     let text = strata(&data, &["verify"]);
     assert!(!text.status.success(), "verify must fail on corruption");
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert!(
-        stdout.contains(&file_name) && stdout.contains("@ offset 0:"),
+        stdout.contains(&file_name) && stdout.contains(&format!("@ offset {chunk0}:")),
         "verify names file and offset:\n{stdout}"
     );
     let out = strata(&data, &["verify", "--json"]);
@@ -92,7 +108,7 @@ fn verify_names_the_damage_and_scrub_keeps_every_readable_partition() {
     assert!(problems
         .iter()
         .all(|p| p["path"].as_str().is_some_and(|s| s.ends_with(&file_name))));
-    assert_eq!(problems[0]["offset"].as_u64(), Some(0), "{v}");
+    assert_eq!(problems[0]["offset"].as_u64(), Some(chunk0), "{v}");
     assert!(problems[1]["offset"]
         .as_u64()
         .is_some_and(|o| o > 0 && o <= original_len / 2));
@@ -106,7 +122,7 @@ fn verify_names_the_damage_and_scrub_keeps_every_readable_partition() {
     assert_eq!(kept + dropped, OPS, "{r}");
     let regions = r["sstables"][0]["bad_regions"].as_array().expect("regions");
     assert_eq!(regions.len(), 2, "{r}");
-    assert_eq!(regions[0]["offset"].as_u64(), Some(0));
+    assert_eq!(regions[0]["offset"].as_u64(), Some(chunk0));
     let snapshot = r["snapshot"].as_str().expect("a snapshot was taken");
     assert!(snapshot.starts_with("pre-scrub-"));
     let snap_file = table_dir.join("snapshots").join(snapshot).join(&file_name);

@@ -162,7 +162,7 @@ pub fn import_sstables(table: &Arc<Table>, paths: &[PathBuf]) -> Result<ImportRe
         let st = reader.stats();
         table.check_disk_space(reader.file_size())?;
         let id = table.allocate_sstable_id();
-        let opts = table.writer_options(0, tag, st.base, st.partition_count);
+        let opts = table.writer_options(id, 0, tag, st.base, st.partition_count);
         let mut writer = SSTableWriter::create(fs, table.dir(), id, opts)?;
         for p in reader.scan(None, tag)? {
             let p = p?;

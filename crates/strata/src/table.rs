@@ -205,7 +205,48 @@ pub(crate) fn check_identity(
     reader: &SSTableReader,
     generation: Option<u64>,
 ) -> Result<()> {
-    let _ = (schema, reader, generation);
+    let Some(identity) = reader.identity() else {
+        return Ok(());
+    };
+    // A listed file that is not what the manifest says is corruption of the
+    // data directory (at the header, offset 0); a file offered for import that
+    // does not fit is bad input, refused before anything changes.
+    let refuse = |why: String| {
+        let reason = format!(
+            "sstable identity does not match: {why} (table {}, id {})",
+            schema.qualified_name(),
+            schema.id
+        );
+        Err(match generation {
+            Some(_) => Error::corruption(reader.path(), 0, reason),
+            None => Error::InvalidInput(format!("{}: {reason}", reader.path().display())),
+        })
+    };
+    if let Some(listed) = generation {
+        if identity.table_id != schema.id {
+            return refuse(format!(
+                "the file was written for table {} (table id {}), generation {}",
+                identity.qualified_name(),
+                identity.table_id,
+                identity.generation
+            ));
+        }
+        if identity.generation != listed {
+            return refuse(format!(
+                "the file was written as generation {}, listed as {listed}: a copy of another \
+                 sstable under this name",
+                identity.generation
+            ));
+        }
+    }
+    if let Some(why) = identity.column_mismatch(schema) {
+        return refuse(format!(
+            "{why} (file written for {}, table id {}, generation {})",
+            identity.qualified_name(),
+            identity.table_id,
+            identity.generation
+        ));
+    }
     Ok(())
 }
 
@@ -607,9 +648,11 @@ impl Table {
         self.manifest.lock().allocate_id()
     }
 
-    /// Writer options for a new sstable of this table under the current schema.
+    /// Writer options for new sstable `generation` (the id it is created with)
+    /// of this table under the current schema, identity header included.
     pub fn writer_options(
         &self,
+        generation: u64,
         level: u32,
         tag: IoTag,
         base: crate::encoding::EncodingBase,
@@ -625,6 +668,9 @@ impl Table {
             level,
             base,
             creation_time_seconds: self.clock.now_seconds(),
+            identity: Some(crate::sstable::SSTableIdentity::for_schema(
+                &schema, generation,
+            )),
         }
     }
 
@@ -731,6 +777,7 @@ impl Table {
     fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {
         let id = self.allocate_sstable_id();
         let opts = self.writer_options(
+            id,
             0,
             IoTag::new(IoCause::Flush),
             memtable.encoding_base(),

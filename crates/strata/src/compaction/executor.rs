@@ -349,6 +349,7 @@ fn merge(
         if writer.is_none() {
             let id = table.allocate_sstable_id();
             let opts = table.writer_options(
+                id,
                 output_level,
                 IoTag::compaction(output_level as u8),
                 base,

@@ -7,8 +7,15 @@ use crate::encoding::{
 };
 use std::sync::Arc;
 
-/// Format version written in every footer; bump on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+/// Format version written in every footer of an sstable that carries an
+/// identity header; bump on any incompatible change. Version 1 (no identity
+/// header) is still read, and still written when a writer is given no identity
+/// (low-level tests only).
+pub const FORMAT_VERSION: u32 = 2;
+/// The first version with an identity header at offset 0.
+pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
+/// Oldest version this build reads.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Last 8 bytes of every sstable.
 pub const MAGIC: [u8; 8] = *b"STRATA.S";
 /// Size of the footer (see [`Footer`]).
@@ -40,6 +47,7 @@ pub struct Footer {
     pub stats_offset: u64,
     pub uncompressed_bytes: u64,
     pub chunk_length_bytes: u32,
+    pub format_version: u32,
 }
 
 impl Footer {
@@ -51,7 +59,7 @@ impl Footer {
         put_u64_le(&mut out, self.stats_offset);
         put_u64_le(&mut out, self.uncompressed_bytes);
         put_u32_le(&mut out, self.chunk_length_bytes);
-        put_u32_le(&mut out, FORMAT_VERSION);
+        put_u32_le(&mut out, self.format_version);
         let crc = crc32c::crc32c(&out);
         put_u32_le(&mut out, crc);
         out.extend_from_slice(&MAGIC);
@@ -92,10 +100,13 @@ impl Footer {
                 ),
             ));
         }
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err((
                 44,
-                format!("unsupported format version {version} (this build reads {FORMAT_VERSION})"),
+                format!(
+                    "unsupported format version {version} (this build reads \
+                     {OLDEST_READABLE_VERSION}..={FORMAT_VERSION})"
+                ),
             ));
         }
         Ok(Footer {
@@ -105,6 +116,7 @@ impl Footer {
             stats_offset,
             uncompressed_bytes,
             chunk_length_bytes,
+            format_version: version,
         })
     }
 }
@@ -370,6 +382,7 @@ mod tests {
             stats_offset: 4,
             uncompressed_bytes: 5,
             chunk_length_bytes: 16384,
+            format_version: FORMAT_VERSION,
         };
         let b = f.encode();
         assert_eq!(b.len(), FOOTER_BYTES);

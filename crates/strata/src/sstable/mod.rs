@@ -1,6 +1,7 @@
 //! SSTables: immutable sorted files of partitions, one file per sstable
-//! (`strata-{id}-Data.db`), format version 1. The byte layout is drawn in
-//! docs/FORMAT.md; this page states the contract.
+//! (`strata-{id}-Data.db`), format version 2 (version 1, without the identity
+//! header, is still read). The byte layout is drawn in docs/FORMAT.md; this page
+//! states the contract.
 //!
 //! Glossary:
 //! - **data stream**: the partitions, serialized back to back in `DecoratedKey`
@@ -13,15 +14,21 @@
 //!   chunks as they fill, so the writer never holds the index in memory.
 //! - **summary**: the first key and position of every index block; loaded at open.
 //! - **tail**: chunk offset table, summary, Bloom filter, statistics, footer.
+//! - **identity header** (version 2): at offset 0, before chunk 0: table id,
+//!   generation, names, column signature, chunk length, codec, encoding base
+//!   (see [`identity`]); checked against the manifest and schema by the table.
+//! - **salvage**: reading partitions through the data stream's own framing when
+//!   the index or the tail is damaged (see [`salvage`]).
 //!
 //! Who calls what: one thread owns an [`SSTableWriter`] (flush or compaction);
 //! an [`SSTableReader`] is `Send + Sync` and shared as `Arc` by every reader and
 //! compaction; a [`PartitionScanner`] belongs to one thread.
 //!
 //! Invariants:
-//! 1. Every byte of the file is covered by exactly one CRC32C: a chunk's, an index
-//!    block's, a tail block's or the footer's. Open checks that chunks and index
-//!    blocks tile the region before the tail without gaps, so there are no
+//! 1. Every byte of the file is covered by exactly one CRC32C: the identity
+//!    header's, a chunk's, an index block's, a tail block's or the footer's. Open
+//!    checks that the header, chunks and index blocks tile the region before the
+//!    tail without gaps, so there are no
 //!    unchecked bytes (and no padding), and any single flipped bit is detected.
 //! 2. A checksum or decoding failure is an `Error::Corruption` naming the file and
 //!    the file offset of the damaged chunk or block; a reader never returns data
@@ -39,8 +46,10 @@
 pub mod bloom;
 pub mod compression;
 mod format;
+pub mod identity;
 pub mod partition;
 mod reader;
+pub mod salvage;
 pub mod stats;
 mod writer;
 
@@ -50,6 +59,7 @@ mod tests;
 pub use bloom::BloomFilter;
 pub use compression::{Codec, CompressionParams};
 pub use format::{FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC};
+pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
 pub use stats::SSTableStats;
 pub use writer::{SSTableWriter, WriterOptions};

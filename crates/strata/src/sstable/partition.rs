@@ -229,6 +229,120 @@ pub fn decode_partition(
     Ok(p)
 }
 
+/// What [`frame_partition`] found at the start of some bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A well-framed partition of this many bytes (its content not yet decoded).
+    Complete(usize),
+    /// Well-framed so far, but the bytes end first.
+    Incomplete,
+    /// Not the start of a partition.
+    Malformed,
+}
+
+/// Lengths claimed inside a partition above this are taken as garbage, so a
+/// salvage scan never waits for gigabytes that a random byte claims.
+const MAX_FRAMED_LENGTH: u64 = 256 << 20;
+
+/// Walks the framing of the partition at the start of `bytes` (key, flags,
+/// deletions, static row, row markers and lengths: invariant 2) without decoding
+/// rows. This is what makes the data stream self-delimiting: a salvage finds
+/// where each partition ends without the index.
+pub fn frame_partition(bytes: &[u8]) -> Frame {
+    #[derive(Debug)]
+    enum Stop {
+        Incomplete,
+        Malformed,
+    }
+    struct Cur<'a> {
+        b: &'a [u8],
+        pos: usize,
+    }
+    impl Cur<'_> {
+        fn u8(&mut self) -> Result<u8, Stop> {
+            let v = *self.b.get(self.pos).ok_or(Stop::Incomplete)?;
+            self.pos += 1;
+            Ok(v)
+        }
+        fn varint(&mut self) -> Result<u64, Stop> {
+            let mut v = 0u64;
+            for i in 0..10 {
+                let byte = self.u8()?;
+                v |= u64::from(byte & 0x7f) << (7 * i);
+                if byte & 0x80 == 0 {
+                    return Ok(v);
+                }
+            }
+            Err(Stop::Malformed)
+        }
+        fn skip_bytes(&mut self, max: u64) -> Result<u64, Stop> {
+            let n = self.varint()?;
+            if n > max {
+                return Err(Stop::Malformed);
+            }
+            let end = self.pos.checked_add(n as usize).ok_or(Stop::Malformed)?;
+            if end > self.b.len() {
+                return Err(Stop::Incomplete);
+            }
+            self.pos = end;
+            Ok(n)
+        }
+    }
+    let walk = |c: &mut Cur<'_>| -> Result<(), Stop> {
+        if c.skip_bytes(crate::schema::MAX_KEY_COMPONENT_BYTES as u64)? == 0 {
+            return Err(Stop::Malformed);
+        }
+        let flags = c.u8()?;
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(Stop::Malformed);
+        }
+        if flags & FLAG_PARTITION_DELETION != 0 {
+            c.varint()?;
+            c.varint()?;
+        }
+        if flags & FLAG_RANGE_TOMBSTONES != 0 {
+            let n = c.varint()?;
+            if n == 0 || n > MAX_FRAMED_LENGTH {
+                return Err(Stop::Malformed);
+            }
+            for _ in 0..n {
+                if c.u8()? > 3 {
+                    return Err(Stop::Malformed);
+                }
+                c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                c.varint()?;
+                c.varint()?;
+            }
+        }
+        if flags & FLAG_STATIC_ROW != 0 {
+            c.skip_bytes(MAX_FRAMED_LENGTH)?;
+        }
+        loop {
+            match c.u8()? {
+                MARKER_END => return Ok(()),
+                MARKER_ROW => {
+                    c.varint()?;
+                    c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                    c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                }
+                _ => return Err(Stop::Malformed),
+            }
+        }
+    };
+    let mut c = Cur { b: bytes, pos: 0 };
+    match walk(&mut c) {
+        Ok(()) => Frame::Complete(c.pos),
+        Err(Stop::Incomplete) => Frame::Incomplete,
+        Err(Stop::Malformed) => Frame::Malformed,
+    }
+}
+
+/// The key bytes at the start of a framed partition.
+pub fn partition_key_bytes(bytes: &[u8]) -> DecodeResult<&[u8]> {
+    Reader::new(bytes).bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +378,12 @@ mod tests {
         let mut longer = out.clone();
         longer.push(0);
         assert!(decode_partition(&longer, &p.key, &base).is_err());
+        // Framing finds the same end without decoding, and asks for more bytes
+        // for every strict prefix.
+        assert_eq!(frame_partition(&longer), Frame::Complete(out.len()));
+        for cut in 0..out.len() {
+            assert_eq!(frame_partition(&out[..cut]), Frame::Incomplete, "{cut}");
+        }
+        assert_eq!(partition_key_bytes(&out).unwrap(), b"pk");
     }
 }

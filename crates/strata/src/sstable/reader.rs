@@ -10,8 +10,11 @@ use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexBlockIter, IndexEntry, SummaryEntry, FOOTER_BYTES,
+    IndexBlockIter, IndexEntry, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FOOTER_BYTES,
+    FORMAT_VERSION,
 };
+use super::identity::SSTableIdentity;
+use super::identity::IDENTITY_PREFIX_BYTES;
 use super::partition::decode_partition;
 use super::stats::SSTableStats;
 use crate::data::{DecoratedKey, PartitionUpdate};
@@ -42,6 +45,9 @@ pub struct SSTableReader {
     bloom_true_positives: AtomicU64,
     bloom_false_positives: AtomicU64,
     obsolete: AtomicBool,
+    format_version: u32,
+    /// Version 2 and later; `None` for version-1 files.
+    identity: Option<SSTableIdentity>,
 }
 
 fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
@@ -56,6 +62,25 @@ impl SSTableReader {
         path: &Path,
         id: u64,
         table_io: Option<Arc<IoCounters>>,
+    ) -> Result<Arc<SSTableReader>> {
+        Self::open_inner(fs, path, id, table_io, false)
+    }
+
+    /// For salvage only: like [`open`](Self::open), but a damaged identity
+    /// header is no reason to refuse a file whose tail is sound (the tail records
+    /// chunk length, codec and encoding base too). The reader then has no
+    /// identity, and the header's bytes, whatever they hold, end where the first
+    /// chunk or index block begins.
+    pub(crate) fn open_for_salvage(fs: &Fs, path: &Path, id: u64) -> Result<Arc<SSTableReader>> {
+        Self::open_inner(fs, path, id, None, true)
+    }
+
+    fn open_inner(
+        fs: &Fs,
+        path: &Path,
+        id: u64,
+        table_io: Option<Arc<IoCounters>>,
+        tolerate_bad_header: bool,
     ) -> Result<Arc<SSTableReader>> {
         let file = fs.open(path)?;
         let len = file.len();
@@ -137,9 +162,47 @@ impl SSTableReader {
                 "summary lists no index block",
             ));
         }
-        // Invariant 1: chunks and index blocks tile [0, chunk_table_offset).
-        let mut regions: Vec<(u64, u64)> =
-            chunks.iter().map(|c| (c.offset, c.length as u64)).collect();
+        // Version 2: the identity header at offset 0 is the first region.
+        let mut identity = None;
+        let mut regions: Vec<(u64, u64)> = Vec::with_capacity(chunks.len() + summary.len() + 1);
+        if f.format_version >= FIRST_VERSION_WITH_IDENTITY {
+            let checked = read_identity(&file, path, f.chunk_table_offset, &table_io).and_then(
+                |(ident, header_len)| {
+                    if ident.chunk_length_bytes != f.chunk_length_bytes {
+                        return Err(corrupt(
+                            path,
+                            0,
+                            format!(
+                                "identity header says {} bytes per chunk, the footer {}",
+                                ident.chunk_length_bytes, f.chunk_length_bytes
+                            ),
+                        ));
+                    }
+                    Ok((ident, header_len))
+                },
+            );
+            match checked {
+                Ok((ident, header_len)) => {
+                    identity = Some(ident);
+                    regions.push((0, header_len));
+                }
+                Err(Error::Corruption { .. }) if tolerate_bad_header => {
+                    let first = chunks
+                        .iter()
+                        .map(|c| c.offset)
+                        .chain(summary.iter().map(|s| s.offset))
+                        .min()
+                        .unwrap_or(0);
+                    if first > 0 {
+                        regions.push((0, first));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        // Invariant 1: the identity header, chunks and index blocks tile
+        // [0, chunk_table_offset).
+        regions.extend(chunks.iter().map(|c| (c.offset, c.length as u64)));
         regions.extend(summary.iter().map(|s| (s.offset, s.length)));
         regions.sort_unstable();
         let mut end = 0u64;
@@ -183,7 +246,56 @@ impl SSTableReader {
             bloom_true_positives: AtomicU64::new(0),
             bloom_false_positives: AtomicU64::new(0),
             obsolete: AtomicBool::new(false),
+            format_version: f.format_version,
+            identity,
         }))
+    }
+
+    /// The footer's format version (1 or 2).
+    pub fn format_version(&self) -> u32 {
+        self.format_version
+    }
+
+    /// Who the file was written for (format version 2 and later).
+    pub fn identity(&self) -> Option<&SSTableIdentity> {
+        self.identity.as_ref()
+    }
+
+    /// `(file offset, stored length)` of every index block, in key order: what a
+    /// test damages to check that scrub resynchronises through the data stream.
+    pub fn index_block_ranges(&self) -> Vec<(u64, u64)> {
+        self.summary.iter().map(|s| (s.offset, s.length)).collect()
+    }
+
+    /// `(file offset, stored length)` of every chunk, in data-stream order.
+    pub fn chunk_ranges(&self) -> Vec<(u64, u64)> {
+        self.chunks
+            .iter()
+            .map(|c| (c.offset, u64::from(c.length)))
+            .collect()
+    }
+
+    /// Uncompressed bytes per chunk (the last may hold fewer).
+    pub fn chunk_length(&self) -> u64 {
+        self.chunk_length
+    }
+
+    /// Length of the data stream.
+    pub fn uncompressed_bytes(&self) -> u64 {
+        self.uncompressed_bytes
+    }
+
+    /// Chunk `i` verified and decompressed (salvage reads chunk by chunk).
+    pub(crate) fn chunk(&self, i: usize, tag: IoTag) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.chunk_length as usize);
+        self.read_chunk(i, tag, &mut out)?;
+        Ok(out)
+    }
+
+    /// The entries of index block `b`, verified (salvage uses the blocks that
+    /// are intact as exact partition boundaries).
+    pub(crate) fn index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
+        self.decode_index_block(b, tag)
     }
 
     pub fn id(&self) -> u64 {
@@ -427,6 +539,19 @@ impl SSTableReader {
     /// and offset; empty means the sstable is sound. Used by `strata verify`.
     pub fn verify(self: &Arc<Self>, tag: IoTag) -> Vec<Error> {
         let mut problems = Vec::new();
+        // The identity header was checked at open; read it again so that verify
+        // covers every byte of the file (invariant 1), as for chunks.
+        if self.identity.is_some() {
+            match read_identity(&self.file, &self.path, u64::MAX, &self.table_io) {
+                Ok((ident, _)) if Some(&ident) == self.identity.as_ref() => {}
+                Ok(_) => problems.push(corrupt(
+                    &self.path,
+                    0,
+                    "identity header changed since the file was opened",
+                )),
+                Err(e) => problems.push(e),
+            }
+        }
         let mut scratch = Vec::with_capacity(self.chunk_length as usize);
         for i in 0..self.chunks.len() {
             scratch.clear();
@@ -468,6 +593,39 @@ impl SSTableReader {
         }
         problems
     }
+}
+
+/// Reads and decodes the identity header at offset 0; returns it and its length.
+fn read_identity(
+    file: &ReadableFile,
+    path: &Path,
+    limit: u64,
+    table_io: &Option<Arc<IoCounters>>,
+) -> Result<(SSTableIdentity, u64)> {
+    let mut prefix = [0u8; IDENTITY_PREFIX_BYTES];
+    if limit < IDENTITY_PREFIX_BYTES as u64 {
+        return Err(corrupt(path, 0, "no room for the identity header"));
+    }
+    file.read_exact_at(&mut prefix, 0, OPEN_TAG, table_io.as_deref())?;
+    let len = SSTableIdentity::block_length(&prefix).map_err(|r| corrupt(path, 0, r))?;
+    if len > limit {
+        return Err(corrupt(
+            path,
+            0,
+            format!("identity header of {len} bytes runs past the data region"),
+        ));
+    }
+    let mut block = vec![0u8; len as usize];
+    file.read_exact_at(&mut block, 0, OPEN_TAG, table_io.as_deref())?;
+    let (identity, version) = SSTableIdentity::decode(&block).map_err(|r| corrupt(path, 0, r))?;
+    if version < FIRST_VERSION_WITH_IDENTITY || version > FORMAT_VERSION {
+        return Err(corrupt(
+            path,
+            0,
+            format!("identity header has format version {version}"),
+        ));
+    }
+    Ok((identity, len))
 }
 
 impl Drop for SSTableReader {

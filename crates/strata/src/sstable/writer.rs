@@ -12,8 +12,9 @@ use super::compression::{compress_chunk, CompressionParams};
 use super::data_file_path;
 use super::format::{
     encode_chunk_table, encode_summary, seal_block, ChunkLocation, Footer, IndexBlockBuilder,
-    SummaryEntry, INDEX_BLOCK_TARGET_BYTES,
+    SummaryEntry, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES,
 };
+use super::identity::SSTableIdentity;
 use super::partition::{encode_end, encode_header, encode_row_entry};
 use super::reader::SSTableReader;
 use super::stats::StatsCollector;
@@ -45,6 +46,12 @@ pub struct WriterOptions {
     pub base: EncodingBase,
     /// From the database's Clock (the writer never reads the system time).
     pub creation_time_seconds: i64,
+    /// Who the file belongs to, written as its identity header (format version
+    /// 2). `None` writes a version-1 file without one: low-level unit tests only;
+    /// every table writer passes one (`Table::writer_options`). Its
+    /// `generation` must be the id the writer is created with; chunk length,
+    /// codec and encoding base are taken from these options.
+    pub identity: Option<SSTableIdentity>,
 }
 
 impl Default for WriterOptions {
@@ -58,6 +65,7 @@ impl Default for WriterOptions {
             level: 0,
             base: EncodingBase::ZERO,
             creation_time_seconds: 0,
+            identity: None,
         }
     }
 }
@@ -107,9 +115,35 @@ impl SSTableWriter {
     /// Starts writing sstable `id` in `dir` (under a temporary name).
     pub fn create(fs: &Fs, dir: &Path, id: u64, opts: WriterOptions) -> Result<SSTableWriter> {
         opts.validate()?;
+        let mut opts = opts;
+        let header = match opts.identity.as_mut() {
+            None => None,
+            Some(identity) => {
+                if identity.generation != id {
+                    return Err(Error::InvalidInput(format!(
+                        "sstable writer for id {id} was given the identity of generation {}",
+                        identity.generation
+                    )));
+                }
+                identity.chunk_length_bytes = opts.compression.chunk_length_bytes;
+                identity.codec = opts.compression.codec;
+                identity.min_timestamp = opts.base.min_timestamp;
+                identity.min_local_deletion = opts.base.min_local_deletion;
+                identity.min_ttl = opts.base.min_ttl;
+                Some(identity.encode(FORMAT_VERSION))
+            }
+        };
         let final_path = data_file_path(dir, id);
         let tmp = tmp_path(&final_path);
-        let file = fs.create(&tmp, opts.tag, opts.table_io.clone())?;
+        let mut file = fs.create(&tmp, opts.tag, opts.table_io.clone())?;
+        if let Some(h) = &header {
+            // Dropping the file on error leaves a .tmp that the next open removes.
+            if let Err(e) = file.write_all(h) {
+                drop(file);
+                let _ = fs.remove(&tmp);
+                return Err(e);
+            }
+        }
         let chunk_length = opts.compression.chunk_length_bytes as usize;
         Ok(SSTableWriter {
             fs: fs.clone(),
@@ -355,6 +389,11 @@ impl SSTableWriter {
             stats_offset,
             uncompressed_bytes,
             chunk_length_bytes: self.opts.compression.chunk_length_bytes,
+            format_version: if self.opts.identity.is_some() {
+                FORMAT_VERSION
+            } else {
+                1
+            },
         };
         tail.extend_from_slice(&footer.encode());
         self.write_region(&tail)?;

@@ -1,0 +1,286 @@
+//! `strata sstable metadata|scrub|import`: tools for single sstable files
+//! (Cassandra's `sstablemetadata`, offline `sstablescrub`, `nodetool import`).
+//! The work is in `strata::sstable`, `strata::maintenance::scrub_file` and
+//! `strata::repair::import_sstables`; this file parses, calls and prints.
+//!
+//! `metadata` and `scrub` take a file, not a table: they open no database and
+//! take no lock, so they work on a copy, beside a running owner, or on a file
+//! whose table is gone. `scrub` only reads its input. `import` changes a table
+//! and so opens the data directory as its owner.
+
+use clap::Subcommand;
+use serde::Serialize;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use strata::fs::Fs;
+use strata::sstable::salvage::read_identity_header;
+use strata::sstable::{SSTableIdentity, SSTableReader};
+use strata::{repair, Error, Result};
+
+use crate::open_db;
+
+#[derive(Subcommand, Debug)]
+pub enum SstableCommand {
+    /// Prints a file's format version, identity (table, generation, columns),
+    /// statistics and key range. A file whose tail is damaged still shows its
+    /// identity header.
+    Metadata {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Offline salvage: writes every intact partition of a possibly damaged
+    /// sstable into a new sstable in --out (works when the tail is destroyed,
+    /// for format version 2). Adopt the result with `strata sstable import`.
+    Scrub {
+        file: PathBuf,
+        /// Directory for the salvaged sstable (must exist).
+        #[arg(long)]
+        out: PathBuf,
+        /// Generation (sstable id) of the output; default: the input's own.
+        #[arg(long)]
+        generation: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Adopts sstable files into a table after checking their columns and
+    /// reading every partition (Cassandra's `nodetool import`); each becomes a
+    /// new level-0 sstable of the table.
+    Import {
+        /// `keyspace.table`.
+        target: String,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
+    match cmd {
+        SstableCommand::Metadata { file, json } => metadata(&file, json),
+        SstableCommand::Scrub {
+            file,
+            out,
+            generation,
+            json,
+        } => scrub(&file, &out, generation, json),
+        SstableCommand::Import {
+            target,
+            files,
+            json,
+        } => import(data_dir, &target, &files, json),
+    }
+}
+
+fn print_identity(i: &SSTableIdentity) {
+    println!(
+        "Table: {} (table id {}), generation {}",
+        i.qualified_name(),
+        i.table_id,
+        i.generation
+    );
+    println!(
+        "Chunk length: {} bytes, codec {:?}, encoding base: timestamp {} us, deletion {} s, ttl {} s",
+        i.chunk_length_bytes, i.codec, i.min_timestamp, i.min_local_deletion, i.min_ttl
+    );
+    println!("Columns:");
+    for c in &i.columns {
+        let id = c.id.map(|id| format!(" (id {id})")).unwrap_or_default();
+        println!("  {} {} {}{id}", c.name, c.cql_type, c.role.describe());
+    }
+}
+
+fn metadata(file: &Path, as_json: bool) -> Result<()> {
+    let fs = Fs::new();
+    let id = file
+        .file_name()
+        .and_then(|n| strata::sstable::parse_data_file_name(&n.to_string_lossy()))
+        .unwrap_or(0);
+    let reader = match SSTableReader::open(&fs, file, id, None) {
+        Ok(r) => r,
+        Err(open_error) => {
+            // The tail does not open: show what the header says, then fail.
+            let header = read_identity_header(&fs, file);
+            if as_json {
+                let v = json!({
+                    "file": file,
+                    "opens": false,
+                    "open_error": open_error.to_string(),
+                    "format_version": header.as_ref().ok().map(|h| h.1),
+                    "identity": header.as_ref().ok().map(|h| &h.0),
+                });
+                println!("{}", to_json(&v)?);
+            } else if let Ok((identity, version)) = &header {
+                println!("SSTable: {}", file.display());
+                println!("Format version: {version} (from the identity header)");
+                print_identity(identity);
+            }
+            return Err(Error::InvalidInput(format!(
+                "{} does not open ({open_error}); `strata sstable scrub` salvages it",
+                file.display()
+            )));
+        }
+    };
+    let st = reader.stats();
+    if as_json {
+        let v = json!({
+            "file": file,
+            "opens": true,
+            "format_version": reader.format_version(),
+            "identity": reader.identity(),
+            "file_size_bytes": reader.file_size(),
+            "chunk_count": reader.chunk_count(),
+            "index_block_count": reader.index_block_count(),
+            // Where the data begins: after the identity header (version 2).
+            "first_chunk_offset": reader.chunk_ranges().first().map(|c| c.0),
+            "partition_count": st.partition_count,
+            "row_count": st.row_count,
+            "cell_count": st.cell_count,
+            "tombstone_count": st.tombstone_count,
+            "uncompressed_bytes": st.uncompressed_bytes,
+            "compressed_bytes": st.compressed_bytes,
+            "min_timestamp_micros": st.min_timestamp_micros,
+            "max_timestamp_micros": st.max_timestamp_micros,
+            "level": st.level,
+            "codec": st.codec,
+            "creation_time_seconds": st.creation_time_seconds,
+            "first_token": st.first_key.token,
+            "first_key_hex": hex(&st.first_key.key),
+            "last_token": st.last_key.token,
+            "last_key_hex": hex(&st.last_key.key),
+        });
+        println!("{}", to_json(&v)?);
+        return Ok(());
+    }
+    println!("SSTable: {}", file.display());
+    println!("Format version: {}", reader.format_version());
+    match reader.identity() {
+        Some(i) => print_identity(i),
+        None => println!("Identity: none (format version 1)"),
+    }
+    println!(
+        "Size: {} bytes, {} chunks, {} index blocks",
+        reader.file_size(),
+        reader.chunk_count(),
+        reader.index_block_count()
+    );
+    println!(
+        "Partitions: {}, rows {}, cells {}, tombstones {}",
+        st.partition_count, st.row_count, st.cell_count, st.tombstone_count
+    );
+    println!(
+        "Data: {} bytes uncompressed, {} stored ({:?}), level {}",
+        st.uncompressed_bytes, st.compressed_bytes, st.codec, st.level
+    );
+    println!(
+        "Timestamps: {} .. {} us",
+        st.min_timestamp_micros, st.max_timestamp_micros
+    );
+    println!(
+        "First key: token {} key {}",
+        st.first_key.token,
+        hex(&st.first_key.key)
+    );
+    println!(
+        "Last key: token {} key {}",
+        st.last_key.token,
+        hex(&st.last_key.key)
+    );
+    Ok(())
+}
+
+fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Result<()> {
+    // The output's creation time; the CLI, not the engine, reads the system clock.
+    let now_seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let report = strata::maintenance::scrub_file(&Fs::new(), file, out, generation, now_seconds)?;
+    if as_json {
+        println!("{}", to_json(&report)?);
+        return Ok(());
+    }
+    let s = &report.salvage;
+    let c = &s.counts;
+    println!("Salvage of {}", file.display());
+    if let Some(i) = &s.identity {
+        println!(
+            "  table {} (table id {}), generation {}",
+            i.qualified_name(),
+            i.table_id,
+            i.generation
+        );
+    }
+    if s.tail_intact {
+        println!("  the file opens: chunks located through its chunk table");
+    } else {
+        println!(
+            "  the file does not open ({}): chunks found by their checksums",
+            s.open_error.as_deref().unwrap_or("?")
+        );
+    }
+    match s.partitions_expected {
+        Some(n) => println!(
+            "  partitions recovered: {} of {n} ({} lost)",
+            c.partitions_recovered,
+            n.saturating_sub(c.partitions_recovered)
+        ),
+        None => println!(
+            "  partitions recovered: {} (the count written is unknown: the statistics are gone)",
+            c.partitions_recovered
+        ),
+    }
+    println!(
+        "  chunks read: {}, chunks lost: {}, file bytes lost: {}, data bytes skipped: {}",
+        c.chunks_read, c.chunks_lost, c.file_bytes_lost, c.data_bytes_skipped
+    );
+    for d in &report.damaged_regions {
+        println!("  damage at offset {}: {}", d.offset, d.reason);
+    }
+    match &report.output {
+        Some(p) => println!(
+            "  written to {}; adopt it with `strata sstable import <keyspace.table> {}`",
+            p.display(),
+            p.display()
+        ),
+        None => println!("  nothing intact to write"),
+    }
+    Ok(())
+}
+
+fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
+    let (ks, name) = target.split_once('.').ok_or_else(|| {
+        Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
+    })?;
+    let db = open_db(data_dir)?;
+    let result = db
+        .table(ks, name)
+        .and_then(|t| repair::import_sstables(&t, files));
+    let closed = db.close();
+    let report = result?;
+    closed?;
+    if as_json {
+        println!("{}", to_json(&report)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {} sstable(s) imported",
+        report.table,
+        report.imported.len()
+    );
+    for (path, id, partitions) in &report.imported {
+        println!(
+            "  {} -> sstable {id} ({partitions} partitions)",
+            path.display()
+        );
+    }
+    Ok(())
+}
