@@ -209,8 +209,8 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
             .collect::<Vec<_>>();
         Ok((reports, db.commitlog_problem().map(str::to_string)))
     })?;
-    let problems: usize =
-        reports.iter().map(|r| r.problems.len()).sum::<usize>() + usize::from(log_problem.is_some());
+    let problems: usize = reports.iter().map(|r| r.problems.len()).sum::<usize>()
+        + usize::from(log_problem.is_some());
     if args.json {
         println!(
             "{}",
@@ -247,7 +247,7 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
     match reports.iter().flat_map(|r| &r.problems).next() {
         None if log_problem.is_none() => Ok(()),
         None => Err(Error::corruption(
-            &data_dir.join("commitlog"),
+            data_dir.join("commitlog"),
             0,
             format!(
                 "verify found the commit log damaged: {}",

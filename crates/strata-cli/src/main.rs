@@ -89,6 +89,9 @@ enum Command {
     /// Manifest repair: `manifest rebuild ks.table` after a lost MANIFEST.
     #[command(subcommand)]
     Manifest(repair_cmd::ManifestCommand),
+    /// Schema repair: `schema rebuild` after a lost schema.json.
+    #[command(subcommand)]
+    Schema(repair_cmd::SchemaCommand),
     /// Files that open moved aside instead of deleting: `list`, `purge`.
     #[command(subcommand)]
     Quarantine(repair_cmd::QuarantineCommand),
@@ -214,6 +217,7 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Clearsnapshot(args) => admin::clear_snapshot(&cli.data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&cli.data_dir, cmd),
         Command::Manifest(cmd) => repair_cmd::manifest(&cli.data_dir, cmd),
+        Command::Schema(cmd) => repair_cmd::schema(&cli.data_dir, cmd),
         Command::Quarantine(cmd) => repair_cmd::quarantine(&cli.data_dir, cmd),
         Command::Sstable(cmd) => sstable_cmd::run(&cli.data_dir, cmd),
         Command::Bench(cmd) => bench_cmd::run(cmd),

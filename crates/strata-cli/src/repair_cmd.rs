@@ -1,6 +1,7 @@
-//! `strata manifest rebuild` and `strata quarantine list|purge`: the commands that
-//! settle what open refused to guess (docs/DURABILITY.md, "Nothing deleted on
-//! doubt"). The work is in `strata::repair` and `strata::quarantine`; this file
+//! `strata manifest rebuild`, `strata schema rebuild` and `strata quarantine
+//! list|purge`: the commands that settle what open refused to guess
+//! (docs/DURABILITY.md, "Nothing deleted on doubt"). The work is in
+//! `strata::repair`, `strata::schema_rebuild` and `strata::quarantine`; this file
 //! parses, calls and prints.
 
 use clap::{Args, Subcommand};
@@ -20,6 +21,68 @@ pub enum ManifestCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SchemaCommand {
+    /// Re-creates a missing schema.json from the tables' sstable headers (and
+    /// their newest snapshot's schema.cql for the options).
+    Rebuild {
+        /// Print what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write the tables that could be rebuilt even if some could not.
+        #[arg(long)]
+        allow_partial: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn schema(data_dir: &Path, cmd: SchemaCommand) -> Result<()> {
+    let SchemaCommand::Rebuild {
+        dry_run,
+        allow_partial,
+        json,
+    } = cmd;
+    let opts = strata::schema_rebuild::RebuildSchemaOptions {
+        dry_run,
+        allow_partial,
+    };
+    let report = strata::schema_rebuild::rebuild_schema(&strata::fs::Fs::new(), data_dir, &opts)?;
+    if json {
+        println!("{}", to_json(&report)?);
+        return Ok(());
+    }
+    for t in &report.tables {
+        println!(
+            "{} (table id {}): columns from {}, options {}",
+            t.table,
+            t.table_id,
+            t.columns_from.display(),
+            match &t.options_from {
+                Some(p) => format!("from {}", p.display()),
+                None => "defaults (no snapshot with these columns)".to_string(),
+            }
+        );
+        for f in &t.without_identity {
+            println!("  no identity header: {f}");
+        }
+        println!("{}", t.cql);
+    }
+    for u in &report.unresolved {
+        println!("unresolved: {u}");
+    }
+    println!(
+        "next table id {}; schema.json {}",
+        report.next_table_id,
+        if report.written {
+            "written"
+        } else {
+            "not written"
+        }
+    );
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]

@@ -92,7 +92,8 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
     let mut max_id = 0u64;
     for (ks, name, t_dir) in crate::db::table_dirs_on_disk(fs, dir)? {
         match rebuild_table(fs, &ks, &name, &t_dir)? {
-            Rebuilt::Table(schema, report) => {
+            Rebuilt::Table(rebuilt) => {
+                let (schema, report) = *rebuilt;
                 max_id = max_id.max(schema.id);
                 catalog
                     .keyspaces
@@ -170,7 +171,7 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
 }
 
 enum Rebuilt {
-    Table(TableSchema, RebuiltTable),
+    Table(Box<(TableSchema, RebuiltTable)>),
     /// A directory without sstables: nothing to lose, nothing to rebuild.
     Empty,
     Unresolved(String),
@@ -259,7 +260,7 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
         without_identity: unreadable,
         cql: schema.to_cql(),
     };
-    Ok(Rebuilt::Table(schema, report))
+    Ok(Rebuilt::Table(Box::new((schema, report))))
 }
 
 /// Whether a snapshot's schema has exactly the columns (names, types, roles, in
