@@ -719,6 +719,15 @@ pub fn scrub_file(
             out_dir.display()
         )));
     }
+    if let Some(g) = generation {
+        let out = crate::sstable::data_file_path(out_dir, g);
+        if out.exists() {
+            return Err(Error::AlreadyExists(format!(
+                "{} exists; choose another output directory or generation",
+                out.display()
+            )));
+        }
+    }
     let tag = IoTag::new(IoCause::Recompression);
     // Pass 1 counts the intact partitions (to size the Bloom filter) and finds
     // the damage; pass 2 writes. Salvage is deterministic, so both see the same.

@@ -776,9 +776,36 @@ fn locate_regions(
             break;
         };
         if at > pos {
+            // The search above finds chunks only. An intact index block may sit
+            // between the damage and that chunk, ending where it begins: its CRC
+            // is then the four bytes before `at`, so look for the start whose
+            // bytes up to there match it (bulk CRCs: cheap), and keep its
+            // tokens, which confirm where partitions start after the damage.
+            let mut damaged_to = at;
+            if at >= pos + 1 + 8 {
+                let lo = (pos + 1).max(at.saturating_sub(max_region as u64));
+                let window = win.slice(lo, (at - lo) as usize)?;
+                let crc_at = window.len() - CRC_BYTES;
+                let stored = u32::from_le_bytes([
+                    window[crc_at],
+                    window[crc_at + 1],
+                    window[crc_at + 2],
+                    window[crc_at + 3],
+                ]);
+                for start in 0..crc_at.saturating_sub(2) {
+                    let body = &window[start..crc_at];
+                    if crc32c::crc32c(body) == stored {
+                        if let Some(Region::IndexBlock(t)) = classify(body, cl) {
+                            tokens.extend(t);
+                            damaged_to = lo + start as u64;
+                            break;
+                        }
+                    }
+                }
+            }
             out.push(Located::Damage {
                 offset: pos,
-                length: at - pos,
+                length: damaged_to - pos,
                 to_end: false,
             });
         }
