@@ -121,11 +121,20 @@ fn histogram() -> Result<Histogram<u64>> {
         .map_err(|e| Error::InvalidInput(format!("histogram: {e}")))
 }
 
+/// Most writer threads one `bench commitlog` run may start.
+const MAX_BENCH_THREADS: usize = 1024;
+
 fn commitlog(args: CommitlogBenchArgs) -> Result<()> {
     if args.ops == 0 || args.threads.contains(&0) || args.threads.is_empty() {
         return Err(Error::InvalidInput(
             "--ops and every --threads value must be at least 1".into(),
         ));
+    }
+    // One OS thread each: a typo must be an error, not a failed spawn's panic.
+    if let Some(t) = args.threads.iter().find(|&&t| t > MAX_BENCH_THREADS) {
+        return Err(Error::InvalidInput(format!(
+            "--threads {t} is more than {MAX_BENCH_THREADS}"
+        )));
     }
     let parent = match &args.dir {
         Some(d) => d.clone(),

@@ -107,6 +107,8 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
         .unwrap_or(0);
     let reader = match SSTableReader::open(&fs, file, id, None) {
         Ok(r) => r,
+        // Nothing there to salvage: say so plainly.
+        Err(e) if !file.is_file() => return Err(e),
         Err(open_error) => {
             // The tail does not open: show what the header says, then fail.
             let header = read_identity_header(&fs, file);

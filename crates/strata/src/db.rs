@@ -170,7 +170,10 @@ impl Database {
             opts.commitlog = None;
             opts.concurrent_compactors = 0;
         }
-        let compaction_throughput = opts.compaction_throughput_mb_per_sec * 1024 * 1024;
+        // Saturating: an absurd limit means "unlimited", never a wrapped small one.
+        let compaction_throughput = opts
+            .compaction_throughput_mb_per_sec
+            .saturating_mul(1024 * 1024);
         let commitlog = match &opts.commitlog {
             Some(o) => Some(Arc::new(CommitLog::open(
                 &fs,

@@ -205,6 +205,14 @@ impl CommitLogOptions {
                     "must be positive (use batch mode to fsync every write)",
                 ));
             }
+            // The period is how much acknowledged data a power loss may take;
+            // beyond an hour it is a typo, not a durability choice.
+            if period > Duration::from_secs(3600) {
+                return Err(Error::option(
+                    "commitlog_sync_period",
+                    format!("{period:?} would leave writes unsynced for hours; at most 1 hour"),
+                ));
+            }
         }
         if let SyncMode::Group { window } = self.sync {
             if window > Duration::from_secs(60) {

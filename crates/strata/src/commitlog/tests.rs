@@ -781,6 +781,23 @@ fn options_are_validated_with_their_names() {
         zero.validate(),
         Err(Error::InvalidOption { option, .. }) if option == "commitlog_sync_period"
     ));
+    let forever = opts(
+        SyncMode::Periodic {
+            period: Duration::from_millis(u64::MAX),
+        },
+        1 << 20,
+    );
+    assert!(matches!(
+        forever.validate(),
+        Err(Error::InvalidOption { option, .. }) if option == "commitlog_sync_period"
+    ));
+    let hour = opts(
+        SyncMode::Periodic {
+            period: Duration::from_secs(3600),
+        },
+        1 << 20,
+    );
+    assert!(hour.validate().is_ok());
     let d = CommitLogOptions::default();
     assert_eq!(d.segment_size_bytes, 32 * 1024 * 1024);
     assert_eq!(d.max_mutation_bytes(), 16 * 1024 * 1024);
