@@ -162,10 +162,18 @@ impl Database {
                 warnings.push(note);
             }
             // A read-write open refuses a log with missing segments; a read-only
-            // one does not replay, so it reports the loss instead.
-            if log_dir.is_dir() {
-                log_problem = crate::commitlog::check_segment_sequence(&fs, &log_dir)?;
-                warnings.extend(log_problem.clone());
+            // one does not replay, so it reports the loss instead. Beside a live
+            // owner the log changes under the check (a segment sealed and its
+            // successor created between listing and reading looks like a lost
+            // one), and the owner's own open already checked it: only an unowned
+            // log, unowned before and after, is judged.
+            let unowned = || crate::dirlock::current_holder(dir).is_none();
+            if log_dir.is_dir() && unowned() {
+                let problem = crate::commitlog::check_segment_sequence(&fs, &log_dir)?;
+                if unowned() {
+                    log_problem = problem;
+                    warnings.extend(log_problem.clone());
+                }
             }
             opts.commitlog = None;
             opts.concurrent_compactors = 0;
