@@ -8,26 +8,11 @@
 //! second process, sealed and deleted its active segment, and lost 40-60% of the
 //! acknowledged rows while `verify` said OK.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
+use common::{strata, text};
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn strata(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run strata")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 #[test]
 fn second_process_is_refused_and_nothing_acknowledged_is_lost() {

@@ -4,44 +4,12 @@
 //! `strata sstable scrub` salvages a file whose footer is destroyed into one
 //! that imports. `strata sstable metadata` shows the identity the checks use.
 
+mod common;
+use common::{json, ok, sstables, strata};
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 const OPS: u64 = 500;
-
-fn strata(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run strata")
-}
-
-fn ok(out: &Output, what: &str) -> Vec<u8> {
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout.clone()
-}
-
-fn json(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).expect("JSON output")
-}
-
-fn sstables(table_dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(table_dir)
-        .expect("table dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with("-Data.db"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// `CREATE TABLE` for `name` with the columns an identity records, with the
 /// type of `retype` (if any) replaced.

@@ -2,18 +2,11 @@
 //! fresh data directory: both exit 0 and the read finds every row it expects
 //! (issue 2), and the `--json` summary carries the documented keys.
 
+mod common;
+use common::strata;
+
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-
-fn strata(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run strata")
-}
 
 fn summary(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("summary file");

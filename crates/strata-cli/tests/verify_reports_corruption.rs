@@ -3,49 +3,18 @@
 //! cannot read, keeps the rest, and snapshots the originals first; afterwards
 //! `verify` is clean and `stress read` misses exactly the dropped rows.
 
+mod common;
+use common::{json, ok, sstables, strata};
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 const OPS: u64 = 3000;
-
-fn strata(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("run strata")
-}
-
-fn ok(out: &Output, what: &str) -> Vec<u8> {
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout.clone()
-}
-
-fn json(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).expect("JSON output")
-}
 
 fn flip(path: &Path, offset: u64) {
     let mut bytes = std::fs::read(path).expect("read sstable");
     bytes[offset as usize] ^= 0x41;
     std::fs::write(path, bytes).expect("write sstable");
-}
-
-fn sstables(table_dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(table_dir)
-        .expect("table dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with("-Data.db"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]

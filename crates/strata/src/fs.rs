@@ -489,12 +489,7 @@ impl WritableFile {
     /// Hands buffered bytes to the OS and fsyncs the file.
     pub fn sync(&mut self) -> Result<()> {
         self.flush_buffer()?;
-        sync_fault(&self.path, self.fs.faults.take(&self.path, true))?;
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(&self.path, e))?;
-        self.fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        fdatasync(&self.fs, &self.path, &self.file)
     }
 
     /// A second handle on this file that can only fsync it, so that an fsync can
@@ -534,13 +529,16 @@ impl SyncHandle {
     /// fdatasyncs the file: every byte any handle wrote to the OS before this
     /// call is durable when it returns `Ok`.
     pub fn sync(&self) -> Result<()> {
-        sync_fault(&self.path, self.fs.faults.take(&self.path, true))?;
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(&self.path, e))?;
-        self.fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        fdatasync(&self.fs, &self.path, &self.file)
     }
+}
+
+/// One counted fdatasync of `file`, with any fault injected for `path` first.
+fn fdatasync(fs: &Fs, path: &Path, file: &File) -> Result<()> {
+    sync_fault(path, fs.faults.take(path, true))?;
+    file.sync_data().map_err(|e| Error::io(path, e))?;
+    fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+    Ok(())
 }
 
 /// A file open for positional reads.

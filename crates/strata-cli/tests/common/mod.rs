@@ -1,0 +1,47 @@
+//! Helpers shared by the CLI's integration tests: run the `strata` binary on a
+//! data directory, insist on success, read its JSON, list a table's sstables.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `strata --data-dir DIR ARGS...` to completion.
+pub fn strata(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run strata")
+}
+
+/// Stdout and stderr, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The stdout of a command that must have succeeded.
+pub fn ok(out: &Output, what: &str) -> Vec<u8> {
+    assert!(out.status.success(), "{what}: {}", text(out));
+    out.stdout.clone()
+}
+
+pub fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).expect("JSON output")
+}
+
+/// The sstable files of a table directory, sorted.
+pub fn sstables(table_dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(table_dir)
+        .expect("table dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with("-Data.db"))
+        .collect();
+    v.sort();
+    v
+}
