@@ -25,6 +25,7 @@ use strata::db::{Database, DbOptions};
 use strata::fs::Fs;
 use strata::maintenance::{self, ScrubOptions};
 use strata::{Error, Result};
+use strata_bench::commitlog::SyncKind;
 
 use crate::{open_db, open_db_read_only, select_tables};
 
@@ -32,8 +33,7 @@ use crate::{open_db, open_db_read_only, select_tables};
 // Global commit-log flags
 
 /// `--commitlog-sync` values (Cassandra's `commitlog_sync`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SyncModeArg {
     /// Acknowledge at once, fsync every --commitlog-sync-period-ms.
     Periodic,
@@ -44,12 +44,17 @@ pub enum SyncModeArg {
 }
 
 impl SyncModeArg {
-    pub fn to_mode(self, period: Duration, window: Duration) -> SyncMode {
+    /// The library's name for the same mode (the mapping is the only logic here).
+    pub fn kind(self) -> SyncKind {
         match self {
-            SyncModeArg::Periodic => SyncMode::Periodic { period },
-            SyncModeArg::Batch => SyncMode::Batch,
-            SyncModeArg::Group => SyncMode::Group { window },
+            SyncModeArg::Periodic => SyncKind::Periodic,
+            SyncModeArg::Batch => SyncKind::Batch,
+            SyncModeArg::Group => SyncKind::Group,
         }
+    }
+
+    pub fn to_mode(self, period: Duration, window: Duration) -> SyncMode {
+        self.kind().to_mode(period, window)
     }
 }
 

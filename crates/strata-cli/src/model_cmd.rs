@@ -1,6 +1,7 @@
 //! `strata model`, `strata model advise` and `strata simulate`: the compaction
 //! model and simulator of issue 5 (`strata::model`, `strata::sim`) on the command
-//! line. No data directory is touched.
+//! line. No data directory is touched. The simulator's configuration from a
+//! preset and overrides is `strata_bench::simulate`; this file parses and prints.
 //!
 //! Sizes take decimal and binary units (`169GB`, `160MiB`, `1.5TB`), rates a size
 //! per second (`1MB/s`), durations `2d`, `48h`, `60s`. The seed's own figures are
@@ -13,9 +14,9 @@ use strata::model::{
     self, parse_duration_seconds, parse_rate_bytes_per_second, parse_size_bytes, AdviseInput,
     ModelInput, ModelOutput, ModelStrategy, Prediction,
 };
-use strata::options::TableOptions;
-use strata::sim::{self, SimConfig, SimResult};
+use strata::sim::{self, SimResult};
 use strata::{Error, Result};
+use strata_bench::simulate::SimulateOverrides;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -276,89 +277,31 @@ fn run_advise(a: AdviseArgs) -> Result<()> {
     Ok(())
 }
 
-fn simulate_config(a: &SimulateArgs) -> Result<SimConfig> {
-    let mut cfg = match a.node {
-        Some(n) => SimConfig::seed_node(n)?,
-        None => SimConfig::with_compaction("'class': 'LeveledCompactionStrategy'")?,
-    };
-    // Rebuild the compaction map from the preset plus the overrides.
-    let mut map: Vec<(String, String)> = cfg
-        .compaction
-        .options()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let mut class = cfg.compaction.class().name().to_string();
-    let set = |k: &str, v: String, map: &mut Vec<(String, String)>| {
-        map.retain(|(key, _)| key != k);
-        map.push((k.to_string(), v));
-    };
-    if let Some(s) = &a.strategy {
-        class = match ModelStrategy::parse(s)? {
-            ModelStrategy::Stcs => "SizeTieredCompactionStrategy",
-            ModelStrategy::Lcs => "LeveledCompactionStrategy",
-            ModelStrategy::Twcs => "TimeWindowCompactionStrategy",
-            ModelStrategy::Dtcs => "DateTieredCompactionStrategy",
-        }
-        .to_string();
-        if class != "LeveledCompactionStrategy" {
-            map.retain(|(k, _)| k != "fanout_size" && k != "sstable_size_in_mb");
-        }
+fn simulate_overrides(a: &SimulateArgs) -> SimulateOverrides {
+    SimulateOverrides {
+        node: a.node,
+        strategy: a.strategy.clone(),
+        fanout: a.fanout,
+        sstable_size: a.sstable_size.clone(),
+        level_count: a.level_count,
+        options: a.options.clone(),
+        ingest_rate: a.ingest_rate.clone(),
+        flush_size: a.flush_size.clone(),
+        ttl: a.ttl.clone(),
+        gc_grace: a.gc_grace.clone(),
+        duration: a.duration.clone(),
+        sample_interval: a.sample_interval.clone(),
+        throughput: a.throughput.clone(),
+        concurrent_compactors: a.concurrent_compactors,
+        no_checks: a.no_checks,
     }
-    if let Some(f) = a.fanout {
-        set("fanout_size", f.to_string(), &mut map);
-    }
-    if let Some(s) = &a.sstable_size {
-        let bytes = parse_size_bytes(s)?;
-        let mib = (bytes / model::MIB).round();
-        if mib < 1.0 {
-            return Err(Error::InvalidInput(format!(
-                "--sstable-size {s} is below 1 MiB (sstable_size_in_mb is whole MiB)"
-            )));
-        }
-        if (bytes - mib * model::MIB).abs() > 0.5 {
-            // sstable_size_in_mb counts MiB: say what is actually simulated.
-            eprintln!("note: --sstable-size {s} rounded to {mib} MiB (sstable_size_in_mb)");
-        }
-        set("sstable_size_in_mb", format!("{mib}"), &mut map);
-    }
-    if let Some(n) = a.level_count {
-        set("level_count", n.to_string(), &mut map);
-    }
-    let mut text = format!("'class': '{class}'");
-    for (k, v) in &map {
-        let _ = write!(text, ", '{k}': '{v}'");
-    }
-    if let Some(extra) = &a.options {
-        let _ = write!(text, ", {extra}");
-    }
-    cfg.compaction = TableOptions::parse(&format!("compaction = {{{text}}}"))?.compaction;
-    if let Some(r) = &a.ingest_rate {
-        cfg.ingest_bytes_per_second = parse_rate_bytes_per_second(r)?;
-    }
-    if let Some(f) = &a.flush_size {
-        cfg.flush_bytes = parse_size_bytes(f)?.round() as u64;
-    }
-    if let Some(t) = &a.ttl {
-        cfg.ttl_seconds = parse_duration_seconds(t)?.round() as u64;
-    }
-    if let Some(g) = &a.gc_grace {
-        let g = parse_duration_seconds(g)?.round();
-        cfg.gc_grace_seconds = u32::try_from(g as u64)
-            .map_err(|_| Error::InvalidInput("--gc-grace too large".into()))?;
-    }
-    if let Some(d) = &a.duration {
-        cfg.duration_seconds = parse_duration_seconds(d)?.round() as u64;
-    }
-    cfg.sample_interval_seconds = parse_duration_seconds(&a.sample_interval)?.round() as u64;
-    cfg.compaction_throughput_bytes_per_second = opt(&a.throughput, parse_rate_bytes_per_second)?;
-    cfg.concurrent_compactors = a.concurrent_compactors;
-    cfg.check_invariants = !a.no_checks;
-    Ok(cfg)
 }
 
 pub fn run_simulate(a: SimulateArgs) -> Result<()> {
-    let cfg = simulate_config(&a)?;
+    let (cfg, notes) = simulate_overrides(&a).config()?;
+    for note in &notes {
+        eprintln!("{note}");
+    }
     let r = sim::run(&cfg)?;
     println!("strategy: {} {}", r.strategy, cfg.compaction);
     println!(

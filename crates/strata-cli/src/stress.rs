@@ -1,39 +1,15 @@
-//! `strata stress`: a cassandra-stress-like load generator.
-//!
-//! Workload: table `stress.standard1 (key blob, ck int, c0..c{n-1} blob,
-//! PRIMARY KEY ((key), ck))`. One operation writes (or reads) one partition: its
-//! `--rows-per-partition` rows in one mutation, like cassandra-stress's batched
-//! partition inserts.
-//!
-//! Determinism (so `read` with the same arguments visits exactly the rows `write`
-//! produced): operation `i` runs on thread `i % threads`; the partition it touches
-//! is `i % partitions` for `seq`, or the next draw of that thread's ChaCha8 stream
-//! seeded from `--seed` and the thread number for `uniform`. Values are a
-//! function of (seed, partition, row, column), so reads verify content, not only
-//! presence. Timestamps come from the database clock.
+//! `strata stress`: a cassandra-stress-like load generator. The workload (table
+//! shape, values, populations, workers, verification) is `strata_bench::stress`;
+//! this file parses the arguments with their bounds, opens the data directory,
+//! calls the library and prints its progress and summary as cassandra-stress
+//! lays them out.
 
 use crate::{open_db, print_tablestats};
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
-use hdrhistogram::Histogram;
-use parking_lot::Mutex;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-use strata::data::{ClusteringRange, PartitionUpdate};
-use strata::db::Database;
-use strata::read::merge_partition;
-use strata::schema::{TableSchema, WriteOptions};
-use strata::table::Table;
-use strata::types::Value;
 use strata::{Error, Result};
-
-const KEYSPACE: &str = "stress";
-const TABLE: &str = "standard1";
+use strata_bench::stress::{self as workload, Progress, StressConfig, Summary};
 
 // Bounds on the arguments: generous for any real run, but a typo (an extra
 // zero or three) gets a clear error instead of a panic or an hours-long run.
@@ -103,204 +79,41 @@ pub struct StressArgs {
     pub no_tablestats: bool,
 }
 
-#[derive(Serialize, Debug)]
-pub struct LatencyMs {
-    pub mean: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-#[derive(Serialize, Debug)]
-pub struct Summary {
-    pub mode: String,
-    /// Operations that succeeded; failed ones are never counted as done.
-    pub total_ops: u64,
-    pub op_rate: f64,
-    pub row_rate: f64,
-    /// `failed_ops + wrong_values`: anything that makes the run exit non-zero.
-    pub errors: u64,
-    /// Operations that returned an error (a full disk, a refused write, ...).
-    pub failed_ops: u64,
-    /// Reads only: rows found with a value other than the one written.
-    pub wrong_values: u64,
-    pub misses: u64,
-    pub duration_seconds: f64,
-    pub latency_ms: LatencyMs,
-}
-
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The value of (partition, row, column): deterministic, so reads can verify it.
-fn value_bytes(seed: u64, partition: u64, row: u32, column: u32, size: usize) -> Vec<u8> {
-    let mut state =
-        splitmix(seed ^ splitmix(partition ^ splitmix(((row as u64) << 32) | column as u64)));
-    let mut out = Vec::with_capacity(size + 8);
-    while out.len() < size {
-        state = splitmix(state);
-        out.extend_from_slice(&state.to_le_bytes());
-    }
-    out.truncate(size);
-    out
-}
-
-fn partition_key(p: u64) -> Value {
-    Value::Blob(p.to_be_bytes().to_vec())
-}
-
-fn ensure_table(db: &Database, args: &StressArgs) -> Result<Arc<Table>> {
-    if args.columns == 0 {
-        return Err(Error::InvalidInput("--columns must be at least 1".into()));
-    }
-    if args.rows_per_partition == 0 {
-        return Err(Error::InvalidInput(
-            "--rows-per-partition must be at least 1".into(),
-        ));
-    }
-    if let Some(log) = db.commitlog() {
-        // Each cell costs its value plus a few bytes of framing; checked before the
-        // run so a too-wide partition is one clear error, not one per operation.
-        let per_row = u64::from(args.columns) * (args.value_size as u64 + 8) + 16;
-        let estimate = u64::from(args.rows_per_partition).saturating_mul(per_row);
-        let limit = log.options().max_mutation_bytes();
-        if estimate > limit {
-            return Err(Error::InvalidInput(format!(
-                "one partition of --rows-per-partition {} x --columns {} x --value-size {} is \
-                 about {estimate} bytes, above the commit log's mutation limit of {limit} bytes \
-                 (half of --commitlog-segment-size-mb)",
-                args.rows_per_partition, args.columns, args.value_size
-            )));
+impl StressArgs {
+    fn config(&self) -> StressConfig {
+        StressConfig {
+            mode: match self.mode {
+                Mode::Write => workload::Mode::Write,
+                Mode::Read => workload::Mode::Read,
+            },
+            ops: self.ops,
+            threads: self.threads,
+            partitions: self.partitions,
+            population: match self.population {
+                Population::Seq => workload::Population::Seq,
+                Population::Uniform => workload::Population::Uniform,
+            },
+            rows_per_partition: self.rows_per_partition,
+            columns: self.columns,
+            value_size: self.value_size,
+            table_options: self.table_options.clone(),
+            seed: self.seed,
         }
     }
-    match db.table(KEYSPACE, TABLE) {
-        Ok(t) => {
-            let regular = t.schema().regular_columns().count() as u32;
-            if regular != args.columns {
-                return Err(Error::InvalidInput(format!(
-                    "{KEYSPACE}.{TABLE} exists with {regular} columns; --columns {} does not match",
-                    args.columns
-                )));
-            }
-            if let Some(opts) = &args.table_options {
-                db.alter_table_options(KEYSPACE, TABLE, opts)?;
-            }
-            Ok(t)
-        }
-        Err(Error::NotFound(_)) => {
-            let cols: Vec<String> = (0..args.columns).map(|c| format!("c{c} blob")).collect();
-            let mut cql = format!(
-                "CREATE TABLE {KEYSPACE}.{TABLE} (key blob, ck int, {}, PRIMARY KEY ((key), ck))",
-                cols.join(", ")
-            );
-            if let Some(opts) = &args.table_options {
-                cql.push_str(" WITH ");
-                cql.push_str(opts);
-            }
-            db.create_table_cql(&cql)
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Builds the one mutation that writes partition `p`'s rows. Linear in the row
-/// count: rows are generated in clustering order (`ck` ascending), so each one is
-/// appended, not merged into a copy of everything before it (which made 20,000
-/// rows take 15 s).
-fn build_update(
-    schema: &TableSchema,
-    args: &StressArgs,
-    p: u64,
-    now_micros: i64,
-) -> Result<PartitionUpdate> {
-    let names: Vec<String> = (0..args.columns).map(|c| format!("c{c}")).collect();
-    let mut update: Option<PartitionUpdate> = None;
-    for r in 0..args.rows_per_partition {
-        let mut row: Vec<(&str, Value)> =
-            vec![("key", partition_key(p)), ("ck", Value::Int(r as i32))];
-        for (c, name) in names.iter().enumerate() {
-            row.push((
-                name.as_str(),
-                Value::Blob(value_bytes(args.seed, p, r, c as u32, args.value_size)),
-            ));
-        }
-        let mut u = schema.insert(&row, &WriteOptions::default(), now_micros)?;
-        match update.as_mut() {
-            None => update = Some(u),
-            Some(acc) => {
-                for row in std::mem::take(&mut u.rows) {
-                    if acc
-                        .rows
-                        .last()
-                        .is_none_or(|l| l.clustering < row.clustering)
-                    {
-                        acc.rows.push(row);
-                    } else {
-                        acc.add_row(row);
-                    }
-                }
-                // No rows left in `u`: only its deletion and static row merge.
-                merge_partition(acc, u);
-            }
-        }
-    }
-    update.ok_or_else(|| Error::InvalidInput("no rows".into()))
-}
-
-/// Reads partition `p` and counts (missing rows, wrong values).
-fn verify_partition(
-    table: &Table,
-    schema: &TableSchema,
-    args: &StressArgs,
-    p: u64,
-) -> Result<(u64, u64)> {
-    let key = schema.decorated_key(&[partition_key(p)])?;
-    let result = table.read(&key, &ClusteringRange::ALL, false, usize::MAX)?;
-    let mut misses = 0u64;
-    let mut wrong = 0u64;
-    let mut rows = result.rows.iter().peekable();
-    for r in 0..args.rows_per_partition {
-        let ck = schema.encode_clustering(&[Value::Int(r as i32)])?;
-        while rows.peek().is_some_and(|row| row.clustering < ck) {
-            rows.next();
-        }
-        match rows.peek() {
-            Some(row) if row.clustering == ck => {
-                for c in 0..args.columns {
-                    let expected = value_bytes(args.seed, p, r, c, args.value_size);
-                    let ok = row
-                        .cells
-                        .iter()
-                        .any(|cell| cell.column == c && cell.value == expected);
-                    if !ok {
-                        wrong += 1;
-                        break;
-                    }
-                }
-            }
-            _ => misses += 1,
-        }
-    }
-    Ok((misses, wrong))
-}
-
-fn new_histogram() -> Histogram<u64> {
-    // 1 µs .. 60 s at 3 significant digits; bounds are constants, so this cannot fail.
-    Histogram::new_with_bounds(1, 60_000_000, 3)
-        .unwrap_or_else(|_| Histogram::new(3).expect("3 sigfig histogram"))
 }
 
 pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     let db = open_db(data_dir)?;
-    let table = ensure_table(&db, &args)?;
-    let summary = run_workload(&db, &table, &args)?;
+    let config = args.config();
+    let table = workload::ensure_table(&db, &config)?;
+    println!(
+        "{:>10} {:>12} {:>10} {:>9} {:>10}",
+        "total ops", "op/s", "p99 ms", "time s", "failed"
+    );
+    let summary = workload::run_workload(&db, &table, &config, &print_progress)?;
+    if let Some(e) = &summary.first_error {
+        eprintln!("first error: {e}");
+    }
     print_summary(&summary, &args);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary)
@@ -349,140 +162,11 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_workload(db: &Database, table: &Arc<Table>, args: &StressArgs) -> Result<Summary> {
-    let threads = args.threads.max(1);
-    let partitions = args.partitions.unwrap_or(args.ops).max(1);
-    let done = AtomicU64::new(0);
-    let failed = AtomicU64::new(0);
-    let errors = AtomicU64::new(0);
-    let misses = AtomicU64::new(0);
-    let finished = AtomicBool::new(false);
-    let interval: Vec<Mutex<Histogram<u64>>> =
-        (0..threads).map(|_| Mutex::new(new_histogram())).collect();
-    let first_error: Mutex<Option<String>> = Mutex::new(None);
-    let schema = table.schema();
-    let clock = db.clock().clone();
-    let started = Instant::now();
+fn print_progress(p: &Progress) {
     println!(
-        "{:>10} {:>12} {:>10} {:>9} {:>10}",
-        "total ops", "op/s", "p99 ms", "time s", "failed"
+        "{:>10} {:>12.0} {:>10.3} {:>9.1} {:>10}",
+        p.total_ops, p.ops_per_second, p.latency_ms_p99, p.elapsed_seconds, p.failed_ops
     );
-    let totals: Vec<Histogram<u64>> = std::thread::scope(|s| {
-        let reporter = s.spawn(|| {
-            let mut last_done = 0u64;
-            let mut last = Instant::now();
-            while !finished.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(100));
-                if last.elapsed() < Duration::from_secs(1) {
-                    continue;
-                }
-                let mut h = new_histogram();
-                for m in &interval {
-                    let mut g = m.lock();
-                    let _ = h.add(&*g);
-                    g.reset();
-                }
-                let now_done = done.load(Ordering::Relaxed);
-                let secs = last.elapsed().as_secs_f64();
-                println!(
-                    "{:>10} {:>12.0} {:>10.3} {:>9.1} {:>10}",
-                    now_done,
-                    (now_done - last_done) as f64 / secs,
-                    h.value_at_quantile(0.99) as f64 / 1000.0,
-                    started.elapsed().as_secs_f64(),
-                    failed.load(Ordering::Relaxed)
-                );
-                last_done = now_done;
-                last = Instant::now();
-            }
-        });
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let (done, failed, errors, misses, interval, first_error, schema, clock) = (
-                    &done,
-                    &failed,
-                    &errors,
-                    &misses,
-                    &interval,
-                    &first_error,
-                    &schema,
-                    &clock,
-                );
-                s.spawn(move || {
-                    let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1));
-                    let mut total = new_histogram();
-                    let mut i = t as u64;
-                    while i < args.ops {
-                        let p = match args.population {
-                            Population::Seq => i % partitions,
-                            Population::Uniform => rng.gen_range(0..partitions),
-                        };
-                        let op_start = Instant::now();
-                        let outcome = match args.mode {
-                            Mode::Write => build_update(schema, args, p, clock.now_micros())
-                                .and_then(|u| table.apply(&u)),
-                            Mode::Read => {
-                                verify_partition(table, schema, args, p).map(|(miss, wrong)| {
-                                    misses.fetch_add(miss, Ordering::Relaxed);
-                                    errors.fetch_add(wrong, Ordering::Relaxed);
-                                })
-                            }
-                        };
-                        let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
-                        let _ = total.record(micros);
-                        let _ = interval[t].lock().record(micros);
-                        match outcome {
-                            Ok(()) => {
-                                done.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Err(e) => {
-                                failed.fetch_add(1, Ordering::Relaxed);
-                                first_error.lock().get_or_insert_with(|| e.to_string());
-                            }
-                        }
-                        i += threads as u64;
-                    }
-                    total
-                })
-            })
-            .collect();
-        let totals = workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|_| new_histogram()))
-            .collect();
-        finished.store(true, Ordering::Release);
-        let _ = reporter.join();
-        totals
-    });
-    let duration = started.elapsed().as_secs_f64().max(1e-9);
-    let mut h = new_histogram();
-    for t in &totals {
-        let _ = h.add(t);
-    }
-    if let Some(e) = first_error.lock().as_ref() {
-        eprintln!("first error: {e}");
-    }
-    let ms = |v: u64| v as f64 / 1000.0;
-    let total_ops = done.load(Ordering::Relaxed);
-    Ok(Summary {
-        mode: format!("{:?}", args.mode).to_lowercase(),
-        total_ops,
-        op_rate: total_ops as f64 / duration,
-        row_rate: total_ops as f64 * args.rows_per_partition as f64 / duration,
-        errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
-        failed_ops: failed.load(Ordering::Relaxed),
-        wrong_values: errors.load(Ordering::Relaxed),
-        misses: misses.load(Ordering::Relaxed),
-        duration_seconds: duration,
-        latency_ms: LatencyMs {
-            mean: h.mean() / 1000.0,
-            p50: ms(h.value_at_quantile(0.5)),
-            p95: ms(h.value_at_quantile(0.95)),
-            p99: ms(h.value_at_quantile(0.99)),
-            p999: ms(h.value_at_quantile(0.999)),
-            max: ms(h.max()),
-        },
-    })
 }
 
 fn print_summary(s: &Summary, args: &StressArgs) {
@@ -519,7 +203,6 @@ fn print_summary(s: &Summary, args: &StressArgs) {
 mod tests {
     use super::*;
     use clap::Parser;
-    use strata::db::DbOptions;
 
     #[derive(Parser)]
     struct Cmd {
@@ -553,73 +236,5 @@ mod tests {
             assert!(err.contains(name), "{line:?}: {err}");
         }
         assert!(parse(&["write", "--threads", "1024", "--columns", "1024"]).is_ok());
-    }
-
-    #[test]
-    fn a_partition_above_the_mutation_limit_is_one_clear_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(
-            dir.path(),
-            DbOptions::new(strata::clock::SystemClock::new()),
-        )
-        .unwrap();
-        // 100,000 rows x 5 columns x 34 bytes: about 21 MB, above 16 MiB.
-        let args = parse(&["write", "--rows-per-partition", "100000"]).unwrap();
-        let err = ensure_table(&db, &args).unwrap_err().to_string();
-        assert!(err.contains("mutation limit"), "{err}");
-        assert!(db.table(KEYSPACE, TABLE).is_err(), "table created anyway");
-        db.close().unwrap();
-    }
-
-    #[test]
-    fn wide_partitions_are_built_in_clustering_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(
-            dir.path(),
-            DbOptions::new(strata::clock::SystemClock::new()),
-        )
-        .unwrap();
-        let args = parse(&["write", "--rows-per-partition", "5000", "--value-size", "4"]).unwrap();
-        let table = ensure_table(&db, &args).unwrap();
-        let schema = table.schema();
-        let u = build_update(&schema, &args, 7, 1).unwrap();
-        assert_eq!(u.rows.len(), 5000);
-        assert!(u.rows.windows(2).all(|w| w[0].clustering < w[1].clustering));
-        assert!(u.rows.iter().all(|r| r.cells.len() == 5));
-        db.close().unwrap();
-    }
-
-    #[test]
-    fn failed_operations_are_not_counted_as_done() {
-        let dir = tempfile::tempdir().unwrap();
-        let args = parse(&["write", "-n", "40", "--threads", "2"]).unwrap();
-        let db = Database::open(
-            dir.path(),
-            DbOptions::new(strata::clock::SystemClock::new()),
-        )
-        .unwrap();
-        ensure_table(&db, &args).unwrap();
-        db.close().unwrap();
-        // A read-only open refuses every write: all 40 operations fail.
-        let mut opts = DbOptions::new(strata::clock::SystemClock::new());
-        opts.read_only = true;
-        let db = Database::open(dir.path(), opts).unwrap();
-        let table = db.table(KEYSPACE, TABLE).unwrap();
-        let s = run_workload(&db, &table, &args).unwrap();
-        assert_eq!(s.total_ops, 0);
-        assert_eq!(s.failed_ops, 40);
-        assert_eq!(s.errors, 40);
-        assert_eq!(s.op_rate, 0.0);
-        drop(table);
-        db.close().unwrap();
-    }
-
-    #[test]
-    fn values_are_deterministic_and_distinct() {
-        assert_eq!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 4, 34));
-        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 5, 34));
-        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(2, 2, 3, 4, 34));
-        assert_eq!(value_bytes(9, 9, 9, 9, 0).len(), 0);
-        assert_eq!(value_bytes(9, 9, 9, 9, 1000).len(), 1000);
     }
 }

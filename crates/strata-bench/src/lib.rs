@@ -1,0 +1,33 @@
+//! Strata's experiments and load generators, on the engine library: what `strata
+//! stress` and `strata bench` run, with their measurements and charts. The
+//! `strata` binary parses arguments, calls this crate and prints; nothing here
+//! parses a command line or writes to stdout.
+//!
+//! Why a crate of its own rather than modules of `strata`: the experiments need
+//! plotters and hdrhistogram, which the engine never uses and which must not
+//! enter an embedder's build, and the engine must not depend on its own
+//! benchmarks (DESIGN.md section 1: later crates sit beside the engine).
+//!
+//! Module map:
+//! - [`stress`]: the cassandra-stress-like workload (`strata stress write|read`):
+//!   deterministic values, per-thread seeded populations, verification on read.
+//! - [`commitlog`]: write throughput and latency per commit-log sync mode and
+//!   writer-thread count (`strata bench commitlog`).
+//! - [`lcs_fanout`]: seed 000's leveling-multiplier experiment on the real
+//!   engine beside the model and the simulator (`strata bench lcs-fanout`).
+//! - [`simulate`]: a simulator configuration from a seed-node preset plus
+//!   overrides (`strata simulate`).
+//! - [`charts`]: the SVG line charts the experiments draw.
+//!
+//! Invariants every module keeps:
+//! 1. Runs are reproducible: every random stream is seeded from the caller's
+//!    seed; only wall-clock figures differ between two runs.
+//! 2. Progress is reported through a callback the caller passes; results are
+//!    returned as values (serializable for `--json`), never printed here.
+//! 3. Bad input is an `Error::InvalidInput` naming the option, before any work.
+
+pub mod charts;
+pub mod commitlog;
+pub mod lcs_fanout;
+pub mod simulate;
+pub mod stress;

@@ -1,0 +1,532 @@
+//! The cassandra-stress-like workload behind `strata stress write|read`.
+//!
+//! Owns: the stress table's shape, the values written, which partition each
+//! operation touches, the worker threads and their latency histograms. The
+//! command line (strata-cli `stress.rs`) opens the database, calls
+//! [`ensure_table`] and [`run_workload`], and prints. Any thread may call; a run
+//! starts `threads` workers and one progress thread, all joined before return.
+//!
+//! Workload: table `stress.standard1 (key blob, ck int, c0..c{n-1} blob,
+//! PRIMARY KEY ((key), ck))`. One operation writes (or reads) one partition: its
+//! `rows_per_partition` rows in one mutation, like cassandra-stress's batched
+//! partition inserts.
+//!
+//! Invariants:
+//! 1. Determinism (so `read` with the same configuration visits exactly the rows
+//!    `write` produced): operation `i` runs on thread `i % threads`; the
+//!    partition it touches is `i % partitions` for `Seq`, or the next draw of
+//!    that thread's ChaCha8 stream seeded from `seed` and the thread number for
+//!    `Uniform`. Values are a function of (seed, partition, row, column), so
+//!    reads verify content, not only presence. Timestamps come from the
+//!    database clock.
+//! 2. A failed operation is counted in `failed_ops`, never in `total_ops`.
+//! 3. A configuration whose partition cannot fit the commit log's mutation limit
+//!    is refused before the table is created.
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use strata::data::{ClusteringRange, PartitionUpdate};
+use strata::db::Database;
+use strata::read::merge_partition;
+use strata::schema::{TableSchema, WriteOptions};
+use strata::table::Table;
+use strata::types::Value;
+use strata::{Error, Result};
+
+pub const KEYSPACE: &str = "stress";
+pub const TABLE: &str = "standard1";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Write,
+    Read,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Population {
+    /// Operation i touches partition i (mod `partitions`).
+    Seq,
+    /// Partitions drawn uniformly from a seeded stream per thread.
+    Uniform,
+}
+
+/// One run's shape; the command line's `strata stress` options, one to one
+/// (their bounds and defaults are checked there).
+#[derive(Clone, Debug)]
+pub struct StressConfig {
+    pub mode: Mode,
+    /// Operations; each writes or reads one partition.
+    pub ops: u64,
+    /// Client threads (at least 1).
+    pub threads: usize,
+    /// Distinct partitions (default: `ops`).
+    pub partitions: Option<u64>,
+    pub population: Population,
+    /// Rows written (and read) per partition in one mutation.
+    pub rows_per_partition: u32,
+    /// Regular columns per row.
+    pub columns: u32,
+    /// Bytes per column value.
+    pub value_size: usize,
+    /// Table options in CQL form, applied at creation or by ALTER.
+    pub table_options: Option<String>,
+    pub seed: u64,
+}
+
+/// One second's progress line, handed to the caller's callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub total_ops: u64,
+    pub ops_per_second: f64,
+    pub latency_ms_p99: f64,
+    pub elapsed_seconds: f64,
+    pub failed_ops: u64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct LatencyMs {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Serialize, Debug)]
+pub struct Summary {
+    pub mode: String,
+    /// Operations that succeeded; failed ones are never counted as done.
+    pub total_ops: u64,
+    pub op_rate: f64,
+    pub row_rate: f64,
+    /// `failed_ops + wrong_values`: anything that makes the run exit non-zero.
+    pub errors: u64,
+    /// Operations that returned an error (a full disk, a refused write, ...).
+    pub failed_ops: u64,
+    /// Reads only: rows found with a value other than the one written.
+    pub wrong_values: u64,
+    pub misses: u64,
+    pub duration_seconds: f64,
+    pub latency_ms: LatencyMs,
+    /// The first operation error, if any (not in the JSON summary).
+    #[serde(skip)]
+    pub first_error: Option<String>,
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The value of (partition, row, column): deterministic, so reads can verify it.
+pub fn value_bytes(seed: u64, partition: u64, row: u32, column: u32, size: usize) -> Vec<u8> {
+    let mut state =
+        splitmix(seed ^ splitmix(partition ^ splitmix(((row as u64) << 32) | column as u64)));
+    let mut out = Vec::with_capacity(size + 8);
+    while out.len() < size {
+        state = splitmix(state);
+        out.extend_from_slice(&state.to_le_bytes());
+    }
+    out.truncate(size);
+    out
+}
+
+pub fn partition_key(p: u64) -> Value {
+    Value::Blob(p.to_be_bytes().to_vec())
+}
+
+/// Opens the stress table, creating it (or applying `table_options` to it) as
+/// the configuration says; refuses a configuration that cannot run (invariant 3).
+pub fn ensure_table(db: &Database, args: &StressConfig) -> Result<Arc<Table>> {
+    if args.columns == 0 {
+        return Err(Error::InvalidInput("--columns must be at least 1".into()));
+    }
+    if args.rows_per_partition == 0 {
+        return Err(Error::InvalidInput(
+            "--rows-per-partition must be at least 1".into(),
+        ));
+    }
+    if let Some(log) = db.commitlog() {
+        // Each cell costs its value plus a few bytes of framing; checked before the
+        // run so a too-wide partition is one clear error, not one per operation.
+        let per_row = u64::from(args.columns) * (args.value_size as u64 + 8) + 16;
+        let estimate = u64::from(args.rows_per_partition).saturating_mul(per_row);
+        let limit = log.options().max_mutation_bytes();
+        if estimate > limit {
+            return Err(Error::InvalidInput(format!(
+                "one partition of --rows-per-partition {} x --columns {} x --value-size {} is \
+                 about {estimate} bytes, above the commit log's mutation limit of {limit} bytes \
+                 (half of --commitlog-segment-size-mb)",
+                args.rows_per_partition, args.columns, args.value_size
+            )));
+        }
+    }
+    match db.table(KEYSPACE, TABLE) {
+        Ok(t) => {
+            let regular = t.schema().regular_columns().count() as u32;
+            if regular != args.columns {
+                return Err(Error::InvalidInput(format!(
+                    "{KEYSPACE}.{TABLE} exists with {regular} columns; --columns {} does not match",
+                    args.columns
+                )));
+            }
+            if let Some(opts) = &args.table_options {
+                db.alter_table_options(KEYSPACE, TABLE, opts)?;
+            }
+            Ok(t)
+        }
+        Err(Error::NotFound(_)) => {
+            let cols: Vec<String> = (0..args.columns).map(|c| format!("c{c} blob")).collect();
+            let mut cql = format!(
+                "CREATE TABLE {KEYSPACE}.{TABLE} (key blob, ck int, {}, PRIMARY KEY ((key), ck))",
+                cols.join(", ")
+            );
+            if let Some(opts) = &args.table_options {
+                cql.push_str(" WITH ");
+                cql.push_str(opts);
+            }
+            db.create_table_cql(&cql)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Builds the one mutation that writes partition `p`'s rows. Linear in the row
+/// count: rows are generated in clustering order (`ck` ascending), so each one is
+/// appended, not merged into a copy of everything before it (which made 20,000
+/// rows take 15 s).
+pub fn build_update(
+    schema: &TableSchema,
+    args: &StressConfig,
+    p: u64,
+    now_micros: i64,
+) -> Result<PartitionUpdate> {
+    let names: Vec<String> = (0..args.columns).map(|c| format!("c{c}")).collect();
+    let mut update: Option<PartitionUpdate> = None;
+    for r in 0..args.rows_per_partition {
+        let mut row: Vec<(&str, Value)> =
+            vec![("key", partition_key(p)), ("ck", Value::Int(r as i32))];
+        for (c, name) in names.iter().enumerate() {
+            row.push((
+                name.as_str(),
+                Value::Blob(value_bytes(args.seed, p, r, c as u32, args.value_size)),
+            ));
+        }
+        let mut u = schema.insert(&row, &WriteOptions::default(), now_micros)?;
+        match update.as_mut() {
+            None => update = Some(u),
+            Some(acc) => {
+                for row in std::mem::take(&mut u.rows) {
+                    if acc
+                        .rows
+                        .last()
+                        .is_none_or(|l| l.clustering < row.clustering)
+                    {
+                        acc.rows.push(row);
+                    } else {
+                        acc.add_row(row);
+                    }
+                }
+                // No rows left in `u`: only its deletion and static row merge.
+                merge_partition(acc, u);
+            }
+        }
+    }
+    update.ok_or_else(|| Error::InvalidInput("no rows".into()))
+}
+
+/// Reads partition `p` and counts (missing rows, wrong values).
+pub fn verify_partition(
+    table: &Table,
+    schema: &TableSchema,
+    args: &StressConfig,
+    p: u64,
+) -> Result<(u64, u64)> {
+    let key = schema.decorated_key(&[partition_key(p)])?;
+    let result = table.read(&key, &ClusteringRange::ALL, false, usize::MAX)?;
+    let mut misses = 0u64;
+    let mut wrong = 0u64;
+    let mut rows = result.rows.iter().peekable();
+    for r in 0..args.rows_per_partition {
+        let ck = schema.encode_clustering(&[Value::Int(r as i32)])?;
+        while rows.peek().is_some_and(|row| row.clustering < ck) {
+            rows.next();
+        }
+        match rows.peek() {
+            Some(row) if row.clustering == ck => {
+                for c in 0..args.columns {
+                    let expected = value_bytes(args.seed, p, r, c, args.value_size);
+                    let ok = row
+                        .cells
+                        .iter()
+                        .any(|cell| cell.column == c && cell.value == expected);
+                    if !ok {
+                        wrong += 1;
+                        break;
+                    }
+                }
+            }
+            _ => misses += 1,
+        }
+    }
+    Ok((misses, wrong))
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 µs .. 60 s at 3 significant digits; bounds are constants, so this cannot fail.
+    Histogram::new_with_bounds(1, 60_000_000, 3)
+        .unwrap_or_else(|_| Histogram::new(3).expect("3 sigfig histogram"))
+}
+
+/// Runs the workload on `table` (invariants 1 and 2). `progress` is called about
+/// once a second from the progress thread while workers run.
+pub fn run_workload(
+    db: &Database,
+    table: &Arc<Table>,
+    args: &StressConfig,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Summary> {
+    let threads = args.threads.max(1);
+    let partitions = args.partitions.unwrap_or(args.ops).max(1);
+    let done = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
+    let errors = AtomicU64::new(0);
+    let misses = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    let interval: Vec<Mutex<Histogram<u64>>> =
+        (0..threads).map(|_| Mutex::new(new_histogram())).collect();
+    let first_error: Mutex<Option<String>> = Mutex::new(None);
+    let schema = table.schema();
+    let clock = db.clock().clone();
+    let started = Instant::now();
+    let totals: Vec<Histogram<u64>> = std::thread::scope(|s| {
+        let reporter = s.spawn(|| {
+            let mut last_done = 0u64;
+            let mut last = Instant::now();
+            while !finished.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(100));
+                if last.elapsed() < Duration::from_secs(1) {
+                    continue;
+                }
+                let mut h = new_histogram();
+                for m in &interval {
+                    let mut g = m.lock();
+                    let _ = h.add(&*g);
+                    g.reset();
+                }
+                let now_done = done.load(Ordering::Relaxed);
+                let secs = last.elapsed().as_secs_f64();
+                progress(&Progress {
+                    total_ops: now_done,
+                    ops_per_second: (now_done - last_done) as f64 / secs,
+                    latency_ms_p99: h.value_at_quantile(0.99) as f64 / 1000.0,
+                    elapsed_seconds: started.elapsed().as_secs_f64(),
+                    failed_ops: failed.load(Ordering::Relaxed),
+                });
+                last_done = now_done;
+                last = Instant::now();
+            }
+        });
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (done, failed, errors, misses, interval, first_error, schema, clock) = (
+                    &done,
+                    &failed,
+                    &errors,
+                    &misses,
+                    &interval,
+                    &first_error,
+                    &schema,
+                    &clock,
+                );
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1));
+                    let mut total = new_histogram();
+                    let mut i = t as u64;
+                    while i < args.ops {
+                        let p = match args.population {
+                            Population::Seq => i % partitions,
+                            Population::Uniform => rng.gen_range(0..partitions),
+                        };
+                        let op_start = Instant::now();
+                        let outcome = match args.mode {
+                            Mode::Write => build_update(schema, args, p, clock.now_micros())
+                                .and_then(|u| table.apply(&u)),
+                            Mode::Read => {
+                                verify_partition(table, schema, args, p).map(|(miss, wrong)| {
+                                    misses.fetch_add(miss, Ordering::Relaxed);
+                                    errors.fetch_add(wrong, Ordering::Relaxed);
+                                })
+                            }
+                        };
+                        let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
+                        let _ = total.record(micros);
+                        let _ = interval[t].lock().record(micros);
+                        match outcome {
+                            Ok(()) => {
+                                done.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(e) => {
+                                failed.fetch_add(1, Ordering::Relaxed);
+                                first_error.lock().get_or_insert_with(|| e.to_string());
+                            }
+                        }
+                        i += threads as u64;
+                    }
+                    total
+                })
+            })
+            .collect();
+        let totals = workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| new_histogram()))
+            .collect();
+        finished.store(true, Ordering::Release);
+        let _ = reporter.join();
+        totals
+    });
+    let duration = started.elapsed().as_secs_f64().max(1e-9);
+    let mut h = new_histogram();
+    for t in &totals {
+        let _ = h.add(t);
+    }
+    let ms = |v: u64| v as f64 / 1000.0;
+    let total_ops = done.load(Ordering::Relaxed);
+    Ok(Summary {
+        mode: format!("{:?}", args.mode).to_lowercase(),
+        total_ops,
+        op_rate: total_ops as f64 / duration,
+        row_rate: total_ops as f64 * args.rows_per_partition as f64 / duration,
+        errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
+        failed_ops: failed.load(Ordering::Relaxed),
+        wrong_values: errors.load(Ordering::Relaxed),
+        misses: misses.load(Ordering::Relaxed),
+        duration_seconds: duration,
+        latency_ms: LatencyMs {
+            mean: h.mean() / 1000.0,
+            p50: ms(h.value_at_quantile(0.5)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        },
+        first_error: first_error.into_inner(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strata::db::DbOptions;
+
+    /// `strata stress write`'s defaults (cassandra-stress's 5 columns of 34 bytes).
+    fn write_config() -> StressConfig {
+        StressConfig {
+            mode: Mode::Write,
+            ops: 100_000,
+            threads: 1,
+            partitions: None,
+            population: Population::Seq,
+            rows_per_partition: 1,
+            columns: 5,
+            value_size: 34,
+            table_options: None,
+            seed: 1,
+        }
+    }
+
+    fn no_progress(_: &Progress) {}
+
+    #[test]
+    fn a_partition_above_the_mutation_limit_is_one_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        // 100,000 rows x 5 columns x 34 bytes: about 21 MB, above 16 MiB.
+        let args = StressConfig {
+            rows_per_partition: 100_000,
+            ..write_config()
+        };
+        let err = ensure_table(&db, &args).unwrap_err().to_string();
+        assert!(err.contains("mutation limit"), "{err}");
+        assert!(db.table(KEYSPACE, TABLE).is_err(), "table created anyway");
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn wide_partitions_are_built_in_clustering_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        let args = StressConfig {
+            rows_per_partition: 5000,
+            value_size: 4,
+            ..write_config()
+        };
+        let table = ensure_table(&db, &args).unwrap();
+        let schema = table.schema();
+        let u = build_update(&schema, &args, 7, 1).unwrap();
+        assert_eq!(u.rows.len(), 5000);
+        assert!(u.rows.windows(2).all(|w| w[0].clustering < w[1].clustering));
+        assert!(u.rows.iter().all(|r| r.cells.len() == 5));
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn failed_operations_are_not_counted_as_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = StressConfig {
+            ops: 40,
+            threads: 2,
+            ..write_config()
+        };
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        ensure_table(&db, &args).unwrap();
+        db.close().unwrap();
+        // A read-only open refuses every write: all 40 operations fail.
+        let mut opts = DbOptions::new(strata::clock::SystemClock::new());
+        opts.read_only = true;
+        let db = Database::open(dir.path(), opts).unwrap();
+        let table = db.table(KEYSPACE, TABLE).unwrap();
+        let s = run_workload(&db, &table, &args, &no_progress).unwrap();
+        assert_eq!(s.total_ops, 0);
+        assert_eq!(s.failed_ops, 40);
+        assert_eq!(s.errors, 40);
+        assert_eq!(s.op_rate, 0.0);
+        assert!(
+            s.first_error.is_some(),
+            "the refusal is kept for the caller"
+        );
+        drop(table);
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn values_are_deterministic_and_distinct() {
+        assert_eq!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 4, 34));
+        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 5, 34));
+        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(2, 2, 3, 4, 34));
+        assert_eq!(value_bytes(9, 9, 9, 9, 0).len(), 0);
+        assert_eq!(value_bytes(9, 9, 9, 9, 1000).len(), 1000);
+    }
+}
