@@ -1,13 +1,15 @@
 //! Operator commands over a data directory: `verify`, `scrub`, `snapshot`,
-//! `listsnapshots`, `clearsnapshot`, `commitlog dump|stats`, and the global
-//! commit-log flags every command that opens a database honours.
+//! `listsnapshots`, `clearsnapshot`, `commitlog dump|stats`, and the database
+//! options every command that opens a data directory honours (parsed and
+//! resolved in datadir.rs).
 //!
 //! The work is done by `strata::maintenance` and `strata::commitlog`; this file
 //! parses arguments, picks tables and prints (text as nodetool prints it, or JSON
 //! with `--json`).
 //!
 //! Contract:
-//! 1. `main` calls [`set_commitlog_flags`] once, before any command runs;
+//! 1. `main` calls [`set_commitlog_flags`] once, before a command that opens a
+//!    data directory runs;
 //!    [`db_options`] then builds every database's options from those flags.
 //! 2. `verify` exits non-zero when it finds corruption (after printing every
 //!    problem with its file and offset), so scripts can gate on it.
@@ -27,10 +29,11 @@ use strata::maintenance::{self, ScrubOptions};
 use strata::{Error, Result};
 use strata_bench::commitlog::SyncKind;
 
+use crate::datadir::{DataDirArgs, DataDirUse};
 use crate::{open_db, open_db_read_only, select_tables};
 
 // ---------------------------------------------------------------------------
-// Global commit-log flags
+// Data-directory flags
 
 /// `--commitlog-sync` values (Cassandra's `commitlog_sync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -58,41 +61,18 @@ impl SyncModeArg {
     }
 }
 
-/// Commit-log flags, global to every command (see docs/DURABILITY.md).
-#[derive(Args, Debug, Clone)]
+/// The data-directory flags, resolved (defaults applied) by `datadir::resolve`
+/// from wherever the command line gave them; meanings in `datadir::DataDirArgs`.
+#[derive(Debug, Clone)]
 pub struct CommitLogFlags {
-    /// When writes are fsynced and acknowledged (Cassandra's commitlog_sync).
-    #[arg(long = "commitlog-sync", value_enum, global = true, default_value_t = SyncModeArg::Periodic)]
     pub commitlog_sync: SyncModeArg,
-    /// fsync period of `periodic` mode (commitlog_sync_period), milliseconds.
-    #[arg(long, global = true, default_value_t = 10_000)]
     pub commitlog_sync_period_ms: u64,
-    /// Shortest gap between fsyncs in `group` mode (commitlog_sync_group_window), ms.
-    #[arg(long, global = true, default_value_t = 10)]
     pub commitlog_sync_group_window_ms: u64,
-    /// Segment size (commitlog_segment_size), MiB; the largest mutation is half of it.
-    #[arg(long, global = true, default_value_t = 32)]
     pub commitlog_segment_size_mb: u64,
-    /// Skip corrupt commit-log records at replay instead of refusing to open
-    /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
-    #[arg(long, global = true)]
     pub ignore_replay_errors: bool,
-    /// Data-directory size limit: flushes and compactions that would pass it are
-    /// refused and counted (Strata's max_disk_bytes; unset = free space only).
-    #[arg(long, global = true)]
     pub max_disk_bytes: Option<u64>,
-    /// Free space kept in reserve on the file system: a flush or compaction that
-    /// would leave less is refused (Strata's disk_reserve_bytes), MiB.
-    #[arg(long, global = true, default_value_t = 64)]
     pub disk_reserve_mb: u64,
-    /// Compaction write throughput limit, MiB/s, 0 = unlimited (Cassandra's
-    /// compaction_throughput_mb_per_sec).
-    #[arg(long, global = true, default_value_t = 64)]
     pub compaction_throughput_mb_per_sec: u64,
-    /// Background compaction threads (Cassandra's concurrent_compactors), 0 to 64.
-    #[arg(long, global = true, default_value_t = 1,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-              .range(0..=strata::db::MAX_CONCURRENT_COMPACTORS as u64))]
     pub concurrent_compactors: usize,
 }
 
@@ -128,7 +108,7 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
 }
 
 /// Options for opening a database from the command line: the system clock and
-/// the commit log the global flags describe (validated at open, with errors that
+/// the commit log the data-directory flags describe (validated at open, with errors that
 /// name the option).
 pub fn db_options() -> DbOptions {
     let mut opts = DbOptions::new(SystemClock::new());
@@ -485,7 +465,19 @@ pub enum CommitlogCommand {
     Stats {
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
+}
+
+impl CommitlogCommand {
+    /// `stats` opens the data directory; `dump` reads one segment file.
+    pub fn data_dir_use(&self) -> DataDirUse<'_> {
+        match self {
+            CommitlogCommand::Dump { .. } => DataDirUse::NotThisSubcommand("commitlog dump"),
+            CommitlogCommand::Stats { db, .. } => DataDirUse::Opens(db),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -498,7 +490,7 @@ struct CommitlogStatsOutput {
 pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
     match cmd {
         CommitlogCommand::Dump { segment, json } => dump(&segment, json),
-        CommitlogCommand::Stats { json } => {
+        CommitlogCommand::Stats { json, .. } => {
             let out = with_db(data_dir, |db| {
                 let segments = match db.commitlog() {
                     Some(log) => commitlog::list_segments(db.fs(), log.dir())?

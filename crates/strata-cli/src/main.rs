@@ -1,18 +1,23 @@
 //! `strata`: the operator's command line for a Strata data directory.
 //!
-//! Every command opens the database in `--data-dir`, does its work and closes it
-//! (flushing memtables: until the commit log lands, closing is what makes writes
-//! durable). Commands that print figures print JSON with `--json`.
+//! Commands that work on a data directory open the database in `--data-dir`, do
+//! their work and close it; only they take the data-directory options, before or
+//! after the subcommand (datadir.rs). `model`, `simulate`, `token`, `bench` and
+//! the single-file tools open none. Commands that print figures print JSON with
+//! `--json`. This crate parses, calls the library (`strata`, `strata_bench`) and
+//! prints; it holds no engine or experiment logic.
 
 mod admin;
 mod bench_cmd;
 mod compaction_cmd;
+mod datadir;
 mod model_cmd;
 mod repair_cmd;
 mod sstable_cmd;
 mod stress;
 
 use clap::{Parser, Subcommand};
+use datadir::{DataDirArgs, DataDirUse};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -27,11 +32,10 @@ use strata::types::{self, CqlType};
     about = "Strata: a wide-column LSM storage engine with Cassandra's data model"
 )]
 struct Cli {
-    /// Data directory (created if missing).
-    #[arg(long, global = true, default_value = "strata-data")]
-    data_dir: PathBuf,
+    /// Data-directory options, accepted here (before the subcommand) for the
+    /// commands that open a data directory; refused for the others.
     #[command(flatten)]
-    commitlog: admin::CommitLogFlags,
+    data: DataDirArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -39,26 +43,55 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// A cassandra-stress-like load generator.
-    Stress(stress::StressArgs),
+    Stress {
+        #[command(flatten)]
+        args: stress::StressArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Major compaction (or --user-defined), as `nodetool compact`.
-    Compact(compaction_cmd::CompactArgs),
+    Compact {
+        #[command(flatten)]
+        args: compaction_cmd::CompactArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Rewrites each sstable alone, purging what gc grace allows (`nodetool garbagecollect`).
-    Garbagecollect(compaction_cmd::TargetJsonArgs),
+    Garbagecollect {
+        #[command(flatten)]
+        args: compaction_cmd::TargetJsonArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Pending and active compactions (`nodetool compactionstats`).
-    Compactionstats(compaction_cmd::TargetJsonArgs),
+    Compactionstats {
+        #[command(flatten)]
+        args: compaction_cmd::TargetJsonArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Past compactions (`nodetool compactionhistory`).
-    Compactionhistory(compaction_cmd::TargetJsonArgs),
+    Compactionhistory {
+        #[command(flatten)]
+        args: compaction_cmd::TargetJsonArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Per-table statistics, as `nodetool tablestats`.
     Tablestats {
         /// `keyspace` or `keyspace.table`; all tables when absent.
         target: Option<String>,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
     /// Flushes memtables to sstables, as `nodetool flush`.
     Flush {
         /// `keyspace` or `keyspace.table`; all tables when absent.
         target: Option<String>,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
     /// Prints the Murmur3 token of a partition key value (Cassandra-compatible).
     Token {
@@ -71,18 +104,47 @@ enum Command {
         json: bool,
     },
     /// Creates a table from a CQL `CREATE TABLE` statement (and its keyspace).
-    CreateTable { cql: String },
+    CreateTable {
+        cql: String,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Checks every checksum of every sstable, as `nodetool verify`; exits
     /// non-zero if anything is damaged.
-    Verify(admin::VerifyArgs),
+    Verify {
+        #[command(flatten)]
+        args: admin::VerifyArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Rewrites every sstable keeping every readable partition, as `nodetool scrub`.
-    Scrub(admin::ScrubArgs),
+    Scrub {
+        #[command(flatten)]
+        args: admin::ScrubArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Hard-link snapshot of the tables' sstables, as `nodetool snapshot`.
-    Snapshot(admin::SnapshotArgs),
+    Snapshot {
+        #[command(flatten)]
+        args: admin::SnapshotArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Lists snapshots with their true size, as `nodetool listsnapshots`.
-    Listsnapshots(admin::ListSnapshotsArgs),
+    Listsnapshots {
+        #[command(flatten)]
+        args: admin::ListSnapshotsArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Removes snapshots, as `nodetool clearsnapshot`.
-    Clearsnapshot(admin::ClearSnapshotArgs),
+    Clearsnapshot {
+        #[command(flatten)]
+        args: admin::ClearSnapshotArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Commit-log tools: dump a segment, print the log's counters.
     #[command(subcommand)]
     Commitlog(admin::CommitlogCommand),
@@ -117,7 +179,6 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    admin::set_commitlog_flags(&cli.commitlog);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -203,34 +264,107 @@ pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Res
     Ok(())
 }
 
+impl Command {
+    /// Whether the command opens a data directory, with its own options (the
+    /// match is exhaustive: a new command must decide).
+    fn data_dir_use(&self) -> DataDirUse<'_> {
+        match self {
+            Command::Stress { db, .. }
+            | Command::Compact { db, .. }
+            | Command::Garbagecollect { db, .. }
+            | Command::Compactionstats { db, .. }
+            | Command::Compactionhistory { db, .. }
+            | Command::Tablestats { db, .. }
+            | Command::Flush { db, .. }
+            | Command::CreateTable { db, .. }
+            | Command::Verify { db, .. }
+            | Command::Scrub { db, .. }
+            | Command::Snapshot { db, .. }
+            | Command::Listsnapshots { db, .. }
+            | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
+            Command::Commitlog(cmd) => cmd.data_dir_use(),
+            Command::Manifest(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
+            Command::Schema(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
+            Command::Quarantine(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
+            Command::Sstable(cmd) => cmd.data_dir_use(),
+            Command::Token { .. }
+            | Command::Bench(_)
+            | Command::Model(_)
+            | Command::Simulate(_) => DataDirUse::Never,
+        }
+    }
+
+    /// The subcommand's name as typed, for error messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Stress { .. } => "stress",
+            Command::Compact { .. } => "compact",
+            Command::Garbagecollect { .. } => "garbagecollect",
+            Command::Compactionstats { .. } => "compactionstats",
+            Command::Compactionhistory { .. } => "compactionhistory",
+            Command::Tablestats { .. } => "tablestats",
+            Command::Flush { .. } => "flush",
+            Command::Token { .. } => "token",
+            Command::CreateTable { .. } => "create-table",
+            Command::Verify { .. } => "verify",
+            Command::Scrub { .. } => "scrub",
+            Command::Snapshot { .. } => "snapshot",
+            Command::Listsnapshots { .. } => "listsnapshots",
+            Command::Clearsnapshot { .. } => "clearsnapshot",
+            Command::Commitlog(_) => "commitlog",
+            Command::Manifest(_) => "manifest",
+            Command::Schema(_) => "schema",
+            Command::Quarantine(_) => "quarantine",
+            Command::Sstable(_) => "sstable",
+            Command::Bench(_) => "bench",
+            Command::Model(_) => "model",
+            Command::Simulate(_) => "simulate",
+        }
+    }
+}
+
 fn run(cli: Cli) -> strata::Result<()> {
+    let resolved = datadir::resolve(&cli.data, cli.command.data_dir_use(), cli.command.name())?;
+    for w in &resolved.warnings {
+        eprintln!("warning: {w}");
+    }
+    // Commands without a data directory never read it (resolve returned None).
+    let data_dir = match resolved.data_dir {
+        Some((dir, flags)) => {
+            admin::set_commitlog_flags(&flags);
+            dir
+        }
+        None => PathBuf::new(),
+    };
     match cli.command {
-        Command::Stress(args) => stress::run(&cli.data_dir, args),
-        Command::Compact(args) => compaction_cmd::compact(&cli.data_dir, args),
-        Command::Garbagecollect(args) => compaction_cmd::garbage_collect(&cli.data_dir, args),
-        Command::Compactionstats(args) => compaction_cmd::compaction_stats(&cli.data_dir, args),
-        Command::Compactionhistory(args) => compaction_cmd::compaction_history(&cli.data_dir, args),
-        Command::Verify(args) => admin::verify(&cli.data_dir, args),
-        Command::Scrub(args) => admin::scrub(&cli.data_dir, args),
-        Command::Snapshot(args) => admin::snapshot(&cli.data_dir, args),
-        Command::Listsnapshots(args) => admin::list_snapshots(&cli.data_dir, args),
-        Command::Clearsnapshot(args) => admin::clear_snapshot(&cli.data_dir, args),
-        Command::Commitlog(cmd) => admin::commitlog(&cli.data_dir, cmd),
-        Command::Manifest(cmd) => repair_cmd::manifest(&cli.data_dir, cmd),
-        Command::Schema(cmd) => repair_cmd::schema(&cli.data_dir, cmd),
-        Command::Quarantine(cmd) => repair_cmd::quarantine(&cli.data_dir, cmd),
-        Command::Sstable(cmd) => sstable_cmd::run(&cli.data_dir, cmd),
+        Command::Stress { args, .. } => stress::run(&data_dir, args),
+        Command::Compact { args, .. } => compaction_cmd::compact(&data_dir, args),
+        Command::Garbagecollect { args, .. } => compaction_cmd::garbage_collect(&data_dir, args),
+        Command::Compactionstats { args, .. } => compaction_cmd::compaction_stats(&data_dir, args),
+        Command::Compactionhistory { args, .. } => {
+            compaction_cmd::compaction_history(&data_dir, args)
+        }
+        Command::Verify { args, .. } => admin::verify(&data_dir, args),
+        Command::Scrub { args, .. } => admin::scrub(&data_dir, args),
+        Command::Snapshot { args, .. } => admin::snapshot(&data_dir, args),
+        Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
+        Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
+        Command::Commitlog(cmd) => admin::commitlog(&data_dir, cmd),
+        Command::Manifest(cmd) => repair_cmd::manifest(&data_dir, cmd),
+        Command::Schema(cmd) => repair_cmd::schema(&data_dir, cmd),
+        Command::Quarantine(cmd) => repair_cmd::quarantine(&data_dir, cmd),
+        Command::Sstable(cmd) => sstable_cmd::run(&data_dir, cmd),
         Command::Bench(cmd) => bench_cmd::run(cmd),
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),
-        Command::Tablestats { target, json } => {
-            let db = open_db_read_only(&cli.data_dir)?;
+        Command::Tablestats { target, json, .. } => {
+            let db = open_db_read_only(&data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;
             print_tablestats(&tables, json)?;
             db.close()
         }
-        Command::Flush { target } => {
-            let db = open_db(&cli.data_dir)?;
+        Command::Flush { target, .. } => {
+            let db = open_db(&data_dir)?;
             for t in select_tables(&db, target.as_deref())? {
                 t.flush()?;
             }
@@ -256,8 +390,8 @@ fn run(cli: Cli) -> strata::Result<()> {
             }
             Ok(())
         }
-        Command::CreateTable { cql } => {
-            let db = open_db(&cli.data_dir)?;
+        Command::CreateTable { cql, .. } => {
+            let db = open_db(&data_dir)?;
             // IF NOT EXISTS on an existing table succeeds without creating anything:
             // say which happened.
             let statement = strata::schema::CreateTableStatement::parse(&cql)?;

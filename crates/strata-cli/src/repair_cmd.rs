@@ -9,6 +9,7 @@ use serde::Serialize;
 use std::path::Path;
 use strata::{quarantine, repair, Error, Result};
 
+use crate::datadir::DataDirArgs;
 use crate::{open_db, open_db_read_only, select_tables};
 
 #[derive(Subcommand, Debug)]
@@ -20,6 +21,8 @@ pub enum ManifestCommand {
         target: String,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
 }
 
@@ -36,6 +39,8 @@ pub enum SchemaCommand {
         allow_partial: bool,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
 }
 
@@ -44,6 +49,7 @@ pub fn schema(data_dir: &Path, cmd: SchemaCommand) -> Result<()> {
         dry_run,
         allow_partial,
         json,
+        ..
     } = cmd;
     let opts = strata::schema_rebuild::RebuildSchemaOptions {
         dry_run,
@@ -99,6 +105,33 @@ pub struct QuarantineArgs {
     pub target: Option<String>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub db: DataDirArgs,
+}
+
+// Every manifest, schema and quarantine subcommand opens the data directory.
+impl ManifestCommand {
+    pub fn data_dir_args(&self) -> &DataDirArgs {
+        match self {
+            ManifestCommand::Rebuild { db, .. } => db,
+        }
+    }
+}
+
+impl SchemaCommand {
+    pub fn data_dir_args(&self) -> &DataDirArgs {
+        match self {
+            SchemaCommand::Rebuild { db, .. } => db,
+        }
+    }
+}
+
+impl QuarantineCommand {
+    pub fn data_dir_args(&self) -> &DataDirArgs {
+        match self {
+            QuarantineCommand::List(a) | QuarantineCommand::Purge(a) => &a.db,
+        }
+    }
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<String> {
@@ -107,7 +140,7 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 
 pub fn manifest(data_dir: &Path, cmd: ManifestCommand) -> Result<()> {
     match cmd {
-        ManifestCommand::Rebuild { target, json } => {
+        ManifestCommand::Rebuild { target, json, .. } => {
             let (ks, t) = target.split_once('.').ok_or_else(|| {
                 Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
             })?;

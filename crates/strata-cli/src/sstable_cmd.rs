@@ -17,6 +17,7 @@ use strata::sstable::salvage::read_identity_header;
 use strata::sstable::{SSTableIdentity, SSTableReader};
 use strata::{repair, Error, Result};
 
+use crate::datadir::{DataDirArgs, DataDirUse};
 use crate::open_db;
 
 #[derive(Subcommand, Debug)]
@@ -53,7 +54,21 @@ pub enum SstableCommand {
         files: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
+}
+
+impl SstableCommand {
+    /// `import` changes a table and opens the data directory; `metadata` and
+    /// `scrub` work on a file alone.
+    pub fn data_dir_use(&self) -> DataDirUse<'_> {
+        match self {
+            SstableCommand::Metadata { .. } => DataDirUse::NotThisSubcommand("sstable metadata"),
+            SstableCommand::Scrub { .. } => DataDirUse::NotThisSubcommand("sstable scrub"),
+            SstableCommand::Import { db, .. } => DataDirUse::Opens(db),
+        }
+    }
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<String> {
@@ -77,6 +92,7 @@ pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
             target,
             files,
             json,
+            ..
         } => import(data_dir, &target, &files, json),
     }
 }

@@ -1,0 +1,296 @@
+//! The data-directory options (`--data-dir`, the commit-log and disk flags) and
+//! where a command line may give them.
+//!
+//! Only commands that open a data directory take these options, so only their
+//! `--help` lists them: `strata model --help` does not mention `--data-dir`.
+//! Each such command flattens [`DataDirArgs`] into its own arguments, and the
+//! top level flattens it too, so both `strata --data-dir D stress write` (the
+//! README's form, option before the subcommand) and `strata stress write
+//! --data-dir D --commitlog-sync batch` work. `global = true` would have done
+//! that in one line, but clap then copies the options into every subcommand's
+//! help, which is what this module exists to stop.
+//!
+//! Contract:
+//! 1. [`resolve`] is the one place the two positions meet: an option given
+//!    before the subcommand and again after it is refused (which would win is
+//!    not obvious), never silently overridden.
+//! 2. A data-directory option given before a command that never opens a data
+//!    directory (`strata --data-dir D model`) is an error naming the option and
+//!    the command, not ignored. Before a command family that holds one
+//!    (`sstable`: `import` opens one, `metadata` does not) it is accepted for the
+//!    family, as scripts write `strata --data-dir D sstable ...` uniformly, and a
+//!    subcommand that does not use it gets a warning naming it: never silence.
+//! 3. Defaults are applied here, once, after merging; the fields stay `Option`
+//!    so that "not given" and "given the default" differ (contract 1 needs it).
+
+use crate::admin::{CommitLogFlags, SyncModeArg};
+use clap::Args;
+use std::path::PathBuf;
+use strata::{Error, Result};
+
+const DEFAULT_DATA_DIR: &str = "strata-data";
+const DEFAULT_SYNC_PERIOD_MS: u64 = 10_000;
+const DEFAULT_GROUP_WINDOW_MS: u64 = 10;
+const DEFAULT_SEGMENT_SIZE_MB: u64 = 32;
+const DEFAULT_DISK_RESERVE_MB: u64 = 64;
+const DEFAULT_COMPACTION_THROUGHPUT_MB_PER_SEC: u64 = 64;
+const DEFAULT_CONCURRENT_COMPACTORS: usize = 1;
+
+/// Options of commands that open a data directory (see docs/DURABILITY.md).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DataDirArgs {
+    /// Data directory, created if missing [default: strata-data].
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// When writes are fsynced and acknowledged (Cassandra's commitlog_sync)
+    /// [default: periodic].
+    #[arg(long = "commitlog-sync", value_enum)]
+    pub commitlog_sync: Option<SyncModeArg>,
+    /// fsync period of `periodic` mode (commitlog_sync_period), milliseconds
+    /// [default: 10000].
+    #[arg(long)]
+    pub commitlog_sync_period_ms: Option<u64>,
+    /// Shortest gap between fsyncs in `group` mode (commitlog_sync_group_window),
+    /// ms [default: 10].
+    #[arg(long)]
+    pub commitlog_sync_group_window_ms: Option<u64>,
+    /// Segment size (commitlog_segment_size), MiB; the largest mutation is half
+    /// of it [default: 32].
+    #[arg(long)]
+    pub commitlog_segment_size_mb: Option<u64>,
+    /// Skip corrupt commit-log records at replay instead of refusing to open
+    /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
+    #[arg(long)]
+    pub ignore_replay_errors: bool,
+    /// Data-directory size limit: flushes and compactions that would pass it are
+    /// refused and counted (Strata's max_disk_bytes; unset = free space only).
+    #[arg(long)]
+    pub max_disk_bytes: Option<u64>,
+    /// Free space kept in reserve on the file system: a flush or compaction that
+    /// would leave less is refused (Strata's disk_reserve_bytes), MiB [default: 64].
+    #[arg(long)]
+    pub disk_reserve_mb: Option<u64>,
+    /// Compaction write throughput limit, MiB/s, 0 = unlimited (Cassandra's
+    /// compaction_throughput_mb_per_sec) [default: 64].
+    #[arg(long)]
+    pub compaction_throughput_mb_per_sec: Option<u64>,
+    /// Background compaction threads (Cassandra's concurrent_compactors), 0 to 64
+    /// [default: 1].
+    #[arg(long,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(0..=strata::db::MAX_CONCURRENT_COMPACTORS as u64))]
+    pub concurrent_compactors: Option<usize>,
+}
+
+impl DataDirArgs {
+    /// The long names of the options given, for error messages.
+    fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut note = |set: bool, name: &'static str| {
+            if set {
+                v.push(name);
+            }
+        };
+        note(self.data_dir.is_some(), "--data-dir");
+        note(self.commitlog_sync.is_some(), "--commitlog-sync");
+        note(
+            self.commitlog_sync_period_ms.is_some(),
+            "--commitlog-sync-period-ms",
+        );
+        note(
+            self.commitlog_sync_group_window_ms.is_some(),
+            "--commitlog-sync-group-window-ms",
+        );
+        note(
+            self.commitlog_segment_size_mb.is_some(),
+            "--commitlog-segment-size-mb",
+        );
+        note(self.ignore_replay_errors, "--ignore-replay-errors");
+        note(self.max_disk_bytes.is_some(), "--max-disk-bytes");
+        note(self.disk_reserve_mb.is_some(), "--disk-reserve-mb");
+        note(
+            self.compaction_throughput_mb_per_sec.is_some(),
+            "--compaction-throughput-mb-per-sec",
+        );
+        note(
+            self.concurrent_compactors.is_some(),
+            "--concurrent-compactors",
+        );
+        v
+    }
+}
+
+/// Whether a parsed command opens a data directory.
+pub enum DataDirUse<'a> {
+    /// It does, with these options given after the subcommand.
+    Opens(&'a DataDirArgs),
+    /// It never does (`model`, `simulate`, `token`, `bench`).
+    Never,
+    /// Its family does, this subcommand (named, e.g. `sstable metadata`) does not.
+    NotThisSubcommand(&'static str),
+}
+
+/// A command's data directory and flags, resolved.
+#[derive(Debug)]
+pub struct Resolved {
+    /// `None` for a command that opens no data directory.
+    pub data_dir: Option<(PathBuf, CommitLogFlags)>,
+    /// Options given that the command does not use (contract 2), for stderr.
+    pub warnings: Vec<String>,
+}
+
+/// Merges the options given before the subcommand (`before`) with those of the
+/// command itself and applies the defaults (contracts 1-3).
+pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Result<Resolved> {
+    let after =
+        match use_ {
+            DataDirUse::Opens(after) => after,
+            DataDirUse::Never => {
+                return match before.given().first() {
+                    None => Ok(Resolved {
+                        data_dir: None,
+                        warnings: Vec::new(),
+                    }),
+                    Some(name) => Err(Error::InvalidInput(format!(
+                        "`strata {command}` opens no data directory: {name} does not apply to it"
+                    ))),
+                }
+            }
+            DataDirUse::NotThisSubcommand(sub) => return Ok(Resolved {
+                data_dir: None,
+                warnings: before
+                    .given()
+                    .iter()
+                    .map(|name| {
+                        format!(
+                            "{name} is not used by `strata {sub}`, which opens no data directory"
+                        )
+                    })
+                    .collect(),
+            }),
+        };
+    let twice: Vec<&str> = before
+        .given()
+        .into_iter()
+        .filter(|n| after.given().contains(n))
+        .collect();
+    if let Some(name) = twice.first() {
+        return Err(Error::InvalidInput(format!(
+            "{name} given both before and after `{command}`: give it once"
+        )));
+    }
+    let data_dir = after
+        .data_dir
+        .clone()
+        .or_else(|| before.data_dir.clone())
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+    let flags = CommitLogFlags {
+        commitlog_sync: after
+            .commitlog_sync
+            .or(before.commitlog_sync)
+            .unwrap_or(SyncModeArg::Periodic),
+        commitlog_sync_period_ms: after
+            .commitlog_sync_period_ms
+            .or(before.commitlog_sync_period_ms)
+            .unwrap_or(DEFAULT_SYNC_PERIOD_MS),
+        commitlog_sync_group_window_ms: after
+            .commitlog_sync_group_window_ms
+            .or(before.commitlog_sync_group_window_ms)
+            .unwrap_or(DEFAULT_GROUP_WINDOW_MS),
+        commitlog_segment_size_mb: after
+            .commitlog_segment_size_mb
+            .or(before.commitlog_segment_size_mb)
+            .unwrap_or(DEFAULT_SEGMENT_SIZE_MB),
+        ignore_replay_errors: after.ignore_replay_errors || before.ignore_replay_errors,
+        max_disk_bytes: after.max_disk_bytes.or(before.max_disk_bytes),
+        disk_reserve_mb: after
+            .disk_reserve_mb
+            .or(before.disk_reserve_mb)
+            .unwrap_or(DEFAULT_DISK_RESERVE_MB),
+        compaction_throughput_mb_per_sec: after
+            .compaction_throughput_mb_per_sec
+            .or(before.compaction_throughput_mb_per_sec)
+            .unwrap_or(DEFAULT_COMPACTION_THROUGHPUT_MB_PER_SEC),
+        concurrent_compactors: after
+            .concurrent_compactors
+            .or(before.concurrent_compactors)
+            .unwrap_or(DEFAULT_CONCURRENT_COMPACTORS),
+    };
+    Ok(Resolved {
+        data_dir: Some((data_dir, flags)),
+        warnings: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_dir(d: &str) -> DataDirArgs {
+        DataDirArgs {
+            data_dir: Some(PathBuf::from(d)),
+            ..DataDirArgs::default()
+        }
+    }
+
+    #[test]
+    fn either_position_works_and_defaults_fill_the_rest() {
+        let none = DataDirArgs::default();
+        for (before, after) in [(with_dir("x"), none.clone()), (none.clone(), with_dir("x"))] {
+            let r = resolve(&before, DataDirUse::Opens(&after), "stress").unwrap();
+            let (dir, flags) = r.data_dir.unwrap();
+            assert_eq!(dir, PathBuf::from("x"));
+            assert_eq!(flags.commitlog_sync, SyncModeArg::Periodic);
+            assert_eq!(flags.commitlog_sync_period_ms, 10_000);
+            assert_eq!(flags.concurrent_compactors, 1);
+            assert_eq!(flags.disk_reserve_mb, 64);
+        }
+        let (dir, _) = resolve(&none, DataDirUse::Opens(&none), "flush")
+            .unwrap()
+            .data_dir
+            .unwrap();
+        assert_eq!(dir, PathBuf::from("strata-data"));
+    }
+
+    #[test]
+    fn an_option_given_twice_is_refused_by_name() {
+        let err = resolve(&with_dir("a"), DataDirUse::Opens(&with_dir("b")), "stress")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--data-dir given both"), "{err}");
+    }
+
+    #[test]
+    fn a_command_without_a_data_directory_refuses_its_options() {
+        assert!(resolve(&DataDirArgs::default(), DataDirUse::Never, "model")
+            .unwrap()
+            .data_dir
+            .is_none());
+        let sync = DataDirArgs {
+            commitlog_sync: Some(SyncModeArg::Batch),
+            ..DataDirArgs::default()
+        };
+        let err = resolve(&sync, DataDirUse::Never, "model")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`strata model` opens no data directory: --commitlog-sync"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_family_member_without_a_data_directory_warns_about_unused_options() {
+        let r = resolve(
+            &with_dir("d"),
+            DataDirUse::NotThisSubcommand("sstable metadata"),
+            "sstable",
+        )
+        .unwrap();
+        assert!(r.data_dir.is_none());
+        assert_eq!(
+            r.warnings,
+            vec!["--data-dir is not used by `strata sstable metadata`, which opens no data directory"]
+        );
+    }
+}
