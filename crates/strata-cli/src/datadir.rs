@@ -142,21 +142,21 @@ pub struct Resolved {
 /// Merges the options given before the subcommand (`before`) with those of the
 /// command itself and applies the defaults (contracts 1-3).
 pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Result<Resolved> {
-    let after =
-        match use_ {
-            DataDirUse::Opens(after) => after,
-            DataDirUse::Never => {
-                return match before.given().first() {
-                    None => Ok(Resolved {
-                        data_dir: None,
-                        warnings: Vec::new(),
-                    }),
-                    Some(name) => Err(Error::InvalidInput(format!(
-                        "`strata {command}` opens no data directory: {name} does not apply to it"
-                    ))),
-                }
+    let after = match use_ {
+        DataDirUse::Opens(after) => after,
+        DataDirUse::Never => {
+            return match before.given().first() {
+                None => Ok(Resolved {
+                    data_dir: None,
+                    warnings: Vec::new(),
+                }),
+                Some(name) => Err(Error::InvalidInput(format!(
+                    "`strata {command}` opens no data directory: {name} does not apply to it"
+                ))),
             }
-            DataDirUse::NotThisSubcommand(sub) => return Ok(Resolved {
+        }
+        DataDirUse::NotThisSubcommand(sub) => {
+            return Ok(Resolved {
                 data_dir: None,
                 warnings: before
                     .given()
@@ -167,8 +167,9 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
                         )
                     })
                     .collect(),
-            }),
-        };
+            })
+        }
+    };
     let twice: Vec<&str> = before
         .given()
         .into_iter()

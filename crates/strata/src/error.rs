@@ -5,11 +5,18 @@
 //!    anything that input or the disk can cause.
 //! 2. Corruption is its own variant and always carries the file and byte offset, so
 //!    an operator can find the damage with `strata verify` or a hex dump.
-//! 3. Bad input ([`Error::InvalidInput`], [`Error::InvalidOption`], [`Error::NotFound`])
-//!    is reported before anything is written: such an error leaves the database as it was.
+//! 3. Bad input ([`Error::InvalidInput`], [`Error::InvalidOption`], [`Error::NotFound`],
+//!    [`Error::Cql`]) is reported before anything is written: such an error leaves
+//!    the database as it was.
+//! 4. Every error maps to one CQL native-protocol error kind ([`Error::cql_kind`]),
+//!    so a CQL server can answer any failure with a code; a CQL statement's own
+//!    errors are [`Error::Cql`], which carries its kind (and the byte position of a
+//!    syntax error) itself.
 
 use std::fmt;
 use std::path::PathBuf;
+
+use crate::cql::{CqlError, CqlErrorKind};
 
 #[derive(Debug)]
 #[non_exhaustive]
@@ -47,6 +54,9 @@ pub enum Error {
     /// message names what is wrong and the command that repairs it. Nothing was
     /// changed.
     NeedsRepair(String),
+    /// An error in a CQL statement, with its protocol error kind and, for a
+    /// syntax error, the byte position (`cql::error`).
+    Cql(CqlError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -64,6 +74,28 @@ impl Error {
             path: path.into(),
             offset,
             reason: reason.into(),
+        }
+    }
+
+    /// The CQL native-protocol error kind a server answers this error with
+    /// (invariant 4). Bad input is `Invalid`; a table option, `ConfigError` (as
+    /// Cassandra's ConfigurationException); faults of the engine itself,
+    /// `ServerError`.
+    pub fn cql_kind(&self) -> CqlErrorKind {
+        match self {
+            Error::Cql(e) => e.kind,
+            Error::InvalidInput(_) | Error::NotFound(_) => CqlErrorKind::Invalid,
+            Error::InvalidOption { .. } => CqlErrorKind::ConfigError,
+            Error::AlreadyExists(_) => CqlErrorKind::AlreadyExists,
+            // A refused write on a read-only open is the server's state, not the
+            // statement's fault; likewise everything below.
+            Error::ReadOnly(_)
+            | Error::Io { .. }
+            | Error::Corruption { .. }
+            | Error::Poisoned(_)
+            | Error::Cancelled
+            | Error::Locked(_)
+            | Error::NeedsRepair(_) => CqlErrorKind::ServerError,
         }
     }
 
@@ -101,6 +133,7 @@ impl fmt::Display for Error {
             Error::Locked(m) => write!(f, "data directory is in use: {m}"),
             Error::ReadOnly(m) => write!(f, "read-only: {m}"),
             Error::NeedsRepair(m) => write!(f, "refusing to open: {m}"),
+            Error::Cql(e) => write!(f, "{e}"),
         }
     }
 }
@@ -111,5 +144,38 @@ impl std::error::Error for Error {
             Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_maps_to_a_cql_kind() {
+        let syntax = CqlError::syntax("CREATE TABLE", 7, "expected TABLE, found 'x'");
+        let cases = [
+            (Error::Cql(syntax.clone()), CqlErrorKind::SyntaxError),
+            (Error::InvalidInput("x".into()), CqlErrorKind::Invalid),
+            (Error::NotFound("ks.t".into()), CqlErrorKind::Invalid),
+            (
+                Error::option("gc_grace", "unknown"),
+                CqlErrorKind::ConfigError,
+            ),
+            (
+                Error::AlreadyExists("ks.t".into()),
+                CqlErrorKind::AlreadyExists,
+            ),
+            (Error::corruption("f", 1, "crc"), CqlErrorKind::ServerError),
+            (Error::Poisoned("fsync".into()), CqlErrorKind::ServerError),
+        ];
+        for (e, kind) in cases {
+            assert_eq!(e.cql_kind(), kind, "{e}");
+        }
+        // The message is the statement's, position included, with no prefix.
+        assert_eq!(
+            Error::Cql(syntax).to_string(),
+            "CREATE TABLE: syntax error at byte 7: expected TABLE, found 'x'"
+        );
     }
 }

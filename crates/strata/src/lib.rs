@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod commitlog;
 pub mod compaction;
+pub mod cql;
 pub mod data;
 pub mod db;
 pub mod dirlock;

@@ -58,12 +58,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::cql::ddl::{cql_name, parse_create_table, CreateTable};
 use crate::data::{
     Cell, CellKind, ClusteringBound, ClusteringRange, ColumnId, DecoratedKey, DeletionTime,
     LivenessInfo, PartitionUpdate, RangeTombstone, Row, MAX_TTL_SECONDS, NO_TIMESTAMP,
 };
 use crate::error::{Error, Result};
-use crate::options::{Lexer, SyntaxError, TableOptions, Tok};
+use crate::options::TableOptions;
 use crate::token::compose_partition_key;
 use crate::types::{self, CqlType, Value};
 
@@ -1231,295 +1232,6 @@ fn strip_prefix(e: &Error) -> String {
 // CREATE TABLE
 // ---------------------------------------------------------------------------
 
-/// CQL keywords that must be quoted to be used as names (the subset a DDL printer
-/// can meet; quoting a non-reserved name is harmless).
-const RESERVED: &[&str] = &[
-    "add",
-    "allow",
-    "alter",
-    "and",
-    "apply",
-    "asc",
-    "authorize",
-    "batch",
-    "begin",
-    "by",
-    "columnfamily",
-    "create",
-    "delete",
-    "desc",
-    "describe",
-    "drop",
-    "entries",
-    "execute",
-    "from",
-    "full",
-    "grant",
-    "if",
-    "in",
-    "index",
-    "infinity",
-    "insert",
-    "into",
-    "is",
-    "key",
-    "keyspace",
-    "limit",
-    "materialized",
-    "mbean",
-    "mbeans",
-    "modify",
-    "nan",
-    "norecursive",
-    "not",
-    "null",
-    "of",
-    "on",
-    "or",
-    "order",
-    "primary",
-    "rename",
-    "replace",
-    "revoke",
-    "schema",
-    "select",
-    "set",
-    "static",
-    "table",
-    "to",
-    "token",
-    "truncate",
-    "unlogged",
-    "unset",
-    "update",
-    "use",
-    "using",
-    "view",
-    "where",
-    "with",
-];
-
-/// A name as CQL needs it written: bare if it reads back unchanged, else in double quotes.
-fn cql_name(name: &str) -> String {
-    let bare = name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && !RESERVED.contains(&name);
-    if bare {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
-fn ddl_error(e: SyntaxError) -> Error {
-    Error::InvalidInput(format!(
-        "CREATE TABLE: syntax error at byte {}: {}",
-        e.pos, e.msg
-    ))
-}
-
-/// A name token: unquoted identifiers fold to lower case, double-quoted ones keep theirs.
-fn parse_name(
-    lex: &mut Lexer<'_>,
-    what: &str,
-) -> std::result::Result<(String, usize), SyntaxError> {
-    parse_name_spelled(lex, what).map(|(name, pos, _)| (name, pos))
-}
-
-/// As [`parse_name`], also returning the name as written (quotes included), for
-/// messages about two spellings of one name.
-fn parse_name_spelled(
-    lex: &mut Lexer<'_>,
-    what: &str,
-) -> std::result::Result<(String, usize, String), SyntaxError> {
-    let (t, pos) = lex.next_tok()?;
-    match t {
-        Tok::Ident(s) => Ok((s.to_ascii_lowercase(), pos, s)),
-        Tok::Str { text, double: true } => {
-            let spelled = format!("\"{}\"", text.replace('"', "\"\""));
-            Ok((text, pos, spelled))
-        }
-        t => Err(SyntaxError {
-            pos,
-            msg: format!("expected {what}, found {}", t.describe()),
-        }),
-    }
-}
-
-/// What the statement says, before it is checked against itself.
-struct CreateTable {
-    if_not_exists: bool,
-    keyspace: Option<String>,
-    name: String,
-    /// (name, type, static, inline PRIMARY KEY, position)
-    columns: Vec<(String, CqlType, bool, bool, usize)>,
-    /// Each column's name as written, in `columns` order.
-    spellings: Vec<String>,
-    partition_key: Vec<(String, usize)>,
-    clustering: Vec<(String, usize)>,
-    primary_key_clauses: usize,
-    order: Vec<(String, Order, usize)>,
-    settings: Vec<crate::options::Setting>,
-}
-
-fn parse_create_table(text: &str) -> Result<CreateTable> {
-    let mut lex = Lexer::new(text);
-    let ddl = |e| ddl_error(e);
-    lex.expect_keyword("CREATE").map_err(ddl)?;
-    if !lex.eat_keyword("TABLE").map_err(ddl)? {
-        lex.expect_keyword("COLUMNFAMILY").map_err(ddl)?;
-    }
-    let if_not_exists = lex.eat_keyword("IF").map_err(ddl)?;
-    if if_not_exists {
-        lex.expect_keyword("NOT").map_err(ddl)?;
-        lex.expect_keyword("EXISTS").map_err(ddl)?;
-    }
-    let (first, _) = parse_name(&mut lex, "a table name").map_err(ddl)?;
-    let (keyspace, name) = if lex.eat_punct('.').map_err(ddl)? {
-        (
-            Some(first),
-            parse_name(&mut lex, "a table name").map_err(ddl)?.0,
-        )
-    } else {
-        (None, first)
-    };
-    let mut ct = CreateTable {
-        if_not_exists,
-        keyspace,
-        name,
-        columns: Vec::new(),
-        spellings: Vec::new(),
-        partition_key: Vec::new(),
-        clustering: Vec::new(),
-        primary_key_clauses: 0,
-        order: Vec::new(),
-        settings: Vec::new(),
-    };
-    lex.expect_punct('(').map_err(ddl)?;
-    loop {
-        if lex.peek().map_err(ddl)?.0.is_keyword("PRIMARY") {
-            lex.next_tok().map_err(ddl)?;
-            lex.expect_keyword("KEY").map_err(ddl)?;
-            parse_primary_key(&mut lex, &mut ct).map_err(ddl)?;
-        } else {
-            let (col, pos, spelled) = parse_name_spelled(&mut lex, "a column name").map_err(ddl)?;
-            let (t, type_pos) = lex.next_tok().map_err(ddl)?;
-            let Tok::Ident(type_name) = t else {
-                return Err(ddl(SyntaxError {
-                    pos: type_pos,
-                    msg: format!("expected a type, found {}", t.describe()),
-                }));
-            };
-            if lex.peek().map_err(ddl)?.0 == Tok::Punct('<') {
-                return Err(Error::InvalidInput(format!(
-                    "CREATE TABLE: column '{col}' at byte {type_pos}: collection and frozen types are not supported yet"
-                )));
-            }
-            let ty = CqlType::parse(&type_name)
-                .map_err(|_| Error::InvalidInput(format!("CREATE TABLE: unknown type '{type_name}' for column '{col}' at byte {type_pos}")))?;
-            let is_static = lex.eat_keyword("STATIC").map_err(ddl)?;
-            let inline_pk = if lex.eat_keyword("PRIMARY").map_err(ddl)? {
-                lex.expect_keyword("KEY").map_err(ddl)?;
-                ct.primary_key_clauses += 1;
-                ct.partition_key.push((col.clone(), pos));
-                true
-            } else {
-                false
-            };
-            ct.columns.push((col, ty, is_static, inline_pk, pos));
-            ct.spellings.push(spelled);
-        }
-        let (t, pos) = lex.next_tok().map_err(ddl)?;
-        match t {
-            Tok::Punct(',') => {
-                // Tolerate a trailing comma before ')'.
-                if lex.eat_punct(')').map_err(ddl)? {
-                    break;
-                }
-            }
-            Tok::Punct(')') => break,
-            t => {
-                return Err(ddl(SyntaxError {
-                    pos,
-                    msg: format!("expected ',' or ')', found {}", t.describe()),
-                }))
-            }
-        }
-    }
-    if lex.eat_keyword("WITH").map_err(ddl)? {
-        loop {
-            if lex.peek().map_err(ddl)?.0.is_keyword("CLUSTERING") {
-                lex.next_tok().map_err(ddl)?;
-                lex.expect_keyword("ORDER").map_err(ddl)?;
-                lex.expect_keyword("BY").map_err(ddl)?;
-                lex.expect_punct('(').map_err(ddl)?;
-                loop {
-                    let (col, pos) = parse_name(&mut lex, "a clustering column").map_err(ddl)?;
-                    let order = if lex.eat_keyword("DESC").map_err(ddl)? {
-                        Order::Desc
-                    } else {
-                        lex.eat_keyword("ASC").map_err(ddl)?;
-                        Order::Asc
-                    };
-                    ct.order.push((col, order, pos));
-                    if !lex.eat_punct(',').map_err(ddl)? {
-                        break;
-                    }
-                }
-                lex.expect_punct(')').map_err(ddl)?;
-            } else if lex.peek().map_err(ddl)?.0.is_keyword("COMPACT") {
-                let pos = lex.peek().map_err(ddl)?.1;
-                return Err(Error::InvalidInput(format!(
-                    "CREATE TABLE: COMPACT STORAGE (at byte {pos}) is not supported"
-                )));
-            } else {
-                ct.settings.push(crate::options::parse_setting(&mut lex)?);
-            }
-            if !lex.eat_keyword("AND").map_err(ddl)? {
-                break;
-            }
-        }
-    }
-    lex.eat_punct(';').map_err(ddl)?;
-    let (t, pos) = lex.next_tok().map_err(ddl)?;
-    if t != Tok::Eof {
-        return Err(ddl(SyntaxError {
-            pos,
-            msg: format!("expected end of statement, found {}", t.describe()),
-        }));
-    }
-    Ok(ct)
-}
-
-/// After `PRIMARY KEY`: `((a, b), c, d)`, `(a, c)` or `(a)`.
-fn parse_primary_key(
-    lex: &mut Lexer<'_>,
-    ct: &mut CreateTable,
-) -> std::result::Result<(), SyntaxError> {
-    ct.primary_key_clauses += 1;
-    lex.expect_punct('(')?;
-    if lex.eat_punct('(')? {
-        loop {
-            ct.partition_key
-                .push(parse_name(lex, "a partition key column")?);
-            if !lex.eat_punct(',')? {
-                break;
-            }
-        }
-        lex.expect_punct(')')?;
-    } else {
-        ct.partition_key
-            .push(parse_name(lex, "a partition key column")?);
-    }
-    while lex.eat_punct(',')? {
-        ct.clustering.push(parse_name(lex, "a clustering column")?);
-    }
-    lex.expect_punct(')')?;
-    Ok(())
-}
-
 impl TableSchema {
     /// Parses `CREATE TABLE ks.name (...) [WITH ...]`; the keyspace must be named.
     /// Supported: the scalar CQL types, `static`, inline `PRIMARY KEY`,
@@ -2161,13 +1873,34 @@ mod tests {
             ("CREATE TABLE ks.t (id int, c int, d int, PRIMARY KEY (id, c, d)) WITH CLUSTERING ORDER BY (d DESC)", "in order"),
             ("CREATE TABLE ks.t (id int static, c int, PRIMARY KEY (id, c))", "cannot be static"),
             ("CREATE TABLE ks.t (id int PRIMARY KEY, s int static)", "static"),
-            ("CREATE TABLE ks.t (id int PRIMARY KEY v int)", "syntax error at byte 38"),
-            ("CREATE TABLE ks.t (id int PRIMARY KEY) extra", "expected end of statement"),
         ];
         for (cql, needle) in cases {
             match TableSchema::from_cql(cql) {
                 Err(Error::InvalidInput(m)) => assert!(m.contains(needle), "{cql}: {m}"),
                 other => panic!("{cql}: expected InvalidInput, got {other:?}"),
+            }
+        }
+        // Syntax errors are the structured CQL error, with their byte position.
+        let syntax: &[(&str, &str, usize)] = &[
+            (
+                "CREATE TABLE ks.t (id int PRIMARY KEY v int)",
+                "syntax error at byte 38",
+                38,
+            ),
+            (
+                "CREATE TABLE ks.t (id int PRIMARY KEY) extra",
+                "expected end of statement",
+                39,
+            ),
+        ];
+        for (cql, needle, pos) in syntax {
+            match TableSchema::from_cql(cql) {
+                Err(Error::Cql(e)) => {
+                    assert!(e.message.contains(needle), "{cql}: {e}");
+                    assert_eq!(e.kind, crate::cql::CqlErrorKind::SyntaxError, "{cql}");
+                    assert_eq!(e.position, Some(*pos), "{cql}");
+                }
+                other => panic!("{cql}: expected a CQL syntax error, got {other:?}"),
             }
         }
         let e = TableSchema::from_cql("CREATE TABLE ks.t (id int PRIMARY KEY) WITH gc_grace = 1")

@@ -1,5 +1,6 @@
-//! CQL types and values: text literals, Cassandra's native byte format, and a
-//! byte-comparable encoding for clustering columns.
+//! CQL types and values: their text form ([`format_value`]; parsing literals is
+//! `cql::literal`, re-exported here as [`parse_value`]), Cassandra's native byte
+//! format, and a byte-comparable encoding for clustering columns.
 //!
 //! Contract and invariants:
 //!
@@ -52,9 +53,11 @@
 //!   columns compare like `TimeUUIDType`: timestamp, then the low 8 bytes as *signed*
 //!   bytes (Cassandra's compatibility quirk), which we reproduce.
 
+/// Literal parsing lives in the `cql` module; re-exported where callers found it.
+pub use crate::cql::literal::parse_value;
 use crate::error::{Error, Result};
 use std::fmt::Write as _;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// A CQL column type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -204,7 +207,7 @@ impl Value {
     }
 }
 
-fn invalid(ty: CqlType, text: &str, why: &str) -> Error {
+pub(crate) fn invalid(ty: CqlType, text: &str, why: &str) -> Error {
     Error::InvalidInput(format!("invalid {} value '{text}': {why}", ty.name()))
 }
 
@@ -260,7 +263,7 @@ fn varint_to_sign_magnitude(b: &[u8]) -> (bool, Vec<u8>) {
     (neg, mag)
 }
 
-fn varint_from_sign_magnitude(neg: bool, mag: &[u8]) -> Vec<u8> {
+pub(crate) fn varint_from_sign_magnitude(neg: bool, mag: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(mag.len() + 1);
     out.push(0);
     out.extend_from_slice(mag);
@@ -271,7 +274,7 @@ fn varint_from_sign_magnitude(neg: bool, mag: &[u8]) -> Vec<u8> {
 }
 
 /// ASCII decimal digits (already validated) to a big-endian magnitude.
-fn digits_to_magnitude(digits: &[u8]) -> Vec<u8> {
+pub(crate) fn digits_to_magnitude(digits: &[u8]) -> Vec<u8> {
     // Little-endian base-2^32 limbs; 9 decimal digits at a time fit a u32 multiplier.
     let mut limbs: Vec<u32> = Vec::with_capacity(digits.len() / 9 + 1);
     for chunk in digits.chunks(9) {
@@ -343,59 +346,12 @@ fn varint_to_string(b: &[u8]) -> String {
 }
 
 /// Splits an optional sign off `text`.
-fn split_sign(text: &str) -> (bool, &str) {
+pub(crate) fn split_sign(text: &str) -> (bool, &str) {
     match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
         _ => (false, text),
     }
-}
-
-fn parse_varint(text: &str) -> Result<Vec<u8>> {
-    let (neg, digits) = split_sign(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid(CqlType::Varint, text, "expected a decimal integer"));
-    }
-    Ok(varint_from_sign_magnitude(
-        neg,
-        &digits_to_magnitude(digits.as_bytes()),
-    ))
-}
-
-fn parse_decimal(text: &str) -> Result<Value> {
-    let bad = |why: &str| invalid(CqlType::Decimal, text, why);
-    let (neg, rest) = split_sign(text);
-    let (mantissa, exp) = match rest.find(['e', 'E']) {
-        Some(i) => {
-            let e = &rest[i + 1..];
-            let e_digits = e.strip_prefix(['+', '-']).unwrap_or(e);
-            if e_digits.is_empty() || !e_digits.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad("malformed exponent"));
-            }
-            let exp: i64 = e.parse().map_err(|_| bad("exponent out of range"))?;
-            (&rest[..i], exp)
-        }
-        None => (rest, 0),
-    };
-    let (int_part, frac_part) = match mantissa.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (mantissa, ""),
-    };
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if int_part.len() + frac_part.len() == 0 || !all_digits(int_part) || !all_digits(frac_part) {
-        return Err(bad("expected digits with an optional '.' and exponent"));
-    }
-    let scale = (frac_part.len() as i64)
-        .checked_sub(exp)
-        .and_then(|s| i32::try_from(s).ok())
-        .ok_or_else(|| bad("scale out of the 32-bit range"))?;
-    let mut digits = Vec::with_capacity(int_part.len() + frac_part.len());
-    digits.extend_from_slice(int_part.as_bytes());
-    digits.extend_from_slice(frac_part.as_bytes());
-    Ok(Value::Decimal {
-        scale,
-        unscaled: varint_from_sign_magnitude(neg, &digits_to_magnitude(&digits)),
-    })
 }
 
 fn decimal_to_string(scale: i32, unscaled: &[u8]) -> String {
@@ -428,7 +384,7 @@ fn decimal_to_string(scale: i32, unscaled: &[u8]) -> String {
 // Calendar (proleptic Gregorian, Howard Hinnant's civil algorithms)
 // ---------------------------------------------------------------------------
 
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);
@@ -451,7 +407,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
+pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
         2 => 28,
@@ -460,49 +416,8 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
-fn fixed_digits(s: &str, n: usize) -> Option<u32> {
-    if s.len() == n && s.bytes().all(|b| b.is_ascii_digit()) {
-        s.parse().ok()
-    } else {
-        None
-    }
-}
-
-/// Parses `[-]Y+-MM-DD` into days since the epoch.
-fn parse_ymd(s: &str) -> Option<i64> {
-    let (neg, rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s),
-    };
-    let mut parts = rest.splitn(3, '-');
-    let (ys, ms, ds) = (parts.next()?, parts.next()?, parts.next()?);
-    if ys.is_empty() || ys.len() > 9 || !ys.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let y: i64 = ys.parse().ok()?;
-    let y = if neg { -y } else { y };
-    let m = fixed_digits(ms, 2)?;
-    let d = fixed_digits(ds, 2)?;
-    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
-}
-
-const DATE_EPOCH: i64 = 1 << 31;
-const MILLIS_PER_DAY: i64 = 86_400_000;
-
-fn parse_date(text: &str) -> Result<u32> {
-    let bad = |why: &str| invalid(CqlType::Date, text, why);
-    // Cassandra also accepts the raw unsigned day number.
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse::<u32>()
-            .map_err(|_| bad("raw day number out of the unsigned 32-bit range"));
-    }
-    let days = parse_ymd(text).ok_or_else(|| bad("expected YYYY-MM-DD"))?;
-    u32::try_from(days + DATE_EPOCH).map_err(|_| bad("date out of range"))
-}
+pub(crate) const DATE_EPOCH: i64 = 1 << 31;
+pub(crate) const MILLIS_PER_DAY: i64 = 86_400_000;
 
 fn format_date(d: u32) -> String {
     let (y, m, day) = civil_from_days(i64::from(d) - DATE_EPOCH);
@@ -511,69 +426,6 @@ fn format_date(d: u32) -> String {
     } else {
         d.to_string()
     }
-}
-
-fn parse_timestamp(text: &str) -> Result<i64> {
-    let bad = || {
-        invalid(
-            CqlType::Timestamp,
-            text,
-            "expected integer milliseconds or YYYY-MM-DD[THH:MM[:SS[.fff]]][Z]",
-        )
-    };
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
-    }
-    let s = text.strip_suffix(['Z', 'z']).unwrap_or(text);
-    // The date part ends at 'T' or ' '; a leading '-' belongs to a negative year.
-    let (date, time) = match s.find(['T', 't', ' ']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    let days = parse_ymd(date).ok_or_else(bad)?;
-    let mut ms_of_day = 0i64;
-    if let Some(time) = time {
-        let (hms, frac) = match time.split_once('.') {
-            Some((a, b)) => (a, Some(b)),
-            None => (time, None),
-        };
-        let mut parts = hms.split(':');
-        let h = parts
-            .next()
-            .and_then(|p| fixed_digits(p, 2))
-            .ok_or_else(bad)?;
-        let mi = parts
-            .next()
-            .and_then(|p| fixed_digits(p, 2))
-            .ok_or_else(bad)?;
-        let sec = match parts.next() {
-            Some(p) => fixed_digits(p, 2).ok_or_else(bad)?,
-            None if frac.is_none() => 0,
-            None => return Err(bad()),
-        };
-        if parts.next().is_some() || h > 23 || mi > 59 || sec > 59 {
-            return Err(bad());
-        }
-        let millis = match frac {
-            Some(f) if (1..=3).contains(&f.len()) && f.bytes().all(|b| b.is_ascii_digit()) => {
-                // ".5" is 500 ms.
-                f.parse::<u32>().map_err(|_| bad())? * 10u32.pow(3 - f.len() as u32)
-            }
-            Some(_) => return Err(bad()),
-            None => 0,
-        };
-        ms_of_day =
-            ((i64::from(h) * 60 + i64::from(mi)) * 60 + i64::from(sec)) * 1000 + i64::from(millis);
-    }
-    days.checked_mul(MILLIS_PER_DAY)
-        .and_then(|v| v.checked_add(ms_of_day))
-        .ok_or_else(|| {
-            invalid(
-                CqlType::Timestamp,
-                text,
-                "out of the 64-bit millisecond range",
-            )
-        })
 }
 
 fn format_timestamp(ms: i64) -> String {
@@ -605,7 +457,7 @@ fn hex_val(b: u8) -> Option<u8> {
     }
 }
 
-fn parse_hex(hex: &[u8], out: &mut [u8]) -> Option<()> {
+pub(crate) fn parse_hex(hex: &[u8], out: &mut [u8]) -> Option<()> {
     if hex.len() != out.len() * 2 {
         return None;
     }
@@ -623,29 +475,6 @@ fn push_hex(s: &mut String, bytes: &[u8]) {
     }
 }
 
-fn parse_uuid(ty: CqlType, text: &str) -> Result<[u8; 16]> {
-    let b = text.as_bytes();
-    let bad = || invalid(ty, text, "expected 8-4-4-4-12 hexadecimal digits");
-    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
-        return Err(bad());
-    }
-    let mut out = [0u8; 16];
-    let groups = [
-        (0, 8, 0),
-        (9, 13, 4),
-        (14, 18, 6),
-        (19, 23, 8),
-        (24, 36, 10),
-    ];
-    for (start, end, at) in groups {
-        parse_hex(&b[start..end], &mut out[at..at + (end - start) / 2]).ok_or_else(bad)?;
-    }
-    if ty == CqlType::TimeUuid && out[6] >> 4 != 1 {
-        return Err(invalid(ty, text, "a timeuuid must be a version 1 UUID"));
-    }
-    Ok(out)
-}
-
 fn format_uuid(u: &[u8; 16]) -> String {
     let mut s = String::with_capacity(36);
     for (i, range) in [0..4, 4..6, 6..8, 8..10, 10..16].into_iter().enumerate() {
@@ -655,78 +484,6 @@ fn format_uuid(u: &[u8; 16]) -> String {
         push_hex(&mut s, &u[range]);
     }
     s
-}
-
-fn parse_int<T: std::str::FromStr>(ty: CqlType, text: &str, min: i64, max: i64) -> Result<T> {
-    text.parse::<T>().map_err(|_| {
-        let digits = split_sign(text).1;
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            invalid(ty, text, &format!("out of range [{min}, {max}]"))
-        } else {
-            invalid(ty, text, "expected an integer")
-        }
-    })
-}
-
-/// Parses CQL literal-ish text as a value of `ty` (see [`format_value`]).
-pub fn parse_value(ty: CqlType, text: &str) -> Result<Value> {
-    Ok(match ty {
-        CqlType::Boolean => {
-            if text.eq_ignore_ascii_case("true") {
-                Value::Boolean(true)
-            } else if text.eq_ignore_ascii_case("false") {
-                Value::Boolean(false)
-            } else {
-                return Err(invalid(ty, text, "expected true or false"));
-            }
-        }
-        CqlType::TinyInt => Value::TinyInt(parse_int(ty, text, i8::MIN.into(), i8::MAX.into())?),
-        CqlType::SmallInt => {
-            Value::SmallInt(parse_int(ty, text, i16::MIN.into(), i16::MAX.into())?)
-        }
-        CqlType::Int => Value::Int(parse_int(ty, text, i32::MIN.into(), i32::MAX.into())?),
-        CqlType::BigInt => Value::BigInt(parse_int(ty, text, i64::MIN, i64::MAX)?),
-        CqlType::Float => Value::Float(
-            text.parse()
-                .map_err(|_| invalid(ty, text, "expected a number, NaN or Infinity"))?,
-        ),
-        CqlType::Double => Value::Double(
-            text.parse()
-                .map_err(|_| invalid(ty, text, "expected a number, NaN or Infinity"))?,
-        ),
-        CqlType::Text => Value::Text(text.to_string()),
-        CqlType::Ascii => {
-            if !text.is_ascii() {
-                return Err(invalid(ty, text, "contains non-ASCII characters"));
-            }
-            Value::Ascii(text.to_string())
-        }
-        CqlType::Blob => {
-            let hex = text
-                .strip_prefix("0x")
-                .or_else(|| text.strip_prefix("0X"))
-                .ok_or_else(|| invalid(ty, text, "expected 0x followed by hex digits"))?;
-            let mut out = vec![0u8; hex.len() / 2];
-            parse_hex(hex.as_bytes(), &mut out)
-                .ok_or_else(|| invalid(ty, text, "expected an even number of hex digits"))?;
-            Value::Blob(out)
-        }
-        CqlType::Uuid => Value::Uuid(parse_uuid(ty, text)?),
-        CqlType::TimeUuid => Value::TimeUuid(parse_uuid(ty, text)?),
-        CqlType::Timestamp => Value::Timestamp(parse_timestamp(text)?),
-        CqlType::Date => Value::Date(parse_date(text)?),
-        CqlType::Varint => Value::Varint(parse_varint(text)?),
-        CqlType::Decimal => parse_decimal(text)?,
-        CqlType::Inet => {
-            let ip: IpAddr = text
-                .parse()
-                .map_err(|_| invalid(ty, text, "expected an IPv4 or IPv6 address"))?;
-            Value::Inet(match ip {
-                IpAddr::V4(a) => a.octets().to_vec(),
-                IpAddr::V6(a) => a.octets().to_vec(),
-            })
-        }
-    })
 }
 
 fn format_float(f: f64) -> String {
@@ -1436,6 +1193,7 @@ pub fn legacy_clustering_to_canonical(types: &[(CqlType, bool)], bytes: &[u8]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cql::literal::parse_varint;
     use proptest::prelude::*;
     use std::cmp::Ordering;
 

@@ -1,0 +1,27 @@
+//! CQL, the language: lexer, literals, data definition (DDL) now; data
+//! manipulation (INSERT, UPDATE, DELETE, SELECT) and the native-protocol server
+//! later. Callers: `schema` (CREATE TABLE), `options` (the `WITH` settings of
+//! `--table-options` and ALTER), `types::parse_value` (literals), the CLI.
+//!
+//! Layers, each using only those above it:
+//! - [`error`]: [`CqlErrorKind`], one kind per CQL native protocol v4 error code,
+//!   and [`CqlError`], the structured error a statement returns.
+//! - [`lexer`]: tokens with byte offsets.
+//! - [`literal`]: values of CQL types from text; option scalars and maps.
+//! - [`ddl`]: CREATE TABLE and the `WITH` settings clause.
+//!
+//! Invariants:
+//! 1. Parsing is pure: no I/O, no clock, no catalog; what a statement means for
+//!    the database (does the table exist? are its columns consistent?) is
+//!    decided by its caller, so the same parser serves the CLI, recovery and a
+//!    future server.
+//! 2. Every parse error names the byte offset into the text it was given.
+//! 3. Every engine error maps to a CQL error kind (`Error::cql_kind`), so a
+//!    server can answer any failure with the right protocol code.
+
+pub mod ddl;
+pub mod error;
+pub mod lexer;
+pub mod literal;
+
+pub use error::{CqlError, CqlErrorKind};
