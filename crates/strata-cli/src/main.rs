@@ -372,7 +372,7 @@ fn run(cli: Cli) -> strata::Result<()> {
         }
         Command::Token { ty, value, json } => {
             let ty = CqlType::parse(&ty)?;
-            let v = types::parse_value(ty, &value)?;
+            let v = strata::cql::literal::parse_value(ty, &value)?;
             let bytes = types::serialize(&v);
             if bytes.is_empty() {
                 return Err(strata::Error::InvalidInput(

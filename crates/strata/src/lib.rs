@@ -4,6 +4,8 @@
 //! - [`error`], [`clock`], [`fs`]: the error type, injected time, accounted file I/O.
 //! - [`types`], [`token`]: CQL types and values, byte-comparable clustering
 //!   encoding, Cassandra's Murmur3 partitioner.
+//! - [`cql`]: the CQL language: lexer, literals, CREATE TABLE and WITH settings;
+//!   error kinds one to one with the native protocol's error codes.
 //! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
 
 pub mod clock;

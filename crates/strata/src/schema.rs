@@ -1328,8 +1328,8 @@ impl TableSchema {
                 ));
             }
             let dir = match order.peek() {
-                Some((o_name, o, _)) if o_name == name => {
-                    let dir = *o;
+                Some((o_name, descending, _)) if o_name == name => {
+                    let dir = if *descending { Order::Desc } else { Order::Asc };
                     order.next();
                     dir
                 }

@@ -1,6 +1,7 @@
-//! CQL types and values: their text form ([`format_value`]; parsing literals is
-//! `cql::literal`, re-exported here as [`parse_value`]), Cassandra's native byte
-//! format, and a byte-comparable encoding for clustering columns.
+//! CQL types and values: their text form ([`format_value`]; parsing it back is
+//! `cql::literal::parse_value`, which depends on this module, not the reverse),
+//! Cassandra's native byte format, and a byte-comparable encoding for clustering
+//! columns.
 //!
 //! Contract and invariants:
 //!
@@ -53,8 +54,6 @@
 //!   columns compare like `TimeUUIDType`: timestamp, then the low 8 bytes as *signed*
 //!   bytes (Cassandra's compatibility quirk), which we reproduce.
 
-/// Literal parsing lives in the `cql` module; re-exported where callers found it.
-pub use crate::cql::literal::parse_value;
 use crate::error::{Error, Result};
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -1193,7 +1192,7 @@ pub fn legacy_clustering_to_canonical(types: &[(CqlType, bool)], bytes: &[u8]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cql::literal::parse_varint;
+    use crate::cql::literal::{parse_value, parse_varint};
     use proptest::prelude::*;
     use std::cmp::Ordering;
 

@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 use strata::clock::SimClock;
+use strata::cql::literal::parse_value;
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
 use strata::table::Table;
-use strata::types::{format_value, parse_value, CqlType, Value};
+use strata::types::{format_value, CqlType, Value};
 
 fn dec(s: &str) -> Value {
     parse_value(CqlType::Decimal, s).expect("decimal literal")

@@ -6,11 +6,12 @@
 //! it. Contrast `decimal_keys_equal_in_value_are_one_row.rs` (clustering keys).
 
 use strata::clock::SimClock;
+use strata::cql::literal::parse_value;
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
 use strata::token::token_of;
-use strata::types::{parse_value, serialize, CqlType, Value};
+use strata::types::{serialize, CqlType, Value};
 
 fn dec(s: &str) -> Value {
     parse_value(CqlType::Decimal, s).expect("decimal literal")

@@ -6,11 +6,12 @@
 
 mod common;
 
+use strata::cql::literal::parse_value;
 use strata::data::ClusteringRange;
 use strata::fs::Fs;
 use strata::schema::WriteOptions;
 use strata::sstable::{SSTableWriter, WriterOptions};
-use strata::types::{parse_value, CqlType, Value};
+use strata::types::{CqlType, Value};
 
 #[test]
 fn format1_files_are_refused_only_where_decimal_keys_changed() {

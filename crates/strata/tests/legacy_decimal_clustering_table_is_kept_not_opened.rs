@@ -9,8 +9,9 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use strata::cql::literal::parse_value;
 use strata::schema::WriteOptions;
-use strata::types::{parse_value, CqlType, Value};
+use strata::types::{CqlType, Value};
 
 /// Every file under `dir` (relative path → bytes), the lock file excepted.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {

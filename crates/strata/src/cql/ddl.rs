@@ -22,7 +22,6 @@ use super::error::CqlError;
 use super::lexer::{Lexer, SyntaxError, Tok};
 use super::literal::{parse_map, scalar, Literal};
 use crate::error::{Error, Result};
-use crate::schema::Order;
 use crate::types::CqlType;
 
 // ---------------------------------------------------------------------------
@@ -235,7 +234,8 @@ pub(crate) struct CreateTable {
     pub partition_key: Vec<(String, usize)>,
     pub clustering: Vec<(String, usize)>,
     pub primary_key_clauses: usize,
-    pub order: Vec<(String, Order, usize)>,
+    /// (clustering column, descending, position)
+    pub order: Vec<(String, bool, usize)>,
     pub settings: Vec<Setting>,
 }
 
@@ -333,13 +333,11 @@ pub(crate) fn parse_create_table(text: &str) -> Result<CreateTable> {
                 lex.expect_punct('(').map_err(ddl)?;
                 loop {
                     let (col, pos) = parse_name(&mut lex, "a clustering column").map_err(ddl)?;
-                    let order = if lex.eat_keyword("DESC").map_err(ddl)? {
-                        Order::Desc
-                    } else {
+                    let descending = lex.eat_keyword("DESC").map_err(ddl)?;
+                    if !descending {
                         lex.eat_keyword("ASC").map_err(ddl)?;
-                        Order::Asc
-                    };
-                    ct.order.push((col, order, pos));
+                    }
+                    ct.order.push((col, descending, pos));
                     if !lex.eat_punct(',').map_err(ddl)? {
                         break;
                     }

@@ -1,7 +1,7 @@
 //! CQL, the language: lexer, literals, data definition (DDL) now; data
 //! manipulation (INSERT, UPDATE, DELETE, SELECT) and the native-protocol server
 //! later. Callers: `schema` (CREATE TABLE), `options` (the `WITH` settings of
-//! `--table-options` and ALTER), `types::parse_value` (literals), the CLI.
+//! `--table-options` and ALTER), the CLI (`token`), tests (literals).
 //!
 //! Layers, each using only those above it:
 //! - [`error`]: [`CqlErrorKind`], one kind per CQL native protocol v4 error code,
@@ -18,6 +18,10 @@
 //! 2. Every parse error names the byte offset into the text it was given.
 //! 3. Every engine error maps to a CQL error kind (`Error::cql_kind`), so a
 //!    server can answer any failure with the right protocol code.
+//! 4. No cycles: `cql::error` depends on nothing, so the crate's `error` can
+//!    hold a `CqlError`; the parsers (`lexer`, `literal`, `ddl`) depend only on
+//!    `error` and `types`; `options` and `schema` call the parsers, never the
+//!    reverse, so a parser never reaches into the schema or option models.
 
 pub mod ddl;
 pub mod error;
