@@ -94,40 +94,12 @@ pub fn garbage_collect(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     db.close()
 }
 
-#[derive(serde::Serialize)]
-struct CompactionStats {
-    pending_tasks: usize,
-    pending_bytes: u64,
-    active: Vec<strata::table_compaction::ActiveCompaction>,
-}
-
 /// `strata compactionstats`: pending tasks (strategy estimate), an estimate of the
-/// bytes they would read, and the tasks running in this process.
+/// bytes they would read, and the tasks running in this process
+/// (`strata::tablestats::compaction_stats`).
 pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     let db = open_db_read_only(dir)?;
-    let mut stats = CompactionStats {
-        pending_tasks: 0,
-        pending_bytes: 0,
-        active: Vec::new(),
-    };
-    for t in select_tables(&db, args.target.as_deref())? {
-        let pending = t.pending_compaction_tasks();
-        stats.pending_tasks += pending;
-        if pending > 0 {
-            // Estimate: the next task's input bytes per pending task.
-            let infos = t.sstable_infos();
-            if let Some(task) = t.strategy().next_task(&infos, &t.strategy_context()) {
-                let ids = task.input_ids();
-                let bytes: u64 = infos
-                    .iter()
-                    .filter(|i| ids.contains(&i.id))
-                    .map(|i| i.size_bytes)
-                    .sum();
-                stats.pending_bytes += bytes * pending as u64;
-            }
-        }
-        stats.active.extend(t.active_compactions());
-    }
+    let stats = strata::tablestats::compaction_stats(&select_tables(&db, args.target.as_deref())?);
     if args.json {
         println!("{}", to_json(&stats)?);
     } else {
