@@ -114,9 +114,10 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
         let pending = t.pending_compaction_tasks();
         stats.pending_tasks += pending;
         if pending > 0 {
-            // Estimate: the next task's input bytes per pending task.
+            // Estimate: the next task's input bytes per pending task. Peeked:
+            // observing must not advance the strategy's state.
             let infos = t.sstable_infos();
-            if let Some(task) = t.strategy().next_task(&infos, &t.strategy_context()) {
+            if let Some(task) = t.peek_compaction_task() {
                 let ids = task.input_ids();
                 let bytes: u64 = infos
                     .iter()

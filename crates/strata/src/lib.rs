@@ -32,5 +32,6 @@ pub mod table_compaction;
 pub mod tablestats;
 pub mod token;
 pub mod types;
+pub mod version;
 
 pub use error::{Error, Result};

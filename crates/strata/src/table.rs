@@ -22,12 +22,14 @@
 
 use crate::clock::Clock;
 use crate::commitlog::CommitLog;
+use crate::compaction::runtime::{Signal, TableCompactions};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
-use crate::read::{self, PagingState, PartitionResult, ScanPage, View};
+use crate::read::{self, PagingState, PartitionResult, SSTableEdit, ScanPage, View};
+use crate::version::{LiveSSTable, Version};
 use crate::schema::{TableSchema, WriteOptions};
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
@@ -128,9 +130,9 @@ pub struct Table {
     flush_tx: Mutex<Option<Sender<FlushJob>>>,
     /// The database's commit log; `None` only for tables opened without one (tests).
     commitlog: Option<Arc<CommitLog>>,
-    pub(crate) compaction: crate::table_compaction::CompactionState,
+    pub(crate) compaction: TableCompactions,
     /// Wakes the database's compaction manager (set when opened by a database).
-    pub(crate) compaction_signal: Mutex<Option<Arc<crate::db::Signal>>>,
+    pub(crate) compaction_signal: Mutex<Option<Arc<Signal>>>,
     pub metrics: TableMetrics,
     /// Opened by a read-only database: every change is refused.
     read_only: bool,
@@ -315,17 +317,17 @@ impl Table {
         // tail, or not this table's) is set aside as unreadable instead of failing
         // the whole database: reads that could need it fail, everything else works.
         let mut sstables = Vec::new();
-        let mut levels = Vec::new();
         let mut unreadable = Vec::new();
         for e in &manifest.data().sstables {
             let path = dir.join(data_file_name(e.id));
             let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
                 .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
             match opened {
-                Ok(r) => {
-                    sstables.push(r);
-                    levels.push(e.level);
-                }
+                Ok(r) => sstables.push(LiveSSTable {
+                    id: e.id,
+                    level: e.level,
+                    handle: r,
+                }),
                 Err(err) => {
                     notes.push(format!(
                         "table {}: sstable {} is unreadable and left out of the live set: {err}",
@@ -368,13 +370,17 @@ impl Table {
             }
         }
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
+        // Manifest ids are unique (it is written from a version): an error here
+        // is a damaged manifest, reported as such.
+        let version = Version::from_sstables(sstables)
+            .map_err(|e| Error::corruption(&dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string()))?;
         Ok(Arc::new(Table {
             dir: dir.to_path_buf(),
             schema: RwLock::new(Arc::new(schema)),
             fs: fs.clone(),
             clock,
             io,
-            view: RwLock::new(Arc::new(View::new(vec![memtable], sstables, levels))),
+            view: RwLock::new(Arc::new(View::new(vec![memtable], Arc::new(version)))),
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),
             flushed: Condvar::new(),
@@ -544,11 +550,7 @@ impl Table {
             let mut memtables = Vec::with_capacity(view.memtables.len() + 1);
             memtables.push(fresh);
             memtables.extend(view.memtables.iter().cloned());
-            *view = Arc::new(View::new(
-                memtables,
-                view.sstables.clone(),
-                view.levels.clone(),
-            ));
+            *view = Arc::new(View::new(memtables, view.version.clone()));
         }
         self.metrics
             .memtable_switch_count
@@ -623,35 +625,17 @@ impl Table {
             Some(self.write_sstable(memtable)?)
         };
         let position = memtable.flush_position();
-        let added: Vec<SSTableEntry> = reader
-            .iter()
-            .map(|r| SSTableEntry::for_reader(r, 0))
-            .collect();
-        if !added.is_empty() || position.is_some() {
-            if let Err(e) = self.manifest.lock().commit(&added, &[], position) {
-                // An uncertain commit (manifest invariant 5) may have listed the
-                // file: keep it; the next open removes it if it is not listed.
-                if let (Some(r), false) = (&reader, matches!(e, Error::Poisoned(_))) {
-                    r.mark_obsolete();
-                }
-                return Err(e);
-            }
+        let mut edit = SSTableEdit::new();
+        if let Some(r) = &reader {
+            edit = edit.add(r.id(), 0, r.clone());
         }
-        {
-            let mut view = self.view.write();
-            let memtables: Vec<_> = view
-                .memtables
-                .iter()
-                .filter(|m| m.id() != memtable.id())
-                .cloned()
-                .collect();
-            let mut sstables = view.sstables.clone();
-            let mut levels = view.levels.clone();
-            if let Some(r) = reader {
-                sstables.push(r);
-                levels.push(0);
+        if let Err(e) = self.commit_edit(&edit, position, Some(memtable.id())) {
+            // An uncertain commit (manifest invariant 5) may have listed the
+            // file: keep it; the next open quarantines it if it is not listed.
+            if let (Some(r), false) = (&reader, matches!(e, Error::Poisoned(_))) {
+                r.mark_obsolete();
             }
-            *view = Arc::new(View::new(memtables, sstables, levels));
+            return Err(e);
         }
         // The manifest now says everything before `position` is in sstables: the
         // commit log may drop segments that only this table still needed.
@@ -696,69 +680,86 @@ impl Table {
         &self.fs
     }
 
-    /// Atomically replaces the live sstables `removed` by `added` (each with its
-    /// level): one durable manifest commit, then one view swap. Removed sstables
-    /// are marked obsolete and their files deleted when the last reader drops them
-    /// (manifest invariant 2). On error nothing changes and the caller still owns
-    /// `added` (it should mark them obsolete).
+    /// Atomically applies `edit` to the live set: checked against the current
+    /// version, persisted by one durable manifest commit of the same edit, then
+    /// one view swap. Removed sstables are marked obsolete; their files are
+    /// deleted by the reclaimer once the last reader drops them (manifest
+    /// invariant 2). On error nothing changes and the caller still owns the added
+    /// sstables (it should mark them obsolete, unless the error is
+    /// `Error::Poisoned`: manifest invariant 5).
+    pub fn apply_edit(&self, edit: &SSTableEdit) -> Result<()> {
+        self.commit_edit(edit, None, None)
+    }
+
+    /// [`Table::apply_edit`], also moving the flushed position to `replay` and
+    /// taking the flushed memtable `flushed` out of the view in the same swap
+    /// (table invariant 1). An empty edit with neither writes nothing.
+    fn commit_edit(
+        &self,
+        edit: &SSTableEdit,
+        replay: Option<crate::manifest::ReplayPosition>,
+        flushed: Option<u64>,
+    ) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
+        }
+        // The manifest lock serialises every change of the version: the version
+        // read here is the one the swap below replaces.
+        let mut manifest = self.manifest.lock();
+        let current = self.view.read().version.clone();
+        let next = current.apply(edit)?;
+        if !edit.is_empty() || replay.is_some() {
+            let tokens = edit.map(|s| {
+                (
+                    Some(s.handle.first_key().token),
+                    Some(s.handle.last_key().token),
+                )
+            });
+            manifest.commit_edit(&tokens, replay)?;
+        }
+        {
+            let mut view = self.view.write();
+            let memtables: Vec<Arc<Memtable>> = match flushed {
+                Some(id) => view
+                    .memtables
+                    .iter()
+                    .filter(|m| m.id() != id)
+                    .cloned()
+                    .collect(),
+                None => view.memtables.clone(),
+            };
+            *view = Arc::new(View::new(memtables, Arc::new(next)));
+        }
+        for id in &edit.removed {
+            if let Some(s) = current.get(*id) {
+                s.handle.mark_obsolete();
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the live sstables `removed` by `added` (each with its level) in
+    /// one edit ([`Table::apply_edit`]).
     pub fn replace_sstables(
         &self,
         removed: &[u64],
         added: &[(Arc<SSTableReader>, u32)],
     ) -> Result<()> {
-        let mut manifest = self.manifest.lock();
-        {
-            let view = self.view.read();
-            for id in removed {
-                if !view.sstables.iter().any(|s| s.id() == *id) {
-                    return Err(Error::NotFound(format!(
-                        "sstable {id} is not live in {}",
-                        self.dir.display()
-                    )));
-                }
-            }
+        let mut edit = SSTableEdit::new();
+        edit.removed = removed.to_vec();
+        for (r, level) in added {
+            edit = edit.add(r.id(), *level, r.clone());
         }
-        let entries: Vec<SSTableEntry> = added
-            .iter()
-            .map(|(r, l)| SSTableEntry::for_reader(r, *l))
-            .collect();
-        manifest.commit(&entries, removed, None)?;
-        let mut view = self.view.write();
-        let mut sstables = Vec::with_capacity(view.sstables.len() + added.len());
-        let mut levels = Vec::with_capacity(sstables.capacity());
-        for (s, l) in view.sstables.iter().zip(&view.levels) {
-            if removed.contains(&s.id()) {
-                s.mark_obsolete();
-            } else {
-                sstables.push(s.clone());
-                levels.push(*l);
-            }
-        }
-        for (r, l) in added {
-            sstables.push(r.clone());
-            levels.push(*l);
-        }
-        *view = Arc::new(View::new(view.memtables.clone(), sstables, levels));
-        Ok(())
+        self.apply_edit(&edit)
     }
 
     /// Changes sstable levels without rewriting files (LCS moving a lone sstable up).
     pub fn set_levels(&self, moves: &[(u64, u32)]) -> Result<()> {
-        let mut manifest = self.manifest.lock();
-        manifest.set_levels(moves)?;
-        let mut view = self.view.write();
-        let mut levels = view.levels.clone();
-        for (s, l) in view.sstables.iter().zip(levels.iter_mut()) {
-            if let Some((_, to)) = moves.iter().find(|(id, _)| *id == s.id()) {
-                *l = *to;
-            }
-        }
-        *view = Arc::new(View::new(
-            view.memtables.clone(),
-            view.sstables.clone(),
-            levels,
-        ));
-        Ok(())
+        let edit = SSTableEdit {
+            moved: moves.to_vec(),
+            ..SSTableEdit::new()
+        };
+        self.apply_edit(&edit)
     }
 
     /// Applies a mutation read back from the commit log: straight into the active
@@ -902,6 +903,79 @@ impl Table {
         self.flush_tx.lock().take();
     }
 
+    /// Wakes writers waiting on a flush or on compaction debt.
+    pub(crate) fn notify_flushed(&self) {
+        let _g = self.flushed_mutex.lock();
+        self.flushed.notify_all();
+    }
+
+    /// The disk-space guard: every flush and every compaction passes it first;
+    /// a refusal is counted and reported, never silently skipped. Refuses when
+    /// `estimate_bytes` more would not fit in free space minus the reserve, or
+    /// past `max_disk_bytes`.
+    pub fn check_disk_space(&self, estimate_bytes: u64) -> Result<()> {
+        let root = self
+            .dir()
+            .parent()
+            .and_then(|p| p.parent())
+            .unwrap_or(self.dir());
+        let reserve = self.runtime.disk_reserve_bytes;
+        let refuse = |why: String| {
+            self.metrics.space_refusals.fetch_add(1, Ordering::Relaxed);
+            Err(Error::Io {
+                path: self.dir().to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),
+            })
+        };
+        // A recovery flush turns commit-log bytes into sstable bytes and lets the
+        // log go: refusing it under the quota would keep the database from ever
+        // reopening under the quota that the log itself exceeds.
+        let recovering = self.recovering.load(Ordering::Acquire);
+        if let (Some(limit), false) = (self.runtime.max_disk_bytes, recovering) {
+            let used = dir_bytes(root);
+            if used.saturating_add(estimate_bytes) > limit {
+                return refuse(format!(
+                    "refusing to write ~{estimate_bytes} bytes: data directory holds {used} of max_disk_bytes {limit}"
+                ));
+            }
+        }
+        if let Some(free) = free_disk_bytes(self.dir()) {
+            if free < estimate_bytes.saturating_add(reserve) {
+                return refuse(format!(
+                    "refusing to write ~{estimate_bytes} bytes: {free} bytes free, {reserve} kept in reserve"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Write back-pressure on compaction debt: delay each write past the slowdown
+    /// trigger, stop writes past the stop trigger until compaction catches up.
+    /// Disabled while the strategy is disabled (`'enabled': 'false'`), since
+    /// nothing would ever release the stall.
+    pub(crate) fn wait_for_compaction_debt(&self) {
+        // Cheap check first: this runs on every write.
+        let l0 = |t: &Table| t.view.read().l0_count();
+        let count = l0(self);
+        if count < self.runtime.l0_slowdown_writes_trigger
+            || !self.schema().options.compaction.common().enabled
+        {
+            return;
+        }
+        let started = Instant::now();
+        if count < self.runtime.l0_stop_writes_trigger {
+            std::thread::sleep(Duration::from_millis(1));
+        } else {
+            let mut guard = self.flushed_mutex.lock();
+            while l0(self) >= self.runtime.l0_stop_writes_trigger {
+                self.flushed.wait_for(&mut guard, Duration::from_millis(50));
+            }
+        }
+        self.metrics
+            .write_stall_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    }
+
     /// Files in the table directory that are sstables, with sizes (live or not yet
     /// deleted): Cassandra's "Space used (total)".
     pub fn disk_bytes_total(&self) -> Result<u64> {
@@ -914,4 +988,26 @@ impl Table {
         }
         Ok(total)
     }
+}
+
+fn free_disk_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a valid out-pointer.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+fn dir_bytes(path: &std::path::Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+            Err(_) => 0,
+        })
+        .sum()
 }

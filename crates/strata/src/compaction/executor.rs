@@ -3,13 +3,18 @@
 //!
 //! A merge streams every input sstable in token order (each chunk read once),
 //! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
-//! writes outputs split at partition boundaries once an output reaches the task's
-//! `max_output_bytes`. The outputs replace the inputs in one atomic manifest
-//! commit + view swap (`Table::replace_sstables`); input files are deleted when the
-//! last reader drops them.
+//! writes outputs split at partition boundaries where [`OutputCutter`] says (the
+//! one place that decides where an output ends). The outputs replace the inputs
+//! by one [`SSTableEdit`] ([`CompactionTask::edit`]) that the table applies
+//! atomically (manifest commit + view swap); input files are deleted by the
+//! reclaimer once the last reader drops them.
+//!
+//! The executor sees a table only through [`CompactionHost`] (the narrow
+//! interface of `compaction/runtime.rs`), so it depends on no table code: the
+//! module graph runs table -> compaction, never back.
 //!
 //! Threads: any compaction thread; the caller marks the task's inputs busy before
-//! and clears them after (see `Table::run_compaction`).
+//! and clears them after (see `compaction::runtime::run_task`).
 //!
 //! Invariants:
 //! 1. The live set changes only at the end, atomically: a crash or an error at any
@@ -21,14 +26,14 @@
 //!    and cancellation is checked between partitions.
 
 use super::purge::{is_empty, purge_partition, PurgeStats};
+use super::runtime::CompactionHost;
 use super::CompactionTask;
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
-use crate::read::merge_partition;
+use crate::read::{merge_partition, SSTableEdit, View};
 use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
-use crate::table::Table;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -113,49 +118,42 @@ pub struct CompactionRecord {
     pub duration_ms: u64,
 }
 
-/// Executes `task` on `table`. The caller has marked its inputs busy.
+/// Executes `task` on the table behind `table`. The caller has marked its
+/// inputs busy.
 pub fn execute(
-    table: &Arc<Table>,
+    table: &dyn CompactionHost,
     task: &CompactionTask,
     progress: &TaskProgress,
     limiter: &RateLimiter,
 ) -> Result<CompactionRecord> {
     let started = Instant::now();
-    let schema = table.schema();
+    let (keyspace, name) = table.qualified_name();
     let mut record = CompactionRecord {
-        keyspace: schema.keyspace.clone(),
-        table: schema.name.clone(),
+        keyspace,
+        table: name,
         inputs: task.input_ids(),
         output_level: task.output_level().unwrap_or(0),
         ..CompactionRecord::default()
     };
     let view = table.view();
-    let level_of = |id: u64| {
-        view.sstables
-            .iter()
-            .zip(&view.levels)
-            .find(|(s, _)| s.id() == id)
-            .map(|(_, l)| *l)
-    };
     match task {
         CompactionTask::Drop { ids } => {
             record.kind = "drop".into();
             record.reason = "fully expired".into();
-            record.bytes_in = view
-                .sstables
+            record.bytes_in = ids
                 .iter()
-                .filter(|s| ids.contains(&s.id()))
-                .map(|s| s.file_size())
+                .filter_map(|id| view.version.get(*id))
+                .map(|s| s.handle.file_size())
                 .sum();
-            table.replace_sstables(ids, &[])?;
+            table.apply_edit(&task.edit(Vec::new()))?;
         }
         CompactionTask::Move { id, to_level } => {
             record.kind = "move".into();
             record.reason = format!(
                 "L{} -> L{to_level} without rewrite",
-                level_of(*id).unwrap_or(0)
+                view.version.level_of(*id).unwrap_or(0)
             );
-            table.set_levels(&[(*id, *to_level)])?;
+            table.apply_edit(&task.edit(Vec::new()))?;
             record.outputs = vec![*id];
         }
         CompactionTask::Merge { .. } | CompactionTask::Rewrite { .. } => {
@@ -185,9 +183,10 @@ pub fn execute(
             merge(
                 table,
                 &view,
+                task,
                 &inputs,
                 output_level,
-                max_output_bytes,
+                OutputCutter::new(max_output_bytes),
                 progress,
                 limiter,
                 &mut record,
@@ -195,30 +194,58 @@ pub fn execute(
         }
     }
     record.duration_ms = started.elapsed().as_millis() as u64;
-    record.finished_at_seconds = table.clock().now_seconds();
+    record.finished_at_seconds = table.now_seconds();
     Ok(record)
+}
+
+/// Where a merge ends one output and starts the next: today when an output
+/// reaches `max_output_bytes` (`u64::MAX`: never, one output). The only place
+/// the executor decides this, so a split rule (time window, token shard) can
+/// replace it without touching the merge loop.
+#[derive(Clone, Copy, Debug)]
+pub struct OutputCutter {
+    max_output_bytes: u64,
+}
+
+impl OutputCutter {
+    pub fn new(max_output_bytes: u64) -> OutputCutter {
+        OutputCutter { max_output_bytes }
+    }
+
+    /// Expected partitions of one output, for its bloom filter, from the
+    /// inputs' totals.
+    fn partitions_per_output(&self, total_partitions: u64, total_bytes: u64) -> u64 {
+        if self.max_output_bytes == u64::MAX {
+            total_partitions
+        } else {
+            let share = (self.max_output_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
+            (total_partitions as f64 * share * 1.1) as u64 + 16
+        }
+    }
+
+    /// Whether the output now `written_bytes` long ends after the partition just
+    /// appended (outputs split only at partition boundaries).
+    fn ends_output(&self, written_bytes: u64) -> bool {
+        written_bytes >= self.max_output_bytes
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
 fn merge(
-    table: &Arc<Table>,
-    view: &crate::read::View,
+    table: &dyn CompactionHost,
+    view: &View,
+    task: &CompactionTask,
     inputs: &[u64],
     output_level: u32,
-    max_output_bytes: u64,
+    cutter: OutputCutter,
     progress: &TaskProgress,
     limiter: &RateLimiter,
     record: &mut CompactionRecord,
 ) -> Result<()> {
     let mut readers: Vec<(Arc<SSTableReader>, u32)> = Vec::with_capacity(inputs.len());
     for id in inputs {
-        let found = view
-            .sstables
-            .iter()
-            .zip(&view.levels)
-            .find(|(s, _)| s.id() == *id);
-        match found {
-            Some((s, l)) => readers.push((s.clone(), *l)),
+        match view.version.get(*id) {
+            Some(s) => readers.push((s.handle.clone(), s.level)),
             None => return Err(Error::NotFound(format!("sstable {id} is no longer live"))),
         }
     }
@@ -240,7 +267,7 @@ fn merge(
         .max()
         .unwrap_or(i64::MAX);
     let outside: Vec<Arc<SSTableReader>> = view
-        .sstables
+        .sstables()
         .iter()
         .filter(|s| {
             !inputs.contains(&s.id()) && s.first_key().token <= hi && s.last_key().token >= lo
@@ -248,11 +275,10 @@ fn merge(
         .cloned()
         .collect();
     let memtables = view.memtables.clone();
-    let unreadable = table.unreadable_sstables();
     let max_purgeable = |key: &DecoratedKey| -> i64 {
         // An unreadable sstable that may hold this partition could hold anything
         // older: purge nothing a tombstone might still have to shadow there.
-        if unreadable.iter().any(|u| u.covers(Some(key.token))) {
+        if table.unreadable_covers(key.token) {
             return i64::MIN;
         }
         let mut m = i64::MAX;
@@ -271,7 +297,7 @@ fn merge(
         m
     };
 
-    let gc_before = table.clock().now_seconds() - table.schema().options.gc_grace_seconds as i64;
+    let gc_before = table.now_seconds() - table.gc_grace_seconds() as i64;
     let base = readers.iter().fold(None::<EncodingBase>, |acc, (r, _)| {
         let b = r.stats().base;
         Some(match acc {
@@ -291,12 +317,7 @@ fn merge(
         .sum::<u64>()
         .max(1);
     // Size each output's bloom filter for its share of the partitions.
-    let per_output = if max_output_bytes == u64::MAX {
-        total_partitions
-    } else {
-        let share = (max_output_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
-        (total_partitions as f64 * share * 1.1) as u64 + 16
-    };
+    let per_output = cutter.partitions_per_output(total_partitions, total_bytes);
     let _ = total_uncompressed;
 
     let mut scanners: Vec<PartitionScanner> = Vec::with_capacity(readers.len());
@@ -347,15 +368,12 @@ fn merge(
             return Err(Error::Cancelled);
         }
         if writer.is_none() {
-            let id = table.allocate_sstable_id();
-            let opts = table.writer_options(
-                id,
+            match table.create_sstable(
                 output_level,
                 IoTag::compaction(output_level as u8),
                 base,
                 per_output,
-            );
-            match SSTableWriter::create(table.fs(), table.dir(), id, opts) {
+            ) {
                 Ok(w) => writer = Some(w),
                 Err(e) => {
                     abort(None, &outputs);
@@ -375,7 +393,7 @@ fn merge(
             .bytes_done
             .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
         last_pos = pos;
-        if pos >= max_output_bytes {
+        if cutter.ends_output(pos) {
             if let Some(w) = writer.take() {
                 match w.finish() {
                     Ok(r) => outputs.push(r),
@@ -397,9 +415,8 @@ fn merge(
             }
         }
     }
-    let added: Vec<(Arc<SSTableReader>, u32)> =
-        outputs.iter().map(|r| (r.clone(), output_level)).collect();
-    if let Err(e) = table.replace_sstables(inputs, &added) {
+    let edit: SSTableEdit = task.edit(outputs.iter().map(|r| (r.id(), r.clone())).collect());
+    if let Err(e) = table.apply_edit(&edit) {
         // After an uncertain manifest commit the outputs may be listed: keep them
         // (manifest invariant 5); otherwise they are unlisted garbage.
         if !matches!(e, Error::Poisoned(_)) {

@@ -43,12 +43,14 @@ pub mod common;
 pub mod executor;
 pub mod lcs;
 pub mod purge;
+pub mod runtime;
 pub mod stcs;
 
 #[cfg(test)]
 mod proptests;
 
-use crate::options::{CompactionClass, CompactionOptions};
+use crate::options::{CommonCompactionOptions, CompactionClass, CompactionOptions};
+use crate::version::VersionEdit;
 
 pub use common::{fully_expired, worth_dropping_tombstones};
 pub use lcs::LeveledCompactionStrategy;
@@ -180,6 +182,40 @@ impl CompactionTask {
         }
     }
 
+    /// The change of the live set that installs this task once it has run:
+    /// `outputs` (`(id, handle)`, written by the executor or synthesized by the
+    /// simulator) at the task's output level, in place of its inputs; a `Move`
+    /// only changes the level (its `outputs` are ignored: nothing is written).
+    /// The one translation of a task into an edit, shared by the executor, the
+    /// simulator and the property tests; [`crate::version::Version::apply`]
+    /// checks it against the version.
+    pub fn edit<H>(&self, outputs: Vec<(u64, H)>) -> VersionEdit<H> {
+        let mut edit = VersionEdit::new();
+        match self {
+            CompactionTask::Move { id, to_level } => return edit.move_to(*id, *to_level),
+            CompactionTask::Drop { ids } => edit.removed = ids.clone(),
+            CompactionTask::Merge {
+                inputs,
+                output_level,
+                ..
+            } => {
+                edit.removed = inputs.clone();
+                for (id, handle) in outputs {
+                    edit = edit.add(id, *output_level, handle);
+                }
+            }
+            CompactionTask::Rewrite {
+                id, output_level, ..
+            } => {
+                edit.removed = vec![*id];
+                for (out, handle) in outputs {
+                    edit = edit.add(out, *output_level, handle);
+                }
+            }
+        }
+        edit
+    }
+
     /// The level the outputs land in (`None` for a drop).
     pub fn output_level(&self) -> Option<u32> {
         match self {
@@ -192,31 +228,78 @@ impl CompactionTask {
 }
 
 /// A compaction strategy: a pure decider over sstable metadata (module docs).
+///
+/// A strategy writes only what is its own (`own_task`, `major_merge`, its
+/// preferences); the steps every strategy shares — drop fully expired sstables
+/// first, a single-sstable tombstone compaction when nothing else is due, the
+/// major compaction's drops, the `enabled` switch — are the provided methods,
+/// written once in [`common`].
 pub trait CompactionStrategy: Send + Sync {
     /// Cassandra's class name (or the fallback's, see [`strategy_for`]).
     fn name(&self) -> &'static str;
 
-    /// The next background task, or `None` when nothing is worth doing (or the
-    /// strategy's `enabled` option is false).
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask>;
+    /// The options every strategy has (`enabled`, tombstone settings, ...).
+    fn common_options(&self) -> &CommonCompactionOptions;
 
-    /// The tasks of a user-requested major compaction, in the order to run them;
-    /// sstables already `being_compacted` are left out. Runs even when `enabled`
-    /// is false, as Cassandra's `nodetool compact`.
+    /// The strategy's own background task (merge, move), asked after the shared
+    /// drop step found nothing; advances the strategy's state if it has any.
+    /// `all` indexes `sstables` by token.
+    fn own_task(&self, sstables: &[SSTableInfo], all: &common::OverlapIndex<'_>)
+        -> Option<CompactionTask>;
+
+    /// What [`CompactionStrategy::own_task`] would return now, without advancing
+    /// any state (observers: `compactionstats`, `wait_for_compactions`).
+    fn peek_own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+    ) -> Option<CompactionTask>;
+
+    /// Order in which sstables worth a tombstone compaction are tried
+    /// (`Less` = tried first).
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering;
+
+    /// The level a tombstone compaction of `sstable` writes into.
+    fn tombstone_output_level(&self, sstable: &SSTableInfo) -> u32;
+
+    /// The merge of a major compaction over `rest` (every sstable of `sstables`
+    /// that the shared step does not drop), or `None` when `rest` is empty.
+    fn major_merge(&self, sstables: &[SSTableInfo], rest: &[&SSTableInfo])
+        -> Option<CompactionTask>;
+
+    /// Estimated number of tasks needed to catch up (`compactionstats`'
+    /// `pending_tasks`), with Cassandra's formulas. Changes no state.
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
+
+    /// Per-level score (level bytes / level target), index = level; empty for
+    /// strategies without levels. Changes no state.
+    fn level_scores(&self, _sstables: &[SSTableInfo]) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// The next background task, or `None` when nothing is worth doing (or the
+    /// strategy's `enabled` option is false): [`common::next_task`]. Advances the
+    /// strategy's state: call it only from the thread holding the table's
+    /// decision lock (`compaction::runtime`).
+    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        common::next_task(self, sstables, ctx, common::Decide::Advance)
+    }
+
+    /// The task [`CompactionStrategy::next_task`] would return now, changing no
+    /// state: observing pending work must not move LCS's round robin.
+    fn peek_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        common::next_task(self, sstables, ctx, common::Decide::Observe)
+    }
+
+    /// The tasks of a user-requested major compaction, in the order to run them
+    /// ([`common::major_compaction`]). Runs even when `enabled` is false, as
+    /// Cassandra's `nodetool compact`.
     fn major_compaction(
         &self,
         sstables: &[SSTableInfo],
         ctx: &StrategyContext,
-    ) -> Vec<CompactionTask>;
-
-    /// Estimated number of tasks needed to catch up (`compactionstats`'
-    /// `pending_tasks`), with Cassandra's formulas.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
-
-    /// Per-level score (level bytes / level target), index = level; empty for
-    /// strategies without levels.
-    fn level_scores(&self, _sstables: &[SSTableInfo]) -> Vec<f64> {
-        Vec::new()
+    ) -> Vec<CompactionTask> {
+        common::major_compaction(self, sstables, ctx)
     }
 }
 

@@ -1,0 +1,430 @@
+//! The compaction runtime: what a table exposes to compaction
+//! ([`CompactionHost`]), the per-table bookkeeping ([`TableCompactions`]: busy
+//! inputs, the strategy for the current options, running tasks, pauses), the one
+//! decision function ([`decide`]), running a task ([`run_task`]), and the
+//! database-wide [`Scheduler`] that picks which table's task runs next.
+//!
+//! Layers: this module and the executor know a table only through
+//! [`CompactionHost`]; `table.rs` implements it. Nothing here names the table
+//! or the database, so the module graph reads top-down: `db -> table ->
+//! compaction::runtime -> compaction::{executor, strategies} -> read, sstable,
+//! version` (docs/ARCHITECTURE.md, "Layers").
+//!
+//! Threads and locks:
+//! - A table's *decision lock* is the mutex around its busy set
+//!   ([`TableCompactions`]). Every call that may advance a strategy's state
+//!   (`next_task`, `major_compaction`) and every observation of pending work
+//!   happens while holding it, so decisions of one table are serialised and an
+//!   observer never sees a half-made decision.
+//! - The [`Scheduler`]'s lock serialises compactor threads choosing a table
+//!   (round robin); it is taken before any table's decision lock, never after.
+//! - [`run_task`] runs on any compaction thread (or a caller's thread for manual
+//!   operations), without either lock.
+//!
+//! Invariants:
+//! 1. An sstable is in at most one running task: inputs are marked busy under the
+//!    decision lock that chose them, and unmarked only after the task ended.
+//! 2. A changed compaction option takes effect at the next decision (the strategy
+//!    is rebuilt when the options differ), with no restart.
+//! 3. Observing pending work ([`pending_task`], [`Scheduler::has_pending`],
+//!    `estimated_pending_tasks`) changes no strategy state: it uses
+//!    [`CompactionStrategy::peek_task`], never `next_task`.
+//! 4. No fully expired sstable is dropped while the table has an unreadable
+//!    sstable: the dropped tombstones could shadow data in it.
+
+use super::executor::{execute, CompactionRecord, RateLimiter, TaskProgress};
+use super::{strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext};
+use crate::encoding::EncodingBase;
+use crate::error::{Error, Result};
+use crate::fs::IoTag;
+use crate::options::CompactionOptions;
+use crate::read::{SSTableEdit, View};
+use crate::sstable::SSTableWriter;
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a table exposes to compaction: its current view (memtables and the
+/// version of its live sstables), applying an edit, writing an sstable, and the
+/// few facts a decision or a purge needs.
+pub trait CompactionHost: Send + Sync {
+    /// `(keyspace, table)`, for records and `compactionstats`.
+    fn qualified_name(&self) -> (String, String);
+    /// The current memtables and version.
+    fn view(&self) -> Arc<View>;
+    /// The table clock's "now".
+    fn now_seconds(&self) -> i64;
+    fn gc_grace_seconds(&self) -> u32;
+    /// The compaction options in force now (invariant 2).
+    fn compaction_options(&self) -> CompactionOptions;
+    /// Whether an unreadable sstable may hold `token` (purge nothing there).
+    fn unreadable_covers(&self, token: i64) -> bool;
+    /// Whether the table has any unreadable sstable (invariant 4).
+    fn has_unreadable(&self) -> bool;
+    /// The disk-space guard: refuses (and counts) when `estimate_bytes` more
+    /// would not fit.
+    fn check_disk_space(&self, estimate_bytes: u64) -> Result<()>;
+    /// A writer for a new sstable of this table (fresh id, current schema).
+    fn create_sstable(
+        &self,
+        level: u32,
+        tag: IoTag,
+        base: EncodingBase,
+        expected_partitions: u64,
+    ) -> Result<SSTableWriter>;
+    /// Atomically applies `edit` (manifest, then view).
+    fn apply_edit(&self, edit: &SSTableEdit) -> Result<()>;
+    /// The table's compaction bookkeeping.
+    fn compactions(&self) -> &TableCompactions;
+    /// Called once a task ended, its inputs released: metrics, history, and
+    /// waking writers stalled on compaction debt.
+    fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration);
+}
+
+/// Per-table compaction bookkeeping, owned by the table (module docs).
+#[derive(Default)]
+pub struct TableCompactions {
+    /// The decision lock, guarding the inputs of running tasks.
+    busy: Mutex<HashSet<u64>>,
+    strategy: Mutex<Option<(CompactionOptions, Arc<dyn CompactionStrategy>)>>,
+    active: Mutex<Vec<Arc<TaskProgress>>>,
+    next_task_id: AtomicU64,
+    /// Manual operations (major compaction, garbagecollect, scrub) in progress:
+    /// while non-zero, background decisions propose nothing for this table.
+    paused: AtomicUsize,
+    /// Signalled whenever a task ends (pauses wait on it).
+    ended: Condvar,
+    /// The most recent records (the table's history file keeps everything).
+    pub history: Mutex<Vec<CompactionRecord>>,
+}
+
+impl std::fmt::Debug for TableCompactions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableCompactions")
+            .field("busy", &self.busy.lock().len())
+            .field("paused", &self.paused.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+/// Pauses background compaction of a table while alive ([`pause`]).
+pub struct PauseGuard<'a>(&'a TableCompactions);
+
+impl Drop for PauseGuard<'_> {
+    fn drop(&mut self) {
+        self.0.paused.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl TableCompactions {
+    /// The strategy for `options` (rebuilt when they changed, invariant 2).
+    pub fn strategy(&self, options: &CompactionOptions) -> Arc<dyn CompactionStrategy> {
+        let mut slot = self.strategy.lock();
+        match slot.as_ref() {
+            Some((o, s)) if o == options => s.clone(),
+            _ => {
+                let s: Arc<dyn CompactionStrategy> = Arc::from(strategy_for(options));
+                *slot = Some((options.clone(), s.clone()));
+                s
+            }
+        }
+    }
+
+    /// Takes the decision lock (module docs).
+    pub fn decision_lock(&self) -> MutexGuard<'_, HashSet<u64>> {
+        self.busy.lock()
+    }
+
+    /// Running tasks, for `compactionstats`.
+    pub fn active(&self) -> Vec<Arc<TaskProgress>> {
+        self.active.lock().clone()
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.busy.lock().is_empty() && self.active.lock().is_empty()
+    }
+}
+
+/// What the strategies see of `view`: each live sstable's metadata, with its
+/// level from the version and `being_compacted` from `busy`.
+pub fn sstable_infos(view: &View, busy: &HashSet<u64>, gc_before: i64) -> Vec<SSTableInfo> {
+    view.version
+        .iter()
+        .map(|s| {
+            let st = s.handle.stats();
+            SSTableInfo {
+                id: s.id,
+                level: s.level,
+                size_bytes: s.handle.file_size(),
+                uncompressed_bytes: st.uncompressed_bytes,
+                first_token: st.first_key.token,
+                last_token: st.last_key.token,
+                min_timestamp_micros: st.min_timestamp_micros,
+                max_timestamp_micros: st.max_timestamp_micros,
+                max_local_deletion_seconds: st.max_local_deletion_seconds,
+                droppable_tombstone_ratio: st.estimate_droppable(gc_before),
+                creation_time_seconds: st.creation_time_seconds,
+                partition_count: st.partition_count,
+                being_compacted: busy.contains(&s.id),
+            }
+        })
+        .collect()
+}
+
+/// The time-dependent inputs of a decision for `host` now.
+pub fn strategy_context(host: &dyn CompactionHost, view: &View) -> StrategyContext {
+    StrategyContext {
+        now_seconds: host.now_seconds(),
+        gc_grace_seconds: host.gc_grace_seconds(),
+        memtable_min_timestamp_micros: view
+            .memtables
+            .iter()
+            .filter_map(|m| m.min_timestamp())
+            .min(),
+    }
+}
+
+/// One consistent snapshot for a decision: strategy, infos and context, taken
+/// while holding the decision lock `busy`.
+fn decision_inputs(
+    host: &dyn CompactionHost,
+    busy: &HashSet<u64>,
+) -> (Arc<dyn CompactionStrategy>, Vec<SSTableInfo>, StrategyContext) {
+    let strategy = host.compactions().strategy(&host.compaction_options());
+    let view = host.view();
+    let ctx = strategy_context(host, &view);
+    let infos = sstable_infos(&view, busy, ctx.gc_before());
+    (strategy, infos, ctx)
+}
+
+/// The runtime's rule on top of any strategy's decision (invariant 4).
+fn allowed(host: &dyn CompactionHost, task: &CompactionTask) -> bool {
+    !(matches!(task, CompactionTask::Drop { .. }) && host.has_unreadable())
+}
+
+/// The one decision function: chooses the next background task of `host` and
+/// marks its inputs busy, all under the table's decision lock (invariant 1).
+/// `None` while paused or when nothing is due.
+pub fn decide(host: &dyn CompactionHost) -> Option<CompactionTask> {
+    let compactions = host.compactions();
+    // The pause check, the decision and the marking happen under the decision
+    // lock, so a manual operation that pauses then sees no busy input cannot race
+    // a task chosen just before the pause.
+    let mut busy = compactions.decision_lock();
+    if compactions.paused.load(Ordering::Acquire) > 0 {
+        return None;
+    }
+    let (strategy, infos, ctx) = decision_inputs(host, &busy);
+    let task = strategy.next_task(&infos, &ctx)?;
+    if !allowed(host, &task) {
+        return None;
+    }
+    let ids = task.input_ids();
+    if ids.iter().any(|id| busy.contains(id)) {
+        return None; // defensive: the strategy contract forbids this
+    }
+    busy.extend(ids);
+    Some(task)
+}
+
+/// The task [`decide`] would choose now, changing nothing (invariant 3): no
+/// input is marked, no strategy state advances.
+pub fn pending_task(host: &dyn CompactionHost) -> Option<CompactionTask> {
+    let compactions = host.compactions();
+    let busy = compactions.decision_lock();
+    if compactions.paused.load(Ordering::Acquire) > 0 {
+        return None;
+    }
+    let (strategy, infos, ctx) = decision_inputs(host, &busy);
+    strategy
+        .peek_task(&infos, &ctx)
+        .filter(|t| allowed(host, t))
+}
+
+/// The strategy's estimate of pending tasks (`compactionstats`), under the
+/// decision lock; changes no state.
+pub fn estimated_pending_tasks(host: &dyn CompactionHost) -> usize {
+    let busy = host.compactions().decision_lock();
+    let (strategy, infos, _) = decision_inputs(host, &busy);
+    strategy.estimated_pending_tasks(&infos)
+}
+
+/// Per-level scores (`tablestats`), under the decision lock; changes no state.
+pub fn level_scores(host: &dyn CompactionHost) -> Vec<f64> {
+    let busy = host.compactions().decision_lock();
+    let (strategy, infos, _) = decision_inputs(host, &busy);
+    strategy.level_scores(&infos)
+}
+
+/// The tasks of a major compaction of `host` (the strategy's
+/// `major_compaction`), decided under the decision lock. The caller pauses
+/// background compaction first.
+pub fn major_tasks(host: &dyn CompactionHost) -> Vec<CompactionTask> {
+    let busy = host.compactions().decision_lock();
+    let (strategy, infos, ctx) = decision_inputs(host, &busy);
+    strategy.major_compaction(&infos, &ctx)
+}
+
+/// The live sstables as the strategies see them now (with `being_compacted`).
+pub fn current_infos(host: &dyn CompactionHost) -> Vec<SSTableInfo> {
+    let busy = host.compactions().decision_lock();
+    let (_, infos, _) = decision_inputs(host, &busy);
+    infos
+}
+
+/// Marks `task`'s inputs busy for a manual operation (the background is paused,
+/// so nothing else is choosing), then runs it ([`run_task`]).
+pub fn run_manual(
+    host: &dyn CompactionHost,
+    task: &CompactionTask,
+    limiter: &RateLimiter,
+) -> Result<CompactionRecord> {
+    host.compactions()
+        .decision_lock()
+        .extend(task.input_ids());
+    run_task(host, task, limiter)
+}
+
+/// Runs a task whose inputs [`decide`] (or [`run_manual`]) marked busy, unmarks
+/// them when it ended, and reports the outcome to the host.
+pub fn run_task(
+    host: &dyn CompactionHost,
+    task: &CompactionTask,
+    limiter: &RateLimiter,
+) -> Result<CompactionRecord> {
+    let compactions = host.compactions();
+    let progress = Arc::new(TaskProgress {
+        id: compactions.next_task_id.fetch_add(1, Ordering::Relaxed) + 1,
+        description: format!("{task:?}"),
+        ..TaskProgress::default()
+    });
+    compactions.active.lock().push(progress.clone());
+    let started = Instant::now();
+    let result = execute(host, task, &progress, limiter);
+    compactions
+        .active
+        .lock()
+        .retain(|p| !Arc::ptr_eq(p, &progress));
+    {
+        let mut busy = compactions.decision_lock();
+        for id in task.input_ids() {
+            busy.remove(&id);
+        }
+        compactions.ended.notify_all();
+    }
+    host.task_finished(&result, started.elapsed());
+    result
+}
+
+/// Stops background selection for `host` until the guard drops, and waits up to
+/// `timeout` for its running tasks to finish, so a manual operation plans on a
+/// stable set. An error when they did not finish in time (the pause is lifted).
+pub fn pause(compactions: &TableCompactions, timeout: Duration) -> Result<PauseGuard<'_>> {
+    let mut busy = compactions.busy.lock();
+    compactions.paused.fetch_add(1, Ordering::AcqRel);
+    let guard = PauseGuard(compactions);
+    let deadline = Instant::now() + timeout;
+    while !busy.is_empty() {
+        if compactions
+            .ended
+            .wait_until(&mut busy, deadline)
+            .timed_out()
+            && !busy.is_empty()
+        {
+            return Err(Error::InvalidInput(
+                "running compactions did not finish in time; try again".into(),
+            ));
+        }
+    }
+    Ok(guard)
+}
+
+/// Asks the running tasks of a table to stop (they abort between partitions).
+pub fn cancel(compactions: &TableCompactions) {
+    for p in compactions.active.lock().iter() {
+        p.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The database-wide scheduler: which table's task runs next, for every
+/// compactor thread (module docs, "Threads and locks").
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    /// Round-robin start over the tables; its mutex is the scheduler lock.
+    next: Mutex<usize>,
+}
+
+impl Scheduler {
+    pub fn new() -> Scheduler {
+        Scheduler::default()
+    }
+
+    /// The next task of the next table that has one, round robin, its inputs
+    /// marked busy; run it with [`run_task`].
+    pub fn pick<H: CompactionHost>(&self, hosts: &[Arc<H>]) -> Option<(Arc<H>, CompactionTask)> {
+        let mut next = self.next.lock();
+        if hosts.is_empty() {
+            return None;
+        }
+        let start = *next;
+        *next = next.wrapping_add(1);
+        (0..hosts.len()).find_map(|i| {
+            let h = &hosts[(start + i) % hosts.len()];
+            decide(h.as_ref()).map(|task| (h.clone(), task))
+        })
+    }
+
+    /// Whether any table has a running task or one that [`Scheduler::pick`]
+    /// would choose; changes nothing (invariant 3).
+    pub fn has_pending<H: CompactionHost>(&self, hosts: &[Arc<H>]) -> bool {
+        let _serial = self.next.lock();
+        hosts.iter().any(|h| {
+            !h.compactions().active.lock().is_empty() || pending_task(h.as_ref()).is_some()
+        })
+    }
+
+    /// Runs tasks on the calling thread until no table has one (for benchmarks
+    /// and tools that run without background compactors). Returns the records;
+    /// stops at the first failure.
+    pub fn run_until_idle<H: CompactionHost>(
+        &self,
+        hosts: &[Arc<H>],
+        limiter: &RateLimiter,
+    ) -> Result<Vec<CompactionRecord>> {
+        let mut records = Vec::new();
+        while let Some((host, task)) = self.pick(hosts) {
+            records.push(run_task(host.as_ref(), &task, limiter)?);
+        }
+        Ok(records)
+    }
+}
+
+/// A wake-up signal with a generation counter, so a waiter never misses a notify
+/// that happened between its check and its wait (compactor threads sleep on it;
+/// tables notify it when their sstables change).
+#[derive(Debug, Default)]
+pub struct Signal {
+    generation: Mutex<u64>,
+    cond: Condvar,
+}
+
+impl Signal {
+    pub fn notify(&self) {
+        *self.generation.lock() += 1;
+        self.cond.notify_all();
+    }
+
+    pub fn generation(&self) -> u64 {
+        *self.generation.lock()
+    }
+
+    /// Waits until the generation moves past `seen` or `timeout` passes.
+    pub fn wait_changed(&self, seen: u64, timeout: Duration) {
+        let mut g = self.generation.lock();
+        if *g == seen {
+            self.cond.wait_for(&mut g, timeout);
+        }
+    }
+}
