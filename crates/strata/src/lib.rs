@@ -26,6 +26,7 @@ pub mod repair;
 pub mod schema;
 pub mod schema_rebuild;
 pub mod sim;
+pub mod split;
 pub mod sstable;
 pub mod table;
 pub mod table_compaction;

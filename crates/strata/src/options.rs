@@ -966,6 +966,9 @@ pub struct DtcsOptions {
     pub max_window_size_seconds: u64,
     /// Unit of write timestamps. Default MICROSECONDS. Cassandra: `timestamp_resolution`.
     pub timestamp_resolution: TimestampResolution,
+    /// How often to look for fully expired sstables to drop. Unit: seconds; default
+    /// 600, >= 0. Cassandra: `expired_sstable_check_frequency_seconds`.
+    pub expired_sstable_check_frequency_seconds: u64,
 }
 
 impl Default for DtcsOptions {
@@ -975,6 +978,7 @@ impl Default for DtcsOptions {
             max_sstable_age_days: 365.0,
             max_window_size_seconds: 86_400,
             timestamp_resolution: TimestampResolution::Microseconds,
+            expired_sstable_check_frequency_seconds: 600,
         }
     }
 }
@@ -1027,6 +1031,7 @@ const DTCS_KEYS: &[&str] = &[
     "max_sstable_age_days",
     "max_window_size_seconds",
     "timestamp_resolution",
+    "expired_sstable_check_frequency_seconds",
 ];
 const CFS_KEYS: &[&str] = &["max_sstable_fragmentation"];
 
@@ -1209,6 +1214,9 @@ fn set_dtcs(d: &mut DtcsOptions, k: &str, v: &str) -> Result<bool> {
         }
         "max_window_size_seconds" => d.max_window_size_seconds = parse_int(k, v, 0, u64::MAX)?,
         "timestamp_resolution" => d.timestamp_resolution = parse_resolution(k, v)?,
+        "expired_sstable_check_frequency_seconds" => {
+            d.expired_sstable_check_frequency_seconds = parse_int(k, v, 0, u64::MAX)?
+        }
         _ => return Ok(false),
     }
     Ok(true)

@@ -12,9 +12,9 @@
 //!
 //! Modules: [`common`] (fully expired sstables, single-sstable tombstone
 //! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
-//! with the tunable fanout and the fixed-levels mode of seed 000). The algorithms,
-//! their math and every option are in `docs/compaction/stcs.md` and
-//! `docs/compaction/lcs.md`.
+//! with the tunable fanout and the fixed-levels mode of seed 000), [`twcs`]
+//! (time windows) and [`dtcs`] (date-tiered, seed 003). The algorithms, their
+//! math and every option are in `docs/compaction/*.md`.
 //!
 //! Thread safety: strategies are `Send + Sync`. Callers may share one strategy
 //! between threads, but the executor is expected to call [`CompactionStrategy::next_task`]
@@ -40,11 +40,13 @@
 //!    overlaps; if one of those is `being_compacted`, no such task is proposed.
 
 pub mod common;
+pub mod dtcs;
 pub mod executor;
 pub mod lcs;
 pub mod purge;
 pub mod runtime;
 pub mod stcs;
+pub mod twcs;
 
 #[cfg(test)]
 mod proptests;
@@ -53,8 +55,10 @@ use crate::options::{CommonCompactionOptions, CompactionClass, CompactionOptions
 use crate::version::VersionEdit;
 
 pub use common::{fully_expired, worth_dropping_tombstones};
+pub use dtcs::DateTieredCompactionStrategy;
 pub use lcs::LeveledCompactionStrategy;
 pub use stcs::SizeTieredCompactionStrategy;
+pub use twcs::TimeWindowCompactionStrategy;
 
 /// What a strategy knows of an sstable: filled from `SSTableStats` by the engine,
 /// or synthesized by the simulator.
@@ -127,6 +131,11 @@ pub enum TaskReason {
     /// holds less than one sstable's worth). From a level above the top one (after
     /// `level_count` was lowered) it folds the data down into the top level.
     Leveled { from_level: u32 },
+    /// TWCS: the sstables of one time window (size-tiered in the newest window,
+    /// all of them in older ones).
+    TimeWindow,
+    /// DTCS: the sstables of one window of the measuring stick.
+    DateTiered,
     /// Single-sstable tombstone compaction (`tombstone_threshold`).
     Tombstone,
     /// User-requested major compaction (`strata compact`).
@@ -140,6 +149,8 @@ impl TaskReason {
             TaskReason::SizeTiered => "size-tiered".into(),
             TaskReason::L0SizeTiered => "L0 size-tiered".into(),
             TaskReason::Leveled { from_level } => format!("L{from_level} promotion"),
+            TaskReason::TimeWindow => "time window".into(),
+            TaskReason::DateTiered => "date-tiered window".into(),
             TaskReason::Tombstone => "tombstone".into(),
             TaskReason::Major => "major".into(),
         }
@@ -303,12 +314,10 @@ pub trait CompactionStrategy: Send + Sync {
     }
 }
 
-/// The strategy for a table's options. Total over [`CompactionClass`]: the classes
-/// whose own strategy is not written yet run size-tiered compaction with their
-/// common options (Cassandra's behaviour for TWCS inside a window, and the safe
-/// default for DTCS and CFS) and say so in [`CompactionStrategy::name`]. The
-/// time-series strategies (TWCS, DTCS, seed 003) and the CFS strategy (seed 002)
-/// replace these fallbacks in their own issues.
+/// The strategy for a table's options. Total over [`CompactionClass`]. The CFS
+/// class, whose own strategy (seed 002) is not written yet, runs size-tiered
+/// compaction with its common options and says so in
+/// [`CompactionStrategy::name`] and in `tablestats`.
 pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> {
     match options.class() {
         CompactionClass::SizeTieredCompactionStrategy => {
@@ -317,14 +326,12 @@ pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> 
         CompactionClass::LeveledCompactionStrategy => {
             Box::new(LeveledCompactionStrategy::new(options))
         }
-        CompactionClass::TimeWindowCompactionStrategy => Box::new(
-            SizeTieredCompactionStrategy::new(options)
-                .with_name("TimeWindowCompactionStrategy (size-tiered fallback)"),
-        ),
-        CompactionClass::DateTieredCompactionStrategy => Box::new(
-            SizeTieredCompactionStrategy::new(options)
-                .with_name("DateTieredCompactionStrategy (size-tiered fallback)"),
-        ),
+        CompactionClass::TimeWindowCompactionStrategy => {
+            Box::new(TimeWindowCompactionStrategy::new(options))
+        }
+        CompactionClass::DateTieredCompactionStrategy => {
+            Box::new(DateTieredCompactionStrategy::new(options))
+        }
         CompactionClass::CfsCompactionStrategy => Box::new(
             SizeTieredCompactionStrategy::new(options)
                 .with_name("CfsCompactionStrategy (size-tiered fallback)"),
@@ -400,11 +407,11 @@ mod tests {
             ),
             (
                 "'class': 'TimeWindowCompactionStrategy'",
-                "TimeWindowCompactionStrategy (size-tiered fallback)",
+                "TimeWindowCompactionStrategy",
             ),
             (
                 "'class': 'DateTieredCompactionStrategy'",
-                "DateTieredCompactionStrategy (size-tiered fallback)",
+                "DateTieredCompactionStrategy",
             ),
             (
                 "'class': 'CfsCompactionStrategy'",
