@@ -41,6 +41,7 @@
 
 use crate::data::{PartitionDeletion, PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::error::{Error, Result};
+use crate::sstable::{SSTableReader, SSTableWriter};
 use std::sync::Arc;
 
 /// How outputs are cut. Sizes are on-disk (compressed) bytes as the writer
@@ -61,10 +62,12 @@ pub enum OutputSplit {
         max_bytes: u64,
     },
     /// Every piece of data goes to the output of the window its write timestamp
-    /// falls in: window `w` holds timestamps in `[w * window_micros, (w + 1) *
-    /// window_micros)`, aligned to the epoch as TWCS's windows are. Each window
-    /// rolls over at `max_bytes` (`u64::MAX`: never).
-    TimeWindow { window_micros: i64, max_bytes: u64 },
+    /// falls in: window `w` holds timestamps in `[w * window, (w + 1) * window)`,
+    /// aligned to the epoch as TWCS's windows are. `window` is in the unit of
+    /// the table's write timestamps: microseconds, unless the strategy's
+    /// `timestamp_resolution` says clients write another unit. Each window rolls
+    /// over at `max_bytes` (`u64::MAX`: never).
+    TimeWindow { window: i64, max_bytes: u64 },
 }
 
 impl OutputSplit {
@@ -88,13 +91,10 @@ impl OutputSplit {
                 }
                 Ok(())
             }
-            OutputSplit::TimeWindow {
-                window_micros,
-                max_bytes,
-            } => {
-                if *window_micros <= 0 {
+            OutputSplit::TimeWindow { window, max_bytes } => {
+                if *window <= 0 {
                     return Err(Error::InvalidInput(format!(
-                        "output split: a time window must be positive, got {window_micros} µs"
+                        "output split: a time window must be positive, got {window}"
                     )));
                 }
                 if *max_bytes == 0 {
@@ -125,7 +125,7 @@ impl OutputSplit {
             OutputSplit::Token { boundaries, .. } => {
                 vec![(token_shard(boundaries, p.key.token) as i64, p)]
             }
-            OutputSplit::TimeWindow { window_micros, .. } => split_by_window(p, *window_micros),
+            OutputSplit::TimeWindow { window, .. } => split_by_window(p, *window),
         }
     }
 }
@@ -135,39 +135,39 @@ pub fn token_shard(boundaries: &[i64], token: i64) -> usize {
     boundaries.partition_point(|&b| b <= token)
 }
 
-/// The window holding `timestamp_micros` (floor division, so timestamps before
+/// The window holding `timestamp` (floor division, so timestamps before
 /// the epoch get negative windows rather than sharing window 0).
-pub fn window_of(timestamp_micros: i64, window_micros: i64) -> i64 {
-    timestamp_micros.div_euclid(window_micros)
+pub fn window_of(timestamp: i64, window: i64) -> i64 {
+    timestamp.div_euclid(window)
 }
 
 /// Cuts `p` by the write timestamps of its parts (invariant 1). Parts without a
 /// timestamp (an empty marker, a live deletion) belong nowhere and are dropped,
 /// as they carry no data. A partition with no timestamped part at all (which a
 /// writer never produces) yields nothing.
-pub fn split_by_window(p: PartitionUpdate, window_micros: i64) -> Vec<(i64, PartitionUpdate)> {
+pub fn split_by_window(p: PartitionUpdate, window: i64) -> Vec<(i64, PartitionUpdate)> {
     let mut pieces: Vec<(i64, PartitionUpdate)> = Vec::new();
     let key = p.key.clone();
     let new_piece = || PartitionUpdate::new(key.clone());
     if let Some(d) = p.deletion.partition {
         if !d.is_live() {
-            let w = window_of(d.marked_for_delete_at_micros, window_micros);
+            let w = window_of(d.marked_for_delete_at_micros, window);
             slot(&mut pieces, w, new_piece).deletion.partition = Some(d);
         }
     }
     for rt in p.deletion.ranges {
-        let w = window_of(rt.deletion.marked_for_delete_at_micros, window_micros);
+        let w = window_of(rt.deletion.marked_for_delete_at_micros, window);
         slot(&mut pieces, w, new_piece).deletion.ranges.push(rt);
     }
     if let Some(row) = p.static_row {
-        for (w, r) in split_row(row, window_micros) {
+        for (w, r) in split_row(row, window) {
             slot(&mut pieces, w, new_piece).static_row = Some(r);
         }
     }
     // Rows arrive sorted and each contributes at most one row to a window, so
     // pushing keeps every piece's rows sorted and unique.
     for row in p.rows {
-        for (w, r) in split_row(row, window_micros) {
+        for (w, r) in split_row(row, window) {
             slot(&mut pieces, w, new_piece).rows.push(r);
         }
     }
@@ -175,22 +175,22 @@ pub fn split_by_window(p: PartitionUpdate, window_micros: i64) -> Vec<(i64, Part
 }
 
 /// One row cut by timestamps: marker, row deletion and each cell to its window.
-fn split_row(row: Row, window_micros: i64) -> Vec<(i64, Row)> {
+fn split_row(row: Row, window: i64) -> Vec<(i64, Row)> {
     let mut out: Vec<(i64, Row)> = Vec::new();
     let clustering = row.clustering;
     let new_row = || Row::new(clustering.clone());
     if row.liveness.timestamp_micros != NO_TIMESTAMP {
-        let w = window_of(row.liveness.timestamp_micros, window_micros);
+        let w = window_of(row.liveness.timestamp_micros, window);
         slot(&mut out, w, new_row).liveness = row.liveness;
     }
     if !row.deletion.is_live() {
-        let w = window_of(row.deletion.marked_for_delete_at_micros, window_micros);
+        let w = window_of(row.deletion.marked_for_delete_at_micros, window);
         slot(&mut out, w, new_row).deletion = row.deletion;
     }
     // Cells are sorted by (column, path); each window receives a subsequence, so
     // its cells stay sorted.
     for cell in row.cells {
-        let w = window_of(cell.timestamp_micros, window_micros);
+        let w = window_of(cell.timestamp_micros, window);
         slot(&mut out, w, new_row).cells.push(cell);
     }
     out
@@ -413,6 +413,56 @@ impl<F: OutputFactory> std::fmt::Debug for FinishError<F> {
     }
 }
 
+impl OutputSink for SSTableWriter {
+    fn append(&mut self, p: &PartitionUpdate) -> Result<()> {
+        SSTableWriter::append(self, p)
+    }
+    fn position(&self) -> u64 {
+        SSTableWriter::position(self)
+    }
+}
+
+/// The engine's outputs: sstable writers made by `create` (which allocates the
+/// id and sets level, codec, I/O tag and Bloom filter size), finished into
+/// readers. Used by flush and by the compaction executor alike.
+pub struct SSTableOutputs<C: FnMut(i64) -> Result<SSTableWriter>> {
+    create: C,
+}
+
+impl<C: FnMut(i64) -> Result<SSTableWriter>> SSTableOutputs<C> {
+    pub fn new(create: C) -> SSTableOutputs<C> {
+        SSTableOutputs { create }
+    }
+}
+
+impl<C: FnMut(i64) -> Result<SSTableWriter>> OutputFactory for SSTableOutputs<C> {
+    type Sink = SSTableWriter;
+    type Finished = Arc<SSTableReader>;
+    fn create(&mut self, bucket: i64) -> Result<SSTableWriter> {
+        (self.create)(bucket)
+    }
+    fn finish(&mut self, sink: SSTableWriter) -> Result<Arc<SSTableReader>> {
+        sink.finish()
+    }
+    fn abort(&mut self, sink: SSTableWriter) {
+        sink.abort()
+    }
+}
+
+/// Expected partitions of one output under `split`, from the inputs' totals,
+/// for sizing its Bloom filter: everything for an unsplit output, the size
+/// share (plus a margin) for outputs rolled over by size. Time-window and
+/// token-shard outputs also take their size share: a filter sized for all
+/// partitions would waste memory on every one of several outputs.
+pub fn partitions_per_output(split: &OutputSplit, total_partitions: u64, total_bytes: u64) -> u64 {
+    let max_bytes = split.max_bytes();
+    if max_bytes == u64::MAX {
+        return total_partitions;
+    }
+    let share = (max_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
+    (total_partitions as f64 * share * 1.1) as u64 + 16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -596,7 +646,7 @@ mod tests {
         }
         let out = run(
             OutputSplit::TimeWindow {
-                window_micros: hour,
+                window: hour,
                 max_bytes: u64::MAX,
             },
             parts,
@@ -709,7 +759,7 @@ mod tests {
         let keys = sorted_keys(20);
         let mut set = OutputSet::new(
             OutputSplit::TimeWindow {
-                window_micros: window,
+                window,
                 max_bytes: u64::MAX,
             },
             MemFactory::default(),
@@ -758,7 +808,7 @@ mod tests {
                 max_bytes: 1,
             },
             OutputSplit::TimeWindow {
-                window_micros: 0,
+                window: 0,
                 max_bytes: 1,
             },
         ];

@@ -29,12 +29,13 @@ use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
 use crate::read::{self, PagingState, PartitionResult, SSTableEdit, ScanPage, View};
-use crate::version::{LiveSSTable, Version};
 use crate::schema::{TableSchema, WriteOptions};
+use crate::split::{OutputSet, SSTableOutputs};
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
 use crate::types::Value;
+use crate::version::{LiveSSTable, Version};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -372,8 +373,9 @@ impl Table {
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
-        let version = Version::from_sstables(sstables)
-            .map_err(|e| Error::corruption(&dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string()))?;
+        let version = Version::from_sstables(sstables).map_err(|e| {
+            Error::corruption(&dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string())
+        })?;
         Ok(Arc::new(Table {
             dir: dir.to_path_buf(),
             schema: RwLock::new(Arc::new(schema)),
@@ -619,21 +621,23 @@ impl Table {
     fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<()> {
         // The estimate is the uncompressed data size: an upper bound of the file.
         self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
-        let reader = if memtable.is_empty() {
-            None
+        let readers = if memtable.is_empty() {
+            Vec::new()
         } else {
-            Some(self.write_sstable(memtable)?)
+            self.write_sstables(memtable)?
         };
         let position = memtable.flush_position();
         let mut edit = SSTableEdit::new();
-        if let Some(r) = &reader {
+        for r in &readers {
             edit = edit.add(r.id(), 0, r.clone());
         }
         if let Err(e) = self.commit_edit(&edit, position, Some(memtable.id())) {
             // An uncertain commit (manifest invariant 5) may have listed the
-            // file: keep it; the next open quarantines it if it is not listed.
-            if let (Some(r), false) = (&reader, matches!(e, Error::Poisoned(_))) {
-                r.mark_obsolete();
+            // files: keep them; the next open quarantines what is not listed.
+            if !matches!(e, Error::Poisoned(_)) {
+                for r in &readers {
+                    r.mark_obsolete();
+                }
             }
             return Err(e);
         }
@@ -793,24 +797,40 @@ impl Table {
         self.manifest.lock().data().replay_position
     }
 
-    fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {
-        let id = self.allocate_sstable_id();
-        let opts = self.writer_options(
-            id,
-            0,
-            IoTag::new(IoCause::Flush),
-            memtable.encoding_base(),
-            memtable.partition_count(),
-        );
-        let mut writer = SSTableWriter::create(&self.fs, &self.dir, id, opts)?;
+    /// Writes a memtable as level-0 sstables, cut by the strategy's flush split
+    /// (one sstable, or one per time window for TWCS and DTCS). All or nothing:
+    /// on error every output is discarded.
+    fn write_sstables(&self, memtable: &Memtable) -> Result<Vec<Arc<SSTableReader>>> {
+        let split = self.strategy().flush_split();
+        let base = memtable.encoding_base();
+        // Each output's filter is sized for every partition: a flush's window
+        // count is unknown up front and an oversized filter costs only memory
+        // until the window is compacted.
+        let partitions = memtable.partition_count();
+        let factory = SSTableOutputs::new(|_bucket| {
+            let id = self.allocate_sstable_id();
+            let opts = self.writer_options(id, 0, IoTag::new(IoCause::Flush), base, partitions);
+            SSTableWriter::create(&self.fs, &self.dir, id, opts)
+        });
+        let mut set = OutputSet::new(split, factory)?;
         for part in memtable.all_partitions() {
             let p = memtable.materialize(&part, &ClusteringRange::ALL);
-            if let Err(e) = writer.append(&p) {
-                writer.abort();
+            if let Err(e) = set.append(p) {
+                for o in set.abort() {
+                    o.output.mark_obsolete();
+                }
                 return Err(e);
             }
         }
-        writer.finish()
+        match set.finish() {
+            Ok(outputs) => Ok(outputs.into_iter().map(|o| o.output).collect()),
+            Err(failed) => {
+                for o in failed.finished {
+                    o.output.mark_obsolete();
+                }
+                Err(failed.error)
+            }
+        }
     }
 
     /// Reads one partition (see `read::read_partition`).

@@ -16,7 +16,9 @@
 
 use crate::compaction::executor::{CompactionRecord, RateLimiter};
 use crate::compaction::runtime::{self, CompactionHost, PauseGuard, TableCompactions};
-use crate::compaction::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext};
+use crate::compaction::{
+    CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
+};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
@@ -123,8 +125,7 @@ impl CompactionHost for Table {
 impl Table {
     /// The strategy for the current options (rebuilt when they changed).
     pub fn strategy(&self) -> Arc<dyn CompactionStrategy> {
-        self.compaction
-            .strategy(&self.schema().options.compaction)
+        self.compaction.strategy(&self.schema().options.compaction)
     }
 
     /// What the strategies see: the live sstables as metadata.
@@ -267,16 +268,19 @@ impl Table {
         let mut inputs = ids.to_vec();
         inputs.sort_unstable();
         inputs.dedup();
-        let max_output_bytes = match self.schema().options.compaction.class() {
-            crate::options::CompactionClass::LeveledCompactionStrategy => {
-                self.schema().options.compaction.lcs().sstable_size_bytes()
-            }
-            _ => u64::MAX,
+        // Outputs cut as the strategy cuts its own merges: LCS by its sstable
+        // size, TWCS and DTCS by time window (as they cut flushes), STCS not.
+        let options = self.schema().options.compaction.clone();
+        let split = match options.class() {
+            crate::options::CompactionClass::LeveledCompactionStrategy => OutputSplit::Size {
+                max_bytes: options.lcs().sstable_size_bytes(),
+            },
+            _ => self.strategy().flush_split(),
         };
         let task = CompactionTask::Merge {
             inputs,
             output_level,
-            max_output_bytes,
+            split,
             reason: crate::compaction::TaskReason::Major,
         };
         runtime::run_manual(self.as_ref(), &task, limiter)
@@ -290,7 +294,12 @@ impl Table {
         limiter: &RateLimiter,
     ) -> Result<Vec<CompactionRecord>> {
         let _pause = self.pause_compactions(Duration::from_secs(600))?;
-        let ids: Vec<(u64, u32)> = self.view().version.iter().map(|s| (s.id, s.level)).collect();
+        let ids: Vec<(u64, u32)> = self
+            .view()
+            .version
+            .iter()
+            .map(|s| (s.id, s.level))
+            .collect();
         ids.into_iter()
             .map(|(id, level)| {
                 let task = CompactionTask::Rewrite {

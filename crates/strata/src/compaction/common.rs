@@ -53,7 +53,7 @@ pub fn next_task<S: CompactionStrategy + ?Sized>(
         return None;
     }
     let index = OverlapIndex::new(sstables);
-    let ids = droppable_expired(sstables, &index, ctx, common);
+    let ids = strategy.expired_to_drop(sstables, &index, ctx, decide);
     if !ids.is_empty() {
         return Some(CompactionTask::Drop { ids });
     }

@@ -31,9 +31,12 @@
 //!    the newest qualifying window, then the smallest sstable worth a tombstone
 //!    compaction.
 
-use super::common::{droppable_expired, worth_dropping_tombstones, OverlapIndex};
+use super::common::{droppable_expired, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext, TaskReason};
+use super::twcs::units_per_second;
+use super::{
+    CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
+};
 use crate::options::{CommonCompactionOptions, CompactionOptions, DtcsOptions, StcsOptions};
 use parking_lot::Mutex;
 
@@ -237,88 +240,110 @@ fn ids_of(set: &[&SSTableInfo]) -> Vec<u64> {
     ids
 }
 
+impl DateTieredCompactionStrategy {
+    fn window_merge(&self, sstables: &[SSTableInfo]) -> Option<CompactionTask> {
+        let now = self.now_micros(sstables)?;
+        let buckets = self.buckets(sstables);
+        self.newest_bucket(&buckets, now)
+            .map(|chosen| CompactionTask::Merge {
+                inputs: ids_of(&chosen),
+                output_level: 0,
+                split: self.output_split(),
+                reason: TaskReason::DateTiered,
+            })
+    }
+
+    /// Flush and merge outputs: cut by windows of `max_window_size_seconds`
+    /// when `split_output_by_window` (the default), so a write far older than
+    /// the rest of its flush does not pull a new sstable into an old window.
+    pub fn output_split(&self) -> OutputSplit {
+        if !self.dtcs.split_output_by_window || self.dtcs.max_window_size_seconds == 0 {
+            return OutputSplit::None;
+        }
+        OutputSplit::TimeWindow {
+            window: (self.dtcs.max_window_size_seconds as i64)
+                .saturating_mul(units_per_second(self.dtcs.timestamp_resolution)),
+            max_bytes: u64::MAX,
+        }
+    }
+}
+
 impl CompactionStrategy for DateTieredCompactionStrategy {
     fn name(&self) -> &'static str {
         "DateTieredCompactionStrategy"
     }
 
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
-        if !self.common.enabled {
-            return None;
-        }
-        let index = OverlapIndex::new(sstables);
-        {
-            let mut state = self.state.lock();
-            let due = state.last_expired_check_seconds.is_none_or(|last| {
-                ctx.now_seconds.saturating_sub(last)
-                    >= self.dtcs.expired_sstable_check_frequency_seconds as i64
-            });
-            if due {
-                state.last_expired_check_seconds = Some(ctx.now_seconds);
-                // Every sstable, past the max age included (invariant 3).
-                let ids = droppable_expired(sstables, &index, ctx, &self.common);
-                if !ids.is_empty() {
-                    return Some(CompactionTask::Drop { ids });
-                }
-            }
-        }
-        let now = self.now_micros(sstables)?;
-        let buckets = self.buckets(sstables);
-        if let Some(chosen) = self.newest_bucket(&buckets, now) {
-            return Some(CompactionTask::Merge {
-                inputs: ids_of(&chosen),
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                reason: TaskReason::DateTiered,
-            });
-        }
-        sstables
-            .iter()
-            .filter(|s| !s.being_compacted)
-            .filter(|s| worth_dropping_tombstones(s, &index, ctx, &self.common))
-            .min_by_key(|s| (s.size_bytes, s.id))
-            .map(|s| CompactionTask::Rewrite {
-                id: s.id,
-                output_level: 0,
-                reason: TaskReason::Tombstone,
-            })
+    fn common_options(&self) -> &CommonCompactionOptions {
+        &self.common
     }
 
-    /// Fully expired sstables dropped, then everything else merged into one, as
-    /// Cassandra's DTCS `getMaximalTask`. Nothing while any sstable is being
-    /// compacted.
-    fn major_compaction(
+    /// Every sstable, past the max age included (invariant 3), at most once per
+    /// `expired_sstable_check_frequency_seconds`.
+    fn expired_to_drop(
         &self,
         sstables: &[SSTableInfo],
+        all: &OverlapIndex<'_>,
         ctx: &StrategyContext,
-    ) -> Vec<CompactionTask> {
-        if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
+        decide: Decide,
+    ) -> Vec<u64> {
+        let mut state = self.state.lock();
+        let due = state.last_expired_check_seconds.is_none_or(|last| {
+            ctx.now_seconds.saturating_sub(last)
+                >= self.dtcs.expired_sstable_check_frequency_seconds as i64
+        });
+        if !due {
             return Vec::new();
         }
-        let index = OverlapIndex::new(sstables);
-        let dropped = droppable_expired(sstables, &index, ctx, &self.common);
-        let rest: Vec<u64> = {
-            let mut v: Vec<u64> = sstables
-                .iter()
-                .map(|s| s.id)
-                .filter(|id| dropped.binary_search(id).is_err())
-                .collect();
-            v.sort_unstable();
-            v
-        };
-        let mut tasks = Vec::new();
-        if !dropped.is_empty() {
-            tasks.push(CompactionTask::Drop { ids: dropped });
+        if decide == Decide::Advance {
+            state.last_expired_check_seconds = Some(ctx.now_seconds);
         }
-        if rest.len() >= 2 {
-            tasks.push(CompactionTask::Merge {
-                inputs: rest,
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                reason: TaskReason::Major,
-            });
-        }
-        tasks
+        drop(state);
+        droppable_expired(sstables, all, ctx, &self.common)
+    }
+
+    /// The newest qualifying window (invariant 2). Stateless.
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        self.window_merge(sstables)
+    }
+
+    fn peek_own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        self.window_merge(sstables)
+    }
+
+    /// The smallest first, as Cassandra's DTCS.
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
+        (a.size_bytes, a.id).cmp(&(b.size_bytes, b.id))
+    }
+
+    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
+        0
+    }
+
+    /// Everything the shared step does not drop, merged into one (Cassandra's
+    /// `getMaximalTask`), cut by the largest window when segregation is on.
+    fn major_merge(
+        &self,
+        _sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask> {
+        (rest.len() >= 2).then(|| CompactionTask::Merge {
+            inputs: ids_of(rest),
+            output_level: 0,
+            split: self.output_split(),
+            reason: TaskReason::Major,
+        })
+    }
+
+    fn flush_split(&self) -> OutputSplit {
+        self.output_split()
     }
 
     /// Cassandra's DTCS estimate: per window, each size-tiered bucket with at least
@@ -416,7 +441,11 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4],
                 output_level: 0,
-                max_output_bytes: u64::MAX,
+                // Segregation by the largest window (a day) is on by default.
+                split: OutputSplit::TimeWindow {
+                    window: 86_400_000_000,
+                    max_bytes: u64::MAX
+                },
                 reason: TaskReason::DateTiered,
             })
         );

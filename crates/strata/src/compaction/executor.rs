@@ -3,8 +3,9 @@
 //!
 //! A merge streams every input sstable in token order (each chunk read once),
 //! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
-//! writes outputs split at partition boundaries where [`OutputCutter`] says (the
-//! one place that decides where an output ends). The outputs replace the inputs
+//! writes outputs cut by the task's [`OutputSplit`] through an
+//! [`OutputSet`] (the one place that decides where an output ends, shared with
+//! flush). The outputs replace the inputs
 //! by one [`SSTableEdit`] ([`CompactionTask::edit`]) that the table applies
 //! atomically (manifest commit + view swap); input files are deleted by the
 //! reclaimer once the last reader drops them.
@@ -27,13 +28,14 @@
 
 use super::purge::{is_empty, purge_partition, PurgeStats};
 use super::runtime::CompactionHost;
-use super::CompactionTask;
+use super::{CompactionTask, OutputSplit};
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
 use crate::read::{merge_partition, SSTableEdit, View};
-use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
+use crate::split::{partitions_per_output, FinishedOutput, OutputSet, SSTableOutputs};
+use crate::sstable::{PartitionScanner, SSTableReader};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -158,24 +160,30 @@ pub fn execute(
         }
         CompactionTask::Merge { .. } | CompactionTask::Rewrite { .. } => {
             // A rewrite is a one-input merge whose output is never split.
-            let (kind, inputs, output_level, max_output_bytes, reason) = match task {
+            let (kind, inputs, output_level, split, reason) = match task {
                 CompactionTask::Merge {
                     inputs,
                     output_level,
-                    max_output_bytes,
+                    split,
                     reason,
                 } => (
                     "merge",
                     inputs.clone(),
                     *output_level,
-                    *max_output_bytes,
+                    split.clone(),
                     reason,
                 ),
                 CompactionTask::Rewrite {
                     id,
                     output_level,
                     reason,
-                } => ("rewrite", vec![*id], *output_level, u64::MAX, reason),
+                } => (
+                    "rewrite",
+                    vec![*id],
+                    *output_level,
+                    OutputSplit::None,
+                    reason,
+                ),
                 _ => unreachable!("matched Merge or Rewrite above"),
             };
             record.kind = kind.into();
@@ -186,7 +194,7 @@ pub fn execute(
                 task,
                 &inputs,
                 output_level,
-                OutputCutter::new(max_output_bytes),
+                split,
                 progress,
                 limiter,
                 &mut record,
@@ -198,38 +206,6 @@ pub fn execute(
     Ok(record)
 }
 
-/// Where a merge ends one output and starts the next: today when an output
-/// reaches `max_output_bytes` (`u64::MAX`: never, one output). The only place
-/// the executor decides this, so a split rule (time window, token shard) can
-/// replace it without touching the merge loop.
-#[derive(Clone, Copy, Debug)]
-pub struct OutputCutter {
-    max_output_bytes: u64,
-}
-
-impl OutputCutter {
-    pub fn new(max_output_bytes: u64) -> OutputCutter {
-        OutputCutter { max_output_bytes }
-    }
-
-    /// Expected partitions of one output, for its bloom filter, from the
-    /// inputs' totals.
-    fn partitions_per_output(&self, total_partitions: u64, total_bytes: u64) -> u64 {
-        if self.max_output_bytes == u64::MAX {
-            total_partitions
-        } else {
-            let share = (self.max_output_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
-            (total_partitions as f64 * share * 1.1) as u64 + 16
-        }
-    }
-
-    /// Whether the output now `written_bytes` long ends after the partition just
-    /// appended (outputs split only at partition boundaries).
-    fn ends_output(&self, written_bytes: u64) -> bool {
-        written_bytes >= self.max_output_bytes
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn merge(
     table: &dyn CompactionHost,
@@ -237,7 +213,7 @@ fn merge(
     task: &CompactionTask,
     inputs: &[u64],
     output_level: u32,
-    cutter: OutputCutter,
+    split: OutputSplit,
     progress: &TaskProgress,
     limiter: &RateLimiter,
     record: &mut CompactionRecord,
@@ -317,7 +293,7 @@ fn merge(
         .sum::<u64>()
         .max(1);
     // Size each output's bloom filter for its share of the partitions.
-    let per_output = cutter.partitions_per_output(total_partitions, total_bytes);
+    let per_output = partitions_per_output(&split, total_partitions, total_bytes);
     let _ = total_uncompressed;
 
     let mut scanners: Vec<PartitionScanner> = Vec::with_capacity(readers.len());
@@ -329,16 +305,21 @@ fn merge(
         heads.push(s.next().transpose()?);
     }
 
-    let mut outputs: Vec<Arc<SSTableReader>> = Vec::new();
-    let mut writer: Option<SSTableWriter> = None;
+    let factory = SSTableOutputs::new(|_bucket| {
+        table.create_sstable(
+            output_level,
+            IoTag::compaction(output_level as u8),
+            base,
+            per_output,
+        )
+    });
+    let mut set = OutputSet::new(split, factory)?;
     let mut purge_total = PurgeStats::default();
-    let mut last_pos = 0u64;
-    let abort = |writer: Option<SSTableWriter>, outputs: &[Arc<SSTableReader>]| {
-        if let Some(w) = writer {
-            w.abort();
-        }
-        for o in outputs {
-            o.mark_obsolete();
+    let mut last_written = 0u64;
+    // Outputs already finished are unlisted garbage once the task fails.
+    let discard = |finished: Vec<FinishedOutput<Arc<SSTableReader>>>| {
+        for o in finished {
+            o.output.mark_obsolete();
         }
     };
     while let Some(key) = heads.iter().flatten().map(|p| &p.key).min().cloned() {
@@ -352,7 +333,7 @@ fn merge(
                 match scanners[i].next().transpose() {
                     Ok(next) => *head = next,
                     Err(e) => {
-                        abort(writer.take(), &outputs);
+                        discard(set.abort());
                         return Err(e);
                     }
                 }
@@ -364,63 +345,36 @@ fn merge(
             continue;
         }
         if progress.cancel.load(Ordering::Relaxed) {
-            abort(writer.take(), &outputs);
+            discard(set.abort());
             return Err(Error::Cancelled);
         }
-        if writer.is_none() {
-            match table.create_sstable(
-                output_level,
-                IoTag::compaction(output_level as u8),
-                base,
-                per_output,
-            ) {
-                Ok(w) => writer = Some(w),
-                Err(e) => {
-                    abort(None, &outputs);
-                    return Err(e);
-                }
-            }
-        }
-        let Some(w) = writer.as_mut() else { continue };
-        if let Err(e) = w.append(&merged) {
-            abort(writer.take(), &outputs);
+        if let Err(e) = set.append(merged) {
+            discard(set.abort());
             return Err(e);
         }
         record.partitions_out += 1;
-        let pos = w.position();
-        limiter.acquire(pos.saturating_sub(last_pos));
+        let written = set.bytes_written();
+        limiter.acquire(written.saturating_sub(last_written));
         progress
             .bytes_done
-            .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
-        last_pos = pos;
-        if cutter.ends_output(pos) {
-            if let Some(w) = writer.take() {
-                match w.finish() {
-                    Ok(r) => outputs.push(r),
-                    Err(e) => {
-                        abort(None, &outputs);
-                        return Err(e);
-                    }
-                }
-            }
-            last_pos = 0;
-        }
+            .fetch_add(written.saturating_sub(last_written), Ordering::Relaxed);
+        last_written = written;
     }
-    if let Some(w) = writer.take() {
-        match w.finish() {
-            Ok(r) => outputs.push(r),
-            Err(e) => {
-                abort(None, &outputs);
-                return Err(e);
-            }
+    let outputs: Vec<Arc<SSTableReader>> = match set.finish() {
+        Ok(finished) => finished.into_iter().map(|o| o.output).collect(),
+        Err(failed) => {
+            discard(failed.finished);
+            return Err(failed.error);
         }
-    }
+    };
     let edit: SSTableEdit = task.edit(outputs.iter().map(|r| (r.id(), r.clone())).collect());
     if let Err(e) = table.apply_edit(&edit) {
         // After an uncertain manifest commit the outputs may be listed: keep them
         // (manifest invariant 5); otherwise they are unlisted garbage.
         if !matches!(e, Error::Poisoned(_)) {
-            abort(None, &outputs);
+            for o in &outputs {
+                o.mark_obsolete();
+            }
         }
         return Err(e);
     }

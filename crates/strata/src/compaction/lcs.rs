@@ -41,7 +41,7 @@ use parking_lot::Mutex;
 
 use super::common::{token_hull, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, TaskReason};
+use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
 
 /// Most L0 sstables compacted into L1 at once; above this many, L0 is size-tiered
@@ -337,7 +337,7 @@ impl LeveledCompactionStrategy {
                 Some(CompactionTask::Merge {
                     inputs: sorted_ids(&candidates),
                     output_level,
-                    max_output_bytes: size,
+                    split: OutputSplit::Size { max_bytes: size },
                     reason: TaskReason::Leveled { from_level: 0 },
                 })
             }
@@ -360,7 +360,7 @@ impl LeveledCompactionStrategy {
         CompactionTask::Merge {
             inputs: sorted_ids(candidates),
             output_level: from_level + 1,
-            max_output_bytes: size,
+            split: OutputSplit::Size { max_bytes: size },
             reason: TaskReason::Leveled { from_level },
         }
     }
@@ -463,7 +463,7 @@ impl LeveledCompactionStrategy {
         Some(CompactionTask::Merge {
             inputs: sorted_ids(&bucket),
             output_level: 0,
-            max_output_bytes: u64::MAX,
+            split: OutputSplit::None,
             reason: TaskReason::L0SizeTiered,
         })
     }
@@ -607,7 +607,7 @@ impl LeveledCompactionStrategy {
             return Some(CompactionTask::Merge {
                 inputs: sorted_ids(&inputs),
                 output_level: top,
-                max_output_bytes: size,
+                split: OutputSplit::Size { max_bytes: size },
                 reason: TaskReason::Leveled { from_level: level },
             });
         }
@@ -693,7 +693,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         (!rest.is_empty()).then(|| CompactionTask::Merge {
             inputs: sorted_ids(rest),
             output_level: level,
-            max_output_bytes: size,
+            split: OutputSplit::Size { max_bytes: size },
             reason: TaskReason::Major,
         })
     }
@@ -859,7 +859,7 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1],
                 output_level: 2,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Leveled { from_level: 1 }
             })
         );
@@ -881,7 +881,7 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2],
                 output_level: 0,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Leveled { from_level: 0 }
             })
         );
@@ -973,7 +973,7 @@ mod tests {
         assert!(matches!(
             t,
             Some(CompactionTask::Merge {
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 ..
             })
         ));
@@ -1092,7 +1092,9 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 98],
                 output_level: 2,
-                max_output_bytes: 97 * MIB,
+                split: OutputSplit::Size {
+                    max_bytes: 97 * MIB
+                },
                 reason: TaskReason::Leveled { from_level: 1 }
             })
         );
@@ -1147,7 +1149,7 @@ mod tests {
             vec![CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
                 output_level: 2,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Major
             }]
         );

@@ -54,6 +54,7 @@ mod proptests;
 use crate::options::{CommonCompactionOptions, CompactionClass, CompactionOptions};
 use crate::version::VersionEdit;
 
+pub use crate::split::OutputSplit;
 pub use common::{fully_expired, worth_dropping_tombstones};
 pub use dtcs::DateTieredCompactionStrategy;
 pub use lcs::LeveledCompactionStrategy;
@@ -160,13 +161,13 @@ impl TaskReason {
 /// What a strategy asks the executor to do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompactionTask {
-    /// Merge `inputs` (ids ascending), writing outputs into `output_level`, starting
-    /// a new output file whenever one reaches `max_output_bytes` (`u64::MAX`: a
-    /// single output, as STCS). Outputs must be split at partition boundaries.
+    /// Merge `inputs` (ids ascending), writing outputs into `output_level`, cut
+    /// into sstables by `split` ([`OutputSplit`]: one output as STCS, by size as
+    /// LCS, by token shard, or by the time window of each write as TWCS).
     Merge {
         inputs: Vec<u64>,
         output_level: u32,
-        max_output_bytes: u64,
+        split: OutputSplit,
         reason: TaskReason,
     },
     /// Remove fully expired sstables (ids ascending) without reading them.
@@ -255,8 +256,11 @@ pub trait CompactionStrategy: Send + Sync {
     /// The strategy's own background task (merge, move), asked after the shared
     /// drop step found nothing; advances the strategy's state if it has any.
     /// `all` indexes `sstables` by token.
-    fn own_task(&self, sstables: &[SSTableInfo], all: &common::OverlapIndex<'_>)
-        -> Option<CompactionTask>;
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+    ) -> Option<CompactionTask>;
 
     /// What [`CompactionStrategy::own_task`] would return now, without advancing
     /// any state (observers: `compactionstats`, `wait_for_compactions`).
@@ -275,8 +279,32 @@ pub trait CompactionStrategy: Send + Sync {
 
     /// The merge of a major compaction over `rest` (every sstable of `sstables`
     /// that the shared step does not drop), or `None` when `rest` is empty.
-    fn major_merge(&self, sstables: &[SSTableInfo], rest: &[&SSTableInfo])
-        -> Option<CompactionTask>;
+    fn major_merge(
+        &self,
+        sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask>;
+
+    /// The fully expired sstables the shared step drops now (ids ascending).
+    /// Default: [`common::droppable_expired`] at every decision. TWCS and DTCS
+    /// look only every `expired_sstable_check_frequency_seconds` (and TWCS may be
+    /// told to skip the overlap check); their record of the last look advances
+    /// only when `decide` is [`common::Decide::Advance`].
+    fn expired_to_drop(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+        ctx: &StrategyContext,
+        _decide: common::Decide,
+    ) -> Vec<u64> {
+        common::droppable_expired(sstables, all, ctx, self.common_options())
+    }
+
+    /// How a flush of this table cuts its output ([`OutputSplit`]): one sstable
+    /// unless the strategy segregates data (TWCS: one sstable per time window).
+    fn flush_split(&self) -> OutputSplit {
+        OutputSplit::None
+    }
 
     /// Estimated number of tasks needed to catch up (`compactionstats`'
     /// `pending_tasks`), with Cassandra's formulas. Changes no state.
@@ -434,7 +462,7 @@ mod tests {
         let t = CompactionTask::Merge {
             inputs: vec![1, 2],
             output_level: 3,
-            max_output_bytes: 10,
+            split: OutputSplit::Size { max_bytes: 10 },
             reason: TaskReason::Leveled { from_level: 2 },
         };
         assert_eq!((t.input_ids(), t.output_level()), (vec![1, 2], Some(3)));

@@ -152,11 +152,9 @@ fn check_task(
             task
         );
     }
-    if let CompactionTask::Merge {
-        max_output_bytes, ..
-    } = task
-    {
-        prop_assert!(*max_output_bytes >= MIB);
+    if let CompactionTask::Merge { split, .. } = task {
+        prop_assert!(split.validate().is_ok(), "invalid split in {:?}", task);
+        prop_assert!(split.max_bytes() >= MIB);
     }
     let Some(top) = lcs_top else {
         return Ok(());
@@ -265,13 +263,13 @@ fn complete(task: &CompactionTask, set: &mut Vec<SSTableInfo>, next_id: &mut u64
         }
         CompactionTask::Merge {
             output_level,
-            max_output_bytes,
+            split,
             ..
         } => {
             let total: u64 = inputs.iter().map(|s| s.size_bytes).sum();
             let (a, b) = common::token_hull(&inputs).expect("non-empty");
             let width = (b - a) as u64 + 1;
-            let pieces = total.div_ceil(*max_output_bytes).clamp(1, 8).min(width);
+            let pieces = total.div_ceil(split.max_bytes()).clamp(1, 8).min(width);
             let step = width / pieces;
             for k in 0..pieces {
                 let first = a + (k * step) as i64;

@@ -16,7 +16,7 @@
 //!    first). Outputs go to level 0, unsplit.
 
 use super::common::OverlapIndex;
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, TaskReason};
+use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions};
 
 /// Cassandra's `getBuckets`: sort by size, then walk the sizes upwards; an sstable
@@ -153,7 +153,11 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
     /// The most interesting bucket; before it the shared step drops fully
     /// expired sstables (Cassandra's STCS only drops them inside a compaction
     /// that picks them), after it a single-sstable tombstone compaction.
-    fn own_task(&self, sstables: &[SSTableInfo], _all: &OverlapIndex<'_>) -> Option<CompactionTask> {
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
         most_interesting_bucket(
             &buckets,
@@ -163,7 +167,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         .map(|bucket| CompactionTask::Merge {
             inputs: sorted_ids(bucket),
             output_level: 0,
-            max_output_bytes: u64::MAX,
+            split: OutputSplit::None,
             reason: TaskReason::SizeTiered,
         })
     }
@@ -195,7 +199,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         (!rest.is_empty()).then(|| CompactionTask::Merge {
             inputs: sorted_ids(rest.iter().copied()),
             output_level: 0,
-            max_output_bytes: u64::MAX,
+            split: OutputSplit::None,
             reason: TaskReason::Major,
         })
     }
@@ -303,7 +307,7 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4],
                 output_level: 0,
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 reason: TaskReason::SizeTiered
             })
         );
@@ -360,7 +364,7 @@ mod tests {
             vec![CompactionTask::Merge {
                 inputs: vec![1, 2, 3],
                 output_level: 0,
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 reason: TaskReason::Major
             }]
         );
@@ -373,7 +377,7 @@ mod tests {
                 CompactionTask::Merge {
                     inputs: vec![1, 2],
                     output_level: 0,
-                    max_output_bytes: u64::MAX,
+                    split: OutputSplit::None,
                     reason: TaskReason::Major
                 }
             ]

@@ -29,10 +29,14 @@
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
 //!    overlaps it (the operator's explicit choice, as in Cassandra).
 
-use super::common::{droppable_expired, worth_dropping_tombstones, OverlapIndex};
+use super::common::{droppable_expired, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext, TaskReason};
-use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions, TwcsOptions};
+use super::{
+    CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
+};
+use crate::options::{
+    CommonCompactionOptions, CompactionOptions, StcsOptions, TimestampResolution, TwcsOptions,
+};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 
@@ -50,12 +54,7 @@ pub struct TimeWindowCompactionStrategy {
     state: Mutex<TwcsState>,
 }
 
-/// The window of `timestamp` (in `resolution`-free microseconds) for windows of
-/// `window_micros` (invariant 1). Floor division, so pre-epoch timestamps do not
-/// share window 0 with the first window after the epoch.
-pub fn window_of(timestamp_micros: i64, window_micros: i64) -> i64 {
-    timestamp_micros.div_euclid(window_micros.max(1))
-}
+pub use crate::split::window_of;
 
 impl TimeWindowCompactionStrategy {
     pub fn new(options: &CompactionOptions) -> TimeWindowCompactionStrategy {
@@ -147,6 +146,55 @@ impl TimeWindowCompactionStrategy {
     }
 }
 
+impl TimeWindowCompactionStrategy {
+    /// The highest window seen, counting `buckets`' newest, without storing it.
+    fn highest_window(&self, buckets: &BTreeMap<i64, Vec<&SSTableInfo>>) -> i64 {
+        let newest = buckets.keys().next_back().copied();
+        match (self.state.lock().highest_window_seen, newest) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(i64::MIN),
+        }
+    }
+
+    fn window_merge(
+        &self,
+        buckets: &BTreeMap<i64, Vec<&SSTableInfo>>,
+        highest: i64,
+    ) -> Option<CompactionTask> {
+        self.newest_bucket(buckets, highest)
+            .map(|chosen| CompactionTask::Merge {
+                inputs: ids_of(&chosen),
+                output_level: 0,
+                split: self.output_split(),
+                reason: TaskReason::TimeWindow,
+            })
+    }
+
+    /// Flush and merge outputs: cut by window when `split_output_by_window`
+    /// (the default), so a write with an old timestamp lands in an sstable of
+    /// its own window instead of stretching a new sstable back in time.
+    pub fn output_split(&self) -> OutputSplit {
+        if !self.twcs.split_output_by_window {
+            return OutputSplit::None;
+        }
+        OutputSplit::TimeWindow {
+            window: (self.twcs.window_seconds() as i64)
+                .saturating_mul(units_per_second(self.twcs.timestamp_resolution)),
+            max_bytes: u64::MAX,
+        }
+    }
+}
+
+/// Write-timestamp units per second for a `timestamp_resolution`.
+pub fn units_per_second(resolution: TimestampResolution) -> i64 {
+    match resolution {
+        TimestampResolution::Nanoseconds => 1_000_000_000,
+        TimestampResolution::Microseconds => 1_000_000,
+        TimestampResolution::Milliseconds => 1_000,
+        TimestampResolution::Seconds => 1,
+    }
+}
+
 /// Cassandra's `trimToThreshold`: at most `max_threshold` sstables, the smallest
 /// first (ties by id, for determinism), returned in id order.
 fn trim_to_threshold<'a>(bucket: &[&'a SSTableInfo], max_threshold: u32) -> Vec<&'a SSTableInfo> {
@@ -168,87 +216,91 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         "TimeWindowCompactionStrategy"
     }
 
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
-        if !self.common.enabled {
-            return None;
-        }
-        let index = OverlapIndex::new(sstables);
+    fn common_options(&self) -> &CommonCompactionOptions {
+        &self.common
+    }
+
+    /// Invariant 4, at most once per `expired_sstable_check_frequency_seconds`.
+    fn expired_to_drop(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &OverlapIndex<'_>,
+        ctx: &StrategyContext,
+        decide: Decide,
+    ) -> Vec<u64> {
         let mut state = self.state.lock();
-        let check_due = state.last_expired_check_seconds.is_none_or(|last| {
+        let due = state.last_expired_check_seconds.is_none_or(|last| {
             ctx.now_seconds.saturating_sub(last)
                 >= self.twcs.expired_sstable_check_frequency_seconds as i64
         });
-        if check_due {
-            state.last_expired_check_seconds = Some(ctx.now_seconds);
-            let ids = self.expired(sstables, &index, ctx);
-            if !ids.is_empty() {
-                return Some(CompactionTask::Drop { ids });
-            }
-        }
-        let buckets = self.buckets(sstables);
-        if let Some((&newest, _)) = buckets.iter().next_back() {
-            let seen = state.highest_window_seen.get_or_insert(newest);
-            *seen = (*seen).max(newest);
-        }
-        let highest = state.highest_window_seen.unwrap_or(i64::MIN);
-        drop(state);
-        if let Some(chosen) = self.newest_bucket(&buckets, highest) {
-            return Some(CompactionTask::Merge {
-                inputs: ids_of(&chosen),
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                reason: TaskReason::TimeWindow,
-            });
-        }
-        sstables
-            .iter()
-            .filter(|s| !s.being_compacted)
-            .filter(|s| worth_dropping_tombstones(s, &index, ctx, &self.common))
-            .min_by_key(|s| (s.size_bytes, s.id))
-            .map(|s| CompactionTask::Rewrite {
-                id: s.id,
-                output_level: 0,
-                reason: TaskReason::Tombstone,
-            })
-    }
-
-    /// Fully expired sstables dropped, then every window with two or more
-    /// sstables merged to one. Merging all windows into one sstable, as a plain
-    /// major compaction would, undoes what the strategy exists for: the result
-    /// could only be dropped when its newest data expires. Nothing while any
-    /// sstable is being compacted.
-    fn major_compaction(
-        &self,
-        sstables: &[SSTableInfo],
-        ctx: &StrategyContext,
-    ) -> Vec<CompactionTask> {
-        if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
+        if !due {
             return Vec::new();
         }
-        let index = OverlapIndex::new(sstables);
-        let dropped = self.expired(sstables, &index, ctx);
-        let mut tasks = Vec::new();
-        if !dropped.is_empty() {
-            tasks.push(CompactionTask::Drop {
-                ids: dropped.clone(),
-            });
+        if decide == Decide::Advance {
+            state.last_expired_check_seconds = Some(ctx.now_seconds);
         }
-        let rest: Vec<SSTableInfo> = sstables
-            .iter()
-            .filter(|s| dropped.binary_search(&s.id).is_err())
-            .cloned()
-            .collect();
-        for bucket in self.buckets(&rest).values() {
-            if bucket.len() >= 2 {
-                tasks.push(CompactionTask::Merge {
-                    inputs: ids_of(bucket),
-                    output_level: 0,
-                    max_output_bytes: u64::MAX,
-                    reason: TaskReason::Major,
-                });
+        drop(state);
+        self.expired(sstables, all, ctx)
+    }
+
+    /// The newest qualifying window (invariant 3); remembers the highest window.
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        let buckets = self.buckets(sstables);
+        let highest = {
+            let mut state = self.state.lock();
+            if let Some((&newest, _)) = buckets.iter().next_back() {
+                let seen = state.highest_window_seen.get_or_insert(newest);
+                *seen = (*seen).max(newest);
             }
-        }
-        tasks
+            state.highest_window_seen.unwrap_or(i64::MIN)
+        };
+        self.window_merge(&buckets, highest)
+    }
+
+    /// The same decision with the highest window seen read, not advanced.
+    fn peek_own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        let buckets = self.buckets(sstables);
+        let highest = self.highest_window(&buckets);
+        self.window_merge(&buckets, highest)
+    }
+
+    /// The smallest first, as Cassandra's TWCS.
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
+        (a.size_bytes, a.id).cmp(&(b.size_bytes, b.id))
+    }
+
+    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
+        0
+    }
+
+    /// Everything the shared step does not drop, in one merge whose outputs are
+    /// cut by time window when segregation is on: one sstable per window, the
+    /// same result as merging window by window. Without segregation, everything
+    /// into one sstable, as Cassandra 4.0's TWCS (which leaves one sstable that
+    /// can only be dropped when its newest data expires: docs/compaction/twcs.md).
+    fn major_merge(
+        &self,
+        _sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask> {
+        (!rest.is_empty()).then(|| CompactionTask::Merge {
+            inputs: ids_of(rest),
+            output_level: 0,
+            split: self.output_split(),
+            reason: TaskReason::Major,
+        })
+    }
+
+    fn flush_split(&self) -> OutputSplit {
+        self.output_split()
     }
 
     /// Cassandra's `updateEstimatedCompactionsByTasks`: one task per window that
@@ -256,11 +308,7 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
     /// Reads the highest window seen but never advances it.
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
         let buckets = self.buckets(sstables);
-        let newest = buckets.keys().next_back().copied();
-        let highest = match (self.state.lock().highest_window_seen, newest) {
-            (Some(a), Some(b)) => a.max(b),
-            (a, b) => a.or(b).unwrap_or(i64::MIN),
-        };
+        let highest = self.highest_window(&buckets);
         buckets
             .iter()
             .filter(|(&w, b)| {
@@ -425,18 +473,46 @@ mod tests {
     }
 
     #[test]
-    fn major_compaction_merges_each_window_alone() {
-        let s = hourly("");
+    fn major_compaction_cuts_its_output_by_window() {
         let set = vec![
             ts_sst(1, 1, 1, 1),
             ts_sst(2, 1, 1, 1),
             ts_sst(3, 2, 2, 1),
             ts_sst(4, 3, 3, 1),
-            ts_sst(5, 3, 3, 1),
         ];
-        let tasks = s.major_compaction(&set, &ctx(0));
-        let inputs: Vec<Vec<u64>> = tasks.iter().map(|t| t.input_ids()).collect();
-        assert_eq!(inputs, vec![vec![1, 2], vec![4, 5]]);
+        let tasks = hourly("").major_compaction(&set, &ctx(0));
+        assert_eq!(
+            tasks,
+            vec![CompactionTask::Merge {
+                inputs: vec![1, 2, 3, 4],
+                output_level: 0,
+                split: OutputSplit::TimeWindow {
+                    window: HOUR_MICROS,
+                    max_bytes: u64::MAX
+                },
+                reason: TaskReason::Major,
+            }]
+        );
+        // Without segregation, Cassandra 4.0's single output.
+        let plain = hourly(", 'split_output_by_window': 'false'");
+        let tasks = plain.major_compaction(&set, &ctx(0));
+        assert!(matches!(
+            &tasks[..],
+            [CompactionTask::Merge {
+                split: OutputSplit::None,
+                ..
+            }]
+        ));
+        assert_eq!(plain.flush_split(), OutputSplit::None);
+        // Millisecond timestamps get a window in milliseconds.
+        let ms = hourly(", 'timestamp_resolution': 'MILLISECONDS'");
+        assert_eq!(
+            ms.flush_split(),
+            OutputSplit::TimeWindow {
+                window: 3_600_000,
+                max_bytes: u64::MAX
+            }
+        );
     }
 
     #[test]

@@ -10,9 +10,12 @@
 //! - **Data** in an sstable is a histogram of bytes per write-time bucket
 //!   ([`hist::Hist`]). A merge adds the inputs' histograms and drops the buckets
 //!   whose newest write is purgeable (`write + ttl + gc_grace < now`); the live
-//!   rest is split into outputs of `max_output_bytes`, each covering a
-//!   consecutive slice of the inputs' token hull proportional to its size, each
-//!   holding that share of every bucket (uniform tokens).
+//!   rest is split into outputs by the task's [`OutputSplit`]: by size, each
+//!   covering a consecutive slice of the inputs' token hull proportional to its
+//!   size and holding that share of every bucket (uniform tokens); or by time
+//!   window, each holding the buckets of one window (flushes too, when the
+//!   strategy cuts flushes by window). Token-shard splits are refused, not
+//!   approximated.
 //! - **Tasks** are applied as the executor applies them (`compaction/mod.rs`):
 //!   inputs are marked `being_compacted` while a task runs; `Drop` removes
 //!   sstables, `Move` changes a level, `Merge`/`Rewrite` replace inputs by
@@ -43,7 +46,7 @@ use serde::Serialize;
 
 use crate::compaction::lcs::fixed_levels_sstable_size;
 use crate::compaction::{
-    strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext,
+    strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
 };
 use crate::options::{CompactionClass, CompactionOptions, TableOptions};
 use crate::{Error, Result};
@@ -481,11 +484,28 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// One flush; several sstables when the strategy cuts flushes by time
+    /// window and the flush crosses a window boundary.
     fn flush(&mut self, from: f64, to: f64) {
         let hist = Hist::uniform(from, to, self.cfg.flush_bytes as f64, self.bucket_seconds);
-        let info = self.new_info(0, self.cfg.flush_bytes, (i64::MIN, i64::MAX), &hist);
         self.flushed += self.cfg.flush_bytes;
-        self.live.insert(info, hist);
+        let parts = match self.strategy.flush_split() {
+            OutputSplit::TimeWindow { window, .. } => {
+                hist.split_by_window(window as f64 / 1e6, START_SECONDS as f64)
+            }
+            _ => vec![(0, hist)],
+        };
+        let mut left = self.cfg.flush_bytes;
+        for (k, (_, part)) in parts.iter().enumerate() {
+            let size = if k + 1 == parts.len() {
+                left
+            } else {
+                (part.total().round() as u64).min(left)
+            };
+            left -= size;
+            let info = self.new_info(0, size, (i64::MIN, i64::MAX), part);
+            self.live.insert(info, part.clone());
+        }
     }
 
     /// Expired-and-purgeable share of each sstable, as the engine estimates it
@@ -596,6 +616,64 @@ impl<'a> Sim<'a> {
         (outputs, read)
     }
 
+    /// Merge or rewrite whose outputs are cut by time window (TWCS and DTCS
+    /// segregation): the inputs' live histograms summed and cut at window
+    /// boundaries ([`Hist::split_by_window`]), one output per window over the
+    /// inputs' token hull (time-series tables write over the whole ring).
+    /// `window` is in the engine's timestamp unit: microseconds.
+    fn merge_outputs_by_window(
+        &mut self,
+        inputs: &[u64],
+        output_level: u32,
+        window: i64,
+        max_bytes: u64,
+    ) -> Result<(Vec<(SSTableInfo, Hist)>, u64)> {
+        if max_bytes != u64::MAX {
+            return Err(Error::InvalidInput(
+                "the simulator does not model size roll-over inside a time window".into(),
+            ));
+        }
+        let cutoff = self.purge_before();
+        let mut hists = Vec::with_capacity(inputs.len());
+        let mut read = 0u64;
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for id in inputs {
+            let Some(i) = self.live.get(*id) else {
+                continue;
+            };
+            let info = &self.live.infos[i];
+            read += info.size_bytes;
+            lo = lo.min(info.first_token);
+            hi = hi.max(info.last_token);
+            hists.push(match cutoff {
+                Some(c) => self.live.hists[i].without_purgeable(c),
+                None => self.live.hists[i].clone(),
+            });
+        }
+        let merged = Hist::merge(&hists.iter().collect::<Vec<_>>());
+        let live = (merged.total().round() as u64).min(read);
+        let mut outputs = Vec::new();
+        if live == 0 {
+            return Ok((outputs, read));
+        }
+        let parts = merged.split_by_window(window as f64 / 1e6, START_SECONDS as f64);
+        let mut left = live;
+        for (k, (_, hist)) in parts.iter().enumerate() {
+            // Rounded sizes that add up to exactly `live` (invariant 2).
+            let size = if k + 1 == parts.len() {
+                left
+            } else {
+                (hist.total().round() as u64).min(left)
+            };
+            left -= size;
+            if size > 0 {
+                let info = self.new_info(output_level, size, (lo, hi), hist);
+                outputs.push((info, hist.clone()));
+            }
+        }
+        Ok((outputs, read))
+    }
+
     fn mark(&mut self, ids: &[u64], busy: bool) {
         for id in ids {
             if let Some(i) = self.live.get(*id) {
@@ -655,23 +733,28 @@ impl<'a> Sim<'a> {
             CompactionTask::Merge {
                 ref inputs,
                 output_level,
-                max_output_bytes,
+                ref split,
                 ..
             } => {
                 self.tasks.merges += 1;
-                self.start_merge(inputs.clone(), output_level, max_output_bytes)?;
+                self.start_merge(inputs.clone(), output_level, split.clone())?;
             }
             CompactionTask::Rewrite {
                 id, output_level, ..
             } => {
                 self.tasks.rewrites += 1;
-                self.start_merge(vec![id], output_level, u64::MAX)?;
+                self.start_merge(vec![id], output_level, OutputSplit::None)?;
             }
         }
         Ok(())
     }
 
-    fn start_merge(&mut self, inputs: Vec<u64>, output_level: u32, max_output: u64) -> Result<()> {
+    fn start_merge(
+        &mut self,
+        inputs: Vec<u64>,
+        output_level: u32,
+        split: OutputSplit,
+    ) -> Result<()> {
         let (mut promoted, mut overlapped) = (0u64, 0u64);
         // Tokens covered by the promoted inputs (levels >= 1 are disjoint).
         let mut promoted_tokens = 0f64;
@@ -703,7 +786,19 @@ impl<'a> Sim<'a> {
                     (promoted as f64 / promoted_tokens) / average
                 })
                 .filter(|r| r.is_finite());
-        let (outputs, read) = self.merge_outputs(&inputs, output_level, max_output);
+        let (outputs, read) = match split {
+            OutputSplit::None | OutputSplit::Size { .. } => {
+                self.merge_outputs(&inputs, output_level, split.max_bytes())
+            }
+            OutputSplit::TimeWindow { window, max_bytes } => {
+                self.merge_outputs_by_window(&inputs, output_level, window, max_bytes)?
+            }
+            OutputSplit::Token { .. } => {
+                return Err(Error::InvalidInput(
+                    "the simulator does not model token-shard output splitting yet".into(),
+                ))
+            }
+        };
         let written: u64 = outputs.iter().map(|(i, _)| i.size_bytes).sum();
         if written > read {
             return Err(Error::InvalidInput(format!(
