@@ -200,6 +200,30 @@ impl Table {
         }
     }
 
+    /// `strata sstable expiredblockers`: for each fully expired sstable still
+    /// live (everything in it past its local deletion time plus gc grace), the
+    /// sources Cassandra's overlap rule counts against it and what the row-level
+    /// check ([`crate::compaction::expiry`]) found in each. A candidate with no
+    /// blocker, or whose blockers all came out clear, goes at the strategy's next
+    /// expiry check. Reads the blockers' data; changes nothing.
+    pub fn expired_blockers(&self) -> Vec<crate::compaction::expiry::ExpiryCheck> {
+        let view = self.view();
+        let gc_before = self.strategy_context().gc_before();
+        view.sstables()
+            .iter()
+            .filter(|s| s.stats().max_local_deletion_seconds < gc_before)
+            .map(|c| {
+                let (sstables, memtables) = runtime::coarse_blockers(&view, c, gc_before);
+                crate::compaction::expiry::check(
+                    c,
+                    &sstables,
+                    &memtables,
+                    crate::compaction::expiry::DEFAULT_BLOCKER_BUDGET_BYTES,
+                )
+            })
+            .collect()
+    }
+
     /// Every recorded compaction of this table, oldest first (from its history file).
     pub fn compaction_history(&self) -> Vec<CompactionRecord> {
         let path = self.dir().join(HISTORY_FILE);

@@ -182,10 +182,14 @@ pub fn droppable_expired(
         if s.being_compacted || s.max_local_deletion_seconds >= gc_before {
             continue;
         }
+        // The engine's row-level check (compaction::expiry) may have cleared what
+        // the one-timestamp-per-sstable rule below would block.
         let others = index
             .overlapping(s.first_token, s.last_token)
             .filter(|o| o.id != s.id);
-        if !fully_expired([s], others, gc_before, ctx.memtable_min_timestamp_micros).is_empty() {
+        if s.expiry_verified
+            || !fully_expired([s], others, gc_before, ctx.memtable_min_timestamp_micros).is_empty()
+        {
             ids.push(s.id);
         }
     }

@@ -42,6 +42,7 @@
 pub mod common;
 pub mod dtcs;
 pub mod executor;
+pub mod expiry;
 pub mod lcs;
 pub mod purge;
 pub mod runtime;
@@ -89,6 +90,11 @@ pub struct SSTableInfo {
     pub partition_count: u64,
     /// Already an input of a running task: never proposed again (invariant 1).
     pub being_compacted: bool,
+    /// Fully expired, and the engine checked row by row ([`expiry`]) that
+    /// dropping it shadows nothing held elsewhere, although Cassandra's overlap
+    /// rule (one minimum timestamp per overlapping sstable) would block it.
+    /// Always false in the simulator (it has no rows to check).
+    pub expiry_verified: bool,
 }
 
 impl SSTableInfo {
@@ -390,6 +396,7 @@ pub(crate) mod test_util {
             creation_time_seconds: 0,
             partition_count: 1000,
             being_compacted: false,
+            expiry_verified: false,
         }
     }
 

@@ -105,6 +105,7 @@ fn layout(raws: &[Raw], with_busy: bool) -> Vec<SSTableInfo> {
                 creation_time_seconds: r.created,
                 partition_count: r.partitions,
                 being_compacted: with_busy && r.busy,
+                expiry_verified: false,
             }
         })
         .collect()

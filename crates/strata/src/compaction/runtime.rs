@@ -37,9 +37,10 @@ use super::{strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, Strat
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
+use crate::memtable::Memtable;
 use crate::options::CompactionOptions;
 use crate::read::{SSTableEdit, View};
-use crate::sstable::SSTableWriter;
+use crate::sstable::{SSTableReader, SSTableWriter};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -98,6 +99,8 @@ pub struct TableCompactions {
     ended: Condvar,
     /// The most recent records (the table's history file keeps everything).
     pub history: Mutex<Vec<CompactionRecord>>,
+    /// Row-level expiry verdicts ([`verify_expired`]).
+    pub expiry: ExpiryCache,
 }
 
 impl std::fmt::Debug for TableCompactions {
@@ -148,7 +151,8 @@ impl TableCompactions {
 }
 
 /// What the strategies see of `view`: each live sstable's metadata, with its
-/// level from the version and `being_compacted` from `busy`.
+/// level from the version and `being_compacted` from `busy`. `expiry_verified`
+/// stays false: [`verify_expired`] sets it.
 pub fn sstable_infos(view: &View, busy: &HashSet<u64>, gc_before: i64) -> Vec<SSTableInfo> {
     view.version
         .iter()
@@ -168,9 +172,104 @@ pub fn sstable_infos(view: &View, busy: &HashSet<u64>, gc_before: i64) -> Vec<SS
                 creation_time_seconds: st.creation_time_seconds,
                 partition_count: st.partition_count,
                 being_compacted: busy.contains(&s.id),
+                expiry_verified: false,
             }
         })
         .collect()
+}
+
+/// The sources Cassandra's overlap rule counts against fully expired
+/// `candidate`: other live sstables overlapping its token range that hold live
+/// data and a write at or below its newest, and memtables holding such a write.
+/// Empty when the coarse rule lets it go.
+pub fn coarse_blockers(
+    view: &View,
+    candidate: &Arc<SSTableReader>,
+    gc_before: i64,
+) -> (Vec<Arc<SSTableReader>>, Vec<Arc<Memtable>>) {
+    let c = candidate.stats();
+    let (lo, hi) = (c.first_key.token, c.last_key.token);
+    let sstables = view
+        .sstables()
+        .into_iter()
+        .filter(|o| {
+            let st = o.stats();
+            o.id() != candidate.id()
+                && st.first_key.token <= hi
+                && st.last_key.token >= lo
+                && st.max_local_deletion_seconds >= gc_before
+                && st.min_timestamp_micros <= c.max_timestamp_micros
+        })
+        .cloned()
+        .collect();
+    let memtables = view
+        .memtables
+        .iter()
+        .filter(|m| {
+            m.min_timestamp()
+                .is_some_and(|t| t <= c.max_timestamp_micros)
+        })
+        .cloned()
+        .collect();
+    (sstables, memtables)
+}
+
+/// Cached row-level expiry checks ([`super::expiry`]) of one table: per
+/// candidate, the fingerprint of its coarse blockers when it was checked and
+/// whether it was unshadowed. A blocker set that changes (an sstable added or
+/// removed, a memtable switched, or a memtable's oldest write moving back) is
+/// checked again; otherwise the check is not repeated at every decision.
+#[derive(Debug, Default)]
+pub struct ExpiryCache {
+    verdicts: Mutex<std::collections::HashMap<u64, (u64, bool)>>,
+}
+
+fn blockers_fingerprint(sstables: &[Arc<SSTableReader>], memtables: &[Arc<Memtable>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for s in sstables {
+        s.id().hash(&mut h);
+    }
+    for m in memtables {
+        (m.id(), m.min_timestamp()).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Sets `expiry_verified` on the fully expired, not busy sstables of `infos`
+/// that Cassandra's rule blocks but the row-level check clears (the table's
+/// decision lock is held by the caller). Verdicts are cached in `cache`.
+pub fn verify_expired(view: &View, infos: &mut [SSTableInfo], gc_before: i64, cache: &ExpiryCache) {
+    let mut verdicts = cache.verdicts.lock();
+    verdicts.retain(|id, _| view.version.contains(*id));
+    for info in infos.iter_mut() {
+        if info.being_compacted || info.max_local_deletion_seconds >= gc_before {
+            continue;
+        }
+        let Some(live) = view.version.get(info.id) else {
+            continue;
+        };
+        let (sstables, memtables) = coarse_blockers(view, &live.handle, gc_before);
+        if sstables.is_empty() && memtables.is_empty() {
+            continue; // the coarse rule decides alone
+        }
+        let fingerprint = blockers_fingerprint(&sstables, &memtables);
+        let unshadowed = match verdicts.get(&info.id) {
+            Some(&(f, v)) if f == fingerprint => v,
+            _ => {
+                let v = super::expiry::check(
+                    &live.handle,
+                    &sstables,
+                    &memtables,
+                    super::expiry::DEFAULT_BLOCKER_BUDGET_BYTES,
+                )
+                .unshadowed();
+                verdicts.insert(info.id, (fingerprint, v));
+                v
+            }
+        };
+        info.expiry_verified = unshadowed;
+    }
 }
 
 /// The time-dependent inputs of a decision for `host` now.
@@ -199,7 +298,13 @@ fn decision_inputs(
     let strategy = host.compactions().strategy(&host.compaction_options());
     let view = host.view();
     let ctx = strategy_context(host, &view);
-    let infos = sstable_infos(&view, busy, ctx.gc_before());
+    let mut infos = sstable_infos(&view, busy, ctx.gc_before());
+    verify_expired(
+        &view,
+        &mut infos,
+        ctx.gc_before(),
+        &host.compactions().expiry,
+    );
     (strategy, infos, ctx)
 }
 

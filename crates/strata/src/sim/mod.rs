@@ -481,6 +481,7 @@ impl<'a> Sim<'a> {
             creation_time_seconds: START_SECONDS + self.now.floor() as i64,
             partition_count: (size / PARTITION_BYTES).max(2),
             being_compacted: false,
+            expiry_verified: false,
         }
     }
 
