@@ -581,14 +581,12 @@ fn install(
 /// The level of live sstable `id`, or `NotFound`.
 fn live_level(table: &Table, id: u64) -> Result<u32> {
     let view = table.view();
-    view.version
-        .level_of(id)
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "sstable {id} is not live in {}",
-                table.dir().display()
-            ))
-        })
+    view.version.level_of(id).ok_or_else(|| {
+        Error::NotFound(format!(
+            "sstable {id} is not live in {}",
+            table.dir().display()
+        ))
+    })
 }
 
 /// Rewrites live sstable `reader` alone, keeping the partitions `keep` accepts,

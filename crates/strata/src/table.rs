@@ -29,12 +29,12 @@ use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
 use crate::read::{self, PagingState, PartitionResult, SSTableEdit, ScanPage, View};
-use crate::version::{LiveSSTable, Version};
 use crate::schema::{TableSchema, WriteOptions};
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
 use crate::types::Value;
+use crate::version::{LiveSSTable, Version};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -372,8 +372,9 @@ impl Table {
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
-        let version = Version::from_sstables(sstables)
-            .map_err(|e| Error::corruption(&dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string()))?;
+        let version = Version::from_sstables(sstables).map_err(|e| {
+            Error::corruption(dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string())
+        })?;
         Ok(Arc::new(Table {
             dir: dir.to_path_buf(),
             schema: RwLock::new(Arc::new(schema)),

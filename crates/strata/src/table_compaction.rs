@@ -123,8 +123,7 @@ impl CompactionHost for Table {
 impl Table {
     /// The strategy for the current options (rebuilt when they changed).
     pub fn strategy(&self) -> Arc<dyn CompactionStrategy> {
-        self.compaction
-            .strategy(&self.schema().options.compaction)
+        self.compaction.strategy(&self.schema().options.compaction)
     }
 
     /// What the strategies see: the live sstables as metadata.
@@ -290,7 +289,12 @@ impl Table {
         limiter: &RateLimiter,
     ) -> Result<Vec<CompactionRecord>> {
         let _pause = self.pause_compactions(Duration::from_secs(600))?;
-        let ids: Vec<(u64, u32)> = self.view().version.iter().map(|s| (s.id, s.level)).collect();
+        let ids: Vec<(u64, u32)> = self
+            .view()
+            .version
+            .iter()
+            .map(|s| (s.id, s.level))
+            .collect();
         ids.into_iter()
             .map(|(id, level)| {
                 let task = CompactionTask::Rewrite {

@@ -244,8 +244,11 @@ pub trait CompactionStrategy: Send + Sync {
     /// The strategy's own background task (merge, move), asked after the shared
     /// drop step found nothing; advances the strategy's state if it has any.
     /// `all` indexes `sstables` by token.
-    fn own_task(&self, sstables: &[SSTableInfo], all: &common::OverlapIndex<'_>)
-        -> Option<CompactionTask>;
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+    ) -> Option<CompactionTask>;
 
     /// What [`CompactionStrategy::own_task`] would return now, without advancing
     /// any state (observers: `compactionstats`, `wait_for_compactions`).
@@ -264,8 +267,11 @@ pub trait CompactionStrategy: Send + Sync {
 
     /// The merge of a major compaction over `rest` (every sstable of `sstables`
     /// that the shared step does not drop), or `None` when `rest` is empty.
-    fn major_merge(&self, sstables: &[SSTableInfo], rest: &[&SSTableInfo])
-        -> Option<CompactionTask>;
+    fn major_merge(
+        &self,
+        sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask>;
 
     /// Estimated number of tasks needed to catch up (`compactionstats`'
     /// `pending_tasks`), with Cassandra's formulas. Changes no state.

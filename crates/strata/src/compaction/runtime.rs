@@ -191,7 +191,11 @@ pub fn strategy_context(host: &dyn CompactionHost, view: &View) -> StrategyConte
 fn decision_inputs(
     host: &dyn CompactionHost,
     busy: &HashSet<u64>,
-) -> (Arc<dyn CompactionStrategy>, Vec<SSTableInfo>, StrategyContext) {
+) -> (
+    Arc<dyn CompactionStrategy>,
+    Vec<SSTableInfo>,
+    StrategyContext,
+) {
     let strategy = host.compactions().strategy(&host.compaction_options());
     let view = host.view();
     let ctx = strategy_context(host, &view);
@@ -281,9 +285,7 @@ pub fn run_manual(
     task: &CompactionTask,
     limiter: &RateLimiter,
 ) -> Result<CompactionRecord> {
-    host.compactions()
-        .decision_lock()
-        .extend(task.input_ids());
+    host.compactions().decision_lock().extend(task.input_ids());
     run_task(host, task, limiter)
 }
 

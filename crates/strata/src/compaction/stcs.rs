@@ -153,7 +153,11 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
     /// The most interesting bucket; before it the shared step drops fully
     /// expired sstables (Cassandra's STCS only drops them inside a compaction
     /// that picks them), after it a single-sstable tombstone compaction.
-    fn own_task(&self, sstables: &[SSTableInfo], _all: &OverlapIndex<'_>) -> Option<CompactionTask> {
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
         most_interesting_bucket(
             &buckets,
