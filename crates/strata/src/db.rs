@@ -153,7 +153,11 @@ impl Database {
             None
         } else {
             fs.create_dir_all(dir)?;
-            Some(DirLock::acquire(dir, &opts.purpose)?)
+            let lock = DirLock::acquire(dir, &opts.purpose)?;
+            // The one walk of the data directory: from here on the fs layer
+            // keeps its usage (the disk-space guard's `max_disk_bytes`).
+            fs.track_usage(dir)?;
+            Some(lock)
         };
         let catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
@@ -599,6 +603,7 @@ impl Database {
             let limiter = self.limiter.clone();
             let stopping = self.stopping.clone();
             let scheduler = self.scheduler.clone();
+            let fs = self.opts.fs.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("strata-compaction-{n}"))
                 .spawn(move || {
@@ -613,7 +618,12 @@ impl Database {
                                     signal.wait_changed(seen, Duration::from_secs(1));
                                 }
                             }
-                            None => signal.wait_changed(seen, Duration::from_secs(1)),
+                            None => {
+                                // Idle: unlink obsolete files whose last reader
+                                // has gone since (readers only queue them).
+                                fs.reclaim_obsolete();
+                                signal.wait_changed(seen, Duration::from_secs(1))
+                            }
                         }
                     }
                 })
@@ -663,6 +673,9 @@ impl Database {
         self.compaction_signal.notify();
         for h in self.compactors.lock().drain(..) {
             let _ = h.join();
+        }
+        if !self.opts.read_only {
+            self.opts.fs.reclaim_obsolete();
         }
         if let Some(log) = &self.commitlog {
             // Final sync; an error here is already recorded as the log's poison.
@@ -776,9 +789,8 @@ fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
     let (mut segments, mut bytes) = (0u64, 0u64);
     for name in fs.list_dir(log_dir)? {
         if name.starts_with("CommitLog-") && name.ends_with(".log") {
-            let len = std::fs::metadata(log_dir.join(&name))
-                .map(|m| m.len())
-                .unwrap_or(0);
+            // A segment deleted between listing and sizing holds nothing.
+            let len = fs.file_len(&log_dir.join(&name)).unwrap_or(0);
             // 24-byte header + 8-byte seal: a segment with no record.
             if len > 32 {
                 segments += 1;

@@ -100,6 +100,10 @@ impl CompactionTable for Table {
         &self.compaction
     }
 
+    fn reclaim_obsolete(&self) {
+        self.fs().reclaim_obsolete();
+    }
+
     fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration) {
         // Writers stalled on L0 may proceed.
         self.notify_flushed();

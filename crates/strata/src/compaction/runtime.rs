@@ -58,6 +58,9 @@ pub trait CompactionTable: CompactionHost {
     /// Called once a task ended, its inputs released: metrics, history, and
     /// waking writers stalled on compaction debt.
     fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration);
+    /// Unlinks obsolete sstable files no reader holds any more (fs.rs
+    /// invariant 5), on the calling compaction thread.
+    fn reclaim_obsolete(&self);
 }
 
 /// Per-table compaction bookkeeping, owned by the table (module docs).
@@ -293,6 +296,9 @@ pub fn run_task(
         }
         compactions.ended.notify_all();
     }
+    // The inputs' readers went with the executor's view: unlink the files
+    // whose last reference is gone, here on the compaction thread.
+    host.reclaim_obsolete();
     host.task_finished(&result, started.elapsed());
     result
 }
