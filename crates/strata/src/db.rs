@@ -12,6 +12,10 @@
 //!
 //! Threads: `Database` is `Send + Sync`; share it behind an `Arc`. One flush thread
 //! serves every table (2-core machines: more flush writers only contend).
+//! `concurrent_compactors` threads take tasks from one
+//! [`crate::compaction::runtime::Scheduler`] (round robin over tables, each decision
+//! under the table's decision lock); `wait_for_compactions` observes through the
+//! same scheduler without advancing any strategy's state.
 //!
 //! Invariants:
 //! 1. A table is usable only after the catalog naming it is durable.

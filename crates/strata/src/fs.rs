@@ -27,7 +27,7 @@
 //! 1. Bytes are counted when they are handed to (or returned by) the OS, so a
 //!    buffered writer counts on flush, and a failed write counts nothing.
 //! 2. Durable replacement is always: write to a temporary name, fsync the file,
-//!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish`]).
+//!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish_as`]).
 //! 3. Handles are `Send + Sync`; positional reads (`read_exact_at`) never seek, so
 //!    many threads may read one file concurrently.
 //! 4. A tracked directory's usage equals the bytes of the files under it, per

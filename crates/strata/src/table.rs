@@ -19,6 +19,15 @@
 //! 3. Memory is bounded: at most `max_pending_flushes + 1` memtables (plus writes
 //!    in flight) exist per table; past that, writers wait, and if the last flush
 //!    failed they get an error instead of waiting forever.
+//! 4. The live sstables change only by one [`crate::version::VersionEdit`] at a
+//!    time ([`Table::apply_edit`], and the flush's edit), under the manifest lock:
+//!    checked against the current version, made durable in the manifest, then
+//!    swapped into the view whole. Removed sstables are marked obsolete only after
+//!    that; their files are unlinked by the runtime (fs.rs invariant 5), never by a
+//!    reader's thread.
+//! 5. Every flush and every compaction passes the disk-space guard
+//!    ([`Table::check_disk_space`]) first; it reads the fs layer's tracked usage,
+//!    and a refusal is counted and reported, never silently skipped.
 
 use crate::clock::Clock;
 use crate::commitlog::CommitLog;

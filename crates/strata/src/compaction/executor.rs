@@ -2,7 +2,7 @@
 //! strategy, for one table.
 //!
 //! A merge streams every input sstable in token order (each chunk read once),
-//! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
+//! reconciles equal partitions, purges by Cassandra's rules ([`super::purge`]), and
 //! writes outputs split at partition boundaries where [`OutputCutter`] says (the
 //! one place that decides where an output ends). The outputs replace the inputs
 //! by one [`SSTableEdit`] ([`CompactionTask::edit`]) that the table applies
