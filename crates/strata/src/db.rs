@@ -12,6 +12,10 @@
 //!
 //! Threads: `Database` is `Send + Sync`; share it behind an `Arc`. One flush thread
 //! serves every table (2-core machines: more flush writers only contend).
+//! `concurrent_compactors` threads take tasks from one
+//! [`crate::compaction::runtime::Scheduler`] (round robin over tables, each decision
+//! under the table's decision lock); `wait_for_compactions` observes through the
+//! same scheduler without advancing any strategy's state.
 //!
 //! Invariants:
 //! 1. A table is usable only after the catalog naming it is durable.
@@ -153,7 +157,11 @@ impl Database {
             None
         } else {
             fs.create_dir_all(dir)?;
-            Some(DirLock::acquire(dir, &opts.purpose)?)
+            let lock = DirLock::acquire(dir, &opts.purpose)?;
+            // The one walk of the data directory: from here on the fs layer
+            // keeps its usage (the disk-space guard's `max_disk_bytes`).
+            fs.track_usage(dir)?;
+            Some(lock)
         };
         let catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
@@ -599,6 +607,7 @@ impl Database {
             let limiter = self.limiter.clone();
             let stopping = self.stopping.clone();
             let scheduler = self.scheduler.clone();
+            let fs = self.opts.fs.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("strata-compaction-{n}"))
                 .spawn(move || {
@@ -613,7 +622,12 @@ impl Database {
                                     signal.wait_changed(seen, Duration::from_secs(1));
                                 }
                             }
-                            None => signal.wait_changed(seen, Duration::from_secs(1)),
+                            None => {
+                                // Idle: unlink obsolete files whose last reader
+                                // has gone since (readers only queue them).
+                                fs.reclaim_obsolete();
+                                signal.wait_changed(seen, Duration::from_secs(1))
+                            }
                         }
                     }
                 })
@@ -663,6 +677,9 @@ impl Database {
         self.compaction_signal.notify();
         for h in self.compactors.lock().drain(..) {
             let _ = h.join();
+        }
+        if !self.opts.read_only {
+            self.opts.fs.reclaim_obsolete();
         }
         if let Some(log) = &self.commitlog {
             // Final sync; an error here is already recorded as the log's poison.
@@ -776,9 +793,8 @@ fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
     let (mut segments, mut bytes) = (0u64, 0u64);
     for name in fs.list_dir(log_dir)? {
         if name.starts_with("CommitLog-") && name.ends_with(".log") {
-            let len = std::fs::metadata(log_dir.join(&name))
-                .map(|m| m.len())
-                .unwrap_or(0);
+            // A segment deleted between listing and sizing holds nothing.
+            let len = fs.file_len(&log_dir.join(&name)).unwrap_or(0);
             // 24-byte header + 8-byte seal: a segment with no record.
             if len > 32 {
                 segments += 1;

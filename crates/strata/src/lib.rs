@@ -5,6 +5,16 @@
 //! - [`types`], [`token`]: CQL types and values, byte-comparable clustering
 //!   encoding, Cassandra's Murmur3 partitioner.
 //! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
+//! - [`version`]: the live set of a table's sstables as one immutable `Version`,
+//!   changed only by a checked `VersionEdit` (table, manifest, executor, simulator
+//!   and property tests all apply edits with `Version::apply`).
+//! - [`compaction`]: strategies (pure deciders), [`compaction::executor`] (the I/O,
+//!   over the narrow `CompactionHost`), [`compaction::runtime`] (decisions under
+//!   each table's decision lock, the database-wide `Scheduler`).
+//! - [`table`], [`table_compaction`], [`db`]: a table's write/read/flush paths and
+//!   its side of the compaction runtime; the database over them.
+//!
+//! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
 pub mod clock;
 pub mod commitlog;

@@ -2,9 +2,11 @@
 //!
 //! The set of live sstables changes atomically and survives a crash at any instant
 //! (DESIGN.md §4). Every change — a flush adding one sstable, a compaction
-//! replacing inputs by outputs, a level move — writes the whole manifest to a
-//! temporary file, fsyncs it, renames it over `MANIFEST` and fsyncs the directory.
-//! The rename is the commit point.
+//! replacing inputs by outputs, a level move — is a [`VersionEdit`], the same edit
+//! the table applies to its in-memory version; [`Manifest::commit_edit`] applies it
+//! to the listed entries with the same checked function ([`Version::apply`]), then
+//! writes the whole manifest to a temporary file, fsyncs it, renames it over
+//! `MANIFEST` and fsyncs the directory. The rename is the commit point.
 //!
 //! Invariants:
 //! 1. An sstable file is listed only after it has been fsynced under its final name.

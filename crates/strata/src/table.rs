@@ -19,6 +19,15 @@
 //! 3. Memory is bounded: at most `max_pending_flushes + 1` memtables (plus writes
 //!    in flight) exist per table; past that, writers wait, and if the last flush
 //!    failed they get an error instead of waiting forever.
+//! 4. The live sstables change only by one [`crate::version::VersionEdit`] at a
+//!    time ([`Table::apply_edit`], and the flush's edit), under the manifest lock:
+//!    checked against the current version, made durable in the manifest, then
+//!    swapped into the view whole. Removed sstables are marked obsolete only after
+//!    that; their files are unlinked by the runtime (fs.rs invariant 5), never by a
+//!    reader's thread.
+//! 5. Every flush and every compaction passes the disk-space guard
+//!    ([`Table::check_disk_space`]) first; it reads the fs layer's tracked usage,
+//!    and a refusal is counted and reported, never silently skipped.
 
 use crate::clock::Clock;
 use crate::commitlog::CommitLog;
@@ -374,7 +383,7 @@ impl Table {
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
         let version = Version::from_sstables(sstables).map_err(|e| {
-            Error::corruption(&dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string())
+            Error::corruption(dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string())
         })?;
         Ok(Arc::new(Table {
             dir: dir.to_path_buf(),
@@ -599,7 +608,11 @@ impl Table {
             }
             view.memtables[view.memtables.len() - 1].clone()
         };
-        match self.flush_memtable(&memtable) {
+        let flushed = self.flush_memtable(&memtable);
+        // The flush thread also unlinks obsolete files whose last reader has
+        // gone since the last compaction (readers only queue them).
+        self.fs.reclaim_obsolete();
+        match flushed {
             Ok(()) => {
                 *self.last_flush_error.lock() = None;
                 self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
@@ -692,7 +705,12 @@ impl Table {
     /// sstables (it should mark them obsolete, unless the error is
     /// `Error::Poisoned`: manifest invariant 5).
     pub fn apply_edit(&self, edit: &SSTableEdit) -> Result<()> {
-        self.commit_edit(edit, None, None)
+        self.commit_edit(edit, None, None)?;
+        // Removed sstables no reader holds are unlinked now, on this (compaction
+        // or maintenance) thread; the rest when their last reader drops and the
+        // runtime next reclaims.
+        self.fs.reclaim_obsolete();
+        Ok(())
     }
 
     /// [`Table::apply_edit`], also moving the flushed position to `replay` and
@@ -952,14 +970,16 @@ impl Table {
         // reopening under the quota that the log itself exceeds.
         let recovering = self.recovering.load(Ordering::Acquire);
         if let (Some(limit), false) = (self.runtime.max_disk_bytes, recovering) {
-            let used = dir_bytes(root);
+            // Tracked incrementally by the fs layer (one walk at open), not
+            // walked here on every flush and compaction.
+            let used = self.fs.used_bytes(root)?;
             if used.saturating_add(estimate_bytes) > limit {
                 return refuse(format!(
                     "refusing to write ~{estimate_bytes} bytes: data directory holds {used} of max_disk_bytes {limit}"
                 ));
             }
         }
-        if let Some(free) = free_disk_bytes(self.dir()) {
+        if let Some(free) = self.fs.free_bytes(self.dir()) {
             if free < estimate_bytes.saturating_add(reserve) {
                 return refuse(format!(
                     "refusing to write ~{estimate_bytes} bytes: {free} bytes free, {reserve} kept in reserve"
@@ -1002,32 +1022,10 @@ impl Table {
         let mut total = 0;
         for name in self.fs.list_dir(&self.dir)? {
             if parse_data_file_name(&name).is_some() {
-                let p = self.dir.join(&name);
-                total += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                // A file removed between listing and sizing holds nothing.
+                total += self.fs.file_len(&self.dir.join(&name)).unwrap_or(0);
             }
         }
         Ok(total)
     }
-}
-
-fn free_disk_bytes(path: &std::path::Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a valid out-pointer.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
-    (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-fn dir_bytes(path: &std::path::Path) -> u64 {
-    let Ok(rd) = std::fs::read_dir(path) else {
-        return 0;
-    };
-    rd.flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
-            Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
-            Err(_) => 0,
-        })
-        .sum()
 }

@@ -1,5 +1,5 @@
 //! Compaction as seen from a table: the table's side of the compaction runtime
-//! ([`CompactionHost`] for [`Table`]), and the operator's commands on one table
+//! ([`CompactionHost`] and [`CompactionTable`] for [`Table`]), and the operator's commands on one table
 //! (major compaction, user-defined compaction, `garbagecollect`, pausing,
 //! `compactionstats`/`compactionhistory` figures).
 //!
@@ -14,8 +14,8 @@
 //! 2. A task's outcome is recorded (metrics, history) exactly once, after its
 //!    inputs were released.
 
-use crate::compaction::executor::{CompactionRecord, RateLimiter};
-use crate::compaction::runtime::{self, CompactionHost, PauseGuard, TableCompactions};
+use crate::compaction::executor::{CompactionHost, CompactionRecord, RateLimiter};
+use crate::compaction::runtime::{self, CompactionTable, PauseGuard, TableCompactions};
 use crate::compaction::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
 };
@@ -64,16 +64,8 @@ impl CompactionHost for Table {
         self.schema().options.gc_grace_seconds
     }
 
-    fn compaction_options(&self) -> CompactionOptions {
-        self.schema().options.compaction.clone()
-    }
-
     fn unreadable_covers(&self, token: i64) -> bool {
         self.unreadable_covering(Some(token)).is_some()
-    }
-
-    fn has_unreadable(&self) -> bool {
-        !self.unreadable_sstables().is_empty()
     }
 
     fn check_disk_space(&self, estimate_bytes: u64) -> Result<()> {
@@ -95,9 +87,23 @@ impl CompactionHost for Table {
     fn apply_edit(&self, edit: &SSTableEdit) -> Result<()> {
         Table::apply_edit(self, edit)
     }
+}
+
+impl CompactionTable for Table {
+    fn compaction_options(&self) -> CompactionOptions {
+        self.schema().options.compaction.clone()
+    }
+
+    fn has_unreadable(&self) -> bool {
+        !self.unreadable_sstables().is_empty()
+    }
 
     fn compactions(&self) -> &TableCompactions {
         &self.compaction
+    }
+
+    fn reclaim_obsolete(&self) {
+        self.fs().reclaim_obsolete();
     }
 
     fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration) {

@@ -2,7 +2,7 @@
 //! strategy, for one table.
 //!
 //! A merge streams every input sstable in token order (each chunk read once),
-//! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
+//! reconciles equal partitions, purges by Cassandra's rules ([`super::purge`]), and
 //! writes outputs cut by the task's [`OutputSplit`] through an
 //! [`OutputSet`] (the one place that decides where an output ends, shared with
 //! flush). The outputs replace the inputs
@@ -11,8 +11,8 @@
 //! reclaimer once the last reader drops them.
 //!
 //! The executor sees a table only through [`CompactionHost`] (the narrow
-//! interface of `compaction/runtime.rs`), so it depends on no table code: the
-//! module graph runs table -> compaction, never back.
+//! interface it defines), so it depends on no table code: the module graph runs
+//! table -> compaction, never back.
 //!
 //! Threads: any compaction thread; the caller marks the task's inputs busy before
 //! and clears them after (see `compaction::runtime::run_task`).
@@ -27,7 +27,6 @@
 //!    and cancellation is checked between partitions.
 
 use super::purge::{is_empty, purge_partition, PurgeStats};
-use super::runtime::CompactionHost;
 use super::{CompactionTask, OutputSplit};
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
@@ -35,11 +34,39 @@ use crate::error::{Error, Result};
 use crate::fs::IoTag;
 use crate::read::{merge_partition, SSTableEdit, View};
 use crate::split::{partitions_per_output, FinishedOutput, OutputSet, SSTableOutputs};
-use crate::sstable::{PartitionScanner, SSTableReader};
+use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// What a table exposes to the executor: its current view (memtables and the
+/// version of its live sstables), applying an edit, writing an sstable, and the
+/// few facts a purge needs. The executor depends on nothing else of a table.
+pub trait CompactionHost: Send + Sync {
+    /// `(keyspace, table)`, for records and `compactionstats`.
+    fn qualified_name(&self) -> (String, String);
+    /// The current memtables and version.
+    fn view(&self) -> Arc<View>;
+    /// The table clock's "now".
+    fn now_seconds(&self) -> i64;
+    fn gc_grace_seconds(&self) -> u32;
+    /// Whether an unreadable sstable may hold `token` (purge nothing there).
+    fn unreadable_covers(&self, token: i64) -> bool;
+    /// The disk-space guard: refuses (and counts) when `estimate_bytes` more
+    /// would not fit.
+    fn check_disk_space(&self, estimate_bytes: u64) -> Result<()>;
+    /// A writer for a new sstable of this table (fresh id, current schema).
+    fn create_sstable(
+        &self,
+        level: u32,
+        tag: IoTag,
+        base: EncodingBase,
+        expected_partitions: u64,
+    ) -> Result<SSTableWriter>;
+    /// Atomically applies `edit` (manifest, then view).
+    fn apply_edit(&self, edit: &SSTableEdit) -> Result<()>;
+}
 
 /// Progress of a running task, for `compactionstats`.
 #[derive(Debug, Default)]

@@ -866,6 +866,38 @@ mod tests {
     }
 
     #[test]
+    fn observing_pending_work_changes_no_state() {
+        // `observed` is looked at (peek, pending estimate, scores) before every
+        // decision; `plain` only decides. Both must make the same decisions and
+        // hold the same state throughout: observing never moves the round robin.
+        let observed = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
+        let plain = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
+        let mut set = level(1, 1, 12, 60 * MIB, 0, 100);
+        set.push(sst(99, 3, 50_000 * MIB));
+        let mut decisions = Vec::new();
+        for round in 0..14 {
+            let peeked = observed.peek_task(&set, &ctx(0));
+            for _ in 0..5 {
+                assert_eq!(observed.peek_task(&set, &ctx(0)), peeked, "round {round}");
+                let _ = observed.estimated_pending_tasks(&set);
+                let _ = observed.level_scores(&set);
+                let _ = observed.observed_sstable_size(&set);
+            }
+            assert!(observed.same_state_as(&plain), "round {round}: state moved");
+            let decided = observed.next_task(&set, &ctx(0));
+            assert_eq!(decided, peeked, "round {round}: peek differs from decision");
+            assert_eq!(decided, plain.next_task(&set, &ctx(0)), "round {round}");
+            assert!(decided.is_some(), "round {round}: L1 is over target");
+            decisions.push(decided);
+        }
+        // The decisions did walk the level: the state that observing leaves
+        // alone is real (the old observer, calling `next_task`, moved it).
+        decisions.sort_by_key(|t| format!("{t:?}"));
+        decisions.dedup();
+        assert!(decisions.len() >= 12, "{decisions:?}");
+    }
+
+    #[test]
     fn l0_promotes_with_overlapping_l1_or_merges_within_l0() {
         let s = lcs("");
         // Two small flushes (< one sstable's worth): merged within L0.

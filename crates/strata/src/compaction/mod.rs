@@ -5,10 +5,13 @@
 //! file and never reads a clock: "now" arrives in the [`StrategyContext`]. The same
 //! code therefore runs in two places:
 //!
-//! - the engine's executor (`compaction/executor.rs`), which fills [`SSTableInfo`]
-//!   from each reader's statistics, marks the inputs of a task `being_compacted`,
-//!   performs the I/O and swaps inputs for outputs in the live set;
-//! - the simulator of issue 5, over synthetic metadata at terabyte scale.
+//! - the engine: the runtime (`compaction/runtime.rs`) fills [`SSTableInfo`] from
+//!   the table's version and each reader's statistics, marks the inputs of a task
+//!   `being_compacted`, and the executor (`compaction/executor.rs`) performs the
+//!   I/O and installs the result as the edit [`CompactionTask::edit`] makes;
+//! - the simulator of issue 5, over synthetic metadata at terabyte scale, which
+//!   installs results through the same [`CompactionTask::edit`] and
+//!   [`crate::version::Version::apply`].
 //!
 //! Modules: [`common`] (fully expired sstables, single-sstable tombstone
 //! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
@@ -17,12 +20,15 @@
 //! math and every option are in `docs/compaction/*.md`.
 //!
 //! Thread safety: strategies are `Send + Sync`. Callers may share one strategy
-//! between threads, but the executor is expected to call [`CompactionStrategy::next_task`]
-//! from one thread at a time and to mark the inputs `being_compacted` before the next
-//! call; otherwise two calls could hand out the same inputs. LCS keeps a little state
-//! behind a mutex (round-robin position per level, starvation counters, the
-//! fixed-levels sstable size); it is advanced when a task is *proposed*, so a
-//! proposed task that is never run only moves the round-robin pointer along.
+//! between threads, but [`CompactionStrategy::next_task`] must be called from one
+//! thread at a time, with the inputs marked `being_compacted` before the next call;
+//! otherwise two calls could hand out the same inputs. The engine's runtime does
+//! this under each table's decision lock. LCS keeps a little state behind a mutex
+//! (round-robin position per level, starvation counters, the fixed-levels sstable
+//! size); it is advanced when a task is *proposed*, so a proposed task that is
+//! never run only moves the round-robin pointer along. Observers use
+//! [`CompactionStrategy::peek_task`], `estimated_pending_tasks` and `level_scores`,
+//! which advance nothing.
 //!
 //! Invariants every strategy keeps (checked by the property test in `proptests`):
 //! 1. A task never names an sstable that is `being_compacted`, nor one id twice,

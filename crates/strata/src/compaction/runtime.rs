@@ -1,14 +1,15 @@
 //! The compaction runtime: what a table exposes to compaction
-//! ([`CompactionHost`]), the per-table bookkeeping ([`TableCompactions`]: busy
+//! ([`CompactionTable`], over the executor's [`CompactionHost`]), the per-table bookkeeping ([`TableCompactions`]: busy
 //! inputs, the strategy for the current options, running tasks, pauses), the one
 //! decision function ([`decide`]), running a task ([`run_task`]), and the
 //! database-wide [`Scheduler`] that picks which table's task runs next.
 //!
 //! Layers: this module and the executor know a table only through
-//! [`CompactionHost`]; `table.rs` implements it. Nothing here names the table
+//! [`CompactionTable`] and [`CompactionHost`]; `table_compaction.rs` implements
+//! them for the table. Nothing here names the table
 //! or the database, so the module graph reads top-down: `db -> table ->
-//! compaction::runtime -> compaction::{executor, strategies} -> read, sstable,
-//! version` (docs/ARCHITECTURE.md, "Layers").
+//! compaction::runtime -> compaction::executor -> compaction::{strategies} ->
+//! read, sstable, version` (docs/ARCHITECTURE.md, "Layers").
 //!
 //! Threads and locks:
 //! - A table's *decision lock* is the mutex around its busy set
@@ -32,56 +33,36 @@
 //! 4. No fully expired sstable is dropped while the table has an unreadable
 //!    sstable: the dropped tombstones could shadow data in it.
 
-use super::executor::{execute, CompactionRecord, RateLimiter, TaskProgress};
+use super::executor::{execute, CompactionHost, CompactionRecord, RateLimiter, TaskProgress};
 use super::{strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext};
-use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
-use crate::fs::IoTag;
 use crate::memtable::Memtable;
 use crate::options::CompactionOptions;
-use crate::read::{SSTableEdit, View};
-use crate::sstable::{SSTableReader, SSTableWriter};
+use crate::read::View;
+use crate::sstable::SSTableReader;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What a table exposes to compaction: its current view (memtables and the
-/// version of its live sstables), applying an edit, writing an sstable, and the
-/// few facts a decision or a purge needs.
-pub trait CompactionHost: Send + Sync {
-    /// `(keyspace, table)`, for records and `compactionstats`.
-    fn qualified_name(&self) -> (String, String);
-    /// The current memtables and version.
-    fn view(&self) -> Arc<View>;
-    /// The table clock's "now".
-    fn now_seconds(&self) -> i64;
-    fn gc_grace_seconds(&self) -> u32;
+/// What a table exposes to the compaction runtime: what the executor needs
+/// ([`CompactionHost`]: the current version, applying an edit, writing an
+/// sstable), plus what deciding needs (options, bookkeeping) and a hook for the
+/// outcome.
+pub trait CompactionTable: CompactionHost {
     /// The compaction options in force now (invariant 2).
     fn compaction_options(&self) -> CompactionOptions;
-    /// Whether an unreadable sstable may hold `token` (purge nothing there).
-    fn unreadable_covers(&self, token: i64) -> bool;
     /// Whether the table has any unreadable sstable (invariant 4).
     fn has_unreadable(&self) -> bool;
-    /// The disk-space guard: refuses (and counts) when `estimate_bytes` more
-    /// would not fit.
-    fn check_disk_space(&self, estimate_bytes: u64) -> Result<()>;
-    /// A writer for a new sstable of this table (fresh id, current schema).
-    fn create_sstable(
-        &self,
-        level: u32,
-        tag: IoTag,
-        base: EncodingBase,
-        expected_partitions: u64,
-    ) -> Result<SSTableWriter>;
-    /// Atomically applies `edit` (manifest, then view).
-    fn apply_edit(&self, edit: &SSTableEdit) -> Result<()>;
     /// The table's compaction bookkeeping.
     fn compactions(&self) -> &TableCompactions;
     /// Called once a task ended, its inputs released: metrics, history, and
     /// waking writers stalled on compaction debt.
     fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration);
+    /// Unlinks obsolete sstable files no reader holds any more (fs.rs
+    /// invariant 5), on the calling compaction thread.
+    fn reclaim_obsolete(&self);
 }
 
 /// Per-table compaction bookkeeping, owned by the table (module docs).
@@ -273,7 +254,7 @@ pub fn verify_expired(view: &View, infos: &mut [SSTableInfo], gc_before: i64, ca
 }
 
 /// The time-dependent inputs of a decision for `host` now.
-pub fn strategy_context(host: &dyn CompactionHost, view: &View) -> StrategyContext {
+pub fn strategy_context(host: &dyn CompactionTable, view: &View) -> StrategyContext {
     StrategyContext {
         now_seconds: host.now_seconds(),
         gc_grace_seconds: host.gc_grace_seconds(),
@@ -288,7 +269,7 @@ pub fn strategy_context(host: &dyn CompactionHost, view: &View) -> StrategyConte
 /// One consistent snapshot for a decision: strategy, infos and context, taken
 /// while holding the decision lock `busy`.
 fn decision_inputs(
-    host: &dyn CompactionHost,
+    host: &dyn CompactionTable,
     busy: &HashSet<u64>,
 ) -> (
     Arc<dyn CompactionStrategy>,
@@ -309,14 +290,14 @@ fn decision_inputs(
 }
 
 /// The runtime's rule on top of any strategy's decision (invariant 4).
-fn allowed(host: &dyn CompactionHost, task: &CompactionTask) -> bool {
+fn allowed(host: &dyn CompactionTable, task: &CompactionTask) -> bool {
     !(matches!(task, CompactionTask::Drop { .. }) && host.has_unreadable())
 }
 
 /// The one decision function: chooses the next background task of `host` and
 /// marks its inputs busy, all under the table's decision lock (invariant 1).
 /// `None` while paused or when nothing is due.
-pub fn decide(host: &dyn CompactionHost) -> Option<CompactionTask> {
+pub fn decide(host: &dyn CompactionTable) -> Option<CompactionTask> {
     let compactions = host.compactions();
     // The pause check, the decision and the marking happen under the decision
     // lock, so a manual operation that pauses then sees no busy input cannot race
@@ -340,7 +321,7 @@ pub fn decide(host: &dyn CompactionHost) -> Option<CompactionTask> {
 
 /// The task [`decide`] would choose now, changing nothing (invariant 3): no
 /// input is marked, no strategy state advances.
-pub fn pending_task(host: &dyn CompactionHost) -> Option<CompactionTask> {
+pub fn pending_task(host: &dyn CompactionTable) -> Option<CompactionTask> {
     let compactions = host.compactions();
     let busy = compactions.decision_lock();
     if compactions.paused.load(Ordering::Acquire) > 0 {
@@ -354,14 +335,14 @@ pub fn pending_task(host: &dyn CompactionHost) -> Option<CompactionTask> {
 
 /// The strategy's estimate of pending tasks (`compactionstats`), under the
 /// decision lock; changes no state.
-pub fn estimated_pending_tasks(host: &dyn CompactionHost) -> usize {
+pub fn estimated_pending_tasks(host: &dyn CompactionTable) -> usize {
     let busy = host.compactions().decision_lock();
     let (strategy, infos, _) = decision_inputs(host, &busy);
     strategy.estimated_pending_tasks(&infos)
 }
 
 /// Per-level scores (`tablestats`), under the decision lock; changes no state.
-pub fn level_scores(host: &dyn CompactionHost) -> Vec<f64> {
+pub fn level_scores(host: &dyn CompactionTable) -> Vec<f64> {
     let busy = host.compactions().decision_lock();
     let (strategy, infos, _) = decision_inputs(host, &busy);
     strategy.level_scores(&infos)
@@ -370,14 +351,14 @@ pub fn level_scores(host: &dyn CompactionHost) -> Vec<f64> {
 /// The tasks of a major compaction of `host` (the strategy's
 /// `major_compaction`), decided under the decision lock. The caller pauses
 /// background compaction first.
-pub fn major_tasks(host: &dyn CompactionHost) -> Vec<CompactionTask> {
+pub fn major_tasks(host: &dyn CompactionTable) -> Vec<CompactionTask> {
     let busy = host.compactions().decision_lock();
     let (strategy, infos, ctx) = decision_inputs(host, &busy);
     strategy.major_compaction(&infos, &ctx)
 }
 
 /// The live sstables as the strategies see them now (with `being_compacted`).
-pub fn current_infos(host: &dyn CompactionHost) -> Vec<SSTableInfo> {
+pub fn current_infos(host: &dyn CompactionTable) -> Vec<SSTableInfo> {
     let busy = host.compactions().decision_lock();
     let (_, infos, _) = decision_inputs(host, &busy);
     infos
@@ -386,7 +367,7 @@ pub fn current_infos(host: &dyn CompactionHost) -> Vec<SSTableInfo> {
 /// Marks `task`'s inputs busy for a manual operation (the background is paused,
 /// so nothing else is choosing), then runs it ([`run_task`]).
 pub fn run_manual(
-    host: &dyn CompactionHost,
+    host: &dyn CompactionTable,
     task: &CompactionTask,
     limiter: &RateLimiter,
 ) -> Result<CompactionRecord> {
@@ -397,7 +378,7 @@ pub fn run_manual(
 /// Runs a task whose inputs [`decide`] (or [`run_manual`]) marked busy, unmarks
 /// them when it ended, and reports the outcome to the host.
 pub fn run_task(
-    host: &dyn CompactionHost,
+    host: &dyn CompactionTable,
     task: &CompactionTask,
     limiter: &RateLimiter,
 ) -> Result<CompactionRecord> {
@@ -421,6 +402,9 @@ pub fn run_task(
         }
         compactions.ended.notify_all();
     }
+    // The inputs' readers went with the executor's view: unlink the files
+    // whose last reference is gone, here on the compaction thread.
+    host.reclaim_obsolete();
     host.task_finished(&result, started.elapsed());
     result
 }
@@ -470,7 +454,7 @@ impl Scheduler {
 
     /// The next task of the next table that has one, round robin, its inputs
     /// marked busy; run it with [`run_task`].
-    pub fn pick<H: CompactionHost>(&self, hosts: &[Arc<H>]) -> Option<(Arc<H>, CompactionTask)> {
+    pub fn pick<H: CompactionTable>(&self, hosts: &[Arc<H>]) -> Option<(Arc<H>, CompactionTask)> {
         let mut next = self.next.lock();
         if hosts.is_empty() {
             return None;
@@ -485,7 +469,7 @@ impl Scheduler {
 
     /// Whether any table has a running task or one that [`Scheduler::pick`]
     /// would choose; changes nothing (invariant 3).
-    pub fn has_pending<H: CompactionHost>(&self, hosts: &[Arc<H>]) -> bool {
+    pub fn has_pending<H: CompactionTable>(&self, hosts: &[Arc<H>]) -> bool {
         let _serial = self.next.lock();
         hosts.iter().any(|h| {
             !h.compactions().active.lock().is_empty() || pending_task(h.as_ref()).is_some()
@@ -495,7 +479,7 @@ impl Scheduler {
     /// Runs tasks on the calling thread until no table has one (for benchmarks
     /// and tools that run without background compactors). Returns the records;
     /// stops at the first failure.
-    pub fn run_until_idle<H: CompactionHost>(
+    pub fn run_until_idle<H: CompactionTable>(
         &self,
         hosts: &[Arc<H>],
         limiter: &RateLimiter,
