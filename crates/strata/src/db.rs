@@ -12,6 +12,10 @@
 //!
 //! Threads: `Database` is `Send + Sync`; share it behind an `Arc`. One flush thread
 //! serves every table (2-core machines: more flush writers only contend).
+//! `concurrent_compactors` threads take tasks from one
+//! [`crate::compaction::runtime::Scheduler`] (round robin over tables, each decision
+//! under the table's decision lock); `wait_for_compactions` observes through the
+//! same scheduler without advancing any strategy's state.
 //!
 //! Invariants:
 //! 1. A table is usable only after the catalog naming it is durable.
@@ -24,6 +28,7 @@
 use crate::clock::Clock;
 use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
 use crate::compaction::executor::RateLimiter;
+use crate::compaction::runtime::{run_task, Scheduler, Signal};
 use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
@@ -113,6 +118,8 @@ pub struct Database {
     catalog: Mutex<Catalog>,
     tables: Arc<RwLock<TableMap>>,
     compaction_signal: Arc<Signal>,
+    /// Decides, for every table, which compaction runs next.
+    scheduler: Arc<Scheduler>,
     compactors: Mutex<Vec<JoinHandle<()>>>,
     limiter: Arc<RateLimiter>,
     flush_tx: Sender<FlushJob>,
@@ -150,7 +157,11 @@ impl Database {
             None
         } else {
             fs.create_dir_all(dir)?;
-            Some(DirLock::acquire(dir, &opts.purpose)?)
+            let lock = DirLock::acquire(dir, &opts.purpose)?;
+            // The one walk of the data directory: from here on the fs layer
+            // keeps its usage (the disk-space guard's `max_disk_bytes`).
+            fs.track_usage(dir)?;
+            Some(lock)
         };
         let catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
@@ -225,6 +236,7 @@ impl Database {
             catalog: Mutex::new(catalog.clone()),
             tables: Arc::new(RwLock::new(BTreeMap::new())),
             compaction_signal: Arc::new(Signal::default()),
+            scheduler: Arc::new(Scheduler::new()),
             compactors: Mutex::new(Vec::new()),
             limiter: Arc::new(RateLimiter::new(compaction_throughput)),
             flush_tx,
@@ -283,7 +295,7 @@ impl Database {
             .iter()
             .flat_map(|t| {
                 t.view()
-                    .sstables
+                    .sstables()
                     .iter()
                     .map(|s| s.stats().max_timestamp_micros)
                     .filter(|&ts| ts != i64::MIN)
@@ -589,37 +601,33 @@ impl Database {
     /// of the next table in round-robin, run it, repeat; sleep on the signal (or
     /// 1 s, for time-driven work such as expiry) when no table has work.
     fn start_compactors(&self) -> Result<()> {
-        let decision = Arc::new(Mutex::new(0usize));
         for n in 0..self.opts.concurrent_compactors {
             let tables = self.tables.clone();
             let signal = self.compaction_signal.clone();
             let limiter = self.limiter.clone();
             let stopping = self.stopping.clone();
-            let decision = decision.clone();
+            let scheduler = self.scheduler.clone();
+            let fs = self.opts.fs.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("strata-compaction-{n}"))
                 .spawn(move || {
                     while !stopping.load(Ordering::Acquire) {
                         let seen = signal.generation();
-                        let picked = {
-                            let mut next = decision.lock();
-                            let all: Vec<Arc<Table>> = tables.read().values().cloned().collect();
-                            let start = *next;
-                            *next = next.wrapping_add(1);
-                            (0..all.len()).find_map(|i| {
-                                let t = &all[(start + i) % all.len()];
-                                t.next_compaction_task().map(|task| (t.clone(), task))
-                            })
-                        };
-                        match picked {
+                        let all: Vec<Arc<Table>> = tables.read().values().cloned().collect();
+                        match scheduler.pick(&all) {
                             Some((table, task)) => {
-                                if table.run_compaction(&task, &limiter).is_err() {
+                                if run_task(table.as_ref(), &task, &limiter).is_err() {
                                     // Counted in the table's metrics; back off so a
                                     // persistent fault (disk full) does not spin.
                                     signal.wait_changed(seen, Duration::from_secs(1));
                                 }
                             }
-                            None => signal.wait_changed(seen, Duration::from_secs(1)),
+                            None => {
+                                // Idle: unlink obsolete files whose last reader
+                                // has gone since (readers only queue them).
+                                fs.reclaim_obsolete();
+                                signal.wait_changed(seen, Duration::from_secs(1))
+                            }
                         }
                     }
                 })
@@ -640,13 +648,10 @@ impl Database {
     pub fn wait_for_compactions(&self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
-            let busy = self.tables().iter().any(|t| {
-                !t.active_compactions().is_empty()
-                    || t.strategy()
-                        .next_task(&t.sstable_infos(), &t.strategy_context())
-                        .is_some()
-            });
-            if !busy {
+            // Observes through the scheduler, under the same locks the compactor
+            // threads decide under, without advancing any strategy's state
+            // (runtime invariant 3).
+            if !self.scheduler.has_pending(&self.tables()) {
                 return true;
             }
             if std::time::Instant::now() >= deadline {
@@ -672,6 +677,9 @@ impl Database {
         self.compaction_signal.notify();
         for h in self.compactors.lock().drain(..) {
             let _ = h.join();
+        }
+        if !self.opts.read_only {
+            self.opts.fs.reclaim_obsolete();
         }
         if let Some(log) = &self.commitlog {
             // Final sync; an error here is already recorded as the log's poison.
@@ -785,9 +793,8 @@ fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
     let (mut segments, mut bytes) = (0u64, 0u64);
     for name in fs.list_dir(log_dir)? {
         if name.starts_with("CommitLog-") && name.ends_with(".log") {
-            let len = std::fs::metadata(log_dir.join(&name))
-                .map(|m| m.len())
-                .unwrap_or(0);
+            // A segment deleted between listing and sizing holds nothing.
+            let len = fs.file_len(&log_dir.join(&name)).unwrap_or(0);
             // 24-byte header + 8-byte seal: a segment with no record.
             if len > 32 {
                 segments += 1;
@@ -825,33 +832,6 @@ pub fn format_micros_utc(micros: i64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-/// A wake-up signal with a generation counter, so a waiter never misses a notify
-/// that happened between its check and its wait.
-#[derive(Debug, Default)]
-pub struct Signal {
-    generation: Mutex<u64>,
-    cond: parking_lot::Condvar,
-}
-
-impl Signal {
-    pub fn notify(&self) {
-        *self.generation.lock() += 1;
-        self.cond.notify_all();
-    }
-
-    pub fn generation(&self) -> u64 {
-        *self.generation.lock()
-    }
-
-    /// Waits until the generation moves past `seen` or `timeout` passes.
-    pub fn wait_changed(&self, seen: u64, timeout: Duration) {
-        let mut g = self.generation.lock();
-        if *g == seen {
-            self.cond.wait_for(&mut g, timeout);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The file-system layer (DESIGN.md §4): every byte the engine reads or writes goes
 //! through here.
 //!
-//! It owns two things:
+//! It owns four things:
 //! - **Accounting.** Each file handle carries an [`IoTag`] (why the I/O happens:
 //!   commit log, flush, compaction at a level, user read, recompression, metadata)
 //!   and adds the bytes it moves to the global [`IoCounters`] and to the counters of
@@ -11,14 +11,36 @@
 //!   fsync fail, report "no space left", tear a write (write a prefix, then fail),
 //!   or make an fsync slow (it succeeds after a delay: a stalled device).
 //!   Tests use it to prove that faults never lose acknowledged data.
+//! - **Disk usage** ([`DiskUsage`]): the bytes held under each tracked data
+//!   directory, counted once by a walk when the directory is first tracked
+//!   ([`Fs::track_usage`], at database open) and then kept up to date by every
+//!   create, write, append, rename, hard link and removal made through this layer.
+//!   The disk-space guard reads it instead of walking the directory on every
+//!   flush and compaction.
+//! - **Reclaiming** obsolete sstable files ([`Fs::queue_reclaim`],
+//!   [`Fs::reclaim_obsolete`]): a reader dropping the last reference of an
+//!   obsolete sstable only queues its path; the compaction runtime, the flush
+//!   thread and shutdown unlink queued files. No user read ever pays for an
+//!   unlink.
 //!
 //! Invariants:
 //! 1. Bytes are counted when they are handed to (or returned by) the OS, so a
 //!    buffered writer counts on flush, and a failed write counts nothing.
 //! 2. Durable replacement is always: write to a temporary name, fsync the file,
-//!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish`]).
+//!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish_as`]).
 //! 3. Handles are `Send + Sync`; positional reads (`read_exact_at`) never seek, so
 //!    many threads may read one file concurrently.
+//! 4. A tracked directory's usage equals the bytes of the files under it, per
+//!    name (a hard link counts again, as the walk counts it), as long as every
+//!    change goes through this layer; bytes are added when handed to the OS and
+//!    removed after the removal (or the overwriting rename) succeeded. The only
+//!    file written around it, the directory's `LOCK` (dirlock.rs), holds a few
+//!    hundred bytes.
+//! 5. Only paths of sstables already marked obsolete are queued for reclaiming
+//!    (after a durable manifest stopped listing them, or outputs never listed):
+//!    reclaiming deletes nothing on doubt. A queued file not yet unlinked at a
+//!    crash is unlisted at the next open and quarantined there
+//!    (docs/DURABILITY.md).
 
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
@@ -259,11 +281,56 @@ fn fault_error(fault: Fault) -> std::io::Error {
     }
 }
 
+/// Bytes under each tracked directory (module docs, invariant 4).
+#[derive(Debug, Default)]
+pub struct DiskUsage {
+    /// `(root, bytes)`; a handful of roots (one per open data directory).
+    roots: parking_lot::RwLock<Vec<(PathBuf, Arc<AtomicU64>)>>,
+}
+
+impl DiskUsage {
+    /// The counter of the tracked root holding `path` (the longest match).
+    fn counter_for(&self, path: &Path) -> Option<Arc<AtomicU64>> {
+        self.roots
+            .read()
+            .iter()
+            .filter(|(root, _)| path.starts_with(root))
+            .max_by_key(|(root, _)| root.as_os_str().len())
+            .map(|(_, c)| c.clone())
+    }
+}
+
+fn add_bytes(counter: &Option<Arc<AtomicU64>>, n: u64) {
+    if let Some(c) = counter {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+fn sub_bytes(counter: &Option<Arc<AtomicU64>>, n: u64) {
+    if let Some(c) = counter {
+        // Saturating: a file changed around this layer must not wrap the count.
+        let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_sub(n))
+        });
+    }
+}
+
+fn same_counter(a: &Option<Arc<AtomicU64>>, b: &Option<Arc<AtomicU64>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// The file-system layer shared by a database and all its tables.
 #[derive(Debug, Clone, Default)]
 pub struct Fs {
     counters: Arc<IoCounters>,
     faults: Arc<FaultInjector>,
+    usage: Arc<DiskUsage>,
+    /// Obsolete sstable files waiting to be unlinked (invariant 5).
+    reclaim: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl Fs {
@@ -280,6 +347,105 @@ impl Fs {
         &self.faults
     }
 
+    /// Starts (or restarts) tracking the bytes under `root` with one walk through
+    /// this layer; returns them. Called once per data directory at open.
+    pub fn track_usage(&self, root: &Path) -> Result<u64> {
+        let bytes = self.walk_bytes(root)?;
+        let mut roots = self.usage.roots.write();
+        match roots.iter().find(|(r, _)| r == root) {
+            // Reopened: handles of the previous open keep the same counter.
+            Some((_, c)) => c.store(bytes, Ordering::Relaxed),
+            None => roots.push((root.to_path_buf(), Arc::new(AtomicU64::new(bytes)))),
+        }
+        Ok(bytes)
+    }
+
+    /// The bytes under tracked directory `root` (tracked on first use if it was
+    /// not: one walk, then incremental).
+    pub fn used_bytes(&self, root: &Path) -> Result<u64> {
+        let tracked = self
+            .usage
+            .roots
+            .read()
+            .iter()
+            .find(|(r, _)| r == root)
+            .map(|(_, c)| c.load(Ordering::Relaxed));
+        match tracked {
+            Some(bytes) => Ok(bytes),
+            None => self.track_usage(root),
+        }
+    }
+
+    /// Total size of the files under `path` (a file's own size; 0 if absent).
+    fn walk_bytes(&self, path: &Path) -> Result<u64> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if !meta.is_dir() {
+            return Ok(meta.len());
+        }
+        let mut total = 0u64;
+        for name in self.list_dir(path)? {
+            total = total.saturating_add(self.walk_bytes(&path.join(name))?);
+        }
+        Ok(total)
+    }
+
+    /// Size of the file at `path` (its metadata; nothing is read).
+    pub fn file_len(&self, path: &Path) -> Result<u64> {
+        self.metadata(path).map(|m| m.len())
+    }
+
+    /// Bytes available to this process on the file system holding `path`
+    /// (`statvfs`'s `f_bavail * f_frsize`); `None` if it cannot be asked.
+    pub fn free_bytes(&self, path: &Path) -> Option<u64> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is a valid NUL-terminated path and `st` a valid out-pointer.
+        let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+        (rc == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
+    }
+
+    /// The metadata of `path` (size, kind, inode, times): no bytes move, so
+    /// nothing is counted, but the access is still the layer's.
+    pub fn metadata(&self, path: &Path) -> Result<std::fs::Metadata> {
+        std::fs::metadata(path).map_err(|e| Error::io(path, e))
+    }
+
+    /// Queues an obsolete sstable file for [`Fs::reclaim_obsolete`] (called from
+    /// the reader's `Drop`, on whatever thread dropped the last reference: a
+    /// push, never an unlink).
+    pub fn queue_reclaim(&self, path: PathBuf) {
+        self.reclaim.lock().push(path);
+    }
+
+    /// Unlinks the queued obsolete files (compaction runtime, flush thread,
+    /// shutdown). Returns how many were removed. A failed unlink is kept queued
+    /// for the next call; one left at exit is quarantined by the next open.
+    pub fn reclaim_obsolete(&self) -> usize {
+        let queued = std::mem::take(&mut *self.reclaim.lock());
+        let mut removed = 0;
+        let mut failed = Vec::new();
+        for path in queued {
+            match self.remove(&path) {
+                Ok(()) => removed += 1,
+                Err(_) => failed.push(path),
+            }
+        }
+        if !failed.is_empty() {
+            self.reclaim.lock().extend(failed);
+        }
+        removed
+    }
+
+    /// Obsolete files queued and not yet unlinked.
+    pub fn reclaim_pending(&self) -> usize {
+        self.reclaim.lock().len()
+    }
+
     /// Creates (truncating) a file for writing. `table` counters, when given, are
     /// charged alongside the global ones.
     pub fn create(
@@ -288,12 +454,19 @@ impl Fs {
         tag: IoTag,
         table: Option<Arc<IoCounters>>,
     ) -> Result<WritableFile> {
+        let usage = self.usage.counter_for(path);
+        // Truncating an existing file frees its bytes.
+        let truncated = match (&usage, std::fs::metadata(path)) {
+            (Some(_), Ok(m)) if m.is_file() => m.len(),
+            _ => 0,
+        };
         let file = OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
+        sub_bytes(&usage, truncated);
         Ok(WritableFile {
             file,
             path: path.to_path_buf(),
@@ -302,6 +475,7 @@ impl Fs {
             tag,
             fs: self.clone(),
             table,
+            usage,
         })
     }
 
@@ -345,15 +519,54 @@ impl Fs {
             .map_err(|e| Error::io(path, e))?;
         f.write_all(bytes).map_err(|e| Error::io(path, e))?;
         self.counters.add(tag, bytes.len() as u64, true);
+        add_bytes(&self.usage.counter_for(path), bytes.len() as u64);
         Ok(())
     }
 
+    /// Renames a file or directory. Usage: an overwritten file's bytes are freed;
+    /// a move between tracked directories carries its bytes along.
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        std::fs::rename(from, to).map_err(|e| Error::io(from, e))
+        let (src, dst) = (self.usage.counter_for(from), self.usage.counter_for(to));
+        let overwritten = match &dst {
+            Some(_) => match std::fs::symlink_metadata(to) {
+                Ok(m) if m.is_file() => m.len(),
+                _ => 0,
+            },
+            None => 0,
+        };
+        let moved = if same_counter(&src, &dst) {
+            0
+        } else {
+            self.walk_bytes(from)?
+        };
+        std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+        sub_bytes(&src, moved);
+        add_bytes(&dst, moved);
+        sub_bytes(&dst, overwritten);
+        Ok(())
     }
 
     pub fn remove(&self, path: &Path) -> Result<()> {
+        let usage = self.usage.counter_for(path);
+        let len = match &usage {
+            Some(_) => std::fs::symlink_metadata(path)
+                .map(|m| m.len())
+                .unwrap_or(0),
+            None => 0,
+        };
         match std::fs::remove_file(path) {
+            Ok(()) => {
+                sub_bytes(&usage, len);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Removes an empty directory (absent is fine).
+    pub fn remove_dir(&self, path: &Path) -> Result<()> {
+        match std::fs::remove_dir(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(Error::io(path, e)),
@@ -373,8 +586,15 @@ impl Fs {
         Ok(())
     }
 
+    /// A second name for `from`; its bytes count again under `to`'s directory
+    /// (invariant 4: usage is per name, as a walk counts it).
     pub fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
-        std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))
+        let usage = self.usage.counter_for(to);
+        std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))?;
+        if usage.is_some() {
+            add_bytes(&usage, self.file_len(to)?);
+        }
+        Ok(())
     }
 
     /// File names (not paths) in `dir`, sorted; empty if `dir` does not exist.
@@ -414,6 +634,8 @@ pub struct WritableFile {
     tag: IoTag,
     fs: Fs,
     table: Option<Arc<IoCounters>>,
+    /// Usage counter of the tracked directory holding the file, if any.
+    usage: Option<Arc<AtomicU64>>,
 }
 
 impl WritableFile {
@@ -473,6 +695,7 @@ impl WritableFile {
     }
 
     fn account(&self, n: u64) {
+        add_bytes(&self.usage, n);
         self.fs.counters.add(self.tag, n, true);
         if let Some(t) = &self.table {
             t.add(self.tag, n, true);
@@ -553,6 +776,11 @@ pub struct ReadableFile {
 impl ReadableFile {
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The layer this file was opened through.
+    pub fn fs(&self) -> &Fs {
+        &self.fs
     }
 
     pub fn len(&self) -> u64 {
@@ -637,6 +865,77 @@ mod tests {
 
     fn fs_tmp(p: &Path) -> PathBuf {
         tmp_path(p)
+    }
+
+    #[test]
+    fn usage_follows_every_change_as_a_walk_would_count_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("data");
+        let fs = Fs::new();
+        fs.create_dir_all(&root.join("ks").join("t")).unwrap();
+        std::fs::write(root.join("before"), [0u8; 100]).unwrap();
+        assert_eq!(fs.track_usage(&root).unwrap(), 100);
+        let tag = IoTag::new(IoCause::Flush);
+        // A fresh layer walks the directory: what the tracked count must equal.
+        let walked = || Fs::new().walk_bytes(&root).expect("walk");
+        let check = |what: &str| {
+            assert_eq!(fs.used_bytes(&root).unwrap(), walked(), "{what}");
+        };
+        // A buffered write counts when handed to the OS, then the rename keeps it.
+        let p = root.join("ks").join("t").join("a");
+        let mut f = fs.create(&tmp_path(&p), tag, None).unwrap();
+        f.write_all(&[1u8; 5000]).unwrap();
+        f.finish_as(&p).unwrap();
+        check("create + rename");
+        // Atomic replace of an existing file frees the old bytes.
+        fs.write_atomic(&p, &[2u8; 300], tag).unwrap();
+        check("replace");
+        fs.append(&root.join("history"), &[3u8; 42], tag).unwrap();
+        fs.append(&root.join("history"), &[3u8; 8], tag).unwrap();
+        check("append");
+        // Truncating create of an existing file.
+        let mut again = fs.create(&root.join("history"), tag, None).unwrap();
+        again.write_all(b"x").unwrap();
+        again.sync().unwrap();
+        check("truncate");
+        fs.hard_link(&p, &root.join("ks").join("link")).unwrap();
+        check("hard link counts per name");
+        fs.rename(&root.join("before"), &root.join("ks").join("moved"))
+            .unwrap();
+        check("rename inside the root");
+        // Out of the tracked root and back in.
+        let outside = dir.path().join("outside");
+        fs.rename(&p, &outside).unwrap();
+        check("moved out");
+        fs.rename(&outside, &p).unwrap();
+        check("moved in");
+        fs.remove(&p).unwrap();
+        fs.remove(&root.join("ks").join("link")).unwrap();
+        check("remove");
+        // Untracked paths change nothing.
+        fs.append(&dir.path().join("elsewhere"), &[0u8; 10], tag)
+            .unwrap();
+        check("untracked");
+    }
+
+    #[test]
+    fn reclaim_unlinks_queued_files_and_keeps_failures_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        fs.track_usage(dir.path()).unwrap();
+        let a = dir.path().join("a");
+        fs.append(&a, &[0u8; 64], IoTag::new(IoCause::Flush))
+            .unwrap();
+        // A directory cannot be unlinked as a file: stays queued, nothing lost.
+        let d = dir.path().join("d");
+        fs.create_dir_all(&d).unwrap();
+        fs.queue_reclaim(a.clone());
+        fs.queue_reclaim(d.clone());
+        assert_eq!(fs.reclaim_pending(), 2);
+        assert_eq!(fs.reclaim_obsolete(), 1);
+        assert!(!a.exists() && d.exists());
+        assert_eq!(fs.reclaim_pending(), 1);
+        assert_eq!(fs.used_bytes(dir.path()).unwrap(), 0);
     }
 
     #[test]

@@ -7,6 +7,16 @@
 //! - [`cql`]: the CQL language: lexer, literals, CREATE TABLE and WITH settings;
 //!   error kinds one to one with the native protocol's error codes.
 //! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
+//! - [`version`]: the live set of a table's sstables as one immutable `Version`,
+//!   changed only by a checked `VersionEdit` (table, manifest, executor, simulator
+//!   and property tests all apply edits with `Version::apply`).
+//! - [`compaction`]: strategies (pure deciders), [`compaction::executor`] (the I/O,
+//!   over the narrow `CompactionHost`), [`compaction::runtime`] (decisions under
+//!   each table's decision lock, the database-wide `Scheduler`).
+//! - [`table`], [`table_compaction`], [`db`]: a table's write/read/flush paths and
+//!   its side of the compaction runtime; the database over them.
+//!
+//! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
 pub mod clock;
 pub mod commitlog;
@@ -29,11 +39,13 @@ pub mod repair;
 pub mod schema;
 pub mod schema_rebuild;
 pub mod sim;
+pub mod split;
 pub mod sstable;
 pub mod table;
 pub mod table_compaction;
 pub mod tablestats;
 pub mod token;
 pub mod types;
+pub mod version;
 
 pub use error::{Error, Result};

@@ -150,7 +150,7 @@ pub fn verify(table: &Table) -> VerifyReport {
         table: schema.name.clone(),
         ..VerifyReport::default()
     };
-    for s in &view.sstables {
+    for s in view.sstables() {
         report.sstables_checked += 1;
         report.bytes_checked += s.file_size();
         for e in s.verify(IoTag::new(IoCause::Metadata)) {
@@ -238,9 +238,9 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
     // its files hold.
     let replay = table.flushed_position();
     let view = table.view();
-    let mut files = Vec::with_capacity(view.sstables.len() + 3);
-    let mut entries = Vec::with_capacity(view.sstables.len());
-    for (s, &level) in view.sstables.iter().zip(&view.levels) {
+    let mut files = Vec::with_capacity(view.version.len() + 3);
+    let mut entries = Vec::with_capacity(view.version.len());
+    for (s, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
         let file_name = s
             .path()
             .file_name()
@@ -302,14 +302,15 @@ fn snapshot_info(table: &Table, name: &str) -> Result<SnapshotInfo> {
     };
     for file in table.fs().list_dir(&dir)? {
         let path = dir.join(&file);
-        // Metadata only: no bytes move, so this bypasses the accounting layer.
-        let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        let meta = table.fs().metadata(&path)?;
         if !meta.is_file() {
             continue;
         }
         info.size_on_disk_bytes += meta.len();
         let shared = parse_data_file_name(&file).is_some()
-            && std::fs::metadata(table.dir().join(&file))
+            && table
+                .fs()
+                .metadata(&table.dir().join(&file))
                 .is_ok_and(|live| live.dev() == meta.dev() && live.ino() == meta.ino());
         if !shared {
             info.true_size_bytes += meta.len();
@@ -346,11 +347,7 @@ fn remove_dir_contents(table: &Table, dir: &Path) -> Result<()> {
     for file in table.fs().list_dir(dir)? {
         table.fs().remove(&dir.join(file))?;
     }
-    match std::fs::remove_dir(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(dir, e)),
-    }
+    table.fs().remove_dir(dir)
 }
 
 /// Deletes snapshot `name`, or every snapshot (and leftover `.tmp` directories)
@@ -581,17 +578,12 @@ fn install(
 /// The level of live sstable `id`, or `NotFound`.
 fn live_level(table: &Table, id: u64) -> Result<u32> {
     let view = table.view();
-    view.sstables
-        .iter()
-        .zip(&view.levels)
-        .find(|(s, _)| s.id() == id)
-        .map(|(_, &l)| l)
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "sstable {id} is not live in {}",
-                table.dir().display()
-            ))
-        })
+    view.version.level_of(id).ok_or_else(|| {
+        Error::NotFound(format!(
+            "sstable {id} is not live in {}",
+            table.dir().display()
+        ))
+    })
 }
 
 /// Rewrites live sstable `reader` alone, keeping the partitions `keep` accepts,
@@ -631,7 +623,7 @@ pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
     // No background compaction may replace an sstable while scrub rewrites it.
     let _pause = table.pause_compactions(std::time::Duration::from_secs(600))?;
     let view = table.view();
-    for (reader, &level) in view.sstables.iter().zip(&view.levels) {
+    for (reader, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
         let mut entry = SSTableScrub {
             sstable_id: reader.id(),
             path: reader.path().to_path_buf(),
@@ -841,7 +833,7 @@ mod tests {
             .expect("insert");
         }
         t.flush().expect("flush");
-        assert_eq!(t.view().sstables.len(), 1);
+        assert_eq!(t.view().sstables().len(), 1);
         t
     }
 
@@ -854,7 +846,7 @@ mod tests {
     /// Keys whose point read fails on the damaged file: exactly what scrub may drop.
     fn unreadable(t: &Table) -> BTreeSet<i64> {
         let schema = t.schema();
-        let s = t.view().sstables[0].clone();
+        let s = t.view().sstables()[0].clone();
         (0..PARTITIONS)
             .filter(|&i| {
                 let key = schema.decorated_key(&[Value::BigInt(i)]).expect("key");
@@ -883,7 +875,7 @@ mod tests {
     /// Flips a byte at the first offset from `fraction` of the data region on
     /// whose damage verify reports as `kind` (a flip of the same byte undoes it).
     fn damage(t: &Table, fraction: f64, kind: Damage) -> u64 {
-        let s = t.view().sstables[0].clone();
+        let s = t.view().sstables()[0].clone();
         let region = s.stats().compressed_bytes + s.index_bytes();
         // Chunks and index blocks start after the identity header.
         let start = s.chunk_ranges()[0].0;
@@ -909,7 +901,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = open(dir.path());
         let t = table_with_one_sstable(&db);
-        let path = t.view().sstables[0].path().to_path_buf();
+        let path = t.view().sstables()[0].path().to_path_buf();
         for &(fraction, kind) in spots {
             damage(&t, fraction, kind);
         }
@@ -1009,7 +1001,7 @@ mod tests {
                     .to_vec()
             })
             .collect();
-        let s = t.view().sstables[0].clone();
+        let s = t.view().sstables()[0].clone();
         let out = rewrite_sstable(&t, &s, |p| even.contains(&p.key.key[..]))
             .expect("rewrite")
             .expect("some kept");
@@ -1024,7 +1016,7 @@ mod tests {
         assert!(rewrite_sstable(&t, &out, |_| false)
             .expect("rewrite")
             .is_none());
-        assert!(t.view().sstables.is_empty());
+        assert!(t.view().sstables().is_empty());
     }
 
     #[test]
@@ -1036,7 +1028,7 @@ mod tests {
         assert_eq!(info.sstable_count, 1);
         assert!(info.size_on_disk_bytes > 0);
         // Shared with the live sstable: only the small metadata files are its own.
-        let live = t.view().sstables[0].file_size();
+        let live = t.view().sstables()[0].file_size();
         assert!(info.true_size_bytes < live, "{info:?}");
         assert!(info.path.join(MANIFEST_FILE).exists());
         let cql = std::fs::read_to_string(info.path.join(SNAPSHOT_SCHEMA_FILE)).expect("cql");
@@ -1051,9 +1043,12 @@ mod tests {
         assert_eq!(m.data().sstables.len(), 1);
 
         // Once the table drops the sstable, the snapshot holds its bytes alone.
-        let s = t.view().sstables[0].clone();
+        let s = t.view().sstables()[0].clone();
         rewrite_sstable(&t, &s, |_| false).expect("rewrite");
         drop(s);
+        // Dropping the last reader only queued the file; the runtime unlinks it
+        // (no compactor or flush thread runs here to do it).
+        assert_eq!(t.fs().reclaim_obsolete(), 1);
         let size = snapshots_true_size_bytes(&t).expect("size");
         assert!(size >= live, "{size} < {live}");
 

@@ -2,9 +2,11 @@
 //!
 //! The set of live sstables changes atomically and survives a crash at any instant
 //! (DESIGN.md §4). Every change — a flush adding one sstable, a compaction
-//! replacing inputs by outputs, a level move — writes the whole manifest to a
-//! temporary file, fsyncs it, renames it over `MANIFEST` and fsyncs the directory.
-//! The rename is the commit point.
+//! replacing inputs by outputs, a level move — is a [`VersionEdit`], the same edit
+//! the table applies to its in-memory version; [`Manifest::commit_edit`] applies it
+//! to the listed entries with the same checked function ([`Version::apply`]), then
+//! writes the whole manifest to a temporary file, fsyncs it, renames it over
+//! `MANIFEST` and fsyncs the directory. The rename is the commit point.
 //!
 //! Invariants:
 //! 1. An sstable file is listed only after it has been fsynced under its final name.
@@ -34,6 +36,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoTag};
+use crate::version::{LiveSSTable, Version, VersionEdit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -158,43 +161,72 @@ impl Manifest {
 
     /// Atomically applies a change: `removed` ids leave, `added` entries join, and
     /// the replay position moves forward if given. Nothing changes in memory unless
-    /// the new manifest is durable.
+    /// the new manifest is durable. (The entry-list form of [`Manifest::commit_edit`].)
     pub fn commit(
         &mut self,
         added: &[SSTableEntry],
         removed: &[u64],
         replay: Option<ReplayPosition>,
     ) -> Result<()> {
-        let mut next = self.data.clone();
-        next.sstables.retain(|e| !removed.contains(&e.id));
+        let mut edit = VersionEdit::new();
         for a in added {
-            if next.sstables.iter().any(|e| e.id == a.id) {
-                return Err(Error::InvalidInput(format!(
-                    "sstable {} is already in the manifest",
-                    a.id
-                )));
-            }
-            next.next_sstable_id = next.next_sstable_id.max(a.id + 1);
-            next.sstables.push(a.clone());
+            edit = edit.add(a.id, a.level, tokens_of(a));
         }
-        if let Some(r) = replay {
-            next.replay_position = Some(next.replay_position.map_or(r, |old| old.max(r)));
-        }
-        next.sstables.sort_by_key(|e| e.id);
-        self.persist(next)
+        edit.removed = removed.to_vec();
+        self.commit_edit(&edit, replay)
     }
 
     /// Changes levels without rewriting files (LCS moving a lone sstable up).
     pub fn set_levels(&mut self, levels: &[(u64, u32)]) -> Result<()> {
+        let edit = VersionEdit {
+            moved: levels.to_vec(),
+            ..VersionEdit::new()
+        };
+        self.commit_edit(&edit, None)
+    }
+
+    /// Persists one edit of the live set: the very edit the table applies to its
+    /// in-memory version, applied here to the listed entries by the same
+    /// function ([`Version::apply`], which checks it: a removed or moved id must be
+    /// listed, an added one must not be). The whole manifest is then rewritten
+    /// crash-safely (invariant 4: no on-disk format change).
+    pub fn commit_edit(
+        &mut self,
+        edit: &VersionEdit<ManifestTokens>,
+        replay: Option<ReplayPosition>,
+    ) -> Result<()> {
+        let listed = Version::from_sstables(self.data.sstables.iter().map(|e| LiveSSTable {
+            id: e.id,
+            level: e.level,
+            handle: tokens_of(e),
+        }))?;
+        let version = listed.apply(edit)?;
         let mut next = self.data.clone();
-        for (id, level) in levels {
-            match next.sstables.iter_mut().find(|e| e.id == *id) {
-                Some(e) => e.level = *level,
-                None => return Err(Error::NotFound(format!("sstable {id} in manifest"))),
-            }
+        next.sstables = version
+            .iter()
+            .map(|s| SSTableEntry {
+                id: s.id,
+                level: s.level,
+                first_token: s.handle.0,
+                last_token: s.handle.1,
+            })
+            .collect();
+        for a in &edit.added {
+            next.next_sstable_id = next.next_sstable_id.max(a.id + 1);
+        }
+        if let Some(r) = replay {
+            next.replay_position = Some(next.replay_position.map_or(r, |old| old.max(r)));
         }
         self.persist(next)
     }
+}
+
+/// What the manifest records of an sstable besides its id and level: its token
+/// range (`None` in manifests older than the field).
+pub type ManifestTokens = (Option<i64>, Option<i64>);
+
+fn tokens_of(e: &SSTableEntry) -> ManifestTokens {
+    (e.first_token, e.last_token)
 }
 
 impl Manifest {

@@ -934,6 +934,13 @@ pub struct TwcsOptions {
     /// (which could resurrect shadowed data). Default false. Cassandra:
     /// `unsafe_aggressive_sstable_expiration`.
     pub unsafe_aggressive_sstable_expiration: bool,
+    /// Cut flush and compaction output by time window of each write's timestamp,
+    /// so a write with an old timestamp (repair, hints, `USING TIMESTAMP`) lands
+    /// in an sstable of its own window instead of stretching a new sstable back in
+    /// time and blocking old windows' expiry. Default true. Costs one extra small
+    /// sstable per window an out-of-order write touches (merged into its window
+    /// later). Strata only; Cassandra always writes one output.
+    pub split_output_by_window: bool,
 }
 
 impl Default for TwcsOptions {
@@ -944,6 +951,7 @@ impl Default for TwcsOptions {
             timestamp_resolution: TimestampResolution::Microseconds,
             expired_sstable_check_frequency_seconds: 600,
             unsafe_aggressive_sstable_expiration: false,
+            split_output_by_window: true,
         }
     }
 }
@@ -970,6 +978,13 @@ pub struct DtcsOptions {
     pub max_window_size_seconds: u64,
     /// Unit of write timestamps. Default MICROSECONDS. Cassandra: `timestamp_resolution`.
     pub timestamp_resolution: TimestampResolution,
+    /// How often to look for fully expired sstables to drop. Unit: seconds; default
+    /// 600, >= 0. Cassandra: `expired_sstable_check_frequency_seconds`.
+    pub expired_sstable_check_frequency_seconds: u64,
+    /// As TWCS's option of the name, with windows of `max_window_size_seconds`:
+    /// a write older than the largest window lands in an sstable of its own
+    /// largest-size window. Default true. Strata only.
+    pub split_output_by_window: bool,
 }
 
 impl Default for DtcsOptions {
@@ -979,6 +994,8 @@ impl Default for DtcsOptions {
             max_sstable_age_days: 365.0,
             max_window_size_seconds: 86_400,
             timestamp_resolution: TimestampResolution::Microseconds,
+            expired_sstable_check_frequency_seconds: 600,
+            split_output_by_window: true,
         }
     }
 }
@@ -1025,12 +1042,15 @@ const TWCS_KEYS: &[&str] = &[
     "timestamp_resolution",
     "expired_sstable_check_frequency_seconds",
     "unsafe_aggressive_sstable_expiration",
+    "split_output_by_window",
 ];
 const DTCS_KEYS: &[&str] = &[
     "base_time_seconds",
     "max_sstable_age_days",
     "max_window_size_seconds",
     "timestamp_resolution",
+    "expired_sstable_check_frequency_seconds",
+    "split_output_by_window",
 ];
 const CFS_KEYS: &[&str] = &["max_sstable_fragmentation"];
 
@@ -1194,6 +1214,7 @@ fn set_twcs(t: &mut TwcsOptions, k: &str, v: &str) -> Result<bool> {
         "unsafe_aggressive_sstable_expiration" => {
             t.unsafe_aggressive_sstable_expiration = parse_bool(k, v)?
         }
+        "split_output_by_window" => t.split_output_by_window = parse_bool(k, v)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -1213,6 +1234,10 @@ fn set_dtcs(d: &mut DtcsOptions, k: &str, v: &str) -> Result<bool> {
         }
         "max_window_size_seconds" => d.max_window_size_seconds = parse_int(k, v, 0, u64::MAX)?,
         "timestamp_resolution" => d.timestamp_resolution = parse_resolution(k, v)?,
+        "expired_sstable_check_frequency_seconds" => {
+            d.expired_sstable_check_frequency_seconds = parse_int(k, v, 0, u64::MAX)?
+        }
+        "split_output_by_window" => d.split_output_by_window = parse_bool(k, v)?,
         _ => return Ok(false),
     }
     Ok(true)

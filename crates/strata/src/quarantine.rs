@@ -63,7 +63,8 @@ pub fn list(fs: &Fs, table_dir: &Path) -> Result<Vec<QuarantinedFile>> {
     let mut out = Vec::new();
     for name in fs.list_dir(&qdir)? {
         let path = qdir.join(&name);
-        let size_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        // A file purged between listing and sizing holds nothing.
+        let size_bytes = fs.file_len(&path).unwrap_or(0);
         out.push(QuarantinedFile { path, size_bytes });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));

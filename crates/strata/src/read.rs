@@ -19,39 +19,42 @@ use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::memtable::{MemPartition, Memtable, SHARDS};
 use crate::sstable::{PartitionScanner, SSTableReader};
+use crate::version::{Handles, Version, VersionEdit};
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
 
+/// The live sstables of a table, each with its level and reader
+/// ([`crate::version`]).
+pub type SSTableVersion = Version<Arc<SSTableReader>>;
+/// A change of [`SSTableVersion`].
+pub type SSTableEdit = VersionEdit<Arc<SSTableReader>>;
+
 /// An immutable snapshot of a table's data: memtables (the active one first, then
-/// those being flushed, newest first) and the live sstables with their levels.
+/// those being flushed, newest first) and the version of the live sstables (each
+/// with its level and other attributes; no vector parallel to it).
 /// Writers replace the table's view whole; readers clone an `Arc<View>`.
 #[derive(Clone, Debug)]
 pub struct View {
     /// Never empty: `memtables[0]` is the active memtable.
     pub memtables: Vec<Arc<Memtable>>,
-    pub sstables: Vec<Arc<SSTableReader>>,
-    /// Level of each sstable, parallel to `sstables` (from the manifest).
-    pub levels: Vec<u32>,
-    /// Sstables at level 0, counted once here because every write checks it
-    /// (the L0 write stall) and a view may hold thousands of sstables.
-    pub l0_count: usize,
+    pub version: Arc<SSTableVersion>,
 }
 
 impl View {
-    /// Builds a view; derives the level-0 count.
-    pub fn new(
-        memtables: Vec<Arc<Memtable>>,
-        sstables: Vec<Arc<SSTableReader>>,
-        levels: Vec<u32>,
-    ) -> View {
-        let l0_count = levels.iter().filter(|&&l| l == 0).count();
-        View {
-            memtables,
-            sstables,
-            levels,
-            l0_count,
-        }
+    pub fn new(memtables: Vec<Arc<Memtable>>, version: Arc<SSTableVersion>) -> View {
+        View { memtables, version }
+    }
+
+    /// The live sstables' readers, ascending id.
+    pub fn sstables(&self) -> Handles<'_, Arc<SSTableReader>> {
+        self.version.handles()
+    }
+
+    /// Sstables at level 0 (the L0 write stall checks this on every write; the
+    /// version keeps it counted).
+    pub fn l0_count(&self) -> usize {
+        self.version.count_at_level(0)
     }
 
     pub fn active(&self) -> &Arc<Memtable> {
@@ -151,7 +154,7 @@ pub fn read_partition(
     // Newest sstables first, so a partition tombstone found early lets older ones
     // be skipped (invariant 2).
     let mut candidates: Vec<&Arc<SSTableReader>> = view
-        .sstables
+        .sstables()
         .iter()
         .filter(|s| s.may_contain(key))
         .collect();
@@ -331,7 +334,7 @@ pub fn scan(
     for m in &view.memtables {
         sources.push(Source::Mem(MemtableCursor::new(m.clone(), start)));
     }
-    for s in &view.sstables {
+    for s in view.sstables() {
         if start.is_none_or(|k| s.last_key() >= k) {
             sources.push(Source::Sst(s.scan(start, IoTag::new(IoCause::UserRead))?));
         }

@@ -299,7 +299,7 @@ fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, Tabl
         let path = snaps
             .join(name)
             .join(crate::maintenance::SNAPSHOT_SCHEMA_FILE);
-        let Ok(meta) = std::fs::metadata(&path) else {
+        let Ok(meta) = fs.metadata(&path) else {
             continue;
         };
         let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);

@@ -19,20 +19,32 @@
 //! 3. Memory is bounded: at most `max_pending_flushes + 1` memtables (plus writes
 //!    in flight) exist per table; past that, writers wait, and if the last flush
 //!    failed they get an error instead of waiting forever.
+//! 4. The live sstables change only by one [`crate::version::VersionEdit`] at a
+//!    time ([`Table::apply_edit`], and the flush's edit), under the manifest lock:
+//!    checked against the current version, made durable in the manifest, then
+//!    swapped into the view whole. Removed sstables are marked obsolete only after
+//!    that; their files are unlinked by the runtime (fs.rs invariant 5), never by a
+//!    reader's thread.
+//! 5. Every flush and every compaction passes the disk-space guard
+//!    ([`Table::check_disk_space`]) first; it reads the fs layer's tracked usage,
+//!    and a refusal is counted and reported, never silently skipped.
 
 use crate::clock::Clock;
 use crate::commitlog::CommitLog;
+use crate::compaction::runtime::{Signal, TableCompactions};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
-use crate::read::{self, PagingState, PartitionResult, ScanPage, View};
+use crate::read::{self, PagingState, PartitionResult, SSTableEdit, ScanPage, View};
 use crate::schema::{TableSchema, WriteOptions};
+use crate::split::{OutputSet, SSTableOutputs};
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
 use crate::types::Value;
+use crate::version::{LiveSSTable, Version};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,9 +140,9 @@ pub struct Table {
     flush_tx: Mutex<Option<Sender<FlushJob>>>,
     /// The database's commit log; `None` only for tables opened without one (tests).
     commitlog: Option<Arc<CommitLog>>,
-    pub(crate) compaction: crate::table_compaction::CompactionState,
+    pub(crate) compaction: TableCompactions,
     /// Wakes the database's compaction manager (set when opened by a database).
-    pub(crate) compaction_signal: Mutex<Option<Arc<crate::db::Signal>>>,
+    pub(crate) compaction_signal: Mutex<Option<Arc<Signal>>>,
     pub metrics: TableMetrics,
     /// Opened by a read-only database: every change is refused.
     read_only: bool,
@@ -315,17 +327,17 @@ impl Table {
         // tail, or not this table's) is set aside as unreadable instead of failing
         // the whole database: reads that could need it fail, everything else works.
         let mut sstables = Vec::new();
-        let mut levels = Vec::new();
         let mut unreadable = Vec::new();
         for e in &manifest.data().sstables {
             let path = dir.join(data_file_name(e.id));
             let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
                 .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
             match opened {
-                Ok(r) => {
-                    sstables.push(r);
-                    levels.push(e.level);
-                }
+                Ok(r) => sstables.push(LiveSSTable {
+                    id: e.id,
+                    level: e.level,
+                    handle: r,
+                }),
                 Err(err) => {
                     notes.push(format!(
                         "table {}: sstable {} is unreadable and left out of the live set: {err}",
@@ -368,13 +380,18 @@ impl Table {
             }
         }
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
+        // Manifest ids are unique (it is written from a version): an error here
+        // is a damaged manifest, reported as such.
+        let version = Version::from_sstables(sstables).map_err(|e| {
+            Error::corruption(dir.join(crate::manifest::MANIFEST_FILE), 0, e.to_string())
+        })?;
         Ok(Arc::new(Table {
             dir: dir.to_path_buf(),
             schema: RwLock::new(Arc::new(schema)),
             fs: fs.clone(),
             clock,
             io,
-            view: RwLock::new(Arc::new(View::new(vec![memtable], sstables, levels))),
+            view: RwLock::new(Arc::new(View::new(vec![memtable], Arc::new(version)))),
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),
             flushed: Condvar::new(),
@@ -544,11 +561,7 @@ impl Table {
             let mut memtables = Vec::with_capacity(view.memtables.len() + 1);
             memtables.push(fresh);
             memtables.extend(view.memtables.iter().cloned());
-            *view = Arc::new(View::new(
-                memtables,
-                view.sstables.clone(),
-                view.levels.clone(),
-            ));
+            *view = Arc::new(View::new(memtables, view.version.clone()));
         }
         self.metrics
             .memtable_switch_count
@@ -595,7 +608,11 @@ impl Table {
             }
             view.memtables[view.memtables.len() - 1].clone()
         };
-        match self.flush_memtable(&memtable) {
+        let flushed = self.flush_memtable(&memtable);
+        // The flush thread also unlinks obsolete files whose last reader has
+        // gone since the last compaction (readers only queue them).
+        self.fs.reclaim_obsolete();
+        match flushed {
             Ok(()) => {
                 *self.last_flush_error.lock() = None;
                 self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
@@ -617,41 +634,25 @@ impl Table {
     fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<()> {
         // The estimate is the uncompressed data size: an upper bound of the file.
         self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
-        let reader = if memtable.is_empty() {
-            None
+        let readers = if memtable.is_empty() {
+            Vec::new()
         } else {
-            Some(self.write_sstable(memtable)?)
+            self.write_sstables(memtable)?
         };
         let position = memtable.flush_position();
-        let added: Vec<SSTableEntry> = reader
-            .iter()
-            .map(|r| SSTableEntry::for_reader(r, 0))
-            .collect();
-        if !added.is_empty() || position.is_some() {
-            if let Err(e) = self.manifest.lock().commit(&added, &[], position) {
-                // An uncertain commit (manifest invariant 5) may have listed the
-                // file: keep it; the next open removes it if it is not listed.
-                if let (Some(r), false) = (&reader, matches!(e, Error::Poisoned(_))) {
+        let mut edit = SSTableEdit::new();
+        for r in &readers {
+            edit = edit.add(r.id(), 0, r.clone());
+        }
+        if let Err(e) = self.commit_edit(&edit, position, Some(memtable.id())) {
+            // An uncertain commit (manifest invariant 5) may have listed the
+            // files: keep them; the next open quarantines what is not listed.
+            if !matches!(e, Error::Poisoned(_)) {
+                for r in &readers {
                     r.mark_obsolete();
                 }
-                return Err(e);
             }
-        }
-        {
-            let mut view = self.view.write();
-            let memtables: Vec<_> = view
-                .memtables
-                .iter()
-                .filter(|m| m.id() != memtable.id())
-                .cloned()
-                .collect();
-            let mut sstables = view.sstables.clone();
-            let mut levels = view.levels.clone();
-            if let Some(r) = reader {
-                sstables.push(r);
-                levels.push(0);
-            }
-            *view = Arc::new(View::new(memtables, sstables, levels));
+            return Err(e);
         }
         // The manifest now says everything before `position` is in sstables: the
         // commit log may drop segments that only this table still needed.
@@ -696,69 +697,91 @@ impl Table {
         &self.fs
     }
 
-    /// Atomically replaces the live sstables `removed` by `added` (each with its
-    /// level): one durable manifest commit, then one view swap. Removed sstables
-    /// are marked obsolete and their files deleted when the last reader drops them
-    /// (manifest invariant 2). On error nothing changes and the caller still owns
-    /// `added` (it should mark them obsolete).
+    /// Atomically applies `edit` to the live set: checked against the current
+    /// version, persisted by one durable manifest commit of the same edit, then
+    /// one view swap. Removed sstables are marked obsolete; their files are
+    /// deleted by the reclaimer once the last reader drops them (manifest
+    /// invariant 2). On error nothing changes and the caller still owns the added
+    /// sstables (it should mark them obsolete, unless the error is
+    /// `Error::Poisoned`: manifest invariant 5).
+    pub fn apply_edit(&self, edit: &SSTableEdit) -> Result<()> {
+        self.commit_edit(edit, None, None)?;
+        // Removed sstables no reader holds are unlinked now, on this (compaction
+        // or maintenance) thread; the rest when their last reader drops and the
+        // runtime next reclaims.
+        self.fs.reclaim_obsolete();
+        Ok(())
+    }
+
+    /// [`Table::apply_edit`], also moving the flushed position to `replay` and
+    /// taking the flushed memtable `flushed` out of the view in the same swap
+    /// (table invariant 1). An empty edit with neither writes nothing.
+    fn commit_edit(
+        &self,
+        edit: &SSTableEdit,
+        replay: Option<crate::manifest::ReplayPosition>,
+        flushed: Option<u64>,
+    ) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
+        }
+        // The manifest lock serialises every change of the version: the version
+        // read here is the one the swap below replaces.
+        let mut manifest = self.manifest.lock();
+        let current = self.view.read().version.clone();
+        let next = current.apply(edit)?;
+        if !edit.is_empty() || replay.is_some() {
+            let tokens = edit.map(|s| {
+                (
+                    Some(s.handle.first_key().token),
+                    Some(s.handle.last_key().token),
+                )
+            });
+            manifest.commit_edit(&tokens, replay)?;
+        }
+        {
+            let mut view = self.view.write();
+            let memtables: Vec<Arc<Memtable>> = match flushed {
+                Some(id) => view
+                    .memtables
+                    .iter()
+                    .filter(|m| m.id() != id)
+                    .cloned()
+                    .collect(),
+                None => view.memtables.clone(),
+            };
+            *view = Arc::new(View::new(memtables, Arc::new(next)));
+        }
+        for id in &edit.removed {
+            if let Some(s) = current.get(*id) {
+                s.handle.mark_obsolete();
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the live sstables `removed` by `added` (each with its level) in
+    /// one edit ([`Table::apply_edit`]).
     pub fn replace_sstables(
         &self,
         removed: &[u64],
         added: &[(Arc<SSTableReader>, u32)],
     ) -> Result<()> {
-        let mut manifest = self.manifest.lock();
-        {
-            let view = self.view.read();
-            for id in removed {
-                if !view.sstables.iter().any(|s| s.id() == *id) {
-                    return Err(Error::NotFound(format!(
-                        "sstable {id} is not live in {}",
-                        self.dir.display()
-                    )));
-                }
-            }
+        let mut edit = SSTableEdit::new();
+        edit.removed = removed.to_vec();
+        for (r, level) in added {
+            edit = edit.add(r.id(), *level, r.clone());
         }
-        let entries: Vec<SSTableEntry> = added
-            .iter()
-            .map(|(r, l)| SSTableEntry::for_reader(r, *l))
-            .collect();
-        manifest.commit(&entries, removed, None)?;
-        let mut view = self.view.write();
-        let mut sstables = Vec::with_capacity(view.sstables.len() + added.len());
-        let mut levels = Vec::with_capacity(sstables.capacity());
-        for (s, l) in view.sstables.iter().zip(&view.levels) {
-            if removed.contains(&s.id()) {
-                s.mark_obsolete();
-            } else {
-                sstables.push(s.clone());
-                levels.push(*l);
-            }
-        }
-        for (r, l) in added {
-            sstables.push(r.clone());
-            levels.push(*l);
-        }
-        *view = Arc::new(View::new(view.memtables.clone(), sstables, levels));
-        Ok(())
+        self.apply_edit(&edit)
     }
 
     /// Changes sstable levels without rewriting files (LCS moving a lone sstable up).
     pub fn set_levels(&self, moves: &[(u64, u32)]) -> Result<()> {
-        let mut manifest = self.manifest.lock();
-        manifest.set_levels(moves)?;
-        let mut view = self.view.write();
-        let mut levels = view.levels.clone();
-        for (s, l) in view.sstables.iter().zip(levels.iter_mut()) {
-            if let Some((_, to)) = moves.iter().find(|(id, _)| *id == s.id()) {
-                *l = *to;
-            }
-        }
-        *view = Arc::new(View::new(
-            view.memtables.clone(),
-            view.sstables.clone(),
-            levels,
-        ));
-        Ok(())
+        let edit = SSTableEdit {
+            moved: moves.to_vec(),
+            ..SSTableEdit::new()
+        };
+        self.apply_edit(&edit)
     }
 
     /// Applies a mutation read back from the commit log: straight into the active
@@ -792,24 +815,40 @@ impl Table {
         self.manifest.lock().data().replay_position
     }
 
-    fn write_sstable(&self, memtable: &Memtable) -> Result<Arc<SSTableReader>> {
-        let id = self.allocate_sstable_id();
-        let opts = self.writer_options(
-            id,
-            0,
-            IoTag::new(IoCause::Flush),
-            memtable.encoding_base(),
-            memtable.partition_count(),
-        );
-        let mut writer = SSTableWriter::create(&self.fs, &self.dir, id, opts)?;
+    /// Writes a memtable as level-0 sstables, cut by the strategy's flush split
+    /// (one sstable, or one per time window for TWCS and DTCS). All or nothing:
+    /// on error every output is discarded.
+    fn write_sstables(&self, memtable: &Memtable) -> Result<Vec<Arc<SSTableReader>>> {
+        let split = self.strategy().flush_split();
+        let base = memtable.encoding_base();
+        // Each output's filter is sized for every partition: a flush's window
+        // count is unknown up front and an oversized filter costs only memory
+        // until the window is compacted.
+        let partitions = memtable.partition_count();
+        let factory = SSTableOutputs::new(|_bucket| {
+            let id = self.allocate_sstable_id();
+            let opts = self.writer_options(id, 0, IoTag::new(IoCause::Flush), base, partitions);
+            SSTableWriter::create(&self.fs, &self.dir, id, opts)
+        });
+        let mut set = OutputSet::new(split, factory)?;
         for part in memtable.all_partitions() {
             let p = memtable.materialize(&part, &ClusteringRange::ALL);
-            if let Err(e) = writer.append(&p) {
-                writer.abort();
+            if let Err(e) = set.append(p) {
+                for o in set.abort() {
+                    o.output.mark_obsolete();
+                }
                 return Err(e);
             }
         }
-        writer.finish()
+        match set.finish() {
+            Ok(outputs) => Ok(outputs.into_iter().map(|o| o.output).collect()),
+            Err(failed) => {
+                for o in failed.finished {
+                    o.output.mark_obsolete();
+                }
+                Err(failed.error)
+            }
+        }
     }
 
     /// Reads one partition (see `read::read_partition`).
@@ -902,14 +941,89 @@ impl Table {
         self.flush_tx.lock().take();
     }
 
+    /// Wakes writers waiting on a flush or on compaction debt.
+    pub(crate) fn notify_flushed(&self) {
+        let _g = self.flushed_mutex.lock();
+        self.flushed.notify_all();
+    }
+
+    /// The disk-space guard: every flush and every compaction passes it first;
+    /// a refusal is counted and reported, never silently skipped. Refuses when
+    /// `estimate_bytes` more would not fit in free space minus the reserve, or
+    /// past `max_disk_bytes`.
+    pub fn check_disk_space(&self, estimate_bytes: u64) -> Result<()> {
+        let root = self
+            .dir()
+            .parent()
+            .and_then(|p| p.parent())
+            .unwrap_or(self.dir());
+        let reserve = self.runtime.disk_reserve_bytes;
+        let refuse = |why: String| {
+            self.metrics.space_refusals.fetch_add(1, Ordering::Relaxed);
+            Err(Error::Io {
+                path: self.dir().to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),
+            })
+        };
+        // A recovery flush turns commit-log bytes into sstable bytes and lets the
+        // log go: refusing it under the quota would keep the database from ever
+        // reopening under the quota that the log itself exceeds.
+        let recovering = self.recovering.load(Ordering::Acquire);
+        if let (Some(limit), false) = (self.runtime.max_disk_bytes, recovering) {
+            // Tracked incrementally by the fs layer (one walk at open), not
+            // walked here on every flush and compaction.
+            let used = self.fs.used_bytes(root)?;
+            if used.saturating_add(estimate_bytes) > limit {
+                return refuse(format!(
+                    "refusing to write ~{estimate_bytes} bytes: data directory holds {used} of max_disk_bytes {limit}"
+                ));
+            }
+        }
+        if let Some(free) = self.fs.free_bytes(self.dir()) {
+            if free < estimate_bytes.saturating_add(reserve) {
+                return refuse(format!(
+                    "refusing to write ~{estimate_bytes} bytes: {free} bytes free, {reserve} kept in reserve"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Write back-pressure on compaction debt: delay each write past the slowdown
+    /// trigger, stop writes past the stop trigger until compaction catches up.
+    /// Disabled while the strategy is disabled (`'enabled': 'false'`), since
+    /// nothing would ever release the stall.
+    pub(crate) fn wait_for_compaction_debt(&self) {
+        // Cheap check first: this runs on every write.
+        let l0 = |t: &Table| t.view.read().l0_count();
+        let count = l0(self);
+        if count < self.runtime.l0_slowdown_writes_trigger
+            || !self.schema().options.compaction.common().enabled
+        {
+            return;
+        }
+        let started = Instant::now();
+        if count < self.runtime.l0_stop_writes_trigger {
+            std::thread::sleep(Duration::from_millis(1));
+        } else {
+            let mut guard = self.flushed_mutex.lock();
+            while l0(self) >= self.runtime.l0_stop_writes_trigger {
+                self.flushed.wait_for(&mut guard, Duration::from_millis(50));
+            }
+        }
+        self.metrics
+            .write_stall_micros_total
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    }
+
     /// Files in the table directory that are sstables, with sizes (live or not yet
     /// deleted): Cassandra's "Space used (total)".
     pub fn disk_bytes_total(&self) -> Result<u64> {
         let mut total = 0;
         for name in self.fs.list_dir(&self.dir)? {
             if parse_data_file_name(&name).is_some() {
-                let p = self.dir.join(&name);
-                total += std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                // A file removed between listing and sizing holds nothing.
+                total += self.fs.file_len(&self.dir.join(&name)).unwrap_or(0);
             }
         }
         Ok(total)

@@ -123,7 +123,7 @@ impl Table {
         let gc_before = self.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
         let mut droppable_weighted = 0.0;
         let mut candidates = 0u64;
-        for (s, &level) in view.sstables.iter().zip(&view.levels) {
+        for (s, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
             let st = s.stats();
             live += s.file_size();
             compressed += st.compressed_bytes;
@@ -145,7 +145,7 @@ impl Table {
             candidates += st.tombstone_candidates;
         }
         let io = self.io();
-        let scores = self.strategy().level_scores(&self.sstable_infos());
+        let scores = self.compaction_level_scores();
         let nlevels = levels.len().max(
             (0..crate::fs::MAX_TRACKED_LEVELS)
                 .rev()
@@ -196,7 +196,7 @@ impl Table {
         TableStats {
             keyspace: schema.keyspace.clone(),
             table: schema.name.clone(),
-            sstable_count: view.sstables.len(),
+            sstable_count: view.version.len(),
             unreadable_sstable_count: self.unreadable_sstables().len(),
             quarantined_files: quarantined.len(),
             quarantined_bytes: quarantined.iter().map(|f| f.size_bytes).sum(),
@@ -426,8 +426,10 @@ pub fn compaction_stats(tables: &[Arc<Table>]) -> CompactionStats {
         let pending = t.pending_compaction_tasks();
         stats.pending_tasks += pending;
         if pending > 0 {
+            // Peeked: observing must not advance the strategy's state (LCS's
+            // round robin, TWCS's highest window, the expiry check's clock).
             let infos = t.sstable_infos();
-            if let Some(task) = t.strategy().next_task(&infos, &t.strategy_context()) {
+            if let Some(task) = t.peek_compaction_task() {
                 let ids = task.input_ids();
                 let bytes: u64 = infos
                     .iter()

@@ -162,7 +162,7 @@ fn sstable_bit_flips_are_detected_and_never_return_altered_data() {
                 }
                 t.flush().unwrap();
             }
-            assert_eq!(t.view().sstables.len(), 3);
+            assert_eq!(t.view().sstables().len(), 3);
         }
         db.close().unwrap();
     }
@@ -238,7 +238,7 @@ fn sstable_bit_flips_are_detected_and_never_return_altered_data() {
                 }
                 let view = t.view();
                 let damaged = view
-                    .sstables
+                    .sstables()
                     .iter()
                     .find(|s| s.path() == path.as_path())
                     .expect("damaged sstable is live");
@@ -256,14 +256,14 @@ fn sstable_bit_flips_are_detected_and_never_return_altered_data() {
                 // Compaction must not launder the damage into fresh, checksummed
                 // files: it reads every chunk and index block, so it fails, and
                 // the live set stays as it was.
-                let ids: Vec<u64> = t.view().sstables.iter().map(|s| s.id()).collect();
+                let ids: Vec<u64> = t.view().sstables().iter().map(|s| s.id()).collect();
                 match t.compact_major(db.compaction_limiter()) {
                     Err(e) => assert_corruption_in(&e, path, len, &format!("{what}, compaction")),
                     Ok(records) => {
                         panic!("{what}: compaction of a damaged sstable succeeded: {records:?}")
                     }
                 }
-                let after: Vec<u64> = t.view().sstables.iter().map(|s| s.id()).collect();
+                let after: Vec<u64> = t.view().sstables().iter().map(|s| s.id()).collect();
                 assert_eq!(
                     after, ids,
                     "{what}: a failed compaction changed the live set"
@@ -434,7 +434,7 @@ fn crashed_log() -> CrashedLog {
             expected.insert(key, v);
         }
         assert_eq!(
-            t.view().sstables.len(),
+            t.view().sstables().len(),
             0,
             "nothing flushed: the log holds everything"
         );

@@ -466,7 +466,7 @@ fn run_crash_test(mode: &str, default_kills: u64, default_seed: u64) {
     // Last pass: every sstable verifies again, not only the ones new at each kill.
     let db = Database::open(&dir, options(mode)).unwrap();
     let table = db.table(KEYSPACE, TABLE).unwrap();
-    for s in &table.view().sstables {
+    for s in table.view().sstables() {
         let problems = s.verify(IoTag::new(IoCause::UserRead));
         assert!(problems.is_empty(), "{}: {problems:?}", s.path().display());
     }
@@ -528,9 +528,9 @@ fn check_after_crash(
         Err(e) => return Err(format!("table missing after reopen: {e}")),
     };
     let view = table.view();
-    let live = view.sstables.len();
-    t.max_live_sstables = t.max_live_sstables.max(view.sstables.len());
-    for s in &view.sstables {
+    let live = view.sstables().len();
+    t.max_live_sstables = t.max_live_sstables.max(view.sstables().len());
+    for s in view.sstables() {
         let id = (s.path().to_path_buf(), s.file_size());
         if verified.contains(&id) {
             continue;

@@ -147,7 +147,7 @@ fn decimal_keys_equal_in_value_are_one_row() {
     check_partition_one(&t, "memtable");
 
     t.flush().expect("flush");
-    assert_eq!(t.view().sstables.len(), 1);
+    assert_eq!(t.view().sstables().len(), 1);
     check_partition_one(&t, "after flush");
 
     // Two sstables, each with one spelling: the older spelling first, then the
@@ -158,7 +158,7 @@ fn decimal_keys_equal_in_value_are_one_row() {
     put(&t, 2, "1.50", "second-sstable", 20);
     put(&t, 2, "1E+2", "older-in-second", 30);
     t.flush().expect("flush");
-    assert_eq!(t.view().sstables.len(), 3);
+    assert_eq!(t.view().sstables().len(), 3);
     let expected = pairs(&[("1.5", "second-sstable"), ("100", "newer-in-first")]);
     assert_eq!(
         rows(&t, 2, &ClusteringRange::ALL),
@@ -168,7 +168,7 @@ fn decimal_keys_equal_in_value_are_one_row() {
 
     t.compact_major(db.compaction_limiter()).expect("compact");
     assert_eq!(
-        t.view().sstables.len(),
+        t.view().sstables().len(),
         1,
         "major compaction merged everything"
     );

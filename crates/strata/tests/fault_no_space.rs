@@ -225,7 +225,7 @@ fn enospc_on_the_manifest_delays_flushes_and_writes_resume_when_space_returns() 
         other => panic!("expected a refusal, got {other:?}"),
     }
     assert_eq!(
-        t.view().sstables.len(),
+        t.view().sstables().len(),
         0,
         "no sstable became live without its manifest"
     );
@@ -240,7 +240,7 @@ fn enospc_on_the_manifest_delays_flushes_and_writes_resume_when_space_returns() 
     k += 1;
     t.flush().unwrap();
     assert_eq!(t.view().pending_flushes(), 0);
-    for s in &t.view().sstables {
+    for s in t.view().sstables() {
         assert!(
             s.verify(IoTag::new(IoCause::UserRead)).is_empty(),
             "{}",
@@ -267,7 +267,7 @@ fn enospc_during_recovery_fails_the_open_and_a_later_open_recovers_everything() 
         for k in 0..2_000 {
             insert(&t, k).unwrap();
         }
-        assert_eq!(t.view().sstables.len(), 0);
+        assert_eq!(t.view().sstables().len(), 0);
         // crash: everything is in the commit log only
     }
     // The disk is full at restart: recovery cannot flush what it replayed.

@@ -185,7 +185,7 @@ fn commitlog_torn_write_is_cut_on_reopen() {
 fn stray_files(t: &Table) -> Vec<String> {
     let live: BTreeSet<String> = t
         .view()
-        .sstables
+        .sstables()
         .iter()
         .map(|s| s.path().file_name().unwrap().to_string_lossy().into_owned())
         .collect();
@@ -199,7 +199,7 @@ fn stray_files(t: &Table) -> Vec<String> {
 }
 
 fn assert_all_sstables_verify(t: &Table, what: &str) {
-    for s in &t.view().sstables {
+    for s in t.view().sstables() {
         let problems = s.verify(IoTag::new(IoCause::UserRead));
         assert!(
             problems.is_empty(),
@@ -234,7 +234,7 @@ fn flush_fault(target: &str, fault: Fault) {
         insert(&t, k).unwrap();
     }
     t.flush().unwrap();
-    let before: Vec<u64> = t.view().sstables.iter().map(|s| s.id()).collect();
+    let before: Vec<u64> = t.view().sstables().iter().map(|s| s.id()).collect();
     assert_eq!(before.len(), 1);
     for k in 300..900 {
         insert(&t, k).unwrap();
@@ -245,7 +245,7 @@ fn flush_fault(target: &str, fault: Fault) {
     let err = t.flush().unwrap_err();
     assert_io_error_on(&err, target, &what);
     let view = t.view();
-    let live: Vec<u64> = view.sstables.iter().map(|s| s.id()).collect();
+    let live: Vec<u64> = view.sstables().iter().map(|s| s.id()).collect();
     assert_eq!(live, before, "{what}: a failed flush changed the live set");
     assert!(
         view.pending_flushes() >= 1,
@@ -267,7 +267,7 @@ fn flush_fault(target: &str, fault: Fault) {
     fs.faults().clear();
     t.flush().unwrap();
     wait_until(&what, || t.view().pending_flushes() == 0);
-    assert!(t.view().sstables.len() >= 2, "{what}");
+    assert!(t.view().sstables().len() >= 2, "{what}");
     assert_eq!(
         stray_files(&t),
         Vec::<String>::new(),
@@ -354,7 +354,7 @@ fn open_with_a_missing_listed_sstable_deletes_nothing() {
                 t.flush().unwrap();
             }
         }
-        let ids = t.view().sstables.iter().map(|s| s.id()).collect();
+        let ids = t.view().sstables().iter().map(|s| s.id()).collect();
         drop(t);
         db.close().unwrap();
         ids

@@ -53,7 +53,7 @@ fn format1_files_are_refused_only_where_decimal_keys_changed() {
     let err = strata::repair::import_sstables(&prices, std::slice::from_ref(&file)).unwrap_err();
     assert!(matches!(err, strata::Error::InvalidInput(_)), "{err}");
     assert!(err.to_string().contains("format-1"), "{err}");
-    assert!(prices.view().sstables.is_empty());
+    assert!(prices.view().sstables().is_empty());
     assert!(prices
         .select(&[Value::Int(1)], &ClusteringRange::ALL, false, 10)
         .unwrap()

@@ -26,7 +26,7 @@ enum Deletion {
 }
 
 fn ids(t: &Table) -> Vec<u64> {
-    let mut v: Vec<u64> = t.view().sstables.iter().map(|s| s.id()).collect();
+    let mut v: Vec<u64> = t.view().sstables().iter().map(|s| s.id()).collect();
     v.sort_unstable();
     v
 }

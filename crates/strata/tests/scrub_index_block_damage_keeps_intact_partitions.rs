@@ -24,7 +24,7 @@ fn a_damaged_index_block_loses_no_partition() {
         .unwrap();
     common::write(&t, 0..N);
     t.flush().unwrap();
-    let s = t.view().sstables[0].clone();
+    let s = t.view().sstables()[0].clone();
     let blocks = s.index_block_ranges();
     assert!(blocks.len() >= 3, "{} index blocks", blocks.len());
     let (off, len) = blocks[blocks.len() / 2];

@@ -32,7 +32,7 @@ fn old_sstables_with_other_column_types_are_refused() {
         msg.contains("column v is text in the file, int in the schema"),
         "{msg}"
     );
-    assert!(t.view().sstables.is_empty());
+    assert!(t.view().sstables().is_empty());
 
     // The new table's own sstable, then the old file copied over it.
     for k in 0..10 {

@@ -4,6 +4,11 @@
 //! purge its tombstones. Also the token-overlap index the strategies use to keep
 //! every decision O(n log n).
 //!
+//! Also the decision steps every strategy shares, written once: [`next_task`]
+//! (fully expired drops first, then the strategy's own task, then a
+//! single-sstable tombstone compaction) and [`major_compaction`] (drops, then the
+//! strategy's major merge). Strategies provide only their own parts.
+//!
 //! Pure functions over [`SSTableInfo`]; callable from any thread.
 //!
 //! Invariants:
@@ -20,8 +25,85 @@
 //!    an estimate that turns out wrong cannot make the same sstable compact in a
 //!    loop (the reason Cassandra added the interval).
 
-use super::{SSTableInfo, StrategyContext};
+use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext};
 use crate::options::CommonCompactionOptions;
+
+/// Whether a decision may advance the strategy's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decide {
+    /// A real decision (the task will be run): state advances.
+    Advance,
+    /// An observer asking what would run: no state changes.
+    Observe,
+}
+
+/// The background decision of every strategy, in order: nothing when the
+/// strategy is disabled; drop fully expired sstables (a drop costs no I/O and
+/// frees the most space); the strategy's own task; a single-sstable tombstone
+/// compaction of the first sstable, in the strategy's preference, that is worth
+/// one ([`worth_dropping_tombstones`]).
+pub fn next_task<S: CompactionStrategy + ?Sized>(
+    strategy: &S,
+    sstables: &[SSTableInfo],
+    ctx: &StrategyContext,
+    decide: Decide,
+) -> Option<CompactionTask> {
+    let common = strategy.common_options();
+    if !common.enabled {
+        return None;
+    }
+    let index = OverlapIndex::new(sstables);
+    let ids = strategy.expired_to_drop(sstables, &index, ctx, decide);
+    if !ids.is_empty() {
+        return Some(CompactionTask::Drop { ids });
+    }
+    let own = match decide {
+        Decide::Advance => strategy.own_task(sstables, &index),
+        Decide::Observe => strategy.peek_own_task(sstables, &index),
+    };
+    if own.is_some() {
+        return own;
+    }
+    let mut candidates: Vec<&SSTableInfo> = sstables
+        .iter()
+        .filter(|s| !s.being_compacted && s.droppable_tombstone_ratio > common.tombstone_threshold)
+        .collect();
+    candidates.sort_by(|a, b| strategy.tombstone_preference(a, b));
+    candidates
+        .into_iter()
+        .find(|s| worth_dropping_tombstones(s, &index, ctx, common))
+        .map(|s| CompactionTask::Rewrite {
+            id: s.id,
+            output_level: strategy.tombstone_output_level(s),
+            reason: super::TaskReason::Tombstone,
+        })
+}
+
+/// The major compaction of every strategy: nothing while any sstable is being
+/// compacted (a major compaction needs all of them, as Cassandra); fully expired
+/// sstables dropped; everything else merged by the strategy's
+/// [`CompactionStrategy::major_merge`].
+pub fn major_compaction<S: CompactionStrategy + ?Sized>(
+    strategy: &S,
+    sstables: &[SSTableInfo],
+    ctx: &StrategyContext,
+) -> Vec<CompactionTask> {
+    if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
+        return Vec::new();
+    }
+    let index = OverlapIndex::new(sstables);
+    let dropped = droppable_expired(sstables, &index, ctx, strategy.common_options());
+    let rest: Vec<&SSTableInfo> = sstables
+        .iter()
+        .filter(|s| dropped.binary_search(&s.id).is_err())
+        .collect();
+    let mut tasks = Vec::new();
+    if !dropped.is_empty() {
+        tasks.push(CompactionTask::Drop { ids: dropped });
+    }
+    tasks.extend(strategy.major_merge(sstables, &rest));
+    tasks
+}
 
 /// Cassandra's `getFullyExpiredSSTables(cfs, compacting, overlapping, gcBefore)`.
 ///
@@ -100,10 +182,14 @@ pub fn droppable_expired(
         if s.being_compacted || s.max_local_deletion_seconds >= gc_before {
             continue;
         }
+        // The engine's row-level check (compaction::expiry) may have cleared what
+        // the one-timestamp-per-sstable rule below would block.
         let others = index
             .overlapping(s.first_token, s.last_token)
             .filter(|o| o.id != s.id);
-        if !fully_expired([s], others, gc_before, ctx.memtable_min_timestamp_micros).is_empty() {
+        if s.expiry_verified
+            || !fully_expired([s], others, gc_before, ctx.memtable_min_timestamp_micros).is_empty()
+        {
             ids.push(s.id);
         }
     }

@@ -2,14 +2,20 @@
 //! strategy, for one table.
 //!
 //! A merge streams every input sstable in token order (each chunk read once),
-//! reconciles equal partitions, purges by Cassandra's rules ([`purge`]), and
-//! writes outputs split at partition boundaries once an output reaches the task's
-//! `max_output_bytes`. The outputs replace the inputs in one atomic manifest
-//! commit + view swap (`Table::replace_sstables`); input files are deleted when the
-//! last reader drops them.
+//! reconciles equal partitions, purges by Cassandra's rules ([`super::purge`]), and
+//! writes outputs cut by the task's [`OutputSplit`] through an
+//! [`OutputSet`] (the one place that decides where an output ends, shared with
+//! flush). The outputs replace the inputs
+//! by one [`SSTableEdit`] ([`CompactionTask::edit`]) that the table applies
+//! atomically (manifest commit + view swap); input files are deleted by the
+//! reclaimer once the last reader drops them.
+//!
+//! The executor sees a table only through [`CompactionHost`] (the narrow
+//! interface it defines), so it depends on no table code: the module graph runs
+//! table -> compaction, never back.
 //!
 //! Threads: any compaction thread; the caller marks the task's inputs busy before
-//! and clears them after (see `Table::run_compaction`).
+//! and clears them after (see `compaction::runtime::run_task`).
 //!
 //! Invariants:
 //! 1. The live set changes only at the end, atomically: a crash or an error at any
@@ -21,18 +27,46 @@
 //!    and cancellation is checked between partitions.
 
 use super::purge::{is_empty, purge_partition, PurgeStats};
-use super::CompactionTask;
+use super::{CompactionTask, OutputSplit};
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
-use crate::read::merge_partition;
+use crate::read::{merge_partition, SSTableEdit, View};
+use crate::split::{partitions_per_output, FinishedOutput, OutputSet, SSTableOutputs};
 use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
-use crate::table::Table;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// What a table exposes to the executor: its current view (memtables and the
+/// version of its live sstables), applying an edit, writing an sstable, and the
+/// few facts a purge needs. The executor depends on nothing else of a table.
+pub trait CompactionHost: Send + Sync {
+    /// `(keyspace, table)`, for records and `compactionstats`.
+    fn qualified_name(&self) -> (String, String);
+    /// The current memtables and version.
+    fn view(&self) -> Arc<View>;
+    /// The table clock's "now".
+    fn now_seconds(&self) -> i64;
+    fn gc_grace_seconds(&self) -> u32;
+    /// Whether an unreadable sstable may hold `token` (purge nothing there).
+    fn unreadable_covers(&self, token: i64) -> bool;
+    /// The disk-space guard: refuses (and counts) when `estimate_bytes` more
+    /// would not fit.
+    fn check_disk_space(&self, estimate_bytes: u64) -> Result<()>;
+    /// A writer for a new sstable of this table (fresh id, current schema).
+    fn create_sstable(
+        &self,
+        level: u32,
+        tag: IoTag,
+        base: EncodingBase,
+        expected_partitions: u64,
+    ) -> Result<SSTableWriter>;
+    /// Atomically applies `edit` (manifest, then view).
+    fn apply_edit(&self, edit: &SSTableEdit) -> Result<()>;
+}
 
 /// Progress of a running task, for `compactionstats`.
 #[derive(Debug, Default)]
@@ -113,71 +147,70 @@ pub struct CompactionRecord {
     pub duration_ms: u64,
 }
 
-/// Executes `task` on `table`. The caller has marked its inputs busy.
+/// Executes `task` on the table behind `table`. The caller has marked its
+/// inputs busy.
 pub fn execute(
-    table: &Arc<Table>,
+    table: &dyn CompactionHost,
     task: &CompactionTask,
     progress: &TaskProgress,
     limiter: &RateLimiter,
 ) -> Result<CompactionRecord> {
     let started = Instant::now();
-    let schema = table.schema();
+    let (keyspace, name) = table.qualified_name();
     let mut record = CompactionRecord {
-        keyspace: schema.keyspace.clone(),
-        table: schema.name.clone(),
+        keyspace,
+        table: name,
         inputs: task.input_ids(),
         output_level: task.output_level().unwrap_or(0),
         ..CompactionRecord::default()
     };
     let view = table.view();
-    let level_of = |id: u64| {
-        view.sstables
-            .iter()
-            .zip(&view.levels)
-            .find(|(s, _)| s.id() == id)
-            .map(|(_, l)| *l)
-    };
     match task {
         CompactionTask::Drop { ids } => {
             record.kind = "drop".into();
             record.reason = "fully expired".into();
-            record.bytes_in = view
-                .sstables
+            record.bytes_in = ids
                 .iter()
-                .filter(|s| ids.contains(&s.id()))
-                .map(|s| s.file_size())
+                .filter_map(|id| view.version.get(*id))
+                .map(|s| s.handle.file_size())
                 .sum();
-            table.replace_sstables(ids, &[])?;
+            table.apply_edit(&task.edit(Vec::new()))?;
         }
         CompactionTask::Move { id, to_level } => {
             record.kind = "move".into();
             record.reason = format!(
                 "L{} -> L{to_level} without rewrite",
-                level_of(*id).unwrap_or(0)
+                view.version.level_of(*id).unwrap_or(0)
             );
-            table.set_levels(&[(*id, *to_level)])?;
+            table.apply_edit(&task.edit(Vec::new()))?;
             record.outputs = vec![*id];
         }
         CompactionTask::Merge { .. } | CompactionTask::Rewrite { .. } => {
             // A rewrite is a one-input merge whose output is never split.
-            let (kind, inputs, output_level, max_output_bytes, reason) = match task {
+            let (kind, inputs, output_level, split, reason) = match task {
                 CompactionTask::Merge {
                     inputs,
                     output_level,
-                    max_output_bytes,
+                    split,
                     reason,
                 } => (
                     "merge",
                     inputs.clone(),
                     *output_level,
-                    *max_output_bytes,
+                    split.clone(),
                     reason,
                 ),
                 CompactionTask::Rewrite {
                     id,
                     output_level,
                     reason,
-                } => ("rewrite", vec![*id], *output_level, u64::MAX, reason),
+                } => (
+                    "rewrite",
+                    vec![*id],
+                    *output_level,
+                    OutputSplit::None,
+                    reason,
+                ),
                 _ => unreachable!("matched Merge or Rewrite above"),
             };
             record.kind = kind.into();
@@ -185,9 +218,10 @@ pub fn execute(
             merge(
                 table,
                 &view,
+                task,
                 &inputs,
                 output_level,
-                max_output_bytes,
+                split,
                 progress,
                 limiter,
                 &mut record,
@@ -195,30 +229,26 @@ pub fn execute(
         }
     }
     record.duration_ms = started.elapsed().as_millis() as u64;
-    record.finished_at_seconds = table.clock().now_seconds();
+    record.finished_at_seconds = table.now_seconds();
     Ok(record)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn merge(
-    table: &Arc<Table>,
-    view: &crate::read::View,
+    table: &dyn CompactionHost,
+    view: &View,
+    task: &CompactionTask,
     inputs: &[u64],
     output_level: u32,
-    max_output_bytes: u64,
+    split: OutputSplit,
     progress: &TaskProgress,
     limiter: &RateLimiter,
     record: &mut CompactionRecord,
 ) -> Result<()> {
     let mut readers: Vec<(Arc<SSTableReader>, u32)> = Vec::with_capacity(inputs.len());
     for id in inputs {
-        let found = view
-            .sstables
-            .iter()
-            .zip(&view.levels)
-            .find(|(s, _)| s.id() == *id);
-        match found {
-            Some((s, l)) => readers.push((s.clone(), *l)),
+        match view.version.get(*id) {
+            Some(s) => readers.push((s.handle.clone(), s.level)),
             None => return Err(Error::NotFound(format!("sstable {id} is no longer live"))),
         }
     }
@@ -240,7 +270,7 @@ fn merge(
         .max()
         .unwrap_or(i64::MAX);
     let outside: Vec<Arc<SSTableReader>> = view
-        .sstables
+        .sstables()
         .iter()
         .filter(|s| {
             !inputs.contains(&s.id()) && s.first_key().token <= hi && s.last_key().token >= lo
@@ -248,11 +278,10 @@ fn merge(
         .cloned()
         .collect();
     let memtables = view.memtables.clone();
-    let unreadable = table.unreadable_sstables();
     let max_purgeable = |key: &DecoratedKey| -> i64 {
         // An unreadable sstable that may hold this partition could hold anything
         // older: purge nothing a tombstone might still have to shadow there.
-        if unreadable.iter().any(|u| u.covers(Some(key.token))) {
+        if table.unreadable_covers(key.token) {
             return i64::MIN;
         }
         let mut m = i64::MAX;
@@ -271,7 +300,7 @@ fn merge(
         m
     };
 
-    let gc_before = table.clock().now_seconds() - table.schema().options.gc_grace_seconds as i64;
+    let gc_before = table.now_seconds() - table.gc_grace_seconds() as i64;
     let base = readers.iter().fold(None::<EncodingBase>, |acc, (r, _)| {
         let b = r.stats().base;
         Some(match acc {
@@ -291,12 +320,7 @@ fn merge(
         .sum::<u64>()
         .max(1);
     // Size each output's bloom filter for its share of the partitions.
-    let per_output = if max_output_bytes == u64::MAX {
-        total_partitions
-    } else {
-        let share = (max_output_bytes as f64 / total_bytes.max(1) as f64).min(1.0);
-        (total_partitions as f64 * share * 1.1) as u64 + 16
-    };
+    let per_output = partitions_per_output(&split, total_partitions, total_bytes);
     let _ = total_uncompressed;
 
     let mut scanners: Vec<PartitionScanner> = Vec::with_capacity(readers.len());
@@ -308,16 +332,21 @@ fn merge(
         heads.push(s.next().transpose()?);
     }
 
-    let mut outputs: Vec<Arc<SSTableReader>> = Vec::new();
-    let mut writer: Option<SSTableWriter> = None;
+    let factory = SSTableOutputs::new(|_bucket| {
+        table.create_sstable(
+            output_level,
+            IoTag::compaction(output_level as u8),
+            base,
+            per_output,
+        )
+    });
+    let mut set = OutputSet::new(split, factory)?;
     let mut purge_total = PurgeStats::default();
-    let mut last_pos = 0u64;
-    let abort = |writer: Option<SSTableWriter>, outputs: &[Arc<SSTableReader>]| {
-        if let Some(w) = writer {
-            w.abort();
-        }
-        for o in outputs {
-            o.mark_obsolete();
+    let mut last_written = 0u64;
+    // Outputs already finished are unlisted garbage once the task fails.
+    let discard = |finished: Vec<FinishedOutput<Arc<SSTableReader>>>| {
+        for o in finished {
+            o.output.mark_obsolete();
         }
     };
     while let Some(key) = heads.iter().flatten().map(|p| &p.key).min().cloned() {
@@ -331,7 +360,7 @@ fn merge(
                 match scanners[i].next().transpose() {
                     Ok(next) => *head = next,
                     Err(e) => {
-                        abort(writer.take(), &outputs);
+                        discard(set.abort());
                         return Err(e);
                     }
                 }
@@ -343,67 +372,36 @@ fn merge(
             continue;
         }
         if progress.cancel.load(Ordering::Relaxed) {
-            abort(writer.take(), &outputs);
+            discard(set.abort());
             return Err(Error::Cancelled);
         }
-        if writer.is_none() {
-            let id = table.allocate_sstable_id();
-            let opts = table.writer_options(
-                id,
-                output_level,
-                IoTag::compaction(output_level as u8),
-                base,
-                per_output,
-            );
-            match SSTableWriter::create(table.fs(), table.dir(), id, opts) {
-                Ok(w) => writer = Some(w),
-                Err(e) => {
-                    abort(None, &outputs);
-                    return Err(e);
-                }
-            }
-        }
-        let Some(w) = writer.as_mut() else { continue };
-        if let Err(e) = w.append(&merged) {
-            abort(writer.take(), &outputs);
+        if let Err(e) = set.append(merged) {
+            discard(set.abort());
             return Err(e);
         }
         record.partitions_out += 1;
-        let pos = w.position();
-        limiter.acquire(pos.saturating_sub(last_pos));
+        let written = set.bytes_written();
+        limiter.acquire(written.saturating_sub(last_written));
         progress
             .bytes_done
-            .fetch_add(pos.saturating_sub(last_pos), Ordering::Relaxed);
-        last_pos = pos;
-        if pos >= max_output_bytes {
-            if let Some(w) = writer.take() {
-                match w.finish() {
-                    Ok(r) => outputs.push(r),
-                    Err(e) => {
-                        abort(None, &outputs);
-                        return Err(e);
-                    }
-                }
-            }
-            last_pos = 0;
-        }
+            .fetch_add(written.saturating_sub(last_written), Ordering::Relaxed);
+        last_written = written;
     }
-    if let Some(w) = writer.take() {
-        match w.finish() {
-            Ok(r) => outputs.push(r),
-            Err(e) => {
-                abort(None, &outputs);
-                return Err(e);
-            }
+    let outputs: Vec<Arc<SSTableReader>> = match set.finish() {
+        Ok(finished) => finished.into_iter().map(|o| o.output).collect(),
+        Err(failed) => {
+            discard(failed.finished);
+            return Err(failed.error);
         }
-    }
-    let added: Vec<(Arc<SSTableReader>, u32)> =
-        outputs.iter().map(|r| (r.clone(), output_level)).collect();
-    if let Err(e) = table.replace_sstables(inputs, &added) {
+    };
+    let edit: SSTableEdit = task.edit(outputs.iter().map(|r| (r.id(), r.clone())).collect());
+    if let Err(e) = table.apply_edit(&edit) {
         // After an uncertain manifest commit the outputs may be listed: keep them
         // (manifest invariant 5); otherwise they are unlisted garbage.
         if !matches!(e, Error::Poisoned(_)) {
-            abort(None, &outputs);
+            for o in &outputs {
+                o.mark_obsolete();
+            }
         }
         return Err(e);
     }

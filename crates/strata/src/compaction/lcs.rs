@@ -13,7 +13,11 @@
 //! Pure decider over metadata, `Send + Sync`. State kept behind a mutex (no I/O):
 //! the round-robin position of each level (token after which the next candidate is
 //! sought), Cassandra's per-level starvation counters, and the fixed-levels
-//! sstable size with its hysteresis. The state advances when a task is proposed.
+//! sstable size with its hysteresis. The state advances when a task is proposed
+//! ([`CompactionStrategy::next_task`], [`CompactionStrategy::major_compaction`],
+//! [`LeveledCompactionStrategy::effective_sstable_size`]), never when work is
+//! only observed (`peek_task`, `estimated_pending_tasks`, `level_scores`: those
+//! decide on a copy of the state).
 //!
 //! Invariants:
 //! 1. A task writing into level `L >= 1` includes every level-`L` sstable that
@@ -35,9 +39,9 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use super::common::{droppable_expired, token_hull, worth_dropping_tombstones, OverlapIndex};
+use super::common::{token_hull, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext, TaskReason};
+use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
 
 /// Most L0 sstables compacted into L1 at once; above this many, L0 is size-tiered
@@ -95,6 +99,7 @@ pub fn fixed_levels_sstable_size(total_bytes: u64, lcs: &LcsOptions) -> u64 {
     bytes.clamp(min, min.saturating_mul(FIXED_LEVELS_MAX_SIZE_FACTOR))
 }
 
+#[derive(Clone, Debug, PartialEq)]
 struct LcsState {
     /// Per level: last token of the last compaction out of it; the next candidate
     /// is the first sstable starting after it (Cassandra's `lastCompactedSSTables`).
@@ -213,6 +218,24 @@ impl LeveledCompactionStrategy {
     /// against the size in use (invariant 3). Advances that state; calling it
     /// again with the same sstables gives the same answer.
     pub fn effective_sstable_size(&self, sstables: &[SSTableInfo]) -> u64 {
+        self.sstable_size_in(sstables, &mut self.state.lock())
+    }
+
+    /// [`Self::effective_sstable_size`] without storing it: what an observer
+    /// (`compactionstats`, level scores) uses, so observing changes no state.
+    pub fn observed_sstable_size(&self, sstables: &[SSTableInfo]) -> u64 {
+        let mut copy = self.state.lock().clone();
+        self.sstable_size_in(sstables, &mut copy)
+    }
+
+    /// Whether `self` and `other` hold the same decision state (round-robin
+    /// positions, starvation counters, fixed-levels size): for tests that show
+    /// observing leaves the state alone.
+    pub fn same_state_as(&self, other: &LeveledCompactionStrategy) -> bool {
+        *self.state.lock() == *other.state.lock()
+    }
+
+    fn sstable_size_in(&self, sstables: &[SSTableInfo], state: &mut LcsState) -> u64 {
         if self.lcs.level_count == 0 {
             return self.lcs.sstable_size_bytes();
         }
@@ -221,7 +244,6 @@ impl LeveledCompactionStrategy {
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add);
         let ideal = fixed_levels_sstable_size(total, &self.lcs);
-        let mut state = self.state.lock();
         let size = match state.fixed_sstable_size_bytes {
             Some(current)
                 if (ideal as f64) <= current as f64 * FIXED_LEVELS_HYSTERESIS
@@ -315,7 +337,7 @@ impl LeveledCompactionStrategy {
                 Some(CompactionTask::Merge {
                     inputs: sorted_ids(&candidates),
                     output_level,
-                    max_output_bytes: size,
+                    split: OutputSplit::Size { max_bytes: size },
                     reason: TaskReason::Leveled { from_level: 0 },
                 })
             }
@@ -338,7 +360,7 @@ impl LeveledCompactionStrategy {
         CompactionTask::Merge {
             inputs: sorted_ids(candidates),
             output_level: from_level + 1,
-            max_output_bytes: size,
+            split: OutputSplit::Size { max_bytes: size },
             reason: TaskReason::Leveled { from_level },
         }
     }
@@ -441,7 +463,7 @@ impl LeveledCompactionStrategy {
         Some(CompactionTask::Merge {
             inputs: sorted_ids(&bucket),
             output_level: 0,
-            max_output_bytes: u64::MAX,
+            split: OutputSplit::None,
             reason: TaskReason::L0SizeTiered,
         })
     }
@@ -585,43 +607,25 @@ impl LeveledCompactionStrategy {
             return Some(CompactionTask::Merge {
                 inputs: sorted_ids(&inputs),
                 output_level: top,
-                max_output_bytes: size,
+                split: OutputSplit::Size { max_bytes: size },
                 reason: TaskReason::Leveled { from_level: level },
             });
         }
         None
     }
 
-    /// Cassandra's `findDroppableSSTable`: from the highest level down, sstables by
-    /// droppable ratio (highest first), the first worth a tombstone compaction; it
-    /// is rewritten into its own level.
-    fn tombstone_task(
+    /// The leveled task of `next_task` (drops and tombstone rewrites are the
+    /// shared steps of [`super::common::next_task`]) on `state`.
+    fn own_task_in(
         &self,
-        levels: &Levels<'_>,
+        sstables: &[SSTableInfo],
         all: &OverlapIndex<'_>,
-        ctx: &StrategyContext,
+        state: &mut LcsState,
     ) -> Option<CompactionTask> {
-        for level in (0..levels.count()).rev() {
-            let mut by_ratio: Vec<&SSTableInfo> = levels.get(level).sorted().to_vec();
-            by_ratio.sort_unstable_by(|a, b| {
-                b.droppable_tombstone_ratio
-                    .total_cmp(&a.droppable_tombstone_ratio)
-                    .then(a.id.cmp(&b.id))
-            });
-            for s in by_ratio {
-                if s.droppable_tombstone_ratio <= self.common.tombstone_threshold {
-                    break;
-                }
-                if !s.being_compacted && worth_dropping_tombstones(s, all, ctx, &self.common) {
-                    return Some(CompactionTask::Rewrite {
-                        id: s.id,
-                        output_level: s.level,
-                        reason: TaskReason::Tombstone,
-                    });
-                }
-            }
-        }
-        None
+        let size = self.sstable_size_in(sstables, state);
+        let levels = Levels::new(sstables, self.top_level());
+        state.ensure_levels(levels.count() as usize);
+        self.leveled_task(&levels, all, size, state)
     }
 }
 
@@ -630,50 +634,53 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         "LeveledCompactionStrategy"
     }
 
-    /// In order: drop fully expired sstables (Cassandra drops them only inside a
-    /// compaction that happens to include them; a drop costs no I/O), the leveled
-    /// task, a single-sstable tombstone compaction.
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
-        if !self.common.enabled {
-            return None;
-        }
-        let all = OverlapIndex::new(sstables);
-        let ids = droppable_expired(sstables, &all, ctx, &self.common);
-        if !ids.is_empty() {
-            return Some(CompactionTask::Drop { ids });
-        }
-        let size = self.effective_sstable_size(sstables);
-        let levels = Levels::new(sstables, self.top_level());
-        {
-            let mut state = self.state.lock();
-            state.ensure_levels(levels.count() as usize);
-            if let Some(task) = self.leveled_task(&levels, &all, size, &mut state) {
-                return Some(task);
-            }
-        }
-        self.tombstone_task(&levels, &all, ctx)
+    fn common_options(&self) -> &CommonCompactionOptions {
+        &self.common
     }
 
-    /// Fully expired sstables dropped, then everything else merged into the lowest
-    /// level whose target holds it all (the top level at most), split at the
-    /// sstable size. Cassandra's major LCS writer instead fills L1 to its target,
-    /// then L2, ..., leaving each level a slice of the token range; one level gives
-    /// the same single sstable per read and leaves every level under its target.
-    /// Nothing while any sstable is being compacted, as Cassandra.
-    fn major_compaction(
+    /// The leveled task (Cassandra's `getCompactionCandidates`); before it the
+    /// shared step drops fully expired sstables (Cassandra drops them only inside
+    /// a compaction that happens to include them; a drop costs no I/O), after it
+    /// a single-sstable tombstone compaction.
+    fn own_task(&self, sstables: &[SSTableInfo], all: &OverlapIndex<'_>) -> Option<CompactionTask> {
+        self.own_task_in(sstables, all, &mut self.state.lock())
+    }
+
+    fn peek_own_task(
         &self,
         sstables: &[SSTableInfo],
-        ctx: &StrategyContext,
-    ) -> Vec<CompactionTask> {
-        if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
-            return Vec::new();
-        }
-        let all = OverlapIndex::new(sstables);
-        let dropped = droppable_expired(sstables, &all, ctx, &self.common);
-        let rest: Vec<&SSTableInfo> = sstables
-            .iter()
-            .filter(|s| dropped.binary_search(&s.id).is_err())
-            .collect();
+        all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        let mut copy = self.state.lock().clone();
+        self.own_task_in(sstables, all, &mut copy)
+    }
+
+    /// Cassandra's `findDroppableSSTable`: from the highest level down, by
+    /// droppable ratio (highest first); rewritten into its own level.
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
+        b.level
+            .cmp(&a.level)
+            .then(
+                b.droppable_tombstone_ratio
+                    .total_cmp(&a.droppable_tombstone_ratio),
+            )
+            .then(a.id.cmp(&b.id))
+    }
+
+    fn tombstone_output_level(&self, sstable: &SSTableInfo) -> u32 {
+        sstable.level
+    }
+
+    /// Everything the shared step does not drop, merged into the lowest level
+    /// whose target holds it all (the top level at most), split at the sstable
+    /// size. Cassandra's major LCS writer instead fills L1 to its target, then
+    /// L2, ..., leaving each level a slice of the token range; one level gives the
+    /// same single sstable per read and leaves every level under its target.
+    fn major_merge(
+        &self,
+        sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask> {
         let size = self.effective_sstable_size(sstables);
         let total = rest
             .iter()
@@ -683,19 +690,12 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         let level = (1..=top)
             .find(|&l| self.max_bytes_for_level(l, size) >= total)
             .unwrap_or(top);
-        let mut tasks = Vec::new();
-        if !dropped.is_empty() {
-            tasks.push(CompactionTask::Drop { ids: dropped });
-        }
-        if !rest.is_empty() {
-            tasks.push(CompactionTask::Merge {
-                inputs: sorted_ids(&rest),
-                output_level: level,
-                max_output_bytes: size,
-                reason: TaskReason::Major,
-            });
-        }
-        tasks
+        (!rest.is_empty()).then(|| CompactionTask::Merge {
+            inputs: sorted_ids(rest),
+            output_level: level,
+            split: OutputSplit::Size { max_bytes: size },
+            reason: TaskReason::Major,
+        })
     }
 
     /// Cassandra's `getEstimatedTasks`: per level below the top, the bytes above
@@ -703,7 +703,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     /// sstable above the top level. (Cassandra also counts the top level's excess,
     /// which no compaction ever removes.)
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
-        let size = self.effective_sstable_size(sstables);
+        let size = self.observed_sstable_size(sstables);
         let top = self.top_level();
         let levels = Levels::new(sstables, top);
         let mut tasks = 0usize;
@@ -725,7 +725,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     /// Index = level, 0 through the top level (and any level above it that holds
     /// sstables): bytes not being compacted / [`Self::max_bytes_for_level`].
     fn level_scores(&self, sstables: &[SSTableInfo]) -> Vec<f64> {
-        let size = self.effective_sstable_size(sstables);
+        let size = self.observed_sstable_size(sstables);
         let top = self.top_level();
         let levels = Levels::new(sstables, top);
         let last = levels.highest_non_empty().unwrap_or(0).max(top);
@@ -859,10 +859,42 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1],
                 output_level: 2,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Leveled { from_level: 1 }
             })
         );
+    }
+
+    #[test]
+    fn observing_pending_work_changes_no_state() {
+        // `observed` is looked at (peek, pending estimate, scores) before every
+        // decision; `plain` only decides. Both must make the same decisions and
+        // hold the same state throughout: observing never moves the round robin.
+        let observed = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
+        let plain = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
+        let mut set = level(1, 1, 12, 60 * MIB, 0, 100);
+        set.push(sst(99, 3, 50_000 * MIB));
+        let mut decisions = Vec::new();
+        for round in 0..14 {
+            let peeked = observed.peek_task(&set, &ctx(0));
+            for _ in 0..5 {
+                assert_eq!(observed.peek_task(&set, &ctx(0)), peeked, "round {round}");
+                let _ = observed.estimated_pending_tasks(&set);
+                let _ = observed.level_scores(&set);
+                let _ = observed.observed_sstable_size(&set);
+            }
+            assert!(observed.same_state_as(&plain), "round {round}: state moved");
+            let decided = observed.next_task(&set, &ctx(0));
+            assert_eq!(decided, peeked, "round {round}: peek differs from decision");
+            assert_eq!(decided, plain.next_task(&set, &ctx(0)), "round {round}");
+            assert!(decided.is_some(), "round {round}: L1 is over target");
+            decisions.push(decided);
+        }
+        // The decisions did walk the level: the state that observing leaves
+        // alone is real (the old observer, calling `next_task`, moved it).
+        decisions.sort_by_key(|t| format!("{t:?}"));
+        decisions.dedup();
+        assert!(decisions.len() >= 12, "{decisions:?}");
     }
 
     #[test]
@@ -881,7 +913,7 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2],
                 output_level: 0,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Leveled { from_level: 0 }
             })
         );
@@ -973,7 +1005,7 @@ mod tests {
         assert!(matches!(
             t,
             Some(CompactionTask::Merge {
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 ..
             })
         ));
@@ -1092,7 +1124,9 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 98],
                 output_level: 2,
-                max_output_bytes: 97 * MIB,
+                split: OutputSplit::Size {
+                    max_bytes: 97 * MIB
+                },
                 reason: TaskReason::Leveled { from_level: 1 }
             })
         );
@@ -1147,7 +1181,7 @@ mod tests {
             vec![CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
                 output_level: 2,
-                max_output_bytes: S,
+                split: OutputSplit::Size { max_bytes: S },
                 reason: TaskReason::Major
             }]
         );

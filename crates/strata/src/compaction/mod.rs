@@ -5,24 +5,30 @@
 //! file and never reads a clock: "now" arrives in the [`StrategyContext`]. The same
 //! code therefore runs in two places:
 //!
-//! - the engine's executor (`compaction/executor.rs`), which fills [`SSTableInfo`]
-//!   from each reader's statistics, marks the inputs of a task `being_compacted`,
-//!   performs the I/O and swaps inputs for outputs in the live set;
-//! - the simulator of issue 5, over synthetic metadata at terabyte scale.
+//! - the engine: the runtime (`compaction/runtime.rs`) fills [`SSTableInfo`] from
+//!   the table's version and each reader's statistics, marks the inputs of a task
+//!   `being_compacted`, and the executor (`compaction/executor.rs`) performs the
+//!   I/O and installs the result as the edit [`CompactionTask::edit`] makes;
+//! - the simulator of issue 5, over synthetic metadata at terabyte scale, which
+//!   installs results through the same [`CompactionTask::edit`] and
+//!   [`crate::version::Version::apply`].
 //!
 //! Modules: [`common`] (fully expired sstables, single-sstable tombstone
 //! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
-//! with the tunable fanout and the fixed-levels mode of seed 000). The algorithms,
-//! their math and every option are in `docs/compaction/stcs.md` and
-//! `docs/compaction/lcs.md`.
+//! with the tunable fanout and the fixed-levels mode of seed 000), [`twcs`]
+//! (time windows) and [`dtcs`] (date-tiered, seed 003). The algorithms, their
+//! math and every option are in `docs/compaction/*.md`.
 //!
 //! Thread safety: strategies are `Send + Sync`. Callers may share one strategy
-//! between threads, but the executor is expected to call [`CompactionStrategy::next_task`]
-//! from one thread at a time and to mark the inputs `being_compacted` before the next
-//! call; otherwise two calls could hand out the same inputs. LCS keeps a little state
-//! behind a mutex (round-robin position per level, starvation counters, the
-//! fixed-levels sstable size); it is advanced when a task is *proposed*, so a
-//! proposed task that is never run only moves the round-robin pointer along.
+//! between threads, but [`CompactionStrategy::next_task`] must be called from one
+//! thread at a time, with the inputs marked `being_compacted` before the next call;
+//! otherwise two calls could hand out the same inputs. The engine's runtime does
+//! this under each table's decision lock. LCS keeps a little state behind a mutex
+//! (round-robin position per level, starvation counters, the fixed-levels sstable
+//! size); it is advanced when a task is *proposed*, so a proposed task that is
+//! never run only moves the round-robin pointer along. Observers use
+//! [`CompactionStrategy::peek_task`], `estimated_pending_tasks` and `level_scores`,
+//! which advance nothing.
 //!
 //! Invariants every strategy keeps (checked by the property test in `proptests`):
 //! 1. A task never names an sstable that is `being_compacted`, nor one id twice,
@@ -40,19 +46,27 @@
 //!    overlaps; if one of those is `being_compacted`, no such task is proposed.
 
 pub mod common;
+pub mod dtcs;
 pub mod executor;
+pub mod expiry;
 pub mod lcs;
 pub mod purge;
+pub mod runtime;
 pub mod stcs;
+pub mod twcs;
 
 #[cfg(test)]
 mod proptests;
 
-use crate::options::{CompactionClass, CompactionOptions};
+use crate::options::{CommonCompactionOptions, CompactionClass, CompactionOptions};
+use crate::version::VersionEdit;
 
+pub use crate::split::OutputSplit;
 pub use common::{fully_expired, worth_dropping_tombstones};
+pub use dtcs::DateTieredCompactionStrategy;
 pub use lcs::LeveledCompactionStrategy;
 pub use stcs::SizeTieredCompactionStrategy;
+pub use twcs::TimeWindowCompactionStrategy;
 
 /// What a strategy knows of an sstable: filled from `SSTableStats` by the engine,
 /// or synthesized by the simulator.
@@ -82,6 +96,11 @@ pub struct SSTableInfo {
     pub partition_count: u64,
     /// Already an input of a running task: never proposed again (invariant 1).
     pub being_compacted: bool,
+    /// Fully expired, and the engine checked row by row ([`expiry`]) that
+    /// dropping it shadows nothing held elsewhere, although Cassandra's overlap
+    /// rule (one minimum timestamp per overlapping sstable) would block it.
+    /// Always false in the simulator (it has no rows to check).
+    pub expiry_verified: bool,
 }
 
 impl SSTableInfo {
@@ -125,6 +144,11 @@ pub enum TaskReason {
     /// holds less than one sstable's worth). From a level above the top one (after
     /// `level_count` was lowered) it folds the data down into the top level.
     Leveled { from_level: u32 },
+    /// TWCS: the sstables of one time window (size-tiered in the newest window,
+    /// all of them in older ones).
+    TimeWindow,
+    /// DTCS: the sstables of one window of the measuring stick.
+    DateTiered,
     /// Single-sstable tombstone compaction (`tombstone_threshold`).
     Tombstone,
     /// User-requested major compaction (`strata compact`).
@@ -138,6 +162,8 @@ impl TaskReason {
             TaskReason::SizeTiered => "size-tiered".into(),
             TaskReason::L0SizeTiered => "L0 size-tiered".into(),
             TaskReason::Leveled { from_level } => format!("L{from_level} promotion"),
+            TaskReason::TimeWindow => "time window".into(),
+            TaskReason::DateTiered => "date-tiered window".into(),
             TaskReason::Tombstone => "tombstone".into(),
             TaskReason::Major => "major".into(),
         }
@@ -147,13 +173,13 @@ impl TaskReason {
 /// What a strategy asks the executor to do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompactionTask {
-    /// Merge `inputs` (ids ascending), writing outputs into `output_level`, starting
-    /// a new output file whenever one reaches `max_output_bytes` (`u64::MAX`: a
-    /// single output, as STCS). Outputs must be split at partition boundaries.
+    /// Merge `inputs` (ids ascending), writing outputs into `output_level`, cut
+    /// into sstables by `split` ([`OutputSplit`]: one output as STCS, by size as
+    /// LCS, by token shard, or by the time window of each write as TWCS).
     Merge {
         inputs: Vec<u64>,
         output_level: u32,
-        max_output_bytes: u64,
+        split: OutputSplit,
         reason: TaskReason,
     },
     /// Remove fully expired sstables (ids ascending) without reading them.
@@ -180,6 +206,40 @@ impl CompactionTask {
         }
     }
 
+    /// The change of the live set that installs this task once it has run:
+    /// `outputs` (`(id, handle)`, written by the executor or synthesized by the
+    /// simulator) at the task's output level, in place of its inputs; a `Move`
+    /// only changes the level (its `outputs` are ignored: nothing is written).
+    /// The one translation of a task into an edit, shared by the executor, the
+    /// simulator and the property tests; [`crate::version::Version::apply`]
+    /// checks it against the version.
+    pub fn edit<H>(&self, outputs: Vec<(u64, H)>) -> VersionEdit<H> {
+        let mut edit = VersionEdit::new();
+        match self {
+            CompactionTask::Move { id, to_level } => return edit.move_to(*id, *to_level),
+            CompactionTask::Drop { ids } => edit.removed = ids.clone(),
+            CompactionTask::Merge {
+                inputs,
+                output_level,
+                ..
+            } => {
+                edit.removed = inputs.clone();
+                for (id, handle) in outputs {
+                    edit = edit.add(id, *output_level, handle);
+                }
+            }
+            CompactionTask::Rewrite {
+                id, output_level, ..
+            } => {
+                edit.removed = vec![*id];
+                for (out, handle) in outputs {
+                    edit = edit.add(out, *output_level, handle);
+                }
+            }
+        }
+        edit
+    }
+
     /// The level the outputs land in (`None` for a drop).
     pub fn output_level(&self) -> Option<u32> {
         match self {
@@ -192,40 +252,112 @@ impl CompactionTask {
 }
 
 /// A compaction strategy: a pure decider over sstable metadata (module docs).
+///
+/// A strategy writes only what is its own (`own_task`, `major_merge`, its
+/// preferences); the steps every strategy shares — drop fully expired sstables
+/// first, a single-sstable tombstone compaction when nothing else is due, the
+/// major compaction's drops, the `enabled` switch — are the provided methods,
+/// written once in [`common`].
 pub trait CompactionStrategy: Send + Sync {
     /// Cassandra's class name (or the fallback's, see [`strategy_for`]).
     fn name(&self) -> &'static str;
 
-    /// The next background task, or `None` when nothing is worth doing (or the
-    /// strategy's `enabled` option is false).
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask>;
+    /// The options every strategy has (`enabled`, tombstone settings, ...).
+    fn common_options(&self) -> &CommonCompactionOptions;
 
-    /// The tasks of a user-requested major compaction, in the order to run them;
-    /// sstables already `being_compacted` are left out. Runs even when `enabled`
-    /// is false, as Cassandra's `nodetool compact`.
+    /// The strategy's own background task (merge, move), asked after the shared
+    /// drop step found nothing; advances the strategy's state if it has any.
+    /// `all` indexes `sstables` by token.
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+    ) -> Option<CompactionTask>;
+
+    /// What [`CompactionStrategy::own_task`] would return now, without advancing
+    /// any state (observers: `compactionstats`, `wait_for_compactions`).
+    fn peek_own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+    ) -> Option<CompactionTask>;
+
+    /// Order in which sstables worth a tombstone compaction are tried
+    /// (`Less` = tried first).
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering;
+
+    /// The level a tombstone compaction of `sstable` writes into.
+    fn tombstone_output_level(&self, sstable: &SSTableInfo) -> u32;
+
+    /// The merge of a major compaction over `rest` (every sstable of `sstables`
+    /// that the shared step does not drop), or `None` when `rest` is empty.
+    fn major_merge(
+        &self,
+        sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask>;
+
+    /// The fully expired sstables the shared step drops now (ids ascending).
+    /// Default: [`common::droppable_expired`] at every decision. TWCS and DTCS
+    /// look only every `expired_sstable_check_frequency_seconds` (and TWCS may be
+    /// told to skip the overlap check); their record of the last look advances
+    /// only when `decide` is [`common::Decide::Advance`].
+    fn expired_to_drop(
+        &self,
+        sstables: &[SSTableInfo],
+        all: &common::OverlapIndex<'_>,
+        ctx: &StrategyContext,
+        _decide: common::Decide,
+    ) -> Vec<u64> {
+        common::droppable_expired(sstables, all, ctx, self.common_options())
+    }
+
+    /// How a flush of this table cuts its output ([`OutputSplit`]): one sstable
+    /// unless the strategy segregates data (TWCS: one sstable per time window).
+    fn flush_split(&self) -> OutputSplit {
+        OutputSplit::None
+    }
+
+    /// Estimated number of tasks needed to catch up (`compactionstats`'
+    /// `pending_tasks`), with Cassandra's formulas. Changes no state.
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
+
+    /// Per-level score (level bytes / level target), index = level; empty for
+    /// strategies without levels. Changes no state.
+    fn level_scores(&self, _sstables: &[SSTableInfo]) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// The next background task, or `None` when nothing is worth doing (or the
+    /// strategy's `enabled` option is false): [`common::next_task`]. Advances the
+    /// strategy's state: call it only from the thread holding the table's
+    /// decision lock (`compaction::runtime`).
+    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        common::next_task(self, sstables, ctx, common::Decide::Advance)
+    }
+
+    /// The task [`CompactionStrategy::next_task`] would return now, changing no
+    /// state: observing pending work must not move LCS's round robin.
+    fn peek_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        common::next_task(self, sstables, ctx, common::Decide::Observe)
+    }
+
+    /// The tasks of a user-requested major compaction, in the order to run them
+    /// ([`common::major_compaction`]). Runs even when `enabled` is false, as
+    /// Cassandra's `nodetool compact`.
     fn major_compaction(
         &self,
         sstables: &[SSTableInfo],
         ctx: &StrategyContext,
-    ) -> Vec<CompactionTask>;
-
-    /// Estimated number of tasks needed to catch up (`compactionstats`'
-    /// `pending_tasks`), with Cassandra's formulas.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
-
-    /// Per-level score (level bytes / level target), index = level; empty for
-    /// strategies without levels.
-    fn level_scores(&self, _sstables: &[SSTableInfo]) -> Vec<f64> {
-        Vec::new()
+    ) -> Vec<CompactionTask> {
+        common::major_compaction(self, sstables, ctx)
     }
 }
 
-/// The strategy for a table's options. Total over [`CompactionClass`]: the classes
-/// whose own strategy is not written yet run size-tiered compaction with their
-/// common options (Cassandra's behaviour for TWCS inside a window, and the safe
-/// default for DTCS and CFS) and say so in [`CompactionStrategy::name`]. The
-/// time-series strategies (TWCS, DTCS, seed 003) and the CFS strategy (seed 002)
-/// replace these fallbacks in their own issues.
+/// The strategy for a table's options. Total over [`CompactionClass`]. The CFS
+/// class, whose own strategy (seed 002) is not written yet, runs size-tiered
+/// compaction with its common options and says so in
+/// [`CompactionStrategy::name`] and in `tablestats`.
 pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> {
     match options.class() {
         CompactionClass::SizeTieredCompactionStrategy => {
@@ -234,14 +366,12 @@ pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> 
         CompactionClass::LeveledCompactionStrategy => {
             Box::new(LeveledCompactionStrategy::new(options))
         }
-        CompactionClass::TimeWindowCompactionStrategy => Box::new(
-            SizeTieredCompactionStrategy::new(options)
-                .with_name("TimeWindowCompactionStrategy (size-tiered fallback)"),
-        ),
-        CompactionClass::DateTieredCompactionStrategy => Box::new(
-            SizeTieredCompactionStrategy::new(options)
-                .with_name("DateTieredCompactionStrategy (size-tiered fallback)"),
-        ),
+        CompactionClass::TimeWindowCompactionStrategy => {
+            Box::new(TimeWindowCompactionStrategy::new(options))
+        }
+        CompactionClass::DateTieredCompactionStrategy => {
+            Box::new(DateTieredCompactionStrategy::new(options))
+        }
         CompactionClass::CfsCompactionStrategy => Box::new(
             SizeTieredCompactionStrategy::new(options)
                 .with_name("CfsCompactionStrategy (size-tiered fallback)"),
@@ -272,6 +402,7 @@ pub(crate) mod test_util {
             creation_time_seconds: 0,
             partition_count: 1000,
             being_compacted: false,
+            expiry_verified: false,
         }
     }
 
@@ -317,11 +448,11 @@ mod tests {
             ),
             (
                 "'class': 'TimeWindowCompactionStrategy'",
-                "TimeWindowCompactionStrategy (size-tiered fallback)",
+                "TimeWindowCompactionStrategy",
             ),
             (
                 "'class': 'DateTieredCompactionStrategy'",
-                "DateTieredCompactionStrategy (size-tiered fallback)",
+                "DateTieredCompactionStrategy",
             ),
             (
                 "'class': 'CfsCompactionStrategy'",
@@ -344,7 +475,7 @@ mod tests {
         let t = CompactionTask::Merge {
             inputs: vec![1, 2],
             output_level: 3,
-            max_output_bytes: 10,
+            split: OutputSplit::Size { max_bytes: 10 },
             reason: TaskReason::Leveled { from_level: 2 },
         };
         assert_eq!((t.input_ids(), t.output_level()), (vec![1, 2], Some(3)));

@@ -2,7 +2,10 @@
 //! on random sstable sets every proposed task names only existing, idle, distinct
 //! sstables and valid levels; and a model executor that runs tasks concurrently and
 //! completes them in random order never sees two overlapping sstables in a level
-//! >= 1. Seeded (STYLE.md 8): a failure reproduces from the printed seed.
+//! of 1 or more. Seeded (STYLE.md 8): a failure reproduces from the printed seed.
+//!
+//! The model's live set is the engine's [`Version`], changed by the edits
+//! [`CompactionTask::edit`] makes (the executor's and the simulator's code).
 //!
 //! Also the decision-time measurement on 5,000 sstables (printed, not asserted:
 //! run with `--nocapture`).
@@ -15,6 +18,7 @@ use proptest::test_runner::{Config, RngSeed};
 
 use super::test_util::*;
 use super::*;
+use crate::version::{LiveSSTable, Version, VersionEdit};
 
 /// Raw material of one sstable; laid out into a valid set by [`layout`].
 #[derive(Clone, Debug)]
@@ -105,6 +109,7 @@ fn layout(raws: &[Raw], with_busy: bool) -> Vec<SSTableInfo> {
                 creation_time_seconds: r.created,
                 partition_count: r.partitions,
                 being_compacted: with_busy && r.busy,
+                expiry_verified: false,
             }
         })
         .collect()
@@ -152,11 +157,9 @@ fn check_task(
             task
         );
     }
-    if let CompactionTask::Merge {
-        max_output_bytes, ..
-    } = task
-    {
-        prop_assert!(*max_output_bytes >= MIB);
+    if let CompactionTask::Merge { split, .. } = task {
+        prop_assert!(split.validate().is_ok(), "invalid split in {:?}", task);
+        prop_assert!(split.max_bytes() >= MIB);
     }
     let Some(top) = lcs_top else {
         return Ok(());
@@ -217,17 +220,67 @@ fn check_levels(set: &[SSTableInfo]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The model live set: a [`Version`] whose handle is the metadata (the version's
+/// level is authoritative), plus the inputs of tasks in flight.
+struct Model {
+    live: Version<SSTableInfo>,
+    busy: HashSet<u64>,
+}
+
+impl Model {
+    fn new(set: Vec<SSTableInfo>) -> Model {
+        let live = Version::from_sstables(set.into_iter().map(|s| LiveSSTable {
+            id: s.id,
+            level: s.level,
+            handle: s,
+        }))
+        .expect("layout gives distinct ids");
+        Model {
+            live,
+            busy: HashSet::new(),
+        }
+    }
+
+    /// What the strategies see.
+    fn infos(&self) -> Vec<SSTableInfo> {
+        self.live
+            .iter()
+            .map(|e| SSTableInfo {
+                level: e.level,
+                being_compacted: self.busy.contains(&e.id),
+                ..e.handle.clone()
+            })
+            .collect()
+    }
+
+    fn apply(&mut self, edit: &VersionEdit<SSTableInfo>) -> Result<(), TestCaseError> {
+        match self.live.apply(edit) {
+            Ok(next) => {
+                self.live = next;
+                Ok(())
+            }
+            Err(e) => Err(TestCaseError::fail(format!("edit {edit:?}: {e}"))),
+        }
+    }
+}
+
 /// What the executor would leave after `task`: outputs partition the inputs' token
 /// hull (the widest range real outputs could cover) into pieces of at most
-/// `max_output_bytes`.
-fn complete(task: &CompactionTask, set: &mut Vec<SSTableInfo>, next_id: &mut u64, now: i64) {
+/// `max_output_bytes`. Installed as the executor installs them: the edit
+/// [`CompactionTask::edit`] makes, applied by [`Version::apply`].
+fn complete(
+    task: &CompactionTask,
+    model: &mut Model,
+    next_id: &mut u64,
+    now: i64,
+) -> Result<(), TestCaseError> {
     let ids: HashSet<u64> = task.input_ids().into_iter().collect();
-    let inputs: Vec<SSTableInfo> = set
-        .iter()
+    let inputs: Vec<SSTableInfo> = model
+        .infos()
+        .into_iter()
         .filter(|s| ids.contains(&s.id))
-        .cloned()
         .collect();
-    set.retain(|s| !ids.contains(&s.id));
+    let mut outputs: Vec<(u64, SSTableInfo)> = Vec::new();
     let mut fresh = |level: u32, size: u64, first: i64, last: i64| {
         *next_id += 1;
         SSTableInfo {
@@ -251,27 +304,21 @@ fn complete(task: &CompactionTask, set: &mut Vec<SSTableInfo>, next_id: &mut u64
         }
     };
     match task {
-        CompactionTask::Drop { .. } => {}
-        CompactionTask::Move { to_level, .. } => {
-            let mut s = inputs[0].clone();
-            s.level = *to_level;
-            s.being_compacted = false;
-            set.push(s);
-        }
+        CompactionTask::Drop { .. } | CompactionTask::Move { .. } => {}
         CompactionTask::Rewrite { output_level, .. } => {
             let s = &inputs[0];
             let out = fresh(*output_level, s.size_bytes, s.first_token, s.last_token);
-            set.push(out);
+            outputs.push((out.id, out));
         }
         CompactionTask::Merge {
             output_level,
-            max_output_bytes,
+            split,
             ..
         } => {
             let total: u64 = inputs.iter().map(|s| s.size_bytes).sum();
             let (a, b) = common::token_hull(&inputs).expect("non-empty");
             let width = (b - a) as u64 + 1;
-            let pieces = total.div_ceil(*max_output_bytes).clamp(1, 8).min(width);
+            let pieces = total.div_ceil(split.max_bytes()).clamp(1, 8).min(width);
             let step = width / pieces;
             for k in 0..pieces {
                 let first = a + (k * step) as i64;
@@ -281,10 +328,15 @@ fn complete(task: &CompactionTask, set: &mut Vec<SSTableInfo>, next_id: &mut u64
                     first + step as i64 - 1
                 };
                 let out = fresh(*output_level, total / pieces, first, last);
-                set.push(out);
+                outputs.push((out.id, out));
             }
         }
     }
+    model.apply(&task.edit(outputs))?;
+    for id in ids {
+        model.busy.remove(&id);
+    }
+    Ok(())
 }
 
 fn seeded(cases: u32, seed: u64) -> Config {
@@ -351,11 +403,11 @@ proptest! {
         ];
         let strategy = lcs::LeveledCompactionStrategy::new(&opts(texts[which]));
         let top = strategy.top_level();
-        let mut set = layout(&raws, false);
-        let mut next_id = set.len() as u64 + 1;
+        let mut model = Model::new(layout(&raws, false));
+        let mut next_id = model.live.len() as u64 + 1;
         let mut in_flight: Vec<CompactionTask> = Vec::new();
         let mut now = 0;
-        check_levels(&set)?;
+        check_levels(&model.infos())?;
         for (step, choice) in choices.into_iter().enumerate() {
             now += 1_000;
             // Flushes keep arriving while tasks run.
@@ -363,30 +415,28 @@ proptest! {
                 next_id += 1;
                 let first = (choice as i64 * 997 + step as i64 * 7919) % 120_000 - 60_000;
                 let width = (choice as i64 % 7) * 1_500;
-                let flush_bytes = (choice as u64 % 5 + 1) * strategy.effective_sstable_size(&set) / 3;
+                let flush_bytes = (choice as u64 % 5 + 1) * strategy.effective_sstable_size(&model.infos()) / 3;
                 let mut flush = sst_range(next_id, 0, flush_bytes, first, first + width);
                 flush.min_timestamp_micros = now * 1_000_000;
                 flush.max_timestamp_micros = now * 1_000_000 + 1;
-                set.push(flush);
+                model.apply(&VersionEdit::new().add(flush.id, 0, flush))?;
                 continue;
             }
             // Up to 3 tasks in flight; otherwise complete one chosen at random.
             if in_flight.len() < 3 && choice % 3 != 0 {
                 let c = StrategyContext { now_seconds: now, gc_grace_seconds: 0, memtable_min_timestamp_micros: None };
+                let set = model.infos();
                 if let Some(task) = strategy.next_task(&set, &c) {
                     check_task(&task, &set, Some(top))?;
-                    let ids: HashSet<u64> = task.input_ids().into_iter().collect();
-                    for s in set.iter_mut().filter(|s| ids.contains(&s.id)) {
-                        s.being_compacted = true;
-                    }
+                    model.busy.extend(task.input_ids());
                     in_flight.push(task);
                     continue;
                 }
             }
             if !in_flight.is_empty() {
                 let task = in_flight.remove(choice as usize % in_flight.len());
-                complete(&task, &mut set, &mut next_id, now);
-                check_levels(&set)?;
+                complete(&task, &mut model, &mut next_id, now)?;
+                check_levels(&model.infos())?;
             }
         }
     }

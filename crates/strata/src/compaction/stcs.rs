@@ -10,12 +10,13 @@
 //!    deterministic (sstables are sorted by `(size_bytes, id)` first).
 //! 2. A bucket proposed by [`most_interesting_bucket`] has between `min_threshold`
 //!    and `max_threshold` sstables.
-//! 3. Order of preference in [`SizeTieredCompactionStrategy::next_task`]: drop
-//!    fully expired sstables, then the most interesting bucket, then one
-//!    single-sstable tombstone compaction. Outputs go to level 0, unsplit.
+//! 3. Order of preference in `next_task`: drop fully expired sstables (the
+//!    shared step of [`super::common::next_task`]), then the most interesting
+//!    bucket, then one single-sstable tombstone compaction (shared step, largest
+//!    first). Outputs go to level 0, unsplit.
 
-use super::common::{droppable_expired, worth_dropping_tombstones, OverlapIndex};
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext, TaskReason};
+use super::common::OverlapIndex;
+use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions};
 
 /// Cassandra's `getBuckets`: sort by size, then walk the sizes upwards; an sstable
@@ -145,75 +146,62 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         self.name
     }
 
-    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
-        if !self.common.enabled {
-            return None;
-        }
-        let index = OverlapIndex::new(sstables);
-        // Dropping costs no I/O and frees the most space: always first (Cassandra's
-        // STCS only drops expired sstables inside a compaction that picks them).
-        let ids = droppable_expired(sstables, &index, ctx, &self.common);
-        if !ids.is_empty() {
-            return Some(CompactionTask::Drop { ids });
-        }
+    fn common_options(&self) -> &CommonCompactionOptions {
+        &self.common
+    }
+
+    /// The most interesting bucket; before it the shared step drops fully
+    /// expired sstables (Cassandra's STCS only drops them inside a compaction
+    /// that picks them), after it a single-sstable tombstone compaction.
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
-        if let Some(bucket) = most_interesting_bucket(
+        most_interesting_bucket(
             &buckets,
             self.common.min_threshold,
             self.common.max_threshold,
-        ) {
-            return Some(CompactionTask::Merge {
-                inputs: sorted_ids(bucket),
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                reason: TaskReason::SizeTiered,
-            });
-        }
-        // Nothing to merge: the largest sstable worth a tombstone compaction, as
-        // Cassandra (the largest holds the most purgeable bytes).
-        sstables
-            .iter()
-            .filter(|s| !s.being_compacted)
-            .filter(|s| worth_dropping_tombstones(s, &index, ctx, &self.common))
-            .max_by_key(|s| (s.size_bytes, std::cmp::Reverse(s.id)))
-            .map(|s| CompactionTask::Rewrite {
-                id: s.id,
-                output_level: 0,
-                reason: TaskReason::Tombstone,
-            })
+        )
+        .map(|bucket| CompactionTask::Merge {
+            inputs: sorted_ids(bucket),
+            output_level: 0,
+            split: OutputSplit::None,
+            reason: TaskReason::SizeTiered,
+        })
     }
 
-    /// Fully expired sstables dropped, then everything else merged into one
-    /// sstable. Like Cassandra, nothing while any sstable is being compacted (a
-    /// major compaction needs all of them).
-    fn major_compaction(
+    /// Stateless: the same as [`CompactionStrategy::own_task`].
+    fn peek_own_task(
         &self,
         sstables: &[SSTableInfo],
-        ctx: &StrategyContext,
-    ) -> Vec<CompactionTask> {
-        if sstables.is_empty() || sstables.iter().any(|s| s.being_compacted) {
-            return Vec::new();
-        }
-        let index = OverlapIndex::new(sstables);
-        let dropped = droppable_expired(sstables, &index, ctx, &self.common);
-        let rest = sorted_ids(
-            sstables
-                .iter()
-                .filter(|s| dropped.binary_search(&s.id).is_err()),
-        );
-        let mut tasks = Vec::new();
-        if !dropped.is_empty() {
-            tasks.push(CompactionTask::Drop { ids: dropped });
-        }
-        if !rest.is_empty() {
-            tasks.push(CompactionTask::Merge {
-                inputs: rest,
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                reason: TaskReason::Major,
-            });
-        }
-        tasks
+        all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        self.own_task(sstables, all)
+    }
+
+    /// The largest first, as Cassandra (it holds the most purgeable bytes).
+    fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
+        b.size_bytes.cmp(&a.size_bytes).then(a.id.cmp(&b.id))
+    }
+
+    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
+        0
+    }
+
+    /// Everything the shared step does not drop, merged into one sstable.
+    fn major_merge(
+        &self,
+        _sstables: &[SSTableInfo],
+        rest: &[&SSTableInfo],
+    ) -> Option<CompactionTask> {
+        (!rest.is_empty()).then(|| CompactionTask::Merge {
+            inputs: sorted_ids(rest.iter().copied()),
+            output_level: 0,
+            split: OutputSplit::None,
+            reason: TaskReason::Major,
+        })
     }
 
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
@@ -319,7 +307,7 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4],
                 output_level: 0,
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 reason: TaskReason::SizeTiered
             })
         );
@@ -376,7 +364,7 @@ mod tests {
             vec![CompactionTask::Merge {
                 inputs: vec![1, 2, 3],
                 output_level: 0,
-                max_output_bytes: u64::MAX,
+                split: OutputSplit::None,
                 reason: TaskReason::Major
             }]
         );
@@ -389,7 +377,7 @@ mod tests {
                 CompactionTask::Merge {
                     inputs: vec![1, 2],
                     output_level: 0,
-                    max_output_bytes: u64::MAX,
+                    split: OutputSplit::None,
                     reason: TaskReason::Major
                 }
             ]

@@ -151,11 +151,56 @@ impl Hist {
     pub fn buckets(&self) -> usize {
         self.buckets.len()
     }
+
+    /// The histogram cut into time windows of `window` seconds, aligned so that
+    /// window `w` holds run-time `t` with `floor((t + offset) / window) == w`
+    /// (`offset`: the run's start in epoch seconds, so windows align to the
+    /// epoch as the engine's do). A bucket goes whole to the window of its
+    /// midpoint: the cut is exact when windows are a whole number of buckets, and
+    /// off by at most half a bucket otherwise. Windows ascending, none empty.
+    pub fn split_by_window(&self, window: f64, offset: f64) -> Vec<(i64, Hist)> {
+        let mut out: Vec<(i64, Vec<(i64, f64)>)> = Vec::new();
+        for &(b, bytes) in &self.buckets {
+            let mid = (b as f64 + 0.5) * self.width;
+            let w = ((mid + offset) / window).floor() as i64;
+            match out.last_mut() {
+                Some(last) if last.0 == w => last.1.push((b, bytes)),
+                _ => out.push((w, vec![(b, bytes)])),
+            }
+        }
+        out.into_iter()
+            .map(|(w, buckets)| {
+                let lo = buckets.first().map_or(0.0, |f| f.0 as f64 * self.width);
+                let hi = buckets
+                    .last()
+                    .map_or(0.0, |l| (l.0 + 1) as f64 * self.width);
+                let min_write = self.min_write.max(lo);
+                let max_write = self.max_write.min(hi).max(min_write);
+                (
+                    w,
+                    Hist::from_sorted(self.width, buckets, min_write, max_write),
+                )
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_by_window_keeps_every_byte_in_its_window() {
+        // 10 s of writes, 1 s buckets, windows of 4 s starting at epoch 100:
+        // run-time 0 is epoch 100 = window 25 (100 / 4), run-time 4 is window 26.
+        let h = Hist::uniform(0.0, 10.0, 1000.0, 1.0);
+        let parts = h.split_by_window(4.0, 100.0);
+        let windows: Vec<i64> = parts.iter().map(|(w, _)| *w).collect();
+        assert_eq!(windows, vec![25, 26, 27]);
+        let sizes: Vec<f64> = parts.iter().map(|(_, p)| p.total().round()).collect();
+        assert_eq!(sizes, vec![400.0, 400.0, 200.0]);
+        assert_eq!(parts[1].1.write_range(), (4.0, 8.0));
+    }
 
     #[test]
     fn uniform_merge_purge_scale() {

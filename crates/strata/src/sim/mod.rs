@@ -10,13 +10,19 @@
 //! - **Data** in an sstable is a histogram of bytes per write-time bucket
 //!   ([`hist::Hist`]). A merge adds the inputs' histograms and drops the buckets
 //!   whose newest write is purgeable (`write + ttl + gc_grace < now`); the live
-//!   rest is split into outputs of `max_output_bytes`, each covering a
-//!   consecutive slice of the inputs' token hull proportional to its size, each
-//!   holding that share of every bucket (uniform tokens).
-//! - **Tasks** are applied as the executor applies them (`compaction/mod.rs`):
-//!   inputs are marked `being_compacted` while a task runs; `Drop` removes
-//!   sstables, `Move` changes a level, `Merge`/`Rewrite` replace inputs by
-//!   outputs. Compaction takes zero time, or `input bytes / throughput` with a
+//!   rest is split into outputs by the task's [`OutputSplit`]: by size, each
+//!   covering a consecutive slice of the inputs' token hull proportional to its
+//!   size and holding that share of every bucket (uniform tokens); or by time
+//!   window, each holding the buckets of one window (flushes too, when the
+//!   strategy cuts flushes by window). Token-shard splits are refused, not
+//!   approximated.
+//! - **Tasks** are applied as the executor applies them: the live set is a
+//!   [`Version`] (the engine's own type, with the synthetic metadata as its
+//!   handle), and a finished task becomes the edit [`CompactionTask::edit`]
+//!   makes of it, applied by [`Version::apply`] — the very code the engine's
+//!   executor and manifest run. Inputs are marked `being_compacted` while a task
+//!   runs; `Drop` removes sstables, `Move` changes a level, `Merge`/`Rewrite`
+//!   replace inputs by outputs. Compaction takes zero time, or `input bytes / throughput` with a
 //!   throughput limit and up to `concurrent_compactors` tasks at once. One thread
 //!   asks for decisions, as the engine's executor does.
 //!
@@ -37,15 +43,17 @@
 pub mod hist;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::compaction::lcs::fixed_levels_sstable_size;
 use crate::compaction::{
-    strategy_for, CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext,
+    strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
 };
 use crate::options::{CompactionClass, CompactionOptions, TableOptions};
+use crate::version::{Version, VersionEdit};
 use crate::{Error, Result};
 use hist::Hist;
 
@@ -264,51 +272,34 @@ pub struct SimResult {
 struct Running {
     finish_seconds: f64,
     inputs: Vec<u64>,
-    outputs: Vec<(SSTableInfo, Hist)>,
+    /// Installs the outputs in place of the inputs when the task finishes.
+    edit: VersionEdit<Arc<SimFile>>,
     read: u64,
     written: u64,
     output_level: u32,
 }
 
-/// The live set: parallel vectors (the strategy gets `&infos` without copying)
-/// and an id index.
-#[derive(Default)]
-struct LiveSet {
-    infos: Vec<SSTableInfo>,
-    hists: Vec<Hist>,
-    index: HashMap<u64, usize>,
-}
-
-impl LiveSet {
-    fn insert(&mut self, info: SSTableInfo, hist: Hist) {
-        self.index.insert(info.id, self.infos.len());
-        self.infos.push(info);
-        self.hists.push(hist);
-    }
-
-    fn remove(&mut self, id: u64) -> Option<(SSTableInfo, Hist)> {
-        let at = self.index.remove(&id)?;
-        let info = self.infos.swap_remove(at);
-        let hist = self.hists.swap_remove(at);
-        if let Some(moved) = self.infos.get(at) {
-            self.index.insert(moved.id, at);
-        }
-        Some((info, hist))
-    }
-
-    fn get(&self, id: u64) -> Option<usize> {
-        self.index.get(&id).copied()
-    }
-
-    fn total_bytes(&self) -> u64 {
-        self.infos.iter().map(|s| s.size_bytes).sum()
-    }
+/// What the simulator holds for each live sstable (the handle of its
+/// [`Version`]): the synthetic metadata the strategies see and the data
+/// histogram. The metadata's `level`, `being_compacted` and
+/// `droppable_tombstone_ratio` are not authoritative: the version's level, the
+/// busy set and the refreshed ratios are (as the engine fills them from its
+/// version, its busy set and the clock).
+#[derive(Debug)]
+struct SimFile {
+    info: SSTableInfo,
+    hist: Hist,
 }
 
 struct Sim<'a> {
     cfg: &'a SimConfig,
     strategy: Box<dyn CompactionStrategy>,
-    live: LiveSet,
+    live: Version<Arc<SimFile>>,
+    /// Inputs of running tasks.
+    busy: HashSet<u64>,
+    /// Droppable-tombstone ratios as of the last refresh (a decision instant);
+    /// sstables created since have their own (0).
+    ratios: HashMap<u64, f64>,
     retired: HashSet<u64>,
     running: Vec<Running>,
     next_id: u64,
@@ -478,14 +469,77 @@ impl<'a> Sim<'a> {
             creation_time_seconds: START_SECONDS + self.now.floor() as i64,
             partition_count: (size / PARTITION_BYTES).max(2),
             being_compacted: false,
+            expiry_verified: false,
         }
     }
 
-    fn flush(&mut self, from: f64, to: f64) {
+    /// One flush; several sstables when the strategy cuts flushes by time
+    /// window and the flush crosses a window boundary.
+    fn flush(&mut self, from: f64, to: f64) -> Result<()> {
         let hist = Hist::uniform(from, to, self.cfg.flush_bytes as f64, self.bucket_seconds);
-        let info = self.new_info(0, self.cfg.flush_bytes, (i64::MIN, i64::MAX), &hist);
         self.flushed += self.cfg.flush_bytes;
-        self.live.insert(info, hist);
+        let parts = match self.strategy.flush_split() {
+            OutputSplit::TimeWindow { window, .. } => {
+                hist.split_by_window(window as f64 / 1e6, START_SECONDS as f64)
+            }
+            _ => vec![(0, hist)],
+        };
+        let mut edit = VersionEdit::new();
+        let mut left = self.cfg.flush_bytes;
+        for (k, (_, part)) in parts.iter().enumerate() {
+            let size = if k + 1 == parts.len() {
+                left
+            } else {
+                (part.total().round() as u64).min(left)
+            };
+            left -= size;
+            let info = self.new_info(0, size, (i64::MIN, i64::MAX), part);
+            edit = edit.add(
+                info.id,
+                0,
+                Arc::new(SimFile {
+                    info,
+                    hist: part.clone(),
+                }),
+            );
+        }
+        self.apply(&edit)
+    }
+
+    /// Applies `edit` to the live set with the engine's function, which checks
+    /// it (an id consumed twice or unknown is an error, never a wrong figure).
+    fn apply(&mut self, edit: &VersionEdit<Arc<SimFile>>) -> Result<()> {
+        self.live = self
+            .live
+            .apply(edit)
+            .map_err(|e| Error::InvalidInput(format!("simulator edit {edit:?}: {e}")))?;
+        for id in &edit.removed {
+            self.retired.insert(*id);
+            self.busy.remove(id);
+            self.ratios.remove(id);
+        }
+        Ok(())
+    }
+
+    /// The live set as the strategies see it (module docs of [`SimFile`]).
+    fn infos(&self) -> Vec<SSTableInfo> {
+        self.live
+            .iter()
+            .map(|e| SSTableInfo {
+                level: e.level,
+                being_compacted: self.busy.contains(&e.id),
+                droppable_tombstone_ratio: self
+                    .ratios
+                    .get(&e.id)
+                    .copied()
+                    .unwrap_or(e.handle.info.droppable_tombstone_ratio),
+                ..e.handle.info.clone()
+            })
+            .collect()
+    }
+
+    fn total_bytes(&self) -> u64 {
+        self.live.handles().iter().map(|f| f.info.size_bytes).sum()
     }
 
     /// Expired-and-purgeable share of each sstable, as the engine estimates it
@@ -494,8 +548,9 @@ impl<'a> Sim<'a> {
         let Some(cutoff) = self.purge_before() else {
             return;
         };
-        for (info, hist) in self.live.infos.iter_mut().zip(&self.live.hists) {
-            info.droppable_tombstone_ratio = hist.share_purgeable(cutoff);
+        for e in self.live.iter() {
+            self.ratios
+                .insert(e.id, e.handle.hist.share_purgeable(cutoff));
         }
     }
 
@@ -510,9 +565,7 @@ impl<'a> Sim<'a> {
             } else {
                 match self.live.get(*id) {
                     None => Some("names an unknown sstable"),
-                    Some(i) if self.live.infos[i].being_compacted => {
-                        Some("names an sstable being compacted")
-                    }
+                    Some(_) if self.busy.contains(id) => Some("names an sstable being compacted"),
                     Some(_) => None,
                 }
             };
@@ -523,6 +576,64 @@ impl<'a> Sim<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Merge or rewrite whose outputs are cut by time window (TWCS and DTCS
+    /// segregation): the inputs' live histograms summed and cut at window
+    /// boundaries ([`Hist::split_by_window`]), one output per window over the
+    /// inputs' token hull (time-series tables write over the whole ring).
+    /// `window` is in the engine's timestamp unit: microseconds.
+    fn merge_outputs_by_window(
+        &mut self,
+        inputs: &[u64],
+        output_level: u32,
+        window: i64,
+        max_bytes: u64,
+    ) -> Result<(Vec<(SSTableInfo, Hist)>, u64)> {
+        if max_bytes != u64::MAX {
+            return Err(Error::InvalidInput(
+                "the simulator does not model size roll-over inside a time window".into(),
+            ));
+        }
+        let cutoff = self.purge_before();
+        let mut hists = Vec::with_capacity(inputs.len());
+        let mut read = 0u64;
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for id in inputs {
+            let Some(e) = self.live.get(*id) else {
+                continue;
+            };
+            let info = &e.handle.info;
+            read += info.size_bytes;
+            lo = lo.min(info.first_token);
+            hi = hi.max(info.last_token);
+            hists.push(match cutoff {
+                Some(c) => e.handle.hist.without_purgeable(c),
+                None => e.handle.hist.clone(),
+            });
+        }
+        let merged = Hist::merge(&hists.iter().collect::<Vec<_>>());
+        let live = (merged.total().round() as u64).min(read);
+        let mut outputs = Vec::new();
+        if live == 0 {
+            return Ok((outputs, read));
+        }
+        let parts = merged.split_by_window(window as f64 / 1e6, START_SECONDS as f64);
+        let mut left = live;
+        for (k, (_, hist)) in parts.iter().enumerate() {
+            // Rounded sizes that add up to exactly `live` (invariant 2).
+            let size = if k + 1 == parts.len() {
+                left
+            } else {
+                (hist.total().round() as u64).min(left)
+            };
+            left -= size;
+            if size > 0 {
+                let info = self.new_info(output_level, size, (lo, hi), hist);
+                outputs.push((info, hist.clone()));
+            }
+        }
+        Ok((outputs, read))
     }
 
     /// Merge or rewrite: the outputs (not yet installed) and the bytes read.
@@ -547,14 +658,14 @@ impl<'a> Sim<'a> {
         let mut pieces: Vec<Piece> = Vec::with_capacity(inputs.len());
         let mut read = 0u64;
         for id in inputs {
-            let Some(i) = self.live.get(*id) else {
+            let Some(e) = self.live.get(*id) else {
                 continue;
             };
-            let info = &self.live.infos[i];
+            let info = &e.handle.info;
             read += info.size_bytes;
             let hist = match cutoff {
-                Some(c) => self.live.hists[i].without_purgeable(c),
-                None => self.live.hists[i].clone(),
+                Some(c) => e.handle.hist.without_purgeable(c),
+                None => e.handle.hist.clone(),
             };
             if hist.total() > 0.0 && info.first_token <= info.last_token {
                 pieces.push(Piece::new(info.first_token, info.last_token, hist));
@@ -596,28 +707,12 @@ impl<'a> Sim<'a> {
         (outputs, read)
     }
 
-    fn mark(&mut self, ids: &[u64], busy: bool) {
-        for id in ids {
-            if let Some(i) = self.live.get(*id) {
-                self.live.infos[i].being_compacted = busy;
-            }
-        }
-    }
-
     /// Installs a finished merge: inputs out, outputs in, bytes counted.
     fn install(&mut self, run: Running) -> Result<()> {
-        for id in &run.inputs {
-            self.live.remove(*id);
-            self.retired.insert(*id);
-        }
-        let mut level = run.output_level;
-        for (info, hist) in run.outputs {
-            level = info.level;
-            self.live.insert(info, hist);
-        }
+        self.apply(&run.edit)?;
         self.compacted += run.written;
         self.tasks.purged_bytes += run.read - run.written;
-        add_level(&mut self.compacted_per_level, level, run.written);
+        add_level(&mut self.compacted_per_level, run.output_level, run.written);
         if self.cfg.check_invariants {
             self.check_levels_disjoint()?;
         }
@@ -630,23 +725,23 @@ impl<'a> Sim<'a> {
             self.check_task(&task)?;
         }
         match task {
-            CompactionTask::Drop { ids } => {
-                for id in ids {
-                    if let Some((info, _)) = self.live.remove(id) {
-                        self.tasks.dropped_bytes += info.size_bytes;
-                        self.retired.insert(id);
-                    }
-                }
+            CompactionTask::Drop { ref ids } => {
+                self.tasks.dropped_bytes += ids
+                    .iter()
+                    .filter_map(|id| self.live.get(*id))
+                    .map(|e| e.handle.info.size_bytes)
+                    .sum::<u64>();
+                self.apply(&task.edit(Vec::new()))?;
                 self.tasks.drops += 1;
             }
             CompactionTask::Move { id, to_level } => {
-                if let Some(i) = self.live.get(id) {
-                    self.live.infos[i].level = to_level;
-                    let bytes = self.live.infos[i].size_bytes;
+                if let Some(e) = self.live.get(id) {
+                    let bytes = e.handle.info.size_bytes;
                     if self.now > self.warmup {
                         self.tasks.flow(to_level).moved_bytes += bytes;
                     }
                 }
+                self.apply(&task.edit(Vec::new()))?;
                 self.tasks.moves += 1;
                 if self.cfg.check_invariants {
                     self.check_levels_disjoint()?;
@@ -655,30 +750,37 @@ impl<'a> Sim<'a> {
             CompactionTask::Merge {
                 ref inputs,
                 output_level,
-                max_output_bytes,
+                ref split,
                 ..
             } => {
                 self.tasks.merges += 1;
-                self.start_merge(inputs.clone(), output_level, max_output_bytes)?;
+                let split = split.clone();
+                self.start_merge(&task, inputs.clone(), output_level, split)?;
             }
             CompactionTask::Rewrite {
                 id, output_level, ..
             } => {
                 self.tasks.rewrites += 1;
-                self.start_merge(vec![id], output_level, u64::MAX)?;
+                self.start_merge(&task, vec![id], output_level, OutputSplit::None)?;
             }
         }
         Ok(())
     }
 
-    fn start_merge(&mut self, inputs: Vec<u64>, output_level: u32, max_output: u64) -> Result<()> {
+    fn start_merge(
+        &mut self,
+        task: &CompactionTask,
+        inputs: Vec<u64>,
+        output_level: u32,
+        split: OutputSplit,
+    ) -> Result<()> {
         let (mut promoted, mut overlapped) = (0u64, 0u64);
         // Tokens covered by the promoted inputs (levels >= 1 are disjoint).
         let mut promoted_tokens = 0f64;
         for id in &inputs {
-            if let Some(i) = self.live.get(*id) {
-                let info = &self.live.infos[i];
-                if info.level == output_level {
+            if let Some(e) = self.live.get(*id) {
+                let info = &e.handle.info;
+                if e.level == output_level {
                     overlapped += info.size_bytes;
                 } else {
                     promoted += info.size_bytes;
@@ -693,17 +795,28 @@ impl<'a> Sim<'a> {
                 .then(|| {
                     let source: u64 = self
                         .live
-                        .infos
                         .iter()
                         .filter(|s| s.level == output_level - 1)
-                        .map(|s| s.size_bytes)
+                        .map(|s| s.handle.info.size_bytes)
                         .sum();
                     // The ring has 2^64 tokens.
                     let average = source as f64 / 18_446_744_073_709_551_616.0;
                     (promoted as f64 / promoted_tokens) / average
                 })
                 .filter(|r| r.is_finite());
-        let (outputs, read) = self.merge_outputs(&inputs, output_level, max_output);
+        let (outputs, read) = match split {
+            OutputSplit::None | OutputSplit::Size { .. } => {
+                self.merge_outputs(&inputs, output_level, split.max_bytes())
+            }
+            OutputSplit::TimeWindow { window, max_bytes } => {
+                self.merge_outputs_by_window(&inputs, output_level, window, max_bytes)?
+            }
+            OutputSplit::Token { .. } => {
+                return Err(Error::InvalidInput(
+                    "the simulator does not model token-shard output splitting yet".into(),
+                ))
+            }
+        };
         let written: u64 = outputs.iter().map(|(i, _)| i.size_bytes).sum();
         if written > read {
             return Err(Error::InvalidInput(format!(
@@ -726,10 +839,16 @@ impl<'a> Sim<'a> {
             None => self.now,
             Some(rate) => self.now + read as f64 / rate,
         };
+        let edit = task.edit(
+            outputs
+                .into_iter()
+                .map(|(info, hist)| (info.id, Arc::new(SimFile { info, hist })))
+                .collect(),
+        );
         let run = Running {
             finish_seconds: finish,
             inputs,
-            outputs,
+            edit,
             read,
             written,
             output_level,
@@ -737,7 +856,7 @@ impl<'a> Sim<'a> {
         if self.cfg.compaction_throughput_bytes_per_second.is_none() {
             self.install(run)
         } else {
-            self.mark(&run.inputs, true);
+            self.busy.extend(run.inputs.iter().copied());
             self.running.push(run);
             Ok(())
         }
@@ -749,10 +868,16 @@ impl<'a> Sim<'a> {
         }
         let mut by_level: Vec<(u32, i64, i64, u64)> = self
             .live
-            .infos
             .iter()
             .filter(|s| s.level >= 1)
-            .map(|s| (s.level, s.first_token, s.last_token, s.id))
+            .map(|s| {
+                (
+                    s.level,
+                    s.handle.info.first_token,
+                    s.handle.info.last_token,
+                    s.id,
+                )
+            })
             .collect();
         by_level.sort_unstable();
         for w in by_level.windows(2) {
@@ -779,11 +904,11 @@ impl<'a> Sim<'a> {
         while self.running.len() < limit {
             let ctx = self.ctx(memtable_since);
             self.tasks.decisions += 1;
-            let Some(task) = self.strategy.next_task(&self.live.infos, &ctx) else {
+            let Some(task) = self.strategy.next_task(&self.infos(), &ctx) else {
                 break;
             };
             self.start(task)?;
-            self.max_sstables = self.max_sstables.max(self.live.infos.len());
+            self.max_sstables = self.max_sstables.max(self.live.len());
             started += 1;
             if started > MAX_TASKS_PER_INSTANT {
                 return Err(Error::InvalidInput(format!(
@@ -800,7 +925,7 @@ impl<'a> Sim<'a> {
             return None;
         }
         let lcs = self.cfg.compaction.lcs();
-        let s = fixed_levels_sstable_size(self.live.total_bytes(), &lcs) as f64;
+        let s = fixed_levels_sstable_size(self.total_bytes(), &lcs) as f64;
         let stats = self.level_stats();
         let top = stats.iter().rev().find(|l| l.level >= 1 && l.bytes > 0)?;
         let target = s * (lcs.fanout_size as f64).powi(top.level as i32);
@@ -809,8 +934,9 @@ impl<'a> Sim<'a> {
 
     fn level_stats(&self) -> Vec<LevelStat> {
         let mut stats: Vec<LevelStat> = Vec::new();
-        for s in &self.live.infos {
-            let l = s.level as usize;
+        for e in self.live.iter() {
+            let s = &e.handle.info;
+            let l = e.level as usize;
             if stats.len() <= l {
                 stats.extend((stats.len()..=l).map(|i| LevelStat {
                     level: i as u32,
@@ -840,7 +966,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
     let mut sim = Sim {
         cfg,
         strategy: strategy_for(&cfg.compaction),
-        live: LiveSet::default(),
+        live: Version::empty(),
+        busy: HashSet::new(),
+        ratios: HashMap::new(),
         retired: HashSet::new(),
         running: Vec::new(),
         next_id: 1,
@@ -889,12 +1017,12 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
             }
         }
         if next_flush <= next {
-            sim.flush(last_flush, next_flush);
+            sim.flush(last_flush, next_flush)?;
             last_flush = next_flush;
             next_flush += flush_period;
         }
         sim.decide(last_flush)?;
-        sim.max_sstables = sim.max_sstables.max(sim.live.infos.len());
+        sim.max_sstables = sim.max_sstables.max(sim.live.len());
         if next_sample <= next {
             let flushed = sim.flushed - sample_flushed;
             let compacted = sim.compacted - sample_compacted;
@@ -913,8 +1041,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
                 } else {
                     0.0
                 },
-                data_bytes: sim.live.total_bytes(),
-                sstables: sim.live.infos.len(),
+                data_bytes: sim.total_bytes(),
+                sstables: sim.live.len(),
                 levels: sim.level_stats(),
                 fractional_levels: sim.fractional_levels(),
             });
@@ -953,8 +1081,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
         steady_levels: mean(&|s| s.fractional_levels),
         final_levels: sim.level_stats(),
         final_fractional_levels: sim.fractional_levels(),
-        final_data_bytes: sim.live.total_bytes(),
-        final_sstables: sim.live.infos.len(),
+        final_data_bytes: sim.total_bytes(),
+        final_sstables: sim.live.len(),
         max_sstables: sim.max_sstables,
         tasks: sim.tasks.clone(),
         series,

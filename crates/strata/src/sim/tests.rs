@@ -85,10 +85,12 @@ fn throttled_concurrent_compaction_keeps_levels_disjoint() {
 }
 
 #[test]
-fn stcs_and_fallback_strategies_run() {
+fn stcs_time_series_and_fixed_lcs_conserve_bytes() {
     for cql in [
         "'class': 'SizeTieredCompactionStrategy'",
         "'class': 'TimeWindowCompactionStrategy'",
+        "'class': 'TimeWindowCompactionStrategy', 'split_output_by_window': 'false'",
+        "'class': 'DateTieredCompactionStrategy'",
         "'class': 'LeveledCompactionStrategy', 'fanout_size': 10, 'sstable_size_in_mb': 1, 'level_count': 2",
     ] {
         let r = run(&small(cql)).unwrap();

@@ -358,8 +358,9 @@ impl SSTableReader {
         *key >= self.stats.first_key && *key <= self.stats.last_key
     }
 
-    /// After this, the file is deleted when the last `Arc` drops, so reads in
-    /// flight finish against a file that still exists (compaction relies on it).
+    /// After this, the file is queued for deletion when the last `Arc` drops
+    /// (and unlinked by the runtime, see `Drop`), so reads in flight finish
+    /// against a file that still exists (compaction relies on it).
     pub fn mark_obsolete(&self) {
         self.obsolete.store(true, Ordering::Release);
     }
@@ -629,14 +630,13 @@ fn read_identity(
 }
 
 impl Drop for SSTableReader {
+    /// An obsolete file is only queued here: the last reference may be dropped
+    /// by a user read, which must not pay for an unlink. The compaction runtime,
+    /// the flush thread and shutdown unlink queued files (fs.rs invariant 5); one
+    /// still queued at a crash is unlisted and quarantined by the next open.
     fn drop(&mut self) {
         if self.obsolete.load(Ordering::Acquire) {
-            // Best effort: a failure leaves an orphan that startup cleanup removes.
-            match std::fs::remove_file(&self.path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => {}
-            }
+            self.file.fs().queue_reclaim(std::mem::take(&mut self.path));
         }
     }
 }

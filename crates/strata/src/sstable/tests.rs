@@ -825,7 +825,7 @@ fn statistics_describe_the_content() {
 }
 
 #[test]
-fn obsolete_file_is_deleted_when_the_last_reader_drops() {
+fn obsolete_file_is_deleted_after_the_last_reader_drops_never_by_the_reader() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
     let parts = random_partitions(91, 20);
@@ -837,8 +837,19 @@ fn obsolete_file_is_deleted_when_the_last_reader_drops() {
     drop(r);
     drop(in_flight);
     assert!(path.exists(), "a scanner still holds the reader");
+    assert_eq!(
+        fs.reclaim_pending(),
+        0,
+        "nothing queued while a reader holds it"
+    );
     assert_eq!(scanner.count(), parts.len());
+    // The thread that dropped the last reference only queued the file.
+    assert!(path.exists(), "the reader's thread unlinked the file");
+    assert_eq!(fs.reclaim_pending(), 1);
+    // The runtime's reclaim unlinks it.
+    assert_eq!(fs.reclaim_obsolete(), 1);
     assert!(!path.exists());
+    assert_eq!(fs.reclaim_pending(), 0);
 }
 
 #[test]
