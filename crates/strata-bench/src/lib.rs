@@ -31,3 +31,4 @@ pub mod commitlog;
 pub mod lcs_fanout;
 pub mod simulate;
 pub mod stress;
+pub mod timeseries;

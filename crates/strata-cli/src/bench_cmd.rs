@@ -14,6 +14,8 @@ use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
 
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
+#[path = "bench_timeseries.rs"]
+mod bench_timeseries;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -21,6 +23,9 @@ pub enum BenchCommand {
     Commitlog(CommitlogBenchArgs),
     /// Seed 000's leveling-multiplier experiment on the real engine (bench_lcs.rs).
     LcsFanout(bench_lcs::LcsFanoutArgs),
+    /// Seed 003's time-series test in simulated time: DTCS, TWCS, STCS and LCS on
+    /// identical input, then TWCS with late writes, segregation on and off.
+    Timeseries(bench_timeseries::TimeseriesArgs),
 }
 
 #[derive(Args, Debug)]
@@ -66,6 +71,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
+        BenchCommand::Timeseries(args) => bench_timeseries::run(args),
     }
 }
 
