@@ -372,17 +372,30 @@ impl Scheduler {
 
     /// Runs tasks on the calling thread until no table has one (for benchmarks
     /// and tools that run without background compactors). Returns the records;
-    /// stops at the first failure.
+    /// stops at the first failure, and with an error once `max_tasks` ran while
+    /// work is still pending (a strategy that never settles), never leaving a
+    /// chosen task unrun.
     pub fn run_until_idle<H: CompactionTable>(
         &self,
         hosts: &[Arc<H>],
         limiter: &RateLimiter,
+        max_tasks: usize,
     ) -> Result<Vec<CompactionRecord>> {
         let mut records = Vec::new();
-        while let Some((host, task)) = self.pick(hosts) {
+        loop {
+            if records.len() >= max_tasks {
+                if self.has_pending(hosts) {
+                    return Err(Error::InvalidInput(format!(
+                        "compaction did not settle after {max_tasks} tasks"
+                    )));
+                }
+                return Ok(records);
+            }
+            let Some((host, task)) = self.pick(hosts) else {
+                return Ok(records);
+            };
             records.push(run_task(host.as_ref(), &task, limiter)?);
         }
-        Ok(records)
     }
 }
 
