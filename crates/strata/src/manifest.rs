@@ -36,7 +36,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoTag};
-use crate::version::{LiveSSTable, Version, VersionEdit};
+use crate::version::{EditError, LiveSSTable, Version, VersionEdit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -199,8 +199,9 @@ impl Manifest {
             id: e.id,
             level: e.level,
             handle: tokens_of(e),
-        }))?;
-        let version = listed.apply(edit)?;
+        }))
+        .map_err(EditError::into_error)?;
+        let version = listed.apply(edit).map_err(EditError::into_error)?;
         let mut next = self.data.clone();
         next.sstables = version
             .iter()
