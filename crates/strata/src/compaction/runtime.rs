@@ -1,15 +1,16 @@
 //! The compaction runtime: what a table exposes to compaction
-//! ([`CompactionTable`], over the executor's [`CompactionHost`]), the per-table bookkeeping ([`TableCompactions`]: busy
-//! inputs, the strategy for the current options, running tasks, pauses), the one
-//! decision function ([`decide`]), running a task ([`run_task`]), and the
-//! database-wide [`Scheduler`] that picks which table's task runs next.
+//! ([`CompactionTable`], over the executor's [`CompactionHost`]), the per-table
+//! bookkeeping ([`TableCompactions`]: busy inputs, the strategy for the current
+//! options, running tasks, pauses), the one decision function ([`decide`]),
+//! running a task ([`run_task`]), and the database-wide [`Scheduler`] that picks
+//! which table's task runs next.
 //!
 //! Layers: this module and the executor know a table only through
 //! [`CompactionTable`] and [`CompactionHost`]; `table_compaction.rs` implements
-//! them for the table. Nothing here names the table
-//! or the database, so the module graph reads top-down: `db -> table ->
-//! compaction::runtime -> compaction::executor -> compaction::{strategies} ->
-//! read, sstable, version` (docs/ARCHITECTURE.md, "Layers").
+//! them for the table. Nothing here names the table or the database, so the
+//! module graph reads one way: `db -> table -> compaction::runtime ->
+//! compaction::executor -> compaction (strategies) -> read, sstable, version`
+//! (docs/ARCHITECTURE.md, "Layers").
 //!
 //! Threads and locks:
 //! - A table's *decision lock* is the mutex around its busy set
