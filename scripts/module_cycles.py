@@ -7,16 +7,21 @@ blocks and `tests`/`proptests` files are left out. Prints every cycle (strongly
 connected component of more than one module) and exits 1 if there is one.
 
     python3 scripts/module_cycles.py [SRC_DIR] [--top] [--order]
+    cargo modules dependencies --package strata --lib --no-externs --no-fns \
+        --no-traits --no-types --no-sysroot --no-owns \
+        | python3 scripts/module_cycles.py - --dot [--top] [--order]
 
 --top folds every module into its top-level module (the layer view); --order
-prints the modules dependencies-first. A textual approximation of
-`cargo modules dependencies --acyclic` for machines without cargo-modules.
+prints the modules dependencies-first. With --dot it reads the module graph that
+cargo-modules (0.27) computes instead of scanning the sources; its own `--acyclic`
+flag is not usable here, as it also reports a type's methods as a cycle.
 """
 import os, re, sys
-args = [a for a in sys.argv[1:] if not a.startswith('--')]
+args = [a for a in sys.argv[1:] if a == '-' or not a.startswith('-')]
 root = args[0] if args else 'crates/strata/src'
 mods = {}
-for dp, _, fs in os.walk(root):
+dot = '--dot' in sys.argv
+for dp, _, fs in ([] if dot else os.walk(root)):
     for f in fs:
         if not f.endswith('.rs'): continue
         path = os.path.join(dp, f)
@@ -29,7 +34,17 @@ def strip_tests(src):
     i = src.find('#[cfg(test)]\nmod tests {')
     return src if i < 0 else src[:i]
 edges = {m: set() for m in mods}
-for m, path in mods.items():
+if dot:
+    # `cargo modules dependencies ... --no-owns` output: module-level "uses" edges.
+    src = sys.stdin.read() if root == '-' else open(root).read()
+    for a, b in re.findall(r'"strata((?:::[a-z_0-9]+)*)" -> "strata((?:::[a-z_0-9]+)*)" \[label="uses"', src):
+        a, b = a[2:] or 'lib', b[2:] or 'lib'
+        for x in (a, b):
+            edges.setdefault(x, set())
+            mods.setdefault(x, None)
+        if a != b and a != 'lib' and b != 'lib':
+            edges[a].add(b)
+for m, path in ([] if dot else mods.items()):
     if m.split('::')[-1] in ('tests', 'proptests'): continue
     src = strip_tests(open(path).read())
     src = '\n'.join(l for l in src.splitlines() if not l.strip().startswith('//'))

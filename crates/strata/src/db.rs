@@ -27,7 +27,7 @@
 
 use crate::clock::Clock;
 use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
-use crate::compaction::executor::RateLimiter;
+use crate::compaction::executor::{CompactionRecord, RateLimiter};
 use crate::compaction::runtime::{run_task, Scheduler, Signal};
 use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
@@ -635,6 +635,15 @@ impl Database {
             self.compactors.lock().push(handle);
         }
         Ok(())
+    }
+
+    /// Runs every table's pending compaction tasks on the calling thread, chosen
+    /// by the database's scheduler (round robin over tables), until none is due
+    /// or `max_tasks` ran (an error if work is still pending then). For tools and
+    /// benchmarks that open with `concurrent_compactors = 0`.
+    pub fn compact_until_idle(&self, max_tasks: usize) -> Result<Vec<CompactionRecord>> {
+        self.scheduler
+            .run_until_idle(&self.tables(), &self.limiter, max_tasks)
     }
 
     /// The throughput limiter shared by all compactions of this database.

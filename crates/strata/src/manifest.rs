@@ -36,7 +36,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoTag};
-use crate::version::{LiveSSTable, Version, VersionEdit};
+use crate::version::{EditError, LiveSSTable, Version, VersionEdit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -199,8 +199,9 @@ impl Manifest {
             id: e.id,
             level: e.level,
             handle: tokens_of(e),
-        }))?;
-        let version = listed.apply(edit)?;
+        }))
+        .map_err(EditError::into_error)?;
+        let version = listed.apply(edit).map_err(EditError::into_error)?;
         let mut next = self.data.clone();
         next.sstables = version
             .iter()
@@ -347,6 +348,51 @@ mod tests {
         assert_eq!(m.data().sstables, vec![SSTableEntry::new(1, 0)]);
         let reloaded = Manifest::open(&fs, dir.path()).unwrap();
         assert_eq!(reloaded.data().sstables, vec![SSTableEntry::new(1, 0)]);
+    }
+
+    #[test]
+    fn edits_are_checked_against_the_listed_sstables() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = Fs::new();
+        let mut m = Manifest::open(&fs, dir.path()).unwrap();
+        m.commit(
+            &[SSTableEntry::new(1, 0), SSTableEntry::new(2, 0)],
+            &[],
+            None,
+        )
+        .unwrap();
+        let on_disk = || std::fs::read(dir.path().join(MANIFEST_FILE)).unwrap();
+        let before = on_disk();
+        // Removing or moving an unlisted sstable, or adding a listed one, is
+        // refused before anything is written (the same check the table's
+        // version makes: one function).
+        assert!(matches!(m.commit(&[], &[9], None), Err(Error::NotFound(_))));
+        assert!(matches!(m.set_levels(&[(9, 1)]), Err(Error::NotFound(_))));
+        assert!(matches!(
+            m.commit(&[SSTableEntry::new(2, 1)], &[], None),
+            Err(Error::InvalidInput(_))
+        ));
+        assert_eq!(on_disk(), before);
+        // A valid edit: remove, add and move in one commit.
+        let edit = VersionEdit::new()
+            .remove(1)
+            .add(3, 1, (Some(-5), Some(5)))
+            .move_to(2, 2);
+        m.commit_edit(&edit, None).unwrap();
+        let reloaded = Manifest::open(&fs, dir.path()).unwrap();
+        assert_eq!(
+            reloaded.data().sstables,
+            vec![
+                SSTableEntry::new(2, 2),
+                SSTableEntry {
+                    id: 3,
+                    level: 1,
+                    first_token: Some(-5),
+                    last_token: Some(5)
+                }
+            ]
+        );
+        assert_eq!(reloaded.data().next_sstable_id, 4);
     }
 
     #[test]

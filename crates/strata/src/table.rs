@@ -44,7 +44,7 @@ use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
 use crate::types::Value;
-use crate::version::{LiveSSTable, Version};
+use crate::version::{EditError, LiveSSTable, Version};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -729,7 +729,7 @@ impl Table {
         // read here is the one the swap below replaces.
         let mut manifest = self.manifest.lock();
         let current = self.view.read().version.clone();
-        let next = current.apply(edit)?;
+        let next = current.apply(edit).map_err(EditError::into_error)?;
         if !edit.is_empty() || replay.is_some() {
             let tokens = edit.map(|s| {
                 (

@@ -176,13 +176,16 @@ impl Table {
     }
 
     /// Runs this table's background tasks on the calling thread until none is
-    /// due: the library entry point for tools and benchmarks that run without
-    /// background compactors (instead of looping over `next_compaction_task`).
+    /// due, at most `max_tasks` (an error if work is still pending then): the
+    /// library entry point for tools and benchmarks that run without background
+    /// compactors, instead of looping over `next_compaction_task` by hand.
+    /// Decisions take the table's decision lock as the compactor threads do.
     pub fn compact_until_idle(
         self: &Arc<Self>,
         limiter: &RateLimiter,
+        max_tasks: usize,
     ) -> Result<Vec<CompactionRecord>> {
-        runtime::Scheduler::new().run_until_idle(std::slice::from_ref(self), limiter)
+        runtime::Scheduler::new().run_until_idle(std::slice::from_ref(self), limiter, max_tasks)
     }
 
     fn append_history(&self, record: &CompactionRecord) {

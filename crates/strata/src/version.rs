@@ -71,15 +71,18 @@ impl fmt::Display for EditError {
     }
 }
 
-impl From<EditError> for Error {
-    fn from(e: EditError) -> Error {
-        match e {
+impl EditError {
+    /// The engine's error for this refusal. A method rather than `From`: a
+    /// `From` impl for the crate error would make the error module depend on
+    /// this one (module graph, docs/ARCHITECTURE.md "Layers").
+    pub fn into_error(self) -> Error {
+        match self {
             // The callers' historical error for "no longer live" (a compaction
             // racing a manual operation): kept so that callers and tests see the
             // same variant as before versions existed.
-            EditError::NotLive(_) => Error::NotFound(e.to_string()),
+            EditError::NotLive(_) => Error::NotFound(self.to_string()),
             EditError::AlreadyLive(_) | EditError::Duplicate(_) => {
-                Error::InvalidInput(e.to_string())
+                Error::InvalidInput(self.to_string())
             }
         }
     }
@@ -438,8 +441,12 @@ mod tests {
         }
         assert_eq!(ids(&base), vec![(1, 0), (2, 0)]);
         assert!(matches!(
-            Error::from(EditError::NotLive(4)),
+            EditError::NotLive(4).into_error(),
             Error::NotFound(_)
+        ));
+        assert!(matches!(
+            EditError::Duplicate(4).into_error(),
+            Error::InvalidInput(_)
         ));
         assert!(Version::from_sstables(vec![
             LiveSSTable {

@@ -1,15 +1,16 @@
 //! The compaction runtime: what a table exposes to compaction
-//! ([`CompactionTable`], over the executor's [`CompactionHost`]), the per-table bookkeeping ([`TableCompactions`]: busy
-//! inputs, the strategy for the current options, running tasks, pauses), the one
-//! decision function ([`decide`]), running a task ([`run_task`]), and the
-//! database-wide [`Scheduler`] that picks which table's task runs next.
+//! ([`CompactionTable`], over the executor's [`CompactionHost`]), the per-table
+//! bookkeeping ([`TableCompactions`]: busy inputs, the strategy for the current
+//! options, running tasks, pauses), the one decision function ([`decide`]),
+//! running a task ([`run_task`]), and the database-wide [`Scheduler`] that picks
+//! which table's task runs next.
 //!
 //! Layers: this module and the executor know a table only through
 //! [`CompactionTable`] and [`CompactionHost`]; `table_compaction.rs` implements
-//! them for the table. Nothing here names the table
-//! or the database, so the module graph reads top-down: `db -> table ->
-//! compaction::runtime -> compaction::executor -> compaction::{strategies} ->
-//! read, sstable, version` (docs/ARCHITECTURE.md, "Layers").
+//! them for the table. Nothing here names the table or the database, so the
+//! module graph reads one way: `db -> table -> compaction::runtime ->
+//! compaction::executor -> compaction (strategies) -> read, sstable, version`
+//! (docs/ARCHITECTURE.md, "Layers").
 //!
 //! Threads and locks:
 //! - A table's *decision lock* is the mutex around its busy set
@@ -478,17 +479,30 @@ impl Scheduler {
 
     /// Runs tasks on the calling thread until no table has one (for benchmarks
     /// and tools that run without background compactors). Returns the records;
-    /// stops at the first failure.
+    /// stops at the first failure, and with an error once `max_tasks` ran while
+    /// work is still pending (a strategy that never settles), never leaving a
+    /// chosen task unrun.
     pub fn run_until_idle<H: CompactionTable>(
         &self,
         hosts: &[Arc<H>],
         limiter: &RateLimiter,
+        max_tasks: usize,
     ) -> Result<Vec<CompactionRecord>> {
         let mut records = Vec::new();
-        while let Some((host, task)) = self.pick(hosts) {
+        loop {
+            if records.len() >= max_tasks {
+                if self.has_pending(hosts) {
+                    return Err(Error::InvalidInput(format!(
+                        "compaction did not settle after {max_tasks} tasks"
+                    )));
+                }
+                return Ok(records);
+            }
+            let Some((host, task)) = self.pick(hosts) else {
+                return Ok(records);
+            };
             records.push(run_task(host.as_ref(), &task, limiter)?);
         }
-        Ok(records)
     }
 }
 
