@@ -34,6 +34,8 @@ use strata::{Error, Result};
 
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
+#[path = "bench_slice_cmd.rs"]
+mod bench_slice_cmd;
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -41,6 +43,8 @@ pub enum BenchCommand {
     Commitlog(CommitlogBenchArgs),
     /// Seed 000's leveling-multiplier experiment on the real engine (bench_lcs.rs).
     LcsFanout(bench_lcs::LcsFanoutArgs),
+    /// Issue 11: 10-row slice reads from partitions of 1e3..1e6 rows (bench_slice_cmd.rs).
+    Slice(bench_slice_cmd::SliceBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -113,6 +117,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
+        BenchCommand::Slice(args) => bench_slice_cmd::run(args),
     }
 }
 

@@ -6,6 +6,7 @@
 //!   encoding, Cassandra's Murmur3 partitioner.
 //! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
 
+pub mod bench_slice;
 pub mod clock;
 pub mod commitlog;
 pub mod compaction;
