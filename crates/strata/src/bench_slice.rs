@@ -90,7 +90,11 @@ pub struct SliceBenchReport {
 /// Runs every size in a fresh database under `dir` (which must be empty or
 /// absent; it is left in place for the caller to remove).
 pub fn run(dir: &Path, opts: &SliceBenchOptions) -> Result<SliceBenchReport> {
-    if opts.rows_per_partition.iter().any(|&n| n < 2 * SLICE_ROWS as u64) {
+    if opts
+        .rows_per_partition
+        .iter()
+        .any(|&n| n < 2 * SLICE_ROWS as u64)
+    {
         return Err(Error::InvalidInput(format!(
             "every partition size must be at least {} rows",
             2 * SLICE_ROWS
@@ -237,9 +241,7 @@ fn measure(
                 rows.first().map(|r| r.clustering.clone()),
                 rows.last().map(|r| r.clustering.clone()),
             );
-            if rows.len() != SLICE_ROWS
-                || got != (Some(expect.0.clone()), Some(expect.1.clone()))
-            {
+            if rows.len() != SLICE_ROWS || got != (Some(expect.0.clone()), Some(expect.1.clone())) {
                 return Err(Error::InvalidInput(format!(
                     "{source} {position} {direction} of {n} rows returned {} rows, not rows {first}..{last}",
                     rows.len()

@@ -42,7 +42,12 @@ fn hex(b: &[u8]) -> String {
 fn render(row: &Row) -> String {
     let mut s = format!("{}|{}", hex(&row.clustering), row.liveness.timestamp_micros);
     for c in &row.cells {
-        s.push_str(&format!("|{}@{}={}", c.column, c.timestamp_micros, hex(&c.value)));
+        s.push_str(&format!(
+            "|{}@{}={}",
+            c.column,
+            c.timestamp_micros,
+            hex(&c.value)
+        ));
     }
     s
 }
@@ -205,7 +210,12 @@ fn generate_fixture() {
     t.flush().unwrap();
     write_data(&t, false);
     t.flush().unwrap();
-    let versions: Vec<u32> = t.view().sstables.iter().map(|s| s.format_version()).collect();
+    let versions: Vec<u32> = t
+        .view()
+        .sstables
+        .iter()
+        .map(|s| s.format_version())
+        .collect();
     assert_eq!(versions, vec![2, 2]);
     let expected = answers(&t);
     db.close().unwrap();
@@ -232,8 +242,17 @@ fn format2_sstables_answer_as_they_did() {
     copy_dir(&fixture().join("db"), tmp.path());
     let db = Database::open(tmp.path(), options()).unwrap();
     let t = db.table("fx", "ts").unwrap();
-    let versions: Vec<u32> = t.view().sstables.iter().map(|s| s.format_version()).collect();
-    assert_eq!(versions, vec![2, 2], "the fixture holds two version-2 sstables");
+    let versions: Vec<u32> = t
+        .view()
+        .sstables
+        .iter()
+        .map(|s| s.format_version())
+        .collect();
+    assert_eq!(
+        versions,
+        vec![2, 2],
+        "the fixture holds two version-2 sstables"
+    );
     let expected = std::fs::read_to_string(fixture().join("expected.txt")).unwrap();
     let got = answers(&t);
     let expected: Vec<&str> = expected.lines().collect();

@@ -49,7 +49,9 @@ mod format;
 pub mod identity;
 pub mod partition;
 mod reader;
+pub mod row_index;
 pub mod salvage;
+mod slice;
 pub mod stats;
 mod writer;
 
@@ -58,9 +60,12 @@ mod tests;
 
 pub use bloom::BloomFilter;
 pub use compression::{Codec, CompressionParams};
-pub use format::{FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC};
+pub use format::{
+    FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC,
+};
 pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
+pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
 pub use writer::{SSTableWriter, WriterOptions};
 

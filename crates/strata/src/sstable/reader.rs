@@ -10,14 +10,14 @@ use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexBlockIter, IndexEntry, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FOOTER_BYTES,
-    FORMAT_VERSION,
+    IndexBlockIter, IndexEntry, RowIndexLocation, SummaryEntry, FIRST_VERSION_WITH_IDENTITY,
+    FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
 use super::partition::decode_partition;
 use super::stats::SSTableStats;
-use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoTag, ReadableFile};
@@ -373,8 +373,31 @@ impl SSTableReader {
         (self.uncompressed_bytes - start).min(self.chunk_length) as usize
     }
 
+    /// Whether index entries carry row-index locations (version 3 and later).
+    pub(super) fn has_row_index(&self) -> bool {
+        self.format_version >= FIRST_VERSION_WITH_ROW_INDEX
+    }
+
+    pub(super) fn base(&self) -> &crate::encoding::EncodingBase {
+        &self.stats.base
+    }
+
+    /// A corruption error for data-stream offset `data_offset`, naming the file
+    /// offset of the chunk that holds it (invariant 2).
+    pub(super) fn corrupt_data(&self, data_offset: u64, reason: impl Into<String>) -> Error {
+        let at = self
+            .chunks
+            .get((data_offset / self.chunk_length) as usize)
+            .map_or(0, |c| c.offset);
+        corrupt(
+            &self.path,
+            at,
+            format!("data offset {data_offset}: {}", reason.into()),
+        )
+    }
+
     /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
-    fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
+    pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
         let loc = self.chunks[i];
         let mut stored = vec![0u8; loc.length as usize];
         self.file
@@ -401,7 +424,7 @@ impl SSTableReader {
     fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
         let payload = self.read_index_block(b, tag)?;
         let s = &self.summary[b];
-        let entries = decode_index_block(&payload)
+        let entries = decode_index_block(&payload, self.has_row_index())
             .map_err(|e| corrupt(&self.path, s.offset, format!("index block {b}: {}", e.0)))?;
         if entries.first().map(|e| &e.key) != Some(&s.first_key) {
             return Err(corrupt(
@@ -421,7 +444,7 @@ impl SSTableReader {
     }
 
     /// Data-stream bytes `[offset, offset + length)`.
-    fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
+    pub(super) fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
         let end = offset
             .checked_add(length)
             .filter(|&e| e <= self.uncompressed_bytes)
@@ -463,12 +486,13 @@ impl SSTableReader {
         })
     }
 
-    /// The whole partition `key`, or `None` if this sstable does not hold it.
-    pub fn read_partition(
+    /// Where partition `key` is: `(offset, length, row index)`, or `None` if
+    /// this sstable does not hold it (counting Bloom filter outcomes).
+    pub(super) fn locate(
         &self,
         key: &DecoratedKey,
         tag: IoTag,
-    ) -> Result<Option<PartitionUpdate>> {
+    ) -> Result<Option<(u64, u64, Option<RowIndexLocation>)>> {
         if !self.may_contain(key) {
             return Ok(None);
         }
@@ -485,23 +509,67 @@ impl SSTableReader {
                 format!("index block {b}: {}", e.0),
             )
         };
-        let mut it = IndexBlockIter::new(&payload).map_err(bad)?;
+        let mut it = IndexBlockIter::new(&payload, self.has_row_index()).map_err(bad)?;
         let mut found = None;
         while let Some(e) = it.next_entry().map_err(bad)? {
             match (e.token, e.key).cmp(&(key.token, &key.key[..])) {
                 std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => found = Some((e.offset, e.length)),
+                std::cmp::Ordering::Equal => found = Some((e.offset, e.length, e.row_index)),
                 std::cmp::Ordering::Greater => {}
             }
             break;
         }
-        let Some((offset, length)) = found else {
-            self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
+        match found {
+            None => self.bloom_false_positives.fetch_add(1, Ordering::Relaxed),
+            Some(_) => self.bloom_true_positives.fetch_add(1, Ordering::Relaxed),
+        };
+        Ok(found)
+    }
+
+    /// The whole partition `key`, or `None` if this sstable does not hold it.
+    pub fn read_partition(
+        &self,
+        key: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<Option<PartitionUpdate>> {
+        let Some((offset, length, _)) = self.locate(key, tag)? else {
             return Ok(None);
         };
-        self.bloom_true_positives.fetch_add(1, Ordering::Relaxed);
         let bytes = self.read_range(offset, length, tag)?;
         self.decode_at(key, offset, &bytes).map(Some)
+    }
+
+    /// The rows of partition `key` in `range`, in clustering order or reversed,
+    /// read lazily: with a row index (version 3, large partitions) only the row
+    /// blocks and index nodes a read reaches are read and decoded (see
+    /// [`SSTableSlice`](super::SSTableSlice)). `None` if this sstable does not
+    /// hold the partition.
+    pub fn slice(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        range: &ClusteringRange,
+        reversed: bool,
+        tag: IoTag,
+    ) -> Result<Option<super::SSTableSlice>> {
+        let Some((offset, length, row_index)) = self.locate(key, tag)? else {
+            return Ok(None);
+        };
+        match row_index {
+            None => {
+                let bytes = self.read_range(offset, length, tag)?;
+                let p = self.decode_at(key, offset, &bytes)?;
+                Ok(Some(super::SSTableSlice::buffered(p, range, reversed)))
+            }
+            Some(loc) => super::SSTableSlice::indexed(
+                Arc::clone(self),
+                key,
+                (offset, length, loc),
+                range,
+                reversed,
+                tag,
+            )
+            .map(Some),
+        }
     }
 
     /// Partitions in token order from the first one `>= start` (all if `None`).
