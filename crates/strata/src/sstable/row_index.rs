@@ -61,12 +61,56 @@ pub struct Entry {
     pub width: u64,
 }
 
-/// A decoded node.
+/// Where an entry's fields are in its node's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct EntryAt {
+    first: (usize, usize),
+    last: (usize, usize),
+    offset: u64,
+    width: u64,
+}
+
+/// A decoded node: its bytes and where each entry's clusterings are in them,
+/// so decoding allocates two vectors, not two per entry (a node of a
+/// million-row partition holds ~100 entries; per-entry allocations were the
+/// largest cost of a seek).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
     pub level: u8,
+    bytes: Vec<u8>,
     /// Never empty.
-    pub entries: Vec<Entry>,
+    entries: Vec<EntryAt>,
+}
+
+impl Node {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Always false: a node has at least one entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn first(&self, i: usize) -> &[u8] {
+        let (a, b) = self.entries[i].first;
+        &self.bytes[a..b]
+    }
+
+    pub fn last(&self, i: usize) -> &[u8] {
+        let (a, b) = self.entries[i].last;
+        &self.bytes[a..b]
+    }
+
+    /// Entry `i` as an owned value.
+    pub fn entry(&self, i: usize) -> Entry {
+        Entry {
+            first: self.first(i).to_vec(),
+            last: self.last(i).to_vec(),
+            offset: self.entries[i].offset,
+            width: self.entries[i].width,
+        }
+    }
 }
 
 fn entry_bytes(e: &Entry) -> usize {
@@ -122,8 +166,8 @@ pub fn build(blocks: Vec<Entry>, base: u64, out: &mut Vec<u8>) -> u64 {
 }
 
 /// Decodes one node, checking invariant 1; `bytes` must be exactly the node.
-pub fn decode_node(bytes: &[u8]) -> DecodeResult<Node> {
-    let mut r = Reader::new(bytes);
+pub fn decode_node(bytes: Vec<u8>) -> DecodeResult<Node> {
+    let mut r = Reader::new(&bytes);
     let level = r.u8()?;
     if level >= MAX_HEIGHT {
         return Err(DecodeError("row index node level out of range"));
@@ -132,23 +176,30 @@ pub fn decode_node(bytes: &[u8]) -> DecodeResult<Node> {
     if n == 0 {
         return Err(DecodeError("empty row index node"));
     }
-    let mut entries: Vec<Entry> = Vec::with_capacity(n.min(bytes.len()));
+    let field = |r: &mut Reader<'_>| -> DecodeResult<(usize, usize)> {
+        let len = r.varint_usize()?;
+        let start = r.position();
+        r.take(len)?;
+        Ok((start, start + len))
+    };
+    let mut entries: Vec<EntryAt> = Vec::with_capacity(n.min(bytes.len()));
     for _ in 0..n {
-        let first = r.bytes()?.to_vec();
-        let last = r.bytes()?.to_vec();
+        let first = field(&mut r)?;
+        let last = field(&mut r)?;
         let offset = r.varint()?;
         let width = r.varint()?;
-        if first > last || width == 0 {
+        let at = |(a, b): (usize, usize)| &bytes[a..b];
+        if at(first) > at(last) || width == 0 {
             return Err(DecodeError(
                 "row index entry with first after last or no width",
             ));
         }
         if let Some(prev) = entries.last() {
-            if prev.last >= first || prev.offset.saturating_add(prev.width) > offset {
+            if at(prev.last) >= at(first) || prev.offset.saturating_add(prev.width) > offset {
                 return Err(DecodeError("row index entries out of order"));
             }
         }
-        entries.push(Entry {
+        entries.push(EntryAt {
             first,
             last,
             offset,
@@ -158,22 +209,28 @@ pub fn decode_node(bytes: &[u8]) -> DecodeResult<Node> {
     if !r.is_empty() {
         return Err(DecodeError("trailing bytes after row index node"));
     }
-    Ok(Node { level, entries })
+    Ok(Node {
+        level,
+        bytes,
+        entries,
+    })
 }
 
 /// The first entry that may hold rows at or after `range`'s start (forward
 /// reads), or `None` when every entry ends before it. A start bound admits an
 /// upward-closed set of clusterings, so the entries it rejects are a prefix.
-pub fn seek_forward(entries: &[Entry], range: &ClusteringRange) -> Option<usize> {
-    let i = entries.partition_point(|e| !range.start.admits_as_start(&e.last));
-    (i < entries.len()).then_some(i)
+pub fn seek_forward(node: &Node, range: &ClusteringRange) -> Option<usize> {
+    let i = node
+        .entries
+        .partition_point(|e| !range.start.admits_as_start(&node.bytes[e.last.0..e.last.1]));
+    (i < node.len()).then_some(i)
 }
 
 /// The last entry that may hold rows at or before `range`'s end (reverse
 /// reads), or `None` when every entry starts after it.
-pub fn seek_reverse(entries: &[Entry], range: &ClusteringRange) -> Option<usize> {
-    entries
-        .partition_point(|e| range.end.admits_as_end(&e.first))
+pub fn seek_reverse(node: &Node, range: &ClusteringRange) -> Option<usize> {
+    node.entries
+        .partition_point(|e| range.end.admits_as_end(&node.bytes[e.first.0..e.first.1]))
         .checked_sub(1)
 }
 
@@ -191,6 +248,10 @@ mod tests {
         }
     }
 
+    fn entries(node: &Node) -> Vec<Entry> {
+        (0..node.len()).map(|i| node.entry(i)).collect()
+    }
+
     fn range(start: ClusteringBound, end: ClusteringBound) -> ClusteringRange {
         ClusteringRange { start, end }
     }
@@ -201,13 +262,13 @@ mod tests {
         let mut out = Vec::new();
         let root = build(blocks.clone(), 100, &mut out);
         assert_eq!(root, 100);
-        let node = decode_node(&out).unwrap();
+        let node = decode_node(out.clone()).unwrap();
         assert_eq!(node.level, 0);
-        assert_eq!(node.entries, blocks);
-        assert!(decode_node(&out[..out.len() - 1]).is_err());
+        assert_eq!(entries(&node), blocks);
+        assert!(decode_node(out[..out.len() - 1].to_vec()).is_err());
         let mut longer = out.clone();
         longer.push(0);
-        assert!(decode_node(&longer).is_err());
+        assert!(decode_node(longer).is_err());
     }
 
     #[test]
@@ -227,28 +288,27 @@ mod tests {
         let mut out = Vec::new();
         let base = 1000;
         let root_offset = build(blocks.clone(), base, &mut out);
-        let root = decode_node(&out[(root_offset - base) as usize..]).unwrap();
+        let root = decode_node(out[(root_offset - base) as usize..].to_vec()).unwrap();
         assert!(root.level >= 1, "20,000 blocks do not fit one node");
         // Walk every level down, checking invariant 2 and collecting leaves.
         let mut leaves = Vec::new();
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
-            for e in node.entries.iter().rev() {
+            for e in entries(&node) {
                 if node.level == 0 {
                     leaves.push(e.clone());
                     continue;
                 }
                 let from = (e.offset - base) as usize;
-                let child = decode_node(&out[from..from + e.width as usize]).unwrap();
+                let child = decode_node(out[from..from + e.width as usize].to_vec()).unwrap();
                 assert_eq!(child.level, node.level - 1);
-                assert_eq!(child.entries[0].first, e.first);
-                assert_eq!(child.entries.last().unwrap().last, e.last);
+                assert_eq!(child.first(0), e.first);
+                assert_eq!(child.last(child.len() - 1), e.last);
                 assert!(e.width as usize <= NODE_TARGET_BYTES + 64, "{}", e.width);
                 stack.push(child);
             }
         }
-        leaves.reverse();
-        // Popping the stack visits children last-pushed first: restore order.
+        // The stack visits subtrees out of order: restore clustering order.
         leaves.sort_by(|a, b| a.first.cmp(&b.first));
         assert_eq!(leaves, blocks);
     }
@@ -257,26 +317,35 @@ mod tests {
     fn decode_refuses_overlap_and_disorder() {
         let mut out = Vec::new();
         encode_node(0, &[entry(b"a", b"c", 5), entry(b"c", b"f", 15)], &mut out);
-        assert!(decode_node(&out).is_err(), "clusterings overlap");
+        assert!(decode_node(out.clone()).is_err(), "clusterings overlap");
         out.clear();
         encode_node(0, &[entry(b"a", b"c", 5), entry(b"d", b"f", 12)], &mut out);
-        assert!(decode_node(&out).is_err(), "extents overlap");
+        assert!(decode_node(out.clone()).is_err(), "extents overlap");
         out.clear();
         encode_node(0, &[entry(b"b", b"a", 5)], &mut out);
-        assert!(decode_node(&out).is_err(), "first after last");
+        assert!(decode_node(out.clone()).is_err(), "first after last");
         out.clear();
         encode_node(0, &[], &mut out);
-        assert!(decode_node(&out).is_err(), "empty");
+        assert!(decode_node(out.clone()).is_err(), "empty");
+        out.clear();
+        encode_node(MAX_HEIGHT, &[entry(b"a", b"c", 5)], &mut out);
+        assert!(decode_node(out.clone()).is_err(), "level too high");
     }
 
     #[test]
     fn seeks_at_block_edges_both_directions() {
         // Blocks [a1..a9], [b1..b9], [c1..c9].
-        let e = vec![
-            entry(b"a1", b"a9", 0),
-            entry(b"b1", b"b9", 10),
-            entry(b"c1", b"c9", 20),
-        ];
+        let mut out = Vec::new();
+        encode_node(
+            0,
+            &[
+                entry(b"a1", b"a9", 0),
+                entry(b"b1", b"b9", 10),
+                entry(b"c1", b"c9", 20),
+            ],
+            &mut out,
+        );
+        let e = decode_node(out).unwrap();
         let incl = |p: &[u8]| ClusteringBound::inclusive(p.to_vec());
         let excl = |p: &[u8]| ClusteringBound::exclusive(p.to_vec());
         let un = ClusteringBound::UNBOUNDED;

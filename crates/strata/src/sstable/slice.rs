@@ -26,7 +26,7 @@
 use super::format::RowIndexLocation;
 use super::partition::{decode_header, decode_row_body, read_row_entry, MARKER_ROW};
 use super::reader::SSTableReader;
-use super::row_index::{decode_node, seek_forward, seek_reverse, Entry};
+use super::row_index::{decode_node, seek_forward, seek_reverse, Entry, Node};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
 use crate::encoding::Reader;
 use crate::error::Result;
@@ -54,12 +54,23 @@ enum Rows {
     Indexed(Box<Indexed>),
 }
 
-/// One level of the cursor: a node's entries and the current position.
+/// One level of the cursor: a node and the current position in it.
 #[derive(Debug)]
 struct Level {
-    level: u8,
-    entries: Vec<Entry>,
+    node: Node,
     pos: usize,
+}
+
+/// The row block being handed out: its bytes, and the rows of the range in it
+/// as (clustering, body extent), in reverse order of handing out. Bodies are
+/// decoded only when handed out, so a "first 10 rows" read decodes 10 rows,
+/// not the ~100 of a 4 KiB block.
+#[derive(Debug, Default)]
+struct Block {
+    bytes: Vec<u8>,
+    rows: Vec<(Vec<u8>, usize, usize)>,
+    /// Data-stream offset of the block, for errors.
+    at: u64,
 }
 
 #[derive(Debug)]
@@ -74,8 +85,7 @@ struct Indexed {
     /// Root first; the last level is a leaf (level 0) whose `pos` is the next
     /// block to read.
     path: Vec<Level>,
-    /// Rows of the current block still to hand out, in reverse order.
-    buf: Vec<Row>,
+    block: Block,
     /// No block after the current `buf` can hold rows of the range.
     done: bool,
     chunks: Vec<(usize, Vec<u8>)>,
@@ -127,7 +137,7 @@ impl SSTableSlice {
             range: range.clone(),
             reversed,
             path: Vec::new(),
-            buf: Vec::new(),
+            block: Block::default(),
             done: false,
             chunks: Vec::new(),
             blocks_read: 0,
@@ -220,59 +230,53 @@ impl Indexed {
         Ok(out)
     }
 
-    fn node(&mut self, offset: u64, width: u64) -> Result<super::row_index::Node> {
+    fn node(&mut self, offset: u64, width: u64) -> Result<Node> {
         let bytes = self.bytes(offset, width)?;
-        decode_node(&bytes).map_err(|e| {
+        decode_node(bytes).map_err(|e| {
             self.reader
                 .corrupt_data(self.offset + offset, format!("row index node: {}", e.0))
         })
+    }
+
+    /// Checks invariant 2 of the row index for `child`, reached through
+    /// `parent` (an entry of a node of level `child.level + 1`).
+    fn check_child(&self, parent: &Entry, level: u8, child: &Node) -> Result<()> {
+        if child.level + 1 != level
+            || child.first(0) != parent.first.as_slice()
+            || child.last(child.len() - 1) != parent.last.as_slice()
+        {
+            return Err(self.reader.corrupt_data(
+                self.offset + parent.offset,
+                "row index node disagrees with its parent",
+            ));
+        }
+        Ok(())
     }
 
     /// Descends from the root to the first block that may hold the range's
     /// start (forward) or end (reverse); none found means the range misses.
     fn seek(&mut self, root_offset: u64, root_width: u64) -> Result<()> {
         let mut node = self.node(root_offset, root_width)?;
-        let mut parent: Option<Entry> = None;
         loop {
-            if let Some(p) = &parent {
-                let first = node.entries.first().map(|e| &e.first);
-                let last = node.entries.last().map(|e| &e.last);
-                if first != Some(&p.first) || last != Some(&p.last) {
-                    return Err(self.reader.corrupt_data(
-                        self.offset + p.offset,
-                        "row index node disagrees with its parent",
-                    ));
-                }
-            }
             let pos = if self.reversed {
-                seek_reverse(&node.entries, &self.range)
+                seek_reverse(&node, &self.range)
             } else {
-                seek_forward(&node.entries, &self.range)
+                seek_forward(&node, &self.range)
             };
             let Some(pos) = pos else {
-                // Only the root can miss: a child covers what its parent's
-                // entry covers (checked above).
+                // Only the root can miss: a child covers exactly what its
+                // parent's entry covers (check_child).
                 self.done = true;
                 return Ok(());
             };
             let level = node.level;
-            let entry = node.entries[pos].clone();
-            self.path.push(Level {
-                level,
-                entries: node.entries,
-                pos,
-            });
+            let entry = node.entry(pos);
+            self.path.push(Level { node, pos });
             if level == 0 {
                 return Ok(());
             }
             node = self.node(entry.offset, entry.width)?;
-            if node.level + 1 != level {
-                return Err(self.reader.corrupt_data(
-                    self.offset + entry.offset,
-                    "row index node at the wrong level",
-                ));
-            }
-            parent = Some(entry);
+            self.check_child(&entry, level, &node)?;
         }
     }
 
@@ -288,7 +292,7 @@ impl Indexed {
                     top.pos -= 1;
                     break;
                 }
-            } else if top.pos + 1 < top.entries.len() {
+            } else if top.pos + 1 < top.node.len() {
                 top.pos += 1;
                 break;
             }
@@ -299,38 +303,28 @@ impl Indexed {
             let Some(top) = self.path.last() else {
                 return Ok(false);
             };
-            if top.level == 0 {
+            let level = top.node.level;
+            if level == 0 {
                 return Ok(true);
             }
-            let level = top.level;
-            let entry = top.entries[top.pos].clone();
+            let entry = top.node.entry(top.pos);
             let node = self.node(entry.offset, entry.width)?;
-            if node.level + 1 != level
-                || node.entries.first().map(|e| &e.first) != Some(&entry.first)
-                || node.entries.last().map(|e| &e.last) != Some(&entry.last)
-            {
-                return Err(self.reader.corrupt_data(
-                    self.offset + entry.offset,
-                    "row index node disagrees with its parent",
-                ));
-            }
-            let pos = if self.reversed {
-                node.entries.len() - 1
-            } else {
-                0
-            };
-            self.path.push(Level {
-                level: node.level,
-                entries: node.entries,
-                pos,
-            });
+            self.check_child(&entry, level, &node)?;
+            let pos = if self.reversed { node.len() - 1 } else { 0 };
+            self.path.push(Level { node, pos });
         }
     }
 
     fn next_row(&mut self) -> Result<Option<Row>> {
         loop {
-            if let Some(r) = self.buf.pop() {
-                return Ok(Some(r));
+            if let Some((ck, from, to)) = self.block.rows.pop() {
+                let b = &self.block;
+                let row =
+                    decode_row_body(&b.bytes[from..to], ck, self.reader.base()).map_err(|e| {
+                        self.reader
+                            .corrupt_data(b.at, format!("row block: {}", e.0))
+                    })?;
+                return Ok(Some(row));
             }
             if self.done {
                 return Ok(None);
@@ -339,9 +333,15 @@ impl Indexed {
         }
     }
 
-    /// Decodes the block under the cursor into `buf` and advances.
+    /// Reads the block under the cursor, frames its rows (clusterings and body
+    /// extents, bodies left encoded) and advances.
     fn read_block(&mut self) -> Result<()> {
-        let Some(entry) = self.path.last().and_then(|l| l.entries.get(l.pos)).cloned() else {
+        let Some(entry) = self
+            .path
+            .last()
+            .filter(|l| l.pos < l.node.len())
+            .map(|l| l.node.entry(l.pos))
+        else {
             self.done = true;
             return Ok(());
         };
@@ -358,11 +358,13 @@ impl Indexed {
         let bytes = self.bytes(entry.offset, entry.width)?;
         self.blocks_read += 1;
         let block_at = self.offset + entry.offset;
-        let reader = Arc::clone(&self.reader);
-        let bad = |reason: String| reader.corrupt_data(block_at, format!("row block: {reason}"));
+        let bad = |reason: String| {
+            self.reader
+                .corrupt_data(block_at, format!("row block: {reason}"))
+        };
+        let mut rows = Vec::new();
         let mut r = Reader::new(&bytes);
         let mut prev: Vec<u8> = Vec::new();
-        let mut rows = Vec::new();
         let mut first = true;
         while !r.is_empty() {
             let marker = r.u8().map_err(|e| bad(e.0.to_string()))?;
@@ -379,9 +381,8 @@ impl Indexed {
                 return Err(bad("rows out of clustering order".into()));
             }
             if self.range.contains(&ck) {
-                let row = decode_row_body(body, ck.clone(), reader.base())
-                    .map_err(|e| bad(e.0.to_string()))?;
-                rows.push(row);
+                let to = r.position();
+                rows.push((ck.clone(), to - body.len(), to));
             }
             prev = ck;
         }
@@ -391,7 +392,11 @@ impl Indexed {
         if !self.reversed {
             rows.reverse();
         }
-        self.buf = rows;
+        self.block = Block {
+            bytes,
+            rows,
+            at: block_at,
+        };
         // Stop once this block reaches past the range; otherwise move on.
         let reaches_past = if self.reversed {
             !self.range.start.admits_as_start(&entry.first)
