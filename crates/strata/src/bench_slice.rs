@@ -25,9 +25,14 @@
 //! 2. The memtable case asserts that the whole partition is in the memtable and
 //!    no sstable exists (the flush threshold is set above the data); the sstable
 //!    case asserts the memtable is empty and exactly one sstable holds the data.
-//! 3. Time per read is the mean over repetitions until `min_millis_per_case`
-//!    have passed (at least `MIN_READS_PER_CASE` reads); the clock is a
-//!    simulated one (no TTLs are involved), the timer is the monotonic clock.
+//! 3. Time per read is the median over [`ROUNDS`] rounds of the mean time of
+//!    a round's reads; a round of one case repeats reads until
+//!    `min_millis_per_case / ROUNDS` have passed (at least
+//!    [`MIN_READS_PER_CASE`] reads). Rounds visit every size in turn, so a
+//!    burst of load from other processes on a shared machine hits all sizes
+//!    alike instead of skewing the one measured at that moment (the
+//!    requirement compares sizes). The database clock is simulated (no TTLs
+//!    are involved); the timer is the monotonic clock.
 
 use crate::clock::SimClock;
 use crate::data::{ClusteringBound, ClusteringRange, DecoratedKey, PartitionUpdate};
@@ -47,6 +52,8 @@ pub const SLICE_ROWS: usize = 10;
 pub const MIN_READS_PER_CASE: u64 = 3;
 /// Bytes of each row's value.
 pub const VALUE_BYTES: usize = 32;
+/// Rounds per case; see contract 3.
+pub const ROUNDS: u64 = 5;
 /// Rows per applied batch while loading (one mutation each).
 const LOAD_BATCH_ROWS: usize = 1000;
 
@@ -100,15 +107,40 @@ pub fn run(dir: &Path, opts: &SliceBenchOptions) -> Result<SliceBenchReport> {
             2 * SLICE_ROWS
         )));
     }
-    let mut report = SliceBenchReport::default();
+    let mut runs = Vec::new();
     for (i, &n) in opts.rows_per_partition.iter().enumerate() {
-        let sub = dir.join(format!("run-{i}-{n}"));
-        report.cases.extend(run_size(&sub, n, opts)?);
+        runs.push(open_and_load(&dir.join(format!("run-{i}-{n}")), n)?);
+    }
+    for (_, table, n) in &runs {
+        let view = table.view();
+        let in_memtable = view.memtables.iter().map(|m| m.cell_count()).sum::<u64>();
+        if !view.sstables.is_empty() || in_memtable != *n {
+            return Err(Error::InvalidInput(format!(
+                "memtable case: expected {n} cells in the memtable and no sstable, found {in_memtable} and {} sstables",
+                view.sstables.len()
+            )));
+        }
+    }
+    let mut report = SliceBenchReport::default();
+    report.cases.extend(measure(&runs, "memtable", opts)?);
+    for (_, table, _) in &runs {
+        table.flush()?;
+        let view = table.view();
+        if view.sstables.len() != 1 || view.memtables.iter().any(|m| !m.is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "sstable case: expected one sstable and empty memtables, found {} sstables",
+                view.sstables.len()
+            )));
+        }
+    }
+    report.cases.extend(measure(&runs, "sstable", opts)?);
+    for (db, _, _) in runs {
+        db.close()?;
     }
     Ok(report)
 }
 
-fn run_size(dir: &Path, n: u64, opts: &SliceBenchOptions) -> Result<Vec<SliceCase>> {
+fn open_and_load(dir: &Path, n: u64) -> Result<(Database, Arc<Table>, u64)> {
     let mut db_opts = DbOptions::new(SimClock::new(1_700_000_000_000_000));
     // No commit log (nothing here is about durability) and no background
     // compaction (one sstable is flushed and must stay as it is).
@@ -123,26 +155,7 @@ fn run_size(dir: &Path, n: u64, opts: &SliceBenchOptions) -> Result<Vec<SliceCas
          WITH CLUSTERING ORDER BY (t DESC) AND memtable_flush_threshold_mb = 4096",
     )?;
     load(&table, n)?;
-    let view = table.view();
-    let in_memtable = view.memtables.iter().map(|m| m.cell_count()).sum::<u64>();
-    if !view.sstables.is_empty() || in_memtable != n {
-        return Err(Error::InvalidInput(format!(
-            "memtable case: expected {n} cells in the memtable and no sstable, found {in_memtable} and {} sstables",
-            view.sstables.len()
-        )));
-    }
-    let mut cases = measure(&table, n, "memtable", opts)?;
-    table.flush()?;
-    let view = table.view();
-    if view.sstables.len() != 1 || view.memtables.iter().any(|m| !m.is_empty()) {
-        return Err(Error::InvalidInput(format!(
-            "sstable case: expected one sstable and empty memtables, found {} sstables",
-            view.sstables.len()
-        )));
-    }
-    cases.extend(measure(&table, n, "sstable", opts)?);
-    db.close()?;
-    Ok(cases)
+    Ok((db, table, n))
 }
 
 fn load(table: &Arc<Table>, n: u64) -> Result<()> {
@@ -184,17 +197,19 @@ fn ck(table: &Table, t: u64) -> Result<Vec<u8>> {
     table.schema().encode_clustering(&[Value::BigInt(t as i64)])
 }
 
-fn measure(
-    table: &Arc<Table>,
-    n: u64,
-    source: &'static str,
-    opts: &SliceBenchOptions,
-) -> Result<Vec<SliceCase>> {
-    let key: DecoratedKey = table.schema().decorated_key(&[Value::Int(1)])?;
+/// One slice: (position, direction, range, reversed, t of its first and last row).
+type Slice = (
+    &'static str,
+    &'static str,
+    ClusteringRange,
+    bool,
+    (u64, u64),
+);
+
+fn slices(table: &Table, n: u64) -> Result<Vec<Slice>> {
     let mid = n / 2;
     let ten = SLICE_ROWS as u64;
-    // (position, direction, range, reversed, expected t of the first and last row)
-    let cases = [
+    Ok(vec![
         (
             "newest",
             "forward",
@@ -232,40 +247,77 @@ fn measure(
             true,
             (mid, mid + ten - 1),
         ),
-    ];
-    let mut out = Vec::new();
-    for (position, direction, range, reversed, (first, last)) in cases {
-        let expect = (ck(table, first)?, ck(table, last)?);
-        let check = |rows: &[crate::data::Row]| -> Result<()> {
-            let got = (
-                rows.first().map(|r| r.clustering.clone()),
-                rows.last().map(|r| r.clustering.clone()),
-            );
-            if rows.len() != SLICE_ROWS || got != (Some(expect.0.clone()), Some(expect.1.clone())) {
-                return Err(Error::InvalidInput(format!(
-                    "{source} {position} {direction} of {n} rows returned {} rows, not rows {first}..{last}",
-                    rows.len()
-                )));
-            }
-            Ok(())
-        };
-        let budget = Duration::from_millis(opts.min_millis_per_case);
-        let started = Instant::now();
-        let mut reads = 0u64;
-        while reads < MIN_READS_PER_CASE || started.elapsed() < budget {
-            let r = table.read(&key, &range, reversed, SLICE_ROWS)?;
-            check(&r.rows)?;
-            reads += 1;
+    ])
+}
+
+/// One round of one case: reads until `budget` has passed; (reads, seconds).
+fn round(
+    table: &Table,
+    n: u64,
+    source: &str,
+    slice: &Slice,
+    budget: Duration,
+) -> Result<(u64, f64)> {
+    let (position, direction, range, reversed, (first, last)) = slice;
+    let key: DecoratedKey = table.schema().decorated_key(&[Value::Int(1)])?;
+    let expect = (Some(ck(table, *first)?), Some(ck(table, *last)?));
+    let started = Instant::now();
+    let mut reads = 0u64;
+    while reads < MIN_READS_PER_CASE || started.elapsed() < budget {
+        let r = table.read(&key, range, *reversed, SLICE_ROWS)?;
+        let got = (
+            r.rows.first().map(|r| r.clustering.clone()),
+            r.rows.last().map(|r| r.clustering.clone()),
+        );
+        // Contract 1: a fast wrong answer is an error, not a result.
+        if r.rows.len() != SLICE_ROWS || got != expect {
+            return Err(Error::InvalidInput(format!(
+                "{source} {position} {direction} of {n} rows returned {} rows, not rows {first}..{last}",
+                r.rows.len()
+            )));
         }
-        let micros = started.elapsed().as_secs_f64() * 1e6 / reads as f64;
-        out.push(SliceCase {
-            rows_per_partition: n,
-            source,
-            position,
-            direction,
-            micros_per_read: (micros * 100.0).round() / 100.0,
-            reads,
-        });
+        reads += 1;
+    }
+    Ok((reads, started.elapsed().as_secs_f64()))
+}
+
+fn measure(
+    runs: &[(Database, Arc<Table>, u64)],
+    source: &'static str,
+    opts: &SliceBenchOptions,
+) -> Result<Vec<SliceCase>> {
+    let budget = Duration::from_millis(opts.min_millis_per_case / ROUNDS);
+    let plans: Vec<Vec<Slice>> = runs
+        .iter()
+        .map(|(_, t, n)| slices(t, *n))
+        .collect::<Result<_>>()?;
+    // samples[run][slice] = per-round micros per read; reads[run][slice].
+    let mut samples = vec![vec![Vec::new(); 4]; runs.len()];
+    let mut reads = vec![vec![0u64; 4]; runs.len()];
+    for _ in 0..ROUNDS {
+        for (r, (_, table, n)) in runs.iter().enumerate() {
+            for (c, slice) in plans[r].iter().enumerate() {
+                let (count, seconds) = round(table, *n, source, slice, budget)?;
+                samples[r][c].push(seconds * 1e6 / count as f64);
+                reads[r][c] += count;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (r, (_, _, n)) in runs.iter().enumerate() {
+        for (c, (position, direction, ..)) in plans[r].iter().enumerate() {
+            let s = &mut samples[r][c];
+            s.sort_by(f64::total_cmp);
+            let median = s[s.len() / 2];
+            out.push(SliceCase {
+                rows_per_partition: *n,
+                source,
+                position,
+                direction,
+                micros_per_read: (median * 100.0).round() / 100.0,
+                reads: reads[r][c],
+            });
+        }
     }
     Ok(out)
 }

@@ -120,7 +120,11 @@ fn write_round(rng: &mut ChaCha8Rng, t: &Arc<Table>, clock: &SimClock, round: u3
                     .expect("update")
             } else {
                 schema
-                    .insert(&[pk(), ck[0].clone(), ck[1].clone(), ("v", value)], &wo, now())
+                    .insert(
+                        &[pk(), ck[0].clone(), ck[1].clone(), ("v", value)],
+                        &wo,
+                        now(),
+                    )
                     .expect("insert")
             };
             match &mut batch {
@@ -142,7 +146,8 @@ fn write_round(rng: &mut ChaCha8Rng, t: &Arc<Table>, clock: &SimClock, round: u3
                 ttl_seconds: None,
             };
             let (a, b) = (prefix(rng), prefix(rng));
-            if let Ok(u) = schema.delete_range(&[pk()], (&a, rng.gen()), (&b, rng.gen()), &wo, now())
+            if let Ok(u) =
+                schema.delete_range(&[pk()], (&a, rng.gen()), (&b, rng.gen()), &wo, now())
             {
                 t.apply(&u).expect("range delete");
             }
@@ -166,7 +171,9 @@ fn write_round(rng: &mut ChaCha8Rng, t: &Arc<Table>, clock: &SimClock, round: u3
                 timestamp_micros: Some(now() - rng.gen_range(0..1000)),
                 ttl_seconds: None,
             };
-            let u = schema.delete_partition(&[pk()], &wo, now()).expect("delete");
+            let u = schema
+                .delete_partition(&[pk()], &wo, now())
+                .expect("delete");
             t.apply(&u).expect("apply");
         }
     }
@@ -193,7 +200,10 @@ fn slices_match_a_filter_of_the_whole_partition() {
         clock.advance_seconds(rng.gen_range(0..10));
         let now_seconds = clock.now_seconds();
         let view = t.view();
-        assert_eq!(view.sstables.len(), round.min(4) as usize + usize::from(round < 4));
+        assert_eq!(
+            view.sstables.len(),
+            round.min(4) as usize + usize::from(round < 4)
+        );
         for s in &view.sstables {
             assert_eq!(s.format_version(), strata::sstable::FORMAT_VERSION);
         }
@@ -201,7 +211,12 @@ fn slices_match_a_filter_of_the_whole_partition() {
             let key = t.schema().decorated_key(&[Value::Int(k)]).expect("key");
             for s in &view.sstables {
                 if let Some(sl) = s
-                    .slice(&key, &ClusteringRange::ALL, false, IoTag::new(IoCause::UserRead))
+                    .slice(
+                        &key,
+                        &ClusteringRange::ALL,
+                        false,
+                        IoTag::new(IoCause::UserRead),
+                    )
                     .expect("slice")
                 {
                     let mut sl = sl;
@@ -232,6 +247,9 @@ fn slices_match_a_filter_of_the_whole_partition() {
         }
     }
     assert!(compared_rows > 50_000, "{compared_rows} rows compared");
-    assert!(indexed >= 10, "{indexed} sstable partitions read through a row index");
+    assert!(
+        indexed >= 10,
+        "{indexed} sstable partitions read through a row index"
+    );
     db.close().expect("close");
 }
