@@ -686,7 +686,7 @@ fn read_identity(
     let mut block = vec![0u8; len as usize];
     file.read_exact_at(&mut block, 0, OPEN_TAG, table_io.as_deref())?;
     let (identity, version) = SSTableIdentity::decode(&block).map_err(|r| corrupt(path, 0, r))?;
-    if version < FIRST_VERSION_WITH_IDENTITY || version > FORMAT_VERSION {
+    if !(FIRST_VERSION_WITH_IDENTITY..=FORMAT_VERSION).contains(&version) {
         return Err(corrupt(
             path,
             0,

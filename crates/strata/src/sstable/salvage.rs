@@ -626,9 +626,8 @@ pub fn salvage_file(
         path,
         &file,
         tag,
-        header_len,
+        (header_len, version),
         &identity,
-        version,
         &mut counts,
         sink,
     )?;
@@ -851,9 +850,8 @@ fn scan_regions(
     path: &Path,
     file: &ReadableFile,
     tag: IoTag,
-    header_len: u64,
+    (header_len, version): (u64, u32),
     identity: &SSTableIdentity,
-    version: u32,
     counts: &mut SalvageCounts,
     sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
 ) -> Result<()> {
