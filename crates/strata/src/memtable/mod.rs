@@ -839,6 +839,94 @@ mod tests {
         assert!(after.abs_diff(grown) < grown / 10, "{after} vs {grown}");
     }
 
+    fn slice_cks(m: &Memtable, range: &ClusteringRange, reversed: bool, n: usize) -> Vec<Vec<u8>> {
+        let Some(mut s) = m.slice(&key(b"p"), range, reversed) else {
+            return Vec::new();
+        };
+        std::iter::from_fn(|| s.next_row())
+            .take(n)
+            .map(|r| r.clustering)
+            .collect()
+    }
+
+    #[test]
+    fn prefix_successor_skips_trailing_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+
+    #[test]
+    fn slices_match_a_filter_in_both_directions_across_batches() {
+        let m = Memtable::new(1, 0);
+        let mut u = PartitionUpdate::new(key(b"p"));
+        // Two-byte clusterings with 0xff bytes, so prefix successors carry.
+        for a in [0u8, 1, 0xfe, 0xff] {
+            for b in 0..=255u8 {
+                if b % 3 == 0 || b == 0xff {
+                    u.add_row(row(&[a, b], 1, b"v"));
+                }
+            }
+        }
+        m.apply(&u);
+        let all: Vec<Vec<u8>> = u.rows.iter().map(|r| r.clustering.clone()).collect();
+        let bounds: Vec<ClusteringBound> = vec![
+            ClusteringBound::UNBOUNDED,
+            ClusteringBound::inclusive(vec![1]),
+            ClusteringBound::exclusive(vec![1]),
+            ClusteringBound::inclusive(vec![0xff]),
+            ClusteringBound::exclusive(vec![0xff]),
+            ClusteringBound::inclusive(vec![0xfe, 0xff]),
+            ClusteringBound::exclusive(vec![0xfe, 0xff]),
+            ClusteringBound::inclusive(vec![1, 30]),
+            ClusteringBound::exclusive(vec![1, 30]),
+            ClusteringBound::exclusive(Vec::new()),
+        ];
+        for start in &bounds {
+            for end in &bounds {
+                let range = ClusteringRange {
+                    start: start.clone(),
+                    end: end.clone(),
+                };
+                let want: Vec<Vec<u8>> =
+                    all.iter().filter(|c| range.contains(c)).cloned().collect();
+                // 344 rows: more than the first batches (16, 32, 64, ...).
+                assert_eq!(slice_cks(&m, &range, false, usize::MAX), want, "{range:?}");
+                let mut rev = want.clone();
+                rev.reverse();
+                assert_eq!(slice_cks(&m, &range, true, usize::MAX), rev, "{range:?}");
+                assert_eq!(
+                    slice_cks(&m, &range, true, 3),
+                    rev.into_iter().take(3).collect::<Vec<_>>()
+                );
+            }
+        }
+        assert!(m.slice(&key(b"q"), &ClusteringRange::ALL, false).is_none());
+    }
+
+    #[test]
+    fn a_slice_keeps_its_snapshot_and_carries_deletions() {
+        let m = Memtable::new(1, 0);
+        let mut u = PartitionUpdate::new(key(b"p"));
+        u.deletion.partition = Some(DeletionTime::new(0, 1));
+        for i in 0..100u8 {
+            u.add_row(row(&[i], 1, b"v"));
+        }
+        u.static_row = Some(row(b"", 1, b"s"));
+        m.apply(&u);
+        let mut s = m.slice(&key(b"p"), &ClusteringRange::ALL, false).unwrap();
+        assert_eq!(s.deletion.partition, Some(DeletionTime::new(0, 1)));
+        assert!(s.static_row.is_some());
+        assert_eq!(s.next_row().unwrap().clustering, vec![0]);
+        // A write after the slice began is not seen by it (memtable invariant 1).
+        let mut later = PartitionUpdate::new(key(b"p"));
+        later.add_row(row(&[200], 2, b"late"));
+        m.apply(&later);
+        let rest: Vec<Row> = std::iter::from_fn(|| s.next_row()).collect();
+        assert_eq!(rest.len(), 99);
+    }
+
     #[test]
     fn concurrent_writers_lose_nothing() {
         let m = Arc::new(Memtable::new(1, 0));
