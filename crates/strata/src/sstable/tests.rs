@@ -1137,3 +1137,66 @@ fn flipped_bits_under_a_row_index_are_corruption_never_wrong_rows() {
         }
     }
 }
+
+#[test]
+fn an_inconsistent_row_index_under_valid_checksums_is_corruption() {
+    // Uncompressed chunks, so a byte of the row index can be changed and its
+    // chunk's checksum recomputed: what a writer bug would leave behind.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let key = DecoratedKey::new(b"ts");
+    let mut p = PartitionUpdate::new(key.clone());
+    for i in 0..5000u32 {
+        let mut row = Row::new(i.to_be_bytes().to_vec());
+        row.liveness = LivenessInfo::new(NOW_MICROS);
+        row.add_cell(Cell::live(0, NOW_MICROS, vec![7; 24]));
+        p.rows.push(row);
+    }
+    let cl = 4096u64;
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &[p],
+        v2(1, options(Codec::None, cl as u32, 1)),
+    );
+    assert!(r.verify(READ).is_empty());
+    let entry = r.index_block(0, READ).unwrap()[0].clone();
+    let loc = entry.row_index.expect("5000 rows have a row index");
+    let chunks = r.chunk_ranges();
+    let path = r.path().to_path_buf();
+    drop(r);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Stored chunk: [codec][raw bytes][crc32c]; `at` is a data-stream offset.
+    let locate = |at: u64| {
+        let (off, _) = chunks[(at / cl) as usize];
+        (off + 1 + at % cl) as usize
+    };
+    let root = entry.offset + loc.root_offset;
+    assert_eq!(bytes[locate(root)], 0, "one root node at level 0");
+    // Root: level, count (one byte), first entry's first clustering (length
+    // byte, then 4 bytes): make it [0,0,0,1], after block 0's first row.
+    let at = root + 1 + 1 + 1 + 3;
+    bytes[locate(at)] = 1;
+    let (off, len) = chunks[(at / cl) as usize];
+    let (off, len) = (off as usize, len as usize);
+    let crc = crc32c::crc32c(&bytes[off..off + len - 4]);
+    bytes[off + len - 4..off + len].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
+    let problems = r.verify(READ);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    corruption_offset(&problems[0], &path);
+    let mut s = r
+        .slice(&key, &ClusteringRange::ALL, false, READ)
+        .unwrap()
+        .unwrap();
+    let e = drain(&mut s, 10).unwrap_err();
+    corruption_offset(&e, &path);
+    // The whole-partition path does not use the index and still reads.
+    assert_eq!(
+        r.read_partition(&key, READ).unwrap().unwrap().rows.len(),
+        5000
+    );
+}
