@@ -19,7 +19,9 @@
 //!    partition's size (sstables of format version 3; older ones and partitions
 //!    without a row index are decoded whole, as before).
 
-use crate::data::{ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
+use crate::data::{
+    ClusteringBound, ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row,
+};
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::memtable::{MemPartition, MemSlice, Memtable, SHARDS};
@@ -345,20 +347,27 @@ struct MemtableCursor {
 }
 
 impl MemtableCursor {
-    fn new(memtable: Arc<Memtable>, start: Option<&DecoratedKey>) -> MemtableCursor {
+    /// From `start` on (after it when `exclusive`), or from the beginning.
+    fn new(
+        memtable: Arc<Memtable>,
+        start: Option<&DecoratedKey>,
+        exclusive: bool,
+    ) -> MemtableCursor {
         let mut c = MemtableCursor {
             shard: start.map_or(0, Memtable::shard_index),
             memtable,
             buf: Default::default(),
             last: None,
         };
-        // Seek to `start` within its shard (inclusive); later batches continue
-        // after the last key fetched.
+        // Seek to `start` within its shard; later batches continue after the
+        // last key fetched.
         if let Some(k) = start {
-            c.buf = c
-                .memtable
-                .shard_batch(c.shard, Bound::Included(k), 256)
-                .into();
+            let lower = if exclusive {
+                Bound::Excluded(k)
+            } else {
+                Bound::Included(k)
+            };
+            c.buf = c.memtable.shard_batch(c.shard, lower, 256).into();
             c.last = c.buf.back().map(|p| p.key.clone());
             if c.buf.is_empty() {
                 c.shard += 1;
@@ -417,21 +426,68 @@ pub fn scan(
 ) -> Result<ScanPage> {
     let page_rows = page_rows.max(1);
     let start = paging.map(|p| &p.key);
+    let mut page = ScanPage::default();
+    let mut rows_returned = 0usize;
+    // A page that resumes inside a partition reads the rest of it as a slice
+    // after the last row returned (through row indexes), and the sources start
+    // after that partition: paging through a wide partition costs a page per
+    // page, not a whole-partition decode. (An empty clustering cannot end a
+    // partial page; a client's paging state holding one takes the general path.)
+    let mut exclusive = false;
+    if let Some(PagingState {
+        key,
+        last_clustering: Some(ck),
+    }) = paging
+    {
+        if !ck.is_empty() {
+            exclusive = true;
+            let range = ClusteringRange {
+                start: ClusteringBound::exclusive(ck.clone()),
+                end: ClusteringBound::UNBOUNDED,
+            };
+            let mut rows =
+                read_partition(view, key, &range, false, page_rows + 1, now_seconds)?.rows;
+            let partial = rows.len() > page_rows;
+            rows.truncate(page_rows);
+            rows_returned = rows.len();
+            let last_ck = rows.last().map(|r| r.clustering.clone());
+            if !rows.is_empty() {
+                page.partitions.push(ScanPartition {
+                    key: key.clone(),
+                    static_row: None,
+                    rows,
+                });
+            }
+            if partial || rows_returned >= page_rows {
+                page.next = Some(PagingState {
+                    key: key.clone(),
+                    last_clustering: if partial { last_ck } else { None },
+                });
+                return Ok(page);
+            }
+        }
+    }
     let mut sources = Vec::new();
     for m in &view.memtables {
-        sources.push(Source::Mem(MemtableCursor::new(m.clone(), start)));
+        sources.push(Source::Mem(MemtableCursor::new(
+            m.clone(),
+            start,
+            exclusive,
+        )));
     }
     for s in &view.sstables {
         if start.is_none_or(|k| s.last_key() >= k) {
-            sources.push(Source::Sst(s.scan(start, IoTag::new(IoCause::UserRead))?));
+            let tag = IoTag::new(IoCause::UserRead);
+            sources.push(Source::Sst(match start {
+                Some(k) if exclusive => s.scan_after(k, tag)?,
+                _ => s.scan(start, tag)?,
+            }));
         }
     }
     let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(sources.len());
     for s in sources.iter_mut() {
         heads.push(s.next()?);
     }
-    let mut page = ScanPage::default();
-    let mut rows_returned = 0usize;
     loop {
         let Some(min_key) = heads.iter().flatten().map(|p| &p.key).min().cloned() else {
             return Ok(page);

@@ -602,6 +602,21 @@ impl SSTableReader {
         Ok(s)
     }
 
+    /// Like [`scan`](Self::scan), from the first partition strictly after
+    /// `start`: `start` itself is neither read nor decoded (a scan page that
+    /// resumes inside a wide partition reads the rest of it as a slice).
+    pub fn scan_after(
+        self: &Arc<Self>,
+        start: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<PartitionScanner> {
+        let mut s = self.scan(Some(start), tag)?;
+        while s.pos < s.entries.len() && s.entries[s.pos].key <= *start {
+            s.pos += 1;
+        }
+        Ok(s)
+    }
+
     /// Checks every chunk and index block checksum, then (if they all pass)
     /// decodes every partition. Returns every problem found, each naming the file
     /// and offset; empty means the sstable is sound. Used by `strata verify`.
