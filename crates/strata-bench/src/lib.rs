@@ -17,6 +17,10 @@
 //!   engine beside the model and the simulator (`strata bench lcs-fanout`).
 //! - [`simulate`]: a simulator configuration from a seed-node preset plus
 //!   overrides (`strata simulate`).
+//! - [`slice`]: 10-row slice reads from partitions of 1e3..1e6 rows, memtable
+//!   and sstable (`strata bench slice`, issue 11).
+//! - [`timeseries`]: seed 003's time-series test in simulated time and its
+//!   workload (`strata bench timeseries`, issue 12).
 //! - [`charts`]: the SVG line charts the experiments draw.
 //!
 //! Invariants every module keeps:
@@ -30,5 +34,6 @@ pub mod charts;
 pub mod commitlog;
 pub mod lcs_fanout;
 pub mod simulate;
+pub mod slice;
 pub mod stress;
 pub mod timeseries;

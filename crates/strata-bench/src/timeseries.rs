@@ -53,6 +53,9 @@ use strata::types::Value;
 use strata::{Error, Result};
 
 const DAY: f64 = 86_400.0;
+/// Compaction tasks one flush may set off before the run is declared stuck (a
+/// strategy that never settles is a bug to report, not to wait out).
+const MAX_TASKS_PER_FLUSH: usize = 10_000;
 /// Simulated start: 2026-01-05, after `SimClock::fixed()`.
 const START_MICROS: i64 = 1_767_571_200_000_000;
 
@@ -340,8 +343,7 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
     let recent_start = write_end;
     let cold_start = write_end + (cfg.recent_read_days * DAY * 1e6) as i64;
     let quarter = (write_end - START_MICROS) / 4;
-    let hold_slack_seconds =
-        check_interval_seconds(&cfg.compaction) + cfg.flush_seconds as i64;
+    let hold_slack_seconds = check_interval_seconds(&cfg.compaction) + cfg.flush_seconds as i64;
 
     let mut sim = START_MICROS as f64;
     let mut next_flush = START_MICROS + cfg.flush_seconds as i64 * 1_000_000;
@@ -379,7 +381,13 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
             let t0 = Instant::now();
             let r = table.read(&key, &range, false, cfg.read_rows)?;
             let us = t0.elapsed().as_micros() as u64;
-            check_read(&schema, &r.rows, now, cfg.ttl_seconds, cfg.late_max_age_seconds)?;
+            check_read(
+                &schema,
+                &r.rows,
+                now,
+                cfg.ttl_seconds,
+                cfg.late_max_age_seconds,
+            )?;
             record(&mut interval.reads, us);
             record(&mut all_reads, us);
             record(&mut interval.sstables, r.sstables_read as u64);
@@ -427,7 +435,7 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
             let before = table.io().written(IoCause::Flush);
             table.flush()?;
             flushes_in_ttl.push_back((now, table.io().written(IoCause::Flush) - before));
-            table.compact_until_idle(&limiter)?;
+            table.compact_until_idle(&limiter, MAX_TASKS_PER_FLUSH)?;
         }
         if now >= next_sample {
             next_sample += cfg.sample_seconds as i64 * 1_000_000;
@@ -501,7 +509,9 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
     let ratio = |(f, c): (u64, u64)| if f == 0 { 0.0 } else { c as f64 / f as f64 };
     let first_day = recent_days.values().next();
     let last_day = recent_days.values().next_back();
-    let p99 = |h: Option<&(Histogram<u64>, Histogram<u64>)>| h.map_or(0, |(_, s)| s.value_at_quantile(0.99));
+    let p99 = |h: Option<&(Histogram<u64>, Histogram<u64>)>| {
+        h.map_or(0, |(_, s)| s.value_at_quantile(0.99))
+    };
     let p50_ms = |h: Option<&(Histogram<u64>, Histogram<u64>)>| {
         h.map_or(0.0, |(l, _)| l.value_at_quantile(0.5) as f64 / 1000.0)
     };
@@ -557,12 +567,14 @@ fn check_read(
     ttl_seconds: u32,
     late_max_age_seconds: u64,
 ) -> Result<()> {
-    let oldest = now_micros
-        - (ttl_seconds as i64 + late_max_age_seconds as i64) * 1_000_000;
+    let oldest = now_micros - (ttl_seconds as i64 + late_max_age_seconds as i64) * 1_000_000;
     let mut prev = i64::MAX;
     for r in rows {
-        let Some(Value::BigInt(t)) = schema.decode_clustering(&r.clustering)?.into_iter().next() else {
-            return Err(Error::InvalidInput("timeseries read: a row without its event time".into()));
+        let Some(Value::BigInt(t)) = schema.decode_clustering(&r.clustering)?.into_iter().next()
+        else {
+            return Err(Error::InvalidInput(
+                "timeseries read: a row without its event time".into(),
+            ));
         };
         if t >= prev || t < oldest {
             return Err(Error::InvalidInput(format!(
@@ -652,7 +664,9 @@ pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Resu
             late_fraction: late,
             ..cfg.base.clone()
         };
-        let dir = cfg.work_dir.join(format!("timeseries-{}", label.replace(' ', "_")));
+        let dir = cfg
+            .work_dir
+            .join(format!("timeseries-{}", label.replace(' ', "_")));
         if dir.exists() {
             return Err(Error::InvalidInput(format!(
                 "{} exists: bench timeseries needs fresh directories",
@@ -669,7 +683,11 @@ pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Resu
         strategies.insert(label, r);
     }
     let out_of_order = if cfg.out_of_order {
-        let on = one("TWCS late writes, segregation on", twcs_options(), cfg.late_fraction)?;
+        let on = one(
+            "TWCS late writes, segregation on",
+            twcs_options(),
+            cfg.late_fraction,
+        )?;
         let off = one(
             "TWCS late writes, segregation off",
             format!("{}, 'split_output_by_window': 'false'", twcs_options()),
@@ -752,7 +770,11 @@ impl BenchReport {
         };
         for r in self.strategies.values() {
             let name = r.label.to_ascii_lowercase();
-            let ops_max = r.samples.iter().map(|s| s.ops_per_wall_second).fold(0.0, f64::max);
+            let ops_max = r
+                .samples
+                .iter()
+                .map(|s| s.ops_per_wall_second)
+                .fold(0.0, f64::max);
             let comp_max = r
                 .samples
                 .iter()
@@ -762,19 +784,37 @@ impl BenchReport {
             draw_line_chart(LineChart {
                 path: path.clone(),
                 width: 900,
-                caption: format!("{}: operation rate and compaction load (seed 003's mirror image)", r.label),
+                caption: format!(
+                    "{}: operation rate and compaction load (seed 003's mirror image)",
+                    r.label
+                ),
                 x: 0.0..days,
                 y: 0.0..(ops_max.max(comp_max) * 1.1).max(1.0),
                 x_desc: "simulated day",
                 y_desc: "ops per wall second / compaction KB written per interval",
                 x_label: None,
                 series: vec![
-                    ("operations per wall second".into(), r.samples.iter().map(|s| (s.day, s.ops_per_wall_second)).collect()),
-                    ("compaction KB written per interval".into(), r.samples.iter().map(|s| (s.day, s.compaction_bytes_written as f64 / 1e3)).collect()),
+                    (
+                        "operations per wall second".into(),
+                        r.samples
+                            .iter()
+                            .map(|s| (s.day, s.ops_per_wall_second))
+                            .collect(),
+                    ),
+                    (
+                        "compaction KB written per interval".into(),
+                        r.samples
+                            .iter()
+                            .map(|s| (s.day, s.compaction_bytes_written as f64 / 1e3))
+                            .collect(),
+                    ),
                 ],
             })?;
             written.push(path);
-            for (part, pcts) in [("p75_and_below", ["p50", "p75"]), ("p90_and_above", ["p90", "p99"])] {
+            for (part, pcts) in [
+                ("p75_and_below", ["p50", "p75"]),
+                ("p90_and_above", ["p90", "p99"]),
+            ] {
                 let pick = |p: &Percentiles, which: &str| match which {
                     "p50" => p.p50,
                     "p75" => p.p75,
@@ -790,7 +830,11 @@ impl BenchReport {
                             .iter()
                             .filter(|s| f || s.reads > 0)
                             .map(|s| {
-                                let p = if f { &s.write_latency_us } else { &s.read_latency_us };
+                                let p = if f {
+                                    &s.write_latency_us
+                                } else {
+                                    &s.read_latency_us
+                                };
                                 (s.day, pick(p, which))
                             })
                             .collect();
@@ -802,7 +846,11 @@ impl BenchReport {
                 draw_line_chart(LineChart {
                     path: path.clone(),
                     width: 900,
-                    caption: format!("{}: latency percentiles ({})", r.label, part.replace('_', " ")),
+                    caption: format!(
+                        "{}: latency percentiles ({})",
+                        r.label,
+                        part.replace('_', " ")
+                    ),
                     x: 0.0..days,
                     y: 0.0..y_max * 1.1,
                     x_desc: "simulated day",
@@ -813,7 +861,11 @@ impl BenchReport {
                 written.push(path);
             }
         }
-        let across = |name: &str, caption: &str, y_desc: &str, f: &dyn Fn(&Sample) -> f64| -> Result<PathBuf> {
+        let across = |name: &str,
+                      caption: &str,
+                      y_desc: &str,
+                      f: &dyn Fn(&Sample) -> f64|
+         -> Result<PathBuf> {
             let path = file(name);
             draw_line_chart(LineChart {
                 path: path.clone(),
@@ -826,16 +878,40 @@ impl BenchReport {
                 x_label: None,
                 series: runs
                     .iter()
-                    .map(|r| (r.label.clone(), r.samples.iter().map(|s| (s.day, f(s))).collect()))
+                    .map(|r| {
+                        (
+                            r.label.clone(),
+                            r.samples.iter().map(|s| (s.day, f(s))).collect(),
+                        )
+                    })
                     .collect(),
             })?;
             Ok(path)
         };
-        written.push(across("disk_used", "Disk used", "MB", &|s| s.disk_bytes as f64 / 1e6)?);
-        written.push(across("live_data", "Live data (flush bytes of the last TTL)", "MB", &|s| s.live_bytes as f64 / 1e6)?);
-        written.push(across("sstable_count", "SSTables", "sstables", &|s| s.sstables as f64)?);
-        written.push(across("sstables_per_read", "SSTables touched per read (p99)", "sstables", &|s| s.sstables_per_read_p99 as f64)?);
-        written.push(across("expired_held", "Expired data held past its drop time", "MB", &|s| s.expired_bytes_held as f64 / 1e6)?);
+        written.push(across("disk_used", "Disk used", "MB", &|s| {
+            s.disk_bytes as f64 / 1e6
+        })?);
+        written.push(across(
+            "live_data",
+            "Live data (flush bytes of the last TTL)",
+            "MB",
+            &|s| s.live_bytes as f64 / 1e6,
+        )?);
+        written.push(across("sstable_count", "SSTables", "sstables", &|s| {
+            s.sstables as f64
+        })?);
+        written.push(across(
+            "sstables_per_read",
+            "SSTables touched per read (p99)",
+            "sstables",
+            &|s| s.sstables_per_read_p99 as f64,
+        )?);
+        written.push(across(
+            "expired_held",
+            "Expired data held past its drop time",
+            "MB",
+            &|s| s.expired_bytes_held as f64 / 1e6,
+        )?);
         Ok(written)
     }
 }
@@ -859,16 +935,63 @@ mod tests {
     #[test]
     fn bad_configurations_are_refused_naming_the_option() {
         let cases: Vec<(TimeseriesConfig, &str)> = vec![
-            (TimeseriesConfig { series: 0, ..small() }, "--series"),
-            (TimeseriesConfig { rows_per_second: 0.0, ..small() }, "--rows-per-second"),
-            (TimeseriesConfig { ttl_seconds: 0, ..small() }, "--ttl"),
-            (TimeseriesConfig { late_fraction: 0.95, ..small() }, "--late-fraction"),
-            (TimeseriesConfig { recent_read_fraction: 0.5, cold_read_fraction: 0.45, ..small() }, "read fractions"),
-            (TimeseriesConfig { flush_seconds: 0, ..small() }, "--flush-seconds"),
-            (TimeseriesConfig { rows_per_second: 1e6, write_days: 3650.0, ..small() }, "200 million"),
+            (
+                TimeseriesConfig {
+                    series: 0,
+                    ..small()
+                },
+                "--series",
+            ),
+            (
+                TimeseriesConfig {
+                    rows_per_second: 0.0,
+                    ..small()
+                },
+                "--rows-per-second",
+            ),
+            (
+                TimeseriesConfig {
+                    ttl_seconds: 0,
+                    ..small()
+                },
+                "--ttl",
+            ),
+            (
+                TimeseriesConfig {
+                    late_fraction: 0.95,
+                    ..small()
+                },
+                "--late-fraction",
+            ),
+            (
+                TimeseriesConfig {
+                    recent_read_fraction: 0.5,
+                    cold_read_fraction: 0.45,
+                    ..small()
+                },
+                "read fractions",
+            ),
+            (
+                TimeseriesConfig {
+                    flush_seconds: 0,
+                    ..small()
+                },
+                "--flush-seconds",
+            ),
+            (
+                TimeseriesConfig {
+                    rows_per_second: 1e6,
+                    write_days: 3650.0,
+                    ..small()
+                },
+                "200 million",
+            ),
         ];
         for (c, needle) in cases {
-            let e = c.validate().err().unwrap_or_else(|| panic!("{needle} accepted"));
+            let e = c
+                .validate()
+                .err()
+                .unwrap_or_else(|| panic!("{needle} accepted"));
             assert!(e.to_string().contains(needle), "{e}");
         }
         assert!(small().validate().is_ok());
@@ -880,7 +1003,10 @@ mod tests {
         let r = run(&small(), &dir.path().join("db"), &mut |_| {}).expect("run");
         assert!(r.rows_written > 10_000, "{}", r.rows_written);
         assert!(r.reads > 0);
-        assert!(r.bytes_dropped_by_expiry > 0, "expired windows dropped whole");
+        assert!(
+            r.bytes_dropped_by_expiry > 0,
+            "expired windows dropped whole"
+        );
         // After the first TTL (day 1) plus gc grace, disk use levels off: the
         // last day's peak is within a window or two of the second day's.
         let disk_at = |day: f64| {
@@ -891,8 +1017,16 @@ mod tests {
                 .max()
                 .unwrap_or(0)
         };
-        assert!(disk_at(4.0) as f64 <= disk_at(2.0) as f64 * 1.5, "{} vs {}", disk_at(4.0), disk_at(2.0));
-        assert_eq!(r.bytes_held_past_expiry, 0, "nothing blocks expiry without late writes");
+        assert!(
+            disk_at(4.0) as f64 <= disk_at(2.0) as f64 * 1.5,
+            "{} vs {}",
+            disk_at(4.0),
+            disk_at(2.0)
+        );
+        assert_eq!(
+            r.bytes_held_past_expiry, 0,
+            "nothing blocks expiry without late writes"
+        );
     }
 
     #[test]

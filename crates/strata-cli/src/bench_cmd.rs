@@ -14,6 +14,8 @@ use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
 
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
+#[path = "bench_slice_cmd.rs"]
+mod bench_slice_cmd;
 #[path = "bench_timeseries.rs"]
 mod bench_timeseries;
 
@@ -26,6 +28,8 @@ pub enum BenchCommand {
     /// Seed 003's time-series test in simulated time: DTCS, TWCS, STCS and LCS on
     /// identical input, then TWCS with late writes, segregation on and off.
     Timeseries(bench_timeseries::TimeseriesArgs),
+    /// Issue 11: 10-row slice reads from partitions of 1e3..1e6 rows (bench_slice_cmd.rs).
+    Slice(bench_slice_cmd::SliceBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -72,6 +76,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Commitlog(args) => commitlog(args),
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
         BenchCommand::Timeseries(args) => bench_timeseries::run(args),
+        BenchCommand::Slice(args) => bench_slice_cmd::run(args),
     }
 }
 

@@ -57,7 +57,11 @@ fn import_checks_columns_and_salvaged_files_import() {
         &strata(&source, &["sstable", "metadata", &file, "--json"]),
         "sstable metadata",
     ));
-    assert_eq!(meta["format_version"].as_u64(), Some(2), "{meta}");
+    assert_eq!(
+        meta["format_version"].as_u64(),
+        Some(u64::from(strata::sstable::FORMAT_VERSION)),
+        "{meta}"
+    );
     assert_eq!(meta["partition_count"].as_u64(), Some(OPS), "{meta}");
     let identity = &meta["identity"];
     assert_eq!(identity["keyspace"], "stress");

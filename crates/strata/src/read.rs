@@ -13,12 +13,19 @@
 //!    a partition tombstone already found (everything in it is shadowed).
 //! 3. Paging never repeats or skips a row: a page ends after a whole row and the
 //!    [`PagingState`] names the last row returned.
+//! 4. A partition read pulls rows from its sources lazily: a read with `limit`
+//!    decodes `limit` live rows plus the rows shadowed among them, plus at most
+//!    one memtable batch and one sstable row block per source, whatever the
+//!    partition's size (sstables of format version 3; older ones and partitions
+//!    without a row index are decoded whole, as before).
 
-use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate, Row};
+use crate::data::{
+    ClusteringBound, ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row,
+};
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
-use crate::memtable::{MemPartition, Memtable, SHARDS};
-use crate::sstable::{PartitionScanner, SSTableReader};
+use crate::memtable::{MemPartition, MemSlice, Memtable, SHARDS};
+use crate::sstable::{PartitionScanner, SSTableReader, SSTableSlice};
 use crate::version::{Handles, Version, VersionEdit};
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -133,8 +140,30 @@ pub fn live_rows(p: &PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec<Row
     (static_row, rows)
 }
 
+/// One source of a partition's rows in a read: a memtable's or an sstable's
+/// slice, pulled one row at a time.
+enum RowSource {
+    Mem(MemSlice),
+    Sst(SSTableSlice),
+}
+
+impl RowSource {
+    fn next_row(&mut self) -> Result<Option<Row>> {
+        match self {
+            RowSource::Mem(m) => Ok(m.next_row()),
+            RowSource::Sst(s) => s.next_row(),
+        }
+    }
+}
+
 /// Reads one partition restricted to `range`, forward or reverse, at most `limit`
 /// live rows.
+///
+/// Every source (memtable or sstable) yields the rows of the range lazily in
+/// the requested direction (an sstable through its row index: invariant 4);
+/// the sources' partition and range tombstones are gathered first, then rows
+/// are merged by clustering, reconciled, shadowed and expired, and pulled only
+/// until `limit` live rows are produced.
 pub fn read_partition(
     view: &View,
     key: &DecoratedKey,
@@ -143,12 +172,22 @@ pub fn read_partition(
     limit: usize,
     now_seconds: i64,
 ) -> Result<PartitionResult> {
-    let mut acc = PartitionUpdate::new(key.clone());
+    let mut deletion = PartitionDeletion::default();
+    let mut static_row: Option<Row> = None;
+    let mut sources: Vec<RowSource> = Vec::new();
     let mut found = false;
+    let merge_static = |acc: &mut Option<Row>, s: Option<Row>| {
+        *acc = match (acc.take(), s) {
+            (Some(a), Some(b)) => Some(a.merge(b)),
+            (a, b) => a.or(b),
+        };
+    };
     for m in &view.memtables {
-        if let Some(p) = m.read(key, range) {
+        if let Some(mut s) = m.slice(key, range, reversed) {
             found = true;
-            merge_partition(&mut acc, p);
+            deletion.merge(&s.deletion);
+            merge_static(&mut static_row, s.static_row.take());
+            sources.push(RowSource::Mem(s));
         }
     }
     // Newest sstables first, so a partition tombstone found early lets older ones
@@ -161,31 +200,84 @@ pub fn read_partition(
     candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
     let mut sstables_read = 0;
     for s in candidates {
-        if acc
-            .deletion
+        if deletion
             .partition_deletion()
             .deletes(s.stats().max_timestamp_micros)
         {
             break;
         }
         sstables_read += 1;
-        if let Some(mut p) = s.read_partition(key, IoTag::new(IoCause::UserRead))? {
+        if let Some(mut slice) = s.slice(key, range, reversed, IoTag::new(IoCause::UserRead))? {
             found = true;
-            p.rows.retain(|r| range.contains(&r.clustering));
-            merge_partition(&mut acc, p);
+            deletion.merge(&slice.deletion);
+            merge_static(&mut static_row, slice.static_row.take());
+            sources.push(RowSource::Sst(slice));
         }
     }
-    let (static_row, mut rows) = live_rows(&acc, now_seconds);
-    if reversed {
-        rows.reverse();
-    }
-    rows.truncate(limit);
+    let static_row =
+        static_row.and_then(|r| r.live_view(deletion.partition_deletion(), now_seconds));
+    let rows = merge_rows(&mut sources, &deletion, reversed, limit, now_seconds)?;
     Ok(PartitionResult {
         static_row,
         rows,
         sstables_read,
         found,
     })
+}
+
+/// Merges the sources' rows (each in `reversed` order) into at most `limit`
+/// live rows, pulling each source only as far as needed.
+fn merge_rows(
+    sources: &mut [RowSource],
+    deletion: &PartitionDeletion,
+    reversed: bool,
+    limit: usize,
+    now_seconds: i64,
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    if limit == 0 {
+        return Ok(rows);
+    }
+    let mut heads: Vec<Option<Row>> = Vec::with_capacity(sources.len());
+    for s in sources.iter_mut() {
+        heads.push(s.next_row()?);
+    }
+    while rows.len() < limit {
+        // The next clustering in the read's direction among the heads.
+        let mut next: Option<&[u8]> = None;
+        for h in heads.iter().flatten() {
+            let ck = h.clustering.as_slice();
+            let first = match next {
+                None => true,
+                Some(n) if reversed => ck > n,
+                Some(n) => ck < n,
+            };
+            if first {
+                next = Some(ck);
+            }
+        }
+        let Some(next) = next.map(<[u8]>::to_vec) else {
+            break;
+        };
+        let mut merged: Option<Row> = None;
+        for (i, head) in heads.iter_mut().enumerate() {
+            if head.as_ref().is_some_and(|h| h.clustering == next) {
+                if let Some(h) = head.take() {
+                    merged = Some(match merged {
+                        None => h,
+                        Some(m) => m.merge(h),
+                    });
+                }
+                *head = sources[i].next_row()?;
+            }
+        }
+        if let Some(row) = merged {
+            if let Some(live) = row.live_view(deletion.covering(&row.clustering), now_seconds) {
+                rows.push(live);
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// Where a scan resumes.
@@ -258,20 +350,27 @@ struct MemtableCursor {
 }
 
 impl MemtableCursor {
-    fn new(memtable: Arc<Memtable>, start: Option<&DecoratedKey>) -> MemtableCursor {
+    /// From `start` on (after it when `exclusive`), or from the beginning.
+    fn new(
+        memtable: Arc<Memtable>,
+        start: Option<&DecoratedKey>,
+        exclusive: bool,
+    ) -> MemtableCursor {
         let mut c = MemtableCursor {
             shard: start.map_or(0, Memtable::shard_index),
             memtable,
             buf: Default::default(),
             last: None,
         };
-        // Seek to `start` within its shard (inclusive); later batches continue
-        // after the last key fetched.
+        // Seek to `start` within its shard; later batches continue after the
+        // last key fetched.
         if let Some(k) = start {
-            c.buf = c
-                .memtable
-                .shard_batch(c.shard, Bound::Included(k), 256)
-                .into();
+            let lower = if exclusive {
+                Bound::Excluded(k)
+            } else {
+                Bound::Included(k)
+            };
+            c.buf = c.memtable.shard_batch(c.shard, lower, 256).into();
             c.last = c.buf.back().map(|p| p.key.clone());
             if c.buf.is_empty() {
                 c.shard += 1;
@@ -330,21 +429,68 @@ pub fn scan(
 ) -> Result<ScanPage> {
     let page_rows = page_rows.max(1);
     let start = paging.map(|p| &p.key);
+    let mut page = ScanPage::default();
+    let mut rows_returned = 0usize;
+    // A page that resumes inside a partition reads the rest of it as a slice
+    // after the last row returned (through row indexes), and the sources start
+    // after that partition: paging through a wide partition costs a page per
+    // page, not a whole-partition decode. (An empty clustering cannot end a
+    // partial page; a client's paging state holding one takes the general path.)
+    let mut exclusive = false;
+    if let Some(PagingState {
+        key,
+        last_clustering: Some(ck),
+    }) = paging
+    {
+        if !ck.is_empty() {
+            exclusive = true;
+            let range = ClusteringRange {
+                start: ClusteringBound::exclusive(ck.clone()),
+                end: ClusteringBound::UNBOUNDED,
+            };
+            let mut rows =
+                read_partition(view, key, &range, false, page_rows + 1, now_seconds)?.rows;
+            let partial = rows.len() > page_rows;
+            rows.truncate(page_rows);
+            rows_returned = rows.len();
+            let last_ck = rows.last().map(|r| r.clustering.clone());
+            if !rows.is_empty() {
+                page.partitions.push(ScanPartition {
+                    key: key.clone(),
+                    static_row: None,
+                    rows,
+                });
+            }
+            if partial || rows_returned >= page_rows {
+                page.next = Some(PagingState {
+                    key: key.clone(),
+                    last_clustering: if partial { last_ck } else { None },
+                });
+                return Ok(page);
+            }
+        }
+    }
     let mut sources = Vec::new();
     for m in &view.memtables {
-        sources.push(Source::Mem(MemtableCursor::new(m.clone(), start)));
+        sources.push(Source::Mem(MemtableCursor::new(
+            m.clone(),
+            start,
+            exclusive,
+        )));
     }
     for s in view.sstables() {
         if start.is_none_or(|k| s.last_key() >= k) {
-            sources.push(Source::Sst(s.scan(start, IoTag::new(IoCause::UserRead))?));
+            let tag = IoTag::new(IoCause::UserRead);
+            sources.push(Source::Sst(match start {
+                Some(k) if exclusive => s.scan_after(k, tag)?,
+                _ => s.scan(start, tag)?,
+            }));
         }
     }
     let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(sources.len());
     for s in sources.iter_mut() {
         heads.push(s.next()?);
     }
-    let mut page = ScanPage::default();
-    let mut rows_returned = 0usize;
     loop {
         let Some(min_key) = heads.iter().flatten().map(|p| &p.key).min().cloned() else {
             return Ok(page);

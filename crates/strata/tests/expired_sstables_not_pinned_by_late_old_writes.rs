@@ -96,7 +96,7 @@ fn scenario(dir: &std::path::Path, overwrite: bool) -> (Vec<u64>, Vec<u64>, Arc<
     // Two hours later both windows have expired; the late write has not.
     clock.set_micros((H0 + 3) * HOUR_MICROS);
     let limiter = db.compaction_limiter().clone();
-    let records = t.compact_until_idle(&limiter).expect("compact");
+    let records = t.compact_until_idle(&limiter, 1000).expect("compact");
     let dropped: Vec<u64> = records
         .iter()
         .filter(|r| r.kind == "drop")

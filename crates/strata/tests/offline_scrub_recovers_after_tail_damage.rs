@@ -41,7 +41,7 @@ fn every_partition_with_intact_chunks_is_recovered_and_imported() {
         // Damage one chunk in the middle; find out which partitions a reader of
         // the still-whole file can read: exactly those must come back.
         let r = SSTableReader::open(&fs, &damaged, 1, None).unwrap();
-        assert_eq!(r.format_version(), 2);
+        assert_eq!(r.format_version(), strata::sstable::FORMAT_VERSION);
         let chunks = r.chunk_ranges();
         assert!(chunks.len() > 10, "{} chunks", chunks.len());
         let (off, len) = chunks[chunks.len() / 2];

@@ -491,6 +491,33 @@ impl Memtable {
         out
     }
 
+    /// The rows of partition `key` in `range`, lazily, ascending or reversed
+    /// (see [`MemSlice`]); `None` if the memtable does not hold the partition.
+    pub fn slice(
+        &self,
+        key: &DecoratedKey,
+        range: &ClusteringRange,
+        reversed: bool,
+    ) -> Option<MemSlice> {
+        let part = self.get(key)?;
+        let state = part.state();
+        let (lo, hi) = tree_bounds(range);
+        Some(MemSlice {
+            deletion: state.deletion.clone(),
+            static_row: state.static_row.as_ref().and_then(|r| r.decode(&self.base)),
+            base: self.base,
+            empty: lo.is_none(),
+            lo: lo.unwrap_or(Bound::Unbounded),
+            hi,
+            state,
+            range: range.clone(),
+            reversed,
+            buf: Vec::new(),
+            batch: MEM_SLICE_FIRST_BATCH,
+            exhausted: false,
+        })
+    }
+
     /// Partition handles in token order, starting at the first key `>= start`
     /// (or `> start` when `exclusive`). Takes each shard's lock once, briefly.
     pub fn partitions_from(
@@ -547,6 +574,130 @@ impl Memtable {
     /// Every partition, in token order, for a flush.
     pub fn all_partitions(&self) -> Vec<Arc<MemPartition>> {
         self.partitions_from(None, false)
+    }
+}
+
+/// Rows a [`MemSlice`] decodes in its first batch; later batches double up to
+/// [`MEM_SLICE_MAX_BATCH`]. A "newest 10 rows" read decodes 16; a long scan
+/// re-seeks the tree once per 1024 rows (O(log n) each).
+const MEM_SLICE_FIRST_BATCH: usize = 16;
+const MEM_SLICE_MAX_BATCH: usize = 1024;
+
+/// The smallest byte string greater than every string starting with `prefix`,
+/// or `None` if there is none (empty or all 0xff).
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let keep = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut s = prefix[..=keep].to_vec();
+    s[keep] += 1;
+    Some(s)
+}
+
+/// The B-tree key bounds covering `range` (a superset for prefix bounds, which
+/// the caller filters with `range.contains`); `None` as the lower bound when
+/// the range is certainly empty.
+fn tree_bounds(range: &ClusteringRange) -> (Option<Bound<Vec<u8>>>, Bound<Vec<u8>>) {
+    let s = &range.start;
+    let lo = if s.is_unbounded() {
+        Some(Bound::Unbounded)
+    } else if s.inclusive {
+        Some(Bound::Included(s.prefix.clone()))
+    } else {
+        // Exclusive prefix: every clustering starting with it is excluded too.
+        prefix_successor(&s.prefix).map(Bound::Included)
+    };
+    let e = &range.end;
+    let hi = if e.is_unbounded() {
+        Bound::Unbounded
+    } else if e.inclusive {
+        prefix_successor(&e.prefix).map_or(Bound::Unbounded, Bound::Excluded)
+    } else {
+        Bound::Excluded(e.prefix.clone())
+    };
+    (lo, hi)
+}
+
+/// The rows of one memtable partition in a clustering range, decoded lazily
+/// in batches from the partition's snapshot at creation (later writes are not
+/// seen: memtable invariant 1). Each batch re-seeks the copy-on-write B-tree
+/// after the last row handed out, so nothing borrows the tree between calls.
+#[derive(Debug)]
+pub struct MemSlice {
+    pub deletion: PartitionDeletion,
+    pub static_row: Option<Row>,
+    state: Arc<PartitionState>,
+    base: EncodingBase,
+    range: ClusteringRange,
+    reversed: bool,
+    /// Tree bounds of what is still to be read.
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+    empty: bool,
+    /// Decoded rows in reverse order of handing out.
+    buf: Vec<Row>,
+    batch: usize,
+    exhausted: bool,
+}
+
+impl MemSlice {
+    /// The next row of the range in the slice's direction.
+    pub fn next_row(&mut self) -> Option<Row> {
+        loop {
+            if let Some(r) = self.buf.pop() {
+                return Some(r);
+            }
+            if self.empty || self.exhausted {
+                return None;
+            }
+            self.refill();
+        }
+    }
+
+    fn refill(&mut self) {
+        // Owned copies: `self.lo` / `self.hi` move on while the tree is borrowed.
+        let (lo, hi) = (self.lo.clone(), self.hi.clone());
+        let lo_ref = match &lo {
+            Bound::Included(v) => Bound::Included(v.as_slice()),
+            Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let hi_ref = match &hi {
+            Bound::Included(v) => Bound::Included(v.as_slice()),
+            Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let mut it = self.state.rows.range(lo_ref, hi_ref);
+        let mut taken = 0;
+        let mut last: Option<&MemRow> = None;
+        let mut rows = Vec::new();
+        while taken < self.batch {
+            let next = if self.reversed {
+                it.next_back()
+            } else {
+                it.next()
+            };
+            let Some(item) = next else {
+                self.exhausted = true;
+                break;
+            };
+            taken += 1;
+            last = Some(item);
+            if self.range.contains(item.key()) {
+                if let Some(row) = item.decode(&self.base) {
+                    rows.push(row);
+                }
+            }
+        }
+        if let Some(item) = last {
+            let k = item.key().to_vec();
+            if self.reversed {
+                self.hi = Bound::Excluded(k);
+            } else {
+                self.lo = Bound::Excluded(k);
+            }
+        }
+        rows.reverse();
+        self.buf = rows;
+        self.batch = (self.batch * 2).min(MEM_SLICE_MAX_BATCH);
     }
 }
 
@@ -686,6 +837,94 @@ mod tests {
         m.apply(&u2);
         let after = m.memory_bytes() - empty;
         assert!(after.abs_diff(grown) < grown / 10, "{after} vs {grown}");
+    }
+
+    fn slice_cks(m: &Memtable, range: &ClusteringRange, reversed: bool, n: usize) -> Vec<Vec<u8>> {
+        let Some(mut s) = m.slice(&key(b"p"), range, reversed) else {
+            return Vec::new();
+        };
+        std::iter::from_fn(|| s.next_row())
+            .take(n)
+            .map(|r| r.clustering)
+            .collect()
+    }
+
+    #[test]
+    fn prefix_successor_skips_trailing_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff"), None);
+        assert_eq!(prefix_successor(b""), None);
+    }
+
+    #[test]
+    fn slices_match_a_filter_in_both_directions_across_batches() {
+        let m = Memtable::new(1, 0);
+        let mut u = PartitionUpdate::new(key(b"p"));
+        // Two-byte clusterings with 0xff bytes, so prefix successors carry.
+        for a in [0u8, 1, 0xfe, 0xff] {
+            for b in 0..=255u8 {
+                if b % 3 == 0 || b == 0xff {
+                    u.add_row(row(&[a, b], 1, b"v"));
+                }
+            }
+        }
+        m.apply(&u);
+        let all: Vec<Vec<u8>> = u.rows.iter().map(|r| r.clustering.clone()).collect();
+        let bounds: Vec<ClusteringBound> = vec![
+            ClusteringBound::UNBOUNDED,
+            ClusteringBound::inclusive(vec![1]),
+            ClusteringBound::exclusive(vec![1]),
+            ClusteringBound::inclusive(vec![0xff]),
+            ClusteringBound::exclusive(vec![0xff]),
+            ClusteringBound::inclusive(vec![0xfe, 0xff]),
+            ClusteringBound::exclusive(vec![0xfe, 0xff]),
+            ClusteringBound::inclusive(vec![1, 30]),
+            ClusteringBound::exclusive(vec![1, 30]),
+            ClusteringBound::exclusive(Vec::new()),
+        ];
+        for start in &bounds {
+            for end in &bounds {
+                let range = ClusteringRange {
+                    start: start.clone(),
+                    end: end.clone(),
+                };
+                let want: Vec<Vec<u8>> =
+                    all.iter().filter(|c| range.contains(c)).cloned().collect();
+                // 344 rows: more than the first batches (16, 32, 64, ...).
+                assert_eq!(slice_cks(&m, &range, false, usize::MAX), want, "{range:?}");
+                let mut rev = want.clone();
+                rev.reverse();
+                assert_eq!(slice_cks(&m, &range, true, usize::MAX), rev, "{range:?}");
+                assert_eq!(
+                    slice_cks(&m, &range, true, 3),
+                    rev.into_iter().take(3).collect::<Vec<_>>()
+                );
+            }
+        }
+        assert!(m.slice(&key(b"q"), &ClusteringRange::ALL, false).is_none());
+    }
+
+    #[test]
+    fn a_slice_keeps_its_snapshot_and_carries_deletions() {
+        let m = Memtable::new(1, 0);
+        let mut u = PartitionUpdate::new(key(b"p"));
+        u.deletion.partition = Some(DeletionTime::new(0, 1));
+        for i in 0..100u8 {
+            u.add_row(row(&[i], 1, b"v"));
+        }
+        u.static_row = Some(row(b"", 1, b"s"));
+        m.apply(&u);
+        let mut s = m.slice(&key(b"p"), &ClusteringRange::ALL, false).unwrap();
+        assert_eq!(s.deletion.partition, Some(DeletionTime::new(0, 1)));
+        assert!(s.static_row.is_some());
+        assert_eq!(s.next_row().unwrap().clustering, vec![0]);
+        // A write after the slice began is not seen by it (memtable invariant 1).
+        let mut later = PartitionUpdate::new(key(b"p"));
+        later.add_row(row(&[200], 2, b"late"));
+        m.apply(&later);
+        let rest: Vec<Row> = std::iter::from_fn(|| s.next_row()).collect();
+        assert_eq!(rest.len(), 99);
     }
 
     #[test]

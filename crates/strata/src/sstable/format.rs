@@ -11,9 +11,12 @@ use std::sync::Arc;
 /// identity header; bump on any incompatible change. Version 1 (no identity
 /// header) is still read, and still written when a writer is given no identity
 /// (low-level tests only).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
+/// The first version whose large partitions carry a row index (see
+/// [`super::row_index`]) and whose index entries say where it is.
+pub const FIRST_VERSION_WITH_ROW_INDEX: u32 = 3;
 /// Oldest version this build reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Last 8 bytes of every sstable.
@@ -146,28 +149,61 @@ pub fn open_block(stored: &[u8]) -> Result<&[u8], String> {
     Ok(payload)
 }
 
+/// Where a partition's row index is, both offsets relative to the partition's
+/// start in the data stream (format version 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowIndexLocation {
+    /// Start of the root node; the root ends one byte before the partition does
+    /// (only the end-of-partition marker follows it).
+    pub root_offset: u64,
+    /// Length of the partition header (key, flags, deletions, static row): the
+    /// first row starts here.
+    pub rows_offset: u64,
+}
+
 /// One partition index entry: where a partition lives in the data stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexEntry {
     pub key: DecoratedKey,
     pub offset: u64,
     pub length: u64,
+    /// Version 3 and later, partitions large enough to have a row index.
+    pub row_index: Option<RowIndexLocation>,
 }
 
 /// Builds one index block's payload:
 /// `[count varint][first offset varint]` then per entry
-/// `[token i64 LE][key len varint][key][partition length varint]`; entry offsets
-/// are the first offset plus the lengths before them (partitions are contiguous).
+/// `[token i64 LE][key len varint][key][partition length varint]`, and from
+/// version 3 on `[root offset varint]` (0: no row index) followed, when not 0,
+/// by `[rows offset varint]`. Entry offsets are the first offset plus the
+/// lengths before them (partitions are contiguous).
 #[derive(Debug, Default)]
 pub struct IndexBlockBuilder {
     entries: Vec<u8>,
     count: u64,
     first_offset: u64,
     first_key: Option<DecoratedKey>,
+    /// Whether entries carry the row-index field (version 3 and later).
+    with_row_index: bool,
 }
 
 impl IndexBlockBuilder {
-    pub fn add(&mut self, key: &DecoratedKey, offset: u64, length: u64) {
+    pub fn new(with_row_index: bool) -> IndexBlockBuilder {
+        IndexBlockBuilder {
+            with_row_index,
+            ..IndexBlockBuilder::default()
+        }
+    }
+
+    /// Adds one entry; `row_index` must be `None` for a builder without the field.
+    pub fn add(
+        &mut self,
+        key: &DecoratedKey,
+        offset: u64,
+        length: u64,
+        row_index: Option<RowIndexLocation>,
+    ) {
+        debug_assert!(self.with_row_index || row_index.is_none());
         if self.first_key.is_none() {
             self.first_key = Some(key.clone());
             self.first_offset = offset;
@@ -175,6 +211,17 @@ impl IndexBlockBuilder {
         self.entries.extend_from_slice(&key.token.to_le_bytes());
         put_bytes(&mut self.entries, &key.key);
         put_varint(&mut self.entries, length);
+        if self.with_row_index {
+            match row_index {
+                // A root at offset 0 is impossible (the key comes first), so 0
+                // can mean "none" and small partitions pay one byte.
+                None => put_varint(&mut self.entries, 0),
+                Some(loc) => {
+                    put_varint(&mut self.entries, loc.root_offset);
+                    put_varint(&mut self.entries, loc.rows_offset);
+                }
+            }
+        }
         self.count += 1;
     }
 
@@ -203,6 +250,7 @@ pub struct RawEntry<'a> {
     pub key: &'a [u8],
     pub offset: u64,
     pub length: u64,
+    pub row_index: Option<RowIndexLocation>,
 }
 
 /// Iterates the entries of an index block payload without allocating keys.
@@ -210,10 +258,13 @@ pub struct IndexBlockIter<'a> {
     r: Reader<'a>,
     left: u64,
     next_offset: u64,
+    with_row_index: bool,
 }
 
 impl<'a> IndexBlockIter<'a> {
-    pub fn new(payload: &'a [u8]) -> DecodeResult<IndexBlockIter<'a>> {
+    /// `with_row_index`: the file's version is at least
+    /// [`FIRST_VERSION_WITH_ROW_INDEX`].
+    pub fn new(payload: &'a [u8], with_row_index: bool) -> DecodeResult<IndexBlockIter<'a>> {
         let mut r = Reader::new(payload);
         let left = r.varint()?;
         let next_offset = r.varint()?;
@@ -224,6 +275,7 @@ impl<'a> IndexBlockIter<'a> {
             r,
             left,
             next_offset,
+            with_row_index,
         })
     }
 
@@ -238,6 +290,25 @@ impl<'a> IndexBlockIter<'a> {
         let token = self.r.i64_le()?;
         let key = self.r.bytes()?;
         let length = self.r.varint()?;
+        let row_index = if self.with_row_index {
+            match self.r.varint()? {
+                0 => None,
+                root_offset => {
+                    let rows_offset = self.r.varint()?;
+                    // The header precedes the rows, which precede the root; the
+                    // root and the end marker fit inside the partition.
+                    if rows_offset == 0 || rows_offset >= root_offset || root_offset >= length {
+                        return Err(DecodeError("row index location outside its partition"));
+                    }
+                    Some(RowIndexLocation {
+                        root_offset,
+                        rows_offset,
+                    })
+                }
+            }
+        } else {
+            None
+        };
         let offset = self.next_offset;
         self.next_offset = offset
             .checked_add(length)
@@ -247,13 +318,14 @@ impl<'a> IndexBlockIter<'a> {
             key,
             offset,
             length,
+            row_index,
         }))
     }
 }
 
 /// Decodes a whole index block (for scans), checking that keys increase.
-pub fn decode_index_block(payload: &[u8]) -> DecodeResult<Vec<IndexEntry>> {
-    let mut it = IndexBlockIter::new(payload)?;
+pub fn decode_index_block(payload: &[u8], with_row_index: bool) -> DecodeResult<Vec<IndexEntry>> {
+    let mut it = IndexBlockIter::new(payload, with_row_index)?;
     let mut out: Vec<IndexEntry> = Vec::new();
     while let Some(e) = it.next_entry()? {
         let key = DecoratedKey {
@@ -267,6 +339,7 @@ pub fn decode_index_block(payload: &[u8]) -> DecodeResult<Vec<IndexEntry>> {
             key,
             offset: e.offset,
             length: e.length,
+            row_index: e.row_index,
         });
     }
     Ok(out)
@@ -404,16 +477,46 @@ mod tests {
         let mut b = IndexBlockBuilder::default();
         let mut off = 100;
         for k in &keys {
-            b.add(k, off, 7);
+            b.add(k, off, 7, None);
             off += 7;
         }
         let mut out = Vec::new();
         assert_eq!(b.finish_into(&mut out).as_ref(), Some(&keys[0]));
         assert_eq!(b.size_bytes(), 0);
-        let entries = decode_index_block(open_block(&out).unwrap()).unwrap();
+        let entries = decode_index_block(open_block(&out).unwrap(), false).unwrap();
         assert_eq!(entries.len(), 50);
         assert_eq!(entries[3].offset, 121);
         assert_eq!(entries[49].key, keys[49]);
+        // Version 3 entries: "no row index" costs one byte each, a location two
+        // varints; a location outside its partition is refused.
+        let mut b3 = IndexBlockBuilder::new(true);
+        let loc = RowIndexLocation {
+            root_offset: 90,
+            rows_offset: 12,
+        };
+        for (i, k) in keys.iter().enumerate() {
+            b3.add(k, 100 + i as u64 * 100, 100, (i % 2 == 1).then_some(loc));
+        }
+        let mut out3 = Vec::new();
+        b3.finish_into(&mut out3);
+        assert_eq!(out3.len(), out.len() + 25 + 25 * 2);
+        let entries3 = decode_index_block(open_block(&out3).unwrap(), true).unwrap();
+        assert_eq!(entries3[0].row_index, None);
+        assert_eq!(entries3[1].row_index, Some(loc));
+        assert!(decode_index_block(open_block(&out3).unwrap(), false).is_err());
+        let mut bad = IndexBlockBuilder::new(true);
+        bad.add(
+            &keys[0],
+            0,
+            50,
+            Some(RowIndexLocation {
+                root_offset: 50,
+                rows_offset: 12,
+            }),
+        );
+        let mut out_bad = Vec::new();
+        bad.finish_into(&mut out_bad);
+        assert!(decode_index_block(open_block(&out_bad).unwrap(), true).is_err());
         let s = vec![
             SummaryEntry {
                 first_key: keys[0].clone(),

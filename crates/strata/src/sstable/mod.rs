@@ -1,7 +1,7 @@
 //! SSTables: immutable sorted files of partitions, one file per sstable
-//! (`strata-{id}-Data.db`), format version 2 (version 1, without the identity
-//! header, is still read). The byte layout is drawn in docs/FORMAT.md; this page
-//! states the contract.
+//! (`strata-{id}-Data.db`), format version 3 (version 2, without row indexes,
+//! and version 1, without the identity header either, are still read). The byte
+//! layout is drawn in docs/FORMAT.md; this page states the contract.
 //!
 //! Glossary:
 //! - **data stream**: the partitions, serialized back to back in `DecoratedKey`
@@ -17,12 +17,17 @@
 //! - **identity header** (version 2): at offset 0, before chunk 0: table id,
 //!   generation, names, column signature, chunk length, codec, encoding base
 //!   (see [`identity`]); checked against the manifest and schema by the table.
+//! - **row index** (version 3): inside a partition whose rows span more than one
+//!   ~4 KiB row block, after its rows, a B-tree of (first clustering, last
+//!   clustering, offset, width) entries; its root's location is in the
+//!   partition's index entry (see [`row_index`]). A [`SSTableSlice`] seeks
+//!   through it and reads only the blocks a slice reaches.
 //! - **salvage**: reading partitions through the data stream's own framing when
 //!   the index or the tail is damaged (see [`salvage`]).
 //!
 //! Who calls what: one thread owns an [`SSTableWriter`] (flush or compaction);
 //! an [`SSTableReader`] is `Send + Sync` and shared as `Arc` by every reader and
-//! compaction; a [`PartitionScanner`] belongs to one thread.
+//! compaction; a [`PartitionScanner`] or an [`SSTableSlice`] belongs to one thread.
 //!
 //! Invariants:
 //! 1. Every byte of the file is covered by exactly one CRC32C: the identity
@@ -42,6 +47,10 @@
 //!    `tmp_path(final)`, fsyncs, renames, fsyncs the directory.
 //! 6. Format enums on disk (codec ids, filter hash id, row markers, flags) are
 //!    never renumbered; an incompatible change bumps [`FORMAT_VERSION`].
+//! 7. A row index lives inside its partition's bytes (so inside checksummed
+//!    chunks: invariant 1 holds unchanged) and is derived from the rows: a
+//!    whole-partition decode, a scan and salvage skip it, and `verify` checks
+//!    that it leads to exactly the partition's rows in both directions.
 
 pub mod bloom;
 pub mod compression;
@@ -49,7 +58,9 @@ mod format;
 pub mod identity;
 pub mod partition;
 mod reader;
+pub mod row_index;
 pub mod salvage;
+mod slice;
 pub mod stats;
 mod writer;
 
@@ -58,9 +69,12 @@ mod tests;
 
 pub use bloom::BloomFilter;
 pub use compression::{Codec, CompressionParams};
-pub use format::{FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC};
+pub use format::{
+    FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC,
+};
 pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
+pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
 pub use writer::{SSTableWriter, WriterOptions};
 

@@ -11,8 +11,15 @@
 //! [static row]   body len varint, body (encoding::encode_row)
 //! rows           each: 0x01, shared prefix len varint, suffix len varint, suffix,
 //!                      body len varint, body (encoding::encode_row)
+//! [row index]    version 3, partitions of two row blocks or more: 0x02, payload
+//!                len u32 LE, payload (the nodes of [`super::row_index`])
 //! end            0x00
 //! ```
+//!
+//! The row index is found through the partition's index entry, not by parsing
+//! the rows; a full decode skips it. Its length is a fixed-width u32 so that its
+//! start, and hence the partition offsets inside it, are known before it is
+//! built. In version 3 the first row of each row block has a shared prefix of 0.
 //!
 //! Invariants:
 //! 1. `decode(encode(p)) == p` for every partition whose rows are sorted and unique
@@ -33,6 +40,10 @@ use crate::encoding::{
 /// Row markers: never renumbered.
 pub const MARKER_END: u8 = 0;
 pub const MARKER_ROW: u8 = 1;
+/// Version 3: the row index, after the last row and before the end marker.
+pub const MARKER_ROW_INDEX: u8 = 2;
+/// Bytes of the row index framing before its payload: marker and u32 length.
+pub const ROW_INDEX_FRAMING_BYTES: u64 = 5;
 
 pub const FLAG_PARTITION_DELETION: u8 = 1;
 pub const FLAG_RANGE_TOMBSTONES: u8 = 2;
@@ -135,14 +146,14 @@ pub fn encode_partition(p: &PartitionUpdate, base: &EncodingBase, out: &mut Vec<
     encode_end(out);
 }
 
-/// Decodes one serialized partition; `key` is the index's key for it, and the
-/// key stored in the data must be the same bytes.
-pub fn decode_partition(
-    bytes: &[u8],
+/// Decodes the partition header (key, flags, deletions, static row) from the
+/// start of `r`, leaving `r` at the first row marker. `key` is the index's key
+/// for it, and the key stored in the data must be the same bytes.
+pub fn decode_header(
+    r: &mut Reader<'_>,
     key: &DecoratedKey,
     base: &EncodingBase,
-) -> DecodeResult<PartitionUpdate> {
-    let mut r = Reader::new(bytes);
+) -> DecodeResult<(PartitionDeletion, Option<Row>)> {
     if r.bytes()? != &key.key[..] {
         return Err(DecodeError("partition key differs from the index entry"));
     }
@@ -150,9 +161,9 @@ pub fn decode_partition(
     if flags & !KNOWN_FLAGS != 0 {
         return Err(DecodeError("unknown partition flags"));
     }
-    let mut p = PartitionUpdate::new(key.clone());
+    let mut deletion = PartitionDeletion::default();
     if flags & FLAG_PARTITION_DELETION != 0 {
-        p.deletion.partition = Some(read_deletion(&mut r, base)?);
+        deletion.partition = Some(read_deletion(r, base)?);
     }
     if flags & FLAG_RANGE_TOMBSTONES != 0 {
         let n = r.varint_usize()?;
@@ -173,17 +184,15 @@ pub fn decode_partition(
                 prefix: r.bytes()?.to_vec(),
                 inclusive: bounds & 2 != 0,
             };
-            let deletion = read_deletion(&mut r, base)?;
+            let deletion = read_deletion(r, base)?;
             ranges.push(RangeTombstone {
                 range: ClusteringRange { start, end },
                 deletion,
             });
         }
-        p.deletion = PartitionDeletion {
-            partition: p.deletion.partition,
-            ranges,
-        };
+        deletion.ranges = ranges;
     }
+    let mut static_row = None;
     if flags & FLAG_STATIC_ROW != 0 {
         let body = r.bytes()?;
         let mut br = Reader::new(body);
@@ -191,34 +200,79 @@ pub fn decode_partition(
         if !br.is_empty() {
             return Err(DecodeError("static row body longer than its row"));
         }
-        p.static_row = Some(row);
+        static_row = Some(row);
     }
+    Ok((deletion, static_row))
+}
+
+/// One row entry, framing only: its clustering rebuilt from `prev` and its body
+/// still encoded. `r` is just past the row marker.
+pub fn read_row_entry<'a>(r: &mut Reader<'a>, prev: &[u8]) -> DecodeResult<(Vec<u8>, &'a [u8])> {
+    let shared = r.varint_usize()?;
+    if shared > prev.len() {
+        return Err(DecodeError(
+            "shared clustering prefix longer than the previous clustering",
+        ));
+    }
+    let suffix = r.bytes()?;
+    let mut clustering = Vec::with_capacity(shared + suffix.len());
+    clustering.extend_from_slice(&prev[..shared]);
+    clustering.extend_from_slice(suffix);
+    Ok((clustering, r.bytes()?))
+}
+
+/// Decodes a row body read by [`read_row_entry`].
+pub fn decode_row_body(body: &[u8], clustering: Vec<u8>, base: &EncodingBase) -> DecodeResult<Row> {
+    let mut br = Reader::new(body);
+    let row = decode_row(&mut br, clustering, base)?;
+    if !br.is_empty() {
+        return Err(DecodeError("row body longer than its row"));
+    }
+    Ok(row)
+}
+
+/// Reads the row index framing after its marker and skips the payload; the
+/// end marker must follow.
+fn skip_row_index(r: &mut Reader<'_>) -> DecodeResult<()> {
+    let len = r.u32_le()? as usize;
+    r.take(len)?;
+    if r.u8()? != MARKER_END {
+        return Err(DecodeError(
+            "row index not followed by the end of its partition",
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes one serialized partition; `key` is the index's key for it, and the
+/// key stored in the data must be the same bytes. A row index (version 3) is
+/// skipped: it is derived from the rows.
+pub fn decode_partition(
+    bytes: &[u8],
+    key: &DecoratedKey,
+    base: &EncodingBase,
+) -> DecodeResult<PartitionUpdate> {
+    let mut r = Reader::new(bytes);
+    let (deletion, static_row) = decode_header(&mut r, key, base)?;
+    let mut p = PartitionUpdate::new(key.clone());
+    p.deletion = deletion;
+    p.static_row = static_row;
     let mut prev: Vec<u8> = Vec::new();
     loop {
         match r.u8()? {
             MARKER_END => break,
             MARKER_ROW => {
-                let shared = r.varint_usize()?;
-                if shared > prev.len() {
-                    return Err(DecodeError(
-                        "shared clustering prefix longer than the previous clustering",
-                    ));
-                }
-                let suffix = r.bytes()?;
-                let mut clustering = Vec::with_capacity(shared + suffix.len());
-                clustering.extend_from_slice(&prev[..shared]);
-                clustering.extend_from_slice(suffix);
+                let (clustering, body) = read_row_entry(&mut r, &prev)?;
                 if !p.rows.is_empty() && clustering <= prev {
                     return Err(DecodeError("rows out of clustering order"));
                 }
-                let body = r.bytes()?;
-                let mut br = Reader::new(body);
-                let row = decode_row(&mut br, clustering.clone(), base)?;
-                if !br.is_empty() {
-                    return Err(DecodeError("row body longer than its row"));
-                }
+                let row = decode_row_body(body, clustering.clone(), base)?;
                 p.rows.push(row);
                 prev = clustering;
+            }
+            MARKER_ROW_INDEX => {
+                skip_row_index(&mut r)?;
+                break;
             }
             _ => return Err(DecodeError("unknown row marker")),
         }
@@ -325,6 +379,25 @@ pub fn frame_partition(bytes: &[u8]) -> Frame {
                     c.varint()?;
                     c.skip_bytes(MAX_FRAMED_LENGTH)?;
                     c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                }
+                MARKER_ROW_INDEX => {
+                    let mut len = [0u8; 4];
+                    for b in &mut len {
+                        *b = c.u8()?;
+                    }
+                    let len = u32::from_le_bytes(len) as u64;
+                    if len > MAX_FRAMED_LENGTH {
+                        return Err(Stop::Malformed);
+                    }
+                    let end = c.pos.checked_add(len as usize).ok_or(Stop::Malformed)?;
+                    if end > c.b.len() {
+                        return Err(Stop::Incomplete);
+                    }
+                    c.pos = end;
+                    return match c.u8()? {
+                        MARKER_END => Ok(()),
+                        _ => Err(Stop::Malformed),
+                    };
                 }
                 _ => return Err(Stop::Malformed),
             }

@@ -10,14 +10,14 @@ use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexBlockIter, IndexEntry, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FOOTER_BYTES,
-    FORMAT_VERSION,
+    IndexBlockIter, IndexEntry, RowIndexLocation, SummaryEntry, FIRST_VERSION_WITH_IDENTITY,
+    FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
 use super::partition::decode_partition;
 use super::stats::SSTableStats;
-use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoTag, ReadableFile};
@@ -374,8 +374,31 @@ impl SSTableReader {
         (self.uncompressed_bytes - start).min(self.chunk_length) as usize
     }
 
+    /// Whether index entries carry row-index locations (version 3 and later).
+    pub(super) fn has_row_index(&self) -> bool {
+        self.format_version >= FIRST_VERSION_WITH_ROW_INDEX
+    }
+
+    pub(super) fn base(&self) -> &crate::encoding::EncodingBase {
+        &self.stats.base
+    }
+
+    /// A corruption error for data-stream offset `data_offset`, naming the file
+    /// offset of the chunk that holds it (invariant 2).
+    pub(super) fn corrupt_data(&self, data_offset: u64, reason: impl Into<String>) -> Error {
+        let at = self
+            .chunks
+            .get((data_offset / self.chunk_length) as usize)
+            .map_or(0, |c| c.offset);
+        corrupt(
+            &self.path,
+            at,
+            format!("data offset {data_offset}: {}", reason.into()),
+        )
+    }
+
     /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
-    fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
+    pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
         let loc = self.chunks[i];
         let mut stored = vec![0u8; loc.length as usize];
         self.file
@@ -402,7 +425,7 @@ impl SSTableReader {
     fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
         let payload = self.read_index_block(b, tag)?;
         let s = &self.summary[b];
-        let entries = decode_index_block(&payload)
+        let entries = decode_index_block(&payload, self.has_row_index())
             .map_err(|e| corrupt(&self.path, s.offset, format!("index block {b}: {}", e.0)))?;
         if entries.first().map(|e| &e.key) != Some(&s.first_key) {
             return Err(corrupt(
@@ -422,7 +445,7 @@ impl SSTableReader {
     }
 
     /// Data-stream bytes `[offset, offset + length)`.
-    fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
+    pub(super) fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
         let end = offset
             .checked_add(length)
             .filter(|&e| e <= self.uncompressed_bytes)
@@ -464,12 +487,13 @@ impl SSTableReader {
         })
     }
 
-    /// The whole partition `key`, or `None` if this sstable does not hold it.
-    pub fn read_partition(
+    /// Where partition `key` is: `(offset, length, row index)`, or `None` if
+    /// this sstable does not hold it (counting Bloom filter outcomes).
+    pub(super) fn locate(
         &self,
         key: &DecoratedKey,
         tag: IoTag,
-    ) -> Result<Option<PartitionUpdate>> {
+    ) -> Result<Option<(u64, u64, Option<RowIndexLocation>)>> {
         if !self.may_contain(key) {
             return Ok(None);
         }
@@ -486,23 +510,67 @@ impl SSTableReader {
                 format!("index block {b}: {}", e.0),
             )
         };
-        let mut it = IndexBlockIter::new(&payload).map_err(bad)?;
+        let mut it = IndexBlockIter::new(&payload, self.has_row_index()).map_err(bad)?;
         let mut found = None;
         while let Some(e) = it.next_entry().map_err(bad)? {
             match (e.token, e.key).cmp(&(key.token, &key.key[..])) {
                 std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => found = Some((e.offset, e.length)),
+                std::cmp::Ordering::Equal => found = Some((e.offset, e.length, e.row_index)),
                 std::cmp::Ordering::Greater => {}
             }
             break;
         }
-        let Some((offset, length)) = found else {
-            self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
+        match found {
+            None => self.bloom_false_positives.fetch_add(1, Ordering::Relaxed),
+            Some(_) => self.bloom_true_positives.fetch_add(1, Ordering::Relaxed),
+        };
+        Ok(found)
+    }
+
+    /// The whole partition `key`, or `None` if this sstable does not hold it.
+    pub fn read_partition(
+        &self,
+        key: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<Option<PartitionUpdate>> {
+        let Some((offset, length, _)) = self.locate(key, tag)? else {
             return Ok(None);
         };
-        self.bloom_true_positives.fetch_add(1, Ordering::Relaxed);
         let bytes = self.read_range(offset, length, tag)?;
         self.decode_at(key, offset, &bytes).map(Some)
+    }
+
+    /// The rows of partition `key` in `range`, in clustering order or reversed,
+    /// read lazily: with a row index (version 3, large partitions) only the row
+    /// blocks and index nodes a read reaches are read and decoded (see
+    /// [`SSTableSlice`](super::SSTableSlice)). `None` if this sstable does not
+    /// hold the partition.
+    pub fn slice(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        range: &ClusteringRange,
+        reversed: bool,
+        tag: IoTag,
+    ) -> Result<Option<super::SSTableSlice>> {
+        let Some((offset, length, row_index)) = self.locate(key, tag)? else {
+            return Ok(None);
+        };
+        match row_index {
+            None => {
+                let bytes = self.read_range(offset, length, tag)?;
+                let p = self.decode_at(key, offset, &bytes)?;
+                Ok(Some(super::SSTableSlice::buffered(p, range, reversed)))
+            }
+            Some(loc) => super::SSTableSlice::indexed(
+                Arc::clone(self),
+                key,
+                (offset, length, loc),
+                range,
+                reversed,
+                tag,
+            )
+            .map(Some),
+        }
     }
 
     /// Partitions in token order from the first one `>= start` (all if `None`).
@@ -531,6 +599,21 @@ impl SSTableReader {
             while s.pos < s.entries.len() && s.entries[s.pos].key < *start {
                 s.pos += 1;
             }
+        }
+        Ok(s)
+    }
+
+    /// Like [`scan`](Self::scan), from the first partition strictly after
+    /// `start`: `start` itself is neither read nor decoded (a scan page that
+    /// resumes inside a wide partition reads the rest of it as a slice).
+    pub fn scan_after(
+        self: &Arc<Self>,
+        start: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<PartitionScanner> {
+        let mut s = self.scan(Some(start), tag)?;
+        while s.pos < s.entries.len() && s.entries[s.pos].key <= *start {
+            s.pos += 1;
         }
         Ok(s)
     }
@@ -592,7 +675,75 @@ impl SSTableReader {
                 ));
             }
         }
+        // Row indexes are derived data inside checksummed chunks, so a bad one
+        // means a writer bug, not a flipped bit; verify walks each one anyway,
+        // both ways, against the rows it indexes.
+        if problems.is_empty() && self.has_row_index() {
+            'blocks: for b in 0..self.summary.len() {
+                let entries = match self.decode_index_block(b, tag) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        problems.push(e);
+                        break;
+                    }
+                };
+                for e in entries.iter().filter(|e| e.row_index.is_some()) {
+                    if let Err(err) = self.verify_row_index(e, tag) {
+                        problems.push(err);
+                        break 'blocks;
+                    }
+                }
+            }
+        }
         problems
+    }
+
+    /// Checks that the row index of `e`'s partition leads, forward and
+    /// reversed, to exactly its rows, deletions and static row.
+    fn verify_row_index(self: &Arc<Self>, e: &IndexEntry, tag: IoTag) -> Result<()> {
+        let Some(loc) = e.row_index else {
+            return Ok(());
+        };
+        let bytes = self.read_range(e.offset, e.length, tag)?;
+        let p = self.decode_at(&e.key, e.offset, &bytes)?;
+        for reversed in [false, true] {
+            let mut s = super::SSTableSlice::indexed(
+                Arc::clone(self),
+                &e.key,
+                (e.offset, e.length, loc),
+                &ClusteringRange::ALL,
+                reversed,
+                tag,
+            )?;
+            let bad = |what: &str| {
+                self.corrupt_data(
+                    e.offset,
+                    format!(
+                        "row index ({} order) {what}",
+                        if reversed { "reverse" } else { "forward" }
+                    ),
+                )
+            };
+            if s.deletion != p.deletion || s.static_row != p.static_row {
+                return Err(bad("header differs from the partition's"));
+            }
+            let mut n = 0;
+            while let Some(row) = s.next_row()? {
+                let want = if reversed {
+                    p.rows.len().checked_sub(n + 1)
+                } else {
+                    Some(n)
+                };
+                if want.and_then(|i| p.rows.get(i)) != Some(&row) {
+                    return Err(bad("does not lead to the partition's rows in order"));
+                }
+                n += 1;
+            }
+            if n != p.rows.len() {
+                return Err(bad("misses rows of the partition"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -619,7 +770,7 @@ fn read_identity(
     let mut block = vec![0u8; len as usize];
     file.read_exact_at(&mut block, 0, OPEN_TAG, table_io.as_deref())?;
     let (identity, version) = SSTableIdentity::decode(&block).map_err(|r| corrupt(path, 0, r))?;
-    if version < FIRST_VERSION_WITH_IDENTITY || version > FORMAT_VERSION {
+    if !(FIRST_VERSION_WITH_IDENTITY..=FORMAT_VERSION).contains(&version) {
         return Err(corrupt(
             path,
             0,

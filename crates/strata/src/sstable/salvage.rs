@@ -622,7 +622,15 @@ pub fn salvage_file(
     }
     let file = fs.open(path)?;
     let mut counts = SalvageCounts::default();
-    scan_regions(path, &file, tag, header_len, &identity, &mut counts, sink)?;
+    scan_regions(
+        path,
+        &file,
+        tag,
+        (header_len, version),
+        &identity,
+        &mut counts,
+        sink,
+    )?;
     Ok(FileSalvage {
         format_version: Some(version),
         tail_intact: false,
@@ -647,14 +655,14 @@ enum Region {
 /// The region at the start of `bytes`, if one whose CRC trailer matches and
 /// whose content decodes starts there: its length and content. Tries every end
 /// within `bytes` (a CRC match by chance is rejected by the content check).
-fn region_at(bytes: &[u8], cl: usize) -> Option<(usize, Region)> {
+fn region_at(bytes: &[u8], cl: usize, row_index: bool) -> Option<(usize, Region)> {
     let mut crc = 0u32;
     let mut e = 0;
     while e + CRC_BYTES <= bytes.len() {
         if e > 0 {
             let stored = u32::from_le_bytes([bytes[e], bytes[e + 1], bytes[e + 2], bytes[e + 3]]);
             if stored == crc {
-                if let Some(r) = classify(&bytes[..e], cl) {
+                if let Some(r) = classify(&bytes[..e], cl, row_index) {
                     return Some((e + CRC_BYTES, r));
                 }
             }
@@ -694,7 +702,7 @@ impl Window<'_> {
 
 /// A region body (CRC already checked) as a chunk of at most `cl` bytes or an
 /// index block.
-fn classify(body: &[u8], cl: usize) -> Option<Region> {
+fn classify(body: &[u8], cl: usize, row_index: bool) -> Option<Region> {
     let (&codec, payload) = body.split_first()?;
     let chunk = match codec {
         CODEC_ID_NONE if !payload.is_empty() && payload.len() <= cl => Some(payload.to_vec()),
@@ -719,7 +727,7 @@ fn classify(body: &[u8], cl: usize) -> Option<Region> {
     let mut with_crc = body.to_vec();
     with_crc.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
     let payload = open_block(&with_crc).ok()?;
-    decode_index_block(payload)
+    decode_index_block(payload, row_index)
         .ok()
         .map(|entries| Region::IndexBlock(entries.iter().map(|e| e.key.token).collect()))
 }
@@ -743,6 +751,7 @@ fn locate_regions(
     win: &mut Window<'_>,
     header_len: u64,
     cl: usize,
+    row_index: bool,
 ) -> Result<(Vec<Located>, Vec<i64>)> {
     // A stored chunk is at most codec byte + raw chunk + CRC (compressed forms are
     // kept only when smaller); an index block at most its target plus one entry
@@ -755,7 +764,7 @@ fn locate_regions(
     let mut tokens = Vec::new();
     let mut pos = header_len;
     while pos < len {
-        let mut found = region_at(win.slice(pos, max_region)?, cl).map(|r| (pos, r));
+        let mut found = region_at(win.slice(pos, max_region)?, cl, row_index).map(|r| (pos, r));
         // Damaged: the next region is a chunk or an index block starting somewhere
         // after; try each start that can begin a chunk (a codec id byte, which
         // prunes most offsets). Index blocks in between are skipped with the damage.
@@ -763,7 +772,7 @@ fn locate_regions(
         while found.is_none() && q < len {
             let s = win.slice(q, max_chunk)?;
             if s[0] <= CODEC_ID_ZSTD {
-                found = region_at(s, cl).map(|r| (q, r));
+                found = region_at(s, cl, row_index).map(|r| (q, r));
             }
             q += 1;
         }
@@ -795,7 +804,7 @@ fn locate_regions(
                 for start in 0..crc_at.saturating_sub(2) {
                     let body = &window[start..crc_at];
                     if crc32c::crc32c(body) == stored {
-                        if let Some(Region::IndexBlock(t)) = classify(body, cl) {
+                        if let Some(Region::IndexBlock(t)) = classify(body, cl, row_index) {
                             tokens.extend(t);
                             damaged_to = lo + start as u64;
                             break;
@@ -821,7 +830,7 @@ fn locate_regions(
                     // Only the last chunk is short: the data stream ends here;
                     // the last index block follows, then the tail.
                     if let Some((_, Region::IndexBlock(t))) =
-                        region_at(win.slice(pos, max_region)?, cl)
+                        region_at(win.slice(pos, max_region)?, cl, row_index)
                     {
                         tokens.extend(t);
                     }
@@ -841,19 +850,21 @@ fn scan_regions(
     path: &Path,
     file: &ReadableFile,
     tag: IoTag,
-    header_len: u64,
+    (header_len, version): (u64, u32),
     identity: &SSTableIdentity,
     counts: &mut SalvageCounts,
     sink: &mut dyn FnMut(SalvageItem) -> Result<()>,
 ) -> Result<()> {
     let cl = identity.chunk_length_bytes as usize;
+    // Index entries of version 3 carry the row-index field.
+    let row_index = version >= super::format::FIRST_VERSION_WITH_ROW_INDEX;
     let mut win = Window {
         file,
         tag,
         start: 0,
         buf: Vec::new(),
     };
-    let (located, tokens) = locate_regions(&mut win, header_len, cl)?;
+    let (located, tokens) = locate_regions(&mut win, header_len, cl, row_index)?;
     let mut w = Walker::new(identity.base(), Some(identity), None, counts);
     // With no intact index block nothing can confirm a resync candidate, and
     // the row framing resynchronises so well that bytes from the middle of a
@@ -887,7 +898,8 @@ fn scan_regions(
                 })?;
             }
             Located::Chunk { offset, length } => {
-                let Some((_, Region::Chunk(data))) = region_at(win.slice(offset, length)?, cl)
+                let Some((_, Region::Chunk(data))) =
+                    region_at(win.slice(offset, length)?, cl, row_index)
                 else {
                     return Err(Error::corruption(
                         path,

@@ -906,3 +906,308 @@ fn static_row_with_clustering_is_rejected() {
         Err(Error::InvalidOption { .. })
     ));
 }
+
+// -- Row index (format version 3) ------------------------------------------
+
+/// Brute force: the rows of `p` in `range`, in the requested direction.
+fn filtered(p: &PartitionUpdate, range: &ClusteringRange, reversed: bool) -> Vec<Row> {
+    let mut rows: Vec<Row> = p
+        .rows
+        .iter()
+        .filter(|r| range.contains(&r.clustering))
+        .cloned()
+        .collect();
+    if reversed {
+        rows.reverse();
+    }
+    rows
+}
+
+fn drain(s: &mut SSTableSlice, limit: usize) -> crate::error::Result<Vec<Row>> {
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match s.next_row()? {
+            Some(r) => out.push(r),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// A bound at, just around, or a prefix of a clustering the partition holds,
+/// so seeks land on block edges as well as inside blocks.
+fn bound_near(rng: &mut ChaCha8Rng, p: &PartitionUpdate) -> ClusteringBound {
+    if p.rows.is_empty() || rng.gen_ratio(1, 5) {
+        return random_bound(rng);
+    }
+    let ck = &p.rows[rng.gen_range(0..p.rows.len())].clustering;
+    let prefix = match rng.gen_range(0..3) {
+        0 => ck[..rng.gen_range(1..=ck.len())].to_vec(),
+        _ => ck.clone(),
+    };
+    ClusteringBound {
+        prefix,
+        inclusive: rng.gen(),
+    }
+}
+
+/// Partitions of up to a few thousand rows (many row blocks each) between
+/// small ones, in key order.
+fn wide_partitions(seed: u64) -> Vec<PartitionUpdate> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut keys: Vec<DecoratedKey> = (0..12)
+        .map(|i| DecoratedKey::new(format!("wide-{i}").as_bytes()))
+        .collect();
+    keys.sort();
+    keys.into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let rows = [3000, 5, 0, 800, 1, 4000][i % 6];
+            random_partition(&mut rng, k, rows)
+        })
+        .filter(|p| !(p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty()))
+        .collect()
+}
+
+#[test]
+fn slices_through_the_row_index_match_a_filter_of_the_whole_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = wide_partitions(71);
+    let mut rng = ChaCha8Rng::seed_from_u64(72);
+    for (id, (codec, cl)) in [
+        (Codec::Lz4, 4096u32),
+        (Codec::None, 1024),
+        (Codec::Zstd { level: 1 }, 16384),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = id as u64 + 1;
+        let r = write(&fs, dir.path(), id, &parts, v2(id, options(codec, cl, 16)));
+        assert_eq!(r.format_version(), FORMAT_VERSION);
+        assert!(r.verify(READ).is_empty());
+        let mut indexed = 0;
+        for p in &parts {
+            // The full decode skips the row index and returns what was written.
+            assert_eq!(r.read_partition(&p.key, READ).unwrap().as_ref(), Some(p));
+            let whole = r
+                .slice(&p.key, &ClusteringRange::ALL, false, READ)
+                .unwrap()
+                .unwrap();
+            assert_eq!(whole.deletion, p.deletion);
+            assert_eq!(whole.static_row, p.static_row);
+            for _ in 0..60 {
+                let range = if rng.gen_ratio(1, 8) {
+                    ClusteringRange::ALL
+                } else {
+                    ClusteringRange {
+                        start: bound_near(&mut rng, p),
+                        end: bound_near(&mut rng, p),
+                    }
+                };
+                let reversed = rng.gen();
+                let limit = *[1usize, 3, 10, 100, usize::MAX]
+                    .choose(&mut rng)
+                    .unwrap_or(&10);
+                let mut s = r.slice(&p.key, &range, reversed, READ).unwrap().unwrap();
+                let got = drain(&mut s, limit).unwrap();
+                let mut want = filtered(p, &range, reversed);
+                want.truncate(limit);
+                assert_eq!(got, want, "{range:?} reversed={reversed} limit={limit}");
+                if s.blocks_read() > 0 {
+                    indexed += 1;
+                }
+            }
+        }
+        assert!(
+            indexed > 100,
+            "the wide partitions went through their row index"
+        );
+        // Absent keys: no slice.
+        assert!(r
+            .slice(
+                &DecoratedKey::new(b"absent"),
+                &ClusteringRange::ALL,
+                false,
+                READ
+            )
+            .unwrap()
+            .is_none());
+        // The scanner (compaction's path) still returns every partition whole.
+        let scanned: Vec<PartitionUpdate> =
+            r.scan(None, READ).unwrap().map(|p| p.unwrap()).collect();
+        assert_eq!(scanned, parts);
+    }
+}
+
+#[test]
+fn a_ten_row_seek_reads_one_or_two_blocks_of_a_wide_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let key = DecoratedKey::new(b"ts");
+    let mut p = PartitionUpdate::new(key.clone());
+    for i in 0..50_000u32 {
+        let mut row = Row::new(i.to_be_bytes().to_vec());
+        row.liveness = LivenessInfo::new(NOW_MICROS);
+        row.add_cell(Cell::live(0, NOW_MICROS, vec![7; 24]));
+        p.rows.push(row);
+    }
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &[p.clone()],
+        v2(1, options(Codec::Lz4, 16384, 1)),
+    );
+    let at = |i: u32| i.to_be_bytes().to_vec();
+    let cases = [
+        (ClusteringRange::ALL, false, 0u32),
+        (ClusteringRange::ALL, true, 49_999),
+        (
+            ClusteringRange {
+                start: ClusteringBound::inclusive(at(25_000)),
+                end: ClusteringBound::UNBOUNDED,
+            },
+            false,
+            25_000,
+        ),
+        (
+            ClusteringRange {
+                start: ClusteringBound::UNBOUNDED,
+                end: ClusteringBound::exclusive(at(25_000)),
+            },
+            true,
+            24_999,
+        ),
+    ];
+    for (range, reversed, first) in cases {
+        let before = fs.counters().snapshot().read(IoCause::UserRead);
+        let mut s = r.slice(&key, &range, reversed, READ).unwrap().unwrap();
+        let rows = drain(&mut s, 10).unwrap();
+        assert_eq!(rows.len(), 10);
+        assert_eq!(rows[0].clustering, at(first));
+        assert!(
+            s.blocks_read() <= 2,
+            "{} blocks for 10 rows",
+            s.blocks_read()
+        );
+        // Header, root, one inner node, one or two blocks: a few chunks of a
+        // partition of ~100 chunks.
+        let read = fs.counters().snapshot().read(IoCause::UserRead) - before;
+        assert!(read < 8 * 16384, "{read} bytes read for 10 rows");
+    }
+    // An empty range touches no block.
+    let empty = ClusteringRange {
+        start: ClusteringBound::exclusive(at(49_999)),
+        end: ClusteringBound::UNBOUNDED,
+    };
+    let mut s = r.slice(&key, &empty, false, READ).unwrap().unwrap();
+    assert!(s.next_row().unwrap().is_none());
+    assert_eq!(s.blocks_read(), 0);
+}
+
+#[test]
+fn flipped_bits_under_a_row_index_are_corruption_never_wrong_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = wide_partitions(81);
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        v2(1, options(Codec::Lz4, 4096, 16)),
+    );
+    let clean = std::fs::read(r.path()).unwrap();
+    let len_bits = clean.len() as u64 * 8;
+    drop(r);
+    let mut rng = ChaCha8Rng::seed_from_u64(82);
+    let path = data_file_path(dir.path(), 1);
+    for _ in 0..150 {
+        std::fs::write(&path, &clean).unwrap();
+        flip(&path, rng.gen_range(0..len_bits));
+        let Ok(r) = SSTableReader::open(&fs, &path, 1, None) else {
+            continue;
+        };
+        for p in &parts {
+            for reversed in [false, true] {
+                match r.slice(&p.key, &ClusteringRange::ALL, reversed, READ) {
+                    Ok(Some(mut s)) => {
+                        if let Ok(rows) = drain(&mut s, usize::MAX) {
+                            assert_eq!(rows, filtered(p, &ClusteringRange::ALL, reversed));
+                            assert_eq!(s.deletion, p.deletion);
+                        }
+                    }
+                    Ok(None) => panic!("a flipped bit lost a partition without an error"),
+                    Err(e) => {
+                        corruption_offset(&e, &path);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_inconsistent_row_index_under_valid_checksums_is_corruption() {
+    // Uncompressed chunks, so a byte of the row index can be changed and its
+    // chunk's checksum recomputed: what a writer bug would leave behind.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let key = DecoratedKey::new(b"ts");
+    let mut p = PartitionUpdate::new(key.clone());
+    for i in 0..5000u32 {
+        let mut row = Row::new(i.to_be_bytes().to_vec());
+        row.liveness = LivenessInfo::new(NOW_MICROS);
+        row.add_cell(Cell::live(0, NOW_MICROS, vec![7; 24]));
+        p.rows.push(row);
+    }
+    let cl = 4096u64;
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &[p],
+        v2(1, options(Codec::None, cl as u32, 1)),
+    );
+    assert!(r.verify(READ).is_empty());
+    let entry = r.index_block(0, READ).unwrap()[0].clone();
+    let loc = entry.row_index.expect("5000 rows have a row index");
+    let chunks = r.chunk_ranges();
+    let path = r.path().to_path_buf();
+    drop(r);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Stored chunk: [codec][raw bytes][crc32c]; `at` is a data-stream offset.
+    let locate = |at: u64| {
+        let (off, _) = chunks[(at / cl) as usize];
+        (off + 1 + at % cl) as usize
+    };
+    let root = entry.offset + loc.root_offset;
+    assert_eq!(bytes[locate(root)], 0, "one root node at level 0");
+    // Root: level, count (one byte), first entry's first clustering (length
+    // byte, then 4 bytes): make it [0,0,0,1], after block 0's first row.
+    let at = root + 1 + 1 + 1 + 3;
+    bytes[locate(at)] = 1;
+    let (off, len) = chunks[(at / cl) as usize];
+    let (off, len) = (off as usize, len as usize);
+    let crc = crc32c::crc32c(&bytes[off..off + len - 4]);
+    bytes[off + len - 4..off + len].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
+    let problems = r.verify(READ);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    corruption_offset(&problems[0], &path);
+    let mut s = r
+        .slice(&key, &ClusteringRange::ALL, false, READ)
+        .unwrap()
+        .unwrap();
+    let e = drain(&mut s, 10).unwrap_err();
+    corruption_offset(&e, &path);
+    // The whole-partition path does not use the index and still reads.
+    assert_eq!(
+        r.read_partition(&key, READ).unwrap().unwrap().rows.len(),
+        5000
+    );
+}

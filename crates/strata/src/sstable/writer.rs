@@ -12,11 +12,14 @@ use super::compression::{compress_chunk, CompressionParams};
 use super::data_file_path;
 use super::format::{
     encode_chunk_table, encode_summary, seal_block, ChunkLocation, Footer, IndexBlockBuilder,
-    SummaryEntry, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES,
+    RowIndexLocation, SummaryEntry, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES,
 };
 use super::identity::SSTableIdentity;
-use super::partition::{encode_end, encode_header, encode_row_entry};
+use super::partition::{
+    encode_end, encode_header, encode_row_entry, MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
+};
 use super::reader::SSTableReader;
+use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
 use crate::data::{DecoratedKey, PartitionUpdate};
 use crate::encoding::EncodingBase;
@@ -104,6 +107,11 @@ pub struct SSTableWriter {
     chunks: Vec<ChunkLocation>,
     compressed_bytes: u64,
     index: IndexBlockBuilder,
+    /// Whether partitions get row indexes (version 3; not in version-1 files).
+    row_index: bool,
+    /// Row blocks of the partition being appended: (first row, partition offset).
+    /// Reused across partitions, so a small partition allocates nothing.
+    blocks: Vec<(usize, u64)>,
     summary: Vec<SummaryEntry>,
     bloom: BloomFilter,
     stats: StatsCollector,
@@ -145,6 +153,7 @@ impl SSTableWriter {
             }
         }
         let chunk_length = opts.compression.chunk_length_bytes as usize;
+        let row_index = opts.identity.is_some();
         Ok(SSTableWriter {
             fs: fs.clone(),
             id,
@@ -160,7 +169,9 @@ impl SSTableWriter {
             out: Vec::new(),
             chunks: Vec::new(),
             compressed_bytes: 0,
-            index: IndexBlockBuilder::default(),
+            index: IndexBlockBuilder::new(row_index),
+            row_index,
+            blocks: Vec::new(),
             summary: Vec::new(),
             stats: StatsCollector::default(),
             last_key: None,
@@ -244,8 +255,20 @@ impl SSTableWriter {
         let base = self.opts.base;
         let start = self.uncompressed_bytes_written();
         encode_header(p, &base, &mut self.scratch, &mut self.pending);
+        let rows_offset = self.uncompressed_bytes_written() - start;
+        self.blocks.clear();
         let mut prev: &[u8] = &[];
-        for row in &p.rows {
+        for (i, row) in p.rows.iter().enumerate() {
+            if self.row_index {
+                let at = self.uncompressed_bytes_written() - start;
+                let block_start = self.blocks.last().map_or(0, |b| b.1);
+                if self.blocks.is_empty() || at - block_start >= ROW_BLOCK_BYTES {
+                    // A block's first row shares no prefix, so a read can start
+                    // decoding there.
+                    self.blocks.push((i, at));
+                    prev = &[];
+                }
+            }
             encode_row_entry(prev, row, &base, &mut self.scratch, &mut self.pending);
             prev = &row.clustering;
             // Cut chunks as rows arrive so a multi-MiB partition never sits whole
@@ -254,9 +277,14 @@ impl SSTableWriter {
                 self.cut_full_chunks()?;
             }
         }
+        let row_index = if self.blocks.len() >= 2 {
+            Some(self.write_row_index(p, start, rows_offset)?)
+        } else {
+            None
+        };
         encode_end(&mut self.pending);
         let length = self.uncompressed_bytes_written() - start;
-        self.index.add(&p.key, start, length);
+        self.index.add(&p.key, start, length, row_index);
         self.bloom.add(KeyHash::of(&p.key.key));
         self.stats.add_partition(p, length);
         self.last_key = Some(p.key.clone());
@@ -265,6 +293,52 @@ impl SSTableWriter {
             self.write_index_block()?;
         }
         Ok(())
+    }
+
+    /// Appends the row index of partition `p` (its rows just written, row blocks
+    /// in `self.blocks`) before its end marker; returns where it is.
+    fn write_row_index(
+        &mut self,
+        p: &PartitionUpdate,
+        start: u64,
+        rows_offset: u64,
+    ) -> Result<RowIndexLocation> {
+        let rows_end = self.uncompressed_bytes_written() - start;
+        let entries: Vec<row_index::Entry> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(j, &(first_row, offset))| {
+                let (last_row, end) = match self.blocks.get(j + 1) {
+                    Some(&(next_row, next_offset)) => (next_row - 1, next_offset),
+                    None => (p.rows.len() - 1, rows_end),
+                };
+                row_index::Entry {
+                    first: p.rows[first_row].clustering.clone(),
+                    last: p.rows[last_row].clustering.clone(),
+                    offset,
+                    width: end - offset,
+                }
+            })
+            .collect();
+        let payload_start = rows_end + ROW_INDEX_FRAMING_BYTES;
+        let mut payload = Vec::new();
+        let root_offset = row_index::build(entries, payload_start, &mut payload);
+        let len = u32::try_from(payload.len()).map_err(|_| {
+            Error::InvalidInput(format!(
+                "row index of {} bytes for partition token {} does not fit the format",
+                payload.len(),
+                p.key.token
+            ))
+        })?;
+        self.pending.push(MARKER_ROW_INDEX);
+        self.pending.extend_from_slice(&len.to_le_bytes());
+        self.pending.extend_from_slice(&payload);
+        self.cut_full_chunks()?;
+        Ok(RowIndexLocation {
+            root_offset,
+            rows_offset,
+        })
     }
 
     fn file(&mut self) -> Result<&mut WritableFile> {
