@@ -253,15 +253,33 @@ impl DateTieredCompactionStrategy {
             })
     }
 
-    /// Flush and merge outputs: cut by windows of `max_window_size_seconds`
-    /// when `split_output_by_window` (the default), so a write far older than
-    /// the rest of its flush does not pull a new sstable into an old window.
+    /// The largest window the measuring stick uses: `base * T^k`, the largest
+    /// such size not above `max_window_size_seconds` (at least `base`). Every
+    /// window of the stick nests in one of these (invariant 1).
+    pub fn largest_window_seconds(&self) -> u64 {
+        let tier = self.common.min_threshold.max(2) as u64;
+        let mut size = self.dtcs.base_time_seconds.max(1);
+        while let Some(next) = size.checked_mul(tier) {
+            if next > self.dtcs.max_window_size_seconds {
+                break;
+            }
+            size = next;
+        }
+        size
+    }
+
+    /// Flush and merge outputs: cut by the stick's largest windows when
+    /// `split_output_by_window` (the default), so a write far older than the
+    /// rest of its flush does not pull a new sstable into an old window. The cut
+    /// must follow the stick's own boundaries: a cut inside a window (a day, say,
+    /// inside a 16-hour window) would leave the window with two sstables after
+    /// every merge of it, and the strategy would merge it forever.
     pub fn output_split(&self) -> OutputSplit {
-        if !self.dtcs.split_output_by_window || self.dtcs.max_window_size_seconds == 0 {
+        if !self.dtcs.split_output_by_window {
             return OutputSplit::None;
         }
         OutputSplit::TimeWindow {
-            window: (self.dtcs.max_window_size_seconds as i64)
+            window: (self.largest_window_seconds() as i64)
                 .saturating_mul(units_per_second(self.dtcs.timestamp_resolution)),
             max_bytes: u64::MAX,
         }
@@ -441,9 +459,10 @@ mod tests {
             Some(CompactionTask::Merge {
                 inputs: vec![1, 2, 3, 4],
                 output_level: 0,
-                // Segregation by the largest window (a day) is on by default.
+                // Segregation by the stick's largest window (60 s x 4^5 =
+                // 61,440 s, under the 86,400 s cap) is on by default.
                 split: OutputSplit::TimeWindow {
-                    window: 86_400_000_000,
+                    window: 61_440_000_000,
                     max_bytes: u64::MAX
                 },
                 reason: TaskReason::DateTiered,
@@ -515,6 +534,33 @@ mod tests {
             9,
             "nine full 4-minute windows"
         );
+    }
+
+    #[test]
+    fn the_output_cut_follows_the_sticks_boundaries() {
+        // A merge cut by a length that is not a window of the stick would split
+        // a window in two after every merge: it would never settle.
+        for (extra, largest) in [
+            ("'base_time_seconds': 60", 61_440),
+            (
+                "'max_window_size_seconds': 86400, 'base_time_seconds': 3600",
+                57_600,
+            ),
+            (
+                "'base_time_seconds': 60, 'max_window_size_seconds': 200",
+                60,
+            ),
+        ] {
+            let s = DateTieredCompactionStrategy::new(&opts(&format!(
+                "'class': 'DateTieredCompactionStrategy', {extra}"
+            )));
+            assert_eq!(s.largest_window_seconds(), largest, "{extra}");
+            let mut t = Target::initial(1_000_000 * MINUTE, s.base_micros());
+            for _ in 0..40 {
+                assert_eq!((largest as i64 * 1_000_000) % t.size, 0, "{extra}: {t:?}");
+                t = t.next(4, s.max_window_micros());
+            }
+        }
     }
 
     #[test]
