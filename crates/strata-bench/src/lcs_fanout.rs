@@ -67,6 +67,7 @@ use strata::model::{self, ModelInput, ModelStrategy};
 use strata::schema::WriteOptions;
 use strata::sim::{self, SimConfig};
 use strata::table::Table;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 use strata::{Error, Result};
 
@@ -384,7 +385,7 @@ fn run_node(
     };
 
     let sample = |hour: f64, last: &mut (u64, u64)| -> Sample {
-        let st = table.stats();
+        let st = TableStats::of(&table);
         let (f, c) = (flushed(&table), compacted(&table));
         let (df, dc) = (f - last.0, c - last.1);
         *last = (f, c);
@@ -469,7 +470,7 @@ fn run_node(
     while measured_per_level.last() == Some(&0.0) {
         measured_per_level.pop();
     }
-    let st = table.stats();
+    let st = TableStats::of(&table);
     let final_levels = st.sstables_in_each_level.clone();
     let final_data: u64 = st.sstable_bytes_in_each_level.iter().sum();
     let measured_levels = fractional_levels(

@@ -16,7 +16,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::cql::{CqlError, CqlErrorKind};
+pub mod cql;
+
+pub use cql::{CqlError, CqlErrorKind};
 
 #[derive(Debug)]
 #[non_exhaustive]

@@ -19,6 +19,7 @@
 //! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
 pub mod clock;
+pub mod codec;
 pub mod commitlog;
 pub mod compaction;
 pub mod cql;

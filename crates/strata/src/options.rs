@@ -418,15 +418,15 @@ impl CompressionOptions {
     /// What the sstable writer takes. Both sides accept the same ranges (a power of
     /// two 1..=1024 KiB lies within the writer's 256 B..=16 MiB; zstd -7..=22), so a
     /// validated option always gives valid parameters.
-    pub fn params(&self) -> crate::sstable::CompressionParams {
+    pub fn params(&self) -> crate::codec::CompressionParams {
         let codec = match self.class {
-            CompressorClass::None => crate::sstable::Codec::None,
-            CompressorClass::Lz4 => crate::sstable::Codec::Lz4,
-            CompressorClass::Zstd => crate::sstable::Codec::Zstd {
+            CompressorClass::None => crate::codec::Codec::None,
+            CompressorClass::Lz4 => crate::codec::Codec::Lz4,
+            CompressorClass::Zstd => crate::codec::Codec::Zstd {
                 level: self.compression_level,
             },
         };
-        crate::sstable::CompressionParams {
+        crate::codec::CompressionParams {
             codec,
             chunk_length_bytes: self.chunk_length_in_kb * 1024,
         }
@@ -1743,7 +1743,7 @@ mod tests {
         .expect("zstd");
         assert_eq!(
             z.compression.params().codec,
-            crate::sstable::Codec::Zstd { level: 9 }
+            crate::codec::Codec::Zstd { level: 9 }
         );
     }
 }

@@ -101,14 +101,14 @@ fn mean_ms(total_micros: u64, count: u64) -> f64 {
     }
 }
 
-impl Table {
+impl TableStats {
     /// Figures for `strata tablestats`.
-    pub fn stats(&self) -> TableStats {
-        let view = self.view();
-        let schema = self.schema();
+    pub fn of(t: &Table) -> TableStats {
+        let view = t.view();
+        let schema = t.schema();
         // A listing error only hides the quarantine figures; stats still print.
-        let quarantined = crate::quarantine::list(self.fs(), self.dir()).unwrap_or_default();
-        let m = &self.metrics;
+        let quarantined = crate::quarantine::list(t.fs(), t.dir()).unwrap_or_default();
+        let m = &t.metrics;
         let mut live = 0u64;
         let mut compressed = 0u64;
         let mut uncompressed = 0u64;
@@ -120,7 +120,7 @@ impl Table {
         let mut sizes = Log2Histogram::default();
         let mut levels: Vec<usize> = Vec::new();
         let mut level_bytes: Vec<u64> = Vec::new();
-        let gc_before = self.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
+        let gc_before = t.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
         let mut droppable_weighted = 0.0;
         let mut candidates = 0u64;
         for (s, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
@@ -144,8 +144,8 @@ impl Table {
             droppable_weighted += st.estimate_droppable(gc_before) * st.tombstone_candidates as f64;
             candidates += st.tombstone_candidates;
         }
-        let io = self.io();
-        let scores = self.compaction_level_scores();
+        let io = t.io();
+        let scores = t.compaction_level_scores();
         let nlevels = levels.len().max(
             (0..crate::fs::MAX_TRACKED_LEVELS)
                 .rev()
@@ -197,15 +197,13 @@ impl Table {
             keyspace: schema.keyspace.clone(),
             table: schema.name.clone(),
             sstable_count: view.version.len(),
-            unreadable_sstable_count: self.unreadable_sstables().len(),
+            unreadable_sstable_count: t.unreadable_sstables().len(),
             quarantined_files: quarantined.len(),
             quarantined_bytes: quarantined.iter().map(|f| f.size_bytes).sum(),
             space_used_live_bytes: live,
-            space_used_by_snapshots_total_bytes: crate::maintenance::snapshots_true_size_bytes(
-                self,
-            )
-            .unwrap_or(0),
-            space_used_total_bytes: self.disk_bytes_total().unwrap_or(live).max(live),
+            space_used_by_snapshots_total_bytes: crate::maintenance::snapshots_true_size_bytes(t)
+                .unwrap_or(0),
+            space_used_total_bytes: t.disk_bytes_total().unwrap_or(live).max(live),
             sstable_compression_ratio: if uncompressed == 0 {
                 -1.0
             } else {
@@ -238,7 +236,7 @@ impl Table {
             compacted_partition_minimum_bytes: sizes.min().unwrap_or(0),
             compacted_partition_maximum_bytes: sizes.max().unwrap_or(0),
             compacted_partition_mean_bytes: sizes.mean().round() as u64,
-            bytes_flushed: self.io().written(IoCause::Flush),
+            bytes_flushed: t.io().written(IoCause::Flush),
             write_stall_seconds: m.write_stall_micros_total.load(Ordering::Relaxed) as f64 / 1e6,
             writes_refused: m.writes_refused.load(Ordering::Relaxed),
             sstables_per_read: (0..SSTABLES_PER_READ_BUCKETS)
@@ -258,7 +256,7 @@ impl Table {
             } else {
                 (flushed + compacted) as f64 / flushed as f64
             },
-            pending_compactions: self.pending_compaction_tasks(),
+            pending_compactions: t.pending_compaction_tasks(),
             compactions_failed: m.compactions_failed.load(Ordering::Relaxed),
             space_refusals: m.space_refusals.load(Ordering::Relaxed),
             levels: level_rows,

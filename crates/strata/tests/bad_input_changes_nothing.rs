@@ -6,6 +6,7 @@ use strata::clock::SimClock;
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 use strata::Error;
 
@@ -95,7 +96,7 @@ fn bad_input_is_rejected_and_changes_nothing() {
     assert!(matches!(db.table("ks", "nope"), Err(Error::NotFound(_))));
 
     // Nothing was written by any of the above.
-    let stats = t.stats();
+    let stats = TableStats::of(&t);
     assert_eq!(stats.local_write_count, 0);
     assert_eq!(stats.memtable_cell_count, 0);
     assert!(t

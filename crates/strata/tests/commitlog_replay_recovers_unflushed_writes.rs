@@ -9,6 +9,7 @@ use strata::commitlog::{CommitLogOptions, SyncMode};
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 
 fn options(clock: &std::sync::Arc<SimClock>, sync: SyncMode) -> DbOptions {
@@ -63,7 +64,7 @@ fn unflushed_writes_are_replayed_in_every_sync_mode() {
             }
             // Some data reached sstables through background flushes, the rest only
             // the commit log. Crash: drop without close.
-            assert!(t.stats().local_write_count == 1500);
+            assert!(TableStats::of(&t).local_write_count == 1500);
         }
         let db = Database::open(dir.path(), options(&clock, sync)).unwrap();
         assert_eq!(

@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 use strata::error::Error;
 use strata::table::Table;
+use strata::tablestats::TableStats;
 use strata::types::{self, Value};
 
 /// Keys 0..900 ordered by token, so that three flushes of a third each give three
@@ -61,7 +62,7 @@ fn one_damaged_sstable_does_not_take_the_database_down() {
         db.warnings()
     );
     let t = db.table("ks", "t").unwrap();
-    let stats = t.stats();
+    let stats = TableStats::of(&t);
     assert_eq!(stats.sstable_count, 2);
     assert_eq!(stats.unreadable_sstable_count, 1);
     let report = strata::maintenance::verify(&t);

@@ -7,6 +7,7 @@ use strata::clock::SimClock;
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 
 fn options(limit: Option<u64>) -> DbOptions {
@@ -37,7 +38,7 @@ fn flush_over_the_limit_is_refused_counted_and_recovers() {
             }
             t.flush().unwrap();
             acknowledged = 1000;
-            t.stats().space_refusals
+            TableStats::of(&t).space_refusals
         };
         assert_eq!(used_before, 0);
         db.close().unwrap();
@@ -65,7 +66,7 @@ fn flush_over_the_limit_is_refused_counted_and_recovers() {
             }
         }
         assert!(refused, "writes must be refused once flushes cannot fit");
-        let stats = t.stats();
+        let stats = TableStats::of(&t);
         assert!(
             stats.space_refusals >= 1,
             "refusals are counted: {}",

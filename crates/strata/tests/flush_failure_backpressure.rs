@@ -8,6 +8,7 @@ use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::fs::Fault;
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 use strata::Error;
 
@@ -46,7 +47,7 @@ fn failing_flushes_stop_writes_and_lose_nothing() {
         err.to_string().contains("flush"),
         "the error says why: {err}"
     );
-    let stats = t.stats();
+    let stats = TableStats::of(&t);
     assert!(
         stats.pending_flushes >= 2,
         "memtables wait for flush: {}",
@@ -79,7 +80,7 @@ fn failing_flushes_stop_writes_and_lose_nothing() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     t.flush().unwrap();
-    let stats = t.stats();
+    let stats = TableStats::of(&t);
     assert_eq!(stats.pending_flushes, 0);
     assert!(stats.sstable_count >= 2);
     let t: Arc<_> = t;

@@ -9,6 +9,7 @@ use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::quarantine;
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 
 #[test]
@@ -50,7 +51,7 @@ fn unlisted_sstables_are_quarantined_not_deleted() {
         assert!(warning.contains("strata sstable import"), "{warning}");
         assert!(warning.contains("strata quarantine purge"), "{warning}");
         let t = db.table("ks", "t").unwrap();
-        assert_eq!(t.stats().sstable_count, 1);
+        assert_eq!(TableStats::of(&t).sstable_count, 1);
         for i in 0..100 {
             let rows = t
                 .select(&[Value::Int(i)], &ClusteringRange::ALL, false, 1)

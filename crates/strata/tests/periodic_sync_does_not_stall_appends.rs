@@ -11,6 +11,7 @@ use strata::commitlog::{CommitLogOptions, SyncMode};
 use strata::db::{Database, DbOptions};
 use strata::fs::Fault;
 use strata::schema::WriteOptions;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 
 const SLOW: Duration = Duration::from_millis(1500);
@@ -86,7 +87,7 @@ fn periodic_sync_does_not_stall_appends() {
     );
     // Everything is there, and a sync after the slow one makes it durable.
     db.commitlog().unwrap().sync_now().unwrap();
-    assert_eq!(t.stats().local_write_count, k as u64 + 1);
+    assert_eq!(TableStats::of(&t).local_write_count, k as u64 + 1);
     drop(t);
     match Arc::try_unwrap(db) {
         Ok(db) => db.close().unwrap(),

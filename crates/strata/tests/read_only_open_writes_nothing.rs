@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use strata::db::Database;
 use strata::error::Error;
+use strata::tablestats::TableStats;
 use strata::types::Value;
 
 fn tree(dir: &Path, out: &mut BTreeMap<String, (u64, std::time::SystemTime, u32)>) {
@@ -62,7 +63,7 @@ fn read_only_opens_change_nothing() {
         // What is in sstables is readable; the unreplayed log is not shown.
         assert_eq!(common::readable(&t, 0..300), 300);
         assert!(strata::maintenance::verify(&t).is_clean());
-        let _ = t.stats();
+        let _ = TableStats::of(&t);
         let err = t
             .insert(
                 &[("k", Value::Int(1)), ("v", Value::Text("x".into()))],

@@ -8,6 +8,7 @@ mod common;
 
 use std::sync::atomic::Ordering;
 use strata::db::Database;
+use strata::tablestats::TableStats;
 
 #[test]
 fn a_backlog_replays_in_steps_under_the_quota_that_it_filled() {
@@ -23,7 +24,7 @@ fn a_backlog_replays_in_steps_under_the_quota_that_it_filled() {
             )
             .unwrap();
         common::write(&t, 0..rows);
-        assert_eq!(t.stats().sstable_count, 0);
+        assert_eq!(TableStats::of(&t).sstable_count, 0);
         // Small memtables from now on (no write follows, so nothing switches).
         db.alter_table_options("ks", "t", "memtable_flush_threshold_kb = 64")
             .unwrap();
@@ -44,9 +45,9 @@ fn a_backlog_replays_in_steps_under_the_quota_that_it_filled() {
     let steps = t.metrics.replay_flush_count.load(Ordering::Relaxed);
     assert!(steps >= 3, "replay flushed {steps} times");
     assert!(
-        t.stats().sstable_count as u64 > steps,
+        TableStats::of(&t).sstable_count as u64 > steps,
         "{}",
-        t.stats().sstable_count
+        TableStats::of(&t).sstable_count
     );
     assert_eq!(common::readable(&t, 0..rows), rows as usize);
     // Outside recovery the quota holds again.

@@ -22,8 +22,10 @@
 //!    window.
 //! 3. Order of preference: drop fully expired sstables (when a check is due), then
 //!    the newest qualifying window (the newest window needs `min_threshold`
-//!    sstables of similar size; an older window needs 2), then one single-sstable
-//!    tombstone compaction (the smallest worth it, as Cassandra's TWCS).
+//!    sstables of similar size; an older window needs 2, all of them as in
+//!    Cassandra, or with segregation on 2 of similar size, so late pieces never
+//!    drag the window's bulk into a merge), then one single-sstable tombstone
+//!    compaction (the smallest worth it, as Cassandra's TWCS).
 //! 4. A drop names only sstables that [`super::common::droppable_expired`] allows,
 //!    unless `unsafe_aggressive_sstable_expiration` is set, in which case an
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
@@ -116,7 +118,21 @@ impl TimeWindowCompactionStrategy {
                     return Some(chosen);
                 }
             } else if bucket.len() >= 2 {
-                return Some(trim_to_threshold(bucket, self.common.max_threshold));
+                if !self.twcs.split_output_by_window {
+                    return Some(trim_to_threshold(bucket, self.common.max_threshold));
+                }
+                // With segregation, late writes keep adding small pieces to
+                // closed windows. Merging each into the window's large sstable
+                // would rewrite the whole window at every flush (measured: write
+                // amplification 37 instead of 2.6 with 1% late writes, BENCHMARKS.md),
+                // so a closed window merges only sstables of similar size: the
+                // pieces among themselves, each late byte rewritten about
+                // log2(pieces) times, the window's bulk never again.
+                let tiers = get_buckets(bucket.iter().copied(), &self.closed_window_tiers());
+                if let Some(chosen) = most_interesting_bucket(&tiers, 2, self.common.max_threshold)
+                {
+                    return Some(chosen);
+                }
             }
         }
         None
@@ -168,6 +184,16 @@ impl TimeWindowCompactionStrategy {
                 split: self.output_split(),
                 reason: TaskReason::TimeWindow,
             })
+    }
+
+    /// Size tiers inside a closed window (segregation on): the table's
+    /// `bucket_low`/`bucket_high`, without `min_sstable_size`, which would put a
+    /// small window's bulk and its late pieces in one bucket.
+    fn closed_window_tiers(&self) -> StcsOptions {
+        StcsOptions {
+            min_sstable_size_bytes: 0,
+            ..self.stcs.clone()
+        }
     }
 
     /// Flush and merge outputs: cut by window when `split_output_by_window`
@@ -391,6 +417,28 @@ mod tests {
     }
 
     #[test]
+    fn late_pieces_in_a_closed_window_merge_among_themselves() {
+        // A closed window (hour 3) holds its 100 MiB bulk and late pieces.
+        let set = vec![
+            ts_sst(1, 3, 3, 100),
+            ts_sst(2, 3, 3, 1),
+            ts_sst(9, 20, 20, 1),
+        ];
+        // One late piece: nothing to merge it with of similar size.
+        assert!(hourly("").next_task(&set, &ctx(0)).is_none());
+        // Two: they merge together, not with the bulk.
+        let mut more = set.clone();
+        more.push(ts_sst(3, 3, 3, 1));
+        assert_eq!(
+            merge_inputs(hourly("").next_task(&more, &ctx(0))),
+            vec![2, 3]
+        );
+        // Without segregation, Cassandra's rule: the whole window.
+        let plain = hourly(", 'split_output_by_window': 'false'");
+        assert_eq!(merge_inputs(plain.next_task(&more, &ctx(0))), vec![1, 2, 3]);
+    }
+
+    #[test]
     fn the_newest_window_is_size_tiered() {
         let s = hourly("");
         // Four small flushes and one large sstable in the newest window: only the
@@ -407,7 +455,8 @@ mod tests {
 
     #[test]
     fn old_windows_are_trimmed_to_max_threshold_smallest_first() {
-        let s = hourly(", 'max_threshold': 4");
+        // Cassandra's rule for closed windows (segregation off).
+        let s = hourly(", 'max_threshold': 4, 'split_output_by_window': 'false'");
         let mut set: Vec<SSTableInfo> = (1..=6).map(|i| ts_sst(i, 3, 3, 7 - i)).collect();
         set.push(ts_sst(9, 20, 20, 1));
         // Sizes 6,5,4,3,2,1 MiB: the four smallest are ids 3..=6.

@@ -18,14 +18,16 @@
 //! 2. Every parse error names the byte offset into the text it was given.
 //! 3. Every engine error maps to a CQL error kind (`Error::cql_kind`), so a
 //!    server can answer any failure with the right protocol code.
-//! 4. No cycles: `cql::error` depends on nothing, so the crate's `error` can
+//! 4. No cycles: the kinds are `error::cql`, below everything, so the crate's `error` can
 //!    hold a `CqlError`; the parsers (`lexer`, `literal`, `ddl`) depend only on
 //!    `error` and `types`; `options` and `schema` call the parsers, never the
 //!    reverse, so a parser never reaches into the schema or option models.
 
 pub mod ddl;
-pub mod error;
 pub mod lexer;
 pub mod literal;
 
-pub use error::{CqlError, CqlErrorKind};
+/// The error kinds live with the crate's error type (`crate::error::cql`), so
+/// that `error`, at the bottom of the module graph, depends on nothing above it.
+pub use crate::error::cql as error;
+pub use crate::error::cql::{CqlError, CqlErrorKind};
