@@ -1,20 +1,46 @@
 //! Strata: a wide-column LSM storage engine with Cassandra's data model.
 //!
-//! Module map (see docs/ARCHITECTURE.md for the write and read flows):
-//! - [`error`], [`clock`], [`fs`]: the error type, injected time, accounted file I/O.
-//! - [`types`], [`token`]: CQL types and values, byte-comparable clustering
-//!   encoding, Cassandra's Murmur3 partitioner.
-//! - [`cql`]: the CQL language: lexer, literals, CREATE TABLE and WITH settings;
-//!   error kinds one to one with the native protocol's error codes.
-//! - [`data`], [`encoding`]: rows, cells, deletions, reconciliation; the compact row codec.
-//! - [`version`]: the live set of a table's sstables as one immutable `Version`,
-//!   changed only by a checked `VersionEdit` (table, manifest, executor, simulator
-//!   and property tests all apply edits with `Version::apply`).
-//! - [`compaction`]: strategies (pure deciders), [`compaction::executor`] (the I/O,
-//!   over the narrow `CompactionHost`), [`compaction::runtime`] (decisions under
-//!   each table's decision lock, the database-wide `Scheduler`).
-//! - [`table`], [`table_compaction`], [`db`]: a table's write/read/flush paths and
-//!   its side of the compaction runtime; the database over them.
+//! Module map, bottom layer first (docs/ARCHITECTURE.md has the write, read,
+//! flush and compaction flows and the check that the graph has no cycles):
+//! - [`error`]: the one error type; corruption carries file and offset;
+//!   `error::cql` maps every error to a CQL native-protocol error kind.
+//! - [`clock`]: injected time (`SystemClock`, `SimClock`); no engine code reads
+//!   the system time.
+//! - [`codec`]: an sstable's codec and chunk settings as values.
+//! - [`fs`]: every file access, counted per cause and level, with fault injection
+//!   and incremental disk usage; the queue of obsolete files to unlink.
+//! - [`quarantine`]: files an open does not explain, moved aside, never deleted.
+//! - [`dirlock`]: one owner per data directory (`flock` on `LOCK`).
+//! - [`token`]: Cassandra's Murmur3 partitioner.
+//! - [`data`]: rows, cells, deletions, decorated keys, reconciliation.
+//! - [`encoding`]: varints and the compact row codec shared by memtable and sstables.
+//! - [`types`]: CQL types and values, native serialization, byte-comparable keys.
+//! - [`cql`]: the CQL language: lexer, literals, CREATE TABLE and WITH settings.
+//! - [`options`]: table options (compaction, compression, TTL, ...), validated.
+//! - [`schema`]: keyspaces, tables, columns, typed mutation builders, the catalog.
+//! - [`schema_rebuild`]: a lost `schema.json` re-created from sstable identities.
+//! - [`sstable`]: the immutable file: chunks, partition and row indexes, filter,
+//!   statistics, seeking slices, salvage.
+//! - [`split`]: output splitting (none, size, token shard, time window) for flush
+//!   and compaction alike.
+//! - [`version`]: the live set as one immutable `Version`, changed only by a
+//!   checked `VersionEdit`.
+//! - [`manifest`]: the durable live-sstable list of a table.
+//! - [`commitlog`]: segments, sync modes, replay, retirement.
+//! - [`memtable`]: token-sharded copy-on-write B-trees of partitions.
+//! - [`read`]: views, lazy merges of seeking slices, paged token-order scans.
+//! - [`compaction`]: strategies (pure deciders: STCS, LCS, TWCS, DTCS), the
+//!   shared decision steps, the executor, the runtime and its scheduler, the
+//!   row-level expiry check.
+//! - [`table`]: one table's write, read and flush paths and back-pressure.
+//! - [`table_compaction`]: a table's side of the compaction runtime and its
+//!   operator commands.
+//! - [`db`]: the data directory, recovery, the flush and compactor threads.
+//! - [`maintenance`]: verify, scrub, snapshots, single-sstable rewrites.
+//! - [`repair`]: manifest rebuild and `sstable import`.
+//! - [`tablestats`]: `tablestats` and `compactionstats` figures.
+//! - [`model`], [`sim`]: the compaction model and the simulator over synthetic
+//!   sstable metadata.
 //!
 //! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
