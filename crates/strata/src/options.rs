@@ -769,6 +769,12 @@ pub struct CommonCompactionOptions {
     /// Log every compaction decision (Cassandra writes them to a separate log).
     /// Default false. Cassandra: `log_all`.
     pub log_all: bool,
+    /// Let the row-level check (`compaction::expiry`) drop a fully expired
+    /// sstable that Cassandra's overlap rule would keep, when no overlapping
+    /// source holds old data in a row it holds or deletes. Default true; false
+    /// gives Cassandra's behaviour exactly. Costs a read of the (usually small)
+    /// blockers' data each time the set of blockers changes. Strata only.
+    pub row_level_expiry_check: bool,
 }
 
 impl Default for CommonCompactionOptions {
@@ -782,6 +788,7 @@ impl Default for CommonCompactionOptions {
             unchecked_tombstone_compaction: false,
             only_purge_repaired_tombstones: false,
             log_all: false,
+            row_level_expiry_check: true,
         }
     }
 }
@@ -1026,6 +1033,7 @@ const COMMON_KEYS: &[&str] = &[
     "unchecked_tombstone_compaction",
     "only_purge_repaired_tombstones",
     "log_all",
+    "row_level_expiry_check",
 ];
 const STCS_KEYS: &[&str] = &["bucket_low", "bucket_high", "min_sstable_size"];
 const LCS_KEYS: &[&str] = &[
@@ -1138,6 +1146,7 @@ fn set_common(c: &mut CommonCompactionOptions, k: &str, v: &str) -> Result<bool>
         "unchecked_tombstone_compaction" => c.unchecked_tombstone_compaction = parse_bool(k, v)?,
         "only_purge_repaired_tombstones" => c.only_purge_repaired_tombstones = parse_bool(k, v)?,
         "log_all" => c.log_all = parse_bool(k, v)?,
+        "row_level_expiry_check" => c.row_level_expiry_check = parse_bool(k, v)?,
         _ => return Ok(false),
     }
     Ok(true)

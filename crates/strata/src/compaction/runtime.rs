@@ -277,16 +277,19 @@ fn decision_inputs(
     Vec<SSTableInfo>,
     StrategyContext,
 ) {
-    let strategy = host.compactions().strategy(&host.compaction_options());
+    let options = host.compaction_options();
+    let strategy = host.compactions().strategy(&options);
     let view = host.view();
     let ctx = strategy_context(host, &view);
     let mut infos = sstable_infos(&view, busy, ctx.gc_before());
-    verify_expired(
-        &view,
-        &mut infos,
-        ctx.gc_before(),
-        &host.compactions().expiry,
-    );
+    if options.common().row_level_expiry_check {
+        verify_expired(
+            &view,
+            &mut infos,
+            ctx.gc_before(),
+            &host.compactions().expiry,
+        );
+    }
     (strategy, infos, ctx)
 }
 

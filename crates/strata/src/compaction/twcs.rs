@@ -22,10 +22,11 @@
 //!    window.
 //! 3. Order of preference: drop fully expired sstables (when a check is due), then
 //!    the newest qualifying window (the newest window needs `min_threshold`
-//!    sstables of similar size; an older window needs 2, all of them as in
-//!    Cassandra, or with segregation on 2 of similar size, so late pieces never
-//!    drag the window's bulk into a merge), then one single-sstable tombstone
-//!    compaction (the smallest worth it, as Cassandra's TWCS).
+//!    sstables of similar size; an older window needs 2 and merges all of them,
+//!    as in Cassandra, except that with segregation on, pieces written after the
+//!    window closed merge only among themselves once the window's own data is
+//!    one sstable, so late pieces never drag the bulk into a merge), then one
+//!    single-sstable tombstone compaction (the smallest, as Cassandra's TWCS).
 //! 4. A drop names only sstables that [`super::common::droppable_expired`] allows,
 //!    unless `unsafe_aggressive_sstable_expiration` is set, in which case an
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
@@ -122,12 +123,22 @@ impl TimeWindowCompactionStrategy {
                     return Some(trim_to_threshold(bucket, self.common.max_threshold));
                 }
                 // With segregation, late writes keep adding small pieces to
-                // closed windows. Merging each into the window's large sstable
-                // would rewrite the whole window at every flush (measured: write
-                // amplification 37 instead of 2.6 with 1% late writes, BENCHMARKS.md),
-                // so a closed window merges only sstables of similar size: the
-                // pieces among themselves, each late byte rewritten about
-                // log2(pieces) times, the window's bulk never again.
+                // closed windows. Merging each into the window's bulk would
+                // rewrite the whole window at every flush (measured: write
+                // amplification 37 instead of 2.6 with 1% late writes,
+                // BENCHMARKS.md). So a closed window merges whole only while it
+                // holds two or more sstables written while it was current (the
+                // first merge after it closes); after that, everything in it
+                // merges by size tier: late pieces among themselves, each late
+                // byte rewritten about log2(pieces) times, the bulk never again.
+                let own_until = (window + 1).saturating_mul(self.window_micros()) / 1_000_000;
+                let own = bucket
+                    .iter()
+                    .filter(|s| s.creation_time_seconds < own_until)
+                    .count();
+                if own >= 2 {
+                    return Some(trim_to_threshold(bucket, self.common.max_threshold));
+                }
                 let tiers = get_buckets(bucket.iter().copied(), &self.closed_window_tiers());
                 if let Some(chosen) = most_interesting_bucket(&tiers, 2, self.common.max_threshold)
                 {
@@ -418,20 +429,36 @@ mod tests {
 
     #[test]
     fn late_pieces_in_a_closed_window_merge_among_themselves() {
-        // A closed window (hour 3) holds its 100 MiB bulk and late pieces.
-        let set = vec![
-            ts_sst(1, 3, 3, 100),
-            ts_sst(2, 3, 3, 1),
-            ts_sst(9, 20, 20, 1),
-        ];
+        // A closed window (hour 3) holds its 100 MiB bulk, written with the
+        // window, and late pieces written a day later.
+        let late = |id: u64, mib: u64| SSTableInfo {
+            creation_time_seconds: 28 * 3600,
+            ..ts_sst(id, 3, 3, mib)
+        };
+        let bulk = SSTableInfo {
+            creation_time_seconds: 4 * 3600 - 100,
+            ..ts_sst(1, 3, 3, 100)
+        };
+        let set = vec![bulk, late(2, 1), ts_sst(9, 20, 20, 1)];
         // One late piece: nothing to merge it with of similar size.
         assert!(hourly("").next_task(&set, &ctx(0)).is_none());
         // Two: they merge together, not with the bulk.
         let mut more = set.clone();
-        more.push(ts_sst(3, 3, 3, 1));
+        more.push(late(3, 1));
         assert_eq!(
             merge_inputs(hourly("").next_task(&more, &ctx(0))),
             vec![2, 3]
+        );
+        // Two sstables of the window's own (written with it): the whole window
+        // merges, late pieces included, as Cassandra.
+        let mut own = more.clone();
+        own.push(SSTableInfo {
+            creation_time_seconds: 3 * 3600 + 60,
+            ..ts_sst(4, 3, 3, 30)
+        });
+        assert_eq!(
+            merge_inputs(hourly("").next_task(&own, &ctx(0))),
+            vec![1, 2, 3, 4]
         );
         // Without segregation, Cassandra's rule: the whole window.
         let plain = hourly(", 'split_output_by_window': 'false'");
