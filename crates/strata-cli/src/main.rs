@@ -248,7 +248,7 @@ pub(crate) fn select_tables(
 }
 
 pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Result<()> {
-    let stats: Vec<_> = tables.iter().map(|t| TableStats::of(&t)).collect();
+    let stats: Vec<_> = tables.iter().map(|t| TableStats::of(t)).collect();
     if json {
         let text = serde_json::to_string_pretty(&stats)
             .map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))?;
