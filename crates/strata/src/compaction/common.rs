@@ -37,6 +37,23 @@ pub enum Decide {
     Observe,
 }
 
+/// Whether an expiry check that runs every `frequency_seconds`
+/// (`expired_sstable_check_frequency_seconds`) is due at `now_seconds`; a real
+/// decision ([`Decide::Advance`]) records the check in `last`, an observer
+/// leaves it alone.
+pub fn expiry_check_due(
+    last: &mut Option<i64>,
+    now_seconds: i64,
+    frequency_seconds: u64,
+    decide: Decide,
+) -> bool {
+    let due = last.is_none_or(|l| now_seconds.saturating_sub(l) >= frequency_seconds as i64);
+    if due && decide == Decide::Advance {
+        *last = Some(now_seconds);
+    }
+    due
+}
+
 /// The background decision of every strategy, in order: nothing when the
 /// strategy is disabled; drop fully expired sstables (a drop costs no I/O and
 /// frees the most space); the strategy's own task; a single-sstable tombstone

@@ -31,7 +31,7 @@
 //!    the newest qualifying window, then the smallest sstable worth a tombstone
 //!    compaction.
 
-use super::common::{droppable_expired, Decide, OverlapIndex};
+use super::common::{droppable_expired, expiry_check_due, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::twcs::units_per_second;
 use super::{
@@ -304,18 +304,15 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         ctx: &StrategyContext,
         decide: Decide,
     ) -> Vec<u64> {
-        let mut state = self.state.lock();
-        let due = state.last_expired_check_seconds.is_none_or(|last| {
-            ctx.now_seconds.saturating_sub(last)
-                >= self.dtcs.expired_sstable_check_frequency_seconds as i64
-        });
+        let due = expiry_check_due(
+            &mut self.state.lock().last_expired_check_seconds,
+            ctx.now_seconds,
+            self.dtcs.expired_sstable_check_frequency_seconds,
+            decide,
+        );
         if !due {
             return Vec::new();
         }
-        if decide == Decide::Advance {
-            state.last_expired_check_seconds = Some(ctx.now_seconds);
-        }
-        drop(state);
         droppable_expired(sstables, all, ctx, &self.common)
     }
 

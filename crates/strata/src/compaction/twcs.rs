@@ -32,7 +32,7 @@
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
 //!    overlaps it (the operator's explicit choice, as in Cassandra).
 
-use super::common::{droppable_expired, Decide, OverlapIndex};
+use super::common::{droppable_expired, expiry_check_due, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
@@ -265,18 +265,15 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         ctx: &StrategyContext,
         decide: Decide,
     ) -> Vec<u64> {
-        let mut state = self.state.lock();
-        let due = state.last_expired_check_seconds.is_none_or(|last| {
-            ctx.now_seconds.saturating_sub(last)
-                >= self.twcs.expired_sstable_check_frequency_seconds as i64
-        });
+        let due = expiry_check_due(
+            &mut self.state.lock().last_expired_check_seconds,
+            ctx.now_seconds,
+            self.twcs.expired_sstable_check_frequency_seconds,
+            decide,
+        );
         if !due {
             return Vec::new();
         }
-        if decide == Decide::Advance {
-            state.last_expired_check_seconds = Some(ctx.now_seconds);
-        }
-        drop(state);
         self.expired(sstables, all, ctx)
     }
 
