@@ -103,8 +103,8 @@ pub struct SimulateArgs {
     /// 1 MiB/s, TTL 2d, gc grace 60 s, 88 h). Explicit options override it.
     #[arg(long)]
     pub node: Option<char>,
-    /// stcs, lcs, twcs or dtcs (twcs/dtcs run the size-tiered fallback until their
-    /// own strategies land).
+    /// stcs, lcs, twcs or dtcs (the real deciders; twcs and dtcs cut flushes and
+    /// merges by time window, as the engine does).
     #[arg(long)]
     pub strategy: Option<String>,
     #[arg(long)]
