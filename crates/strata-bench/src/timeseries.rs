@@ -304,20 +304,21 @@ fn create(db: &Database, cfg: &TimeseriesConfig) -> Result<Arc<Table>> {
     ))
 }
 
-/// The expiry check interval the strategy uses (600 s unless set).
-fn check_interval_seconds(compaction: &str) -> i64 {
-    let key = "'expired_sstable_check_frequency_seconds':";
-    compaction
-        .find(key)
-        .and_then(|i| {
-            compaction[i + key.len()..]
-                .trim_start()
-                .trim_start_matches('\'')
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .and_then(|d| d.parse().ok())
-        })
-        .unwrap_or(600)
+/// How often the run's strategy looks for fully expired sstables, from its
+/// parsed options: TWCS and DTCS every `expired_sstable_check_frequency_seconds`,
+/// the others at every decision (0).
+fn check_interval_seconds(compaction: &str) -> Result<i64> {
+    use strata::options::{CompactionClass, TableOptions};
+    let options = TableOptions::parse(&format!("compaction = {{{compaction}}}"))?.compaction;
+    Ok(match options.class() {
+        CompactionClass::TimeWindowCompactionStrategy => {
+            options.twcs().expired_sstable_check_frequency_seconds as i64
+        }
+        CompactionClass::DateTieredCompactionStrategy => {
+            options.dtcs().expired_sstable_check_frequency_seconds as i64
+        }
+        _ => 0,
+    })
 }
 
 /// Runs one configuration in `dir` (empty or absent). `progress` gets the
@@ -343,7 +344,7 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
     let recent_start = write_end;
     let cold_start = write_end + (cfg.recent_read_days * DAY * 1e6) as i64;
     let quarter = (write_end - START_MICROS) / 4;
-    let hold_slack_seconds = check_interval_seconds(&cfg.compaction) + cfg.flush_seconds as i64;
+    let hold_slack_seconds = check_interval_seconds(&cfg.compaction)? + cfg.flush_seconds as i64;
 
     let mut sim = START_MICROS as f64;
     let mut next_flush = START_MICROS + cfg.flush_seconds as i64 * 1_000_000;
@@ -1040,14 +1041,22 @@ mod tests {
 
     #[test]
     fn expiry_check_interval_is_read_from_the_options() {
-        assert_eq!(check_interval_seconds(&twcs_options()), 600);
+        let interval = |c: &str| check_interval_seconds(c).expect("valid options");
+        assert_eq!(interval(&twcs_options()), 600);
         assert_eq!(
-            check_interval_seconds("'class': 'X', 'expired_sstable_check_frequency_seconds': '60'"),
+            interval(&format!(
+                "{}, 'expired_sstable_check_frequency_seconds': '60'",
+                twcs_options()
+            )),
             60
         );
         assert_eq!(
-            check_interval_seconds("'expired_sstable_check_frequency_seconds': 7"),
+            interval(
+                "'class': 'DateTieredCompactionStrategy', 'expired_sstable_check_frequency_seconds': 7"
+            ),
             7
         );
+        assert_eq!(interval(&stcs_options()), 0, "STCS looks at every decision");
+        assert!(check_interval_seconds("'class': 'NoSuchStrategy'").is_err());
     }
 }

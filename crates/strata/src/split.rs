@@ -39,7 +39,7 @@
 //!    its bucket starts a new output). Token buckets arrive in order, so the
 //!    previous shard's output is finished as soon as the next shard begins.
 
-use crate::data::{PartitionDeletion, PartitionUpdate, Row, NO_TIMESTAMP};
+use crate::data::{PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::error::{Error, Result};
 use crate::sstable::{SSTableReader, SSTableWriter};
 use std::sync::Arc;
@@ -208,12 +208,6 @@ fn slot<T>(v: &mut Vec<(i64, T)>, w: i64, make: impl FnOnce() -> T) -> &mut T {
         }
     };
     &mut v[i].1
-}
-
-/// Whether a piece carries anything (a split never emits empty pieces, but
-/// callers may filter partitions that purge emptied).
-pub fn is_empty_piece(p: &PartitionUpdate) -> bool {
-    p.rows.is_empty() && p.static_row.is_none() && p.deletion == PartitionDeletion::default()
 }
 
 /// One output being written: the writer side of an [`OutputSet`].
@@ -716,7 +710,10 @@ mod tests {
             // Buckets ascend, no piece is empty, and every part sits in its window.
             assert!(pieces.windows(2).all(|w| w[0].0 < w[1].0));
             for (w, piece) in &pieces {
-                assert!(!is_empty_piece(piece), "case {case}: empty piece");
+                assert!(
+                    !crate::compaction::purge::is_empty(piece),
+                    "case {case}: empty piece"
+                );
                 assert!(piece
                     .rows
                     .windows(2)

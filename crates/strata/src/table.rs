@@ -820,7 +820,10 @@ impl Table {
     /// (one sstable, or one per time window for TWCS and DTCS). All or nothing:
     /// on error every output is discarded.
     fn write_sstables(&self, memtable: &Memtable) -> Result<Vec<Arc<SSTableReader>>> {
-        let split = self.strategy().flush_split();
+        let split = self
+            .compaction
+            .strategy(&self.schema().options.compaction)
+            .flush_split();
         let base = memtable.encoding_base();
         // Each output's filter is sized for every partition: a flush's window
         // count is unknown up front and an oversized filter costs only memory
@@ -993,9 +996,9 @@ impl Table {
     /// Write back-pressure on compaction debt: delay each write past the slowdown
     /// trigger, stop writes past the stop trigger until compaction catches up.
     /// Disabled while the strategy is disabled (`'enabled': 'false'`), since
-    /// nothing would ever release the stall, and for TWCS and DTCS: they keep
-    /// every sstable at level 0 and one or more per time window by design, so a
-    /// healthy table with a long TTL holds more than the trigger (found by
+    /// nothing would ever release the stall, and for strategies whose healthy
+    /// state exceeds the trigger (`CompactionStrategy::stalls_writes_on_level0`:
+    /// TWCS and DTCS keep one or more level-0 sstables per time window; found by
     /// `bench timeseries`, where TWCS with late writes stalled every write).
     pub(crate) fn wait_for_compaction_debt(&self) {
         // Cheap check first: this runs on every write.
@@ -1005,12 +1008,12 @@ impl Table {
             return;
         }
         let compaction = &self.schema().options.compaction;
-        let windowed = matches!(
-            compaction.class(),
-            crate::options::CompactionClass::TimeWindowCompactionStrategy
-                | crate::options::CompactionClass::DateTieredCompactionStrategy
-        );
-        if windowed || !compaction.common().enabled {
+        if !compaction.common().enabled
+            || !self
+                .compaction
+                .strategy(compaction)
+                .stalls_writes_on_level0()
+        {
             return;
         }
         let started = Instant::now();

@@ -37,6 +37,14 @@ pub enum Decide {
     Observe,
 }
 
+/// The ids of `set`, ascending: how every task names its inputs (invariant 2 of
+/// the decider contract: ties and orders broken by id).
+pub fn sorted_ids<'a>(set: impl IntoIterator<Item = &'a SSTableInfo>) -> Vec<u64> {
+    let mut ids: Vec<u64> = set.into_iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    ids
+}
+
 /// Whether an expiry check that runs every `frequency_seconds`
 /// (`expired_sstable_check_frequency_seconds`) is due at `now_seconds`; a real
 /// decision ([`Decide::Advance`]) records the check in `last`, an observer

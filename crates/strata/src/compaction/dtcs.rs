@@ -31,9 +31,9 @@
 //!    the newest qualifying window, then the smallest sstable worth a tombstone
 //!    compaction.
 
-use super::common::{droppable_expired, expiry_check_due, Decide, OverlapIndex};
+use super::common::{droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::twcs::units_per_second;
+use super::twcs::window_split;
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
 };
@@ -234,19 +234,13 @@ impl DateTieredCompactionStrategy {
     }
 }
 
-fn ids_of(set: &[&SSTableInfo]) -> Vec<u64> {
-    let mut ids: Vec<u64> = set.iter().map(|s| s.id).collect();
-    ids.sort_unstable();
-    ids
-}
-
 impl DateTieredCompactionStrategy {
     fn window_merge(&self, sstables: &[SSTableInfo]) -> Option<CompactionTask> {
         let now = self.now_micros(sstables)?;
         let buckets = self.buckets(sstables);
         self.newest_bucket(&buckets, now)
             .map(|chosen| CompactionTask::Merge {
-                inputs: ids_of(&chosen),
+                inputs: sorted_ids(chosen.iter().copied()),
                 output_level: 0,
                 split: self.output_split(),
                 reason: TaskReason::DateTiered,
@@ -278,11 +272,10 @@ impl DateTieredCompactionStrategy {
         if !self.dtcs.split_output_by_window {
             return OutputSplit::None;
         }
-        OutputSplit::TimeWindow {
-            window: (self.largest_window_seconds() as i64)
-                .saturating_mul(units_per_second(self.dtcs.timestamp_resolution)),
-            max_bytes: u64::MAX,
-        }
+        window_split(
+            self.largest_window_seconds(),
+            self.dtcs.timestamp_resolution,
+        )
     }
 }
 
@@ -350,7 +343,7 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
         (rest.len() >= 2).then(|| CompactionTask::Merge {
-            inputs: ids_of(rest),
+            inputs: sorted_ids(rest.iter().copied()),
             output_level: 0,
             split: self.output_split(),
             reason: TaskReason::Major,
@@ -359,6 +352,11 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
 
     fn flush_split(&self) -> OutputSplit {
         self.output_split()
+    }
+
+    /// One or more level-0 sstables per window is the healthy state.
+    fn stalls_writes_on_level0(&self) -> bool {
+        false
     }
 
     /// Cassandra's DTCS estimate: per window, each size-tiered bucket with at least

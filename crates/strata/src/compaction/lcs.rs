@@ -39,7 +39,7 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use super::common::{token_hull, OverlapIndex};
+use super::common::{sorted_ids, token_hull, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
@@ -174,12 +174,6 @@ impl<'a> Levels<'a> {
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add)
     }
-}
-
-fn sorted_ids(set: &[&SSTableInfo]) -> Vec<u64> {
-    let mut ids: Vec<u64> = set.iter().map(|s| s.id).collect();
-    ids.sort_unstable();
-    ids
 }
 
 /// Leveled compaction (module docs).
@@ -335,7 +329,7 @@ impl LeveledCompactionStrategy {
         match self.l0_candidates(levels, size) {
             Some((candidates, output_level)) if !(above_top && output_level == top) => {
                 Some(CompactionTask::Merge {
-                    inputs: sorted_ids(&candidates),
+                    inputs: sorted_ids(candidates.iter().copied()),
                     output_level,
                     split: OutputSplit::Size { max_bytes: size },
                     reason: TaskReason::Leveled { from_level: 0 },
@@ -358,7 +352,7 @@ impl LeveledCompactionStrategy {
             };
         }
         CompactionTask::Merge {
-            inputs: sorted_ids(candidates),
+            inputs: sorted_ids(candidates.iter().copied()),
             output_level: from_level + 1,
             split: OutputSplit::Size { max_bytes: size },
             reason: TaskReason::Leveled { from_level },
@@ -461,7 +455,7 @@ impl LeveledCompactionStrategy {
             self.common.max_threshold,
         )?;
         Some(CompactionTask::Merge {
-            inputs: sorted_ids(&bucket),
+            inputs: sorted_ids(bucket.iter().copied()),
             output_level: 0,
             split: OutputSplit::None,
             reason: TaskReason::L0SizeTiered,
@@ -605,7 +599,7 @@ impl LeveledCompactionStrategy {
                 });
             }
             return Some(CompactionTask::Merge {
-                inputs: sorted_ids(&inputs),
+                inputs: sorted_ids(inputs.iter().copied()),
                 output_level: top,
                 split: OutputSplit::Size { max_bytes: size },
                 reason: TaskReason::Leveled { from_level: level },
@@ -691,7 +685,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
             .find(|&l| self.max_bytes_for_level(l, size) >= total)
             .unwrap_or(top);
         (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest),
+            inputs: sorted_ids(rest.iter().copied()),
             output_level: level,
             split: OutputSplit::Size { max_bytes: size },
             reason: TaskReason::Major,

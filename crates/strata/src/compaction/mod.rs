@@ -318,6 +318,15 @@ pub trait CompactionStrategy: Send + Sync {
         OutputSplit::None
     }
 
+    /// Whether many level-0 sstables mean compaction debt, so writes slow down
+    /// past `l0_slowdown_writes_trigger` and stop past `l0_stop_writes_trigger`
+    /// (RocksDB's level-0 stall). False for strategies whose healthy state holds
+    /// many: TWCS and DTCS keep one or more sstables per time window, all at
+    /// level 0.
+    fn stalls_writes_on_level0(&self) -> bool {
+        true
+    }
+
     /// Estimated number of tasks needed to catch up (`compactionstats`'
     /// `pending_tasks`), with Cassandra's formulas. Changes no state.
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;

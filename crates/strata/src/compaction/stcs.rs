@@ -15,7 +15,7 @@
 //!    bucket, then one single-sstable tombstone compaction (shared step, largest
 //!    first). Outputs go to level 0, unsplit.
 
-use super::common::OverlapIndex;
+use super::common::{sorted_ids, OverlapIndex};
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions};
 
@@ -105,12 +105,6 @@ pub fn estimated_tasks(
         .filter(|b| b.len() >= min_threshold as usize)
         .map(|b| b.len().div_ceil(max_threshold.max(1) as usize))
         .sum()
-}
-
-fn sorted_ids<'a>(set: impl IntoIterator<Item = &'a SSTableInfo>) -> Vec<u64> {
-    let mut ids: Vec<u64> = set.into_iter().map(|s| s.id).collect();
-    ids.sort_unstable();
-    ids
 }
 
 /// Size-tiered compaction (module docs).

@@ -32,7 +32,7 @@
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
 //!    overlaps it (the operator's explicit choice, as in Cassandra).
 
-use super::common::{droppable_expired, expiry_check_due, Decide, OverlapIndex};
+use super::common::{droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
@@ -190,7 +190,7 @@ impl TimeWindowCompactionStrategy {
     ) -> Option<CompactionTask> {
         self.newest_bucket(buckets, highest)
             .map(|chosen| CompactionTask::Merge {
-                inputs: ids_of(&chosen),
+                inputs: sorted_ids(chosen.iter().copied()),
                 output_level: 0,
                 split: self.output_split(),
                 reason: TaskReason::TimeWindow,
@@ -214,11 +214,16 @@ impl TimeWindowCompactionStrategy {
         if !self.twcs.split_output_by_window {
             return OutputSplit::None;
         }
-        OutputSplit::TimeWindow {
-            window: (self.twcs.window_seconds() as i64)
-                .saturating_mul(units_per_second(self.twcs.timestamp_resolution)),
-            max_bytes: u64::MAX,
-        }
+        window_split(self.twcs.window_seconds(), self.twcs.timestamp_resolution)
+    }
+}
+
+/// A cut into windows of `window_seconds`, in the unit the table's write
+/// timestamps use (`timestamp_resolution`), never rolled over by size.
+pub fn window_split(window_seconds: u64, resolution: TimestampResolution) -> OutputSplit {
+    OutputSplit::TimeWindow {
+        window: (window_seconds as i64).saturating_mul(units_per_second(resolution)),
+        max_bytes: u64::MAX,
     }
 }
 
@@ -240,12 +245,6 @@ fn trim_to_threshold<'a>(bucket: &[&'a SSTableInfo], max_threshold: u32) -> Vec<
     v.truncate(max_threshold.max(2) as usize);
     v.sort_unstable_by_key(|s| s.id);
     v
-}
-
-fn ids_of(set: &[&SSTableInfo]) -> Vec<u64> {
-    let mut ids: Vec<u64> = set.iter().map(|s| s.id).collect();
-    ids.sort_unstable();
-    ids
 }
 
 impl CompactionStrategy for TimeWindowCompactionStrategy {
@@ -326,7 +325,7 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
         (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: ids_of(rest),
+            inputs: sorted_ids(rest.iter().copied()),
             output_level: 0,
             split: self.output_split(),
             reason: TaskReason::Major,
@@ -335,6 +334,11 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
 
     fn flush_split(&self) -> OutputSplit {
         self.output_split()
+    }
+
+    /// One or more level-0 sstables per window is the healthy state.
+    fn stalls_writes_on_level0(&self) -> bool {
+        false
     }
 
     /// Cassandra's `updateEstimatedCompactionsByTasks`: one task per window that
