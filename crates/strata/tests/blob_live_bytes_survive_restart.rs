@@ -72,3 +72,43 @@ fn blob_live_bytes_survive_restart() {
         .collect();
     assert_eq!(recomputed, fresh);
 }
+
+/// `strata verify` checks the persisted accounting against the files: a
+/// manifest whose figures were tampered with (the strategy would drop files on
+/// them) is reported, naming the sstable.
+#[test]
+fn verify_reports_accounting_that_does_not_match_the_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = {
+        let (clock, db, t) = setup(dir.path(), ", 'max_sstable_fragmentation': 1000");
+        write_file(&t, &clock, "a", 0..2, 1);
+        write_file(&t, &clock, "b", 0..2, 1);
+        t.flush().expect("flush");
+        assert!(strata::maintenance::verify(&t).is_clean());
+        let s = ids(&t)[0];
+        drop(t);
+        db.close().expect("close");
+        s
+    };
+    // Claim every partition of S is dead: a lie that would drop live files.
+    let path = dir.path().join("ks").join("files").join("MANIFEST");
+    let text = std::fs::read_to_string(&path).expect("manifest");
+    let (_, body) = text.split_once('\n').expect("header line");
+    let mut json: serde_json::Value = serde_json::from_str(body).expect("json");
+    json["sstables"][0]["live"]["dead_partitions"] = serde_json::json!(2);
+    let body = serde_json::to_vec_pretty(&json).expect("render");
+    let mut out = format!("strata-manifest v1 crc32c={:08x}\n", crc32c::crc32c(&body)).into_bytes();
+    out.extend_from_slice(&body);
+    std::fs::write(&path, out).expect("write manifest");
+
+    let clock = strata::clock::SimClock::fixed();
+    let db = open(dir.path(), &clock);
+    let t = db.table("ks", "files").expect("table");
+    let report = strata::maintenance::verify(&t);
+    assert_eq!(report.problems.len(), 1, "{report:?}");
+    assert_eq!(report.problems[0].sstable_id, s);
+    assert!(
+        report.problems[0].reason.contains("blob accounting"),
+        "{report:?}"
+    );
+}
