@@ -39,6 +39,7 @@
 //! 3. Bad input is an `Error::InvalidInput` naming the option, before any work.
 
 pub mod blobfile;
+pub mod blobstore;
 pub mod charts;
 pub mod commitlog;
 pub mod lcs_fanout;

@@ -4,7 +4,8 @@
 //! log sync mode with several writer-thread counts (`strata_bench::commitlog`,
 //! whose contract says what is timed); `strata bench lcs-fanout` runs seed 000's
 //! leveling-multiplier experiment (`strata_bench::lcs_fanout`, arguments in
-//! bench_lcs.rs). This file parses the arguments, calls the library and prints.
+//! bench_lcs.rs); `strata bench blobstore` seed 002's TestDFSIO test
+//! (`strata_bench::blobstore`, arguments in bench_blobstore.rs). This file parses the arguments, calls the library and prints.
 
 use crate::admin::SyncModeArg;
 use clap::{Args, Subcommand};
@@ -12,6 +13,8 @@ use std::path::PathBuf;
 use strata::{Error, Result};
 use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
 
+#[path = "bench_blobstore.rs"]
+mod bench_blobstore;
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
 #[path = "bench_slice_cmd.rs"]
@@ -30,6 +33,9 @@ pub enum BenchCommand {
     Timeseries(bench_timeseries::TimeseriesArgs),
     /// Issue 11: 10-row slice reads from partitions of 1e3..1e6 rows (bench_slice_cmd.rs).
     Slice(bench_slice_cmd::SliceBenchArgs),
+    /// Seed 002's TestDFSIO test: write files of fixed-size blocks, delete them,
+    /// six runs; the blob strategy, STCS and LCS on identical input.
+    Blobstore(bench_blobstore::BlobstoreArgs),
 }
 
 #[derive(Args, Debug)]
@@ -77,6 +83,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
         BenchCommand::Timeseries(args) => bench_timeseries::run(args),
         BenchCommand::Slice(args) => bench_slice_cmd::run(args),
+        BenchCommand::Blobstore(args) => bench_blobstore::run(args),
     }
 }
 
