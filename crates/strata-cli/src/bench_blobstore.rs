@@ -5,7 +5,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use strata::{Error, Result};
+use strata::Result;
 use strata_bench::blobfile::FileShape;
 use strata_bench::blobstore::{self, BlobstoreConfig};
 
@@ -48,12 +48,8 @@ pub struct BlobstoreArgs {
     /// the data directory a command opens, and a bench creates its own.
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Also write the results as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write the SVG charts into this directory.
-    #[arg(long)]
-    pub charts: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: super::ReportArgs,
 }
 
 pub fn run(args: BlobstoreArgs) -> Result<()> {
@@ -85,16 +81,12 @@ pub fn run(args: BlobstoreArgs) -> Result<()> {
             r.run, r.write_mib_per_s, r.seconds_to_idle
         );
     });
-    // Each strategy removes its own directory; the parent is ours too.
-    let _ = std::fs::remove_dir_all(&work_dir);
-    let report = report?;
-    print!("{}", report.text());
-    if let Some(dir) = &args.charts {
-        let written = report.write_charts(dir)?;
-        println!("{} charts written to {}", written.len(), dir.display());
-    }
-    if let Some(path) = &args.json {
-        std::fs::write(path, report.to_json()?).map_err(|e| Error::io(path, e))?;
-    }
-    Ok(())
+    // Each run removes its own directory; the parent is ours, removed here.
+    args.report.finish(
+        &work_dir,
+        report,
+        blobstore::BenchReport::text,
+        blobstore::BenchReport::write_charts,
+        blobstore::BenchReport::to_json,
+    )
 }

@@ -77,6 +77,44 @@ pub struct CommitlogBenchArgs {
     pub json: Option<PathBuf>,
 }
 
+/// Where an experiment's report goes besides stdout (timeseries, blobstore).
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the SVG charts into this directory.
+    #[arg(long)]
+    pub charts: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Ends an experiment that ran under `work_dir` (a directory of its own,
+    /// removed here whether it succeeded or not), then prints the report's
+    /// text, draws its charts and writes its JSON as asked.
+    pub fn finish<R>(
+        &self,
+        work_dir: &std::path::Path,
+        report: Result<R>,
+        text: fn(&R) -> String,
+        charts: fn(&R, &std::path::Path) -> Result<Vec<PathBuf>>,
+        json: fn(&R) -> Result<String>,
+    ) -> Result<()> {
+        // A failed removal only leaves files behind; the report matters more.
+        let _ = std::fs::remove_dir_all(work_dir);
+        let report = report?;
+        print!("{}", text(&report));
+        if let Some(dir) = &self.charts {
+            let written = charts(&report, dir)?;
+            println!("{} charts written to {}", written.len(), dir.display());
+        }
+        if let Some(path) = &self.json {
+            std::fs::write(path, json(&report)?).map_err(|e| Error::io(path, e))?;
+        }
+        Ok(())
+    }
+}
+
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
