@@ -36,7 +36,7 @@
 
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoTag};
-use crate::version::{EditError, LiveSSTable, Version, VersionEdit};
+use crate::version::{EditError, LiveBytes, LiveSSTable, Version, VersionEdit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -64,6 +64,10 @@ pub struct SSTableEntry {
     pub first_token: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_token: Option<i64>,
+    /// The blob strategy's accounting of this sstable (`compaction::live_bytes`),
+    /// committed with the edit it reflects; absent when not accounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveBytes>,
 }
 
 impl SSTableEntry {
@@ -75,6 +79,7 @@ impl SSTableEntry {
             level,
             first_token: None,
             last_token: None,
+            live: None,
         }
     }
 
@@ -85,6 +90,7 @@ impl SSTableEntry {
             level,
             first_token: Some(reader.first_key().token),
             last_token: Some(reader.last_key().token),
+            live: None,
         }
     }
 }
@@ -199,6 +205,7 @@ impl Manifest {
             id: e.id,
             level: e.level,
             handle: tokens_of(e),
+            live: e.live,
         }))
         .map_err(EditError::into_error)?;
         let version = listed.apply(edit).map_err(EditError::into_error)?;
@@ -210,6 +217,7 @@ impl Manifest {
                 level: s.level,
                 first_token: s.handle.0,
                 last_token: s.handle.1,
+                live: s.live,
             })
             .collect();
         for a in &edit.added {
@@ -388,7 +396,8 @@ mod tests {
                     id: 3,
                     level: 1,
                     first_token: Some(-5),
-                    last_token: Some(5)
+                    last_token: Some(5),
+                    live: None,
                 }
             ]
         );

@@ -538,9 +538,12 @@ pub enum CompactionClass {
     /// Cassandra 2.1's time-series strategy (seed 003); superseded by TWCS in
     /// Cassandra but kept for the experiments.
     DateTieredCompactionStrategy,
-    /// DSE's `CFSCompactionStrategy` for large immutable blocks (seed 002): drops
-    /// whole sstables once dead, rewrites one alone when too fragmented.
-    CfsCompactionStrategy,
+    /// Large immutable blocks (seed 002, DSE's `CFSCompactionStrategy`): drops
+    /// whole sstables once every block in them is deleted, rewrites one alone when
+    /// too fragmented, never merges to reduce the count
+    /// (docs/compaction/blob.md). Aliases: `CFSCompactionStrategy`, DSE's
+    /// `com.datastax.bdp.hadoop.cfs.compaction.CFSCompactionStrategy`.
+    BlobCompactionStrategy,
 }
 
 impl CompactionClass {
@@ -551,26 +554,29 @@ impl CompactionClass {
             CompactionClass::LeveledCompactionStrategy => "LeveledCompactionStrategy",
             CompactionClass::TimeWindowCompactionStrategy => "TimeWindowCompactionStrategy",
             CompactionClass::DateTieredCompactionStrategy => "DateTieredCompactionStrategy",
-            CompactionClass::CfsCompactionStrategy => "CfsCompactionStrategy",
+            CompactionClass::BlobCompactionStrategy => "BlobCompactionStrategy",
         }
     }
 
-    /// Accepts short names, `org.apache.cassandra.db.compaction.X`, and for CFS
-    /// `CFSCompactionStrategy` and DSE's `com.datastax.bdp.hadoop.cfs.compaction.` prefix.
-    /// Case-insensitive: class names never differ only by case.
+    /// Accepts short names, `org.apache.cassandra.db.compaction.X`, and for the
+    /// blob strategy `CFSCompactionStrategy` and DSE's
+    /// `com.datastax.bdp.hadoop.cfs.compaction.` prefix. Case-insensitive: class
+    /// names never differ only by case.
     pub fn parse(name: &str) -> Result<CompactionClass> {
         let short = name
             .strip_prefix("org.apache.cassandra.db.compaction.")
             .or_else(|| name.strip_prefix("com.datastax.bdp.hadoop.cfs.compaction."))
             .unwrap_or(name);
+        if short.eq_ignore_ascii_case("CFSCompactionStrategy") {
+            return Ok(CompactionClass::BlobCompactionStrategy);
+        }
         const ALL: [CompactionClass; 5] = [
             CompactionClass::SizeTieredCompactionStrategy,
             CompactionClass::LeveledCompactionStrategy,
             CompactionClass::TimeWindowCompactionStrategy,
             CompactionClass::DateTieredCompactionStrategy,
-            CompactionClass::CfsCompactionStrategy,
+            CompactionClass::BlobCompactionStrategy,
         ];
-        // `CFSCompactionStrategy` matches `CfsCompactionStrategy` case-insensitively.
         ALL.iter()
             .copied()
             .find(|c| c.name().eq_ignore_ascii_case(short))
@@ -580,7 +586,7 @@ impl CompactionClass {
                     format!(
                     "unknown compaction strategy '{name}'; known: SizeTieredCompactionStrategy, \
                      LeveledCompactionStrategy, TimeWindowCompactionStrategy, \
-                     DateTieredCompactionStrategy, CfsCompactionStrategy"
+                     DateTieredCompactionStrategy, BlobCompactionStrategy (alias CFSCompactionStrategy)"
                 ),
                 )
             })
@@ -640,7 +646,7 @@ struct ParsedCompaction {
     lcs: LcsOptions,
     twcs: TwcsOptions,
     dtcs: DtcsOptions,
-    cfs: CfsOptions,
+    blob: BlobOptions,
 }
 
 impl Default for CompactionOptions {
@@ -716,9 +722,9 @@ impl CompactionOptions {
         self.parsed.dtcs.clone()
     }
 
-    /// CFS options (defaults unless the class is CFS).
-    pub fn cfs(&self) -> CfsOptions {
-        self.parsed.cfs.clone()
+    /// Blob strategy options (defaults unless the class is the blob strategy).
+    pub fn blob(&self) -> BlobOptions {
+        self.parsed.blob.clone()
     }
 }
 
@@ -1007,18 +1013,18 @@ impl Default for DtcsOptions {
     }
 }
 
-/// CFS options.
+/// Blob strategy options (docs/compaction/blob.md).
 #[derive(Clone, Debug, PartialEq)]
-pub struct CfsOptions {
+pub struct BlobOptions {
     /// Ratio of an sstable's size to its live data above which it is rewritten alone
     /// (or dropped when nothing is live). Default 5.0, > 1.0. Lower reclaims space
     /// sooner with more rewriting. DSE: `max_sstable_fragmentation`.
     pub max_sstable_fragmentation: f64,
 }
 
-impl Default for CfsOptions {
+impl Default for BlobOptions {
     fn default() -> Self {
-        CfsOptions {
+        BlobOptions {
             max_sstable_fragmentation: 5.0,
         }
     }
@@ -1060,7 +1066,7 @@ const DTCS_KEYS: &[&str] = &[
     "expired_sstable_check_frequency_seconds",
     "split_output_by_window",
 ];
-const CFS_KEYS: &[&str] = &["max_sstable_fragmentation"];
+const BLOB_KEYS: &[&str] = &["max_sstable_fragmentation"];
 
 fn class_keys(class: CompactionClass) -> Vec<&'static str> {
     let mut keys: Vec<&str> = COMMON_KEYS.to_vec();
@@ -1072,7 +1078,7 @@ fn class_keys(class: CompactionClass) -> Vec<&'static str> {
         CompactionClass::LeveledCompactionStrategy => keys.extend_from_slice(LCS_KEYS),
         CompactionClass::TimeWindowCompactionStrategy => keys.extend_from_slice(TWCS_KEYS),
         CompactionClass::DateTieredCompactionStrategy => keys.extend_from_slice(DTCS_KEYS),
-        CompactionClass::CfsCompactionStrategy => keys.extend_from_slice(CFS_KEYS),
+        CompactionClass::BlobCompactionStrategy => keys.extend_from_slice(BLOB_KEYS),
     }
     keys
 }
@@ -1090,7 +1096,7 @@ fn parse_compaction(
                 CompactionClass::LeveledCompactionStrategy => set_lcs(&mut p.lcs, k, v)?,
                 CompactionClass::TimeWindowCompactionStrategy => set_twcs(&mut p.twcs, k, v)?,
                 CompactionClass::DateTieredCompactionStrategy => set_dtcs(&mut p.dtcs, k, v)?,
-                CompactionClass::CfsCompactionStrategy => set_cfs(&mut p.cfs, k, v)?,
+                CompactionClass::BlobCompactionStrategy => set_blob(&mut p.blob, k, v)?,
             };
         if !handled {
             return Err(Error::option(
@@ -1252,7 +1258,7 @@ fn set_dtcs(d: &mut DtcsOptions, k: &str, v: &str) -> Result<bool> {
     Ok(true)
 }
 
-fn set_cfs(c: &mut CfsOptions, k: &str, v: &str) -> Result<bool> {
+fn set_blob(c: &mut BlobOptions, k: &str, v: &str) -> Result<bool> {
     match k {
         "max_sstable_fragmentation" => {
             c.max_sstable_fragmentation = parse_float(k, v)?;
@@ -1480,7 +1486,7 @@ mod tests {
             ),
             (60, 365.0, 86_400)
         );
-        assert_eq!(o.compaction.cfs().max_sstable_fragmentation, 5.0);
+        assert_eq!(o.compaction.blob().max_sstable_fragmentation, 5.0);
     }
 
     #[test]
@@ -1495,13 +1501,13 @@ mod tests {
             "compaction = {'class': 'CFSCompactionStrategy', 'max_sstable_fragmentation': 2.0}",
         )
         .expect("CFS alias");
-        assert_eq!(b.compaction.class(), CompactionClass::CfsCompactionStrategy);
-        assert_eq!(b.compaction.cfs().max_sstable_fragmentation, 2.0);
+        assert_eq!(b.compaction.class(), CompactionClass::BlobCompactionStrategy);
+        assert_eq!(b.compaction.blob().max_sstable_fragmentation, 2.0);
         let c = TableOptions::parse(
             "compaction = {'class': 'com.datastax.bdp.hadoop.cfs.compaction.CFSCompactionStrategy'}",
         )
         .expect("DSE name");
-        assert_eq!(c.compaction.class(), CompactionClass::CfsCompactionStrategy);
+        assert_eq!(c.compaction.class(), CompactionClass::BlobCompactionStrategy);
         let z = TableOptions::parse(
             "compression = {'class': 'org.apache.cassandra.io.compress.ZstdCompressor', 'compression_level': -3, 'chunk_length_in_kb': 64}",
         )
@@ -1690,7 +1696,7 @@ mod tests {
             )
             .expect("twcs"),
             TableOptions::parse(
-                "compaction = {'class': 'CfsCompactionStrategy', 'max_sstable_fragmentation': 2.5} \
+                "compaction = {'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': 2.5} \
                  AND compression = {'class': 'ZstdCompressor', 'compression_level': 19} AND bloom_filter_fp_chance = 0.000123",
             )
             .expect("cfs"),

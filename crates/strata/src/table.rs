@@ -31,13 +31,14 @@
 
 use crate::clock::Clock;
 use crate::commitlog::CommitLog;
+use crate::compaction::live_bytes;
 use crate::compaction::runtime::{Signal, TableCompactions};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
-use crate::read::{self, PagingState, PartitionResult, SSTableEdit, ScanPage, View};
+use crate::read::{self, PagingState, PartitionResult, SSTableEdit, SSTableVersion, ScanPage, View};
 use crate::schema::{TableSchema, WriteOptions};
 use crate::split::{OutputSet, SSTableOutputs};
 use crate::sstable::{
@@ -80,6 +81,13 @@ pub struct TableMetrics {
     pub compactions_failed: AtomicU64,
     /// Flushes made during commit-log replay because the memtable filled up.
     pub replay_flush_count: AtomicU64,
+    /// Blob strategy: sstables newly found sharing live rows with another (an
+    /// overwrite or partial update of a block, against the strategy's
+    /// assumption), counted once each time the accounting first sees it.
+    pub blob_overwrites_detected: AtomicU64,
+    /// Blob strategy: sstables whose accounting failed (a read error) and were
+    /// left unaccounted, so neither dropped nor rewritten.
+    pub live_bytes_accounting_failures: AtomicU64,
 }
 
 /// Table behaviour that is not a CQL table option.
@@ -150,6 +158,9 @@ pub struct Table {
     /// Listed sstables that could not be opened; out of the view, never deleted.
     unreadable: RwLock<Vec<Arc<UnreadableSSTable>>>,
     open_notes: Vec<String>,
+    /// The last accounting failure of the blob strategy (sstable id and error),
+    /// shown by `tablestats`.
+    pub(crate) last_accounting_error: Mutex<Option<String>>,
     /// Set while commit-log replay runs: its flushes turn log bytes into sstable
     /// bytes, so the `max_disk_bytes` quota does not stop them (the free-space
     /// reserve still does).
@@ -338,6 +349,7 @@ impl Table {
                     id: e.id,
                     level: e.level,
                     handle: r,
+                    live: e.live,
                 }),
                 Err(err) => {
                     notes.push(format!(
@@ -408,6 +420,7 @@ impl Table {
             read_only,
             unreadable: RwLock::new(unreadable),
             open_notes: notes,
+            last_accounting_error: Mutex::new(None),
             recovering: std::sync::atomic::AtomicBool::new(false),
         }))
     }
@@ -731,6 +744,19 @@ impl Table {
         let mut manifest = self.manifest.lock();
         let current = self.view.read().version.clone();
         let next = current.apply(edit).map_err(EditError::into_error)?;
+        // The blob strategy's accounting of the set this edit makes, committed
+        // in the same manifest write (version invariant 4).
+        let accounted = self.live_bytes_for(&current, &next, edit)?;
+        let with_accounting;
+        let (edit, next) = if accounted.is_empty() {
+            (edit, next)
+        } else {
+            let mut e = edit.clone();
+            e.accounted = accounted;
+            let n = current.apply(&e).map_err(EditError::into_error)?;
+            with_accounting = e;
+            (&with_accounting, n)
+        };
         if !edit.is_empty() || replay.is_some() {
             let tokens = edit.map(|s| {
                 (
@@ -759,6 +785,89 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// The accounting `edit` (turning `current` into `next`) must carry: under a
+    /// strategy that tracks live bytes, that of every sstable it adds or may
+    /// affect ([`live_bytes::account_edit`]); under any other, clearing stale
+    /// accounting, which no later edit would keep true. Called under the
+    /// manifest lock, so no other edit interleaves.
+    fn live_bytes_for(
+        &self,
+        current: &SSTableVersion,
+        next: &SSTableVersion,
+        edit: &SSTableEdit,
+    ) -> Result<Vec<(u64, Option<crate::version::LiveBytes>)>> {
+        let tracks = self
+            .compaction
+            .strategy(&self.schema().options.compaction)
+            .tracks_live_bytes();
+        if !tracks {
+            return Ok(next
+                .iter()
+                .filter(|s| s.live.is_some())
+                .map(|s| (s.id, None))
+                .collect());
+        }
+        let mut failures = Vec::new();
+        let accounted = live_bytes::account_edit(current, next, edit, &mut failures)?;
+        for (id, e) in &failures {
+            self.metrics
+                .live_bytes_accounting_failures
+                .fetch_add(1, Ordering::Relaxed);
+            *self.last_accounting_error.lock() = Some(format!(
+                "sstable {id} left unaccounted (the blob strategy will not drop or rewrite it): {e}"
+            ));
+        }
+        for (id, live) in &accounted {
+            let was = next.get(*id).and_then(|s| s.live).is_some_and(|l| l.shares_live_rows);
+            if !was && live.is_some_and(|l| l.shares_live_rows) {
+                self.metrics
+                    .blob_overwrites_detected
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(accounted)
+    }
+
+    /// Brings the blob strategy's accounting up to date for sstables that have
+    /// none (after an open, an ALTER to the strategy, an import): one manifest
+    /// commit when anything was missing. The compaction runtime calls it before
+    /// deciding.
+    pub fn ensure_live_bytes(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let tracks = self
+            .compaction
+            .strategy(&self.schema().options.compaction)
+            .tracks_live_bytes();
+        let version = self.view.read().version.clone();
+        if tracks && version.iter().any(|s| s.live.is_none()) {
+            self.commit_edit(&SSTableEdit::new(), None, None)?;
+        }
+        Ok(())
+    }
+
+    /// Each live sstable's accounting as the version holds it (`None`: not
+    /// accounted), ascending id.
+    pub fn live_bytes(&self) -> Vec<(u64, Option<crate::version::LiveBytes>)> {
+        self.view
+            .read()
+            .version
+            .iter()
+            .map(|s| (s.id, s.live))
+            .collect()
+    }
+
+    /// Each live sstable's accounting computed afresh from the files (what
+    /// [`Table::live_bytes`] must equal: live_bytes invariant 2), ascending id.
+    pub fn recompute_live_bytes(&self) -> Result<Vec<(u64, crate::version::LiveBytes)>> {
+        let version = self.view.read().version.clone();
+        version
+            .iter()
+            .map(|s| live_bytes::account(&version, s.id).map(|l| (s.id, l)))
+            .collect()
     }
 
     /// Replaces the live sstables `removed` by `added` (each with its level) in

@@ -106,6 +106,12 @@ impl CompactionTable for Table {
         self.fs().reclaim_obsolete();
     }
 
+    fn prepare_decision(&self) {
+        if let Err(e) = self.ensure_live_bytes() {
+            *self.last_accounting_error.lock() = Some(format!("accounting at decision: {e}"));
+        }
+    }
+
     fn task_finished(&self, result: &Result<CompactionRecord>, elapsed: Duration) {
         // Writers stalled on L0 may proceed.
         self.notify_flushed();

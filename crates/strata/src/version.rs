@@ -33,6 +33,9 @@
 //!    twice in one edit.
 //! 3. The per-level counts are derived from the set and never stored apart from
 //!    it (`count_at_level` is what the L0 write stall reads on every write).
+//! 4. An sstable's [`LiveBytes`] (the blob strategy's accounting) is set only by
+//!    an edit's `accounted` list, in the same apply as the adds and removals it
+//!    reflects, so a version never pairs a live set with accounting of another.
 
 use crate::error::Error;
 use std::collections::HashSet;
@@ -47,6 +50,30 @@ pub struct LiveSSTable<H> {
     pub level: u32,
     /// What the owner of the version holds for it (module docs).
     pub handle: H,
+    /// How much of it other sstables' deletions supersede (`None`: not accounted;
+    /// only tables under the blob strategy keep it, see `compaction::live_bytes`).
+    pub live: Option<LiveBytes>,
+}
+
+/// The blob strategy's per-sstable accounting (docs/compaction/blob.md), as of the
+/// version it belongs to. Persisted in the manifest with the sstable's entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LiveBytes {
+    /// Bytes of the data stream (uncompressed) whose every write is superseded by
+    /// a deletion held in *another* live sstable: garbage a rewrite reclaims.
+    pub dead_bytes: u64,
+    /// Partitions wholly superseded that way (their own tombstones included).
+    /// When it equals the sstable's partition count, dropping the file changes
+    /// no read.
+    pub dead_partitions: u64,
+    /// Some row holding live writes here is also written, live, in another
+    /// sstable: an overwrite or partial update, which the strategy assumes never
+    /// happens. Such sstables are merged, never dropped on accounting alone.
+    pub shares_live_rows: bool,
+    /// Every deletion here targets nothing older held by another sstable (judged
+    /// per partition by the other sstable's oldest write): once past gc grace, a
+    /// tombstone-only sstable with this set can go without resurrecting anything.
+    pub deletions_target_nothing: bool,
 }
 
 /// Why an edit does not apply to a version (invariant 2).
@@ -95,6 +122,9 @@ pub struct VersionEdit<H> {
     pub removed: Vec<u64>,
     /// `(id, new level)`: the sstable stays, its file unchanged.
     pub moved: Vec<(u64, u32)>,
+    /// `(id, accounting)` set after the adds, removals and moves (invariant 4);
+    /// the id must be live in the result. `None` clears it.
+    pub accounted: Vec<(u64, Option<LiveBytes>)>,
 }
 
 impl<H> Default for VersionEdit<H> {
@@ -103,6 +133,7 @@ impl<H> Default for VersionEdit<H> {
             added: Vec::new(),
             removed: Vec::new(),
             moved: Vec::new(),
+            accounted: Vec::new(),
         }
     }
 }
@@ -113,7 +144,12 @@ impl<H> VersionEdit<H> {
     }
 
     pub fn add(mut self, id: u64, level: u32, handle: H) -> Self {
-        self.added.push(LiveSSTable { id, level, handle });
+        self.added.push(LiveSSTable {
+            id,
+            level,
+            handle,
+            live: None,
+        });
         self
     }
 
@@ -128,7 +164,10 @@ impl<H> VersionEdit<H> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.moved.is_empty()
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.moved.is_empty()
+            && self.accounted.is_empty()
     }
 
     /// The same edit over other handles (the manifest persists the table's edit
@@ -142,10 +181,12 @@ impl<H> VersionEdit<H> {
                     id: s.id,
                     level: s.level,
                     handle: f(s),
+                    live: s.live,
                 })
                 .collect(),
             removed: self.removed.clone(),
             moved: self.moved.clone(),
+            accounted: self.accounted.clone(),
         }
     }
 }
@@ -180,8 +221,7 @@ impl<H: Clone> Version<H> {
     ) -> Result<Version<H>, EditError> {
         let edit = VersionEdit {
             added: sstables.into_iter().collect(),
-            removed: Vec::new(),
-            moved: Vec::new(),
+            ..VersionEdit::default()
         };
         Version::empty().apply(&edit)
     }
@@ -227,6 +267,16 @@ impl<H: Clone> Version<H> {
         }
         sstables.extend(edit.added.iter().cloned());
         sstables.sort_by_key(|s| s.id);
+        let mut accounted = HashSet::with_capacity(edit.accounted.len());
+        for (id, live) in &edit.accounted {
+            if !accounted.insert(*id) {
+                return Err(EditError::Duplicate(*id));
+            }
+            match sstables.binary_search_by_key(id, |s| s.id) {
+                Ok(i) => sstables[i].live = *live,
+                Err(_) => return Err(EditError::NotLive(*id)),
+            }
+        }
         Ok(Version::with_sorted(sstables))
     }
 }
@@ -378,6 +428,7 @@ mod tests {
             id,
             level,
             handle: "x",
+            live: None,
         }))
         .expect("distinct ids")
     }
@@ -452,7 +503,8 @@ mod tests {
             LiveSSTable {
                 id: 1,
                 level: 0,
-                handle: ()
+                handle: (),
+                live: None,
             };
             2
         ])
@@ -466,5 +518,32 @@ mod tests {
         assert_eq!(mapped.added[0].handle, "40@1");
         assert_eq!((mapped.removed, mapped.moved), (vec![2], vec![(3, 2)]));
         assert!(VersionEdit::<()>::new().is_empty());
+    }
+
+    #[test]
+    fn accounting_is_set_with_the_edit_and_only_on_live_sstables() {
+        let base = v(&[(1, 0), (2, 0)]);
+        let dead = LiveBytes {
+            dead_bytes: 10,
+            dead_partitions: 1,
+            ..LiveBytes::default()
+        };
+        // The added sstable and a survivor are accounted in the same apply.
+        let mut edit = VersionEdit::new().remove(2).add(3, 0, "new");
+        edit.accounted = vec![(1, Some(dead)), (3, Some(LiveBytes::default()))];
+        let next = base.apply(&edit).expect("valid edit");
+        assert_eq!(next.get(1).and_then(|s| s.live), Some(dead));
+        assert_eq!(next.get(3).and_then(|s| s.live), Some(LiveBytes::default()));
+        assert_eq!(base.get(1).and_then(|s| s.live), None, "old version unchanged");
+        // Accounting a removed sstable, or one twice, is refused.
+        let mut bad = VersionEdit::new().remove(2);
+        bad.accounted = vec![(2, Some(dead))];
+        assert_eq!(base.apply(&bad), Err(EditError::NotLive(2)));
+        let mut twice = VersionEdit::<&str>::new();
+        twice.accounted = vec![(1, None), (1, Some(dead))];
+        assert_eq!(base.apply(&twice), Err(EditError::Duplicate(1)));
+        // Carried through `map` (the manifest persists it).
+        let mapped = edit.map(|_| ());
+        assert_eq!(mapped.accounted, edit.accounted);
     }
 }

@@ -237,6 +237,11 @@ const STRATEGIES: &[&str] = &[
     // looked for at every decision.
     "compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'MINUTES', 'compaction_window_size': 1, 'min_threshold': 2, 'expired_sstable_check_frequency_seconds': 0}",
     "compaction = {'class': 'DateTieredCompactionStrategy', 'base_time_seconds': 1, 'max_window_size_seconds': 64, 'max_sstable_age_days': '0.01', 'min_threshold': 2, 'expired_sstable_check_frequency_seconds': 0}",
+    // The blob strategy on a workload that breaks its assumptions all the time
+    // (rows overwritten, partially updated, deleted by row and range): every
+    // sstable pair sharing live rows is merged, and a low fragmentation limit
+    // makes its rewrites (which apply other sstables' deletions) frequent.
+    "compaction = {'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': 1.2}",
 ];
 
 impl Harness {

@@ -166,9 +166,12 @@ pub fn execute(
     };
     let view = table.view();
     match task {
-        CompactionTask::Drop { ids } => {
+        CompactionTask::Drop { ids } | CompactionTask::DropDead { ids } => {
             record.kind = "drop".into();
-            record.reason = "fully expired".into();
+            record.reason = match task {
+                CompactionTask::DropDead { .. } => "all data deleted".into(),
+                _ => "fully expired".into(),
+            };
             record.bytes_in = ids
                 .iter()
                 .filter_map(|id| view.version.get(*id))
@@ -363,6 +366,21 @@ fn merge(
                         discard(set.abort());
                         return Err(e);
                     }
+                }
+            }
+        }
+        if task.shadows_with_live_set() {
+            // The garbage of a fragmented blob sstable is deleted by tombstones
+            // held in other sstables: remove what they supersede (module docs of
+            // `live_bytes`; the tombstones themselves stay where they are).
+            let rewritten = inputs.first().copied().unwrap_or(u64::MAX);
+            match super::live_bytes::live_set_deletions(&view.version, rewritten, &key) {
+                Ok(d) => {
+                    purge_total.shadowed_cells += d.shadow(&mut merged);
+                }
+                Err(e) => {
+                    discard(set.abort());
+                    return Err(e);
                 }
             }
         }

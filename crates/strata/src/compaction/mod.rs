@@ -16,7 +16,8 @@
 //! Modules: [`common`] (fully expired sstables, single-sstable tombstone
 //! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
 //! with the tunable fanout and the fixed-levels mode of seed 000), [`twcs`]
-//! (time windows) and [`dtcs`] (date-tiered, seed 003). The algorithms, their
+//! (time windows), [`dtcs`] (date-tiered, seed 003) and [`blob`] (large
+//! immutable blocks, seed 002, with its accounting in [`live_bytes`]). The algorithms, their
 //! math and every option are in `docs/compaction/*.md`.
 //!
 //! Thread safety: strategies are `Send + Sync`. Callers may share one strategy
@@ -39,17 +40,22 @@
 //!    queries), never a pairwise scan, so thousands of sstables decide in well
 //!    under a millisecond.
 //! 4. A [`CompactionTask::Drop`] names only sstables whose data is entirely
-//!    purgeable under Cassandra's overlap rule ([`common::fully_expired`]): dropping
-//!    them cannot resurrect anything.
+//!    purgeable under Cassandra's overlap rule ([`common::fully_expired`]), or
+//!    (blob strategy) fully expired tombstones whose accounting says they target
+//!    nothing; a [`CompactionTask::DropDead`] only sstables whose accounting says
+//!    every partition is superseded by deletions held elsewhere
+//!    ([`crate::version::LiveBytes`]). Dropping them cannot resurrect anything.
 //! 5. LCS: a task writing into level `L >= 1` includes every sstable of level `L`
 //!    that overlaps the token hull of its inputs, so level `L` stays free of
 //!    overlaps; if one of those is `being_compacted`, no such task is proposed.
 
+pub mod blob;
 pub mod common;
 pub mod dtcs;
 pub mod executor;
 pub mod expiry;
 pub mod lcs;
+pub mod live_bytes;
 pub mod purge;
 pub mod runtime;
 pub mod stcs;
@@ -59,9 +65,10 @@ pub mod twcs;
 mod proptests;
 
 use crate::options::{CommonCompactionOptions, CompactionClass, CompactionOptions};
-use crate::version::VersionEdit;
+use crate::version::{LiveBytes, VersionEdit};
 
 pub use crate::split::OutputSplit;
+pub use blob::BlobCompactionStrategy;
 pub use common::{fully_expired, worth_dropping_tombstones};
 pub use dtcs::DateTieredCompactionStrategy;
 pub use lcs::LeveledCompactionStrategy;
@@ -101,6 +108,9 @@ pub struct SSTableInfo {
     /// rule (one minimum timestamp per overlapping sstable) would block it.
     /// Always false in the simulator (it has no rows to check).
     pub expiry_verified: bool,
+    /// The blob strategy's accounting ([`live_bytes`]); `None` when not accounted
+    /// (other strategies, the simulator, or not computed yet).
+    pub live: Option<LiveBytes>,
 }
 
 impl SSTableInfo {
@@ -151,6 +161,13 @@ pub enum TaskReason {
     DateTiered,
     /// Single-sstable tombstone compaction (`tombstone_threshold`).
     Tombstone,
+    /// Blob strategy: one sstable whose size over live bytes passed
+    /// `max_sstable_fragmentation`, rewritten alone without what other live
+    /// sstables' deletions supersede.
+    Fragmentation,
+    /// Blob strategy: sstables sharing live rows (an overwrite or partial update
+    /// broke the strategy's assumption) merged so one version of each row remains.
+    Overwrite,
     /// User-requested major compaction (`strata compact`).
     Major,
 }
@@ -165,6 +182,8 @@ impl TaskReason {
             TaskReason::TimeWindow => "time window".into(),
             TaskReason::DateTiered => "date-tiered window".into(),
             TaskReason::Tombstone => "tombstone".into(),
+            TaskReason::Fragmentation => "fragmentation".into(),
+            TaskReason::Overwrite => "overwritten rows".into(),
             TaskReason::Major => "major".into(),
         }
     }
@@ -184,8 +203,14 @@ pub enum CompactionTask {
     },
     /// Remove fully expired sstables (ids ascending) without reading them.
     Drop { ids: Vec<u64> },
-    /// Rewrite one sstable alone into `output_level` (tombstone compaction; later
-    /// CFS fragmentation rewrites and recompression).
+    /// Remove sstables (ids ascending) whose every partition is superseded by
+    /// deletions held in other live sstables, without reading them (blob
+    /// strategy; invariant 4).
+    DropDead { ids: Vec<u64> },
+    /// Rewrite one sstable alone into `output_level` (tombstone compaction, the
+    /// blob strategy's fragmentation rewrite; later recompression). With reason
+    /// [`TaskReason::Fragmentation`] the executor also removes what other live
+    /// sstables' deletions supersede ([`CompactionTask::shadows_with_live_set`]).
     Rewrite {
         id: u64,
         output_level: u32,
@@ -201,7 +226,7 @@ impl CompactionTask {
     pub fn input_ids(&self) -> Vec<u64> {
         match self {
             CompactionTask::Merge { inputs, .. } => inputs.clone(),
-            CompactionTask::Drop { ids } => ids.clone(),
+            CompactionTask::Drop { ids } | CompactionTask::DropDead { ids } => ids.clone(),
             CompactionTask::Rewrite { id, .. } | CompactionTask::Move { id, .. } => vec![*id],
         }
     }
@@ -217,7 +242,9 @@ impl CompactionTask {
         let mut edit = VersionEdit::new();
         match self {
             CompactionTask::Move { id, to_level } => return edit.move_to(*id, *to_level),
-            CompactionTask::Drop { ids } => edit.removed = ids.clone(),
+            CompactionTask::Drop { ids } | CompactionTask::DropDead { ids } => {
+                edit.removed = ids.clone()
+            }
             CompactionTask::Merge {
                 inputs,
                 output_level,
@@ -246,8 +273,24 @@ impl CompactionTask {
             CompactionTask::Merge { output_level, .. }
             | CompactionTask::Rewrite { output_level, .. } => Some(*output_level),
             CompactionTask::Move { to_level, .. } => Some(*to_level),
-            CompactionTask::Drop { .. } => None,
+            CompactionTask::Drop { .. } | CompactionTask::DropDead { .. } => None,
         }
+    }
+
+    /// Whether the executor removes, besides what the inputs' own deletions
+    /// shadow, what deletions held in *other* live sstables supersede: the blob
+    /// strategy's fragmentation rewrite, whose garbage is deleted by tombstones
+    /// that live elsewhere. Safe for any rewrite (data a live tombstone shadows is
+    /// invisible, and stays so once removed); limited to this one because it
+    /// costs a lookup of every partition in the other sstables.
+    pub fn shadows_with_live_set(&self) -> bool {
+        matches!(
+            self,
+            CompactionTask::Rewrite {
+                reason: TaskReason::Fragmentation,
+                ..
+            }
+        )
     }
 }
 
@@ -327,6 +370,13 @@ pub trait CompactionStrategy: Send + Sync {
         true
     }
 
+    /// Whether the table keeps each sstable's [`LiveBytes`] up to date with every
+    /// edit ([`live_bytes`]): true for the blob strategy only, since the
+    /// accounting reads other sstables at every flush and compaction commit.
+    fn tracks_live_bytes(&self) -> bool {
+        false
+    }
+
     /// Estimated number of tasks needed to catch up (`compactionstats`'
     /// `pending_tasks`), with Cassandra's formulas. Changes no state.
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
@@ -363,10 +413,7 @@ pub trait CompactionStrategy: Send + Sync {
     }
 }
 
-/// The strategy for a table's options. Total over [`CompactionClass`]. The CFS
-/// class, whose own strategy (seed 002) is not written yet, runs size-tiered
-/// compaction with its common options and says so in
-/// [`CompactionStrategy::name`] and in `tablestats`.
+/// The strategy for a table's options. Total over [`CompactionClass`].
 pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> {
     match options.class() {
         CompactionClass::SizeTieredCompactionStrategy => {
@@ -381,10 +428,7 @@ pub fn strategy_for(options: &CompactionOptions) -> Box<dyn CompactionStrategy> 
         CompactionClass::DateTieredCompactionStrategy => {
             Box::new(DateTieredCompactionStrategy::new(options))
         }
-        CompactionClass::CfsCompactionStrategy => Box::new(
-            SizeTieredCompactionStrategy::new(options)
-                .with_name("CfsCompactionStrategy (size-tiered fallback)"),
-        ),
+        CompactionClass::BlobCompactionStrategy => Box::new(BlobCompactionStrategy::new(options)),
     }
 }
 
@@ -412,6 +456,7 @@ pub(crate) mod test_util {
             partition_count: 1000,
             being_compacted: false,
             expiry_verified: false,
+            live: None,
         }
     }
 
@@ -463,10 +508,8 @@ mod tests {
                 "'class': 'DateTieredCompactionStrategy'",
                 "DateTieredCompactionStrategy",
             ),
-            (
-                "'class': 'CfsCompactionStrategy'",
-                "CfsCompactionStrategy (size-tiered fallback)",
-            ),
+            ("'class': 'BlobCompactionStrategy'", "BlobCompactionStrategy"),
+            ("'class': 'CFSCompactionStrategy'", "BlobCompactionStrategy"),
         ];
         for (text, name) in cases {
             assert_eq!(strategy_for(&opts(text)).name(), name);

@@ -110,6 +110,7 @@ fn layout(raws: &[Raw], with_busy: bool) -> Vec<SSTableInfo> {
                 partition_count: r.partitions,
                 being_compacted: with_busy && r.busy,
                 expiry_verified: false,
+                live: None,
             }
         })
         .collect()
@@ -196,6 +197,16 @@ fn check_task(
             prop_assert_eq!(*output_level, by_id[id].level);
         }
         CompactionTask::Drop { .. } => {}
+        CompactionTask::DropDead { ids } => {
+            for id in ids {
+                let s = &by_id[id];
+                prop_assert!(
+                    s.live
+                        .is_some_and(|l| l.dead_partitions == s.partition_count),
+                    "{task:?} drops {s:?}, which is not wholly superseded"
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -233,6 +244,7 @@ impl Model {
             id: s.id,
             level: s.level,
             handle: s,
+            live: None,
         }))
         .expect("layout gives distinct ids");
         Model {
@@ -304,7 +316,7 @@ fn complete(
         }
     };
     match task {
-        CompactionTask::Drop { .. } | CompactionTask::Move { .. } => {}
+        CompactionTask::Drop { .. } | CompactionTask::DropDead { .. } | CompactionTask::Move { .. } => {}
         CompactionTask::Rewrite { output_level, .. } => {
             let s = &inputs[0];
             let out = fresh(*output_level, s.size_bytes, s.first_token, s.last_token);

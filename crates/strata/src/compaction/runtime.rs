@@ -64,6 +64,11 @@ pub trait CompactionTable: CompactionHost {
     /// Unlinks obsolete sstable files no reader holds any more (fs.rs
     /// invariant 5), on the calling compaction thread.
     fn reclaim_obsolete(&self);
+    /// Brings per-sstable state the strategy reads up to date before a
+    /// background decision (the blob strategy's accounting of sstables that
+    /// have none yet). Called without the decision lock held; failures are the
+    /// host's to record. Default: nothing to do.
+    fn prepare_decision(&self) {}
 }
 
 /// Per-table compaction bookkeeping, owned by the table (module docs).
@@ -155,6 +160,7 @@ pub fn sstable_infos(view: &View, busy: &HashSet<u64>, gc_before: i64) -> Vec<SS
                 partition_count: st.partition_count,
                 being_compacted: busy.contains(&s.id),
                 expiry_verified: false,
+                live: s.live,
             }
         })
         .collect()
@@ -295,13 +301,17 @@ fn decision_inputs(
 
 /// The runtime's rule on top of any strategy's decision (invariant 4).
 fn allowed(host: &dyn CompactionTable, task: &CompactionTask) -> bool {
-    !(matches!(task, CompactionTask::Drop { .. }) && host.has_unreadable())
+    !(matches!(
+        task,
+        CompactionTask::Drop { .. } | CompactionTask::DropDead { .. }
+    ) && host.has_unreadable())
 }
 
 /// The one decision function: chooses the next background task of `host` and
 /// marks its inputs busy, all under the table's decision lock (invariant 1).
 /// `None` while paused or when nothing is due.
 pub fn decide(host: &dyn CompactionTable) -> Option<CompactionTask> {
+    host.prepare_decision();
     let compactions = host.compactions();
     // The pause check, the decision and the marking happen under the decision
     // lock, so a manual operation that pauses then sees no busy input cannot race

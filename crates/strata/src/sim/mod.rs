@@ -470,6 +470,7 @@ impl<'a> Sim<'a> {
             partition_count: (size / PARTITION_BYTES).max(2),
             being_compacted: false,
             expiry_verified: false,
+            live: None,
         }
     }
 
@@ -725,7 +726,7 @@ impl<'a> Sim<'a> {
             self.check_task(&task)?;
         }
         match task {
-            CompactionTask::Drop { ref ids } => {
+            CompactionTask::Drop { ref ids } | CompactionTask::DropDead { ref ids } => {
                 self.tasks.dropped_bytes += ids
                     .iter()
                     .filter_map(|id| self.live.get(*id))

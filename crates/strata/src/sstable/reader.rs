@@ -332,6 +332,19 @@ impl SSTableReader {
         self.bloom.size_bytes()
     }
 
+    /// Every partition's key and length in the data stream, in order, read from
+    /// the index blocks alone (no data chunk is read): what the blob strategy's
+    /// accounting walks.
+    pub fn partition_spans(&self, tag: IoTag) -> Result<Vec<(DecoratedKey, u64)>> {
+        let mut out = Vec::with_capacity(self.stats.partition_count as usize);
+        for b in 0..self.summary.len() {
+            for e in self.decode_index_block(b, tag)? {
+                out.push((e.key, e.length));
+            }
+        }
+        Ok(out)
+    }
+
     /// Index blocks (= summary entries) held in memory.
     pub fn index_block_count(&self) -> usize {
         self.summary.len()

@@ -3,6 +3,8 @@
 //! test can check every row it wrote.
 #![allow(dead_code)]
 
+pub mod blob;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata::clock::SimClock;
