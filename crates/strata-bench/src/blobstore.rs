@@ -554,7 +554,9 @@ mod tests {
             let e = cfg.validate().expect_err(needle).to_string();
             assert!(e.contains(needle), "{e}");
         }
-        assert!(tiny(dir, &["stcs", "LCS", "cfs"]).validate().is_ok());
+        assert!(tiny(dir, &["blob", "stcs", "LCS", "cfs"])
+            .validate()
+            .is_ok());
         let (label, body) = strategy_options("blob").expect("blob");
         assert_eq!(label, "Blob");
         assert_eq!(body, "'class': 'BlobCompactionStrategy'");

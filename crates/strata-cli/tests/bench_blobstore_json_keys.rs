@@ -1,12 +1,13 @@
 //! `strata bench blobstore --json FILE` at a tiny scale (4 files of 1 MiB in
 //! 256 KiB blocks, 2 runs): the report carries, per strategy under
 //! "strategies", a list "runs" with the figures issue 13 names, the input
-//! figures are exact, the runs settled, and the charts are drawn.
+//! figures are exact, the runs settled, the charts are drawn, and the blob
+//! strategy rewrites (almost) nothing and leaves (almost) nothing on disk.
 
 mod common;
 use common::{json_file, ok, strata_without_dir};
 
-const STRATEGIES: [&str; 3] = ["CFS", "STCS", "LCS"];
+const STRATEGIES: [&str; 3] = ["Blob", "STCS", "LCS"];
 const RUN_KEYS: [&str; 7] = [
     "bytes_ingested",
     "live_bytes",
@@ -70,6 +71,19 @@ fn tiny_blobstore_bench_reports_every_figure_per_strategy_and_run() {
             // Flushes wrote the incompressible blocks whole at least once.
             assert!(run["flush_bytes"].as_u64() >= Some(4 << 20), "{run}");
         }
+    }
+    // The blob strategy's claims (seed 002), which hold at any scale: dead
+    // sstables are dropped whole, not rewritten, and once gc grace has passed
+    // the tombstones go too, leaving (with no file live) next to nothing.
+    for run in report["strategies"]["Blob"]["runs"]
+        .as_array()
+        .expect("Blob runs")
+    {
+        let ingested = run["bytes_ingested"].as_u64().unwrap_or(0);
+        let compacted = run["compaction_bytes_written"].as_u64().unwrap_or(u64::MAX);
+        assert!(compacted * 10 <= ingested, "Blob compaction bytes: {run}");
+        let left = run["bytes_on_disk_after_idle"].as_u64().unwrap_or(u64::MAX);
+        assert!(left * 10 <= ingested, "Blob disk once idle: {run}");
     }
     let svgs = std::fs::read_dir(&charts).expect("charts dir").count();
     assert_eq!(svgs, 5, "one chart per figure");

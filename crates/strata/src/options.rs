@@ -1501,13 +1501,19 @@ mod tests {
             "compaction = {'class': 'CFSCompactionStrategy', 'max_sstable_fragmentation': 2.0}",
         )
         .expect("CFS alias");
-        assert_eq!(b.compaction.class(), CompactionClass::BlobCompactionStrategy);
+        assert_eq!(
+            b.compaction.class(),
+            CompactionClass::BlobCompactionStrategy
+        );
         assert_eq!(b.compaction.blob().max_sstable_fragmentation, 2.0);
         let c = TableOptions::parse(
             "compaction = {'class': 'com.datastax.bdp.hadoop.cfs.compaction.CFSCompactionStrategy'}",
         )
         .expect("DSE name");
-        assert_eq!(c.compaction.class(), CompactionClass::BlobCompactionStrategy);
+        assert_eq!(
+            c.compaction.class(),
+            CompactionClass::BlobCompactionStrategy
+        );
         let z = TableOptions::parse(
             "compression = {'class': 'org.apache.cassandra.io.compress.ZstdCompressor', 'compression_level': -3, 'chunk_length_in_kb': 64}",
         )

@@ -38,7 +38,9 @@ use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::memtable::Memtable;
-use crate::read::{self, PagingState, PartitionResult, SSTableEdit, SSTableVersion, ScanPage, View};
+use crate::read::{
+    self, PagingState, PartitionResult, SSTableEdit, SSTableVersion, ScanPage, View,
+};
 use crate::schema::{TableSchema, WriteOptions};
 use crate::split::{OutputSet, SSTableOutputs};
 use crate::sstable::{
@@ -820,7 +822,10 @@ impl Table {
             ));
         }
         for (id, live) in &accounted {
-            let was = next.get(*id).and_then(|s| s.live).is_some_and(|l| l.shares_live_rows);
+            let was = next
+                .get(*id)
+                .and_then(|s| s.live)
+                .is_some_and(|l| l.shares_live_rows);
             if !was && live.is_some_and(|l| l.shares_live_rows) {
                 self.metrics
                     .blob_overwrites_detected

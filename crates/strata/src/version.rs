@@ -534,7 +534,11 @@ mod tests {
         let next = base.apply(&edit).expect("valid edit");
         assert_eq!(next.get(1).and_then(|s| s.live), Some(dead));
         assert_eq!(next.get(3).and_then(|s| s.live), Some(LiveBytes::default()));
-        assert_eq!(base.get(1).and_then(|s| s.live), None, "old version unchanged");
+        assert_eq!(
+            base.get(1).and_then(|s| s.live),
+            None,
+            "old version unchanged"
+        );
         // Accounting a removed sstable, or one twice, is refused.
         let mut bad = VersionEdit::new().remove(2);
         bad.accounted = vec![(2, Some(dead))];

@@ -28,7 +28,10 @@ fn blob_drops_a_wholly_deleted_sstable_without_io() {
     let before = ids(&t);
     assert_eq!(before.len(), 4);
     // Four flush-sized sstables and nothing deleted: nothing to do.
-    assert!(settle(&t).is_empty(), "the blob strategy never merges for count");
+    assert!(
+        settle(&t).is_empty(),
+        "the blob strategy never merges for count"
+    );
 
     delete_file(&t, &clock, "a");
     delete_file(&t, &clock, "b");
@@ -41,7 +44,11 @@ fn blob_drops_a_wholly_deleted_sstable_without_io() {
     // d's halves are one file across two sstables, not an overwrite.
     for id in &before[1..] {
         let l = live[id].expect("accounted");
-        assert_eq!((l.dead_bytes, l.shares_live_rows), (0, false), "sstable {id}");
+        assert_eq!(
+            (l.dead_bytes, l.shares_live_rows),
+            (0, false),
+            "sstable {id}"
+        );
     }
 
     let written_before = t.io().written_bytes[IoCause::Compaction as usize];

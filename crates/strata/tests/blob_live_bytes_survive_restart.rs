@@ -26,7 +26,8 @@ fn blob_live_bytes_survive_restart() {
         let live = t.live_bytes();
         assert!(live.iter().all(|(_, l)| l.is_some()), "{live:?}");
         assert!(
-            live.iter().any(|(_, l)| l.is_some_and(|l| l.dead_bytes > 0)),
+            live.iter()
+                .any(|(_, l)| l.is_some_and(|l| l.dead_bytes > 0)),
             "half of the first sstable is dead: {live:?}"
         );
         live
@@ -45,8 +46,12 @@ fn blob_live_bytes_survive_restart() {
 
     // Switching away clears the figures at the next edit (no stale accounting
     // survives edits it does not follow); switching back recomputes them.
-    db.alter_table_options("ks", "files", "compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}")
-        .expect("alter");
+    db.alter_table_options(
+        "ks",
+        "files",
+        "compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
+    )
+    .expect("alter");
     write_file(&t, &clock, "h", 0..1, 1);
     t.flush().expect("flush");
     assert!(t.live_bytes().iter().all(|(_, l)| l.is_none()));

@@ -28,7 +28,10 @@ fn an_overwrite_of_a_live_block_is_merged_not_dropped() {
         assert!(l.shares_live_rows, "sstable {id} shares block 2");
         assert_eq!(l.dead_partitions, 0, "nothing is deleted");
     }
-    assert_eq!(t.metrics.blob_overwrites_detected.load(Ordering::Relaxed), 2);
+    assert_eq!(
+        t.metrics.blob_overwrites_detected.load(Ordering::Relaxed),
+        2
+    );
     let records = settle(&t);
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(
@@ -75,7 +78,10 @@ fn a_partial_update_is_merged_and_the_deleted_cell_stays_deleted() {
     let blocks = read_file(&t, "a");
     // Block 1 has no data left but its row marker keeps the row (an INSERT).
     let one = blocks.iter().find(|(b, _)| *b == 1);
-    assert!(one.is_none() || one.is_some_and(|(_, d)| d.is_empty()), "{one:?}");
+    assert!(
+        one.is_none() || one.is_some_and(|(_, d)| d.is_empty()),
+        "{one:?}"
+    );
     for (b, d) in blocks.iter().filter(|(b, _)| *b != 1) {
         assert_eq!(*d, block("a", *b, 1));
     }
@@ -91,11 +97,17 @@ fn a_file_deleted_then_written_again_is_no_violation() {
     t.flush().expect("flush T");
     write_file(&t, &clock, "a", 0..4, 2);
     t.flush().expect("flush S2");
-    assert_eq!(t.metrics.blob_overwrites_detected.load(Ordering::Relaxed), 0);
+    assert_eq!(
+        t.metrics.blob_overwrites_detected.load(Ordering::Relaxed),
+        0
+    );
     let s1 = ids(&t)[0];
     let records = settle(&t);
     assert_eq!(records.len(), 1, "{records:?}");
-    assert_eq!((records[0].kind.as_str(), records[0].inputs.clone()), ("drop", vec![s1]));
+    assert_eq!(
+        (records[0].kind.as_str(), records[0].inputs.clone()),
+        ("drop", vec![s1])
+    );
     let blocks = read_file(&t, "a");
     assert_eq!(blocks.len(), 4);
     for (b, d) in blocks {

@@ -50,10 +50,15 @@ fn blob_rewrites_alone_exactly_past_the_fragmentation_limit() {
     db.alter_table_options(
         "ks",
         "files",
-        &format!("compaction = {{'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': {f}}}"),
+        &format!(
+            "compaction = {{'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': {f}}}"
+        ),
     )
     .expect("alter");
-    assert!(settle(&t).is_empty(), "fragmentation == limit is not past it");
+    assert!(
+        settle(&t).is_empty(),
+        "fragmentation == limit is not past it"
+    );
 
     // Just past it (the next float below): rewritten, alone.
     let below = f64::from_bits(f.to_bits() - 1);
@@ -66,12 +71,20 @@ fn blob_rewrites_alone_exactly_past_the_fragmentation_limit() {
     let records = settle(&t);
     assert_eq!(records.len(), 1, "{records:?}");
     let r = &records[0];
-    assert_eq!((r.kind.as_str(), r.reason.as_str()), ("rewrite", "fragmentation"));
+    assert_eq!(
+        (r.kind.as_str(), r.reason.as_str()),
+        ("rewrite", "fragmentation")
+    );
     assert_eq!(r.inputs, vec![s]);
     assert_eq!(r.partitions_out, 2, "only f8 and f9 are live");
     // Two of ten files remain (the sizes on disk are compressed, with fixed
     // overheads: about 0.3 of the input).
-    assert!(r.bytes_out * 2 < r.bytes_in, "{} of {}", r.bytes_out, r.bytes_in);
+    assert!(
+        r.bytes_out * 2 < r.bytes_in,
+        "{} of {}",
+        r.bytes_out,
+        r.bytes_in
+    );
     let out = r.outputs[0];
     let acc = t
         .live_bytes()

@@ -29,11 +29,19 @@ fn blob_tombstone_only_sstables_dropped_after_gc_grace() {
     let [k, d, tomb]: [u64; 3] = ids(&t).try_into().expect("three sstables");
     let range = |id: u64| {
         let v = t.view();
-        let s = v.sstables().iter().find(|s| s.id() == id).cloned().expect("live");
+        let s = v
+            .sstables()
+            .iter()
+            .find(|s| s.id() == id)
+            .cloned()
+            .expect("live");
         (s.first_key().token, s.last_key().token)
     };
     let ((k_lo, k_hi), (t_lo, t_hi)) = (range(k), range(tomb));
-    assert!(k_lo <= t_hi && t_lo <= k_hi, "K overlaps T: the coarse rule blocks T");
+    assert!(
+        k_lo <= t_hi && t_lo <= k_hi,
+        "K overlaps T: the coarse rule blocks T"
+    );
 
     // D goes at once (all deleted); T stays: gc grace (an hour) has not passed.
     let records = settle(&t);

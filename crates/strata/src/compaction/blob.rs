@@ -68,8 +68,7 @@ pub fn fragmentation(s: &SSTableInfo) -> Option<f64> {
 
 fn wholly_dead(s: &SSTableInfo) -> bool {
     s.partition_count > 0
-        && s
-            .live
+        && s.live
             .is_some_and(|l| l.dead_partitions >= s.partition_count)
 }
 
@@ -177,9 +176,9 @@ impl CompactionStrategy for BlobCompactionStrategy {
         }
         let gc_before = ctx.gc_before();
         for s in sstables {
-            let clear = s.live.is_some_and(|l| {
-                l.deletions_target_nothing && !l.shares_live_rows
-            });
+            let clear = s
+                .live
+                .is_some_and(|l| l.deletions_target_nothing && !l.shares_live_rows);
             let memtable_safe = ctx
                 .memtable_min_timestamp_micros
                 .is_none_or(|m| m > s.max_timestamp_micros);
@@ -245,9 +244,7 @@ mod tests {
     use crate::version::LiveBytes;
 
     fn blob(text: &str) -> BlobCompactionStrategy {
-        BlobCompactionStrategy::new(&opts(&format!(
-            "'class': 'BlobCompactionStrategy'{text}"
-        )))
+        BlobCompactionStrategy::new(&opts(&format!("'class': 'BlobCompactionStrategy'{text}")))
     }
 
     /// An accounted sstable of `uncompressed` bytes, `dead` of them superseded.
@@ -316,7 +313,10 @@ mod tests {
             })
         );
         // The option moves the limit.
-        assert_eq!(decide(&blob(", 'max_sstable_fragmentation': 6"), &above), None);
+        assert_eq!(
+            decide(&blob(", 'max_sstable_fragmentation': 6"), &above),
+            None
+        );
         // The most fragmented goes first.
         let two = vec![acc(1, 100, 85, 0), acc(2, 100, 90, 0)];
         assert!(matches!(

@@ -508,7 +508,10 @@ mod tests {
                 "'class': 'DateTieredCompactionStrategy'",
                 "DateTieredCompactionStrategy",
             ),
-            ("'class': 'BlobCompactionStrategy'", "BlobCompactionStrategy"),
+            (
+                "'class': 'BlobCompactionStrategy'",
+                "BlobCompactionStrategy",
+            ),
             ("'class': 'CFSCompactionStrategy'", "BlobCompactionStrategy"),
         ];
         for (text, name) in cases {

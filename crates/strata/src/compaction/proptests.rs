@@ -316,7 +316,9 @@ fn complete(
         }
     };
     match task {
-        CompactionTask::Drop { .. } | CompactionTask::DropDead { .. } | CompactionTask::Move { .. } => {}
+        CompactionTask::Drop { .. }
+        | CompactionTask::DropDead { .. }
+        | CompactionTask::Move { .. } => {}
         CompactionTask::Rewrite { output_level, .. } => {
             let s = &inputs[0];
             let out = fresh(*output_level, s.size_bytes, s.first_token, s.last_token);

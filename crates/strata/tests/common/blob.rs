@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::sync::Arc;
 use strata::clock::{Clock, SimClock};
-use strata::compaction::executor::RateLimiter;
 use strata::compaction::executor::CompactionRecord;
+use strata::compaction::executor::RateLimiter;
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::schema::WriteOptions;
@@ -49,7 +49,13 @@ pub fn block(file: &str, block: i32, version: u8) -> Vec<u8> {
 
 /// Writes `blocks` blocks of `file` at version `version`; the clock ticks one
 /// microsecond per write so every write has its own timestamp.
-pub fn write_file(t: &Arc<Table>, clock: &SimClock, file: &str, blocks: std::ops::Range<i32>, version: u8) {
+pub fn write_file(
+    t: &Arc<Table>,
+    clock: &SimClock,
+    file: &str,
+    blocks: std::ops::Range<i32>,
+    version: u8,
+) {
     for b in blocks {
         clock.advance_micros(1);
         t.insert(
@@ -79,23 +85,28 @@ pub fn delete_file(t: &Arc<Table>, clock: &SimClock, file: &str) {
 
 /// The blocks of `file` as (block number, data), in order.
 pub fn read_file(t: &Table, file: &str) -> Vec<(i32, Vec<u8>)> {
-    t.select(&[Value::Text(file.into())], &ClusteringRange::ALL, false, usize::MAX)
-        .expect("read")
-        .into_iter()
-        .map(|row| {
-            let b = match &row[1].1 {
-                Some(Value::Int(b)) => *b,
-                other => panic!("block column: {other:?}"),
-            };
-            // A row whose data cell was deleted reads back with no data.
-            let d = match &row[2].1 {
-                Some(Value::Blob(d)) => d.clone(),
-                None => Vec::new(),
-                other => panic!("data column: {other:?}"),
-            };
-            (b, d)
-        })
-        .collect()
+    t.select(
+        &[Value::Text(file.into())],
+        &ClusteringRange::ALL,
+        false,
+        usize::MAX,
+    )
+    .expect("read")
+    .into_iter()
+    .map(|row| {
+        let b = match &row[1].1 {
+            Some(Value::Int(b)) => *b,
+            other => panic!("block column: {other:?}"),
+        };
+        // A row whose data cell was deleted reads back with no data.
+        let d = match &row[2].1 {
+            Some(Value::Blob(d)) => d.clone(),
+            None => Vec::new(),
+            other => panic!("data column: {other:?}"),
+        };
+        (b, d)
+    })
+    .collect()
 }
 
 /// Runs compaction until nothing is due; returns what ran.
