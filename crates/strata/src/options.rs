@@ -1016,9 +1016,12 @@ impl Default for DtcsOptions {
 /// Blob strategy options (docs/compaction/blob.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlobOptions {
-    /// Ratio of an sstable's size to its live data above which it is rewritten alone
-    /// (or dropped when nothing is live). Default 5.0, > 1.0. Lower reclaims space
-    /// sooner with more rewriting. DSE: `max_sstable_fragmentation`.
+    /// Ratio of an sstable's size to its live bytes (uncompressed; live = not
+    /// superseded by deletions held in other sstables) strictly above which it is
+    /// rewritten alone; an sstable with nothing live is dropped instead. Default
+    /// 5.0, > 1.0. Lower reclaims space sooner with more rewriting (at 5.0 up to
+    /// 80% of an sstable is garbage before it is rewritten). DSE:
+    /// `max_sstable_fragmentation`. docs/compaction/blob.md.
     pub max_sstable_fragmentation: f64,
 }
 

@@ -136,6 +136,11 @@ impl CompactionTable for Table {
 
 impl Table {
     /// The strategy for the current options (rebuilt when they changed).
+    /// Whether the table's strategy keeps the blob accounting (`tablestats`).
+    pub fn compaction_strategy_tracks_live_bytes(&self) -> bool {
+        self.strategy().tracks_live_bytes()
+    }
+
     pub fn strategy(&self) -> Arc<dyn CompactionStrategy> {
         self.compaction.strategy(&self.schema().options.compaction)
     }

@@ -73,6 +73,83 @@ pub struct TableStats {
     pub space_refusals: u64,
     /// Per-level compaction statistics (RocksDB's per-level table).
     pub levels: Vec<LevelStats>,
+    /// The blob strategy's accounting (`None` under other strategies).
+    pub blob: Option<BlobStats>,
+}
+
+/// What the blob strategy knows of a table (docs/compaction/blob.md): how much
+/// of it is live, and whether its assumptions held.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlobStats {
+    /// Uncompressed data-stream bytes of the accounted sstables.
+    pub data_bytes: u64,
+    /// Of those, bytes superseded by deletions held in other sstables.
+    pub dead_bytes: u64,
+    /// `data_bytes / (data_bytes - dead_bytes)` over the table (1.0 when
+    /// nothing is dead; infinite is printed as -1).
+    pub fragmentation: f64,
+    /// Largest per-sstable fragmentation (-1 for an sstable with nothing live).
+    pub max_sstable_fragmentation: f64,
+    pub sstables_wholly_dead: usize,
+    /// Sstables sharing live rows with another now (assumption broken; they are
+    /// merged, never dropped on accounting).
+    pub sstables_sharing_live_rows: usize,
+    /// Sstables newly found sharing live rows since the table was opened.
+    pub overwrites_detected: u64,
+    /// Sstables without accounting (not computed yet, or it failed).
+    pub sstables_unaccounted: usize,
+    pub accounting_failures: u64,
+    pub last_accounting_error: Option<String>,
+}
+
+impl BlobStats {
+    fn of(t: &Table, view: &crate::read::View) -> BlobStats {
+        let mut b = BlobStats {
+            data_bytes: 0,
+            dead_bytes: 0,
+            fragmentation: 1.0,
+            max_sstable_fragmentation: 1.0,
+            sstables_wholly_dead: 0,
+            sstables_sharing_live_rows: 0,
+            overwrites_detected: t.metrics.blob_overwrites_detected.load(Ordering::Relaxed),
+            sstables_unaccounted: 0,
+            accounting_failures: t
+                .metrics
+                .live_bytes_accounting_failures
+                .load(Ordering::Relaxed),
+            last_accounting_error: t.last_accounting_error.lock().clone(),
+        };
+        let frag = |data: u64, dead: u64| {
+            if dead >= data && data > 0 {
+                -1.0
+            } else if data == 0 {
+                1.0
+            } else {
+                data as f64 / (data - dead) as f64
+            }
+        };
+        for s in view.version.iter() {
+            let Some(l) = s.live else {
+                b.sstables_unaccounted += 1;
+                continue;
+            };
+            let st = s.handle.stats();
+            b.data_bytes += st.uncompressed_bytes;
+            b.dead_bytes += l.dead_bytes.min(st.uncompressed_bytes);
+            if st.partition_count > 0 && l.dead_partitions >= st.partition_count {
+                b.sstables_wholly_dead += 1;
+            }
+            if l.shares_live_rows {
+                b.sstables_sharing_live_rows += 1;
+            }
+            let f = frag(st.uncompressed_bytes, l.dead_bytes);
+            if f < 0.0 || (b.max_sstable_fragmentation >= 0.0 && f > b.max_sstable_fragmentation) {
+                b.max_sstable_fragmentation = f;
+            }
+        }
+        b.fragmentation = frag(b.data_bytes, b.dead_bytes);
+        b
+    }
 }
 
 /// One row of the per-level table.
@@ -260,6 +337,9 @@ impl TableStats {
             compactions_failed: m.compactions_failed.load(Ordering::Relaxed),
             space_refusals: m.space_refusals.load(Ordering::Relaxed),
             levels: level_rows,
+            blob: t
+                .compaction_strategy_tracks_live_bytes()
+                .then(|| BlobStats::of(t, &view)),
         }
     }
 }
@@ -379,6 +459,47 @@ impl TableStats {
         line("Pending compactions", self.pending_compactions.to_string());
         line("Compactions failed", self.compactions_failed.to_string());
         line("Disk-space refusals", self.space_refusals.to_string());
+        if let Some(b) = &self.blob {
+            let f = |x: f64| {
+                if x < 0.0 {
+                    "nothing live".to_string()
+                } else {
+                    format!("{x:.3}")
+                }
+            };
+            line(
+                "Blob live bytes (data, dead)",
+                format!(
+                    "{} ({}, {})",
+                    b.data_bytes - b.dead_bytes,
+                    b.data_bytes,
+                    b.dead_bytes
+                ),
+            );
+            line("Blob fragmentation", f(b.fragmentation));
+            line(
+                "Blob max sstable fragmentation",
+                f(b.max_sstable_fragmentation),
+            );
+            line(
+                "Blob sstables wholly dead",
+                b.sstables_wholly_dead.to_string(),
+            );
+            line(
+                "Blob assumption violations (sharing live rows now, detected)",
+                format!(
+                    "{}, {}",
+                    b.sstables_sharing_live_rows, b.overwrites_detected
+                ),
+            );
+            line(
+                "Blob sstables unaccounted (failures)",
+                format!("{} ({})", b.sstables_unaccounted, b.accounting_failures),
+            );
+            if let Some(e) = &b.last_accounting_error {
+                line("Blob last accounting error", e.clone());
+            }
+        }
         if !self.levels.is_empty() {
             s.push_str("\t\tLevel  Files      Size(MB)  Score  Read(MB)  Write(MB)  W-Amp  Comp(cnt)  Comp(sec)\n");
             for l in &self.levels {

@@ -32,6 +32,18 @@ fn an_overwrite_of_a_live_block_is_merged_not_dropped() {
         t.metrics.blob_overwrites_detected.load(Ordering::Relaxed),
         2
     );
+    // Reported where an operator looks.
+    let stats = strata::tablestats::TableStats::of(&t)
+        .blob
+        .expect("blob figures");
+    assert_eq!(
+        (stats.sstables_sharing_live_rows, stats.overwrites_detected),
+        (2, 2)
+    );
+    assert!(stats.to_owned().last_accounting_error.is_none());
+    assert!(strata::tablestats::TableStats::of(&t)
+        .to_text()
+        .contains("Blob assumption violations (sharing live rows now, detected): 2, 2"));
     let records = settle(&t);
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(

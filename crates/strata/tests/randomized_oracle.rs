@@ -610,6 +610,7 @@ fn randomized_against_oracle() {
             .collect(),
     };
     let (mut merges, mut purged) = (0usize, 0u64);
+    let mut blob_reasons = std::collections::BTreeSet::new();
     for seed in seeds {
         for strategy in STRATEGIES {
             let mut h = Harness::new(seed, strategy);
@@ -623,11 +624,21 @@ fn randomized_against_oracle() {
                 "seed {seed}: no merge ran under {strategy}"
             );
             merges += strategy_merges;
+            if strategy.contains("Blob") {
+                blob_reasons.extend(history.iter().map(|r| r.reason.clone()));
+            }
             purged += history
                 .iter()
                 .map(|r| r.tombstones_purged + r.expired_cells_purged)
                 .sum::<u64>();
         }
+    }
+    // The blob strategy's own paths ran on this data, not only its shared steps.
+    for reason in ["overwritten rows", "fragmentation"] {
+        assert!(
+            blob_reasons.contains(reason),
+            "no '{reason}' task under the blob strategy: {blob_reasons:?}"
+        );
     }
     // The comparison above only means something if compaction really merged and
     // purged (including the background strategies, not just manual runs).

@@ -406,30 +406,43 @@ fn shares_live_rows(
 /// survivor that may share a partition with what it adds or removes, and every
 /// sstable of `after` not accounted yet. `before` is the version the edit
 /// applies to, `after` the result. An sstable whose accounting fails is
-/// returned as `None` with its error in `failures` (invariant 3).
+/// returned as `None` with its error in `failures` (invariant 3); the edit
+/// itself never fails for it.
 pub fn account_edit(
     before: &SSTableVersion,
     after: &SSTableVersion,
     edit: &SSTableEdit,
     failures: &mut Vec<(u64, Error)>,
-) -> Result<Vec<(u64, Option<LiveBytes>)>> {
+) -> Vec<(u64, Option<LiveBytes>)> {
     let added: HashSet<u64> = edit.added.iter().map(|s| s.id).collect();
-    let mut keys: Vec<DecoratedKey> = Vec::new();
-    for s in &edit.added {
-        keys.extend(s.handle.partition_spans(TAG)?.into_iter().map(|(k, _)| k));
-    }
-    for id in &edit.removed {
-        if let Some(s) = before.get(*id) {
-            keys.extend(s.handle.partition_spans(TAG)?.into_iter().map(|(k, _)| k));
+    // The partitions the edit adds or removes; `None` when an index cannot be
+    // read, and then every survivor counts as affected (invariant 3: the
+    // unreadable one ends up unaccounted, the others exact).
+    let mut keys: Option<Vec<DecoratedKey>> = Some(Vec::new());
+    let changed = edit.added.iter().map(|s| &s.handle).chain(
+        edit.removed
+            .iter()
+            .filter_map(|id| before.get(*id))
+            .map(|s| &s.handle),
+    );
+    for h in changed {
+        match h.partition_spans(TAG) {
+            Ok(spans) => {
+                if let Some(k) = keys.as_mut() {
+                    k.extend(spans.into_iter().map(|(k, _)| k));
+                }
+            }
+            Err(_) => keys = None,
         }
     }
     let mut out = Vec::new();
     for s in after.iter() {
         let affected = added.contains(&s.id)
             || s.live.is_none()
-            || keys
-                .iter()
-                .any(|k| covers_token(&s.handle, k.token) && s.handle.may_contain(k));
+            || keys.as_ref().is_none_or(|keys| {
+                keys.iter()
+                    .any(|k| covers_token(&s.handle, k.token) && s.handle.may_contain(k))
+            });
         if !affected {
             continue;
         }
@@ -443,7 +456,7 @@ pub fn account_edit(
     }
     // Entries that change nothing are left out, so a no-op edit stays empty.
     out.retain(|(id, l)| after.get(*id).map(|s| s.live) != Some(*l));
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

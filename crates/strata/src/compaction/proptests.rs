@@ -18,7 +18,7 @@ use proptest::test_runner::{Config, RngSeed};
 
 use super::test_util::*;
 use super::*;
-use crate::version::{LiveSSTable, Version, VersionEdit};
+use crate::version::{LiveBytes, LiveSSTable, Version, VersionEdit};
 
 /// Raw material of one sstable; laid out into a valid set by [`layout`].
 #[derive(Clone, Debug)]
@@ -110,7 +110,15 @@ fn layout(raws: &[Raw], with_busy: bool) -> Vec<SSTableInfo> {
                 partition_count: r.partitions,
                 being_compacted: with_busy && r.busy,
                 expiry_verified: false,
-                live: None,
+                // The blob strategy's accounting, varied from the other draws
+                // (every other strategy ignores it): some unaccounted, some
+                // wholly dead, fragmented to various degrees, some sharing rows.
+                live: (r.gap % 5 != 0).then(|| LiveBytes {
+                    dead_bytes: r.size_mib * MIB * 2 * (r.width as u64 % 5) / 4,
+                    dead_partitions: if r.gap % 3 == 0 { r.partitions } else { 0 },
+                    shares_live_rows: r.width % 7 == 0,
+                    deletions_target_nothing: r.created % 2 == 0,
+                }),
             }
         })
         .collect()
@@ -126,6 +134,8 @@ fn strategies() -> Vec<(Box<dyn CompactionStrategy>, u32)> {
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 3", 3),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 2, 'fanout_size': 3", 2),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'l0_size_tiered': true", lcs::MAX_LEVEL),
+        ("'class': 'BlobCompactionStrategy'", u32::MAX),
+        ("'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': 1.5", u32::MAX),
     ];
     texts
         .iter()
@@ -162,6 +172,18 @@ fn check_task(
         prop_assert!(split.validate().is_ok(), "invalid split in {:?}", task);
         prop_assert!(split.max_bytes() >= MIB);
     }
+    // Invariant 4 for the blob strategy's whole-sstable drops.
+    if let CompactionTask::DropDead { ids } = task {
+        for id in ids {
+            let s = by_id[id];
+            prop_assert!(
+                s.partition_count > 0
+                    && s.live
+                        .is_some_and(|l| l.dead_partitions == s.partition_count),
+                "{task:?} drops {s:?}, which is not wholly superseded"
+            );
+        }
+    }
     let Some(top) = lcs_top else {
         return Ok(());
     };
@@ -196,17 +218,7 @@ fn check_task(
         } => {
             prop_assert_eq!(*output_level, by_id[id].level);
         }
-        CompactionTask::Drop { .. } => {}
-        CompactionTask::DropDead { ids } => {
-            for id in ids {
-                let s = &by_id[id];
-                prop_assert!(
-                    s.live
-                        .is_some_and(|l| l.dead_partitions == s.partition_count),
-                    "{task:?} drops {s:?}, which is not wholly superseded"
-                );
-            }
-        }
+        CompactionTask::Drop { .. } | CompactionTask::DropDead { .. } => {}
     }
     Ok(())
 }
