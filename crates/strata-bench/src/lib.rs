@@ -9,8 +9,16 @@
 //! benchmarks (DESIGN.md section 1: later crates sit beside the engine).
 //!
 //! Module map:
-//! - [`stress`]: the cassandra-stress-like workload (`strata stress write|read`):
-//!   deterministic values, per-thread seeded populations, verification on read.
+//! - [`stress`]: the cassandra-stress-like workload (`strata stress
+//!   write|read|delete`, standard or blob): per-thread seeded populations,
+//!   verification on read.
+//! - [`values`]: the deterministic value generator every workload writes and
+//!   every read recomputes.
+//! - [`blobfile`]: files as partitions of fixed-size blocks with a checksum per
+//!   block (seed 002's CFS data model), shared by the blob stress workload and
+//!   `blobstore`.
+//! - [`blobstore`]: seed 002's TestDFSIO test (`strata bench blobstore`, issue
+//!   13): write files, delete them, six runs, per compaction strategy.
 //! - [`commitlog`]: write throughput and latency per commit-log sync mode and
 //!   writer-thread count (`strata bench commitlog`).
 //! - [`lcs_fanout`]: seed 000's leveling-multiplier experiment on the real
@@ -30,6 +38,8 @@
 //!    returned as values (serializable for `--json`), never printed here.
 //! 3. Bad input is an `Error::InvalidInput` naming the option, before any work.
 
+pub mod blobfile;
+pub mod blobstore;
 pub mod charts;
 pub mod commitlog;
 pub mod lcs_fanout;
@@ -37,3 +47,4 @@ pub mod simulate;
 pub mod slice;
 pub mod stress;
 pub mod timeseries;
+pub mod values;

@@ -1,4 +1,4 @@
-//! The cassandra-stress-like workload behind `strata stress write|read`.
+//! The cassandra-stress-like workload behind `strata stress write|read|delete`.
 //!
 //! Owns: the stress table's shape, the values written, which partition each
 //! operation touches, the worker threads and their latency histograms. The
@@ -6,10 +6,20 @@
 //! [`ensure_table`] and [`run_workload`], and prints. Any thread may call; a run
 //! starts `threads` workers and one progress thread, all joined before return.
 //!
-//! Workload: table `stress.standard1 (key blob, ck int, c0..c{n-1} blob,
-//! PRIMARY KEY ((key), ck))`. One operation writes (or reads) one partition: its
-//! `rows_per_partition` rows in one mutation, like cassandra-stress's batched
-//! partition inserts.
+//! Workloads:
+//! - `Standard`: table `stress.standard1 (key blob, ck int, c0..c{n-1} blob,
+//!   PRIMARY KEY ((key), ck))`. One operation writes (or reads) one partition:
+//!   its `rows_per_partition` rows in one mutation, like cassandra-stress's
+//!   batched partition inserts.
+//! - `Blob` (seed 002, issue 13): table `stress.blocks`, files as partitions of
+//!   fixed-size blocks ([`crate::blobfile`]). One operation writes one file
+//!   (one mutation per block), reads one back checking every block's checksum
+//!   and content, or deletes one whole. A file that reads back with a block
+//!   missing or corrupt is a failed operation, its blocks also counted in
+//!   `misses` / `wrong_values`.
+//!
+//! `delete` removes the partition an operation touches with one partition
+//! tombstone, in either workload (a whole file in `Blob`).
 //!
 //! Invariants:
 //! 1. Determinism (so `read` with the same configuration visits exactly the rows
@@ -20,8 +30,9 @@
 //!    reads verify content, not only presence. Timestamps come from the
 //!    database clock.
 //! 2. A failed operation is counted in `failed_ops`, never in `total_ops`.
-//! 3. A configuration whose partition cannot fit the commit log's mutation limit
-//!    is refused before the table is created.
+//! 3. A configuration whose mutation (a partition in `Standard`, a block in
+//!    `Blob`) cannot fit the commit log's mutation limit is refused before the
+//!    table is created.
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -39,13 +50,29 @@ use strata::table::Table;
 use strata::types::Value;
 use strata::{Error, Result};
 
+use crate::blobfile::{self, FileShape};
+use crate::values::splitmix;
+pub use crate::values::value_bytes;
+
 pub const KEYSPACE: &str = "stress";
 pub const TABLE: &str = "standard1";
+/// The blob workload's table (beside `standard1`, so both can share a directory).
+pub const BLOB_TABLE: &str = "blocks";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Write,
     Read,
+    /// One partition tombstone per operation (a whole file in `Blob`).
+    Delete,
+}
+
+/// Which table and operations a run uses (module docs, "Workloads").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    Standard,
+    /// Files of `FileShape`, one partition each.
+    Blob(FileShape),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +88,7 @@ pub enum Population {
 #[derive(Clone, Debug)]
 pub struct StressConfig {
     pub mode: Mode,
+    pub workload: Workload,
     /// Operations; each writes or reads one partition.
     pub ops: u64,
     /// Client threads (at least 1).
@@ -106,6 +134,9 @@ pub struct Summary {
     pub total_ops: u64,
     pub op_rate: f64,
     pub row_rate: f64,
+    /// MiB of values per second: written by `write`, read and verified by
+    /// `read`; 0 for `delete` (a tombstone moves no value bytes).
+    pub mib_rate: f64,
     /// `failed_ops + wrong_values`: anything that makes the run exit non-zero.
     pub errors: u64,
     /// Operations that returned an error (a full disk, a refused write, ...).
@@ -120,27 +151,6 @@ pub struct Summary {
     pub first_error: Option<String>,
 }
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The value of (partition, row, column): deterministic, so reads can verify it.
-pub fn value_bytes(seed: u64, partition: u64, row: u32, column: u32, size: usize) -> Vec<u8> {
-    let mut state =
-        splitmix(seed ^ splitmix(partition ^ splitmix(((row as u64) << 32) | column as u64)));
-    let mut out = Vec::with_capacity(size + 8);
-    while out.len() < size {
-        state = splitmix(state);
-        out.extend_from_slice(&state.to_le_bytes());
-    }
-    out.truncate(size);
-    out
-}
-
 pub fn partition_key(p: u64) -> Value {
     Value::Blob(p.to_be_bytes().to_vec())
 }
@@ -148,6 +158,9 @@ pub fn partition_key(p: u64) -> Value {
 /// Opens the stress table, creating it (or applying `table_options` to it) as
 /// the configuration says; refuses a configuration that cannot run (invariant 3).
 pub fn ensure_table(db: &Database, args: &StressConfig) -> Result<Arc<Table>> {
+    if let Workload::Blob(shape) = &args.workload {
+        return ensure_blob_table(db, args, shape);
+    }
     if args.columns == 0 {
         return Err(Error::InvalidInput("--columns must be at least 1".into()));
     }
@@ -156,41 +169,101 @@ pub fn ensure_table(db: &Database, args: &StressConfig) -> Result<Arc<Table>> {
             "--rows-per-partition must be at least 1".into(),
         ));
     }
+    // Each cell costs its value plus a few bytes of framing; checked before the
+    // run so a too-wide partition is one clear error, not one per operation.
+    let per_row = u64::from(args.columns) * (args.value_size as u64 + 8) + 16;
+    let estimate = u64::from(args.rows_per_partition).saturating_mul(per_row);
+    check_mutation_limit(db, estimate, || {
+        format!(
+            "one partition of --rows-per-partition {} x --columns {} x --value-size {}",
+            args.rows_per_partition, args.columns, args.value_size
+        )
+    })?;
+    open_or_create(
+        db,
+        TABLE,
+        args,
+        |schema| {
+            let regular = schema.regular_columns().count() as u32;
+            (regular != args.columns).then(|| {
+                format!(
+                    "{KEYSPACE}.{TABLE} exists with {regular} columns; --columns {} does not match",
+                    args.columns
+                )
+            })
+        },
+        || {
+            let cols: Vec<String> = (0..args.columns).map(|c| format!("c{c} blob")).collect();
+            format!(
+                "CREATE TABLE {KEYSPACE}.{TABLE} (key blob, ck int, {}, PRIMARY KEY ((key), ck))",
+                cols.join(", ")
+            )
+        },
+    )
+}
+
+/// Invariant 3 for the blob workload: one block is one mutation.
+fn ensure_blob_table(db: &Database, args: &StressConfig, shape: &FileShape) -> Result<Arc<Table>> {
+    shape.validate()?;
+    // The block's bytes, its crc and key, and the row's framing.
+    check_mutation_limit(db, shape.block_size_bytes + 64, || {
+        format!(
+            "one block of --block-size-kib {}",
+            shape.block_size_bytes >> 10
+        )
+    })?;
+    open_or_create(
+        db,
+        BLOB_TABLE,
+        args,
+        |schema| {
+            (!blobfile::is_block_table(schema)).then(|| {
+                format!(
+                    "{KEYSPACE}.{BLOB_TABLE} exists without the block table's columns \
+                     (file, block, data, crc)"
+                )
+            })
+        },
+        || blobfile::create_table_cql(&format!("{KEYSPACE}.{BLOB_TABLE}"), None),
+    )
+}
+
+/// Refuses a mutation of about `estimate` bytes above the commit log's limit.
+fn check_mutation_limit(db: &Database, estimate: u64, what: impl Fn() -> String) -> Result<()> {
     if let Some(log) = db.commitlog() {
-        // Each cell costs its value plus a few bytes of framing; checked before the
-        // run so a too-wide partition is one clear error, not one per operation.
-        let per_row = u64::from(args.columns) * (args.value_size as u64 + 8) + 16;
-        let estimate = u64::from(args.rows_per_partition).saturating_mul(per_row);
         let limit = log.options().max_mutation_bytes();
         if estimate > limit {
             return Err(Error::InvalidInput(format!(
-                "one partition of --rows-per-partition {} x --columns {} x --value-size {} is \
-                 about {estimate} bytes, above the commit log's mutation limit of {limit} bytes \
-                 (half of --commitlog-segment-size-mb)",
-                args.rows_per_partition, args.columns, args.value_size
+                "{} is about {estimate} bytes, above the commit log's mutation limit of {limit} \
+                 bytes (half of --commitlog-segment-size-mb)",
+                what()
             )));
         }
     }
-    match db.table(KEYSPACE, TABLE) {
+    Ok(())
+}
+
+/// Opens `stress.<name>` (checking its shape with `mismatch`, then applying
+/// `table_options` by ALTER) or creates it from `create` plus the options.
+fn open_or_create(
+    db: &Database,
+    name: &str,
+    args: &StressConfig,
+    mismatch: impl Fn(&TableSchema) -> Option<String>,
+    create: impl Fn() -> String,
+) -> Result<Arc<Table>> {
+    match db.table(KEYSPACE, name) {
         Ok(t) => {
-            let regular = t.schema().regular_columns().count() as u32;
-            if regular != args.columns {
-                return Err(Error::InvalidInput(format!(
-                    "{KEYSPACE}.{TABLE} exists with {regular} columns; --columns {} does not match",
-                    args.columns
-                )));
+            if let Some(why) = mismatch(&t.schema()) {
+                return Err(Error::InvalidInput(why));
             }
             if let Some(opts) = &args.table_options {
-                db.alter_table_options(KEYSPACE, TABLE, opts)?;
+                db.alter_table_options(KEYSPACE, name, opts)?;
             }
             Ok(t)
         }
         Err(Error::NotFound(_)) => {
-            let cols: Vec<String> = (0..args.columns).map(|c| format!("c{c} blob")).collect();
-            let mut cql = format!(
-                "CREATE TABLE {KEYSPACE}.{TABLE} (key blob, ck int, {}, PRIMARY KEY ((key), ck))",
-                cols.join(", ")
-            );
+            let mut cql = create();
             if let Some(opts) = &args.table_options {
                 cql.push_str(" WITH ");
                 cql.push_str(opts);
@@ -288,6 +361,63 @@ fn new_histogram() -> Histogram<u64> {
         .unwrap_or_else(|_| Histogram::new(3).expect("3 sigfig histogram"))
 }
 
+/// One operation on partition (or file) `p`: `Ok((missing rows, wrong rows,
+/// outcome))`, the outer error for an operation the engine refused, the inner
+/// one for a blob file that read back damaged (invariant 2: failed, with its
+/// blocks counted).
+fn operation(
+    table: &Arc<Table>,
+    schema: &TableSchema,
+    args: &StressConfig,
+    p: u64,
+    clock: &dyn strata::clock::Clock,
+) -> Result<(u64, u64, Result<()>)> {
+    let done = |()| (0, 0, Ok(()));
+    match (args.mode, &args.workload) {
+        (Mode::Write, Workload::Standard) => build_update(schema, args, p, clock.now_micros())
+            .and_then(|u| table.apply(&u))
+            .map(done),
+        (Mode::Read, Workload::Standard) => {
+            verify_partition(table, schema, args, p).map(|(miss, wrong)| (miss, wrong, Ok(())))
+        }
+        (Mode::Delete, Workload::Standard) => schema
+            .delete_partition(
+                &[("key", partition_key(p))],
+                &WriteOptions::default(),
+                clock.now_micros(),
+            )
+            .and_then(|u| table.apply(&u))
+            .map(done),
+        (Mode::Write, Workload::Blob(shape)) => {
+            blobfile::write_file(table, shape, args.seed, p).map(done)
+        }
+        (Mode::Read, Workload::Blob(shape)) => blobfile::verify_file(table, shape, args.seed, p)
+            .map(|check| {
+                let (miss, bad) = (u64::from(check.missing), u64::from(check.corrupt));
+                (miss, bad, check.into_result(p))
+            }),
+        (Mode::Delete, Workload::Blob(_)) => blobfile::delete_file(table, p).map(done),
+    }
+}
+
+/// Rows one operation touches and the value bytes it moves (for the rates).
+fn rows_and_bytes_per_op(args: &StressConfig) -> (u64, u64) {
+    let (rows, bytes) = match &args.workload {
+        Workload::Standard => {
+            let rows = u64::from(args.rows_per_partition);
+            (
+                rows,
+                rows * u64::from(args.columns) * args.value_size as u64,
+            )
+        }
+        Workload::Blob(shape) => (u64::from(shape.blocks()), shape.file_size_bytes),
+    };
+    match args.mode {
+        Mode::Delete => (rows, 0),
+        Mode::Write | Mode::Read => (rows, bytes),
+    }
+}
+
 /// Runs the workload on `table` (invariants 1 and 2). `progress` is called about
 /// once a second from the progress thread while workers run.
 pub fn run_workload(
@@ -359,16 +489,13 @@ pub fn run_workload(
                             Population::Uniform => rng.gen_range(0..partitions),
                         };
                         let op_start = Instant::now();
-                        let outcome = match args.mode {
-                            Mode::Write => build_update(schema, args, p, clock.now_micros())
-                                .and_then(|u| table.apply(&u)),
-                            Mode::Read => {
-                                verify_partition(table, schema, args, p).map(|(miss, wrong)| {
-                                    misses.fetch_add(miss, Ordering::Relaxed);
-                                    errors.fetch_add(wrong, Ordering::Relaxed);
-                                })
-                            }
-                        };
+                        let outcome = operation(table, schema, args, p, clock.as_ref()).and_then(
+                            |(miss, wrong, result)| {
+                                misses.fetch_add(miss, Ordering::Relaxed);
+                                errors.fetch_add(wrong, Ordering::Relaxed);
+                                result
+                            },
+                        );
                         let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
                         let _ = total.record(micros);
                         let _ = interval[t].lock().record(micros);
@@ -402,11 +529,13 @@ pub fn run_workload(
     }
     let ms = |v: u64| v as f64 / 1000.0;
     let total_ops = done.load(Ordering::Relaxed);
+    let (rows_per_op, bytes_per_op) = rows_and_bytes_per_op(args);
     Ok(Summary {
         mode: format!("{:?}", args.mode).to_lowercase(),
         total_ops,
         op_rate: total_ops as f64 / duration,
-        row_rate: total_ops as f64 * args.rows_per_partition as f64 / duration,
+        row_rate: total_ops as f64 * rows_per_op as f64 / duration,
+        mib_rate: total_ops as f64 * bytes_per_op as f64 / duration / (1 << 20) as f64,
         errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
         failed_ops: failed.load(Ordering::Relaxed),
         wrong_values: errors.load(Ordering::Relaxed),
@@ -433,6 +562,7 @@ mod tests {
     fn write_config() -> StressConfig {
         StressConfig {
             mode: Mode::Write,
+            workload: Workload::Standard,
             ops: 100_000,
             threads: 1,
             partitions: None,
@@ -519,14 +649,5 @@ mod tests {
         );
         drop(table);
         db.close().unwrap();
-    }
-
-    #[test]
-    fn values_are_deterministic_and_distinct() {
-        assert_eq!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 4, 34));
-        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(1, 2, 3, 5, 34));
-        assert_ne!(value_bytes(1, 2, 3, 4, 34), value_bytes(2, 2, 3, 4, 34));
-        assert_eq!(value_bytes(9, 9, 9, 9, 0).len(), 0);
-        assert_eq!(value_bytes(9, 9, 9, 9, 1000).len(), 1000);
     }
 }

@@ -4,7 +4,8 @@
 //! log sync mode with several writer-thread counts (`strata_bench::commitlog`,
 //! whose contract says what is timed); `strata bench lcs-fanout` runs seed 000's
 //! leveling-multiplier experiment (`strata_bench::lcs_fanout`, arguments in
-//! bench_lcs.rs). This file parses the arguments, calls the library and prints.
+//! bench_lcs.rs); `strata bench blobstore` seed 002's TestDFSIO test
+//! (`strata_bench::blobstore`, arguments in bench_blobstore.rs). This file parses the arguments, calls the library and prints.
 
 use crate::admin::SyncModeArg;
 use clap::{Args, Subcommand};
@@ -12,6 +13,8 @@ use std::path::PathBuf;
 use strata::{Error, Result};
 use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
 
+#[path = "bench_blobstore.rs"]
+mod bench_blobstore;
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
 #[path = "bench_slice_cmd.rs"]
@@ -30,6 +33,9 @@ pub enum BenchCommand {
     Timeseries(bench_timeseries::TimeseriesArgs),
     /// Issue 11: 10-row slice reads from partitions of 1e3..1e6 rows (bench_slice_cmd.rs).
     Slice(bench_slice_cmd::SliceBenchArgs),
+    /// Seed 002's TestDFSIO test: write files of fixed-size blocks, delete them,
+    /// six runs; the blob strategy, STCS and LCS on identical input.
+    Blobstore(bench_blobstore::BlobstoreArgs),
 }
 
 #[derive(Args, Debug)]
@@ -71,12 +77,51 @@ pub struct CommitlogBenchArgs {
     pub json: Option<PathBuf>,
 }
 
+/// Where an experiment's report goes besides stdout (timeseries, blobstore).
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the SVG charts into this directory.
+    #[arg(long)]
+    pub charts: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Ends an experiment that ran under `work_dir` (a directory of its own,
+    /// removed here whether it succeeded or not), then prints the report's
+    /// text, draws its charts and writes its JSON as asked.
+    pub fn finish<R>(
+        &self,
+        work_dir: &std::path::Path,
+        report: Result<R>,
+        text: fn(&R) -> String,
+        charts: fn(&R, &std::path::Path) -> Result<Vec<PathBuf>>,
+        json: fn(&R) -> Result<String>,
+    ) -> Result<()> {
+        // A failed removal only leaves files behind; the report matters more.
+        let _ = std::fs::remove_dir_all(work_dir);
+        let report = report?;
+        print!("{}", text(&report));
+        if let Some(dir) = &self.charts {
+            let written = charts(&report, dir)?;
+            println!("{} charts written to {}", written.len(), dir.display());
+        }
+        if let Some(path) = &self.json {
+            std::fs::write(path, json(&report)?).map_err(|e| Error::io(path, e))?;
+        }
+        Ok(())
+    }
+}
+
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
         BenchCommand::Timeseries(args) => bench_timeseries::run(args),
         BenchCommand::Slice(args) => bench_slice_cmd::run(args),
+        BenchCommand::Blobstore(args) => bench_blobstore::run(args),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use clap::Args;
 use std::path::PathBuf;
-use strata::{Error, Result};
+use strata::Result;
 use strata_bench::timeseries::{self, BenchConfig, TimeseriesConfig};
 
 #[derive(Args, Debug)]
@@ -55,12 +55,8 @@ pub struct TimeseriesArgs {
     /// the figures are bytes and counts, and tmpfs keeps fsyncs out of the way).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Also write the results as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Write the SVG charts into this directory.
-    #[arg(long)]
-    pub charts: Option<PathBuf>,
+    #[command(flatten)]
+    pub report: super::ReportArgs,
 }
 
 pub fn run(args: TimeseriesArgs) -> Result<()> {
@@ -104,16 +100,12 @@ pub fn run(args: TimeseriesArgs) -> Result<()> {
             last = line;
         }
     });
-    // Each run removes its own directory; the parent is ours too.
-    let _ = std::fs::remove_dir_all(&work_dir);
-    let report = report?;
-    print!("{}", report.text());
-    if let Some(dir) = &args.charts {
-        let written = report.write_charts(dir)?;
-        println!("{} charts written to {}", written.len(), dir.display());
-    }
-    if let Some(path) = &args.json {
-        std::fs::write(path, report.to_json()?).map_err(|e| Error::io(path, e))?;
-    }
-    Ok(())
+    // Each run removes its own directory; the parent is ours, removed here.
+    args.report.finish(
+        &work_dir,
+        report,
+        timeseries::BenchReport::text,
+        timeseries::BenchReport::write_charts,
+        timeseries::BenchReport::to_json,
+    )
 }

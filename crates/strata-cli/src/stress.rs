@@ -1,5 +1,7 @@
-//! `strata stress`: a cassandra-stress-like load generator. The workload (table
-//! shape, values, populations, workers, verification) is `strata_bench::stress`;
+//! `strata stress`: a cassandra-stress-like load generator, `write`, `read` or
+//! `delete`, over the standard table or (`--workload blob`) files of
+//! fixed-size blocks. The workload (table shape, values, populations, workers,
+//! verification) is `strata_bench::stress` and `strata_bench::blobfile`;
 //! this file parses the arguments with their bounds, opens the data directory,
 //! calls the library and prints its progress and summary as cassandra-stress
 //! lays them out.
@@ -9,6 +11,7 @@ use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
 use std::path::Path;
 use strata::{Error, Result};
+use strata_bench::blobfile::FileShape;
 use strata_bench::stress::{self as workload, Progress, StressConfig, Summary};
 
 // Bounds on the arguments: generous for any real run, but a typo (an extra
@@ -18,11 +21,31 @@ const MAX_THREADS: u64 = 1024;
 const MAX_ROWS_PER_PARTITION: i64 = 1_000_000;
 const MAX_COLUMNS: i64 = 1024;
 const MAX_VALUE_SIZE: u64 = 16 << 20;
+/// Default operations: cassandra-stress's 100,000 partitions, but 64 files for
+/// the blob workload (16 MiB each by default: 1 GiB, TestDFSIO's shape scaled).
+const DEFAULT_OPS: u64 = 100_000;
+const DEFAULT_BLOB_FILES: u64 = 64;
+const DEFAULT_FILE_SIZE_KIB: u64 = 16 << 10;
+const DEFAULT_BLOCK_SIZE_KIB: u64 = 1 << 10;
+/// A file of 64 GiB is far past this machine; a typo, not a plan.
+const MAX_FILE_SIZE_KIB: u64 = 64 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
     Write,
+    /// Reads back and verifies what `write` wrote with the same options.
     Read,
+    /// Deletes each partition touched (a whole file with --workload blob).
+    Delete,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadArg {
+    /// `stress.standard1`: --rows-per-partition rows of --columns values each.
+    Standard,
+    /// `stress.blocks`: files of --file-size-kib as partitions of
+    /// --block-size-kib blocks, one row each with its CRC-32C (seed 002).
+    Blob,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -36,10 +59,13 @@ pub enum Population {
 #[derive(Args, Debug, Clone)]
 pub struct StressArgs {
     pub mode: Mode,
-    /// Number of operations (each writes or reads one partition), at most 10^12.
-    #[arg(short = 'n', long, default_value_t = 100_000,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_OPS))]
-    pub ops: u64,
+    #[arg(long, value_enum, default_value_t = WorkloadArg::Standard)]
+    pub workload: WorkloadArg,
+    /// Number of operations (each writes, reads or deletes one partition: one
+    /// file with --workload blob), at most 10^12 [default: 100000; 64 with
+    /// --workload blob].
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..=MAX_OPS))]
+    pub ops: Option<u64>,
     /// Client threads, 1 to 1024.
     #[arg(long, default_value_t = 1,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS))]
@@ -62,6 +88,13 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 34,
           value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_VALUE_SIZE))]
     pub value_size: usize,
+    /// Blob workload: bytes of each file, KiB [default: 16384].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_FILE_SIZE_KIB))]
+    pub file_size_kib: Option<u64>,
+    /// Blob workload: bytes of each block (one row, one mutation), KiB, 1 to
+    /// 16384 [default: 1024].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16 << 10))]
+    pub block_size_kib: Option<u64>,
     /// Table options in CQL form, e.g. "compaction = {'class': 'LeveledCompactionStrategy'}".
     #[arg(long)]
     pub table_options: Option<String>,
@@ -70,7 +103,7 @@ pub struct StressArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
-    /// After a write run, wait up to this many seconds for compaction to finish
+    /// After a write or delete run, wait up to this many seconds for compaction to finish
     /// its pending work before printing stats (0 = don't wait; at most a day).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub wait_for_compaction: u64,
@@ -80,13 +113,40 @@ pub struct StressArgs {
 }
 
 impl StressArgs {
-    fn config(&self) -> StressConfig {
-        StressConfig {
+    fn config(&self) -> Result<StressConfig> {
+        let workload = match self.workload {
+            WorkloadArg::Standard => {
+                // Given with the standard workload they would be silently
+                // ignored: refuse them instead.
+                for (given, name) in [
+                    (self.file_size_kib.is_some(), "--file-size-kib"),
+                    (self.block_size_kib.is_some(), "--block-size-kib"),
+                ] {
+                    if given {
+                        return Err(Error::InvalidInput(format!(
+                            "{name} is an option of the blob workload (--workload blob)"
+                        )));
+                    }
+                }
+                workload::Workload::Standard
+            }
+            WorkloadArg::Blob => workload::Workload::Blob(FileShape {
+                file_size_bytes: self.file_size_kib.unwrap_or(DEFAULT_FILE_SIZE_KIB) << 10,
+                block_size_bytes: self.block_size_kib.unwrap_or(DEFAULT_BLOCK_SIZE_KIB) << 10,
+            }),
+        };
+        let default_ops = match workload {
+            workload::Workload::Standard => DEFAULT_OPS,
+            workload::Workload::Blob(_) => DEFAULT_BLOB_FILES,
+        };
+        Ok(StressConfig {
             mode: match self.mode {
                 Mode::Write => workload::Mode::Write,
                 Mode::Read => workload::Mode::Read,
+                Mode::Delete => workload::Mode::Delete,
             },
-            ops: self.ops,
+            workload,
+            ops: self.ops.unwrap_or(default_ops),
             threads: self.threads,
             partitions: self.partitions,
             population: match self.population {
@@ -98,13 +158,13 @@ impl StressArgs {
             value_size: self.value_size,
             table_options: self.table_options.clone(),
             seed: self.seed,
-        }
+        })
     }
 }
 
 pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     let db = open_db(data_dir)?;
-    let config = args.config();
+    let config = args.config()?;
     let table = workload::ensure_table(&db, &config)?;
     println!(
         "{:>10} {:>12} {:>10} {:>9} {:>10}",
@@ -114,15 +174,16 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     if let Some(e) = &summary.first_error {
         eprintln!("first error: {e}");
     }
-    print_summary(&summary, &args);
+    print_summary(&summary, &args, &config);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary)
             .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
         std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }
-    if args.mode == Mode::Write {
+    if args.mode != Mode::Read {
         // The commit log already made the run durable; flushing makes the stats
-        // show the data as sstables and lets compaction see all of it.
+        // show the data (or the deletions) as sstables and lets compaction see
+        // all of it.
         table.flush()?;
         if args.wait_for_compaction > 0 {
             let settled =
@@ -169,25 +230,31 @@ fn print_progress(p: &Progress) {
     );
 }
 
-fn print_summary(s: &Summary, args: &StressArgs) {
+fn print_summary(s: &Summary, args: &StressArgs, config: &StressConfig) {
     let secs = s.duration_seconds;
     println!();
     println!("Results ({}):", s.mode);
     println!("Op rate                   : {:>12.0} op/s", s.op_rate);
     println!("Row rate                  : {:>12.0} row/s", s.row_rate);
+    println!("Value rate                : {:>12.1} MiB/s", s.mib_rate);
     println!("Latency mean              : {:>12.3} ms", s.latency_ms.mean);
     println!("Latency median            : {:>12.3} ms", s.latency_ms.p50);
     println!("Latency 95th percentile   : {:>12.3} ms", s.latency_ms.p95);
     println!("Latency 99th percentile   : {:>12.3} ms", s.latency_ms.p99);
     println!("Latency 99.9th percentile : {:>12.3} ms", s.latency_ms.p999);
     println!("Latency max               : {:>12.3} ms", s.latency_ms.max);
+    let rows_per_op = match &config.workload {
+        workload::Workload::Standard => u64::from(args.rows_per_partition),
+        workload::Workload::Blob(shape) => u64::from(shape.blocks()),
+    };
     println!("Total partitions          : {:>12}", s.total_ops);
     println!(
         "Total rows                : {:>12}",
-        s.total_ops * args.rows_per_partition as u64
+        s.total_ops * rows_per_op
     );
     println!("Failed operations         : {:>12}", s.failed_ops);
     if args.mode == Mode::Read {
+        // Blob workload: rows are blocks, "wrong" is a failed checksum or content.
         println!("Rows with wrong values    : {:>12}", s.wrong_values);
         println!("Rows expected, not found  : {:>12}", s.misses);
     }

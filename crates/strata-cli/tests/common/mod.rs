@@ -45,3 +45,18 @@ pub fn sstables(table_dir: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// Runs `strata ARGS...` with no data directory (the benches and single-file
+/// tools, which refuse `--data-dir`).
+pub fn strata_without_dir(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("run strata")
+}
+
+/// Reads a JSON file a command wrote.
+pub fn json_file(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("JSON file written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
