@@ -15,7 +15,10 @@
 //! Compaction is unthrottled (`compaction_throughput_mb_per_sec` 0): the
 //! figures are the strategies' work, not a limiter's.
 //!
-//! One run, exactly (what each figure is):
+//! One run, exactly (what each figure is), in the order (write, then
+//! delete; with `clean_first`, the seed's order, step 3 comes first, deleting
+//! the previous run's files, and the run ends after step 2 with its files
+//! live):
 //! 1. The clock moves 1 s: this run's writes are newer than the previous run's
 //!    deletions (TestDFSIO reuses its file names every run, so a re-written
 //!    file must not be shadowed by its own old tombstone).
@@ -93,6 +96,12 @@ pub struct BlobstoreConfig {
     pub idle_timeout_seconds: u64,
     /// Block contents (`values::value_bytes`).
     pub seed: u64,
+    /// The seed's order (`TestDFSIO -clean` *before* each run): a run deletes the
+    /// previous run's files, then writes its own, so each run ends with `files`
+    /// files live and `bytes_on_disk_*` compare with real live data. Off (the
+    /// issue's order): a run writes its files and then deletes them, ending
+    /// with nothing live.
+    pub clean_first: bool,
     /// Parent of the per-strategy data directories (each removed after use).
     #[serde(skip)]
     pub work_dir: PathBuf,
@@ -113,6 +122,7 @@ impl Default for BlobstoreConfig {
             compactors: 1,
             idle_timeout_seconds: 600,
             seed: 2,
+            clean_first: false,
             work_dir: std::env::temp_dir(),
         }
     }
@@ -318,6 +328,20 @@ fn one_run(
     let history_before = table.compaction_history().len();
     let timeout = Duration::from_secs(cfg.idle_timeout_seconds);
 
+    let delete = |clock: &SimClock| -> Result<f64> {
+        clock.advance_seconds(1);
+        let t = Instant::now();
+        for f in 0..u64::from(cfg.files) {
+            blobfile::delete_file(table, f)?;
+        }
+        table.flush()?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    // The seed's order cleans the previous run's files first (none before run 1).
+    let mut delete_seconds = 0.0;
+    if cfg.clean_first && run > 1 {
+        delete_seconds = delete(clock)?;
+    }
     clock.advance_seconds(1);
     let t = Instant::now();
     for f in 0..u64::from(cfg.files) {
@@ -325,14 +349,9 @@ fn one_run(
     }
     table.flush()?;
     let write_seconds = t.elapsed().as_secs_f64();
-
-    clock.advance_seconds(1);
-    let t = Instant::now();
-    for f in 0..u64::from(cfg.files) {
-        blobfile::delete_file(table, f)?;
+    if !cfg.clean_first {
+        delete_seconds = delete(clock)?;
     }
-    table.flush()?;
-    let delete_seconds = t.elapsed().as_secs_f64();
     let run_end = Instant::now();
     let bytes_on_disk_after_run = table.disk_bytes_total()?;
     let sstables_after_run = table.view().sstables().len();
@@ -353,8 +372,9 @@ fn one_run(
     Ok(RunFigures {
         run,
         bytes_ingested,
-        // Every file written in this run was deleted in it.
-        live_bytes: 0,
+        // The order deletes every file of the run in it; the seed's
+        // leaves this run's files live.
+        live_bytes: if cfg.clean_first { bytes_ingested } else { 0 },
         bytes_on_disk_after_run,
         bytes_on_disk_after_idle,
         compaction_bytes_written: io.written(IoCause::Compaction)
@@ -560,6 +580,31 @@ mod tests {
         let (label, body) = strategy_options("blob").expect("blob");
         assert_eq!(label, "Blob");
         assert_eq!(body, "'class': 'BlobCompactionStrategy'");
+    }
+
+    #[test]
+    fn in_the_seeds_order_blob_disk_follows_the_live_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cfg = BlobstoreConfig {
+            clean_first: true,
+            runs: 4,
+            ..tiny(dir.path(), &["Blob"])
+        };
+        let report = run_bench(&cfg, &mut |_, _| {}).expect("bench");
+        for f in &report.strategies["Blob"].runs {
+            assert_eq!(f.live_bytes, f.bytes_ingested, "{f:?}");
+            assert!(f.settled, "{f:?}");
+            // The previous run's files were dropped whole; what remains is this
+            // run's data (incompressible blocks) and sstable overheads.
+            let disk = f.bytes_on_disk_after_idle as f64;
+            assert!(
+                disk >= f.live_bytes as f64 && disk <= 1.10 * f.live_bytes as f64,
+                "run {}: {disk} bytes on disk for {} live",
+                f.run,
+                f.live_bytes
+            );
+            assert_eq!(f.compaction_bytes_written, 0, "{f:?}");
+        }
     }
 
     #[test]

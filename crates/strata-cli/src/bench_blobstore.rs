@@ -42,6 +42,11 @@ pub struct BlobstoreArgs {
     pub idle_timeout: u64,
     #[arg(long, default_value_t = 2)]
     pub seed: u64,
+    /// The seed's order: each run first deletes the previous run's files
+    /// (TestDFSIO -clean), then writes its own, so runs end with the files live.
+    /// Default: write, then delete (runs end with nothing live).
+    #[arg(long)]
+    pub clean_first: bool,
     /// Parent of the per-strategy data directories (default: the system temp
     /// directory; not /dev/shm: the figures are about I/O, and a strategy can
     /// hold several GiB). Named `--dir` as in the other benches: `--data-dir` is
@@ -71,6 +76,7 @@ pub fn run(args: BlobstoreArgs) -> Result<()> {
         compactors: args.compactors,
         idle_timeout_seconds: args.idle_timeout,
         seed: args.seed,
+        clean_first: args.clean_first,
         work_dir: work_dir.clone(),
     };
     // Argument errors before any directory is made.
