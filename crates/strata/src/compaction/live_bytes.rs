@@ -24,10 +24,12 @@
 //!
 //! Reads are tagged as compaction reads (level 0). The cost is one Bloom probe
 //! per (partition, other sstable) pair and, only where needed, partition
-//! headers and rows: the header of a holder that has deletions; the partition
-//! of `S` only when some holder's deletions are newer than `S`'s oldest write,
-//! when a holder has writes of the same partition that are not wholly
-//! superseded (the overwrite check), or when `S` itself has deletions.
+//! headers and rows: the header of a holder that has deletions, and of `S`'s
+//! own partition when `S` has deletions; the partition of `S` only when some
+//! holder's deletions are newer than `S`'s oldest write, when a holder has
+//! writes of the same partition that no partition deletion supersedes (the
+//! overwrite check), or when only `S`'s row deletions can tell whether they
+//! target a holder's writes.
 //!
 //! Invariants:
 //! 1. Never more permissive than the data: `dead_partitions` counts only
@@ -255,21 +257,46 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
             live.dead_partitions += 1;
             continue;
         }
-        // Holders whose writes of this partition are not all superseded by that
+        // Our own partition-level deletions, from the partition's header (a
+        // partition with a row index is not read further): they decide which
+        // holders can still share live rows, and whether our deletions target
+        // anything, usually without reading our rows.
+        let own_header = if own_deletions {
+            s.slice(&key, &ClusteringRange::ALL, false, TAG)?
+                .map(|sl| sl.deletion)
+                .unwrap_or_default()
+        } else {
+            PartitionDeletion::default()
+        };
+        let newest_pd = ext
+            .partition
+            .partition_deletion()
+            .max(own_header.partition_deletion());
+        // Holders whose writes of this partition are not all superseded by a
         // partition deletion: possible overwrite partners.
         let partners: Vec<&Arc<SSTableReader>> = holders
             .iter()
-            .filter(|o| {
-                holds_writes(o)
-                    && !ext
-                        .partition
-                        .partition_deletion()
-                        .deletes(o.stats().max_timestamp_micros)
-            })
+            .filter(|o| holds_writes(o) && !newest_pd.deletes(o.stats().max_timestamp_micros))
             .copied()
             .collect();
         let may_be_dead = !ext.is_empty() && ext.max_timestamp() >= min_ts;
-        if !may_be_dead && partners.is_empty() && !own_deletions {
+        // Our deletions target a holder's writes if one is as old as they are:
+        // judged by the header's newest deletion first, then (only when that
+        // is not enough) by an upper bound, our newest write of any kind.
+        let old_writer = |newest: i64| {
+            holders
+                .iter()
+                .any(|o| holds_writes(o) && o.stats().min_timestamp_micros <= newest)
+        };
+        let mut own_rows_needed = false;
+        if own_deletions && live.deletions_target_nothing {
+            if !own_header.is_empty() && old_writer(own_header.max_timestamp()) {
+                live.deletions_target_nothing = false;
+            } else if old_writer(max_ts) {
+                own_rows_needed = true; // row deletions may target them
+            }
+        }
+        if !may_be_dead && partners.is_empty() && !own_rows_needed {
             continue;
         }
         let Some(p) = s.read_partition(&key, TAG)? else {
@@ -284,14 +311,8 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
                 continue;
             }
         }
-        if !own.is_empty() {
-            let newest = own.max_timestamp();
-            if holders
-                .iter()
-                .any(|o| holds_writes(o) && o.stats().min_timestamp_micros <= newest)
-            {
-                live.deletions_target_nothing = false;
-            }
+        if own_rows_needed && !own.is_empty() && old_writer(own.max_timestamp()) {
+            live.deletions_target_nothing = false;
         }
         if !live.shares_live_rows && !partners.is_empty() {
             let mut all = ext.clone();
