@@ -43,7 +43,8 @@
 //!    record before it stops counting the task as running.
 //! 7. `bytes_on_disk_after_idle`: as 4, now. `live_bytes`: the bytes of the
 //!    files still live, by the protocol's own bookkeeping (every file is
-//!    deleted in 3, so 0). `compaction_bytes_written`: bytes the table's
+//!    deleted in 3, so 0). `compaction_bytes_read`: likewise for reads
+//!    (the blob strategy's accounting reads count here). `compaction_bytes_written`: bytes the table's
 //!    compactions wrote from step 1 to here (the engine's per-cause I/O
 //!    counter, `IoCause::Compaction`); `flush_bytes` likewise for flushes.
 //!
@@ -205,6 +206,10 @@ pub struct RunFigures {
     pub bytes_on_disk_after_run: u64,
     pub bytes_on_disk_after_idle: u64,
     pub compaction_bytes_written: u64,
+    /// Bytes compaction read in the run: merges' inputs, and for the blob
+    /// strategy its live-byte accounting (partition headers, and partitions a
+    /// newer deletion or a second copy may touch).
+    pub compaction_bytes_read: u64,
     pub flush_bytes: u64,
     pub write_mib_per_s: f64,
     pub write_seconds: f64,
@@ -379,6 +384,7 @@ fn one_run(
         bytes_on_disk_after_idle,
         compaction_bytes_written: io.written(IoCause::Compaction)
             - io_before.written(IoCause::Compaction),
+        compaction_bytes_read: io.read(IoCause::Compaction) - io_before.read(IoCause::Compaction),
         flush_bytes: io.written(IoCause::Flush) - io_before.written(IoCause::Flush),
         write_mib_per_s: bytes_ingested as f64 / MIB / write_seconds.max(1e-9),
         write_seconds,

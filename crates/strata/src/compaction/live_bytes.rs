@@ -296,6 +296,10 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
                 own_rows_needed = true; // row deletions may target them
             }
         }
+        // Partners whose rows (or static row) fall within our partition's
+        // clustering bounds; a file split across two flushes has none, and
+        // costs no data read.
+        let partners = close_partners(s, &key, partners)?;
         if !may_be_dead && partners.is_empty() && !own_rows_needed {
             continue;
         }
@@ -321,6 +325,53 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
         }
     }
     Ok(live)
+}
+
+/// The `partners` holding a row within `s`'s clustering bounds for `key`, or a
+/// static row when `s` has one: the only ones an overwrite check must read
+/// further. Bounds come from row-index roots (no row block read), so the cost
+/// is a header and a root per partner.
+fn close_partners<'a>(
+    s: &Arc<SSTableReader>,
+    key: &DecoratedKey,
+    partners: Vec<&'a Arc<SSTableReader>>,
+) -> Result<Vec<&'a Arc<SSTableReader>>> {
+    if partners.is_empty() {
+        return Ok(partners);
+    }
+    let Some(mine) = s.slice(key, &ClusteringRange::ALL, false, TAG)? else {
+        return Ok(Vec::new());
+    };
+    let has_static = mine.static_row.is_some();
+    let Some((lo, hi)) = mine.clustering_bounds() else {
+        // No rows: only static rows can be shared.
+        if !has_static {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for o in partners {
+            if o.slice(key, &ClusteringRange::ALL, false, TAG)?
+                .is_some_and(|sl| sl.static_row.is_some())
+            {
+                out.push(o);
+            }
+        }
+        return Ok(out);
+    };
+    let hull = ClusteringRange {
+        start: ClusteringBound::inclusive(lo),
+        end: ClusteringBound::inclusive(hi),
+    };
+    let mut out = Vec::new();
+    for o in partners {
+        let Some(mut sl) = o.slice(key, &hull, false, TAG)? else {
+            continue;
+        };
+        if (has_static && sl.static_row.is_some()) || sl.next_row()?.is_some() {
+            out.push(o);
+        }
+    }
+    Ok(out)
 }
 
 /// Bytes of `p` (whose length in the data stream is `span`) superseded by

@@ -169,6 +169,33 @@ impl SSTableSlice {
         })
     }
 
+    /// The first and last clustering of the rows this slice can hand out,
+    /// without reading a row block: an indexed slice answers from its row
+    /// index's root, so for a slice over the whole partition these are the
+    /// partition's bounds (the blob accounting's overwrite check uses them to
+    /// skip partners whose rows lie elsewhere). `None` when there are none.
+    pub fn clustering_bounds(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        match &self.rows {
+            Rows::Buffered(rows) => {
+                // Held in reverse order of handing out, in either direction.
+                let (a, b) = (rows.first()?, rows.last()?);
+                let (lo, hi) = if a.clustering <= b.clustering {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
+                Some((lo.clustering.clone(), hi.clustering.clone()))
+            }
+            Rows::Indexed(ix) => {
+                let root = &ix.path.first()?.node;
+                let last = root.len().checked_sub(1)?;
+                let (lo, hi) = (root.first(0), root.last(last));
+                // A slice narrower than the partition: clamp to its range.
+                Some((lo.to_vec(), hi.to_vec()))
+            }
+        }
+    }
+
     /// The next row of the range in the slice's direction.
     pub fn next_row(&mut self) -> Result<Option<Row>> {
         match &mut self.rows {
