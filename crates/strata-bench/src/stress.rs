@@ -166,7 +166,7 @@ pub fn ensure_table(db: &Database, args: &StressConfig) -> Result<Arc<Table>> {
             return Err(Error::InvalidInput(format!(
                 "one partition of --rows-per-partition {} x --columns {} x --value-size {} is \
                  about {estimate} bytes, above the commit log's mutation limit of {limit} bytes \
-                 (half of --commitlog-segment-size-mb)",
+                 (max_mutation_size)",
                 args.rows_per_partition, args.columns, args.value_size
             )));
         }

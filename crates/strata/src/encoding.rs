@@ -262,8 +262,40 @@ fn ldt_from(delta: i64, base: &EncodingBase) -> i64 {
     delta.wrapping_add(base.min_local_deletion)
 }
 
+/// Values at least this long may be left out of an encoding and spliced in by
+/// reference ([`encode_row_spliced`]): below it a copy costs less than the
+/// bookkeeping, above it the copy is what a large-value write pays for.
+pub const SPLICE_MIN_BYTES: usize = 64 * 1024;
+
+/// Where a value left out of an encoded buffer belongs: its bytes come right
+/// before `buf[at]` (after the varint length already written there).
+pub type Splices<'a> = Vec<(usize, &'a [u8])>;
+
 /// Encodes a row body (everything but the clustering) — see the module docs.
 pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
+    encode_row_inner(row, base, out, None);
+}
+
+/// As [`encode_row`], but each value of [`SPLICE_MIN_BYTES`] or more is not
+/// copied into `out`: its length is, and `(position in out, value)` is pushed
+/// onto `splices`. The logical encoding is `out` with every splice inserted at
+/// its position; it is byte-for-byte what [`encode_row`] produces. Lets the
+/// commit log write a large value from the caller's buffer instead of a copy.
+pub fn encode_row_spliced<'a>(
+    row: &'a Row,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    splices: &mut Splices<'a>,
+) {
+    encode_row_inner(row, base, out, Some(splices));
+}
+
+fn encode_row_inner<'a>(
+    row: &'a Row,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    mut splices: Option<&mut Splices<'a>>,
+) {
     let marker = !row.liveness.is_empty();
     let row_ts = if marker {
         Some(row.liveness.timestamp_micros)
@@ -328,7 +360,7 @@ pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
         }
     }
     for c in row.cells.iter().filter(|c| c.path.is_none()) {
-        encode_cell(c, row_ts, &row.liveness, base, out);
+        encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
     }
     if has_complex {
         let complex: Vec<&Cell> = row.cells.iter().filter(|c| c.path.is_some()).collect();
@@ -336,17 +368,18 @@ pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
         for c in complex {
             put_varint(out, c.column as u64);
             put_bytes(out, c.path.as_deref().unwrap_or(&[]));
-            encode_cell(c, row_ts, &row.liveness, base, out);
+            encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
         }
     }
 }
 
-fn encode_cell(
-    c: &Cell,
+fn encode_cell<'a>(
+    c: &'a Cell,
     row_ts: i64,
     marker: &LivenessInfo,
     base: &EncodingBase,
     out: &mut Vec<u8>,
+    splices: Option<&mut Splices<'a>>,
 ) {
     let mut f = 0u8;
     match c.kind {
@@ -380,7 +413,13 @@ fn encode_cell(
         put_zigzag(out, ldt_delta(c.local_deletion_seconds, base));
     }
     if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
-        put_bytes(out, &c.value);
+        match splices {
+            Some(s) if c.value.len() >= SPLICE_MIN_BYTES => {
+                put_varint(out, c.value.len() as u64);
+                s.push((out.len(), &c.value));
+            }
+            _ => put_bytes(out, &c.value),
+        }
     }
 }
 
