@@ -103,6 +103,12 @@ impl MemRow {
     pub fn encoded_len(&self) -> usize {
         self.0.len()
     }
+
+    /// The encoded row body (after the clustering), for reads that locate one
+    /// cell without decoding the row ([`crate::encoding::locate_cell`]).
+    pub fn body(&self) -> &[u8] {
+        self.split().1
+    }
 }
 
 impl Item for MemRow {
@@ -456,6 +462,25 @@ impl Memtable {
     /// The partition's handle, if this memtable has it.
     pub fn get(&self, key: &DecoratedKey) -> Option<Arc<MemPartition>> {
         self.shards[shard_of(key.token)].read().get(key).cloned()
+    }
+
+    /// The partition's deletions and its row `clustering`, still encoded (see
+    /// [`MemRow::body`] and [`Memtable::row_base`]); `None` if this memtable
+    /// does not hold the partition. Used by value range reads, which must not
+    /// copy a large value to find it.
+    pub fn row_for_value(
+        &self,
+        key: &DecoratedKey,
+        clustering: &[u8],
+    ) -> Option<(PartitionDeletion, Option<MemRow>)> {
+        let part = self.get(key)?;
+        let state = part.state();
+        Some((state.deletion.clone(), state.rows.get(clustering).cloned()))
+    }
+
+    /// The base this memtable's encoded rows are relative to.
+    pub fn row_base(&self) -> EncodingBase {
+        self.base
     }
 
     /// Materialises a partition's deletion info, static row and the rows in `range`

@@ -62,6 +62,7 @@ pub mod row_index;
 pub mod salvage;
 mod slice;
 pub mod stats;
+mod value;
 mod writer;
 
 #[cfg(test)]
@@ -76,6 +77,7 @@ pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
 pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
+pub use value::SSTableCell;
 pub use writer::{SSTableWriter, WriterOptions};
 
 use std::path::{Path, PathBuf};

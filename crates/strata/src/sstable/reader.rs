@@ -399,11 +399,28 @@ impl SSTableReader {
 
     /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
     pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
-        let loc = self.chunks[i];
-        let mut stored = vec![0u8; loc.length as usize];
+        self.read_chunk_reusing(i, tag, &mut Vec::new(), out)
+    }
+
+    /// As [`read_chunk`](Self::read_chunk), reading the stored bytes into
+    /// `stored` (resized as needed), so a caller reading many chunks allocates
+    /// one stored-chunk buffer, not one per chunk (large-value reads).
+    pub(super) fn read_chunk_reusing(
+        &self,
+        i: usize,
+        tag: IoTag,
+        stored: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let loc = *self
+            .chunks
+            .get(i)
+            .ok_or_else(|| corrupt(&self.path, 0, format!("chunk {i} is past the last chunk")))?;
+        stored.clear();
+        stored.resize(loc.length as usize, 0);
         self.file
-            .read_exact_at(&mut stored, loc.offset, tag, self.table_io.as_deref())?;
-        decompress_chunk(&stored, self.expected_chunk_len(i), out)
+            .read_exact_at(stored, loc.offset, tag, self.table_io.as_deref())?;
+        decompress_chunk(stored, self.expected_chunk_len(i), out)
             .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
     }
 

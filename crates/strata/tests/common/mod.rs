@@ -3,6 +3,7 @@
 //! test can check every row it wrote.
 #![allow(dead_code)]
 
+pub mod large_values;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata::clock::SimClock;
