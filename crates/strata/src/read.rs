@@ -272,7 +272,8 @@ fn merge_rows(
             }
         }
         if let Some(row) = merged {
-            if let Some(live) = row.live_view(deletion.covering(&row.clustering), now_seconds) {
+            let covering = deletion.covering(&row.clustering);
+            if let Some(live) = row.into_live_view(covering, now_seconds) {
                 rows.push(live);
             }
         }

@@ -68,7 +68,10 @@ pub struct MemRow(Arc<[u8]>);
 
 impl MemRow {
     fn encode(row: &Row, base: &EncodingBase) -> MemRow {
-        let mut buf = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 8);
+        // Sized for the values too: a large value would otherwise grow the
+        // buffer by doubling, allocating about twice its size (issue 13).
+        let values: usize = row.cells.iter().map(|c| c.value.len()).sum();
+        let mut buf = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 24 + values);
         put_varint(&mut buf, row.clustering.len() as u64);
         buf.extend_from_slice(&row.clustering);
         encode_row(row, base, &mut buf);

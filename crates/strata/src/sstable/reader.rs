@@ -479,8 +479,11 @@ impl SSTableReader {
         let first = (offset / self.chunk_length) as usize;
         let last = ((end - 1) / self.chunk_length) as usize;
         let mut buf = Vec::with_capacity((last - first + 1) * self.chunk_length as usize);
+        // One stored-chunk buffer for all: a 16 MiB partition used to allocate
+        // 1024 of them, as many bytes again as the partition.
+        let mut stored = Vec::new();
         for i in first..=last {
-            self.read_chunk(i, tag, &mut buf)?;
+            self.read_chunk_reusing(i, tag, &mut stored, &mut buf)?;
         }
         let skip = (offset - first as u64 * self.chunk_length) as usize;
         buf.drain(..skip);
