@@ -411,9 +411,7 @@ impl Row {
     /// cloned, so a read of a 16 MiB value does not copy it once more here.
     pub fn into_live_view(mut self, covering: DeletionTime, now_seconds: i64) -> Option<Row> {
         let deletion = covering.max(self.deletion);
-        if !(self.liveness.is_live(now_seconds)
-            && !deletion.deletes(self.liveness.timestamp_micros))
-        {
+        if !self.liveness.is_live(now_seconds) || deletion.deletes(self.liveness.timestamp_micros) {
             self.liveness = LivenessInfo::EMPTY;
         }
         self.cells

@@ -18,6 +18,11 @@
 //!    one memtable batch and one sstable row block per source, whatever the
 //!    partition's size (sstables of format version 3; older ones and partitions
 //!    without a row index are decoded whole, as before).
+//! 5. A value range read ([`read_value_range`]) reconciles and shadows the cell
+//!    exactly as a partition read would, and reads from disk only the winning
+//!    value's chunks under the requested range (plus each source's index
+//!    block, partition header and row framing); values are read whole only to
+//!    break a timestamp tie between two live cells.
 
 use crate::data::{
     ClusteringBound, ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row,

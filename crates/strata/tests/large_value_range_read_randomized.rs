@@ -23,7 +23,7 @@ fn random_ranges_match_an_in_memory_copy() {
     let seed: u64 = std::env::var("STRATA_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x1a96e_0013);
+        .unwrap_or(0x0001_a96e_0013);
     eprintln!("seed {seed}");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();

@@ -22,6 +22,9 @@
 //!   clustering, offset, width) entries; its root's location is in the
 //!   partition's index entry (see [`row_index`]). A [`SSTableSlice`] seeks
 //!   through it and reads only the blocks a slice reaches.
+//! - **value location**: where one cell's value sits in the data stream, found
+//!   without reading it, so a range of a large value reads only the chunks
+//!   under the range (see `value.rs`, [`SSTableReader::locate_cell`]).
 //! - **salvage**: reading partitions through the data stream's own framing when
 //!   the index or the tail is damaged (see [`salvage`]).
 //!
