@@ -463,7 +463,7 @@ impl SSTableReader {
 
     /// Data-stream bytes `[offset, offset + length)`.
     pub(super) fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
-        let end = offset
+        offset
             .checked_add(length)
             .filter(|&e| e <= self.uncompressed_bytes)
             .ok_or_else(|| {
@@ -473,21 +473,12 @@ impl SSTableReader {
                     format!("index points past the data stream: {offset}+{length}"),
                 )
             })?;
-        if length == 0 {
-            return Ok(Vec::new());
-        }
-        let first = (offset / self.chunk_length) as usize;
-        let last = ((end - 1) / self.chunk_length) as usize;
-        let mut buf = Vec::with_capacity((last - first + 1) * self.chunk_length as usize);
-        // One stored-chunk buffer for all: a 16 MiB partition used to allocate
-        // 1024 of them, as many bytes again as the partition.
-        let mut stored = Vec::new();
-        for i in first..=last {
-            self.read_chunk_reusing(i, tag, &mut stored, &mut buf)?;
-        }
-        let skip = (offset - first as u64 * self.chunk_length) as usize;
-        buf.drain(..skip);
-        buf.truncate(length as usize);
+        // Whole chunks straight into the result, the partial first and last
+        // through one scratch chunk, one stored-chunk buffer for all
+        // (`read_value_range`): no over-sized buffer to cut down afterwards, and
+        // a 16 MiB partition no longer allocates 1024 stored-chunk buffers.
+        let mut buf = Vec::new();
+        self.read_value_range(offset, length, tag, &mut buf)?;
         Ok(buf)
     }
 

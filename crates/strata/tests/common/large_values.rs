@@ -122,3 +122,17 @@ pub fn assert_ranges_match_whole(t: &Table, id: &[u8], part: i32, ranges: &[(u64
 pub fn user_read_bytes(t: &Table) -> u64 {
     t.io().read(IoCause::UserRead)
 }
+
+/// Copies a directory tree (a committed fixture into a temporary directory).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("dir entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy");
+        }
+    }
+}
