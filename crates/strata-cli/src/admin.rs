@@ -85,6 +85,8 @@ impl CommitLogFlags {
             ),
             segment_size_bytes: self.commitlog_segment_size_mb.saturating_mul(1024 * 1024),
             ignore_replay_errors: self.ignore_replay_errors,
+            // No flag yet: the library default (128 MiB) fits every stress shape.
+            ..CommitLogOptions::default()
         }
     }
 }

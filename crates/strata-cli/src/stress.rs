@@ -76,7 +76,7 @@ pub struct StressArgs {
     #[arg(long, value_enum, default_value_t = Population::Seq)]
     pub population: Population,
     /// Rows written (and read) per partition in one mutation, 1 to 1,000,000;
-    /// the mutation must also fit the commit log's limit (half a segment).
+    /// the mutation must also fit the commit log's max_mutation_size.
     #[arg(long, default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=MAX_ROWS_PER_PARTITION))]
     pub rows_per_partition: u32,

@@ -407,6 +407,22 @@ impl Row {
         })
     }
 
+    /// As [`Row::live_view`], consuming the row: live cells are kept, not
+    /// cloned, so a read of a 16 MiB value does not copy it once more here.
+    pub fn into_live_view(mut self, covering: DeletionTime, now_seconds: i64) -> Option<Row> {
+        let deletion = covering.max(self.deletion);
+        if !self.liveness.is_live(now_seconds) || deletion.deletes(self.liveness.timestamp_micros) {
+            self.liveness = LivenessInfo::EMPTY;
+        }
+        self.cells
+            .retain(|c| c.is_live(now_seconds) && !deletion.deletes(c.timestamp_micros));
+        if self.liveness.is_empty() && self.cells.is_empty() {
+            return None;
+        }
+        self.deletion = DeletionTime::LIVE;
+        Some(self)
+    }
+
     /// Largest write timestamp in the row (marker, deletion, cells), or [`NO_TIMESTAMP`].
     pub fn max_timestamp(&self) -> i64 {
         let mut m = self
@@ -703,6 +719,30 @@ mod tests {
         assert!(d.deletes(-3));
         assert!(!d.deletes(11));
         assert!(!DeletionTime::LIVE.deletes(i64::MIN + 1));
+    }
+
+    #[test]
+    fn into_live_view_equals_live_view() {
+        let mut r = Row::new(b"ck".to_vec());
+        r.liveness = LivenessInfo::expiring(100, 10, 50);
+        r.deletion = DeletionTime::new(90, 40);
+        r.add_cell(Cell::live(0, 95, b"a".to_vec()));
+        r.add_cell(Cell::live(1, 80, b"b".to_vec()));
+        r.add_cell(Cell::expiring(2, 120, 5, 50, b"c".to_vec()));
+        r.add_cell(Cell::tombstone(3, 130, 50));
+        for covering in [
+            DeletionTime::LIVE,
+            DeletionTime::new(96, 40),
+            DeletionTime::new(200, 40),
+        ] {
+            for now in [50, 56, 61] {
+                assert_eq!(
+                    r.clone().into_live_view(covering, now),
+                    r.live_view(covering, now),
+                    "{covering:?} at {now}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -39,7 +39,7 @@
 //!    [`DecodeError`], which callers turn into `Error::Corruption` with file and offset.
 
 use crate::data::{
-    Cell, CellKind, DeletionTime, LivenessInfo, Row, NO_DELETION_TIME, NO_TIMESTAMP,
+    Cell, CellKind, ColumnId, DeletionTime, LivenessInfo, Row, NO_DELETION_TIME, NO_TIMESTAMP,
 };
 
 /// Malformed encoded bytes; the caller knows the file and offset.
@@ -262,8 +262,40 @@ fn ldt_from(delta: i64, base: &EncodingBase) -> i64 {
     delta.wrapping_add(base.min_local_deletion)
 }
 
+/// Values at least this long may be left out of an encoding and spliced in by
+/// reference ([`encode_row_spliced`]): below it a copy costs less than the
+/// bookkeeping, above it the copy is what a large-value write pays for.
+pub const SPLICE_MIN_BYTES: usize = 64 * 1024;
+
+/// Where a value left out of an encoded buffer belongs: its bytes come right
+/// before `buf[at]` (after the varint length already written there).
+pub type Splices<'a> = Vec<(usize, &'a [u8])>;
+
 /// Encodes a row body (everything but the clustering) — see the module docs.
 pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
+    encode_row_inner(row, base, out, None);
+}
+
+/// As [`encode_row`], but each value of [`SPLICE_MIN_BYTES`] or more is not
+/// copied into `out`: its length is, and `(position in out, value)` is pushed
+/// onto `splices`. The logical encoding is `out` with every splice inserted at
+/// its position; it is byte-for-byte what [`encode_row`] produces. Lets the
+/// commit log write a large value from the caller's buffer instead of a copy.
+pub fn encode_row_spliced<'a>(
+    row: &'a Row,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    splices: &mut Splices<'a>,
+) {
+    encode_row_inner(row, base, out, Some(splices));
+}
+
+fn encode_row_inner<'a>(
+    row: &'a Row,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    mut splices: Option<&mut Splices<'a>>,
+) {
     let marker = !row.liveness.is_empty();
     let row_ts = if marker {
         Some(row.liveness.timestamp_micros)
@@ -328,7 +360,7 @@ pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
         }
     }
     for c in row.cells.iter().filter(|c| c.path.is_none()) {
-        encode_cell(c, row_ts, &row.liveness, base, out);
+        encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
     }
     if has_complex {
         let complex: Vec<&Cell> = row.cells.iter().filter(|c| c.path.is_some()).collect();
@@ -336,17 +368,18 @@ pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
         for c in complex {
             put_varint(out, c.column as u64);
             put_bytes(out, c.path.as_deref().unwrap_or(&[]));
-            encode_cell(c, row_ts, &row.liveness, base, out);
+            encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
         }
     }
 }
 
-fn encode_cell(
-    c: &Cell,
+fn encode_cell<'a>(
+    c: &'a Cell,
     row_ts: i64,
     marker: &LivenessInfo,
     base: &EncodingBase,
     out: &mut Vec<u8>,
+    splices: Option<&mut Splices<'a>>,
 ) {
     let mut f = 0u8;
     match c.kind {
@@ -380,7 +413,13 @@ fn encode_cell(
         put_zigzag(out, ldt_delta(c.local_deletion_seconds, base));
     }
     if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
-        put_bytes(out, &c.value);
+        match splices {
+            Some(s) if c.value.len() >= SPLICE_MIN_BYTES => {
+                put_varint(out, c.value.len() as u64);
+                s.push((out.len(), &c.value));
+            }
+            _ => put_bytes(out, &c.value),
+        }
     }
 }
 
@@ -497,10 +536,239 @@ fn decode_cell(
     })
 }
 
+/// A forward-only source of encoded bytes that can skip without reading: a
+/// slice ([`Reader`]), or an sstable's data stream, where skipping a 64 MiB
+/// value costs no I/O. Lets [`locate_cell`] find a cell's value without
+/// touching it.
+pub trait ByteSource {
+    type Error: From<DecodeError>;
+    fn u8(&mut self) -> std::result::Result<u8, Self::Error>;
+    fn skip(&mut self, n: u64) -> std::result::Result<(), Self::Error>;
+    /// Bytes consumed so far (skipped ones included).
+    fn position(&self) -> u64;
+
+    fn varint(&mut self) -> std::result::Result<u64, Self::Error> {
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let b = self.u8()?;
+            if shift == 63 && b > 1 {
+                return Err(DecodeError("varint overflows 64 bits").into());
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(DecodeError("varint too long").into());
+            }
+        }
+    }
+
+    fn zigzag(&mut self) -> std::result::Result<i64, Self::Error> {
+        Ok(unzigzag(self.varint()?))
+    }
+
+    /// `n` bytes into a new vector: only for short fields (clusterings,
+    /// bitmaps), never values.
+    fn take_vec(&mut self, n: u64) -> std::result::Result<Vec<u8>, Self::Error> {
+        if n > MAX_SMALL_FIELD_BYTES {
+            return Err(DecodeError("field longer than any key or bitmap").into());
+        }
+        (0..n).map(|_| self.u8()).collect()
+    }
+}
+
+/// Clusterings are at most 64 KiB (CQL keys); a presence bitmap of 2^32
+/// columns would be 512 MiB, but no schema has more than a few thousand.
+const MAX_SMALL_FIELD_BYTES: u64 = 1 << 20;
+
+impl ByteSource for Reader<'_> {
+    type Error = DecodeError;
+    fn u8(&mut self) -> DecodeResult<u8> {
+        Reader::u8(self)
+    }
+    fn skip(&mut self, n: u64) -> DecodeResult<()> {
+        let n = usize::try_from(n).map_err(|_| DecodeError("skip past the end"))?;
+        self.take(n).map(|_| ())
+    }
+    fn position(&self) -> u64 {
+        Reader::position(self) as u64
+    }
+}
+
+/// A simple cell found by [`locate_cell`], with where its value is instead of
+/// the value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellLocation {
+    pub timestamp_micros: i64,
+    pub kind: CellKind,
+    pub ttl_seconds: u32,
+    pub local_deletion_seconds: i64,
+    /// [`ByteSource::position`] of the value's first byte (meaningless when
+    /// `value_len` is 0).
+    pub value_at: u64,
+    pub value_len: u64,
+}
+
+impl CellLocation {
+    /// The cell without its value, for reconciliation by timestamp and kind.
+    pub fn to_cell(&self, column: ColumnId) -> Cell {
+        Cell {
+            column,
+            path: None,
+            timestamp_micros: self.timestamp_micros,
+            kind: self.kind,
+            ttl_seconds: self.ttl_seconds,
+            local_deletion_seconds: self.local_deletion_seconds,
+            value: Vec::new(),
+        }
+    }
+}
+
+/// Walks a row body written by [`encode_row`] up to simple column `column`,
+/// skipping every other value unread, and returns the row's deletion and the
+/// cell's location (`None` if the row has no cell of that column). Leaves the
+/// source just after the cell's value length, so the value is neither read nor
+/// skipped. Mirrors [`decode_row`]/`decode_cell` field for field: a change to
+/// the row codec changes both (the round-trip test below checks them against
+/// each other).
+pub fn locate_cell<S: ByteSource>(
+    src: &mut S,
+    base: &EncodingBase,
+    column: ColumnId,
+) -> std::result::Result<(DeletionTime, Option<CellLocation>), S::Error> {
+    let flags = src.u8()?;
+    let row_ts = if flags & ROW_HAS_TS != 0 {
+        src.zigzag()?.wrapping_add(base.min_timestamp)
+    } else {
+        base.min_timestamp
+    };
+    let mut marker = LivenessInfo::EMPTY;
+    if flags & ROW_MARKER != 0 {
+        marker = LivenessInfo::new(row_ts);
+        if flags & ROW_MARKER_EXPIRING != 0 {
+            marker.ttl_seconds = (src.varint()? as u32).wrapping_add(base.min_ttl);
+            marker.local_expiry_seconds = ldt_from(src.zigzag()?, base);
+        }
+    } else if flags & ROW_MARKER_EXPIRING != 0 {
+        return Err(DecodeError("expiring marker flag without marker").into());
+    }
+    let mut deletion = DeletionTime::LIVE;
+    if flags & ROW_DELETION != 0 {
+        deletion.marked_for_delete_at_micros = src.zigzag()?.wrapping_add(base.min_timestamp);
+        deletion.local_deletion_seconds = ldt_from(src.zigzag()?, base);
+    }
+    let nbytes = src.varint()?;
+    let bitmap = src.take_vec(nbytes)?;
+    let wanted = (column as usize) / 8;
+    if bitmap
+        .get(wanted)
+        .is_none_or(|b| b & (1 << (column % 8)) == 0)
+    {
+        return Ok((deletion, None));
+    }
+    for (byte_i, &byte) in bitmap.iter().enumerate() {
+        let mut bits = byte;
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            bits &= bits - 1;
+            let c = (byte_i as u32) * 8 + bit;
+            let f = src.u8()?;
+            let ts = if f & CELL_OWN_TS != 0 {
+                src.zigzag()?.wrapping_add(row_ts)
+            } else {
+                row_ts
+            };
+            if ts == NO_TIMESTAMP {
+                return Err(DecodeError("cell without timestamp").into());
+            }
+            let (kind, ttl, ldt) = if f & CELL_TOMBSTONE != 0 {
+                if f & CELL_EXPIRING != 0 {
+                    return Err(DecodeError("cell both tombstone and expiring").into());
+                }
+                (CellKind::Tombstone, 0, ldt_from(src.zigzag()?, base))
+            } else if f & CELL_EXPIRING != 0 {
+                if f & CELL_OWN_TTL != 0 {
+                    let ttl = (src.varint()? as u32).wrapping_add(base.min_ttl);
+                    (CellKind::Expiring, ttl, ldt_from(src.zigzag()?, base))
+                } else {
+                    if !marker.is_expiring() {
+                        return Err(
+                            DecodeError("cell uses the row TTL but the row has none").into()
+                        );
+                    }
+                    (
+                        CellKind::Expiring,
+                        marker.ttl_seconds,
+                        marker.local_expiry_seconds,
+                    )
+                }
+            } else {
+                (CellKind::Live, 0, NO_DELETION_TIME)
+            };
+            let value_len = if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
+                src.varint()?
+            } else {
+                0
+            };
+            if c == column {
+                return Ok((
+                    deletion,
+                    Some(CellLocation {
+                        timestamp_micros: ts,
+                        kind,
+                        ttl_seconds: ttl,
+                        local_deletion_seconds: ldt,
+                        value_at: src.position(),
+                        value_len,
+                    }),
+                ));
+            }
+            src.skip(value_len)?;
+        }
+    }
+    // The bitmap said the column is present.
+    Err(DecodeError("cell missing from its row").into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn locate_cell_agrees_with_decode_row() {
+        let base = EncodingBase::around(1_000_000_000);
+        let mut row = Row::new(b"ck".to_vec());
+        row.liveness = LivenessInfo::expiring(1_000_000_500, 60, 1000);
+        row.deletion = DeletionTime::new(999_000_000, 900);
+        row.add_cell(Cell::live(0, 1_000_000_500, vec![1; 300]));
+        row.add_cell(Cell::tombstone(3, 1_000_000_400, 990));
+        row.add_cell(Cell::expiring(9, 1_000_000_600, 30, 995, vec![7; 70_000]));
+        row.add_cell(Cell::live(12, 1_000_000_500, Vec::new()));
+        let mut out = Vec::new();
+        encode_row(&row, &base, &mut out);
+        let decoded = decode_row(&mut Reader::new(&out), b"ck".to_vec(), &base).unwrap();
+        for col in 0..14u32 {
+            let mut r = Reader::new(&out);
+            let (del, loc) = locate_cell(&mut r, &base, col).unwrap();
+            assert_eq!(del, decoded.deletion);
+            let want = decoded.cells.iter().find(|c| c.column == col);
+            match (loc, want) {
+                (None, None) => {}
+                (Some(l), Some(c)) => {
+                    let mut meta = c.clone();
+                    meta.value = Vec::new();
+                    assert_eq!(l.to_cell(col), meta, "column {col}");
+                    let at = l.value_at as usize;
+                    assert_eq!(&out[at..at + l.value_len as usize], &c.value[..]);
+                }
+                other => panic!("column {col}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn varint_round_trip_and_bounds() {

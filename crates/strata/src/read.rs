@@ -18,6 +18,11 @@
 //!    one memtable batch and one sstable row block per source, whatever the
 //!    partition's size (sstables of format version 3; older ones and partitions
 //!    without a row index are decoded whole, as before).
+//! 5. A value range read ([`read_value_range`]) reconciles and shadows the cell
+//!    exactly as a partition read would, and reads from disk only the winning
+//!    value's chunks under the requested range (plus each source's index
+//!    block, partition header and row framing); values are read whole only to
+//!    break a timestamp tie between two live cells.
 
 use crate::data::{
     ClusteringBound, ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row,
@@ -272,7 +277,8 @@ fn merge_rows(
             }
         }
         if let Some(row) = merged {
-            if let Some(live) = row.live_view(deletion.covering(&row.clustering), now_seconds) {
+            let covering = deletion.covering(&row.clustering);
+            if let Some(live) = row.into_live_view(covering, now_seconds) {
                 rows.push(live);
             }
         }
@@ -537,4 +543,186 @@ pub fn scan(
             return Ok(page);
         }
     }
+}
+
+/// Bytes of one cell value returned by [`read_value_range`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueSlice {
+    /// Length of the whole value, so a client learns it from its first range.
+    pub value_len: u64,
+    /// Offset of `bytes[0]` in the value.
+    pub offset: u64,
+    /// `value[offset .. min(offset + length, value_len)]`: short at the end.
+    pub bytes: Vec<u8>,
+}
+
+/// Where the winning cell's value is.
+enum ValueSource {
+    Mem(crate::memtable::MemRow),
+    Sst(Arc<SSTableReader>),
+}
+
+/// A candidate cell: its metadata (value left out), where its value is.
+struct Candidate {
+    cell: crate::data::Cell,
+    loc: crate::encoding::CellLocation,
+    source: ValueSource,
+}
+
+impl Candidate {
+    /// Value bytes `[from, from + len)` (the caller keeps them inside the value).
+    fn read(&self, from: u64, len: u64, out: &mut Vec<u8>) -> Result<()> {
+        let at = self.loc.value_at + from;
+        match &self.source {
+            ValueSource::Mem(row) => {
+                let body = row.body();
+                let piece = usize::try_from(at)
+                    .ok()
+                    .and_then(|a| body.get(a..a.checked_add(len as usize)?))
+                    .ok_or_else(|| {
+                        Error::InvalidInput("memtable row shorter than its cell".into())
+                    })?;
+                out.extend_from_slice(piece);
+                Ok(())
+            }
+            ValueSource::Sst(r) => r.read_value_range(at, len, USER_READ, out),
+        }
+    }
+}
+
+const USER_READ: IoTag = IoTag::new(IoCause::UserRead);
+
+/// Bytes `[offset, offset + length)` of the value of simple column `column` in
+/// row `clustering` of partition `key`, as the normal read path would return
+/// it at `now_seconds`, without reading the rest of the value (issue 13).
+///
+/// Each source (memtables, sstables newest first, skipped once a partition
+/// tombstone shadows everything they hold: invariant 2) is asked for the
+/// partition's deletions, the row's deletion and the cell's *location*; the
+/// cells are reconciled by Cassandra's rules (higher timestamp, then tombstone,
+/// then, only on a tie between two live cells, the greater value, which is
+/// the one case that reads both values whole); the winner is dropped if a
+/// partition, range or row deletion covers it or its TTL has expired; and only
+/// the chunks under the requested bytes of the winner are read.
+///
+/// `None`: no live cell. A range running past the end is short (as `pread`);
+/// an `offset` beyond the end of the value is `InvalidInput` (a client asking
+/// for bytes that were never there has the wrong length, and silence would
+/// hide it); `offset == value_len` returns no bytes.
+pub fn read_value_range(
+    view: &View,
+    key: &DecoratedKey,
+    clustering: &[u8],
+    column: crate::data::ColumnId,
+    offset: u64,
+    length: u64,
+    now_seconds: i64,
+) -> Result<Option<ValueSlice>> {
+    let mut deletion = PartitionDeletion::default();
+    let mut row_deletion = crate::data::DeletionTime::LIVE;
+    let mut best: Option<Candidate> = None;
+    let consider = |best: &mut Option<Candidate>, c: Candidate| -> Result<()> {
+        *best = Some(match best.take() {
+            None => c,
+            Some(b) => pick(b, c)?,
+        });
+        Ok(())
+    };
+    for m in &view.memtables {
+        let Some((pd, row)) = m.row_for_value(key, clustering) else {
+            continue;
+        };
+        deletion.merge(&pd);
+        let Some(row) = row else { continue };
+        let mut r = crate::encoding::Reader::new(row.body());
+        let (rd, loc) = crate::encoding::locate_cell(&mut r, &m.row_base(), column)
+            .map_err(|e| Error::InvalidInput(format!("memtable row does not decode: {}", e.0)))?;
+        row_deletion = row_deletion.max(rd);
+        if let Some(loc) = loc {
+            let cell = loc.to_cell(column);
+            consider(
+                &mut best,
+                Candidate {
+                    cell,
+                    loc,
+                    source: ValueSource::Mem(row),
+                },
+            )?;
+        }
+    }
+    let mut candidates: Vec<&Arc<SSTableReader>> = view
+        .sstables()
+        .iter()
+        .filter(|s| s.may_contain(key))
+        .collect();
+    candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
+    for s in candidates {
+        if deletion
+            .partition_deletion()
+            .deletes(s.stats().max_timestamp_micros)
+        {
+            break;
+        }
+        let Some(found) = s.locate_cell(key, clustering, column, USER_READ)? else {
+            continue;
+        };
+        deletion.merge(&found.deletion);
+        let Some((rd, loc)) = found.row else { continue };
+        row_deletion = row_deletion.max(rd);
+        if let Some(loc) = loc {
+            let cell = loc.to_cell(column);
+            consider(
+                &mut best,
+                Candidate {
+                    cell,
+                    loc,
+                    source: ValueSource::Sst(Arc::clone(s)),
+                },
+            )?;
+        }
+    }
+    let Some(winner) = best else {
+        return Ok(None);
+    };
+    let shadow = deletion.covering(clustering).max(row_deletion);
+    if shadow.deletes(winner.cell.timestamp_micros) || !winner.cell.is_live(now_seconds) {
+        return Ok(None);
+    }
+    let value_len = winner.loc.value_len;
+    if offset > value_len {
+        return Err(Error::InvalidInput(format!(
+            "offset {offset} is past the end of the {value_len}-byte value"
+        )));
+    }
+    let take = length.min(value_len - offset);
+    let mut bytes = Vec::new();
+    winner.read(offset, take, &mut bytes)?;
+    Ok(Some(ValueSlice {
+        value_len,
+        offset,
+        bytes,
+    }))
+}
+
+/// Cassandra's reconciliation ([`crate::data::reconcile_cells`]) of two
+/// located cells. Timestamps and kinds decide without values except for two
+/// live (or expiring) cells with equal timestamps, where the greater value
+/// wins: only then are both values read.
+fn pick(a: Candidate, b: Candidate) -> Result<Candidate> {
+    let (mut ca, mut cb) = (a.cell.clone(), b.cell.clone());
+    let tie = ca.timestamp_micros == cb.timestamp_micros
+        && ca.kind != crate::data::CellKind::Tombstone
+        && cb.kind != crate::data::CellKind::Tombstone;
+    if tie {
+        a.read(0, a.loc.value_len, &mut ca.value)?;
+        b.read(0, b.loc.value_len, &mut cb.value)?;
+    }
+    // Tell the winner apart by a marker column: reconciliation never looks at it.
+    ca.column = 0;
+    cb.column = 1;
+    Ok(if crate::data::reconcile_cells(ca, cb).column == 0 {
+        a
+    } else {
+        b
+    })
 }

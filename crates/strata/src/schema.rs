@@ -762,7 +762,7 @@ impl TableSchema {
         now_micros: i64,
     ) -> Result<PartitionUpdate> {
         let values: Vec<(&str, Option<&Value>)> = row.iter().map(|(n, v)| (*n, Some(v))).collect();
-        let split = self.split(&values, true)?;
+        let mut split = self.split(&values, true)?;
         let time = self.write_time(opts, now_micros, true)?;
         let (key, clustering) =
             self.keys(&split, split.has_regular() || split.statics.is_empty())?;
@@ -772,14 +772,14 @@ impl TableSchema {
             Some(clustering) => {
                 let mut r = Row::new(clustering);
                 r.liveness = marker;
-                for (col, v) in &split.regulars {
-                    r.add_cell(time.cell(col, v.as_deref()));
+                for (col, v) in &mut split.regulars {
+                    r.add_cell(time.cell(col, v.take()));
                 }
                 update.add_row(r);
                 if !split.statics.is_empty() {
                     let mut s = Row::new(Vec::new());
-                    for (col, v) in &split.statics {
-                        s.add_cell(time.cell(col, v.as_deref()));
+                    for (col, v) in &mut split.statics {
+                        s.add_cell(time.cell(col, v.take()));
                     }
                     update.static_row = Some(s);
                 }
@@ -787,8 +787,8 @@ impl TableSchema {
             None => {
                 let mut s = Row::new(Vec::new());
                 s.liveness = marker;
-                for (col, v) in &split.statics {
-                    s.add_cell(time.cell(col, v.as_deref()));
+                for (col, v) in &mut split.statics {
+                    s.add_cell(time.cell(col, v.take()));
                 }
                 update.static_row = Some(s);
             }
@@ -854,20 +854,20 @@ impl TableSchema {
             }
             values.push((n, v));
         }
-        let split = self.split(&values, true)?;
+        let mut split = self.split(&values, true)?;
         let (key, clustering) = self.keys(&split, split.has_regular())?;
         let mut update = PartitionUpdate::new(key);
         if !split.regulars.is_empty() {
             let mut r = Row::new(clustering.unwrap_or_default());
-            for (col, v) in &split.regulars {
-                r.add_cell(time.cell(col, v.as_deref()));
+            for (col, v) in &mut split.regulars {
+                r.add_cell(time.cell(col, v.take()));
             }
             update.add_row(r);
         }
         if !split.statics.is_empty() {
             let mut s = Row::new(Vec::new());
-            for (col, v) in &split.statics {
-                s.add_cell(time.cell(col, v.as_deref()));
+            for (col, v) in &mut split.statics {
+                s.add_cell(time.cell(col, v.take()));
             }
             update.static_row = Some(s);
         }
@@ -1180,7 +1180,9 @@ impl WriteTime {
         }
     }
 
-    fn cell(&self, col: &ColumnDef, value: Option<&[u8]>) -> Cell {
+    /// Takes the serialized value by value: the update owns the bytes the
+    /// schema layer serialized, without a second copy (issue 13).
+    fn cell(&self, col: &ColumnDef, value: Option<Vec<u8>>) -> Cell {
         // Only regular and static columns reach here, and they all have ids (invariant 2).
         let id = col.id.unwrap_or_default();
         match value {
@@ -1190,9 +1192,9 @@ impl WriteTime {
                 self.timestamp_micros,
                 self.ttl_seconds,
                 self.now_seconds,
-                v.to_vec(),
+                v,
             ),
-            Some(v) => Cell::live(id, self.timestamp_micros, v.to_vec()),
+            Some(v) => Cell::live(id, self.timestamp_micros, v),
         }
     }
 

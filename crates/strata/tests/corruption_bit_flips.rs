@@ -305,6 +305,7 @@ fn segment_options(ignore_replay_errors: bool) -> DbOptions {
         sync: SyncMode::Batch,
         segment_size_bytes: 8 * 1024,
         ignore_replay_errors,
+        ..CommitLogOptions::default()
     });
     o.concurrent_compactors = 0;
     o

@@ -120,6 +120,7 @@ fn options(mode: &str) -> DbOptions {
         sync: sync_mode(mode),
         segment_size_bytes: SEGMENT_SIZE_BYTES,
         ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     });
     o
 }

@@ -43,6 +43,7 @@ fn options(sync: SyncMode) -> DbOptions {
         sync,
         segment_size_bytes: CommitLogOptions::DEFAULT_SEGMENT_SIZE_BYTES,
         ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     });
     o
 }

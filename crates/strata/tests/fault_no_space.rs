@@ -45,6 +45,7 @@ fn options(sync: SyncMode, segment_size_bytes: u64) -> DbOptions {
         sync,
         segment_size_bytes,
         ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     });
     o
 }

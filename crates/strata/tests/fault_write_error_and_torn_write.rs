@@ -45,6 +45,7 @@ fn options(sync: SyncMode) -> DbOptions {
         sync,
         segment_size_bytes: CommitLogOptions::DEFAULT_SEGMENT_SIZE_BYTES,
         ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     });
     // No background compaction: the directory listings below must not race a
     // compaction's temporary output.

@@ -23,6 +23,7 @@ fn options(sync: SyncMode) -> DbOptions {
         sync,
         segment_size_bytes: 64 * 1024 * 1024,
         ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     });
     o
 }

@@ -5,7 +5,8 @@
 //!
 //! Glossary:
 //! - **segment**: one file `CommitLog-<format version>-<id>.log` of at most
-//!   `segment_size_bytes` plus its seal; records are only ever appended to the
+//!   `segment_size_bytes` plus its seal (or of one larger record, invariant 7);
+//!   records are only ever appended to the
 //!   **active** (newest) segment.
 //! - **position**: a [`ReplayPosition`] `(segment id, byte offset)`. The position
 //!   of a record is the offset *after* it, so "flushed up to `p`" covers every
@@ -55,9 +56,12 @@
 //!    never deleted, so a reopened log allocates ids above every position ever
 //!    handed out (see also [`CommitLog::ensure_after`]); ids found missing are
 //!    never reused either.
-//! 7. A mutation whose framed record exceeds half a segment is rejected with
-//!    `Error::InvalidInput` before anything is written (Cassandra's
-//!    `max_mutation_size` default).
+//! 7. A mutation whose framed record exceeds `max_mutation_size` is rejected with
+//!    `Error::InvalidInput` naming the option, before anything is written. Any
+//!    accepted record is written whole into one segment: if it does not fit the
+//!    rest of the active segment the log rolls, and an empty segment takes a record
+//!    of any accepted size (the segment then exceeds `segment_size_bytes`; nothing
+//!    reads a segment's size from the options).
 //! 8. No segment goes missing silently. Ids are allocated contiguously (a jump by
 //!    [`CommitLog::ensure_after`] records the skipped ids as retired first), so at
 //!    open every id from 1 to the newest found, and to one past the highest
@@ -85,7 +89,9 @@ pub use segment::{
     segment_path_for,
 };
 
-use self::format::{decode_header, decode_payload, encode_record, ScanItem, Scanner, HEADER_BYTES};
+use self::format::{
+    decode_header, decode_payload, encode_record_pieces, ScanItem, Scanner, HEADER_BYTES,
+};
 use crate::data::PartitionUpdate;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
@@ -98,6 +104,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Records at least this large bypass the group buffer ([`CommitLog::append`]).
+/// 1 MiB: below it the extra copy into the buffer costs less than holding the
+/// `io` lock (which periodic-mode writers share) for a write of its own; above
+/// it the copy is a second whole copy of a large value, which issue 13 forbids.
+pub const DIRECT_WRITE_BYTES: u64 = 1024 * 1024;
 
 /// When appended mutations are fsynced, and when a writer is acknowledged.
 /// Cassandra's `commitlog_sync`.
@@ -162,9 +174,22 @@ pub struct CommitLogOptions {
     pub sync: SyncMode,
     /// `commitlog_segment_size`, bytes. Default 32 MiB (Cassandra's). Larger
     /// segments mean fewer files and rolls, but a segment is only deleted once every
-    /// table has flushed past all of it, so disk held by the log grows with it. Also
-    /// fixes the largest mutation: half a segment. Range 4 KiB ..= 1 GiB.
+    /// table has flushed past all of it, so disk held by the log grows with it.
+    /// It does not limit the mutation size: a record that does not fit the rest of
+    /// the active segment starts a new one, and a record larger than a segment gets
+    /// a segment of its own, as large as that record. Range 4 KiB ..= 1 GiB.
     pub segment_size_bytes: u64,
+    /// Cassandra's `max_mutation_size`: the largest framed commit-log record (one
+    /// partition update, with a few bytes of framing per cell), bytes. A larger
+    /// mutation is refused with `InvalidInput` naming this option, before anything
+    /// is written. Default 128 MiB, so that a mutation carrying one 64 MiB block
+    /// (the CFS-style large-value workload, issue 13) is accepted with default
+    /// settings with room to spare, while a runaway batch is still caught before it
+    /// is held in memory several times over (the update, the memtable row, the
+    /// flush). Cassandra derives it from the segment size (half of it, 16 MiB by
+    /// default), which made a 16 MiB block impossible; here segments grow for a
+    /// large record instead. Range 1 KiB ..= 1 GiB (record lengths are u32).
+    pub max_mutation_size_bytes: u64,
     /// Cassandra's `ignore_replay_errors` (`-Dcassandra.commitlog.ignorereplayerrors`):
     /// skip corrupt records during replay instead of refusing to open. Default
     /// false: corruption outside a torn tail stops the open, naming segment and offset.
@@ -174,14 +199,19 @@ pub struct CommitLogOptions {
 impl CommitLogOptions {
     pub const DEFAULT_SEGMENT_SIZE_BYTES: u64 = 32 * 1024 * 1024;
     pub const MIN_SEGMENT_SIZE_BYTES: u64 = 4 * 1024;
-    /// Record lengths are u32 and the largest record is half a segment, so 1 GiB
-    /// leaves ample room; Cassandra caps segments below 2 GiB for the same reason.
+    /// Record lengths are u32, so 1 GiB leaves ample room; Cassandra caps
+    /// segments below 2 GiB for the same reason.
     pub const MAX_SEGMENT_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
+    /// Default of [`CommitLogOptions::max_mutation_size_bytes`].
+    pub const DEFAULT_MAX_MUTATION_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+    pub const MIN_MAX_MUTATION_SIZE_BYTES: u64 = 1024;
+    /// An oversized segment holds exactly one record, so this also bounds the
+    /// largest segment file; u32 record lengths allow up to 4 GiB.
+    pub const MAX_MAX_MUTATION_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 
-    /// Largest framed record accepted: half a segment (Cassandra's
-    /// `max_mutation_size` default), so a fresh segment always has room for one.
+    /// Largest framed record accepted ([`CommitLogOptions::max_mutation_size_bytes`]).
     pub fn max_mutation_bytes(&self) -> u64 {
-        self.segment_size_bytes / 2
+        self.max_mutation_size_bytes
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -195,6 +225,19 @@ impl CommitLogOptions {
                     self.segment_size_bytes,
                     Self::MIN_SEGMENT_SIZE_BYTES,
                     Self::MAX_SEGMENT_SIZE_BYTES
+                ),
+            ));
+        }
+        if !(Self::MIN_MAX_MUTATION_SIZE_BYTES..=Self::MAX_MAX_MUTATION_SIZE_BYTES)
+            .contains(&self.max_mutation_size_bytes)
+        {
+            return Err(Error::option(
+                "max_mutation_size",
+                format!(
+                    "{} bytes is outside {}..={} bytes",
+                    self.max_mutation_size_bytes,
+                    Self::MIN_MAX_MUTATION_SIZE_BYTES,
+                    Self::MAX_MAX_MUTATION_SIZE_BYTES
                 ),
             ));
         }
@@ -231,6 +274,7 @@ impl Default for CommitLogOptions {
         CommitLogOptions {
             sync: SyncMode::default(),
             segment_size_bytes: Self::DEFAULT_SEGMENT_SIZE_BYTES,
+            max_mutation_size_bytes: Self::DEFAULT_MAX_MUTATION_SIZE_BYTES,
             ignore_replay_errors: false,
         }
     }
@@ -847,7 +891,15 @@ impl CommitLog {
     /// Appends one mutation for `table_id`. Returns the position after the record
     /// (a memtable switched after this call covers it) and a ticket for
     /// [`CommitLog::wait`]. Rejects (`InvalidInput`, nothing written) a mutation
-    /// whose record exceeds half a segment or whose rows are not strictly sorted.
+    /// whose record exceeds `max_mutation_size` or whose rows are not strictly
+    /// sorted.
+    ///
+    /// A record that does not fit the rest of the active segment rolls to a new
+    /// one; an empty segment takes any accepted record, even one larger than
+    /// `segment_size_bytes` (invariant 7). Records of [`DIRECT_WRITE_BYTES`] or
+    /// more skip the group buffer: under the `io` lock the buffered records
+    /// before them are written, then the record's pieces straight from the
+    /// update's values, so a large value is never copied whole by the log.
     pub fn append(
         &self,
         table_id: u64,
@@ -855,32 +907,56 @@ impl CommitLog {
     ) -> Result<(ReplayPosition, SyncTicket)> {
         let sh = &self.shared;
         check_update(update)?;
-        // Serialise and frame before taking any lock.
-        let record = encode_record(table_id, update);
-        let len = record.len() as u64;
+        // Serialise and frame before taking any lock; large values stay in the
+        // update (spliced by reference).
+        let record = encode_record_pieces(table_id, update);
+        let len = record.len();
         let max = sh.opts.max_mutation_bytes();
         if len > max {
             return Err(Error::InvalidInput(format!(
-                "mutation of {len} bytes is larger than the maximum of {max} bytes \
-                 (half of commitlog_segment_size = {} bytes)",
-                sh.opts.segment_size_bytes
+                "mutation of {len} bytes is larger than max_mutation_size ({max} bytes)"
             )));
         }
+        let direct = len >= DIRECT_WRITE_BYTES;
         let position = loop {
+            // Lock order io → log: only a direct write needs `io`.
+            let mut io = if direct { Some(sh.io.lock()) } else { None };
             let mut log = sh.log.lock();
             sh.check_writable(&log)?;
-            if log.offset + len <= sh.opts.segment_size_bytes {
-                log.pending.extend_from_slice(&record);
+            let fits = log.offset + len <= sh.opts.segment_size_bytes || log.offset == HEADER_BYTES;
+            if fits {
+                let before = if direct {
+                    std::mem::take(&mut log.pending)
+                } else {
+                    record.append_to(&mut log.pending);
+                    Vec::new()
+                };
                 log.offset += len;
                 log.appended_count += 1;
                 let (active, end) = (log.active, log.offset);
                 if let Some(seg) = log.segments.get_mut(&active) {
                     seg.dirty.insert(table_id, end);
                 }
-                break log.position();
+                let position = log.position();
+                drop(log);
+                if let Some(io) = io.as_mut() {
+                    // Holding `io`, this thread alone moves bytes to the file
+                    // (invariant 2): the buffered records before this one, then
+                    // it; records appended meanwhile wait in `pending` after it.
+                    debug_assert_eq!(io.file.position() + before.len() as u64 + len, end);
+                    let written = io.file.write(&before).and_then(|()| {
+                        record
+                            .pieces()
+                            .try_for_each(|p| io.file.write_unflushed(p))
+                            .and_then(|()| io.file.write(&[]))
+                    });
+                    written.inspect_err(|e| sh.poison("write", e))?;
+                }
+                break position;
             }
             let full = log.active;
             drop(log);
+            drop(io);
             sh.roll(full, full + 1)?;
         };
         sh.counters.appends.fetch_add(1, Ordering::Relaxed);

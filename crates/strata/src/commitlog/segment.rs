@@ -102,6 +102,13 @@ impl SegmentFile {
         self.file.flush()
     }
 
+    /// Appends bytes that are part of a record still being written: they may
+    /// stay in this process's buffer until the next [`write`](Self::write),
+    /// which the caller issues before acknowledging anything.
+    pub fn write_unflushed(&mut self, bytes: &[u8]) -> Result<()> {
+        self.file.write_all(bytes)
+    }
+
     /// Hands buffered bytes to the OS and fsyncs (fdatasync) the segment.
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()

@@ -17,7 +17,7 @@ fn opts(sync: SyncMode, segment_size_bytes: u64) -> CommitLogOptions {
     CommitLogOptions {
         sync,
         segment_size_bytes,
-        ignore_replay_errors: false,
+        ..CommitLogOptions::default()
     }
 }
 
@@ -558,7 +558,11 @@ fn seeded_bit_flips_are_always_detected() {
 fn oversized_mutation_is_rejected_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
-    let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
+    let o = CommitLogOptions {
+        max_mutation_size_bytes: 4 * 1024,
+        ..quiet(8 * 1024)
+    };
+    let log = CommitLog::open(&fs, dir.path(), o).unwrap();
     log.append(1, &update_with_value(b"small", 10)).unwrap();
     log.sync_now().unwrap();
     let before = log.current_position();
@@ -570,7 +574,7 @@ fn oversized_mutation_is_rejected_and_nothing_is_written() {
         .append(1, &update_with_value(b"big", 4 * 1024))
         .unwrap_err();
     match &err {
-        Error::InvalidInput(m) => assert!(m.contains("half of commitlog_segment_size"), "{m}"),
+        Error::InvalidInput(m) => assert!(m.contains("max_mutation_size (4096 bytes)"), "{m}"),
         other => panic!("expected InvalidInput, got {other}"),
     }
     log.sync_now().unwrap();
@@ -585,6 +589,53 @@ fn oversized_mutation_is_rejected_and_nothing_is_written() {
     // Just under the limit fits (in a fresh segment if need be).
     log.append(1, &update_with_value(b"big", 4 * 1024 - 100))
         .unwrap();
+}
+
+/// The limit is the option, not half a segment: records larger than a whole
+/// segment are accepted, each in a segment of its own that grows to hold it,
+/// small records around them keep sharing segments, and everything replays in
+/// order, across the direct (unbuffered) write path for records of 1 MiB or more.
+#[test]
+fn records_larger_than_a_segment_get_their_own_segment_and_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let seg = 64 * 1024;
+    let sizes = [
+        10usize,
+        20,
+        3 * seg as usize,
+        30,
+        (DIRECT_WRITE_BYTES as usize) + 5,
+        40,
+        seg as usize / 2,
+        seg as usize / 2,
+        50,
+    ];
+    let mut written = Vec::new();
+    {
+        let log = CommitLog::open(&fs, dir.path(), quiet(seg)).unwrap();
+        for (i, &n) in sizes.iter().enumerate() {
+            let mut u = update_with_value(format!("k{i}").as_bytes(), n);
+            u.rows[0].cells[0].value = (0..n).map(|b| (b * 31 + i) as u8).collect();
+            log.append(1, &u).unwrap();
+            written.push(u);
+        }
+        log.close().unwrap();
+    }
+    let files = segment_files(dir.path());
+    let sizes_on_disk: Vec<u64> = files
+        .iter()
+        .map(|(_, p)| std::fs::metadata(p).unwrap().len())
+        .collect();
+    assert!(
+        sizes_on_disk.iter().filter(|&&s| s > seg).count() == 2,
+        "two oversized segments expected: {sizes_on_disk:?}"
+    );
+    let log = CommitLog::open(&fs, dir.path(), quiet(seg)).unwrap();
+    let (got, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(stats.corrupt_records_skipped, 0);
+    let got: Vec<PartitionUpdate> = got.into_iter().map(|(_, u)| u).collect();
+    assert_eq!(got, written);
 }
 
 #[test]
@@ -800,7 +851,16 @@ fn options_are_validated_with_their_names() {
     assert!(hour.validate().is_ok());
     let d = CommitLogOptions::default();
     assert_eq!(d.segment_size_bytes, 32 * 1024 * 1024);
-    assert_eq!(d.max_mutation_bytes(), 16 * 1024 * 1024);
+    // Not half a segment any more: a 64 MiB block fits with defaults.
+    assert_eq!(d.max_mutation_bytes(), 128 * 1024 * 1024);
+    let tiny = CommitLogOptions {
+        max_mutation_size_bytes: 100,
+        ..CommitLogOptions::default()
+    };
+    assert!(matches!(
+        tiny.validate(),
+        Err(Error::InvalidOption { option, .. }) if option == "max_mutation_size"
+    ));
     assert_eq!(d.sync.name(), "periodic");
     let p = Duration::from_millis(5);
     assert_eq!(

@@ -35,7 +35,7 @@ use crate::data::{
     ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row, NO_DELETION_TIME,
     NO_TIMESTAMP,
 };
-use crate::encoding::{decode_row, encode_row, put_varint, EncodingBase, Reader};
+use crate::encoding::{decode_row, encode_row_spliced, put_varint, EncodingBase, Reader};
 use arc_swap::ArcSwap;
 use btree::{BTree, Item};
 use parking_lot::{Mutex, RwLock};
@@ -62,17 +62,64 @@ fn shard_of(token: i64) -> usize {
     (((token as u64) ^ (1u64 << 63)) >> SHARD_SHIFT) as usize
 }
 
+/// The logical bytes of a spliced encoding, joined (the fallback of
+/// [`MemRow::encode`]).
+fn join_spliced(head: &[u8], splices: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for &(pos, v) in splices {
+        out.extend_from_slice(&head[from..pos]);
+        out.extend_from_slice(v);
+        from = pos;
+    }
+    out.extend_from_slice(&head[from..]);
+    out
+}
+
 /// An encoded row: varint clustering length, clustering, row body.
 #[derive(Clone, Debug)]
 pub struct MemRow(Arc<[u8]>);
 
 impl MemRow {
     fn encode(row: &Row, base: &EncodingBase) -> MemRow {
-        let mut buf = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 8);
-        put_varint(&mut buf, row.clustering.len() as u64);
-        buf.extend_from_slice(&row.clustering);
-        encode_row(row, base, &mut buf);
-        MemRow(Arc::from(buf))
+        // Values of 64 KiB or more are left out of `head` (spliced) and copied
+        // once, straight into the row's final allocation: building a `Vec` and
+        // then `Arc::from` it copied a 16 MiB value twice, so the write path
+        // held it three times (update, buffer, memtable) instead of two
+        // (issue 13; tests/large_value_allocations_are_bounded.rs).
+        let mut head = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 24);
+        put_varint(&mut head, row.clustering.len() as u64);
+        head.extend_from_slice(&row.clustering);
+        let mut splices = Vec::new();
+        encode_row_spliced(row, base, &mut head, &mut splices);
+        if splices.is_empty() {
+            return MemRow(Arc::from(head));
+        }
+        let total = head.len() + splices.iter().map(|(_, v)| v.len()).sum::<usize>();
+        let mut arc = Arc::<[u8]>::new_uninit_slice(total);
+        let Some(dst) = Arc::get_mut(&mut arc) else {
+            // A fresh Arc is unique; this branch only keeps the code total.
+            return MemRow(Arc::from(join_spliced(&head, &splices)));
+        };
+        let mut at = 0;
+        let mut from = 0;
+        let mut put = |piece: &[u8]| {
+            dst[at..at + piece.len()].write_copy_of_slice(piece);
+            at += piece.len();
+        };
+        for &(pos, v) in &splices {
+            put(&head[from..pos]);
+            put(v);
+            from = pos;
+        }
+        put(&head[from..]);
+        if at != total {
+            return MemRow(Arc::from(join_spliced(&head, &splices)));
+        }
+        // SAFETY: the pieces written above tile `[0, total)` (checked just
+        // before: `at == total` after writing them back to back from 0), so
+        // every byte of the slice is initialised.
+        MemRow(unsafe { arc.assume_init() })
     }
 
     fn split(&self) -> (&[u8], &[u8]) {
@@ -102,6 +149,12 @@ impl MemRow {
 
     pub fn encoded_len(&self) -> usize {
         self.0.len()
+    }
+
+    /// The encoded row body (after the clustering), for reads that locate one
+    /// cell without decoding the row ([`crate::encoding::locate_cell`]).
+    pub fn body(&self) -> &[u8] {
+        self.split().1
     }
 }
 
@@ -458,6 +511,25 @@ impl Memtable {
         self.shards[shard_of(key.token)].read().get(key).cloned()
     }
 
+    /// The partition's deletions and its row `clustering`, still encoded (see
+    /// [`MemRow::body`] and [`Memtable::row_base`]); `None` if this memtable
+    /// does not hold the partition. Used by value range reads, which must not
+    /// copy a large value to find it.
+    pub fn row_for_value(
+        &self,
+        key: &DecoratedKey,
+        clustering: &[u8],
+    ) -> Option<(PartitionDeletion, Option<MemRow>)> {
+        let part = self.get(key)?;
+        let state = part.state();
+        Some((state.deletion.clone(), state.rows.get(clustering).cloned()))
+    }
+
+    /// The base this memtable's encoded rows are relative to.
+    pub fn row_base(&self) -> EncodingBase {
+        self.base
+    }
+
     /// Materialises a partition's deletion info, static row and the rows in `range`
     /// (ascending). `None` if the memtable does not hold the partition.
     pub fn read(&self, key: &DecoratedKey, range: &ClusteringRange) -> Option<PartitionUpdate> {
@@ -724,6 +796,26 @@ mod tests {
         r.liveness = LivenessInfo::new(ts);
         r.add_cell(Cell::live(0, ts, v.to_vec()));
         r
+    }
+
+    #[test]
+    fn rows_with_large_values_are_encoded_exactly() {
+        let base = EncodingBase::around(1_000_000);
+        let mut r = Row::new(b"ck".to_vec());
+        r.add_cell(Cell::live(0, 1_000_000, vec![7; 200_000]));
+        r.add_cell(Cell::live(1, 1_000_001, b"small".to_vec()));
+        r.add_cell(Cell::live(
+            4,
+            1_000_000,
+            (0..70_000u32).map(|i| i as u8).collect(),
+        ));
+        let m = MemRow::encode(&r, &base);
+        let mut want = Vec::new();
+        put_varint(&mut want, 2);
+        want.extend_from_slice(b"ck");
+        crate::encoding::encode_row(&r, &base, &mut want);
+        assert_eq!(&m.0[..], &want[..]);
+        assert_eq!(m.decode(&base), Some(r));
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //!   clustering, offset, width) entries; its root's location is in the
 //!   partition's index entry (see [`row_index`]). A [`SSTableSlice`] seeks
 //!   through it and reads only the blocks a slice reaches.
+//! - **value location**: where one cell's value sits in the data stream, found
+//!   without reading it, so a range of a large value reads only the chunks
+//!   under the range (see `value.rs`, [`SSTableReader::locate_cell`]).
 //! - **salvage**: reading partitions through the data stream's own framing when
 //!   the index or the tail is damaged (see [`salvage`]).
 //!
@@ -62,6 +65,7 @@ pub mod row_index;
 pub mod salvage;
 mod slice;
 pub mod stats;
+mod value;
 mod writer;
 
 #[cfg(test)]
@@ -76,6 +80,7 @@ pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use reader::{PartitionScanner, SSTableReader};
 pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
+pub use value::SSTableCell;
 pub use writer::{SSTableWriter, WriterOptions};
 
 use std::path::{Path, PathBuf};

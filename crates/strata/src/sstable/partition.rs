@@ -146,6 +146,42 @@ pub fn encode_partition(p: &PartitionUpdate, base: &EncodingBase, out: &mut Vec<
     encode_end(out);
 }
 
+/// As [`encode_partition`], leaving the large values of clustering rows out of
+/// `out` and listing them in `splices` (see [`crate::encoding::encode_row_spliced`]):
+/// the logical bytes are those of [`encode_partition`]. The static row is
+/// encoded whole (a static column is not where large blocks live).
+pub fn encode_partition_spliced<'a>(
+    p: &'a PartitionUpdate,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    splices: &mut crate::encoding::Splices<'a>,
+) {
+    let mut scratch = Vec::new();
+    let mut row_splices = Vec::new();
+    encode_header(p, base, &mut scratch, out);
+    let mut prev: &[u8] = &[];
+    for row in &p.rows {
+        let shared = prev
+            .iter()
+            .zip(&row.clustering)
+            .take_while(|(a, b)| a == b)
+            .count();
+        out.push(MARKER_ROW);
+        put_varint(out, shared as u64);
+        put_bytes(out, &row.clustering[shared..]);
+        scratch.clear();
+        row_splices.clear();
+        crate::encoding::encode_row_spliced(row, base, &mut scratch, &mut row_splices);
+        let spliced: usize = row_splices.iter().map(|(_, v)| v.len()).sum();
+        put_varint(out, (scratch.len() + spliced) as u64);
+        let at = out.len();
+        out.extend_from_slice(&scratch);
+        splices.extend(row_splices.drain(..).map(|(pos, v)| (at + pos, v)));
+        prev = &row.clustering;
+    }
+    encode_end(out);
+}
+
 /// Decodes the partition header (key, flags, deletions, static row) from the
 /// start of `r`, leaving `r` at the first row marker. `key` is the index's key
 /// for it, and the key stored in the data must be the same bytes.

@@ -412,11 +412,28 @@ impl SSTableReader {
 
     /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
     pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
-        let loc = self.chunks[i];
-        let mut stored = vec![0u8; loc.length as usize];
+        self.read_chunk_reusing(i, tag, &mut Vec::new(), out)
+    }
+
+    /// As [`read_chunk`](Self::read_chunk), reading the stored bytes into
+    /// `stored` (resized as needed), so a caller reading many chunks allocates
+    /// one stored-chunk buffer, not one per chunk (large-value reads).
+    pub(super) fn read_chunk_reusing(
+        &self,
+        i: usize,
+        tag: IoTag,
+        stored: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let loc = *self
+            .chunks
+            .get(i)
+            .ok_or_else(|| corrupt(&self.path, 0, format!("chunk {i} is past the last chunk")))?;
+        stored.clear();
+        stored.resize(loc.length as usize, 0);
         self.file
-            .read_exact_at(&mut stored, loc.offset, tag, self.table_io.as_deref())?;
-        decompress_chunk(&stored, self.expected_chunk_len(i), out)
+            .read_exact_at(stored, loc.offset, tag, self.table_io.as_deref())?;
+        decompress_chunk(stored, self.expected_chunk_len(i), out)
             .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
     }
 
@@ -459,7 +476,7 @@ impl SSTableReader {
 
     /// Data-stream bytes `[offset, offset + length)`.
     pub(super) fn read_range(&self, offset: u64, length: u64, tag: IoTag) -> Result<Vec<u8>> {
-        let end = offset
+        offset
             .checked_add(length)
             .filter(|&e| e <= self.uncompressed_bytes)
             .ok_or_else(|| {
@@ -469,18 +486,12 @@ impl SSTableReader {
                     format!("index points past the data stream: {offset}+{length}"),
                 )
             })?;
-        if length == 0 {
-            return Ok(Vec::new());
-        }
-        let first = (offset / self.chunk_length) as usize;
-        let last = ((end - 1) / self.chunk_length) as usize;
-        let mut buf = Vec::with_capacity((last - first + 1) * self.chunk_length as usize);
-        for i in first..=last {
-            self.read_chunk(i, tag, &mut buf)?;
-        }
-        let skip = (offset - first as u64 * self.chunk_length) as usize;
-        buf.drain(..skip);
-        buf.truncate(length as usize);
+        // Whole chunks straight into the result, the partial first and last
+        // through one scratch chunk, one stored-chunk buffer for all
+        // (`read_value_range`): no over-sized buffer to cut down afterwards, and
+        // a 16 MiB partition no longer allocates 1024 stored-chunk buffers.
+        let mut buf = Vec::new();
+        self.read_value_range(offset, length, tag, &mut buf)?;
         Ok(buf)
     }
 

@@ -16,13 +16,13 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
-    encode_end, encode_header, encode_row_entry, MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
+    encode_end, encode_header, MARKER_ROW, MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
 };
 use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
-use crate::data::{DecoratedKey, PartitionUpdate};
-use crate::encoding::EncodingBase;
+use crate::data::{DecoratedKey, PartitionUpdate, Row};
+use crate::encoding::{encode_row_spliced, put_bytes, put_varint, EncodingBase};
 use crate::error::{Error, Result};
 use crate::fs::{tmp_path, Fs, IoCause, IoCounters, IoTag, WritableFile};
 use std::path::{Path, PathBuf};
@@ -269,13 +269,8 @@ impl SSTableWriter {
                     prev = &[];
                 }
             }
-            encode_row_entry(prev, row, &base, &mut self.scratch, &mut self.pending);
+            self.append_row(prev, row, &base)?;
             prev = &row.clustering;
-            // Cut chunks as rows arrive so a multi-MiB partition never sits whole
-            // in memory.
-            if self.pending.len() >= self.chunk_length {
-                self.cut_full_chunks()?;
-            }
         }
         let row_index = if self.blocks.len() >= 2 {
             Some(self.write_row_index(p, start, rows_offset)?)
@@ -291,6 +286,55 @@ impl SSTableWriter {
         self.cut_full_chunks()?;
         if self.index.size_bytes() >= INDEX_BLOCK_TARGET_BYTES {
             self.write_index_block()?;
+        }
+        Ok(())
+    }
+
+    /// Appends one row entry (the bytes of `partition::encode_row_entry`),
+    /// streaming it into chunks: the row body is encoded without its large
+    /// values ([`encode_row_spliced`]), and the values are copied from the
+    /// update straight into the chunk buffer, one chunk at a time. So a 64 MiB
+    /// value is never encoded into a whole-row buffer (issue 13: that buffer and
+    /// the pending buffer each grew to the row's size by doubling, ~4x the value
+    /// in allocations), and the pending buffer stays under two chunks.
+    fn append_row(&mut self, prev: &[u8], row: &Row, base: &EncodingBase) -> Result<()> {
+        let shared = prev
+            .iter()
+            .zip(&row.clustering)
+            .take_while(|(a, b)| a == b)
+            .count();
+        self.pending.push(MARKER_ROW);
+        put_varint(&mut self.pending, shared as u64);
+        put_bytes(&mut self.pending, &row.clustering[shared..]);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut splices = Vec::new();
+        encode_row_spliced(row, base, &mut scratch, &mut splices);
+        let spliced: usize = splices.iter().map(|(_, v)| v.len()).sum();
+        put_varint(&mut self.pending, (scratch.len() + spliced) as u64);
+        let mut at = 0;
+        let mut r = Ok(());
+        for &(pos, v) in &splices {
+            r = r
+                .and_then(|()| self.push_stream(&scratch[at..pos]))
+                .and_then(|()| self.push_stream(v));
+            at = pos;
+        }
+        r = r.and_then(|()| self.push_stream(&scratch[at..]));
+        self.scratch = scratch;
+        r
+    }
+
+    /// Appends data-stream bytes, cutting each chunk as soon as it is full.
+    fn push_stream(&mut self, mut bytes: &[u8]) -> Result<()> {
+        let cl = self.chunk_length;
+        while !bytes.is_empty() {
+            let room = (cl - self.pending.len() % cl).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..room]);
+            bytes = &bytes[room..];
+            if self.pending.len() >= cl {
+                self.cut_full_chunks()?;
+            }
         }
         Ok(())
     }

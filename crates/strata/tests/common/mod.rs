@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod blob;
+pub mod large_values;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

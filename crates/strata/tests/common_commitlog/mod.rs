@@ -29,6 +29,7 @@ pub fn options(ignore_replay_errors: bool) -> DbOptions {
         },
         segment_size_bytes: 4096,
         ignore_replay_errors,
+        ..CommitLogOptions::default()
     });
     o
 }
