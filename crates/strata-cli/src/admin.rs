@@ -69,6 +69,7 @@ pub struct CommitLogFlags {
     pub commitlog_sync_period_ms: u64,
     pub commitlog_sync_group_window_ms: u64,
     pub commitlog_segment_size_mb: u64,
+    pub max_mutation_size_mb: u64,
     pub ignore_replay_errors: bool,
     pub max_disk_bytes: Option<u64>,
     pub disk_reserve_mb: u64,
@@ -84,9 +85,8 @@ impl CommitLogFlags {
                 Duration::from_millis(self.commitlog_sync_group_window_ms),
             ),
             segment_size_bytes: self.commitlog_segment_size_mb.saturating_mul(1024 * 1024),
+            max_mutation_size_bytes: self.max_mutation_size_mb.saturating_mul(1024 * 1024),
             ignore_replay_errors: self.ignore_replay_errors,
-            // No flag yet: the library default (128 MiB) fits every stress shape.
-            ..CommitLogOptions::default()
         }
     }
 }

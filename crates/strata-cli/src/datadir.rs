@@ -26,6 +26,7 @@
 use crate::admin::{CommitLogFlags, SyncModeArg};
 use clap::Args;
 use std::path::PathBuf;
+use strata::commitlog::CommitLogOptions;
 use strata::{Error, Result};
 
 const DEFAULT_DATA_DIR: &str = "strata-data";
@@ -54,10 +55,14 @@ pub struct DataDirArgs {
     /// ms [default: 10].
     #[arg(long)]
     pub commitlog_sync_group_window_ms: Option<u64>,
-    /// Segment size (commitlog_segment_size), MiB; the largest mutation is half
-    /// of it [default: 32].
+    /// Segment size (commitlog_segment_size), MiB [default: 32]. A record
+    /// larger than a segment gets a segment of its own.
     #[arg(long)]
     pub commitlog_segment_size_mb: Option<u64>,
+    /// Largest mutation accepted (Cassandra's max_mutation_size), MiB, 1 to 1024;
+    /// a larger one is refused with one line and nothing written [default: 128].
+    #[arg(long)]
+    pub max_mutation_size_mb: Option<u64>,
     /// Skip corrupt commit-log records at replay instead of refusing to open
     /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
     #[arg(long)]
@@ -104,6 +109,10 @@ impl DataDirArgs {
         note(
             self.commitlog_segment_size_mb.is_some(),
             "--commitlog-segment-size-mb",
+        );
+        note(
+            self.max_mutation_size_mb.is_some(),
+            "--max-mutation-size-mb",
         );
         note(self.ignore_replay_errors, "--ignore-replay-errors");
         note(self.max_disk_bytes.is_some(), "--max-disk-bytes");
@@ -202,6 +211,10 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             .commitlog_segment_size_mb
             .or(before.commitlog_segment_size_mb)
             .unwrap_or(DEFAULT_SEGMENT_SIZE_MB),
+        max_mutation_size_mb: after
+            .max_mutation_size_mb
+            .or(before.max_mutation_size_mb)
+            .unwrap_or(CommitLogOptions::DEFAULT_MAX_MUTATION_SIZE_BYTES >> 20),
         ignore_replay_errors: after.ignore_replay_errors || before.ignore_replay_errors,
         max_disk_bytes: after.max_disk_bytes.or(before.max_disk_bytes),
         disk_reserve_mb: after
