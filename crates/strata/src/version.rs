@@ -70,9 +70,10 @@ pub struct LiveBytes {
     /// sstable: an overwrite or partial update, which the strategy assumes never
     /// happens. Such sstables are merged, never dropped on accounting alone.
     pub shares_live_rows: bool,
-    /// Every deletion here targets nothing older held by another sstable (judged
-    /// per partition by the other sstable's oldest write): once past gc grace, a
-    /// tombstone-only sstable with this set can go without resurrecting anything.
+    /// No deletion here covers a write held by another sstable (checked from
+    /// partition headers where a partition deletion covers a holder's every
+    /// write, row by row otherwise): once past gc grace, a tombstone-only
+    /// sstable with this set can go without resurrecting anything.
     pub deletions_target_nothing: bool,
 }
 

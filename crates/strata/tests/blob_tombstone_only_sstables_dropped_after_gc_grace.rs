@@ -91,3 +91,73 @@ fn a_tombstone_whose_target_is_still_held_stays() {
     assert!(read_file(&t, "gone").is_empty(), "no resurrection");
     assert_eq!(read_file(&t, "live").len(), 4);
 }
+
+/// A file deleted and written again lands, with its new blocks, in a flush that
+/// also holds an older write (a late write with an old timestamp): by the
+/// coarse rule that flush's oldest write pins the tombstones forever. The
+/// row-level check sees the re-written blocks are newer than the deletion, so
+/// the tombstones go once gc grace has passed, and the new file stays whole.
+#[test]
+fn a_rewritten_file_in_a_mixed_flush_does_not_pin_the_tombstones() {
+    use strata::clock::Clock;
+    use strata::schema::WriteOptions;
+    use strata::types::Value;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Issue 12's row-level expiry check off: the blob accounting alone decides.
+    let (clock, _db, t) = setup(dir.path(), ", 'row_level_expiry_check': false");
+    write_file(&t, &clock, "x", 0..4, 1);
+    t.flush().expect("flush S");
+    delete_file(&t, &clock, "x");
+    t.flush().expect("flush T");
+    let tomb = *ids(&t).last().expect("T");
+    write_file(&t, &clock, "x", 0..4, 2);
+    // A late write whose timestamp is older than the deletion.
+    t.insert(
+        &[
+            ("file", Value::Text("late".into())),
+            ("block", Value::Int(0)),
+            ("data", Value::Blob(block("late", 0, 1))),
+        ],
+        &WriteOptions {
+            timestamp_micros: Some(clock.now_micros() - 60_000_000),
+            ttl_seconds: None,
+        },
+    )
+    .expect("late write");
+    t.flush().expect("flush W");
+    let w = *ids(&t).last().expect("W");
+    let w_min = t
+        .view()
+        .sstables()
+        .iter()
+        .find(|s| s.id() == w)
+        .map(|s| s.stats().min_timestamp_micros)
+        .expect("W");
+    let t_max = t
+        .view()
+        .sstables()
+        .iter()
+        .find(|s| s.id() == tomb)
+        .map(|s| s.stats().max_timestamp_micros)
+        .expect("T");
+    assert!(
+        w_min < t_max,
+        "W's oldest write predates the deletion: the coarse rule pins T"
+    );
+    settle(&t); // S goes (superseded)
+    clock.advance_seconds(3_601);
+    let records = settle(&t);
+    assert!(
+        records
+            .iter()
+            .any(|r| r.kind == "drop" && r.inputs == vec![tomb]),
+        "{records:?}"
+    );
+    assert_eq!(ids(&t), vec![w]);
+    let blocks = read_file(&t, "x");
+    assert_eq!(blocks.len(), 4);
+    for (b, d) in blocks {
+        assert_eq!(d, block("x", b, 2));
+    }
+    assert_eq!(read_file(&t, "late").len(), 1);
+}

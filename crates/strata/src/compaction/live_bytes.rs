@@ -35,8 +35,9 @@
 //! 1. Never more permissive than the data: `dead_partitions` counts only
 //!    partitions wholly superseded by deletions held elsewhere; expiring cells
 //!    count as live; a deletion held only in a memtable counts for nothing;
-//!    `deletions_target_nothing` is false as soon as any holder with writes has
-//!    one as old as the deletion (judged by the holder's oldest write).
+//!    `deletions_target_nothing` is false as soon as a deletion covers a write
+//!    another sstable holds (judged from headers when a partition deletion
+//!    covers a holder's every write, else row by row).
 //! 2. The accounting of an sstable is a function of the live set alone (it is
 //!    recomputed whole, never adjusted by deltas), so recomputing it after a
 //!    restart gives the persisted value.
@@ -280,22 +281,26 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
             .copied()
             .collect();
         let may_be_dead = !ext.is_empty() && ext.max_timestamp() >= min_ts;
-        // Our deletions target a holder's writes if one is as old as they are:
-        // judged by the header's newest deletion first, then (only when that
-        // is not enough) by an upper bound, our newest write of any kind.
-        let old_writer = |newest: i64| {
-            holders
-                .iter()
-                .any(|o| holds_writes(o) && o.stats().min_timestamp_micros <= newest)
-        };
-        let mut own_rows_needed = false;
+        // Our deletions target a holder's writes when they cover one of them.
+        // Candidates: holders with a write as old as our newest datum. A
+        // candidate whose every write our partition deletion covers decides it
+        // from headers alone; otherwise our deletions are read whole and the
+        // candidates' rows are checked (below), so a re-written file newer
+        // than our tombstone pins nothing.
+        let mut target_candidates: Vec<&Arc<SSTableReader>> = Vec::new();
         if own_deletions && live.deletions_target_nothing {
-            if !own_header.is_empty() && old_writer(own_header.max_timestamp()) {
+            let candidates: Vec<&Arc<SSTableReader>> = holders
+                .iter()
+                .filter(|o| holds_writes(o) && o.stats().min_timestamp_micros <= max_ts)
+                .copied()
+                .collect();
+            if covers_a_holder_whole(&own_header, &candidates, &key)? {
                 live.deletions_target_nothing = false;
-            } else if old_writer(max_ts) {
-                own_rows_needed = true; // row deletions may target them
+            } else {
+                target_candidates = candidates;
             }
         }
+        let own_rows_needed = !target_candidates.is_empty();
         // Partners whose rows (or static row) fall within our partition's
         // clustering bounds; a file split across two flushes has none, and
         // costs no data read.
@@ -315,7 +320,10 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
                 continue;
             }
         }
-        if own_rows_needed && !own.is_empty() && old_writer(own.max_timestamp()) {
+        if own_rows_needed
+            && live.deletions_target_nothing
+            && deletions_cover_a_write(&own, &target_candidates, &key)?
+        {
             live.deletions_target_nothing = false;
         }
         if !live.shares_live_rows && !partners.is_empty() {
@@ -325,6 +333,62 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
         }
     }
     Ok(live)
+}
+
+/// Whether `own`'s partition deletion covers every write some candidate holds
+/// of `key` (its newest write is older), the candidate really holding the
+/// partition (its header is read; a Bloom false positive is not a target).
+fn covers_a_holder_whole(
+    own: &PartitionDeletion,
+    candidates: &[&Arc<SSTableReader>],
+    key: &DecoratedKey,
+) -> Result<bool> {
+    let pd = own.partition_deletion();
+    for o in candidates {
+        if pd.deletes(o.stats().max_timestamp_micros)
+            && o.slice(key, &ClusteringRange::ALL, false, TAG)?.is_some()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether `own` covers any write (cell, row marker, static cell) that one of
+/// `candidates` holds of `key`: the row-level answer to "does dropping our
+/// deletions bring something back". Stops at the first covered write.
+fn deletions_cover_a_write(
+    own: &PartitionDeletions,
+    candidates: &[&Arc<SSTableReader>],
+    key: &DecoratedKey,
+) -> Result<bool> {
+    if own.is_empty() {
+        return Ok(false);
+    }
+    let newest = own.max_timestamp();
+    let covered = |r: &Row, d: DeletionTime| {
+        (!r.liveness.is_empty() && d.deletes(r.liveness.timestamp_micros))
+            || r.cells.iter().any(|c| d.deletes(c.timestamp_micros))
+    };
+    for o in candidates {
+        if o.stats().min_timestamp_micros > newest {
+            continue;
+        }
+        let Some(mut slice) = o.slice(key, &ClusteringRange::ALL, false, TAG)? else {
+            continue;
+        };
+        if let Some(st) = &slice.static_row {
+            if covered(st, own.partition.partition_deletion()) {
+                return Ok(true);
+            }
+        }
+        while let Some(r) = slice.next_row()? {
+            if covered(&r, own.covering(&r.clustering)) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The `partners` holding a row within `s`'s clustering bounds for `key`, or a
