@@ -37,7 +37,9 @@
 //!    `uncompressed > max_sstable_fragmentation * live` where `live =
 //!    uncompressed - dead_bytes`.
 
-use super::common::{droppable_expired, sorted_ids, Decide, OverlapIndex};
+use super::common::{
+    droppable_expired, largest_first, major_merge_of, sorted_ids, Decide, OverlapIndex,
+};
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
 };
@@ -197,7 +199,7 @@ impl CompactionStrategy for BlobCompactionStrategy {
 
     /// The largest first, as size-tiered.
     fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
-        b.size_bytes.cmp(&a.size_bytes).then(a.id.cmp(&b.id))
+        largest_first(a, b)
     }
 
     fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
@@ -211,12 +213,7 @@ impl CompactionStrategy for BlobCompactionStrategy {
         _sstables: &[SSTableInfo],
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
-        (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest.iter().copied()),
-            output_level: 0,
-            split: OutputSplit::None,
-            reason: TaskReason::Major,
-        })
+        major_merge_of(rest, 1, 0, OutputSplit::None)
     }
 
     /// Healthy blob tables hold many flush-sized sstables: no level-0 stall.

@@ -25,7 +25,7 @@
 //!    an estimate that turns out wrong cannot make the same sstable compact in a
 //!    loop (the reason Cassandra added the interval).
 
-use super::{CompactionStrategy, CompactionTask, SSTableInfo, StrategyContext};
+use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext};
 use crate::options::CommonCompactionOptions;
 
 /// Whether a decision may advance the strategy's state.
@@ -60,6 +60,30 @@ pub fn expiry_check_due(
         *last = Some(now_seconds);
     }
     due
+}
+
+/// The merge of a major compaction: every sstable of `rest` (ids ascending)
+/// into `output_level`, cut by `split`; `None` with fewer than `min_inputs`.
+/// Each strategy's `major_merge` chooses only the level, the split and the
+/// minimum.
+pub fn major_merge_of(
+    rest: &[&SSTableInfo],
+    min_inputs: usize,
+    output_level: u32,
+    split: OutputSplit,
+) -> Option<CompactionTask> {
+    (!rest.is_empty() && rest.len() >= min_inputs).then(|| CompactionTask::Merge {
+        inputs: sorted_ids(rest.iter().copied()),
+        output_level,
+        split,
+        reason: super::TaskReason::Major,
+    })
+}
+
+/// Tombstone-compaction order "largest first, ties by id" (Cassandra's STCS:
+/// the largest sstable holds the most purgeable bytes).
+pub fn largest_first(a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
+    b.size_bytes.cmp(&a.size_bytes).then(a.id.cmp(&b.id))
 }
 
 /// The background decision of every strategy, in order: nothing when the

@@ -31,7 +31,7 @@
 //!    the newest qualifying window, then the smallest sstable worth a tombstone
 //!    compaction.
 
-use super::common::{droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
+use super::common::{self, droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::twcs::window_split;
 use super::{
@@ -342,12 +342,7 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         _sstables: &[SSTableInfo],
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
-        (rest.len() >= 2).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest.iter().copied()),
-            output_level: 0,
-            split: self.output_split(),
-            reason: TaskReason::Major,
-        })
+        common::major_merge_of(rest, 2, 0, self.output_split())
     }
 
     fn flush_split(&self) -> OutputSplit {

@@ -39,7 +39,7 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use super::common::{sorted_ids, token_hull, OverlapIndex};
+use super::common::{self, sorted_ids, token_hull, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
@@ -684,12 +684,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         let level = (1..=top)
             .find(|&l| self.max_bytes_for_level(l, size) >= total)
             .unwrap_or(top);
-        (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest.iter().copied()),
-            output_level: level,
-            split: OutputSplit::Size { max_bytes: size },
-            reason: TaskReason::Major,
-        })
+        common::major_merge_of(rest, 1, level, OutputSplit::Size { max_bytes: size })
     }
 
     /// Cassandra's `getEstimatedTasks`: per level below the top, the bytes above

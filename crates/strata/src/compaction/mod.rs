@@ -302,7 +302,7 @@ impl CompactionTask {
 /// major compaction's drops, the `enabled` switch — are the provided methods,
 /// written once in [`common`].
 pub trait CompactionStrategy: Send + Sync {
-    /// Cassandra's class name (or the fallback's, see [`strategy_for`]).
+    /// Cassandra's class name (Strata's for the blob strategy).
     fn name(&self) -> &'static str;
 
     /// The options every strategy has (`enabled`, tombstone settings, ...).

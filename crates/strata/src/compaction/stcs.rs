@@ -15,7 +15,7 @@
 //!    bucket, then one single-sstable tombstone compaction (shared step, largest
 //!    first). Outputs go to level 0, unsplit.
 
-use super::common::{sorted_ids, OverlapIndex};
+use super::common::{largest_first, major_merge_of, sorted_ids, OverlapIndex};
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
 use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions};
 
@@ -109,7 +109,6 @@ pub fn estimated_tasks(
 
 /// Size-tiered compaction (module docs).
 pub struct SizeTieredCompactionStrategy {
-    name: &'static str,
     common: CommonCompactionOptions,
     stcs: StcsOptions,
 }
@@ -117,16 +116,9 @@ pub struct SizeTieredCompactionStrategy {
 impl SizeTieredCompactionStrategy {
     pub fn new(options: &CompactionOptions) -> SizeTieredCompactionStrategy {
         SizeTieredCompactionStrategy {
-            name: "SizeTieredCompactionStrategy",
             common: options.common(),
             stcs: options.stcs(),
         }
-    }
-
-    /// The same decisions under another name (the fallback for classes whose own
-    /// strategy comes in a later issue, see [`super::strategy_for`]).
-    pub fn with_name(self, name: &'static str) -> SizeTieredCompactionStrategy {
-        SizeTieredCompactionStrategy { name, ..self }
     }
 
     /// The buckets of the sstables not being compacted (for tests and `compactionstats`).
@@ -137,7 +129,7 @@ impl SizeTieredCompactionStrategy {
 
 impl CompactionStrategy for SizeTieredCompactionStrategy {
     fn name(&self) -> &'static str {
-        self.name
+        "SizeTieredCompactionStrategy"
     }
 
     fn common_options(&self) -> &CommonCompactionOptions {
@@ -177,7 +169,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
 
     /// The largest first, as Cassandra (it holds the most purgeable bytes).
     fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering {
-        b.size_bytes.cmp(&a.size_bytes).then(a.id.cmp(&b.id))
+        largest_first(a, b)
     }
 
     fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
@@ -190,12 +182,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         _sstables: &[SSTableInfo],
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
-        (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest.iter().copied()),
-            output_level: 0,
-            split: OutputSplit::None,
-            reason: TaskReason::Major,
-        })
+        major_merge_of(rest, 1, 0, OutputSplit::None)
     }
 
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {

@@ -32,7 +32,7 @@
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
 //!    overlaps it (the operator's explicit choice, as in Cassandra).
 
-use super::common::{droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
+use super::common::{self, droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
@@ -324,12 +324,7 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         _sstables: &[SSTableInfo],
         rest: &[&SSTableInfo],
     ) -> Option<CompactionTask> {
-        (!rest.is_empty()).then(|| CompactionTask::Merge {
-            inputs: sorted_ids(rest.iter().copied()),
-            output_level: 0,
-            split: self.output_split(),
-            reason: TaskReason::Major,
-        })
+        common::major_merge_of(rest, 1, 0, self.output_split())
     }
 
     fn flush_split(&self) -> OutputSplit {
