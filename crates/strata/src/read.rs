@@ -197,12 +197,7 @@ pub fn read_partition(
     }
     // Newest sstables first, so a partition tombstone found early lets older ones
     // be skipped (invariant 2).
-    let mut candidates: Vec<&Arc<SSTableReader>> = view
-        .sstables()
-        .iter()
-        .filter(|s| s.may_contain(key))
-        .collect();
-    candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
+    let candidates = sstables_newest_first(view, key);
     let mut sstables_read = 0;
     for s in candidates {
         if deletion
@@ -228,6 +223,19 @@ pub fn read_partition(
         sstables_read,
         found,
     })
+}
+
+/// The sstables whose Bloom filter admits `key`, newest write first: the order
+/// in which a read consults them, so that a partition tombstone found early
+/// lets it skip the older ones (invariant 2).
+fn sstables_newest_first<'a>(view: &'a View, key: &DecoratedKey) -> Vec<&'a Arc<SSTableReader>> {
+    let mut candidates: Vec<&Arc<SSTableReader>> = view
+        .sstables()
+        .iter()
+        .filter(|s| s.may_contain(key))
+        .collect();
+    candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
+    candidates
 }
 
 /// Merges the sources' rows (each in `reversed` order) into at most `limit`
@@ -650,12 +658,7 @@ pub fn read_value_range(
             )?;
         }
     }
-    let mut candidates: Vec<&Arc<SSTableReader>> = view
-        .sstables()
-        .iter()
-        .filter(|s| s.may_contain(key))
-        .collect();
-    candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
+    let candidates = sstables_newest_first(view, key);
     for s in candidates {
         if deletion
             .partition_deletion()
