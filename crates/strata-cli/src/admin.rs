@@ -258,7 +258,11 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
 pub struct ScrubArgs {
     /// `keyspace` or `keyspace.table`; all tables when absent.
     pub target: Option<String>,
-    /// Do not snapshot the sstables before rewriting them.
+    /// Snapshot the sstables before rewriting them (keeps every original, and
+    /// so doubles the space the scrub needs). Off by default.
+    #[arg(long, conflicts_with = "no_snapshot")]
+    pub snapshot: bool,
+    /// Take no snapshot: the default; accepted as nodetool spells it.
     #[arg(long)]
     pub no_snapshot: bool,
     #[arg(long)]
@@ -268,7 +272,7 @@ pub struct ScrubArgs {
 /// `strata scrub`: rewrites every sstable keeping every readable partition.
 pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
     let opts = ScrubOptions {
-        no_snapshot: args.no_snapshot,
+        snapshot: args.snapshot,
     };
     let reports = with_db(data_dir, |db| {
         select_tables(db, args.target.as_deref())?
@@ -281,6 +285,9 @@ pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
         return Ok(());
     }
     for r in &reports {
+        for w in &r.warnings {
+            eprintln!("warning: {}.{}: {w}", r.keyspace, r.table);
+        }
         println!(
             "{}.{}: {} sstables scrubbed, {} partitions kept, {} dropped, {} -> {}{}",
             r.keyspace,
@@ -585,6 +592,126 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
                 if r.tail { "TAIL" } else { "BAD" },
                 err.as_deref().unwrap_or("unreadable")
             ),
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// upgradesstables
+
+#[derive(Args, Debug)]
+pub struct UpgradeArgs {
+    /// `keyspace` or `keyspace.table`; all tables when absent.
+    pub target: Option<String>,
+    /// Rewrite every sstable, not only those whose compression or format differs
+    /// from the table's (nodetool's -a / --include-all-sstables). A killed `-a`
+    /// run starts over; without it the next run continues where it stopped.
+    #[arg(short = 'a', long = "include-all-sstables")]
+    pub all: bool,
+    /// Rewrites at a time; the space check counts them all [default: 1].
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub jobs: usize,
+    /// Estimate the new size (sampled chunks) and the peak extra space; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: also the sampled size under none, LZ4, Zstd 1, 3 and 9.
+    #[arg(long, requires = "dry_run")]
+    pub estimate_all: bool,
+    /// Snapshot the table first (off by default: a snapshot keeps every old file
+    /// alive, so the run needs room for the whole new table).
+    #[arg(long)]
+    pub snapshot: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `strata upgradesstables`: rewrites sstables written with other compression
+/// settings (or an older format), smallest first, within the disk space there is.
+pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
+    use std::io::IsTerminal;
+    let opts = strata::upgrade::UpgradeOptions {
+        all: args.all,
+        jobs: args.jobs,
+        dry_run: args.dry_run,
+        estimate_all: args.estimate_all,
+        snapshot: args.snapshot,
+    };
+    let bar = (!args.json && !args.dry_run && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let reports = with_db(data_dir, |db| {
+        let mut out = Vec::new();
+        for t in select_tables(db, args.target.as_deref())? {
+            let name = t.schema().qualified_name();
+            let mut progress = |done: u64, total: u64| match &bar {
+                Some(b) => {
+                    b.set_length(total);
+                    b.set_position(done);
+                }
+                None if !args.json => eprintln!("{name}: {done} of {total} bytes rewritten"),
+                None => {}
+            };
+            out.push(strata::upgrade::upgrade_sstables(&t, &opts, &mut progress)?);
+        }
+        Ok(out)
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if args.json {
+        println!("{}", to_json(&reports)?);
+        return Ok(());
+    }
+    for r in &reports {
+        for w in &r.warnings {
+            eprintln!("warning: {}.{}: {w}", r.keyspace, r.table);
+        }
+        let verb = if r.dry_run {
+            "would rewrite"
+        } else {
+            "rewrote"
+        };
+        println!(
+            "{}.{}: {verb} {} sstables to {}: {} -> ~{} estimated{}; peak extra space ~{}{}",
+            r.keyspace,
+            r.table,
+            if r.dry_run {
+                r.candidates.len()
+            } else {
+                r.rewritten.len()
+            },
+            r.target,
+            human_bytes(r.bytes_before),
+            human_bytes(r.estimated_bytes_after),
+            if r.dry_run {
+                String::new()
+            } else {
+                format!(", {} now", human_bytes(r.bytes_after))
+            },
+            human_bytes(r.peak_extra_bytes_estimate),
+            r.headroom_bytes
+                .map(|h| format!(" of {} allowed", human_bytes(h)))
+                .unwrap_or_default()
+        );
+        for e in &r.setting_estimates {
+            println!(
+                "  {:<40} ratio {:.3}  ~{}",
+                e.setting,
+                e.ratio,
+                human_bytes(e.estimated_bytes)
+            );
+        }
+        if let Some(s) = &r.snapshot {
+            println!("  originals in snapshot {s}");
         }
     }
     Ok(())

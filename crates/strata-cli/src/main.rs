@@ -104,6 +104,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Changes a table's options, the CQL way (`ALTER TABLE ks.t WITH ...`):
+    /// `strata alter-table ks.t "compression = {'class': 'ZstdCompressor'}"`.
+    /// New sstables use them; existing ones keep theirs until rewritten
+    /// (`upgradesstables`, compaction), as in Cassandra.
+    AlterTable {
+        /// `keyspace.table`.
+        table: String,
+        /// The WITH clause: `option = value [AND option = value ...]`.
+        options: String,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Creates a table from a CQL `CREATE TABLE` statement (and its keyspace).
     CreateTable {
         cql: String,
@@ -122,6 +134,14 @@ enum Command {
     Scrub {
         #[command(flatten)]
         args: admin::ScrubArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// Rewrites sstables whose compression or format differs from the table's,
+    /// smallest first, within the disk space there is (`nodetool upgradesstables`).
+    Upgradesstables {
+        #[command(flatten)]
+        args: admin::UpgradeArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -278,8 +298,10 @@ impl Command {
             | Command::Tablestats { db, .. }
             | Command::Flush { db, .. }
             | Command::CreateTable { db, .. }
+            | Command::AlterTable { db, .. }
             | Command::Verify { db, .. }
             | Command::Scrub { db, .. }
+            | Command::Upgradesstables { db, .. }
             | Command::Snapshot { db, .. }
             | Command::Listsnapshots { db, .. }
             | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
@@ -307,8 +329,10 @@ impl Command {
             Command::Flush { .. } => "flush",
             Command::Token { .. } => "token",
             Command::CreateTable { .. } => "create-table",
+            Command::AlterTable { .. } => "alter-table",
             Command::Verify { .. } => "verify",
             Command::Scrub { .. } => "scrub",
+            Command::Upgradesstables { .. } => "upgradesstables",
             Command::Snapshot { .. } => "snapshot",
             Command::Listsnapshots { .. } => "listsnapshots",
             Command::Clearsnapshot { .. } => "clearsnapshot",
@@ -347,6 +371,7 @@ fn run(cli: Cli) -> strata::Result<()> {
         }
         Command::Verify { args, .. } => admin::verify(&data_dir, args),
         Command::Scrub { args, .. } => admin::scrub(&data_dir, args),
+        Command::Upgradesstables { args, .. } => admin::upgradesstables(&data_dir, args),
         Command::Snapshot { args, .. } => admin::snapshot(&data_dir, args),
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
@@ -390,6 +415,16 @@ fn run(cli: Cli) -> strata::Result<()> {
                 println!("{token}");
             }
             Ok(())
+        }
+        Command::AlterTable { table, options, .. } => {
+            let (ks, name) = table.split_once('.').ok_or_else(|| {
+                strata::Error::InvalidInput(format!("'{table}' is not keyspace.table"))
+            })?;
+            let db = open_db(&data_dir)?;
+            db.alter_table_options(ks, name, &options)?;
+            let t = db.table(ks, name)?;
+            println!("altered {table}: {}", t.schema().options);
+            db.close()
         }
         Command::CreateTable { cql, .. } => {
             let db = open_db(&data_dir)?;

@@ -82,7 +82,10 @@ fn verify_names_the_damage_and_scrub_keeps_every_readable_partition() {
         .as_u64()
         .is_some_and(|o| o > 0 && o <= original_len / 2));
 
-    let out = strata(&data, &["scrub", "stress.standard1", "--json"]);
+    let out = strata(
+        &data,
+        &["scrub", "stress.standard1", "--snapshot", "--json"],
+    );
     let report = json(&ok(&out, "scrub"));
     let r = &report[0];
     let kept = r["partitions_kept"].as_u64().expect("kept");
@@ -159,6 +162,10 @@ fn scrub_no_snapshot_takes_none_and_snapshot_commands_round_trip() {
         "scrub",
     ));
     assert_eq!(r[0]["snapshot"], Value::Null);
+    // No snapshot is the default too.
+    let r = json(&ok(&strata(&data, &["scrub", "--json"]), "scrub"));
+    assert_eq!(r[0]["snapshot"], Value::Null);
+    assert_eq!(r[0]["warnings"].as_array().map(Vec::len), Some(0));
     assert_eq!(r[0]["partitions_kept"].as_u64(), Some(500));
     ok(
         &strata(&data, &["snapshot", "-t", "before-upgrade", "stress"]),

@@ -73,6 +73,7 @@ pub mod table_compaction;
 pub mod tablestats;
 pub mod token;
 pub mod types;
+pub mod upgrade;
 pub mod version;
 
 pub use error::{Error, Result};

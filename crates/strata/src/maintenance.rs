@@ -356,6 +356,33 @@ fn snapshot_info(table: &Table, name: &str) -> Result<SnapshotInfo> {
     Ok(info)
 }
 
+/// Live sstables of `table` whose files a snapshot also links (link count > 1):
+/// rewriting them (scrub, upgradesstables) frees nothing until the snapshot is
+/// cleared. `(count, bytes)`.
+pub fn live_files_held_by_snapshots(table: &Table) -> Result<(usize, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut held = (0usize, 0u64);
+    for s in table.view().sstables().iter() {
+        if table.fs().metadata(s.path())?.nlink() > 1 {
+            held.0 += 1;
+            held.1 += s.file_size();
+        }
+    }
+    Ok(held)
+}
+
+/// The warning scrub and upgradesstables print when a snapshot holds live files.
+pub fn snapshot_space_warning(table: &Table) -> Result<Option<String>> {
+    let (count, bytes) = live_files_held_by_snapshots(table)?;
+    Ok((count > 0).then(|| {
+        format!(
+            "{count} live sstables ({bytes} bytes) are also held by a snapshot: rewriting \
+             them frees nothing until the snapshot is cleared (strata clearsnapshot), so \
+             the rewrite needs room for their new copies on top of the old ones"
+        )
+    }))
+}
+
 /// Bytes held only by `table`'s snapshots: tablestats' "Space used by snapshots
 /// (total)", which Cassandra computes as the snapshots' true size.
 pub fn snapshots_true_size_bytes(table: &Table) -> Result<u64> {
@@ -453,8 +480,11 @@ pub struct SSTableScrub {
 pub struct ScrubReport {
     pub keyspace: String,
     pub table: String,
-    /// The snapshot of the originals, unless `no_snapshot`.
+    /// The snapshot of the originals, when asked for (`ScrubOptions::snapshot`).
     pub snapshot: Option<String>,
+    /// Space warnings: live sstables an existing snapshot also holds, whose
+    /// rewrite frees nothing (the space needed doubles for them).
+    pub warnings: Vec<String>,
     pub sstables: Vec<SSTableScrub>,
     pub partitions_kept: u64,
     pub partitions_dropped: u64,
@@ -464,9 +494,11 @@ pub struct ScrubReport {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScrubOptions {
-    /// Skip the `pre-scrub-<millis>` snapshot of the originals (Cassandra's
-    /// `scrub --no-snapshot`). Without it, the damaged originals are gone for good.
-    pub no_snapshot: bool,
+    /// Take a `pre-scrub-<millis>` snapshot of the originals first. Off by
+    /// default (issue 14: a snapshot keeps every original alive, doubling the
+    /// space a scrub needs); Cassandra snapshots unless `--no-snapshot`.
+    /// Without it, the damaged originals are gone for good.
+    pub snapshot: bool,
 }
 
 /// What to do on a checksum or decoding failure while rewriting.
@@ -621,17 +653,29 @@ fn live_level(table: &Table, id: u64) -> Result<u32> {
 pub fn rewrite_sstable(
     table: &Table,
     reader: &Arc<SSTableReader>,
+    keep: impl FnMut(&PartitionUpdate) -> bool,
+) -> Result<Option<Arc<SSTableReader>>> {
+    rewrite_sstable_within(table, reader, reader.file_size(), keep)
+}
+
+/// [`rewrite_sstable`], with the disk-space guard asked for `estimate_bytes`
+/// (the output's expected size) instead of the input's: a recompression to a
+/// tighter codec must not be refused for space its output will not take.
+pub fn rewrite_sstable_within(
+    table: &Table,
+    reader: &Arc<SSTableReader>,
+    estimate_bytes: u64,
     mut keep: impl FnMut(&PartitionUpdate) -> bool,
 ) -> Result<Option<Arc<SSTableReader>>> {
     let level = live_level(table, reader.id())?;
-    table.check_disk_space(reader.file_size())?;
+    table.check_disk_space(estimate_bytes)?;
     let r = write_copy(table, reader, level, OnCorruption::Fail, &mut keep)?;
     install(table, reader, r.output.as_ref(), level)?;
     Ok(r.output)
 }
 
 /// Scrubs `table` (Cassandra's `nodetool scrub`): snapshots the live sstables
-/// (unless `no_snapshot`), then rewrites each one alone, keeping every partition
+/// (only when asked), then rewrites each one alone, keeping every partition
 /// that reads back intact (invariant 3), dropping and reporting unreadable runs.
 /// Every sstable is rewritten, damaged or not, as Cassandra does.
 pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
@@ -641,7 +685,8 @@ pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
         table: schema.name.clone(),
         ..ScrubReport::default()
     };
-    if !opts.no_snapshot {
+    report.warnings.extend(snapshot_space_warning(table)?);
+    if opts.snapshot {
         let name = format!("pre-scrub-{}", table.clock().now_micros().div_euclid(1000));
         snapshot(table, &name)?;
         report.snapshot = Some(name);
@@ -940,7 +985,7 @@ mod tests {
             .iter()
             .all(|p| p.offset.is_some() && p.path == path));
 
-        let report = scrub(&t, ScrubOptions::default()).expect("scrub");
+        let report = scrub(&t, ScrubOptions { snapshot: true }).expect("scrub");
         let chunks_only = spots.iter().all(|(_, k)| *k == Damage::Chunk);
         let dropped = report.partitions_dropped;
         // Every partition a point read still finds is kept; a damaged index block
@@ -1002,7 +1047,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = open(dir.path());
         let t = table_with_one_sstable(&db);
-        let report = scrub(&t, ScrubOptions { no_snapshot: true }).expect("scrub");
+        let report = scrub(&t, ScrubOptions { snapshot: false }).expect("scrub");
         assert_eq!(report.partitions_kept, PARTITIONS as u64);
         assert_eq!(report.partitions_dropped, 0);
         assert!(report.snapshot.is_none());

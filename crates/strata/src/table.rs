@@ -169,6 +169,31 @@ pub struct Table {
     pub(crate) recovering: std::sync::atomic::AtomicBool,
 }
 
+/// The room the disk-space guard sees ([`Table::disk_room`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskRoom {
+    /// `(used, max_disk_bytes)` when a quota applies.
+    pub quota: Option<(u64, u64)>,
+    /// Free bytes of the file system (`None` if it cannot tell).
+    pub free_bytes: Option<u64>,
+    pub reserve_bytes: u64,
+}
+
+impl DiskRoom {
+    /// Bytes a write may still take: the tighter of the quota's remainder and
+    /// free space minus the reserve (`None`: no limit known).
+    pub fn headroom_bytes(&self) -> Option<u64> {
+        let quota = self.quota.map(|(used, limit)| limit.saturating_sub(used));
+        let free = self
+            .free_bytes
+            .map(|f| f.saturating_sub(self.reserve_bytes));
+        match (quota, free) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// A listed sstable whose file could not be opened, or is not this table's.
 #[derive(Debug)]
 pub struct UnreadableSSTable {
@@ -1156,12 +1181,7 @@ impl Table {
     /// `estimate_bytes` more would not fit in free space minus the reserve, or
     /// past `max_disk_bytes`.
     pub fn check_disk_space(&self, estimate_bytes: u64) -> Result<()> {
-        let root = self
-            .dir()
-            .parent()
-            .and_then(|p| p.parent())
-            .unwrap_or(self.dir());
-        let reserve = self.runtime.disk_reserve_bytes;
+        let room = self.disk_room()?;
         let refuse = |why: String| {
             self.metrics.space_refusals.fetch_add(1, Ordering::Relaxed);
             Err(Error::Io {
@@ -1169,28 +1189,48 @@ impl Table {
                 source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),
             })
         };
-        // A recovery flush turns commit-log bytes into sstable bytes and lets the
-        // log go: refusing it under the quota would keep the database from ever
-        // reopening under the quota that the log itself exceeds.
-        let recovering = self.recovering.load(Ordering::Acquire);
-        if let (Some(limit), false) = (self.runtime.max_disk_bytes, recovering) {
-            // Tracked incrementally by the fs layer (one walk at open), not
-            // walked here on every flush and compaction.
-            let used = self.fs.used_bytes(root)?;
+        if let Some((used, limit)) = room.quota {
             if used.saturating_add(estimate_bytes) > limit {
                 return refuse(format!(
                     "refusing to write ~{estimate_bytes} bytes: data directory holds {used} of max_disk_bytes {limit}"
                 ));
             }
         }
-        if let Some(free) = self.fs.free_bytes(self.dir()) {
-            if free < estimate_bytes.saturating_add(reserve) {
+        if let Some(free) = room.free_bytes {
+            if free < estimate_bytes.saturating_add(room.reserve_bytes) {
                 return refuse(format!(
-                    "refusing to write ~{estimate_bytes} bytes: {free} bytes free, {reserve} kept in reserve"
+                    "refusing to write ~{estimate_bytes} bytes: {free} bytes free, {} kept in reserve",
+                    room.reserve_bytes
                 ));
             }
         }
         Ok(())
+    }
+
+    /// What the disk-space guard compares against now: the `max_disk_bytes`
+    /// quota with the data directory's usage (not during recovery, whose flushes
+    /// the quota does not stop), the file system's free bytes, and the reserve.
+    pub fn disk_room(&self) -> Result<DiskRoom> {
+        let root = self
+            .dir()
+            .parent()
+            .and_then(|p| p.parent())
+            .unwrap_or(self.dir());
+        // A recovery flush turns commit-log bytes into sstable bytes and lets the
+        // log go: refusing it under the quota would keep the database from ever
+        // reopening under the quota that the log itself exceeds.
+        let recovering = self.recovering.load(Ordering::Acquire);
+        let quota = match (self.runtime.max_disk_bytes, recovering) {
+            // Tracked incrementally by the fs layer (one walk at open), not
+            // walked here on every flush and compaction.
+            (Some(limit), false) => Some((self.fs.used_bytes(root)?, limit)),
+            _ => None,
+        };
+        Ok(DiskRoom {
+            quota,
+            free_bytes: self.fs.free_bytes(self.dir()),
+            reserve_bytes: self.runtime.disk_reserve_bytes,
+        })
     }
 
     /// Write back-pressure on compaction debt: delay each write past the slowdown

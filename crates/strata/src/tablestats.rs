@@ -31,6 +31,10 @@ pub struct TableStats {
     pub space_used_by_snapshots_total_bytes: u64,
     /// compressed / uncompressed over live sstables; -1.0 without sstables (as nodetool).
     pub sstable_compression_ratio: f64,
+    /// Live sstables (and their bytes) written with other compression settings
+    /// or an older format than the table's now: what `upgradesstables` rewrites.
+    pub sstables_with_other_compression: usize,
+    pub bytes_with_other_compression: u64,
     /// Sum over memtables and sstables: an upper bound when partitions overlap
     /// (Cassandra merges HyperLogLog sketches instead).
     pub number_of_partitions_estimate: u64,
@@ -200,9 +204,15 @@ impl TableStats {
         let gc_before = t.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
         let mut droppable_weighted = 0.0;
         let mut candidates = 0u64;
+        let target = schema.options.compression.params();
+        let (mut stale, mut stale_bytes) = (0usize, 0u64);
         for (s, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
             let st = s.stats();
             live += s.file_size();
+            if crate::upgrade::is_stale(s, &target) {
+                stale += 1;
+                stale_bytes += s.file_size();
+            }
             compressed += st.compressed_bytes;
             uncompressed += st.uncompressed_bytes;
             partitions += st.partition_count;
@@ -286,6 +296,8 @@ impl TableStats {
             } else {
                 compressed as f64 / uncompressed as f64
             },
+            sstables_with_other_compression: stale,
+            bytes_with_other_compression: stale_bytes,
             number_of_partitions_estimate: partitions,
             memtable_cell_count: active.cell_count(),
             memtable_data_size_bytes: active.data_bytes(),
@@ -382,6 +394,15 @@ impl TableStats {
             "SSTable Compression Ratio",
             format!("{:.5}", self.sstable_compression_ratio),
         );
+        if self.sstables_with_other_compression > 0 {
+            line(
+                "SSTables with other compression (bytes)",
+                format!(
+                    "{} ({}): strata upgradesstables rewrites them",
+                    self.sstables_with_other_compression, self.bytes_with_other_compression
+                ),
+            );
+        }
         line(
             "Number of partitions (estimate)",
             self.number_of_partitions_estimate.to_string(),

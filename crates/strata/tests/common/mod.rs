@@ -5,6 +5,7 @@
 
 pub mod blob;
 pub mod large_values;
+pub mod upgrade;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
