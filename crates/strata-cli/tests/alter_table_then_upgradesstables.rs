@@ -18,7 +18,11 @@ fn alter_table_then_upgradesstables() {
     ok(&strata(&data, &["flush"]), "flush");
     let out = strata(
         &data,
-        &["alter-table", "stress.standard1", "compression = {'class': 'BrotliCompressor'}"],
+        &[
+            "alter-table",
+            "stress.standard1",
+            "compression = {'class': 'BrotliCompressor'}",
+        ],
     );
     assert!(!out.status.success(), "an unknown compressor is refused");
     assert!(text(&out).contains("BrotliCompressor"), "{}", text(&out));
@@ -38,20 +42,34 @@ fn alter_table_then_upgradesstables() {
         "tablestats",
     ));
     let t = &stats[0];
-    let stale = t["sstables_with_other_compression"].as_u64().expect("count");
+    let stale = t["sstables_with_other_compression"]
+        .as_u64()
+        .expect("count");
     assert!(stale >= 1, "{t}");
     let files = sstables(&data.join("stress").join("standard1"));
 
     let dry = json(&ok(
         &strata(
             &data,
-            &["upgradesstables", "stress.standard1", "--dry-run", "--estimate-all", "--json"],
+            &[
+                "upgradesstables",
+                "stress.standard1",
+                "--dry-run",
+                "--estimate-all",
+                "--json",
+            ],
         ),
         "dry run",
     ));
     assert_eq!(dry[0]["dry_run"], true);
-    assert_eq!(dry[0]["candidates"].as_array().map(Vec::len), Some(stale as usize));
-    assert_eq!(dry[0]["setting_estimates"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        dry[0]["candidates"].as_array().map(Vec::len),
+        Some(stale as usize)
+    );
+    assert_eq!(
+        dry[0]["setting_estimates"].as_array().map(Vec::len),
+        Some(5)
+    );
     assert_eq!(
         sstables(&data.join("stress").join("standard1")),
         files,
@@ -62,12 +80,19 @@ fn alter_table_then_upgradesstables() {
         &strata(&data, &["upgradesstables", "stress.standard1", "--json"]),
         "upgradesstables",
     ));
-    assert_eq!(run[0]["rewritten"].as_array().map(Vec::len), Some(stale as usize));
+    assert_eq!(
+        run[0]["rewritten"].as_array().map(Vec::len),
+        Some(stale as usize)
+    );
     let stats = json(&ok(
         &strata(&data, &["tablestats", "stress.standard1", "--json"]),
         "tablestats",
     ));
     assert_eq!(stats[0]["sstables_with_other_compression"], 0);
     let read = strata(&data, &["stress", "read", "-n", "3000", "--no-tablestats"]);
-    assert!(read.status.success(), "every row reads back: {}", text(&read));
+    assert!(
+        read.status.success(),
+        "every row reads back: {}",
+        text(&read)
+    );
 }

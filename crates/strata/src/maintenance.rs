@@ -693,8 +693,19 @@ pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
     }
     // No background compaction may replace an sstable while scrub rewrites it.
     let _pause = table.pause_compactions(std::time::Duration::from_secs(600))?;
-    let view = table.view();
-    for (reader, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
+    // The list of ids, not a view: a view keeps every reader (and so every
+    // replaced file) alive until the scrub ends; fetched one at a time, each
+    // input is unlinked as soon as its copy replaces it.
+    let ids: Vec<u64> = table.view().version.iter().map(|e| e.id).collect();
+    for id in ids {
+        let found = {
+            let view = table.view();
+            view.version.get(id).map(|e| (e.handle.clone(), e.level))
+        };
+        let Some((owned, level)) = found else {
+            continue; // compacted away before its turn (compactions are paused)
+        };
+        let reader = &owned;
         let mut entry = SSTableScrub {
             sstable_id: reader.id(),
             path: reader.path().to_path_buf(),
@@ -736,6 +747,9 @@ pub fn scrub(table: &Table, opts: ScrubOptions) -> Result<ScrubReport> {
         report.bytes_in += entry.bytes_in;
         report.bytes_out += entry.bytes_out;
         report.sstables.push(entry);
+        // The replaced input's last reader was ours: unlink it now.
+        drop(owned);
+        table.fs().reclaim_obsolete();
     }
     Ok(report)
 }
