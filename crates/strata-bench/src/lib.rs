@@ -29,6 +29,9 @@
 //!   and sstable (`strata bench slice`, issue 11).
 //! - [`timeseries`]: seed 003's time-series test in simulated time and its
 //!   workload (`strata bench timeseries`, issue 12).
+//! - [`recompression`]: seed 001's worry as an experiment: LZ4 to Zstd with
+//!   `upgradesstables -a` at 60% of a disk quota, and the run refused with a
+//!   snapshot present (issue 14).
 //! - [`charts`]: the SVG line charts the experiments draw.
 //!
 //! Invariants every module keeps:
@@ -43,6 +46,7 @@ pub mod blobstore;
 pub mod charts;
 pub mod commitlog;
 pub mod lcs_fanout;
+pub mod recompression;
 pub mod simulate;
 pub mod slice;
 pub mod stress;
