@@ -468,10 +468,25 @@ impl CompressionOptions {
                     out.compression_level = parse_signed(k, v, -7, 22)? as i32;
                     level_given = true;
                 }
+                // Cassandra's probability of verifying a chunk's checksum on read.
+                // Strata verifies every chunk on every read (sstable invariant 2):
+                // 1.0 is what it does, so it is accepted; a lower chance would
+                // return unchecked data, so it is refused rather than ignored.
+                "crc_check_chance" => {
+                    let chance = parse_float(k, v)?;
+                    if chance != 1.0 {
+                        return Err(Error::option(
+                            k,
+                            format!(
+                                "Strata verifies every chunk's checksum on every read; only 1.0 is supported, got {v}"
+                            ),
+                        ));
+                    }
+                }
                 other => {
                     return Err(Error::option(
                         other,
-                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level",
+                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level, crc_check_chance",
                     ))
                 }
             }
@@ -1599,10 +1614,18 @@ mod tests {
         assert_eq!(option_name(&e), "class");
         let e = TableOptions::parse("compaction = {'fanout_size': 4}").expect_err("missing class");
         assert_eq!(option_name(&e), "class");
-        let e =
-            TableOptions::parse("compression = {'class': 'LZ4Compressor', 'crc_check_chance': 1}")
-                .expect_err("x");
+        // crc_check_chance: 1.0 is what Strata does (every chunk checked); less
+        // would skip checks, and is refused with the reason.
+        assert!(TableOptions::parse(
+            "compression = {'class': 'LZ4Compressor', 'crc_check_chance': 1}"
+        )
+        .is_ok());
+        let e = TableOptions::parse(
+            "compression = {'class': 'LZ4Compressor', 'crc_check_chance': 0.5}",
+        )
+        .expect_err("a lower chance");
         assert_eq!(option_name(&e), "crc_check_chance");
+        assert!(reason(&e).contains("every chunk"));
         let e =
             TableOptions::parse("compression = {'class': 'SnappyCompressor'}").expect_err("snappy");
         assert!(reason(&e).contains("not supported"));
