@@ -148,8 +148,8 @@ pub enum Dataset {
     /// `content_by_sha1_git`: a partition keyed by a 20-byte hash (sha1_git)
     /// holding one row (rarely two) clustered by the 8-byte token of the
     /// content it names (a Murmur3 token: a hash too), the archive's schema.
-    /// 28 raw bytes, ~43 bytes a partition in the engine's format (Cassandra's
-    /// row format makes the same partition 60 bytes); two thirds hash bytes,
+    /// 28 raw bytes, ~41 bytes a partition in the sstable data stream
+    /// (Cassandra's row format makes it 60 bytes); two thirds hash bytes,
     /// so little to compress. A third hash column (a first version) made
     /// every codec store every chunk raw: no codec saved the 1/8 the engine
     /// requires to keep a compressed chunk.
