@@ -44,9 +44,16 @@
 //! What the read figures are, on this machine: the data fits in the page cache
 //! (it was just written, and we cannot drop caches without root), so a read
 //! costs index lookups, chunk decompression and decoding: the codec's CPU
-//! cost, not disk. With 2 cores, 50..200 threads mostly queue for a CPU, so
-//! absolute latencies grow with the concurrency through queueing alone; compare
-//! codecs at equal concurrency (ratios), as the seed does.
+//! cost, not disk. With 2 cores, 50..200 threads mostly queue for a CPU, and
+//! most of that wait falls between reads (unmeasured); a reader preempted in
+//! the middle of a read waits for its turn among N runnable threads, so a
+//! fraction of a percent of the reads take milliseconds. That puts the mean
+//! above p99 and makes mean and max vary by tens of percent between runs (the
+//! first default-scale run, BENCHMARKS.md "Compression (seed 001)"), while
+//! p50..p95 stay put. Compare codecs at equal concurrency (ratios), as the
+//! seed does, on p50..p95. An open-loop reader (requests on a schedule,
+//! latency from the scheduled start, as the seed's Gatling users) would count
+//! the queueing itself; not built.
 //!
 //! Not here: dictionary compression does not exist in the engine yet, so
 //! `zstd_dict` is reported as absent (JSON null, "not implemented yet" in the
