@@ -19,6 +19,9 @@
 //!   `blobstore`.
 //! - [`blobstore`]: seed 002's TestDFSIO test (`strata bench blobstore`, issue
 //!   13): write files, delete them, six runs, per compaction strategy.
+//! - [`compression`]: seed 001's codec matrix (`strata bench compression`,
+//!   issue 14 part 5): ratio, write cost and read latency per codec on two
+//!   datasets shaped like the seed's archive tables.
 //! - [`commitlog`]: write throughput and latency per commit-log sync mode and
 //!   writer-thread count (`strata bench commitlog`).
 //! - [`lcs_fanout`]: seed 000's leveling-multiplier experiment on the real
@@ -45,6 +48,7 @@ pub mod blobfile;
 pub mod blobstore;
 pub mod charts;
 pub mod commitlog;
+pub mod compression;
 pub mod lcs_fanout;
 pub mod recompression;
 pub mod simulate;

@@ -5,7 +5,9 @@
 //! whose contract says what is timed); `strata bench lcs-fanout` runs seed 000's
 //! leveling-multiplier experiment (`strata_bench::lcs_fanout`, arguments in
 //! bench_lcs.rs); `strata bench blobstore` seed 002's TestDFSIO test
-//! (`strata_bench::blobstore`, arguments in bench_blobstore.rs). This file parses the arguments, calls the library and prints.
+//! (`strata_bench::blobstore`, arguments in bench_blobstore.rs); `strata bench
+//! compression` seed 001's codec matrix (`strata_bench::compression`, arguments
+//! in bench_compression.rs). This file parses the arguments, calls the library and prints.
 
 use crate::admin::SyncModeArg;
 use clap::{Args, Subcommand};
@@ -15,6 +17,8 @@ use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
 
 #[path = "bench_blobstore.rs"]
 mod bench_blobstore;
+#[path = "bench_compression.rs"]
+mod bench_compression;
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
 #[path = "bench_slice_cmd.rs"]
@@ -36,6 +40,9 @@ pub enum BenchCommand {
     /// Seed 002's TestDFSIO test: write files of fixed-size blocks, delete them,
     /// six runs; the blob strategy, STCS and LCS on identical input.
     Blobstore(bench_blobstore::BlobstoreArgs),
+    /// Seed 001's codec matrix: none, LZ4, zstd 1/3/9 on two archive-shaped
+    /// datasets; ratio, write cost, whole-partition read latency at 50..200 readers.
+    Compression(bench_compression::CompressionArgs),
 }
 
 #[derive(Args, Debug)]
@@ -122,6 +129,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Timeseries(args) => bench_timeseries::run(args),
         BenchCommand::Slice(args) => bench_slice_cmd::run(args),
         BenchCommand::Blobstore(args) => bench_blobstore::run(args),
+        BenchCommand::Compression(args) => bench_compression::run(args),
     }
 }
 

@@ -1,0 +1,118 @@
+//! `strata bench compression --json FILE` at a tiny scale (1 MiB raw per
+//! dataset, 0.2 s of reads per cell): the report carries, under "datasets",
+//! `small_rows` and `directory_entries`, each with every codec of issue 14's
+//! matrix; measured codecs have the ratio, write figures and p50..p99/mean
+//! latency at 50, 100, 150 and 200 readers; `zstd_dict` (not implemented) is
+//! null and says so, never plain zstd under its name; the figures are sane
+//! (no compression is a ratio of ~1, zstd 9 is no larger than zstd 1 on
+//! directory listings); the charts are drawn and the databases removed.
+
+mod common;
+use common::{json_file, ok, strata_without_dir};
+
+const DATASETS: [&str; 2] = ["small_rows", "directory_entries"];
+const MEASURED: [&str; 5] = ["none", "lz4", "zstd1", "zstd3", "zstd9"];
+const CONCURRENCY: [&str; 4] = ["50", "100", "150", "200"];
+const PERCENTILES: [&str; 5] = ["p50", "p75", "p95", "p99", "mean"];
+
+#[test]
+fn tiny_compression_bench_reports_every_codec_dataset_and_concurrency() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("compression.json");
+    let charts = dir.path().join("charts");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let out = strata_without_dir(&[
+        "bench",
+        "compression",
+        "--raw-mib",
+        "1",
+        "--read-seconds",
+        "0.2",
+        "--rounds",
+        "1",
+        "--dir",
+        work.to_str().expect("utf-8"),
+        "--json",
+        json.to_str().expect("utf-8"),
+        "--charts",
+        charts.to_str().expect("utf-8"),
+    ]);
+    let stdout = String::from_utf8_lossy(&ok(&out, "bench compression")).to_string();
+    assert!(
+        stdout.contains("zstd_dict") && stdout.contains("not implemented yet"),
+        "{stdout}"
+    );
+    let report = json_file(&json);
+    for dataset in DATASETS {
+        let codecs = &report["datasets"][dataset];
+        assert!(codecs.is_object(), "datasets.{dataset} in {report}");
+        assert!(
+            codecs.get("zstd_dict").is_some_and(|v| v.is_null()),
+            "{dataset}: zstd_dict must be present and null: {codecs}"
+        );
+        for codec in MEASURED {
+            let c = &codecs[codec];
+            for key in ["compression_ratio", "write_mib_per_s", "cpu_seconds"] {
+                assert!(
+                    c.get(key).is_some_and(|v| v.is_number()),
+                    "{dataset}.{codec}.{key} in {c}"
+                );
+            }
+            let ratio = c["compression_ratio"].as_f64().unwrap_or(-1.0);
+            assert!(ratio > 0.0 && ratio < 1.02, "{dataset}.{codec}: {ratio}");
+            assert!(c["write_mib_per_s"].as_f64() > Some(0.0), "{c}");
+            assert!(c["cpu_seconds"].as_f64() > Some(0.0), "{c}");
+            assert_eq!(c["sstable_count"].as_u64(), Some(1), "{c}");
+            for threads in CONCURRENCY {
+                let l = &c["read_latency_ms"][threads];
+                let p: Vec<f64> = PERCENTILES
+                    .iter()
+                    .map(|k| {
+                        l[*k].as_f64().unwrap_or_else(|| {
+                            panic!("{dataset}.{codec}.read_latency_ms.{threads}.{k} in {l}")
+                        })
+                    })
+                    .collect();
+                assert!(
+                    p[0] > 0.0 && p[0] <= p[1] && p[1] <= p[2] && p[2] <= p[3],
+                    "percentiles in order: {l}"
+                );
+                assert!(l["reads"].as_u64() > Some(0), "{l}");
+            }
+        }
+        // No compression: compressed = uncompressed but for 5 bytes a chunk.
+        let none = codecs["none"]["compression_ratio"].as_f64().unwrap_or(0.0);
+        assert!((0.99..1.01).contains(&none), "{dataset} none: {none}");
+        // Every codec writes the same data (invariant 1 of the bench).
+        let u = codecs["none"]["uncompressed_bytes"].as_u64();
+        for codec in MEASURED {
+            assert_eq!(codecs[codec]["uncompressed_bytes"].as_u64(), u, "{codec}");
+        }
+    }
+    let dirs = &report["datasets"]["directory_entries"];
+    let ratio = |c: &str| dirs[c]["compression_ratio"].as_f64().unwrap_or(f64::NAN);
+    assert!(ratio("zstd9") <= ratio("zstd1"), "{dirs}");
+    // Directory listings compress (names, permissions and types repeat).
+    assert!(
+        ratio("lz4") < 0.9 && ratio("zstd3") < ratio("lz4"),
+        "{dirs}"
+    );
+    assert!(
+        report["not_implemented"]["zstd_dict"]
+            .as_str()
+            .is_some_and(|s| s.contains("not implemented")),
+        "{report}"
+    );
+    assert!(
+        report.get("recompression").is_none_or(|v| v.is_null()),
+        "{report}"
+    );
+    let svgs = std::fs::read_dir(&charts).expect("charts dir").count();
+    assert_eq!(svgs, 3, "ratio chart + one p99 chart per dataset");
+    assert_eq!(
+        std::fs::read_dir(&work).expect("work dir").count(),
+        0,
+        "the per-codec databases are removed"
+    );
+}
