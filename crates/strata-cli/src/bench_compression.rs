@@ -29,6 +29,10 @@ pub struct CompressionArgs {
     /// The tables' memtable_flush_threshold_mb.
     #[arg(long, default_value_t = 32)]
     pub memtable_mb: u32,
+    /// max_disk_bytes of the recompression experiment, MiB: LZ4 filled to 60%
+    /// of it, then upgradesstables -a to Zstd 3 under it (0 skips it).
+    #[arg(long, default_value_t = 256)]
+    pub recompression_quota_mb: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Parent of the per-codec data directories (default: the system temp
@@ -52,6 +56,7 @@ pub fn run(args: CompressionArgs) -> Result<()> {
         rounds: args.rounds,
         chunk_kb: args.chunk_kb,
         memtable_mb: args.memtable_mb,
+        recompression_quota_mib: args.recompression_quota_mb,
         seed: args.seed,
         work_dir: work_dir.clone(),
     };

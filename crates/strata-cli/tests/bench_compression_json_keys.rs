@@ -31,6 +31,8 @@ fn tiny_compression_bench_reports_every_codec_dataset_and_concurrency() {
         "0.2",
         "--rounds",
         "1",
+        "--recompression-quota-mb",
+        "4",
         "--dir",
         work.to_str().expect("utf-8"),
         "--json",
@@ -104,9 +106,29 @@ fn tiny_compression_bench_reports_every_codec_dataset_and_concurrency() {
             .is_some_and(|s| s.contains("not implemented")),
         "{report}"
     );
+    // The recompression experiment (seed 001's worry) at the tiny quota.
+    let rc = &report["recompression"];
+    for key in [
+        "quota_bytes",
+        "largest_sstable_bytes",
+        "peak_extra_bytes",
+        "dry_run_estimate_bytes",
+        "final_bytes",
+        "final_ratio",
+        "refused_with_snapshot",
+        "refusal_message",
+    ] {
+        assert!(rc.get(key).is_some(), "recompression.{key} missing: {rc}");
+    }
+    assert_eq!(rc["refused_with_snapshot"], true, "{rc}");
+    let num = |k: &str| rc[k].as_f64().unwrap_or(f64::NAN);
     assert!(
-        report.get("recompression").is_none_or(|v| v.is_null()),
-        "{report}"
+        num("peak_extra_bytes") <= 2.0 * num("largest_sstable_bytes"),
+        "{rc}"
+    );
+    assert!(
+        (num("dry_run_estimate_bytes") - num("final_bytes")).abs() <= 0.1 * num("final_bytes"),
+        "{rc}"
     );
     let svgs = std::fs::read_dir(&charts).expect("charts dir").count();
     assert_eq!(svgs, 3, "ratio chart + one p99 chart per dataset");
