@@ -125,6 +125,26 @@ fn options(mode: &str) -> DbOptions {
     o
 }
 
+/// Opens `dir` read-write, waiting up to 10 s while its lock is held. Why the
+/// wait: this binary's tests run in parallel threads, each forking children.
+/// A fork copies every descriptor of the process, the previous owner's `LOCK`
+/// descriptor included, and a `flock` lives as long as any copy; the copy is
+/// closed only when the forked child reaches `exec` (close-on-exec), which
+/// under heavy load can come after the owner has closed its database. The
+/// engine is right to refuse meanwhile (the lock is held); the harness waits
+/// for the sibling's exec instead of failing on it (the flake in STATUS).
+fn open_when_unlocked(dir: &Path, mode: &str) -> strata::Result<Database> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match Database::open(dir, options(mode)) {
+            Err(strata::Error::Locked(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn create_cql(mode: &str) -> String {
     let options = if mode.ends_with("-blob") {
         BLOB_TABLE_OPTIONS
@@ -163,7 +183,7 @@ fn child_entry() {
     let mode = std::env::var(ENV_MODE).expect("mode");
     let gen: u64 = std::env::var(ENV_GEN).expect("gen").parse().unwrap();
     let seed: u64 = std::env::var(ENV_SEED).expect("seed").parse().unwrap();
-    let db = Arc::new(Database::open(Path::new(&dir), options(&mode)).expect("child open"));
+    let db = Arc::new(open_when_unlocked(Path::new(&dir), &mode).expect("child open"));
     let table = match db.table(KEYSPACE, TABLE) {
         Ok(t) => t,
         Err(_) => db
@@ -478,7 +498,7 @@ fn run_crash_test(mode: &str, default_kills: u64, default_seed: u64) {
     }
 
     // Last pass: every sstable verifies again, not only the ones new at each kill.
-    let db = Database::open(&dir, options(mode)).unwrap();
+    let db = open_when_unlocked(&dir, mode).unwrap();
     let table = db.table(KEYSPACE, TABLE).unwrap();
     for s in table.view().sstables() {
         let problems = s.verify(IoTag::new(IoCause::UserRead));
@@ -524,7 +544,7 @@ fn check_after_crash(
     }) {
         t.kills_mid_file_write += 1;
     }
-    let db = Database::open(dir, options(mode)).map_err(|e| format!("reopen failed: {e}"))?;
+    let db = open_when_unlocked(dir, mode).map_err(|e| format!("reopen failed: {e}"))?;
     let replay = db.replay_stats().clone();
     if !replay.corruptions.is_empty() {
         return Err(format!("replay reported damage: {replay:?}"));
