@@ -202,10 +202,6 @@ impl CompactionStrategy for BlobCompactionStrategy {
         largest_first(a, b)
     }
 
-    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
-        0
-    }
-
     /// `nodetool compact`: everything the shared step does not drop, into one
     /// sstable (the operator asked for it; the background never does this).
     fn major_merge(

@@ -331,10 +331,6 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         (a.size_bytes, a.id).cmp(&(b.size_bytes, b.id))
     }
 
-    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
-        0
-    }
-
     /// Everything the shared step does not drop, merged into one (Cassandra's
     /// `getMaximalTask`), cut by the largest window when segregation is on.
     fn major_merge(

@@ -330,7 +330,10 @@ pub trait CompactionStrategy: Send + Sync {
     fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering;
 
     /// The level a tombstone compaction of `sstable` writes into.
-    fn tombstone_output_level(&self, sstable: &SSTableInfo) -> u32;
+    /// Default level 0: every strategy without levels keeps its sstables there.
+    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
+        0
+    }
 
     /// The merge of a major compaction over `rest` (every sstable of `sstables`
     /// that the shared step does not drop), or `None` when `rest` is empty.

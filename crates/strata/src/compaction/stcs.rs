@@ -172,10 +172,6 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         largest_first(a, b)
     }
 
-    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
-        0
-    }
-
     /// Everything the shared step does not drop, merged into one sstable.
     fn major_merge(
         &self,

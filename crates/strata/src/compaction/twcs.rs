@@ -310,10 +310,6 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         (a.size_bytes, a.id).cmp(&(b.size_bytes, b.id))
     }
 
-    fn tombstone_output_level(&self, _sstable: &SSTableInfo) -> u32 {
-        0
-    }
-
     /// Everything the shared step does not drop, in one merge whose outputs are
     /// cut by time window when segregation is on: one sstable per window, the
     /// same result as merging window by window. Without segregation, everything
