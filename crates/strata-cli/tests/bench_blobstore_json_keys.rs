@@ -5,7 +5,7 @@
 //! strategy rewrites (almost) nothing and leaves (almost) nothing on disk.
 
 mod common;
-use common::{json_file, ok, strata_without_dir};
+use common::{bench_scratch, json_file, ok, strata_without_dir};
 
 const STRATEGIES: [&str; 3] = ["Blob", "STCS", "LCS"];
 const RUN_KEYS: [&str; 7] = [
@@ -20,11 +20,12 @@ const RUN_KEYS: [&str; 7] = [
 
 #[test]
 fn tiny_blobstore_bench_reports_every_figure_per_strategy_and_run() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("blobstore.json");
-    let charts = dir.path().join("charts");
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
+    let scratch = bench_scratch("blobstore.json");
+    let (json, charts, work) = (
+        scratch.json.clone(),
+        scratch.charts.clone(),
+        scratch.work.clone(),
+    );
     let out = strata_without_dir(&[
         "bench",
         "blobstore",

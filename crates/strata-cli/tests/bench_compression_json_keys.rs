@@ -8,7 +8,7 @@
 //! directory listings); the charts are drawn and the databases removed.
 
 mod common;
-use common::{json_file, ok, strata_without_dir};
+use common::{bench_scratch, json_file, ok, strata_without_dir};
 
 const DATASETS: [&str; 2] = ["small_rows", "directory_entries"];
 const MEASURED: [&str; 5] = ["none", "lz4", "zstd1", "zstd3", "zstd9"];
@@ -17,11 +17,12 @@ const PERCENTILES: [&str; 5] = ["p50", "p75", "p95", "p99", "mean"];
 
 #[test]
 fn tiny_compression_bench_reports_every_codec_dataset_and_concurrency() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("compression.json");
-    let charts = dir.path().join("charts");
-    let work = dir.path().join("work");
-    std::fs::create_dir_all(&work).expect("work dir");
+    let scratch = bench_scratch("compression.json");
+    let (json, charts, work) = (
+        scratch.json.clone(),
+        scratch.charts.clone(),
+        scratch.work.clone(),
+    );
     let out = strata_without_dir(&[
         "bench",
         "compression",

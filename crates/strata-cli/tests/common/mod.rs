@@ -60,3 +60,24 @@ pub fn json_file(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("JSON file written");
     serde_json::from_str(&text).expect("valid JSON")
 }
+
+/// Where a bench run in a test writes: its `--json` file, `--charts` and
+/// `--dir` (created), under one temporary directory that lives as long as this.
+pub struct BenchScratch {
+    _tmp: tempfile::TempDir,
+    pub json: PathBuf,
+    pub charts: PathBuf,
+    pub work: PathBuf,
+}
+
+pub fn bench_scratch(json_name: &str) -> BenchScratch {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).expect("work dir");
+    BenchScratch {
+        json: tmp.path().join(json_name),
+        charts: tmp.path().join("charts"),
+        work,
+        _tmp: tmp,
+    }
+}
