@@ -890,16 +890,6 @@ impl Table {
             .collect()
     }
 
-    /// Each live sstable's accounting computed afresh from the files (what
-    /// [`Table::live_bytes`] must equal: live_bytes invariant 2), ascending id.
-    pub fn recompute_live_bytes(&self) -> Result<Vec<(u64, crate::version::LiveBytes)>> {
-        let version = self.view.read().version.clone();
-        version
-            .iter()
-            .map(|s| live_bytes::account(&version, s.id).map(|l| (s.id, l)))
-            .collect()
-    }
-
     /// The accounted sstables whose stored accounting differs from a fresh
     /// computation over the same version (one snapshot, so concurrent edits
     /// cannot make a false mismatch): `(id, stored, fresh)`. Empty means the

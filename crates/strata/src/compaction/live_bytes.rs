@@ -262,13 +262,16 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
         // partition with a row index is not read further): they decide which
         // holders can still share live rows, and whether our deletions target
         // anything, usually without reading our rows.
-        let own_header = if own_deletions {
-            s.slice(&key, &ClusteringRange::ALL, false, TAG)?
-                .map(|sl| sl.deletion)
-                .unwrap_or_default()
+        // Read at most once per partition, and only when needed.
+        let mut head = if own_deletions {
+            Some(Head::read(s, &key)?)
         } else {
-            PartitionDeletion::default()
+            None
         };
+        let own_header = head
+            .as_ref()
+            .map(|h| h.deletion.clone())
+            .unwrap_or_default();
         let newest_pd = ext
             .partition
             .partition_deletion()
@@ -304,7 +307,15 @@ pub fn account(version: &SSTableVersion, id: u64) -> Result<LiveBytes> {
         // Partners whose rows (or static row) fall within our partition's
         // clustering bounds; a file split across two flushes has none, and
         // costs no data read.
-        let partners = close_partners(s, &key, partners)?;
+        let partners = if partners.is_empty() {
+            partners
+        } else {
+            let head = match head.take() {
+                Some(h) => h,
+                None => Head::read(s, &key)?,
+            };
+            close_partners(&head, &key, partners)?
+        };
         if !may_be_dead && partners.is_empty() && !own_rows_needed {
             continue;
         }
@@ -391,23 +402,40 @@ fn deletions_cover_a_write(
     Ok(false)
 }
 
-/// The `partners` holding a row within `s`'s clustering bounds for `key`, or a
-/// static row when `s` has one: the only ones an overwrite check must read
-/// further. Bounds come from row-index roots (no row block read), so the cost
-/// is a header and a root per partner.
+/// What [`account`] needs of its own partition without reading its rows: the
+/// header's deletions, whether there is a static row, and the clustering
+/// bounds (from the row index root when there is one).
+#[derive(Default)]
+struct Head {
+    deletion: PartitionDeletion,
+    has_static: bool,
+    bounds: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Head {
+    fn read(s: &Arc<SSTableReader>, key: &DecoratedKey) -> Result<Head> {
+        Ok(match s.slice(key, &ClusteringRange::ALL, false, TAG)? {
+            Some(sl) => Head {
+                has_static: sl.static_row.is_some(),
+                bounds: sl.clustering_bounds(),
+                deletion: sl.deletion,
+            },
+            None => Head::default(),
+        })
+    }
+}
+
+/// The `partners` holding a row within our partition's clustering bounds
+/// (`mine`) for `key`, or a static row when we have one: the only ones an
+/// overwrite check must read further. Bounds come from row-index roots (no row
+/// block read), so the cost is a header and a root per partner.
 fn close_partners<'a>(
-    s: &Arc<SSTableReader>,
+    mine: &Head,
     key: &DecoratedKey,
     partners: Vec<&'a Arc<SSTableReader>>,
 ) -> Result<Vec<&'a Arc<SSTableReader>>> {
-    if partners.is_empty() {
-        return Ok(partners);
-    }
-    let Some(mine) = s.slice(key, &ClusteringRange::ALL, false, TAG)? else {
-        return Ok(Vec::new());
-    };
-    let has_static = mine.static_row.is_some();
-    let Some((lo, hi)) = mine.clustering_bounds() else {
+    let has_static = mine.has_static;
+    let Some((lo, hi)) = mine.bounds.clone() else {
         // No rows: only static rows can be shared.
         if !has_static {
             return Ok(Vec::new());

@@ -117,6 +117,15 @@ pub fn encode_row_entry(
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
+    encode_row_key(prev, row, out);
+    scratch.clear();
+    encode_row(row, base, scratch);
+    put_bytes(out, scratch);
+}
+
+/// The part of a row entry before its body: the marker and the clustering,
+/// prefix-compressed against `prev`.
+fn encode_row_key(prev: &[u8], row: &Row, out: &mut Vec<u8>) {
     let shared = prev
         .iter()
         .zip(&row.clustering)
@@ -125,9 +134,6 @@ pub fn encode_row_entry(
     out.push(MARKER_ROW);
     put_varint(out, shared as u64);
     put_bytes(out, &row.clustering[shared..]);
-    scratch.clear();
-    encode_row(row, base, scratch);
-    put_bytes(out, scratch);
 }
 
 pub fn encode_end(out: &mut Vec<u8>) {
@@ -161,14 +167,7 @@ pub fn encode_partition_spliced<'a>(
     encode_header(p, base, &mut scratch, out);
     let mut prev: &[u8] = &[];
     for row in &p.rows {
-        let shared = prev
-            .iter()
-            .zip(&row.clustering)
-            .take_while(|(a, b)| a == b)
-            .count();
-        out.push(MARKER_ROW);
-        put_varint(out, shared as u64);
-        put_bytes(out, &row.clustering[shared..]);
+        encode_row_key(prev, row, out);
         scratch.clear();
         row_splices.clear();
         crate::encoding::encode_row_spliced(row, base, &mut scratch, &mut row_splices);
