@@ -155,7 +155,7 @@ fn bench_sstable(c: &mut Criterion) {
         let mut out = Vec::new();
         b.iter(|| {
             out.clear();
-            compress_chunk(Codec::Zstd { level: 3 }, black_box(chunk), &mut out)
+            compress_chunk(Codec::Zstd { level: 3 }, None, black_box(chunk), &mut out)
         })
     });
     g.bench_function("fresh_context", |b| {

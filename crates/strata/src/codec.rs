@@ -6,7 +6,11 @@
 //!
 //! Invariants:
 //! 1. Codec ids are written to disk and are **never renumbered**: 0 none, 1 LZ4,
-//!    2 zstd (`sstable::compression` states the stored layout).
+//!    2 zstd, 3 zstd with a dictionary, 4 LZ4 with a dictionary
+//!    (`sstable::compression` states the stored layout). Where a codec is
+//!    recorded per sstable ([`Codec::encode`]), ids 3 and 4 are followed by the
+//!    dictionary's id: files written before dictionaries never hold those ids,
+//!    so the extension changes nothing they contain.
 //! 2. [`CompressionParams::validate`] is the one check of a setting, used at
 //!    table creation, ALTER and sstable creation alike.
 
@@ -23,6 +27,13 @@ pub enum Codec {
     Lz4,
     /// `ZstdCompressor` with `compression_level` -7..=22 (default 3 in Cassandra).
     Zstd { level: i32 },
+    /// `ZstdWithDictsCompressor` (Cassandra 6: `ZstdDictionaryCompressor`): zstd
+    /// primed with the table's trained dictionary `dict` (`crate::dictionary`),
+    /// which every chunk of the sstable shares.
+    ZstdDict { level: i32, dict: u32 },
+    /// `LZ4WithDictsCompressor`: LZ4 whose match window starts with the last
+    /// 64 KiB of dictionary `dict`.
+    Lz4Dict { dict: u32 },
 }
 
 /// Lowest and highest zstd levels accepted (the range Cassandra's ZstdCompressor
@@ -34,6 +45,8 @@ pub const ZSTD_MAX_LEVEL: i32 = 22;
 pub const CODEC_ID_NONE: u8 = 0;
 pub const CODEC_ID_LZ4: u8 = 1;
 pub const CODEC_ID_ZSTD: u8 = 2;
+pub const CODEC_ID_ZSTD_DICT: u8 = 3;
+pub const CODEC_ID_LZ4_DICT: u8 = 4;
 
 impl Codec {
     /// The on-disk id (invariant 1). The zstd level is not part of the id: a reader
@@ -43,10 +56,13 @@ impl Codec {
             Codec::None => CODEC_ID_NONE,
             Codec::Lz4 => CODEC_ID_LZ4,
             Codec::Zstd { .. } => CODEC_ID_ZSTD,
+            Codec::ZstdDict { .. } => CODEC_ID_ZSTD_DICT,
+            Codec::Lz4Dict { .. } => CODEC_ID_LZ4_DICT,
         }
     }
 
-    /// The codec for an on-disk id; zstd gets `level` (use 0 when unknown).
+    /// The codec for an on-disk id without a dictionary; zstd gets `level` (use 0
+    /// when unknown). Dictionary codecs need their id too: [`Codec::decode`].
     pub fn from_id(id: u8, zstd_level: i32) -> Option<Codec> {
         match id {
             CODEC_ID_NONE => Some(Codec::None),
@@ -59,14 +75,78 @@ impl Codec {
     /// The zstd level, 0 for other codecs (serialized beside the id in the stats).
     pub fn level(self) -> i32 {
         match self {
-            Codec::Zstd { level } => level,
+            Codec::Zstd { level } | Codec::ZstdDict { level, .. } => level,
             _ => 0,
+        }
+    }
+
+    /// The dictionary the codec compresses with, if any.
+    pub fn dictionary(self) -> Option<u32> {
+        match self {
+            Codec::ZstdDict { dict, .. } | Codec::Lz4Dict { dict } => Some(dict),
+            _ => None,
+        }
+    }
+
+    /// The same codec bound to dictionary `dict` (codecs without one unchanged).
+    pub fn with_dictionary(self, dict: u32) -> Codec {
+        match self {
+            Codec::ZstdDict { level, .. } => Codec::ZstdDict { level, dict },
+            Codec::Lz4Dict { .. } => Codec::Lz4Dict { dict },
+            other => other,
+        }
+    }
+
+    /// What a dictionary codec writes while its table has no dictionary yet:
+    /// the same compressor without one (ScyllaDB does the same until its first
+    /// training). Other codecs unchanged.
+    pub fn without_dictionary(self) -> Codec {
+        match self {
+            Codec::ZstdDict { level, .. } => Codec::Zstd { level },
+            Codec::Lz4Dict { .. } => Codec::Lz4,
+            other => other,
+        }
+    }
+
+    /// Whether an sstable written with `self` follows a table set to `target`:
+    /// same compressor and level. A dictionary codec is followed by an sstable
+    /// with any dictionary (an older one still serves its reads; compaction and
+    /// `upgradesstables -a` move data to the newest), not by one without.
+    pub fn same_setting(self, target: Codec) -> bool {
+        self.id() == target.id() && self.level() == target.level()
+    }
+
+    /// Appends the per-sstable record: id, zigzag level, and for dictionary
+    /// codecs the dictionary id (invariant 1).
+    pub fn encode(self, out: &mut Vec<u8>) {
+        out.push(self.id());
+        crate::encoding::put_zigzag(out, i64::from(self.level()));
+        if let Some(dict) = self.dictionary() {
+            crate::encoding::put_varint(out, u64::from(dict));
+        }
+    }
+
+    /// Reads what [`Codec::encode`] wrote.
+    pub fn decode(r: &mut crate::encoding::Reader<'_>) -> crate::encoding::DecodeResult<Codec> {
+        use crate::encoding::DecodeError;
+        let id = r.u8()?;
+        let level =
+            i32::try_from(r.zigzag()?).map_err(|_| DecodeError("codec level out of range"))?;
+        let mut dict =
+            || u32::try_from(r.varint()?).map_err(|_| DecodeError("dictionary id out of range"));
+        match id {
+            CODEC_ID_ZSTD_DICT => Ok(Codec::ZstdDict {
+                level,
+                dict: dict()?,
+            }),
+            CODEC_ID_LZ4_DICT => Ok(Codec::Lz4Dict { dict: dict()? }),
+            _ => Codec::from_id(id, level).ok_or(DecodeError("unknown codec id")),
         }
     }
 
     /// Checks the zstd level range; the error names the option.
     pub fn validate(self) -> crate::Result<()> {
-        if let Codec::Zstd { level } = self {
+        if let Codec::Zstd { level } | Codec::ZstdDict { level, .. } = self {
             if !(ZSTD_MIN_LEVEL..=ZSTD_MAX_LEVEL).contains(&level) {
                 return Err(crate::Error::option(
                     "compression_level",

@@ -7,6 +7,7 @@
 //! - [`clock`]: injected time (`SystemClock`, `SimClock`); no engine code reads
 //!   the system time.
 //! - [`codec`]: an sstable's codec and chunk settings as values.
+//! - [`dictionary`]: trained compression dictionaries, one file each per table.
 //! - [`fs`]: every file access, counted per cause and level, with fault injection
 //!   and incremental disk usage; the queue of obsolete files to unlink.
 //! - [`quarantine`]: files an open does not explain, moved aside, never deleted.
@@ -51,6 +52,7 @@ pub mod compaction;
 pub mod cql;
 pub mod data;
 pub mod db;
+pub mod dictionary;
 pub mod dirlock;
 pub mod encoding;
 pub mod error;
@@ -70,6 +72,7 @@ pub mod split;
 pub mod sstable;
 pub mod table;
 pub mod table_compaction;
+pub mod table_dictionary;
 pub mod tablestats;
 pub mod token;
 pub mod types;

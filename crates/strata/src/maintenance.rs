@@ -276,6 +276,20 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
         files.push(file_name.to_string_lossy().into_owned());
         entries.push(SSTableEntry::for_reader(s, level));
     }
+    // The dictionaries those sstables were compressed with, so a snapshot
+    // restored or read elsewhere decodes on its own (dictionary invariant 4).
+    let mut dictionaries: Vec<u32> = view
+        .sstables()
+        .iter()
+        .filter_map(|s| s.stats().codec.dictionary())
+        .collect();
+    dictionaries.sort_unstable();
+    dictionaries.dedup();
+    for id in dictionaries {
+        let name = crate::dictionary::file_name(id);
+        fs.hard_link(&table.dir().join(&name), &tmp_dir.join(&name))?;
+        files.push(name);
+    }
     let mut manifest = Manifest::open(fs, &tmp_dir)?;
     manifest.commit(&entries, &[], replay)?;
     files.push(MANIFEST_FILE.to_string());
@@ -856,11 +870,22 @@ pub fn scrub_file(
         return Ok(report);
     }
     let s = &report.salvage;
+    // A dictionary-compressed file is rewritten with its own dictionary, from
+    // its own directory.
+    let dictionary = match s.codec.dictionary() {
+        Some(id) => Some(crate::dictionary::load(
+            fs,
+            input.parent().unwrap_or(Path::new(".")),
+            id,
+        )?),
+        None => None,
+    };
     let opts = crate::sstable::WriterOptions {
         compression: crate::sstable::CompressionParams {
             codec: s.codec,
             chunk_length_bytes: s.chunk_length_bytes,
         },
+        dictionary,
         expected_partitions: count,
         tag,
         base: s.base,

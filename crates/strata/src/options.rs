@@ -340,6 +340,15 @@ pub enum CompressorClass {
     /// Cassandra's `ZstdCompressor`: 5-10% smaller than LZ4 at level 3, more CPU.
     #[serde(rename = "ZstdCompressor")]
     Zstd,
+    /// ScyllaDB's `ZstdWithDictsCompressor` (Cassandra 6:
+    /// `ZstdDictionaryCompressor`): zstd primed with a dictionary trained on the
+    /// table's data (`crate::dictionary`); what small rows need.
+    #[serde(rename = "ZstdWithDictsCompressor")]
+    ZstdWithDicts,
+    /// ScyllaDB's `LZ4WithDictsCompressor`: LZ4 whose window starts with the
+    /// table's dictionary.
+    #[serde(rename = "LZ4WithDictsCompressor")]
+    Lz4WithDicts,
 }
 
 impl CompressorClass {
@@ -349,7 +358,22 @@ impl CompressorClass {
             CompressorClass::None => "",
             CompressorClass::Lz4 => "LZ4Compressor",
             CompressorClass::Zstd => "ZstdCompressor",
+            CompressorClass::ZstdWithDicts => "ZstdWithDictsCompressor",
+            CompressorClass::Lz4WithDicts => "LZ4WithDictsCompressor",
         }
+    }
+
+    /// Whether the class compresses with a trained dictionary.
+    pub fn uses_dictionary(&self) -> bool {
+        matches!(
+            self,
+            CompressorClass::ZstdWithDicts | CompressorClass::Lz4WithDicts
+        )
+    }
+
+    /// Whether `compression_level` applies.
+    pub fn is_zstd(&self) -> bool {
+        matches!(self, CompressorClass::Zstd | CompressorClass::ZstdWithDicts)
     }
 
     /// Accepts the short and the fully-qualified Cassandra names.
@@ -361,6 +385,12 @@ impl CompressorClass {
             "" => Ok(CompressorClass::None),
             s if s.eq_ignore_ascii_case("LZ4Compressor") => Ok(CompressorClass::Lz4),
             s if s.eq_ignore_ascii_case("ZstdCompressor") => Ok(CompressorClass::Zstd),
+            s if s.eq_ignore_ascii_case("ZstdWithDictsCompressor")
+                || s.eq_ignore_ascii_case("ZstdDictionaryCompressor") =>
+            {
+                Ok(CompressorClass::ZstdWithDicts)
+            }
+            s if s.eq_ignore_ascii_case("LZ4WithDictsCompressor") => Ok(CompressorClass::Lz4WithDicts),
             s if s.eq_ignore_ascii_case("SnappyCompressor") || s.eq_ignore_ascii_case("DeflateCompressor") => {
                 Err(Error::option("class", format!("compressor '{name}' is not supported by Strata (use LZ4Compressor or ZstdCompressor)")))
             }
@@ -384,6 +414,24 @@ pub struct CompressionOptions {
     /// barely changes. Only valid with ZstdCompressor. Cassandra: `compression_level`;
     /// RocksDB: `CompressionOptions::level`.
     pub compression_level: i32,
+    /// Largest dictionary a training produces, bytes; default 64 KiB. Only with
+    /// the dictionary classes. Cassandra 6: `training_max_dictionary_size`;
+    /// RocksDB: `CompressionOptions::max_dict_bytes`.
+    #[serde(default = "default_max_dictionary_bytes")]
+    pub training_max_dictionary_size: u32,
+    /// Most uncompressed data a training samples, bytes; default 10 MiB (zstd
+    /// advises about 100x the dictionary). Cassandra 6:
+    /// `training_max_total_sample_size`; RocksDB: `zstd_max_train_bytes`.
+    #[serde(default = "default_max_sample_bytes")]
+    pub training_max_total_sample_size: u64,
+}
+
+fn default_max_dictionary_bytes() -> u32 {
+    crate::dictionary::DEFAULT_MAX_DICTIONARY_BYTES as u32
+}
+
+fn default_max_sample_bytes() -> u64 {
+    crate::dictionary::DEFAULT_MAX_SAMPLE_BYTES as u64
 }
 
 /// Default of [`CompressionOptions::chunk_length_in_kb`].
@@ -397,6 +445,8 @@ impl Default for CompressionOptions {
             class: CompressorClass::Lz4,
             chunk_length_in_kb: DEFAULT_CHUNK_LENGTH_KB,
             compression_level: DEFAULT_ZSTD_LEVEL,
+            training_max_dictionary_size: default_max_dictionary_bytes(),
+            training_max_total_sample_size: default_max_sample_bytes(),
         }
     }
 }
@@ -425,6 +475,13 @@ impl CompressionOptions {
             CompressorClass::Zstd => crate::codec::Codec::Zstd {
                 level: self.compression_level,
             },
+            // Dictionary 0 stands for "the table's current one": the table
+            // binds it (`Table::writer_options`); 0 is never a stored id.
+            CompressorClass::ZstdWithDicts => crate::codec::Codec::ZstdDict {
+                level: self.compression_level,
+                dict: 0,
+            },
+            CompressorClass::Lz4WithDicts => crate::codec::Codec::Lz4Dict { dict: 0 },
         };
         crate::codec::CompressionParams {
             codec,
@@ -458,6 +515,7 @@ impl CompressionOptions {
             })?;
         out.class = CompressorClass::parse(class)?;
         let mut level_given = false;
+        let mut training_given = None;
         for (k, v) in map {
             match k.as_str() {
                 "enabled" | "class" | "sstable_compression" => {}
@@ -467,6 +525,24 @@ impl CompressionOptions {
                 "compression_level" => {
                     out.compression_level = parse_signed(k, v, -7, 22)? as i32;
                     level_given = true;
+                }
+                "training_max_dictionary_size" => {
+                    out.training_max_dictionary_size = parse_int(
+                        k,
+                        v,
+                        crate::dictionary::MIN_DICTIONARY_BYTES as u64,
+                        crate::dictionary::MAX_DICTIONARY_BYTES as u64,
+                    )? as u32;
+                    training_given = Some(k);
+                }
+                "training_max_total_sample_size" => {
+                    out.training_max_total_sample_size = parse_int(
+                        k,
+                        v,
+                        crate::dictionary::MIN_SAMPLE_BYTES as u64,
+                        1 << 30,
+                    )?;
+                    training_given = Some(k);
                 }
                 // Cassandra's probability of verifying a chunk's checksum on read.
                 // Strata verifies every chunk on every read (sstable invariant 2):
@@ -486,16 +562,30 @@ impl CompressionOptions {
                 other => {
                     return Err(Error::option(
                         other,
-                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level, crc_check_chance",
+                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level, crc_check_chance, training_max_dictionary_size, training_max_total_sample_size",
                     ))
                 }
             }
         }
-        if level_given && out.class != CompressorClass::Zstd {
+        if level_given && !out.class.is_zstd() {
             return Err(Error::option(
                 "compression_level",
-                format!("only applies to ZstdCompressor, not '{}'", out.class.name()),
+                format!(
+                    "only applies to ZstdCompressor and ZstdWithDictsCompressor, not '{}'",
+                    out.class.name()
+                ),
             ));
+        }
+        if let Some(k) = training_given {
+            if !out.class.uses_dictionary() {
+                return Err(Error::option(
+                    k,
+                    format!(
+                        "only applies to ZstdWithDictsCompressor and LZ4WithDictsCompressor, not '{}'",
+                        out.class.name()
+                    ),
+                ));
+            }
         }
         out.validate()?;
         Ok(out)
@@ -531,6 +621,21 @@ impl fmt::Display for CompressionOptions {
                 f,
                 "{{'class': 'ZstdCompressor', 'chunk_length_in_kb': '{}', 'compression_level': '{}'}}",
                 self.chunk_length_in_kb, self.compression_level
+            ),
+            CompressorClass::ZstdWithDicts => write!(
+                f,
+                "{{'class': 'ZstdWithDictsCompressor', 'chunk_length_in_kb': '{}', 'compression_level': '{}', 'training_max_dictionary_size': '{}', 'training_max_total_sample_size': '{}'}}",
+                self.chunk_length_in_kb,
+                self.compression_level,
+                self.training_max_dictionary_size,
+                self.training_max_total_sample_size
+            ),
+            CompressorClass::Lz4WithDicts => write!(
+                f,
+                "{{'class': 'LZ4WithDictsCompressor', 'chunk_length_in_kb': '{}', 'training_max_dictionary_size': '{}', 'training_max_total_sample_size': '{}'}}",
+                self.chunk_length_in_kb,
+                self.training_max_dictionary_size,
+                self.training_max_total_sample_size
             ),
         }
     }
@@ -1461,7 +1566,8 @@ mod tests {
             CompressionOptions {
                 class: CompressorClass::Lz4,
                 chunk_length_in_kb: 16,
-                compression_level: 3
+                compression_level: 3,
+                ..CompressionOptions::default()
             }
         );
         assert_eq!(o.max_value_size_bytes, 256 * MIB);
@@ -1541,7 +1647,8 @@ mod tests {
             CompressionOptions {
                 class: CompressorClass::Zstd,
                 chunk_length_in_kb: 64,
-                compression_level: -3
+                compression_level: -3,
+                ..CompressionOptions::default()
             }
         );
         let s = TableOptions::parse("compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': false, 'bucket_high': 2}")

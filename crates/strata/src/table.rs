@@ -167,6 +167,8 @@ pub struct Table {
     /// bytes, so the `max_disk_bytes` quota does not stop them (the free-space
     /// reserve still does).
     pub(crate) recovering: std::sync::atomic::AtomicBool,
+    /// Compression dictionaries (`crate::table_dictionary`).
+    pub(crate) dictionaries: crate::table_dictionary::TableDictionaries,
 }
 
 /// The room the disk-space guard sees ([`Table::disk_room`]).
@@ -419,6 +421,8 @@ impl Table {
                 fs.remove(&dir.join(name))?;
             }
         }
+        let dictionaries =
+            crate::table_dictionary::TableDictionaries::open(fs, dir, &schema, &mut notes);
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
@@ -449,6 +453,7 @@ impl Table {
             open_notes: notes,
             last_accounting_error: Mutex::new(None),
             recovering: std::sync::atomic::AtomicBool::new(false),
+            dictionaries,
         }))
     }
 
@@ -654,7 +659,10 @@ impl Table {
         // gone since the last compaction (readers only queue them).
         self.fs.reclaim_obsolete();
         match flushed {
-            Ok(()) => {
+            Ok(readers) => {
+                // Trains the first dictionary, or a new one on drift; never
+                // fails the flush (its errors go to tablestats).
+                self.train_dictionary_after_flush(&readers);
                 *self.last_flush_error.lock() = None;
                 self.metrics.flush_count.fetch_add(1, Ordering::Relaxed);
                 self.wake_compaction();
@@ -672,7 +680,7 @@ impl Table {
         }
     }
 
-    fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<()> {
+    fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<Vec<Arc<SSTableReader>>> {
         // The estimate is the uncompressed data size: an upper bound of the file.
         self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
         let readers = if memtable.is_empty() {
@@ -700,7 +708,7 @@ impl Table {
         if let (Some(log), Some(pos)) = (&self.commitlog, position) {
             log.mark_flushed(self.schema.read().id, pos)?;
         }
-        Ok(())
+        Ok(readers)
     }
 
     /// Reserves a new sstable id (for flush, compaction, scrub, recompression).
@@ -719,8 +727,10 @@ impl Table {
         expected_partitions: u64,
     ) -> WriterOptions {
         let schema = self.schema();
+        let (compression, dictionary) = self.dictionaries.bind(&schema);
         WriterOptions {
-            compression: schema.options.compression.params(),
+            compression,
+            dictionary,
             bloom_fp_chance: schema.options.bloom_filter_fp_chance,
             expected_partitions,
             tag,

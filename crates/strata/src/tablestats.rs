@@ -204,7 +204,7 @@ impl TableStats {
         let gc_before = t.clock().now_seconds() - schema.options.gc_grace_seconds as i64;
         let mut droppable_weighted = 0.0;
         let mut candidates = 0u64;
-        let target = schema.options.compression.params();
+        let target = t.target_compression();
         let (mut stale, mut stale_bytes) = (0usize, 0u64);
         for (s, level) in view.version.iter().map(|e| (&e.handle, e.level)) {
             let st = s.stats();

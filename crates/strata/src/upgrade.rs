@@ -39,6 +39,7 @@
 //!    holding candidate files is reported as a warning with its size.
 
 use crate::codec::{Codec, CompressionParams};
+use crate::dictionary::CompressionDictionary;
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::maintenance;
@@ -138,14 +139,19 @@ pub fn setting_name(codec: Codec, chunk_length_bytes: u64) -> String {
         Codec::None => "none".to_string(),
         Codec::Lz4 => "LZ4Compressor".to_string(),
         Codec::Zstd { level } => format!("ZstdCompressor level {level}"),
+        Codec::ZstdDict { level, dict } => {
+            format!("ZstdWithDictsCompressor level {level}, dictionary {dict}")
+        }
+        Codec::Lz4Dict { dict } => format!("LZ4WithDictsCompressor, dictionary {dict}"),
     };
     format!("{c}, {} KiB chunks", chunk_length_bytes / 1024)
 }
 
 /// Whether `r` was written with other settings than `target` (or an older
-/// format).
+/// format). An older dictionary of the same class and level is the same
+/// setting (`Codec::same_setting`): it still serves, and `-a` moves it on.
 pub fn is_stale(r: &SSTableReader, target: &CompressionParams) -> bool {
-    r.stats().codec != target.codec
+    !r.stats().codec.same_setting(target.codec)
         || r.chunk_length() != u64::from(target.chunk_length_bytes)
         || r.format_version() < FORMAT_VERSION
 }
@@ -163,8 +169,9 @@ fn sample(r: &SSTableReader) -> Result<Vec<u8>> {
 }
 
 /// Stored bytes of `data` cut into `target` chunks and compressed (codec byte
-/// and checksum included, as the writer stores them) over its length.
-fn ratio_of(data: &[u8], target: &CompressionParams) -> f64 {
+/// and checksum included, as the writer stores them) over its length; `dict`
+/// is the dictionary a dictionary codec uses.
+fn ratio_of(data: &[u8], target: &CompressionParams, dict: Option<&CompressionDictionary>) -> f64 {
     if data.is_empty() {
         return 1.0;
     }
@@ -172,7 +179,7 @@ fn ratio_of(data: &[u8], target: &CompressionParams) -> f64 {
     let mut buf = Vec::new();
     for piece in data.chunks(target.chunk_length_bytes.max(1) as usize) {
         buf.clear();
-        compress_chunk(target.codec, piece, &mut buf);
+        compress_chunk(target.codec, dict, piece, &mut buf);
         stored += buf.len();
     }
     stored as f64 / data.len() as f64
@@ -205,7 +212,11 @@ pub fn upgrade_sstables(
 ) -> Result<UpgradeReport> {
     use std::os::unix::fs::MetadataExt;
     let schema = table.schema();
-    let target = schema.options.compression.params();
+    let target = table.target_compression();
+    let dictionary = table.compression_dictionary();
+    let dict = dictionary
+        .as_deref()
+        .filter(|_| target.codec.dictionary().is_some());
     let jobs = opts.jobs.max(1);
     // The set must not change while it is planned and rewritten.
     let _pause = table.pause_compactions(Duration::from_secs(600))?;
@@ -225,7 +236,7 @@ pub fn upgrade_sstables(
             continue;
         }
         let data = sample(r)?;
-        let ratio = ratio_of(&data, &target);
+        let ratio = ratio_of(&data, &target, dict);
         let non_data = r.file_size().saturating_sub(r.stats().compressed_bytes);
         let held = table
             .fs()
@@ -293,12 +304,62 @@ pub fn upgrade_sstables(
         let all: Vec<u8> = samples.concat();
         let uncompressed: u64 = report.candidates.iter().map(|c| c.uncompressed_bytes).sum();
         for setting in all_settings(target.chunk_length_bytes) {
-            let ratio = ratio_of(&all, &setting);
+            let ratio = ratio_of(&all, &setting, None);
             report.setting_estimates.push(SettingEstimate {
                 setting: setting_name(setting.codec, u64::from(setting.chunk_length_bytes)),
                 ratio,
                 estimated_bytes: (uncompressed as f64 * ratio).ceil() as u64,
             });
+        }
+        // With a dictionary (ScyllaDB's estimate includes its dictionary
+        // compressors): the table's current one, else one trained on the same
+        // samples and not stored, so the figure is what training would give.
+        let trial;
+        let with_dict = match &dictionary {
+            Some(d) => Some(d.as_ref()),
+            None => {
+                let chunk = target.chunk_length_bytes.max(1) as usize;
+                let pieces: Vec<Vec<u8>> = all.chunks(chunk).map(<[u8]>::to_vec).collect();
+                let level = target.codec.level();
+                let codec = Codec::ZstdDict {
+                    level: if level == 0 { 3 } else { level },
+                    dict: 0,
+                };
+                match crate::dictionary::train(
+                    &pieces,
+                    crate::dictionary::DEFAULT_MAX_DICTIONARY_BYTES,
+                    codec,
+                ) {
+                    Ok(t) => {
+                        trial = t.unsaved();
+                        Some(&trial)
+                    }
+                    Err(e) => {
+                        report.warnings.push(format!("no dictionary estimate: {e}"));
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(d) = with_dict {
+            for codec in [
+                Codec::ZstdDict {
+                    level: 3,
+                    dict: d.id(),
+                },
+                Codec::Lz4Dict { dict: d.id() },
+            ] {
+                let setting = CompressionParams {
+                    codec,
+                    chunk_length_bytes: target.chunk_length_bytes,
+                };
+                let ratio = ratio_of(&all, &setting, Some(d));
+                report.setting_estimates.push(SettingEstimate {
+                    setting: setting_name(codec, u64::from(setting.chunk_length_bytes)),
+                    ratio,
+                    estimated_bytes: (uncompressed as f64 * ratio).ceil() as u64,
+                });
+            }
         }
     }
     if opts.dry_run || report.candidates.is_empty() {
@@ -407,7 +468,7 @@ mod tests {
             chunk_length_bytes: 4096,
         };
         // Zeros compress to almost nothing.
-        assert!(ratio_of(&vec![0u8; 64 * 1024], &target) < 0.05);
+        assert!(ratio_of(&vec![0u8; 64 * 1024], &target, None) < 0.05);
         // Incompressible bytes are stored raw: ratio just above 1 (codec byte +
         // checksum per chunk).
         let mut x = 0x9e37_79b9_u32;
@@ -419,9 +480,9 @@ mod tests {
                 x as u8
             })
             .collect();
-        let r = ratio_of(&noise, &target);
+        let r = ratio_of(&noise, &target, None);
         assert!((1.0..1.01).contains(&r), "{r}");
-        assert_eq!(ratio_of(&[], &target), 1.0);
+        assert_eq!(ratio_of(&[], &target, None), 1.0);
     }
 
     #[test]

@@ -7,8 +7,11 @@
 //!
 //! Invariants:
 //! 1. Codec ids are written to disk and are **never renumbered**: 0 none, 1 LZ4
-//!    (lz4_flex block format, no size prefix), 2 zstd (one frame). A new codec takes
-//!    a new id.
+//!    (lz4_flex block format, no size prefix), 2 zstd (one frame), 3 zstd (one
+//!    frame) compressed with the sstable's dictionary, 4 LZ4 block whose window
+//!    starts with the last 64 KiB of the sstable's dictionary. A new codec takes
+//!    a new id. The dictionary is the sstable's, not the chunk's: the sstable
+//!    records its id (`Codec::encode`), and the caller passes it loaded.
 //! 2. A chunk is stored compressed only if that saves at least 1/8 of its size
 //!    (Cassandra's `min_compress_ratio` idea); otherwise it is stored raw with codec
 //!    0. Because the codec is per chunk, incompressible data costs one byte per chunk
@@ -19,9 +22,11 @@
 use std::cell::RefCell;
 
 pub use crate::codec::{
-    Codec, CompressionParams, CODEC_ID_LZ4, CODEC_ID_NONE, CODEC_ID_ZSTD, MAX_CHUNK_LENGTH_BYTES,
-    MIN_CHUNK_LENGTH_BYTES, ZSTD_MAX_LEVEL, ZSTD_MIN_LEVEL,
+    Codec, CompressionParams, CODEC_ID_LZ4, CODEC_ID_LZ4_DICT, CODEC_ID_NONE, CODEC_ID_ZSTD,
+    CODEC_ID_ZSTD_DICT, MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES, ZSTD_MAX_LEVEL,
+    ZSTD_MIN_LEVEL,
 };
+use crate::dictionary::CompressionDictionary;
 
 /// Bytes a stored chunk adds to its payload: the codec byte and the crc.
 pub const CHUNK_OVERHEAD_BYTES: usize = 1 + 4;
@@ -33,6 +38,49 @@ thread_local! {
     // `zstd_context_16KiB`).
     static ZSTD_CCTX: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
     static ZSTD_DCTX: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+    // Dictionary contexts: raw zstd contexts that take a prepared dictionary per
+    // call (`*_using_cdict` / `*_using_ddict` only reference it), so one context
+    // per thread serves every dictionary of every table.
+    static ZSTD_DICT_CCTX: RefCell<Option<zstd::zstd_safe::CCtx<'static>>> = const { RefCell::new(None) };
+    static ZSTD_DICT_DCTX: RefCell<Option<zstd::zstd_safe::DCtx<'static>>> = const { RefCell::new(None) };
+}
+
+fn zstd_dict_compress(
+    dict: &CompressionDictionary,
+    level: i32,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    let encoder = dict.encoder(level);
+    ZSTD_DICT_CCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let cctx = slot.get_or_insert_with(zstd::zstd_safe::CCtx::create);
+        let start = out.len();
+        out.resize(start + zstd::zstd_safe::compress_bound(input.len()), 0);
+        match cctx.compress_using_cdict(&mut out[start..], input, encoder.as_cdict()) {
+            Ok(n) => {
+                out.truncate(start + n);
+                true
+            }
+            Err(_) => {
+                out.truncate(start);
+                false
+            }
+        }
+    })
+}
+
+fn zstd_dict_decompress(
+    dict: &CompressionDictionary,
+    payload: &[u8],
+    dst: &mut [u8],
+) -> Result<usize, String> {
+    ZSTD_DICT_DCTX.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let dctx = slot.get_or_insert_with(zstd::zstd_safe::DCtx::create);
+        dctx.decompress_using_ddict(dst, payload, dict.decoder())
+            .map_err(|code| zstd::zstd_safe::get_error_name(code).to_string())
+    })
 }
 
 fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
@@ -70,14 +118,37 @@ fn zstd_decompress(payload: &[u8], dst: &mut [u8]) -> std::io::Result<usize> {
 }
 
 /// Appends `input` as one stored chunk to `out` (invariant 2) and returns the
-/// codec actually used.
-pub fn compress_chunk(codec: Codec, input: &[u8], out: &mut Vec<u8>) -> Codec {
+/// codec actually used. A dictionary codec needs `dict` (its id is the
+/// caller's to match); without it the chunk is stored raw, never wrongly.
+pub fn compress_chunk(
+    codec: Codec,
+    dict: Option<&CompressionDictionary>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Codec {
     let start = out.len();
     let mut used = codec;
     out.push(codec.id());
-    let compressed_ok = match codec {
-        Codec::None => false,
-        Codec::Lz4 => {
+    let compressed_ok = match (codec, dict) {
+        (Codec::None, _) => false,
+        (Codec::ZstdDict { level, .. }, Some(d)) => zstd_dict_compress(d, level, input, out),
+        (Codec::Lz4Dict { .. }, Some(d)) => {
+            let bound = lz4_flex::block::get_maximum_output_size(input.len());
+            out.resize(start + 1 + bound, 0);
+            match lz4_flex::block::compress_into_with_dict(
+                input,
+                &mut out[start + 1..],
+                d.lz4_window(),
+            ) {
+                Ok(n) => {
+                    out.truncate(start + 1 + n);
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        (Codec::ZstdDict { .. } | Codec::Lz4Dict { .. }, None) => false,
+        (Codec::Lz4, _) => {
             let bound = lz4_flex::block::get_maximum_output_size(input.len());
             out.resize(start + 1 + bound, 0);
             match lz4_flex::block::compress_into(input, &mut out[start + 1..]) {
@@ -88,7 +159,7 @@ pub fn compress_chunk(codec: Codec, input: &[u8], out: &mut Vec<u8>) -> Codec {
                 Err(_) => false,
             }
         }
-        Codec::Zstd { level } => zstd_compress(level, input, out).is_ok(),
+        (Codec::Zstd { level }, _) => zstd_compress(level, input, out).is_ok(),
     };
     // Invariant 2: keep the compressed form only if it saves at least 1/8.
     let payload_len = out.len() - start - 1;
@@ -104,11 +175,13 @@ pub fn compress_chunk(codec: Codec, input: &[u8], out: &mut Vec<u8>) -> Codec {
 }
 
 /// Verifies a stored chunk (`[codec][payload][crc]`) and appends its
-/// `expected_len` uncompressed bytes to `out`. The error says what was wrong; the
+/// `expected_len` uncompressed bytes to `out`. `dict` is the sstable's
+/// dictionary, needed by codecs 3 and 4. The error says what was wrong; the
 /// caller adds the file and offset.
 pub fn decompress_chunk(
     stored: &[u8],
     expected_len: usize,
+    dict: Option<&CompressionDictionary>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     if stored.len() < CHUNK_OVERHEAD_BYTES {
@@ -170,9 +243,70 @@ pub fn decompress_chunk(
                 }
             }
         }
+        CODEC_ID_ZSTD_DICT | CODEC_ID_LZ4_DICT => {
+            let d = dict.ok_or_else(|| {
+                format!("chunk uses codec {codec}, which needs the sstable's dictionary, and the sstable names none")
+            })?;
+            out.resize(start + expected_len, 0);
+            let (name, r) = if codec == CODEC_ID_ZSTD_DICT {
+                ("zstd", zstd_dict_decompress(d, payload, &mut out[start..]))
+            } else {
+                (
+                    "lz4",
+                    lz4_flex::block::decompress_into_with_dict(
+                        payload,
+                        &mut out[start..],
+                        d.lz4_window(),
+                    )
+                    .map_err(|e| e.to_string()),
+                )
+            };
+            match r {
+                Ok(n) if n == expected_len => {}
+                Ok(n) => {
+                    out.truncate(start);
+                    return Err(format!(
+                        "{name} chunk with dictionary {} decoded to {n} bytes, expected {expected_len}",
+                        d.id()
+                    ));
+                }
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(format!(
+                        "{name} chunk with dictionary {} does not decode: {e}",
+                        d.id()
+                    ));
+                }
+            }
+        }
         other => return Err(format!("unknown codec id {other}")),
     }
     Ok(())
+}
+
+/// For salvage, which does not know a chunk's length: decodes a dictionary
+/// chunk (codec 3 or 4, checksum included in `stored`) of at most `max_len`
+/// bytes, or `None` if it is not one.
+pub(crate) fn decompress_chunk_up_to(
+    stored: &[u8],
+    max_len: usize,
+    dict: &CompressionDictionary,
+) -> Option<Vec<u8>> {
+    let (body, crc) = stored.split_at(stored.len().checked_sub(4)?);
+    if crc32c::crc32c(body).to_le_bytes() != crc {
+        return None;
+    }
+    let (&codec, payload) = body.split_first()?;
+    let mut out = vec![0u8; max_len];
+    let n = match codec {
+        CODEC_ID_ZSTD_DICT => zstd_dict_decompress(dict, payload, &mut out).ok()?,
+        CODEC_ID_LZ4_DICT => {
+            lz4_flex::block::decompress_into_with_dict(payload, &mut out, dict.lz4_window()).ok()?
+        }
+        _ => return None,
+    };
+    out.truncate(n);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -180,13 +314,36 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
-    fn codecs() -> [Codec; 4] {
+    fn codecs() -> [Codec; 6] {
         [
             Codec::None,
             Codec::Lz4,
             Codec::Zstd { level: 3 },
             Codec::Zstd { level: -7 },
+            Codec::ZstdDict { level: 3, dict: 0 },
+            Codec::Lz4Dict { dict: 0 },
         ]
+    }
+
+    /// A dictionary trained on text shaped like the tests' data (id 0: never
+    /// stored).
+    fn dict() -> CompressionDictionary {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let samples: Vec<Vec<u8>> = (0..40)
+            .map(|_| {
+                let mut s = Vec::new();
+                while s.len() < 4096 {
+                    s.extend_from_slice(b"cassandra-stress key=");
+                    s.extend((0..8).map(|_| rng.gen_range(b'a'..=b'z')));
+                    s.extend_from_slice(b";value=");
+                    s.extend((0..6).map(|_| rng.gen_range(b'0'..=b'9')));
+                }
+                s
+            })
+            .collect();
+        crate::dictionary::train(&samples, 4096, Codec::ZstdDict { level: 3, dict: 0 })
+            .unwrap()
+            .unsaved()
     }
 
     #[test]
@@ -195,10 +352,21 @@ mod tests {
         assert_eq!(Codec::None.id(), 0);
         assert_eq!(Codec::Lz4.id(), 1);
         assert_eq!(Codec::Zstd { level: 9 }.id(), 2);
-        for c in codecs() {
+        for c in codecs().into_iter().filter(|c| c.dictionary().is_none()) {
             assert_eq!(Codec::from_id(c.id(), c.level()), Some(c));
         }
-        assert_eq!(Codec::from_id(3, 0), None);
+        assert_eq!(Codec::ZstdDict { level: 1, dict: 9 }.id(), 3);
+        assert_eq!(Codec::Lz4Dict { dict: 9 }.id(), 4);
+        // Dictionary codecs carry their dictionary id in the per-sstable record.
+        for c in codecs() {
+            let mut out = Vec::new();
+            c.with_dictionary(77).encode(&mut out);
+            let mut r = crate::encoding::Reader::new(&out);
+            assert_eq!(Codec::decode(&mut r).unwrap(), c.with_dictionary(77));
+            assert!(r.is_empty());
+        }
+        assert_eq!(Codec::from_id(3, 0), None, "needs its dictionary id");
+        assert_eq!(Codec::from_id(5, 0), None);
         assert!(Codec::Zstd { level: 23 }.validate().is_err());
         assert!(Codec::Zstd { level: -8 }.validate().is_err());
         assert!(CompressionParams {
@@ -218,9 +386,10 @@ mod tests {
             .collect();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let random: Vec<u8> = (0..16384).map(|_| rng.gen()).collect();
+        let d = dict();
         for codec in codecs() {
             let mut out = Vec::new();
-            let used = compress_chunk(codec, &repetitive, &mut out);
+            let used = compress_chunk(codec, Some(&d), &repetitive, &mut out);
             assert_eq!(used, codec);
             if codec != Codec::None {
                 assert!(
@@ -230,50 +399,76 @@ mod tests {
                 );
             }
             let mut back = Vec::new();
-            decompress_chunk(&out, repetitive.len(), &mut back).unwrap();
+            decompress_chunk(&out, repetitive.len(), Some(&d), &mut back).unwrap();
             assert_eq!(back, repetitive);
 
             let mut out = Vec::new();
             assert_eq!(
-                compress_chunk(codec, &random, &mut out),
+                compress_chunk(codec, Some(&d), &random, &mut out),
                 Codec::None,
                 "{codec:?} on random data"
             );
             assert_eq!(out.len(), random.len() + CHUNK_OVERHEAD_BYTES);
             let mut back = Vec::new();
-            decompress_chunk(&out, random.len(), &mut back).unwrap();
+            decompress_chunk(&out, random.len(), Some(&d), &mut back).unwrap();
             assert_eq!(back, random);
+        }
+    }
+
+    #[test]
+    fn a_dictionary_shrinks_small_chunks_and_is_required_to_read_them() {
+        let d = dict();
+        let chunk: Vec<u8> = b"cassandra-stress key=qwertyui;value=123456".to_vec();
+        for (with, without) in [
+            (
+                Codec::ZstdDict { level: 3, dict: 0 },
+                Codec::Zstd { level: 3 },
+            ),
+            (Codec::Lz4Dict { dict: 0 }, Codec::Lz4),
+        ] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            assert_eq!(compress_chunk(with, Some(&d), &chunk, &mut a), with);
+            compress_chunk(without, None, &chunk, &mut b);
+            assert!(a.len() < b.len(), "{with:?}: {} vs {}", a.len(), b.len());
+            let err = decompress_chunk(&a, chunk.len(), None, &mut Vec::new()).unwrap_err();
+            assert!(err.contains("needs the sstable's dictionary"), "{err}");
+            // Asked to compress without its dictionary, a chunk is stored raw
+            // rather than with a codec id that promises one.
+            let mut raw = Vec::new();
+            assert_eq!(compress_chunk(with, None, &chunk, &mut raw), Codec::None);
         }
     }
 
     #[test]
     fn every_bit_flip_is_detected() {
         let data: Vec<u8> = (0..600u32).map(|i| (i % 7) as u8).collect();
+        let d = dict();
         for codec in codecs() {
             let mut stored = Vec::new();
-            compress_chunk(codec, &data, &mut stored);
+            compress_chunk(codec, Some(&d), &data, &mut stored);
             for bit in 0..stored.len() * 8 {
                 let mut bad = stored.clone();
                 bad[bit / 8] ^= 1 << (bit % 8);
                 let mut out = Vec::new();
                 assert!(
-                    decompress_chunk(&bad, data.len(), &mut out).is_err(),
+                    decompress_chunk(&bad, data.len(), Some(&d), &mut out).is_err(),
                     "{codec:?} bit {bit}"
                 );
             }
             // A wrong expected length is caught too.
-            assert!(decompress_chunk(&stored, data.len() + 1, &mut Vec::new()).is_err());
+            assert!(decompress_chunk(&stored, data.len() + 1, Some(&d), &mut Vec::new()).is_err());
         }
     }
 
     #[test]
     fn empty_and_tiny_chunks() {
+        let d = dict();
         for codec in codecs() {
             for input in [&b""[..], b"x", b"abcabcab"] {
                 let mut stored = Vec::new();
-                compress_chunk(codec, input, &mut stored);
+                compress_chunk(codec, Some(&d), input, &mut stored);
                 let mut back = Vec::new();
-                decompress_chunk(&stored, input.len(), &mut back).unwrap();
+                decompress_chunk(&stored, input.len(), Some(&d), &mut back).unwrap();
                 assert_eq!(back, input);
             }
         }

@@ -163,8 +163,7 @@ impl SSTableIdentity {
         put_bytes(&mut payload, self.keyspace.as_bytes());
         put_bytes(&mut payload, self.table.as_bytes());
         put_u32_le(&mut payload, self.chunk_length_bytes);
-        payload.push(self.codec.id());
-        put_zigzag(&mut payload, i64::from(self.codec.level()));
+        self.codec.encode(&mut payload);
         put_zigzag(&mut payload, self.min_timestamp);
         put_zigzag(&mut payload, self.min_local_deletion);
         put_varint(&mut payload, u64::from(self.min_ttl));
@@ -229,10 +228,7 @@ impl SSTableIdentity {
         let keyspace = text(&mut r)?;
         let table = text(&mut r)?;
         let chunk_length_bytes = r.u32_le()?;
-        let codec_id = r.u8()?;
-        let level =
-            i32::try_from(r.zigzag()?).map_err(|_| DecodeError("codec level out of range"))?;
-        let codec = Codec::from_id(codec_id, level).ok_or(DecodeError("unknown codec id"))?;
+        let codec = Codec::decode(&mut r)?;
         let min_timestamp = r.zigzag()?;
         let min_local_deletion = r.zigzag()?;
         let min_ttl = u32::try_from(r.varint()?).map_err(|_| DecodeError("min ttl too large"))?;

@@ -48,6 +48,9 @@ pub struct SSTableReader {
     format_version: u32,
     /// Version 2 and later; `None` for version-1 files.
     identity: Option<SSTableIdentity>,
+    /// The dictionary its codec names, loaded at open from the sstable's own
+    /// directory (`crate::dictionary`, invariant 4: no dictionary, no open).
+    dictionary: Option<Arc<crate::dictionary::CompressionDictionary>>,
 }
 
 fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
@@ -231,6 +234,18 @@ impl SSTableReader {
             ));
         }
         let index_bytes = summary.iter().map(|s| s.length).sum();
+        let dictionary = match stats.codec.dictionary() {
+            Some(dict) => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                Some(crate::dictionary::load(fs, dir, dict).map_err(|e| {
+                    Error::InvalidInput(format!(
+                        "{} is compressed with dictionary {dict}, which cannot be loaded: {e}",
+                        path.display()
+                    ))
+                })?)
+            }
+            None => None,
+        };
         Ok(Arc::new(SSTableReader {
             id,
             path: path.to_path_buf(),
@@ -248,7 +263,13 @@ impl SSTableReader {
             obsolete: AtomicBool::new(false),
             format_version: f.format_version,
             identity,
+            dictionary,
         }))
+    }
+
+    /// The dictionary this sstable's chunks are compressed with, if any.
+    pub fn dictionary(&self) -> Option<&Arc<crate::dictionary::CompressionDictionary>> {
+        self.dictionary.as_ref()
     }
 
     /// The footer's format version (1 or 2).
@@ -433,8 +454,13 @@ impl SSTableReader {
         stored.resize(loc.length as usize, 0);
         self.file
             .read_exact_at(stored, loc.offset, tag, self.table_io.as_deref())?;
-        decompress_chunk(stored, self.expected_chunk_len(i), out)
-            .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
+        decompress_chunk(
+            stored,
+            self.expected_chunk_len(i),
+            self.dictionary.as_deref(),
+            out,
+        )
+        .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
     }
 
     /// Reads index block `b` and returns its verified payload.

@@ -36,7 +36,9 @@
 //!    newest chunk), plus one index block; a tail-less [`salvage_file`] also a
 //!    window of a few regions of the file.
 
-use super::compression::{Codec, CODEC_ID_LZ4, CODEC_ID_NONE, CODEC_ID_ZSTD};
+use super::compression::{
+    Codec, CODEC_ID_LZ4, CODEC_ID_LZ4_DICT, CODEC_ID_NONE, CODEC_ID_ZSTD, CODEC_ID_ZSTD_DICT,
+};
 use super::format::{decode_index_block, open_block, IndexEntry, CRC_BYTES};
 use super::identity::ColumnRole;
 use super::identity::{SSTableIdentity, IDENTITY_PREFIX_BYTES};
@@ -655,14 +657,14 @@ enum Region {
 /// The region at the start of `bytes`, if one whose CRC trailer matches and
 /// whose content decodes starts there: its length and content. Tries every end
 /// within `bytes` (a CRC match by chance is rejected by the content check).
-fn region_at(bytes: &[u8], cl: usize, row_index: bool) -> Option<(usize, Region)> {
+fn region_at(bytes: &[u8], cl: usize, row_index: bool, dict: Dict<'_>) -> Option<(usize, Region)> {
     let mut crc = 0u32;
     let mut e = 0;
     while e + CRC_BYTES <= bytes.len() {
         if e > 0 {
             let stored = u32::from_le_bytes([bytes[e], bytes[e + 1], bytes[e + 2], bytes[e + 3]]);
             if stored == crc {
-                if let Some(r) = classify(&bytes[..e], cl, row_index) {
+                if let Some(r) = classify(&bytes[..e], cl, row_index, dict) {
                     return Some((e + CRC_BYTES, r));
                 }
             }
@@ -700,9 +702,12 @@ impl Window<'_> {
     }
 }
 
+/// The file's dictionary, for files written with a dictionary codec.
+type Dict<'a> = Option<&'a crate::dictionary::CompressionDictionary>;
+
 /// A region body (CRC already checked) as a chunk of at most `cl` bytes or an
 /// index block.
-fn classify(body: &[u8], cl: usize, row_index: bool) -> Option<Region> {
+fn classify(body: &[u8], cl: usize, row_index: bool, dict: Dict<'_>) -> Option<Region> {
     let (&codec, payload) = body.split_first()?;
     let chunk = match codec {
         CODEC_ID_NONE if !payload.is_empty() && payload.len() <= cl => Some(payload.to_vec()),
@@ -719,6 +724,13 @@ fn classify(body: &[u8], cl: usize, row_index: bool) -> Option<Region> {
         CODEC_ID_ZSTD => zstd::bulk::decompress(payload, cl)
             .ok()
             .filter(|v| !v.is_empty()),
+        // A dictionary chunk decodes only with the file's dictionary; the
+        // decoded length is unknown here, so decode into a full chunk's room.
+        CODEC_ID_ZSTD_DICT | CODEC_ID_LZ4_DICT => dict.and_then(|d| {
+            let mut stored = body.to_vec();
+            stored.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
+            super::compression::decompress_chunk_up_to(&stored, cl, d).filter(|v| !v.is_empty())
+        }),
         _ => None,
     };
     if let Some(c) = chunk {
@@ -752,6 +764,7 @@ fn locate_regions(
     header_len: u64,
     cl: usize,
     row_index: bool,
+    dict: Dict<'_>,
 ) -> Result<(Vec<Located>, Vec<i64>)> {
     // A stored chunk is at most codec byte + raw chunk + CRC (compressed forms are
     // kept only when smaller); an index block at most its target plus one entry
@@ -764,15 +777,16 @@ fn locate_regions(
     let mut tokens = Vec::new();
     let mut pos = header_len;
     while pos < len {
-        let mut found = region_at(win.slice(pos, max_region)?, cl, row_index).map(|r| (pos, r));
+        let mut found =
+            region_at(win.slice(pos, max_region)?, cl, row_index, dict).map(|r| (pos, r));
         // Damaged: the next region is a chunk or an index block starting somewhere
         // after; try each start that can begin a chunk (a codec id byte, which
         // prunes most offsets). Index blocks in between are skipped with the damage.
         let mut q = pos + 1;
         while found.is_none() && q < len {
             let s = win.slice(q, max_chunk)?;
-            if s[0] <= CODEC_ID_ZSTD {
-                found = region_at(s, cl, row_index).map(|r| (q, r));
+            if s[0] <= CODEC_ID_LZ4_DICT {
+                found = region_at(s, cl, row_index, dict).map(|r| (q, r));
             }
             q += 1;
         }
@@ -804,7 +818,7 @@ fn locate_regions(
                 for start in 0..crc_at.saturating_sub(2) {
                     let body = &window[start..crc_at];
                     if crc32c::crc32c(body) == stored {
-                        if let Some(Region::IndexBlock(t)) = classify(body, cl, row_index) {
+                        if let Some(Region::IndexBlock(t)) = classify(body, cl, row_index, dict) {
                             tokens.extend(t);
                             damaged_to = lo + start as u64;
                             break;
@@ -830,7 +844,7 @@ fn locate_regions(
                     // Only the last chunk is short: the data stream ends here;
                     // the last index block follows, then the tail.
                     if let Some((_, Region::IndexBlock(t))) =
-                        region_at(win.slice(pos, max_region)?, cl, row_index)
+                        region_at(win.slice(pos, max_region)?, cl, row_index, dict)
                     {
                         tokens.extend(t);
                     }
@@ -864,7 +878,18 @@ fn scan_regions(
         start: 0,
         buf: Vec::new(),
     };
-    let (located, tokens) = locate_regions(&mut win, header_len, cl, row_index)?;
+    // A file compressed with a dictionary is salvaged with it; without it no
+    // chunk can be verified, so the salvage stops here rather than report every
+    // chunk as damage (invariant 4 of `crate::dictionary`).
+    let dictionary = match identity.codec.dictionary() {
+        Some(id) => {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            Some(crate::dictionary::load(win.file.fs(), dir, id)?)
+        }
+        None => None,
+    };
+    let dict = dictionary.as_deref();
+    let (located, tokens) = locate_regions(&mut win, header_len, cl, row_index, dict)?;
     let mut w = Walker::new(identity.base(), Some(identity), None, counts);
     // With no intact index block nothing can confirm a resync candidate, and
     // the row framing resynchronises so well that bytes from the middle of a
@@ -899,7 +924,7 @@ fn scan_regions(
             }
             Located::Chunk { offset, length } => {
                 let Some((_, Region::Chunk(data))) =
-                    region_at(win.slice(offset, length)?, cl, row_index)
+                    region_at(win.slice(offset, length)?, cl, row_index, dict)
                 else {
                     return Err(Error::corruption(
                         path,

@@ -375,8 +375,7 @@ impl SSTableStats {
         put_varint(out, self.compressed_bytes);
         put_zigzag(out, self.creation_time_seconds);
         put_varint(out, self.level as u64);
-        out.push(self.codec.id());
-        put_zigzag(out, self.codec.level() as i64);
+        self.codec.encode(out);
         put_varint(out, self.repaired_at);
     }
 
@@ -416,10 +415,7 @@ impl SSTableStats {
         let compressed_bytes = r.varint()?;
         let creation_time_seconds = r.zigzag()?;
         let level = u32::try_from(r.varint()?).map_err(|_| DecodeError("level out of range"))?;
-        let codec_id = r.u8()?;
-        let codec_level =
-            i32::try_from(r.zigzag()?).map_err(|_| DecodeError("codec level out of range"))?;
-        let codec = Codec::from_id(codec_id, codec_level).ok_or(DecodeError("unknown codec id"))?;
+        let codec = Codec::decode(r)?;
         let repaired_at = r.varint()?;
         if first_key > last_key {
             return Err(DecodeError("first key after last key"));

@@ -55,6 +55,9 @@ pub struct WriterOptions {
     /// `generation` must be the id the writer is created with; chunk length,
     /// codec and encoding base are taken from these options.
     pub identity: Option<SSTableIdentity>,
+    /// The loaded dictionary a dictionary codec compresses with; its id must
+    /// be the codec's (checked at create). `None` for other codecs.
+    pub dictionary: Option<Arc<crate::dictionary::CompressionDictionary>>,
 }
 
 impl Default for WriterOptions {
@@ -69,6 +72,7 @@ impl Default for WriterOptions {
             base: EncodingBase::ZERO,
             creation_time_seconds: 0,
             identity: None,
+            dictionary: None,
         }
     }
 }
@@ -76,6 +80,15 @@ impl Default for WriterOptions {
 impl WriterOptions {
     pub fn validate(&self) -> Result<()> {
         self.compression.validate()?;
+        let have = self.dictionary.as_ref().map(|d| d.id());
+        if self.compression.codec.dictionary() != have {
+            // A chunk compressed with one dictionary and recorded as another
+            // would never decode: refuse before writing anything.
+            return Err(Error::InvalidInput(format!(
+                "sstable writer: codec {:?} with dictionary {have:?} loaded",
+                self.compression.codec
+            )));
+        }
         if !(self.bloom_fp_chance > 0.0 && self.bloom_fp_chance <= 1.0) {
             return Err(Error::option(
                 "bloom_filter_fp_chance",
@@ -410,7 +423,12 @@ impl SSTableWriter {
     fn write_chunk(&mut self, range: std::ops::Range<usize>) -> Result<()> {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
-        compress_chunk(self.opts.compression.codec, &self.pending[range], &mut out);
+        compress_chunk(
+            self.opts.compression.codec,
+            self.opts.dictionary.as_deref(),
+            &self.pending[range],
+            &mut out,
+        );
         let r = self.write_region(&out).map(|offset| {
             self.chunks.push(ChunkLocation {
                 offset,
