@@ -598,6 +598,68 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
 }
 
 // ---------------------------------------------------------------------------
+// traincompressiondictionary
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// `keyspace.table`.
+    pub table: String,
+    /// Largest dictionary, KiB [default: the table's
+    /// training_max_dictionary_size, 64 KiB].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    pub max_dict_size_kb: Option<usize>,
+    /// Most data sampled, MiB [default: the table's
+    /// training_max_total_sample_size, 10 MiB].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    pub max_sample_mb: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `strata traincompressiondictionary ks.t`: trains and stores a dictionary,
+/// and says what it gains on the sample.
+pub fn train_compression_dictionary(data_dir: &Path, args: TrainArgs) -> Result<()> {
+    let opts = strata::table_dictionary::TrainOptions {
+        max_dictionary_bytes: args.max_dict_size_kb.map(|k| k * 1024),
+        max_sample_bytes: args.max_sample_mb.map(|m| m << 20),
+    };
+    let report = with_db(data_dir, |db| {
+        let t = crate::select_one_table(db, &args.table)?;
+        t.train_compression_dictionary(&opts)
+    })?;
+    if args.json {
+        println!("{}", to_json(&report)?);
+        return Ok(());
+    }
+    let r = &report;
+    match r.dictionary_id {
+        Some(id) => println!(
+            "{}.{}: dictionary {id} ({}) trained on {} from {} sstables in {:.2} s",
+            r.keyspace,
+            r.table,
+            human_bytes(r.dictionary_bytes as u64),
+            human_bytes(r.sample_bytes),
+            r.sampled_sstables,
+            r.seconds
+        ),
+        None => println!("{}.{}: no dictionary stored", r.keyspace, r.table),
+    }
+    println!(
+        "  {}: ratio {:.3} with it, {:.3} without{}",
+        r.measured_with,
+        r.ratio_with_dictionary,
+        r.ratio_without_dictionary,
+        r.ratio_with_previous
+            .map(|p| format!(", {p:.3} with the previous one"))
+            .unwrap_or_default()
+    );
+    for n in &r.notes {
+        println!("  {n}");
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
 // upgradesstables
 
 #[derive(Args, Debug)]

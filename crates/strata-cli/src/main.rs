@@ -145,6 +145,14 @@ enum Command {
         #[command(flatten)]
         db: DataDirArgs,
     },
+    /// Trains a compression dictionary on a sample of a table's sstables and
+    /// makes it the one new sstables use (`nodetool traincompressiondictionary`).
+    Traincompressiondictionary {
+        #[command(flatten)]
+        args: admin::TrainArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// Hard-link snapshot of the tables' sstables, as `nodetool snapshot`.
     Snapshot {
         #[command(flatten)]
@@ -243,6 +251,19 @@ fn report_warnings(db: Database) -> strata::Result<Database> {
     Ok(db)
 }
 
+/// `keyspace.table` split in two; the error says what was expected.
+pub(crate) fn split_table_name(target: &str) -> strata::Result<(&str, &str)> {
+    target.split_once('.').ok_or_else(|| {
+        strata::Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
+    })
+}
+
+/// The one table `target` (`keyspace.table`) names.
+pub(crate) fn select_one_table(db: &Database, target: &str) -> strata::Result<Arc<Table>> {
+    let (ks, name) = split_table_name(target)?;
+    db.table(ks, name)
+}
+
 /// Tables named by `target` (`ks`, `ks.table`, or all).
 pub(crate) fn select_tables(
     db: &Database,
@@ -302,6 +323,7 @@ impl Command {
             | Command::Verify { db, .. }
             | Command::Scrub { db, .. }
             | Command::Upgradesstables { db, .. }
+            | Command::Traincompressiondictionary { db, .. }
             | Command::Snapshot { db, .. }
             | Command::Listsnapshots { db, .. }
             | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
@@ -333,6 +355,7 @@ impl Command {
             Command::Verify { .. } => "verify",
             Command::Scrub { .. } => "scrub",
             Command::Upgradesstables { .. } => "upgradesstables",
+            Command::Traincompressiondictionary { .. } => "traincompressiondictionary",
             Command::Snapshot { .. } => "snapshot",
             Command::Listsnapshots { .. } => "listsnapshots",
             Command::Clearsnapshot { .. } => "clearsnapshot",
@@ -372,6 +395,9 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Verify { args, .. } => admin::verify(&data_dir, args),
         Command::Scrub { args, .. } => admin::scrub(&data_dir, args),
         Command::Upgradesstables { args, .. } => admin::upgradesstables(&data_dir, args),
+        Command::Traincompressiondictionary { args, .. } => {
+            admin::train_compression_dictionary(&data_dir, args)
+        }
         Command::Snapshot { args, .. } => admin::snapshot(&data_dir, args),
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
@@ -417,9 +443,7 @@ fn run(cli: Cli) -> strata::Result<()> {
             Ok(())
         }
         Command::AlterTable { table, options, .. } => {
-            let (ks, name) = table.split_once('.').ok_or_else(|| {
-                strata::Error::InvalidInput(format!("'{table}' is not keyspace.table"))
-            })?;
+            let (ks, name) = split_table_name(&table)?;
             let db = open_db(&data_dir)?;
             db.alter_table_options(ks, name, &options)?;
             let t = db.table(ks, name)?;

@@ -141,9 +141,7 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 pub fn manifest(data_dir: &Path, cmd: ManifestCommand) -> Result<()> {
     match cmd {
         ManifestCommand::Rebuild { target, json, .. } => {
-            let (ks, t) = target.split_once('.').ok_or_else(|| {
-                Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
-            })?;
+            let (ks, t) = crate::split_table_name(&target)?;
             let report = repair::rebuild_manifest(data_dir, &crate::admin::db_options(), ks, t)?;
             if json {
                 println!("{}", to_json(&report)?);

@@ -349,9 +349,7 @@ fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Res
 }
 
 fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
-    let (ks, name) = target.split_once('.').ok_or_else(|| {
-        Error::InvalidInput(format!("'{target}': name the table as keyspace.table"))
-    })?;
+    let (ks, name) = crate::split_table_name(target)?;
     let db = open_db(data_dir)?;
     let result = db
         .table(ks, name)

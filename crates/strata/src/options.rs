@@ -1739,6 +1739,52 @@ mod tests {
     }
 
     #[test]
+    fn dictionary_classes_and_their_options() {
+        let o = TableOptions::parse(
+            "compression = {'class': 'org.apache.cassandra.io.compress.ZstdDictionaryCompressor', 'compression_level': 5}",
+        )
+        .expect("Cassandra 6's name");
+        assert_eq!(o.compression.class, CompressorClass::ZstdWithDicts);
+        assert_eq!(
+            o.compression.params().codec,
+            crate::codec::Codec::ZstdDict { level: 5, dict: 0 }
+        );
+        assert_eq!(o.compression.training_max_dictionary_size, 64 * 1024);
+        let o =
+            TableOptions::parse("compression = {'class': 'LZ4WithDictsCompressor'}").expect("lz4");
+        assert_eq!(
+            o.compression.params().codec,
+            crate::codec::Codec::Lz4Dict { dict: 0 }
+        );
+        for (text, option, says) in [
+            (
+                "compression = {'class': 'LZ4WithDictsCompressor', 'compression_level': 3}",
+                "compression_level",
+                "only applies to ZstdCompressor",
+            ),
+            (
+                "compression = {'class': 'LZ4Compressor', 'training_max_dictionary_size': 4096}",
+                "training_max_dictionary_size",
+                "only applies to ZstdWithDictsCompressor",
+            ),
+            (
+                "compression = {'class': 'ZstdWithDictsCompressor', 'training_max_dictionary_size': 100}",
+                "training_max_dictionary_size",
+                "",
+            ),
+            (
+                "compression = {'class': 'ZstdWithDictsCompressor', 'training_max_total_sample_size': 1000}",
+                "training_max_total_sample_size",
+                "",
+            ),
+        ] {
+            let e = TableOptions::parse(text).expect_err(text);
+            assert_eq!(option_name(&e), option, "{text}");
+            assert!(reason(&e).contains(says), "{text}: {}", reason(&e));
+        }
+    }
+
+    #[test]
     fn out_of_range_values_are_rejected() {
         let cases: &[(&str, &str)] = &[
             ("bloom_filter_fp_chance = 0", "bloom_filter_fp_chance"),
@@ -1839,6 +1885,13 @@ mod tests {
                  AND compression = {'class': 'ZstdCompressor', 'compression_level': 19} AND bloom_filter_fp_chance = 0.000123",
             )
             .expect("cfs"),
+            TableOptions::parse(
+                "compression = {'class': 'ZstdWithDictsCompressor', 'compression_level': 6, \
+                 'training_max_dictionary_size': 32768, 'training_max_total_sample_size': 1048576}",
+            )
+            .expect("zstd dicts"),
+            TableOptions::parse("compression = {'class': 'LZ4WithDictsCompressor', 'chunk_length_in_kb': 4}")
+                .expect("lz4 dicts"),
         ];
         for o in samples {
             let text = o.to_string();

@@ -35,6 +35,9 @@ pub struct TableStats {
     /// or an older format than the table's now: what `upgradesstables` rewrites.
     pub sstables_with_other_compression: usize,
     pub bytes_with_other_compression: u64,
+    /// Compression dictionaries (`None` when the table has none and its class
+    /// uses none).
+    pub compression_dictionary: Option<crate::table_dictionary::DictionaryStats>,
     /// Sum over memtables and sstables: an upper bound when partitions overlap
     /// (Cassandra merges HyperLogLog sketches instead).
     pub number_of_partitions_estimate: u64,
@@ -298,6 +301,10 @@ impl TableStats {
             },
             sstables_with_other_compression: stale,
             bytes_with_other_compression: stale_bytes,
+            compression_dictionary: t
+                .dictionary_stats()
+                .ok()
+                .filter(|d| d.stored > 0 || schema.options.compression.class.uses_dictionary()),
             number_of_partitions_estimate: partitions,
             memtable_cell_count: active.cell_count(),
             memtable_data_size_bytes: active.data_bytes(),
@@ -402,6 +409,32 @@ impl TableStats {
                     self.sstables_with_other_compression, self.bytes_with_other_compression
                 ),
             );
+        }
+        if let Some(d) = &self.compression_dictionary {
+            line(
+                "Compression dictionary",
+                match d.current_id {
+                    Some(id) => format!(
+                        "{id} ({} bytes, ratio {:.3} on its sample); {} stored ({} bytes)",
+                        d.current_bytes,
+                        d.current_sample_ratio.unwrap_or(1.0),
+                        d.stored,
+                        d.stored_bytes
+                    ),
+                    None => "none trained yet (written without one until enough data is flushed,                              or strata traincompressiondictionary)"
+                        .to_string(),
+                },
+            );
+            line(
+                "SSTables by dictionary (current/older/none)",
+                format!(
+                    "{}/{}/{}",
+                    d.sstables_with_current, d.sstables_with_older, d.sstables_without
+                ),
+            );
+            if let Some(e) = &d.last_error {
+                line("Last dictionary training error", e.clone());
+            }
         }
         line(
             "Number of partitions (estimate)",

@@ -584,6 +584,21 @@ impl Harness {
                             .expect("garbagecollect");
                     }
                 }
+                92 => {
+                    // New sstables change codec (dictionary classes train
+                    // their dictionary once enough data is flushed); every
+                    // read above must not care which codec an sstable has.
+                    const SETTINGS: [&str; 4] = [
+                        "compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': 4}",
+                        "compression = {'class': 'ZstdWithDictsCompressor', 'chunk_length_in_kb': 4}",
+                        "compression = {'class': 'LZ4WithDictsCompressor', 'chunk_length_in_kb': 4}",
+                        "compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 4}",
+                    ];
+                    let setting = SETTINGS[self.rng.gen_range(0..SETTINGS.len())];
+                    let db = self.db.as_ref().expect("open db");
+                    db.alter_table_options("ks", "t", setting)
+                        .expect("alter compression");
+                }
                 _ => self.mutate(),
             }
             if step % 500 == 499 {
