@@ -28,6 +28,11 @@
 //!    it compresses a fresh sample at least [`MIN_RETRAIN_GAIN`] better than the
 //!    current one does. A declined retraining is not tried again for that
 //!    dictionary until the process restarts.
+//! 5. A dictionary that does not compress its sample at least
+//!    [`MIN_DICTIONARY_GAIN`] better than the same codec without one is not
+//!    stored (on data dominated by hashes a dictionary makes chunks larger:
+//!    docs/compression.md). After such a decline, automatic training waits until
+//!    the table's data has grown [`RETRY_GROWTH`] times.
 
 use crate::codec::{Codec, CompressionParams};
 use crate::dictionary::{self, CompressionDictionary};
@@ -50,6 +55,13 @@ pub const DRIFT_FACTOR: f64 = 1.25;
 /// fresh sample to replace it (invariant 4): each dictionary is kept forever
 /// (dictionary invariant 2), so a marginal one is not worth a file.
 pub const MIN_RETRAIN_GAIN: f64 = 0.05;
+/// A dictionary must beat no dictionary by this much on its sample to be
+/// stored (invariant 5): below it, the 4 bytes of dictionary id per chunk and
+/// a dictionary to keep forever buy nothing.
+pub const MIN_DICTIONARY_GAIN: f64 = 0.02;
+/// After a declined training, automatic training retries once the live data
+/// has grown this many times (invariant 5).
+pub const RETRY_GROWTH: u64 = 4;
 
 /// A table's dictionary state.
 #[derive(Debug, Default)]
@@ -59,7 +71,12 @@ pub(crate) struct TableDictionaries {
     last_error: Mutex<Option<String>>,
     /// Id of the dictionary whose drift retraining was declined (0: none).
     drift_declined: AtomicU32,
+    /// Live uncompressed bytes when a training was last declined for gaining
+    /// too little (invariant 5; 0: never).
+    declined_at_bytes: AtomicU64,
     trainings: AtomicU64,
+    /// What the last training did, in one line (tablestats).
+    last_training: Mutex<Option<String>>,
 }
 
 impl TableDictionaries {
@@ -167,6 +184,8 @@ pub struct DictionaryStats {
     pub sstables_with_older: usize,
     pub sstables_without: usize,
     pub trainings: u64,
+    /// What the last training in this process did (stored, or declined and why).
+    pub last_training: Option<String>,
     pub last_error: Option<String>,
 }
 
@@ -284,7 +303,15 @@ impl Table {
         };
         let better = ratio_with_previous
             .is_none_or(|old| trained.sample_ratio() <= old * (1.0 - MIN_RETRAIN_GAIN));
-        if only_if_better && !better {
+        let useful = trained.sample_ratio() <= trained.plain_ratio() * (1.0 - MIN_DICTIONARY_GAIN);
+        if !useful {
+            report.notes.push(format!(
+                "not stored: with the dictionary the sample compresses to {:.3}, without it to {:.3}; a dictionary must gain at least {:.0}% (this data's repeats are already found within a chunk, or it is mostly random bytes such as hashes)",
+                trained.sample_ratio(),
+                trained.plain_ratio(),
+                MIN_DICTIONARY_GAIN * 100.0
+            ));
+        } else if only_if_better && !better {
             report.notes.push(format!(
                 "kept dictionary {}: the retrained one is not {:.0}% better on the same sample",
                 previous.as_ref().map_or(0, |p| p.id()),
@@ -303,7 +330,7 @@ impl Table {
                  ALTER it to ZstdWithDictsCompressor or LZ4WithDictsCompressor to write with this one",
                 c.class.name()
             ));
-        } else {
+        } else if report.dictionary_id.is_some() {
             report.notes.push(
                 "new sstables use the new dictionary; existing ones keep theirs until \
                  compaction or `strata upgradesstables` rewrites them"
@@ -311,6 +338,21 @@ impl Table {
             );
         }
         report.seconds = started.elapsed().as_secs_f64();
+        *self.dictionaries.last_training.lock() = Some(match report.dictionary_id {
+            Some(id) => format!(
+                "stored dictionary {id}: sample ratio {:.3} with it, {:.3} without",
+                report.ratio_with_dictionary, report.ratio_without_dictionary
+            ),
+            None => format!(
+                "declined: sample ratio {:.3} with it, {:.3} without{}",
+                report.ratio_with_dictionary,
+                report.ratio_without_dictionary,
+                report
+                    .ratio_with_previous
+                    .map(|p| format!(", {p:.3} with the current one"))
+                    .unwrap_or_default()
+            ),
+        });
         Ok(report)
     }
 
@@ -329,6 +371,10 @@ impl Table {
                 let bytes: u64 = live.iter().map(|r| r.uncompressed_bytes()).sum();
                 if bytes < dictionary::MIN_SAMPLE_BYTES as u64 {
                     return; // Not enough data yet; the next flush tries again.
+                }
+                let declined = self.dictionaries.declined_at_bytes.load(Ordering::Relaxed);
+                if declined > 0 && bytes < declined.saturating_mul(RETRY_GROWTH) {
+                    return;
                 }
                 live
             }
@@ -353,6 +399,12 @@ impl Table {
         };
         match self.train_from(&readers, &TrainOptions::default(), current.is_some()) {
             Ok(report) => {
+                if report.dictionary_id.is_none() && current.is_none() {
+                    let bytes = readers.iter().map(|r| r.uncompressed_bytes()).sum::<u64>();
+                    self.dictionaries
+                        .declined_at_bytes
+                        .store(bytes.max(1), Ordering::Relaxed);
+                }
                 if report.dictionary_id.is_none() {
                     if let Some(d) = &current {
                         self.dictionaries
@@ -376,6 +428,7 @@ impl Table {
             current_trained_at_seconds: current.as_ref().map(|d| d.trained_at_seconds()),
             current_sample_ratio: current.as_ref().map(|d| d.sample_ratio()),
             trainings: self.dictionaries.trainings.load(Ordering::Relaxed),
+            last_training: self.dictionaries.last_training.lock().clone(),
             last_error: self.dictionaries.last_error.lock().clone(),
             ..DictionaryStats::default()
         };

@@ -432,6 +432,9 @@ impl TableStats {
                     d.sstables_with_current, d.sstables_with_older, d.sstables_without
                 ),
             );
+            if let Some(t) = &d.last_training {
+                line("Last dictionary training", t.clone());
+            }
             if let Some(e) = &d.last_error {
                 line("Last dictionary training error", e.clone());
             }
