@@ -30,12 +30,16 @@
 //!    rename, fsync the directory ([`Fs::write_atomic`], [`WritableFile::finish_as`]).
 //! 3. Handles are `Send + Sync`; positional reads (`read_exact_at`) never seek, so
 //!    many threads may read one file concurrently.
-//! 4. A tracked directory's usage equals the bytes of the files under it, per
-//!    name (a hard link counts again, as the walk counts it), as long as every
-//!    change goes through this layer; bytes are added when handed to the OS and
-//!    removed after the removal (or the overwriting rename) succeeded. The only
-//!    file written around it, the directory's `LOCK` (dirlock.rs), holds a few
-//!    hundred bytes.
+//! 4. A tracked directory's usage equals the bytes of the distinct files under
+//!    it, each inode once however many names it has (as `du` counts: a
+//!    snapshot's hard links cost nothing until the live name goes, and then the
+//!    snapshot's name keeps the bytes counted), as long as every change goes
+//!    through this layer; bytes are added when handed to the OS and removed
+//!    after the removal (or the overwriting rename) succeeded. A file with
+//!    several names is assumed to have them all under one tracked root (true of
+//!    snapshots, which live beside their table): removing or moving one of its
+//!    names changes nothing until its last. The only file written around this
+//!    layer, the directory's `LOCK` (dirlock.rs), holds a few hundred bytes.
 //! 5. Only paths of sstables already marked obsolete are queued for reclaiming
 //!    (after a durable manifest stopped listing them, or outputs never listed):
 //!    reclaiming deletes nothing on doubt. A queued file not yet unlinked at a
@@ -376,21 +380,45 @@ impl Fs {
         }
     }
 
-    /// Total size of the files under `path` (a file's own size; 0 if absent).
+    /// Total size of the distinct files under `path`, each inode once
+    /// (invariant 4; a file's own size; 0 if absent).
     fn walk_bytes(&self, path: &Path) -> Result<u64> {
+        self.walk_distinct(path, &mut std::collections::HashSet::new())
+    }
+
+    fn walk_distinct(
+        &self,
+        path: &Path,
+        seen: &mut std::collections::HashSet<(u64, u64)>,
+    ) -> Result<u64> {
+        use std::os::unix::fs::MetadataExt;
         let meta = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
             Err(e) => return Err(Error::io(path, e)),
         };
         if !meta.is_dir() {
+            // Only files with other names can repeat: the set stays small.
+            if meta.nlink() > 1 && !seen.insert((meta.dev(), meta.ino())) {
+                return Ok(0);
+            }
             return Ok(meta.len());
         }
         let mut total = 0u64;
         for name in self.list_dir(path)? {
-            total = total.saturating_add(self.walk_bytes(&path.join(name))?);
+            total = total.saturating_add(self.walk_distinct(&path.join(name), seen)?);
         }
         Ok(total)
+    }
+
+    /// Bytes a name's removal or departure frees (invariant 4): its size if it
+    /// is the file's last name, else nothing.
+    fn bytes_of_last_name(path: &Path) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_file() && m.nlink() <= 1 => m.len(),
+            _ => 0,
+        }
     }
 
     /// Size of the file at `path` (its metadata; nothing is read).
@@ -528,10 +556,7 @@ impl Fs {
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         let (src, dst) = (self.usage.counter_for(from), self.usage.counter_for(to));
         let overwritten = match &dst {
-            Some(_) => match std::fs::symlink_metadata(to) {
-                Ok(m) if m.is_file() => m.len(),
-                _ => 0,
-            },
+            Some(_) => Self::bytes_of_last_name(to),
             None => 0,
         };
         let moved = if same_counter(&src, &dst) {
@@ -549,9 +574,7 @@ impl Fs {
     pub fn remove(&self, path: &Path) -> Result<()> {
         let usage = self.usage.counter_for(path);
         let len = match &usage {
-            Some(_) => std::fs::symlink_metadata(path)
-                .map(|m| m.len())
-                .unwrap_or(0),
+            Some(_) => Self::bytes_of_last_name(path),
             None => 0,
         };
         match std::fs::remove_file(path) {
@@ -586,12 +609,12 @@ impl Fs {
         Ok(())
     }
 
-    /// A second name for `from`; its bytes count again under `to`'s directory
-    /// (invariant 4: usage is per name, as a walk counts it).
+    /// A second name for `from`. Under the same tracked root it costs no bytes
+    /// (invariant 4: each inode once); into another root, its bytes count there.
     pub fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
-        let usage = self.usage.counter_for(to);
+        let (src, usage) = (self.usage.counter_for(from), self.usage.counter_for(to));
         std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))?;
-        if usage.is_some() {
+        if usage.is_some() && !same_counter(&src, &usage) {
             add_bytes(&usage, self.file_len(to)?);
         }
         Ok(())
@@ -898,8 +921,16 @@ mod tests {
         again.write_all(b"x").unwrap();
         again.sync().unwrap();
         check("truncate");
-        fs.hard_link(&p, &root.join("ks").join("link")).unwrap();
-        check("hard link counts per name");
+        // A hard link (a snapshot) costs nothing; removing either name frees
+        // nothing; removing the last frees the bytes.
+        let link = root.join("ks").join("link");
+        fs.hard_link(&p, &link).unwrap();
+        check("hard link counts each inode once");
+        fs.remove(&p).unwrap();
+        check("the live name goes, the snapshot keeps the bytes");
+        fs.hard_link(&link, &p).unwrap();
+        fs.remove(&link).unwrap();
+        check("back to one name");
         fs.rename(&root.join("before"), &root.join("ks").join("moved"))
             .unwrap();
         check("rename inside the root");
@@ -910,7 +941,6 @@ mod tests {
         fs.rename(&outside, &p).unwrap();
         check("moved in");
         fs.remove(&p).unwrap();
-        fs.remove(&root.join("ks").join("link")).unwrap();
         check("remove");
         // Untracked paths change nothing.
         fs.append(&dir.path().join("elsewhere"), &[0u8; 10], tag)
