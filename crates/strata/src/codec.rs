@@ -198,3 +198,17 @@ impl CompressionParams {
         Ok(())
     }
 }
+
+/// The CQL-like name of a codec setting.
+pub fn setting_name(codec: Codec, chunk_length_bytes: u64) -> String {
+    let c = match codec {
+        Codec::None => "none".to_string(),
+        Codec::Lz4 => "LZ4Compressor".to_string(),
+        Codec::Zstd { level } => format!("ZstdCompressor level {level}"),
+        Codec::ZstdDict { level, dict } => {
+            format!("ZstdWithDictsCompressor level {level}, dictionary {dict}")
+        }
+        Codec::Lz4Dict { dict } => format!("LZ4WithDictsCompressor, dictionary {dict}"),
+    };
+    format!("{c}, {} KiB chunks", chunk_length_bytes / 1024)
+}

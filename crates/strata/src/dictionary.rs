@@ -38,12 +38,13 @@
 //!    dictionary's path and the reason, and the table sets them aside as it does
 //!    any unreadable sstable.
 
-use crate::codec::Codec;
+use crate::codec::{Codec, CompressionParams};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoTag};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Weak};
 
 const MAGIC: &[u8; 8] = b"STRDICT1";
@@ -244,6 +245,20 @@ pub fn parse_file_name(name: &str) -> Option<u32> {
         .strip_suffix(FILE_SUFFIX)?
         .parse()
         .ok()
+}
+
+/// Where the dictionaries of the sstable at `sstable_path` are: its own
+/// directory (a table directory, or a snapshot, which links the dictionaries
+/// its sstables name), except for a quarantined sstable, whose dictionaries
+/// stayed in the table directory above the quarantine.
+pub fn dir_for(sstable_path: &Path) -> PathBuf {
+    let dir = sstable_path.parent().unwrap_or(Path::new("."));
+    match (dir.file_name(), dir.parent()) {
+        (Some(name), Some(table_dir)) if name == crate::quarantine::QUARANTINE_DIR => {
+            table_dir.to_path_buf()
+        }
+        _ => dir.to_path_buf(),
+    }
 }
 
 /// The dictionary ids present in `table_dir`, ascending.
@@ -449,6 +464,75 @@ pub fn save(
     Ok(dict)
 }
 
+/// A table's dictionary state.
+///
+/// The state lives here, below `table` (which holds it), and the training that
+/// changes it in `crate::table_dictionary`, above: the module graph stays
+/// acyclic (docs/ARCHITECTURE.md).
+#[derive(Debug, Default)]
+pub struct TableDictionaries {
+    pub(crate) current: RwLock<Option<Arc<CompressionDictionary>>>,
+    pub(crate) train_lock: Mutex<()>,
+    pub(crate) last_error: Mutex<Option<String>>,
+    /// Id of the dictionary whose drift retraining was declined (0: none).
+    pub(crate) drift_declined: AtomicU32,
+    /// Live uncompressed bytes when a training was last declined for gaining
+    /// too little (0: never).
+    pub(crate) declined_at_bytes: AtomicU64,
+    pub(crate) trainings: AtomicU64,
+    /// What the last training did, in one line (tablestats).
+    pub(crate) last_training: Mutex<Option<String>>,
+}
+
+impl TableDictionaries {
+    /// Loads the newest stored dictionary. One that cannot be loaded is noted
+    /// and new sstables are written without a dictionary until the next
+    /// training; sstables that name it fail to open on their own (dictionary
+    /// invariant 4).
+    pub(crate) fn open(
+        fs: &Fs,
+        dir: &Path,
+        table: &str,
+        notes: &mut Vec<String>,
+    ) -> TableDictionaries {
+        let out = TableDictionaries::default();
+        match load_latest(fs, dir) {
+            Ok(d) => *out.current.write() = d,
+            Err(e) => notes.push(format!(
+                "table {table}: its newest compression dictionary cannot be loaded ({e}); new \
+                 sstables are written without one until `strata traincompressiondictionary {table}`"
+            )),
+        }
+        out
+    }
+
+    pub(crate) fn current(&self) -> Option<Arc<CompressionDictionary>> {
+        self.current.read().clone()
+    }
+
+    /// The compression a new sstable is written with when the table's options
+    /// say `params`, and the dictionary it needs (`crate::table_dictionary`
+    /// invariants 1 and 2).
+    pub(crate) fn bind(
+        &self,
+        mut params: CompressionParams,
+    ) -> (CompressionParams, Option<Arc<CompressionDictionary>>) {
+        if params.codec.dictionary().is_none() {
+            return (params, None);
+        }
+        match self.current() {
+            Some(d) => {
+                params.codec = params.codec.with_dictionary(d.id());
+                (params, Some(d))
+            }
+            None => {
+                params.codec = params.codec.without_dictionary();
+                (params, None)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,6 +608,15 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("1000 bytes sampled"), "{err}");
+    }
+
+    #[test]
+    fn quarantined_sstables_find_their_table_s_dictionaries() {
+        let t = Path::new("/d/ks/t");
+        assert_eq!(dir_for(&t.join("strata-1-Data.db")), t);
+        assert_eq!(dir_for(&t.join("quarantine").join("strata-1-Data.db.2")), t);
+        let snap = t.join("snapshots").join("s1");
+        assert_eq!(dir_for(&snap.join("strata-1-Data.db")), snap);
     }
 
     #[test]

@@ -875,7 +875,7 @@ pub fn scrub_file(
     let dictionary = match s.codec.dictionary() {
         Some(id) => Some(crate::dictionary::load(
             fs,
-            input.parent().unwrap_or(Path::new(".")),
+            &crate::dictionary::dir_for(input),
             id,
         )?),
         None => None,

@@ -168,7 +168,7 @@ pub struct Table {
     /// reserve still does).
     pub(crate) recovering: std::sync::atomic::AtomicBool,
     /// Compression dictionaries (`crate::table_dictionary`).
-    pub(crate) dictionaries: crate::table_dictionary::TableDictionaries,
+    pub(crate) dictionaries: crate::dictionary::TableDictionaries,
 }
 
 /// The room the disk-space guard sees ([`Table::disk_room`]).
@@ -421,8 +421,12 @@ impl Table {
                 fs.remove(&dir.join(name))?;
             }
         }
-        let dictionaries =
-            crate::table_dictionary::TableDictionaries::open(fs, dir, &schema, &mut notes);
+        let dictionaries = crate::dictionary::TableDictionaries::open(
+            fs,
+            dir,
+            &schema.qualified_name(),
+            &mut notes,
+        );
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
@@ -727,7 +731,7 @@ impl Table {
         expected_partitions: u64,
     ) -> WriterOptions {
         let schema = self.schema();
-        let (compression, dictionary) = self.dictionaries.bind(&schema);
+        let (compression, dictionary) = self.dictionaries.bind(schema.options.compression.params());
         WriterOptions {
             compression,
             dictionary,

@@ -37,14 +37,12 @@
 use crate::codec::{Codec, CompressionParams};
 use crate::dictionary::{self, CompressionDictionary};
 use crate::error::{Error, Result};
-use crate::fs::{Fs, IoCause, IoTag};
+use crate::fs::{IoCause, IoTag};
 use crate::schema::TableSchema;
 use crate::sstable::SSTableReader;
 use crate::table::Table;
-use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
-use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// A flushed sstable compressing this much worse than the dictionary did on its
@@ -62,73 +60,6 @@ pub const MIN_DICTIONARY_GAIN: f64 = 0.02;
 /// After a declined training, automatic training retries once the live data
 /// has grown this many times (invariant 5).
 pub const RETRY_GROWTH: u64 = 4;
-
-/// A table's dictionary state.
-#[derive(Debug, Default)]
-pub(crate) struct TableDictionaries {
-    current: RwLock<Option<Arc<CompressionDictionary>>>,
-    train_lock: Mutex<()>,
-    last_error: Mutex<Option<String>>,
-    /// Id of the dictionary whose drift retraining was declined (0: none).
-    drift_declined: AtomicU32,
-    /// Live uncompressed bytes when a training was last declined for gaining
-    /// too little (invariant 5; 0: never).
-    declined_at_bytes: AtomicU64,
-    trainings: AtomicU64,
-    /// What the last training did, in one line (tablestats).
-    last_training: Mutex<Option<String>>,
-}
-
-impl TableDictionaries {
-    /// Loads the newest stored dictionary. One that cannot be loaded is noted
-    /// and new sstables are written without a dictionary until the next
-    /// training; sstables that name it fail to open on their own (dictionary
-    /// invariant 4).
-    pub(crate) fn open(
-        fs: &Fs,
-        dir: &Path,
-        schema: &TableSchema,
-        notes: &mut Vec<String>,
-    ) -> TableDictionaries {
-        let out = TableDictionaries::default();
-        match dictionary::load_latest(fs, dir) {
-            Ok(d) => *out.current.write() = d,
-            Err(e) => notes.push(format!(
-                "table {}: its newest compression dictionary cannot be loaded ({e}); new \
-                 sstables are written without one until `strata traincompressiondictionary {}`",
-                schema.qualified_name(),
-                schema.qualified_name()
-            )),
-        }
-        out
-    }
-
-    pub(crate) fn current(&self) -> Option<Arc<CompressionDictionary>> {
-        self.current.read().clone()
-    }
-
-    /// The compression a new sstable is written with under `schema`, and the
-    /// dictionary it needs (invariants 1 and 2).
-    pub(crate) fn bind(
-        &self,
-        schema: &TableSchema,
-    ) -> (CompressionParams, Option<Arc<CompressionDictionary>>) {
-        let mut params = schema.options.compression.params();
-        if params.codec.dictionary().is_none() {
-            return (params, None);
-        }
-        match self.current() {
-            Some(d) => {
-                params.codec = params.codec.with_dictionary(d.id());
-                (params, Some(d))
-            }
-            None => {
-                params.codec = params.codec.without_dictionary();
-                (params, None)
-            }
-        }
-    }
-}
 
 /// How to train.
 #[derive(Clone, Debug, Default)]
@@ -233,7 +164,9 @@ impl Table {
     /// current dictionary bound (`upgradesstables` and `tablestats` compare
     /// sstables against it).
     pub fn target_compression(&self) -> CompressionParams {
-        self.dictionaries.bind(&self.schema()).0
+        self.dictionaries
+            .bind(self.schema().options.compression.params())
+            .0
     }
 
     /// Trains a dictionary on a sample of the live sstables and stores it as

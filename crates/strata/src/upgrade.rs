@@ -133,19 +133,7 @@ pub struct UpgradeReport {
 /// Progress after each rewrite: (bytes of inputs done, bytes of inputs in all).
 pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 
-/// The CQL-like name of a codec setting.
-pub fn setting_name(codec: Codec, chunk_length_bytes: u64) -> String {
-    let c = match codec {
-        Codec::None => "none".to_string(),
-        Codec::Lz4 => "LZ4Compressor".to_string(),
-        Codec::Zstd { level } => format!("ZstdCompressor level {level}"),
-        Codec::ZstdDict { level, dict } => {
-            format!("ZstdWithDictsCompressor level {level}, dictionary {dict}")
-        }
-        Codec::Lz4Dict { dict } => format!("LZ4WithDictsCompressor, dictionary {dict}"),
-    };
-    format!("{c}, {} KiB chunks", chunk_length_bytes / 1024)
-}
+pub use crate::codec::setting_name;
 
 /// Whether `r` was written with other settings than `target` (or an older
 /// format). An older dictionary of the same class and level is the same

@@ -236,8 +236,8 @@ impl SSTableReader {
         let index_bytes = summary.iter().map(|s| s.length).sum();
         let dictionary = match stats.codec.dictionary() {
             Some(dict) => {
-                let dir = path.parent().unwrap_or(Path::new("."));
-                Some(crate::dictionary::load(fs, dir, dict).map_err(|e| {
+                let dir = crate::dictionary::dir_for(path);
+                Some(crate::dictionary::load(fs, &dir, dict).map_err(|e| {
                     Error::InvalidInput(format!(
                         "{} is compressed with dictionary {dict}, which cannot be loaded: {e}",
                         path.display()

@@ -883,8 +883,8 @@ fn scan_regions(
     // chunk as damage (invariant 4 of `crate::dictionary`).
     let dictionary = match identity.codec.dictionary() {
         Some(id) => {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            Some(crate::dictionary::load(win.file.fs(), dir, id)?)
+            let dir = crate::dictionary::dir_for(path);
+            Some(crate::dictionary::load(win.file.fs(), &dir, id)?)
         }
         None => None,
     };
