@@ -678,7 +678,9 @@ pub struct UpgradeArgs {
     /// Estimate the new size (sampled chunks) and the peak extra space; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// With --dry-run: also the sampled size under none, LZ4, Zstd 1, 3 and 9.
+    /// With --dry-run: also the sampled size under none, LZ4, Zstd 1, 3 and 9,
+    /// and zstd 3 and LZ4 with a dictionary (the table's, or one trained on
+    /// the sample and not stored).
     #[arg(long, requires = "dry_run")]
     pub estimate_all: bool,
     /// Snapshot the table first (off by default: a snapshot keeps every old file

@@ -66,9 +66,12 @@ fn alter_table_then_upgradesstables() {
         dry[0]["candidates"].as_array().map(Vec::len),
         Some(stale as usize)
     );
+    // none, LZ4, zstd 1/3/9, and zstd and LZ4 with a dictionary trained on
+    // the sample (the table has none yet).
     assert_eq!(
         dry[0]["setting_estimates"].as_array().map(Vec::len),
-        Some(5)
+        Some(7),
+        "{dry}"
     );
     assert_eq!(
         sstables(&data.join("stress").join("standard1")),
@@ -89,6 +92,21 @@ fn alter_table_then_upgradesstables() {
         "tablestats",
     ));
     assert_eq!(stats[0]["sstables_with_other_compression"], 0);
+    // A dictionary trained on demand: stored, or declined with both ratios.
+    let trained = json(&ok(
+        &strata(
+            &data,
+            &["traincompressiondictionary", "stress.standard1", "--json"],
+        ),
+        "traincompressiondictionary",
+    ));
+    assert!(
+        trained["ratio_with_dictionary"].as_f64() > Some(0.0)
+            && trained["ratio_without_dictionary"].as_f64() > Some(0.0),
+        "{trained}"
+    );
+    let refused = strata(&data, &["traincompressiondictionary", "nosuch.table"]);
+    assert!(!refused.status.success());
     let read = strata(&data, &["stress", "read", "-n", "3000", "--no-tablestats"]);
     assert!(
         read.status.success(),
