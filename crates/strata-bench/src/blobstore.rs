@@ -295,6 +295,8 @@ pub fn run_strategy(
     opts.concurrent_compactors = cfg.compactors;
     opts.compaction_throughput_mb_per_sec = 0;
     opts.purpose = "strata bench blobstore".into();
+    // TestDFSIO reads whole files once: a chunk cache would only copy.
+    opts.chunk_cache_bytes = 0;
     let db = Database::open(dir, opts)?;
     let with = format!(
         "compaction = {{{compaction}}} AND gc_grace_seconds = {} \

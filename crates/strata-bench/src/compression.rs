@@ -514,6 +514,10 @@ pub struct CompressionConfig {
     pub memtable_mb: u32,
     /// The recompression experiment's `max_disk_bytes`, MiB (0 skips it).
     pub recompression_quota_mib: u64,
+    /// The databases' chunk cache, MiB. 0 (the default): every read reads and
+    /// decompresses its chunks, so the latencies compare codecs.
+    #[serde(default)]
+    pub chunk_cache_mib: u64,
     pub seed: u64,
     /// Parent of the per-codec data directories (each removed after use).
     #[serde(skip)]
@@ -530,6 +534,7 @@ impl Default for CompressionConfig {
             chunk_kb: 16,
             memtable_mb: 32,
             recompression_quota_mib: 256,
+            chunk_cache_mib: 0,
             seed: 1,
             work_dir: std::env::temp_dir(),
         }
@@ -835,6 +840,8 @@ fn write_codec(
 ) -> Result<(Database, Arc<Table>, CodecResult)> {
     let clock = SimClock::new(START_MICROS);
     let mut opts = DbOptions::new(clock.clone());
+    // Reads measure the codec unless a cache is asked for (module docs).
+    opts.chunk_cache_bytes = (cfg.chunk_cache_mib as usize) << 20;
     opts.commitlog = None;
     opts.concurrent_compactors = 0;
     opts.compaction_throughput_mb_per_sec = 0;

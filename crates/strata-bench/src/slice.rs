@@ -145,6 +145,9 @@ fn open_and_load(dir: &Path, n: u64) -> Result<(Database, Arc<Table>, u64)> {
     // No commit log (nothing here is about durability) and no background
     // compaction (one sstable is flushed and must stay as it is).
     db_opts.commitlog = None;
+    // Every slice is measured reading from the file (its bytes read are the
+    // figure): no chunk cache in front.
+    db_opts.chunk_cache_bytes = 0;
     db_opts.concurrent_compactors = 0;
     db_opts.purpose = "strata bench slice".to_string();
     let db = Database::open(dir, db_opts)?;

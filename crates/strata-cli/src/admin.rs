@@ -75,6 +75,7 @@ pub struct CommitLogFlags {
     pub disk_reserve_mb: u64,
     pub compaction_throughput_mb_per_sec: u64,
     pub concurrent_compactors: usize,
+    pub chunk_cache_mb: u64,
 }
 
 impl CommitLogFlags {
@@ -92,8 +93,9 @@ impl CommitLogFlags {
 }
 
 static COMMITLOG_OPTIONS: OnceLock<CommitLogOptions> = OnceLock::new();
-/// (max_disk_bytes, compaction throughput MiB/s, concurrent compactors, reserve bytes).
-static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize, u64)> = OnceLock::new();
+/// (max_disk_bytes, compaction throughput MiB/s, concurrent compactors, reserve
+/// bytes, chunk cache bytes).
+static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize, u64, usize)> = OnceLock::new();
 /// The command line, recorded in the data directory's lock for whoever is refused.
 static PURPOSE: OnceLock<String> = OnceLock::new();
 
@@ -105,6 +107,7 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
         flags.compaction_throughput_mb_per_sec,
         flags.concurrent_compactors,
         flags.disk_reserve_mb.saturating_mul(1024 * 1024),
+        usize::try_from(flags.chunk_cache_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
     ));
     let _ = PURPOSE.set(std::env::args().collect::<Vec<_>>().join(" "));
 }
@@ -118,7 +121,8 @@ pub fn db_options() -> DbOptions {
     if let Some(purpose) = PURPOSE.get() {
         opts.purpose = purpose.clone();
     }
-    if let Some(&(max_disk, throughput, compactors, reserve)) = ENGINE_FLAGS.get() {
+    if let Some(&(max_disk, throughput, compactors, reserve, cache)) = ENGINE_FLAGS.get() {
+        opts.chunk_cache_bytes = cache;
         opts.table.max_disk_bytes = max_disk;
         opts.table.disk_reserve_bytes = reserve;
         opts.compaction_throughput_mb_per_sec = throughput;

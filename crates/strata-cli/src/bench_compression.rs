@@ -33,6 +33,10 @@ pub struct CompressionArgs {
     /// of it, then upgradesstables -a to Zstd 3 under it (0 skips it).
     #[arg(long, default_value_t = 256)]
     pub recompression_quota_mb: u64,
+    /// The databases' decompressed-chunk cache, MiB; 0 (default) makes every
+    /// read decompress, so latencies compare codecs.
+    #[arg(long, default_value_t = 0)]
+    pub chunk_cache_mb: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Parent of the per-codec data directories (default: the system temp
@@ -57,6 +61,7 @@ pub fn run(args: CompressionArgs) -> Result<()> {
         chunk_kb: args.chunk_kb,
         memtable_mb: args.memtable_mb,
         recompression_quota_mib: args.recompression_quota_mb,
+        chunk_cache_mib: args.chunk_cache_mb,
         seed: args.seed,
         work_dir: work_dir.clone(),
     };

@@ -36,6 +36,7 @@ const DEFAULT_SEGMENT_SIZE_MB: u64 = 32;
 const DEFAULT_DISK_RESERVE_MB: u64 = 64;
 const DEFAULT_COMPACTION_THROUGHPUT_MB_PER_SEC: u64 = 64;
 const DEFAULT_CONCURRENT_COMPACTORS: usize = 1;
+const DEFAULT_CHUNK_CACHE_MB: u64 = (strata::db::DEFAULT_CHUNK_CACHE_BYTES >> 20) as u64;
 
 /// Options of commands that open a data directory (see docs/DURABILITY.md).
 #[derive(Args, Debug, Clone, Default)]
@@ -85,6 +86,10 @@ pub struct DataDirArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(0..=strata::db::MAX_CONCURRENT_COMPACTORS as u64))]
     pub concurrent_compactors: Option<usize>,
+    /// Decompressed-chunk cache for reads, MiB, 0 disables it (Cassandra's
+    /// file_cache_size) [default: 128].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=1 << 20))]
+    pub chunk_cache_mb: Option<u64>,
 }
 
 impl DataDirArgs {
@@ -125,6 +130,7 @@ impl DataDirArgs {
             self.concurrent_compactors.is_some(),
             "--concurrent-compactors",
         );
+        note(self.chunk_cache_mb.is_some(), "--chunk-cache-mb");
         v
     }
 }
@@ -229,6 +235,10 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             .concurrent_compactors
             .or(before.concurrent_compactors)
             .unwrap_or(DEFAULT_CONCURRENT_COMPACTORS),
+        chunk_cache_mb: after
+            .chunk_cache_mb
+            .or(before.chunk_cache_mb)
+            .unwrap_or(DEFAULT_CHUNK_CACHE_MB),
     };
     Ok(Resolved {
         data_dir: Some((data_dir, flags)),

@@ -76,7 +76,14 @@ pub struct DbOptions {
     /// What the owner is doing, recorded in the directory's lock so that a
     /// refused process can name it (for example the command line).
     pub purpose: String,
+    /// Bytes of decompressed chunks kept for user reads (Cassandra's
+    /// `file_cache_size`, RocksDB's block cache); 0 disables it. Default 128
+    /// MiB. Compaction and maintenance reads bypass it.
+    pub chunk_cache_bytes: usize,
 }
+
+/// Default of [`DbOptions::chunk_cache_bytes`].
+pub const DEFAULT_CHUNK_CACHE_BYTES: usize = 128 << 20;
 
 impl DbOptions {
     pub fn new(clock: Arc<dyn Clock>) -> DbOptions {
@@ -89,6 +96,7 @@ impl DbOptions {
             compaction_throughput_mb_per_sec: 64,
             read_only: false,
             purpose: "strata (library)".to_string(),
+            chunk_cache_bytes: DEFAULT_CHUNK_CACHE_BYTES,
         }
     }
 
@@ -150,6 +158,11 @@ impl Database {
     pub fn open(dir: &Path, opts: DbOptions) -> Result<Database> {
         opts.validate()?;
         let fs = opts.fs.clone();
+        if opts.chunk_cache_bytes > 0 {
+            fs.set_chunk_cache(Arc::new(crate::chunk_cache::ChunkCache::new(
+                opts.chunk_cache_bytes,
+            )));
+        }
         let lock = if opts.read_only {
             if !dir.is_dir() {
                 return Err(Error::NotFound(format!("data directory {}", dir.display())));

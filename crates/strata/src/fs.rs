@@ -120,6 +120,10 @@ pub struct IoCounters {
     compaction_read_level: [AtomicU64; MAX_TRACKED_LEVELS],
     compaction_written_level: [AtomicU64; MAX_TRACKED_LEVELS],
     fsyncs: AtomicU64,
+    /// User reads of a chunk or index block served by the chunk cache, and
+    /// those that had to read (and decompress) it (`crate::chunk_cache`).
+    chunk_cache_hits: AtomicU64,
+    chunk_cache_misses: AtomicU64,
 }
 
 /// A plain copy of [`IoCounters`] at one instant.
@@ -130,6 +134,8 @@ pub struct IoSnapshot {
     pub compaction_read_level_bytes: [u64; MAX_TRACKED_LEVELS],
     pub compaction_written_level_bytes: [u64; MAX_TRACKED_LEVELS],
     pub fsyncs: u64,
+    pub chunk_cache_hits: u64,
+    pub chunk_cache_misses: u64,
 }
 
 impl IoSnapshot {
@@ -171,7 +177,19 @@ impl IoCounters {
                 load(&self.compaction_written_level[i])
             }),
             fsyncs: load(&self.fsyncs),
+            chunk_cache_hits: load(&self.chunk_cache_hits),
+            chunk_cache_misses: load(&self.chunk_cache_misses),
         }
+    }
+
+    /// Counts one chunk-cache lookup of a user read.
+    pub fn count_chunk_cache(&self, hit: bool) {
+        let c = if hit {
+            &self.chunk_cache_hits
+        } else {
+            &self.chunk_cache_misses
+        };
+        c.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -335,11 +353,24 @@ pub struct Fs {
     usage: Arc<DiskUsage>,
     /// Obsolete sstable files waiting to be unlinked (invariant 5).
     reclaim: Arc<Mutex<Vec<PathBuf>>>,
+    /// The database's decompressed-chunk cache, set once when the database
+    /// opens (none for a bare `Fs`: tools and unit tests read uncached).
+    chunk_cache: Arc<std::sync::OnceLock<Arc<crate::chunk_cache::ChunkCache>>>,
 }
 
 impl Fs {
     pub fn new() -> Fs {
         Fs::default()
+    }
+
+    /// Installs the chunk cache every reader of this layer uses; a second call
+    /// keeps the first cache (one per database).
+    pub fn set_chunk_cache(&self, cache: Arc<crate::chunk_cache::ChunkCache>) {
+        let _ = self.chunk_cache.set(cache);
+    }
+
+    pub fn chunk_cache(&self) -> Option<&Arc<crate::chunk_cache::ChunkCache>> {
+        self.chunk_cache.get()
     }
 
     /// Global counters (all tables).

@@ -7,6 +7,7 @@
 //! - [`clock`]: injected time (`SystemClock`, `SimClock`); no engine code reads
 //!   the system time.
 //! - [`codec`]: an sstable's codec and chunk settings as values.
+//! - [`chunk_cache`]: the database's cache of decompressed chunks (user reads).
 //! - [`dictionary`]: trained compression dictionaries, one file each per table.
 //! - [`fs`]: every file access, counted per cause and level, with fault injection
 //!   and incremental disk usage; the queue of obsolete files to unlink.
@@ -45,6 +46,7 @@
 //!
 //! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
+pub mod chunk_cache;
 pub mod clock;
 pub mod codec;
 pub mod commitlog;

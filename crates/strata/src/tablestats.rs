@@ -49,6 +49,12 @@ pub struct TableStats {
     pub pending_flushes: usize,
     pub bloom_filter_false_positives: u64,
     pub bloom_filter_false_ratio: f64,
+    /// This table's user reads of a chunk served from the chunk cache, and
+    /// those that read and decompressed it.
+    pub chunk_cache_hits: u64,
+    pub chunk_cache_misses: u64,
+    /// The database's chunk cache (`None` when disabled).
+    pub chunk_cache: Option<crate::chunk_cache::ChunkCacheStats>,
     pub bloom_filter_space_used_bytes: u64,
     pub index_space_used_bytes: u64,
     pub local_read_count: u64,
@@ -312,6 +318,9 @@ impl TableStats {
             memtable_switch_count: m.memtable_switch_count.load(Ordering::Relaxed),
             pending_flushes: view.pending_flushes(),
             bloom_filter_false_positives: fp,
+            chunk_cache_hits: t.io().chunk_cache_hits,
+            chunk_cache_misses: t.io().chunk_cache_misses,
+            chunk_cache: t.fs().chunk_cache().map(|c| c.stats()),
             bloom_filter_false_ratio: if fp + tp == 0 {
                 0.0
             } else {
@@ -467,6 +476,20 @@ impl TableStats {
             "Local write latency",
             format!("{:.3} ms", self.local_write_latency_ms),
         );
+        if let Some(c) = &self.chunk_cache {
+            let (h, m) = (self.chunk_cache_hits, self.chunk_cache_misses);
+            line(
+                "Chunk cache hits/misses (hit rate)",
+                format!(
+                    "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate",
+                    if h + m == 0 { 0.0 } else { h as f64 / (h + m) as f64 },
+                    c.size_bytes,
+                    c.capacity_bytes,
+                    c.entries,
+                    c.hit_rate()
+                ),
+            );
+        }
         line(
             "Bloom filter false positives",
             self.bloom_filter_false_positives.to_string(),

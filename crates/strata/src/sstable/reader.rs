@@ -51,6 +51,30 @@ pub struct SSTableReader {
     /// The dictionary its codec names, loaded at open from the sstable's own
     /// directory (`crate::dictionary`, invariant 4: no dictionary, no open).
     dictionary: Option<Arc<crate::dictionary::CompressionDictionary>>,
+    /// This open's key in the chunk cache (`crate::chunk_cache`).
+    cache_serial: u64,
+}
+
+/// Chunk-cache keys of index blocks have this bit set in their second half,
+/// chunks do not: one key space per reader for both (a data stream of 2^31
+/// chunks is 32 TiB at the smallest chunk length, far past any sstable).
+const INDEX_BLOCK_KEY_BIT: u32 = 1 << 31;
+
+/// A decompressed chunk: shared with the chunk cache, or in the caller's
+/// scratch buffer.
+pub(super) enum ChunkBytes<'a> {
+    Cached(Arc<[u8]>),
+    Read(&'a [u8]),
+}
+
+impl std::ops::Deref for ChunkBytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ChunkBytes::Cached(c) => c,
+            ChunkBytes::Read(r) => r,
+        }
+    }
 }
 
 fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
@@ -264,6 +288,7 @@ impl SSTableReader {
             format_version: f.format_version,
             identity,
             dictionary,
+            cache_serial: crate::chunk_cache::next_reader_serial(),
         }))
     }
 
@@ -431,9 +456,54 @@ impl SSTableReader {
         )
     }
 
-    /// Reads, verifies and decompresses chunk `i`, appending it to `out`.
+    /// Reads, verifies and decompresses chunk `i`, appending it to `out`. A
+    /// user read goes through the database's chunk cache, if it has one
+    /// ([`chunk_cached`](Self::chunk_cached)).
     pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
-        self.read_chunk_reusing(i, tag, &mut Vec::new(), out)
+        let mut scratch = Vec::new();
+        let chunk = self.chunk_cached(i, tag, &mut Vec::new(), &mut scratch)?;
+        out.extend_from_slice(&chunk);
+        Ok(())
+    }
+
+    /// Chunk `i`, verified and decompressed: for a user read, from the
+    /// database's chunk cache when it holds it (a hit copies nothing), else
+    /// read into `scratch` (through `stored`) and, for a user read, cached.
+    /// Other reads (compaction, scrub, verify) never touch the cache
+    /// (`crate::chunk_cache`).
+    pub(super) fn chunk_cached<'a>(
+        &self,
+        i: usize,
+        tag: IoTag,
+        stored: &mut Vec<u8>,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<ChunkBytes<'a>> {
+        let cache = match (tag.cause, self.file.fs().chunk_cache(), u32::try_from(i)) {
+            (crate::fs::IoCause::UserRead, Some(c), Ok(index)) if index < INDEX_BLOCK_KEY_BIT => {
+                Some((c, index))
+            }
+            _ => None,
+        };
+        let Some((cache, index)) = cache else {
+            scratch.clear();
+            self.read_chunk_reusing(i, tag, stored, scratch)?;
+            return Ok(ChunkBytes::Read(scratch));
+        };
+        let key = (self.cache_serial, index);
+        if let Some(chunk) = cache.get(key) {
+            if let Some(io) = &self.table_io {
+                io.count_chunk_cache(true);
+            }
+            return Ok(ChunkBytes::Cached(chunk));
+        }
+        scratch.clear();
+        self.read_chunk_reusing(i, tag, stored, scratch)?;
+        let chunk: Arc<[u8]> = Arc::from(&scratch[..]);
+        cache.insert(key, chunk.clone());
+        if let Some(io) = &self.table_io {
+            io.count_chunk_cache(false);
+        }
+        Ok(ChunkBytes::Cached(chunk))
     }
 
     /// As [`read_chunk`](Self::read_chunk), reading the stored bytes into
@@ -476,6 +546,32 @@ impl SSTableReader {
             .len();
         stored.truncate(payload_len);
         Ok(stored)
+    }
+
+    /// Index block `b`'s verified payload for a point lookup: a user read goes
+    /// through the chunk cache (key space above [`INDEX_BLOCK_KEY_BIT`]), so a
+    /// hot partition costs no `pread` of its index block either.
+    fn index_block_cached(&self, b: usize, tag: IoTag) -> Result<ChunkBytes<'static>> {
+        let cache = match (tag.cause, self.file.fs().chunk_cache(), u32::try_from(b)) {
+            (crate::fs::IoCause::UserRead, Some(c), Ok(b32)) if b32 < INDEX_BLOCK_KEY_BIT => {
+                Some((c, b32 | INDEX_BLOCK_KEY_BIT))
+            }
+            _ => None,
+        };
+        let Some((cache, index)) = cache else {
+            return Ok(ChunkBytes::Cached(Arc::from(self.read_index_block(b, tag)?)));
+        };
+        let key = (self.cache_serial, index);
+        let hit = cache.get(key);
+        if let Some(io) = &self.table_io {
+            io.count_chunk_cache(hit.is_some());
+        }
+        if let Some(block) = hit {
+            return Ok(ChunkBytes::Cached(block));
+        }
+        let block: Arc<[u8]> = Arc::from(self.read_index_block(b, tag)?);
+        cache.insert(key, block.clone());
+        Ok(ChunkBytes::Cached(block))
     }
 
     fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
@@ -551,7 +647,7 @@ impl SSTableReader {
             self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         };
-        let payload = self.read_index_block(b, tag)?;
+        let payload = self.index_block_cached(b, tag)?;
         let block_offset = self.summary[b].offset;
         let bad = |e: crate::encoding::DecodeError| {
             corrupt(

@@ -244,7 +244,8 @@ impl SSTableReader {
 
     /// Data-stream bytes `[at, at + len)` appended to `out`: whole chunks are
     /// decompressed straight into `out`, partial ones (the first and the last)
-    /// through one scratch chunk; one stored-chunk buffer is reused throughout.
+    /// through the chunk cache or one scratch chunk; one stored-chunk buffer is
+    /// reused throughout.
     pub fn read_value_range(&self, at: u64, len: u64, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
         let end = at
             .checked_add(len)
@@ -269,11 +270,14 @@ impl SSTableReader {
                 pos = chunk_end;
                 continue;
             }
-            scratch.clear();
-            self.read_chunk_reusing(i, tag, &mut stored, &mut scratch)?;
+            // A part of a chunk (a small partition's bytes, or a large
+            // value's ends) goes through the chunk cache; whole chunks of a
+            // large value above stream past it, so one large read does not
+            // evict the hot set.
+            let chunk = self.chunk_cached(i, tag, &mut stored, &mut scratch)?;
             let lo = (pos - chunk_start) as usize;
             let hi = ((end.min(chunk_end)) - chunk_start) as usize;
-            let piece = scratch
+            let piece = chunk
                 .get(lo..hi)
                 .ok_or_else(|| self.corrupt_data(pos, "chunk shorter than the data stream says"))?;
             out.extend_from_slice(piece);

@@ -1,0 +1,281 @@
+//! The decompressed-chunk cache (Cassandra's `ChunkCache`, RocksDB's block
+//! cache of uncompressed blocks): user reads of a chunk that was read recently
+//! copy it from memory instead of reading and decompressing it again.
+//!
+//! Contract: [`ChunkCache::get`] returns the bytes [`ChunkCache::insert`] was
+//! given for the same key, or nothing; the cache never holds more than its
+//! capacity in chunk bytes (plus a bounded per-entry overhead, counted in
+//! [`ChunkCacheStats::size_bytes`] as the chunk bytes only). Keys are
+//! `(reader serial, chunk index)`: a reader serial is unique per opened sstable
+//! in the process, so a key never names two different contents, and sstables
+//! are immutable, so nothing needs invalidating; the chunks of a dropped
+//! sstable are simply never referenced again and age out.
+//!
+//! Eviction: CLOCK (second chance) per shard: an entry read since the hand last
+//! passed survives one more pass. Cheaper than an LRU list (a hit sets a flag
+//! instead of moving a node) and close to LRU on the read patterns here.
+//!
+//! Threads: any. The cache is split into [`SHARDS`] shards by key hash, each
+//! behind its own mutex held only for a map lookup or an insertion; a hit
+//! clones an `Arc`, the copy into the reader's buffer happens outside the lock.
+//!
+//! Who uses it: `SSTableReader::read_chunk` for reads tagged `UserRead` only.
+//! Compaction, scrub, verify and large-value range reads bypass it, so a
+//! compaction streaming a whole table through does not evict the hot set
+//! (Cassandra's compaction reads bypass its chunk cache as well).
+
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Shards: enough that two reader threads rarely meet on a lock.
+pub const SHARDS: usize = 16;
+
+/// `(reader serial, chunk index)`.
+pub type ChunkKey = (u64, u32);
+
+struct Slot {
+    key: ChunkKey,
+    data: Arc<[u8]>,
+    referenced: bool,
+}
+
+#[derive(Default)]
+struct Shard {
+    map: HashMap<ChunkKey, usize>,
+    slots: Vec<Slot>,
+    hand: usize,
+    bytes: usize,
+}
+
+impl Shard {
+    /// Evicts with the CLOCK hand until `need` more bytes fit in `capacity`.
+    fn make_room(&mut self, need: usize, capacity: usize) -> u64 {
+        let mut evicted = 0;
+        while self.bytes + need > capacity && !self.slots.is_empty() {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let slot = &mut self.slots[self.hand];
+            if slot.referenced {
+                slot.referenced = false;
+                self.hand += 1;
+                continue;
+            }
+            let gone = self.slots.swap_remove(self.hand);
+            self.map.remove(&gone.key);
+            self.bytes -= gone.data.len();
+            if let Some(moved) = self.slots.get(self.hand) {
+                self.map.insert(moved.key, self.hand);
+            }
+            evicted += 1;
+        }
+        evicted
+    }
+}
+
+/// Figures for `tablestats` (database-wide; per-table hits and misses are in
+/// the table's I/O counters).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ChunkCacheStats {
+    pub capacity_bytes: u64,
+    /// Chunk bytes held now.
+    pub size_bytes: u64,
+    pub entries: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+}
+
+impl ChunkCacheStats {
+    /// hits / (hits + misses); 0 before any lookup.
+    pub fn hit_rate(&self) -> f64 {
+        let all = self.hits + self.misses;
+        if all == 0 {
+            0.0
+        } else {
+            self.hits as f64 / all as f64
+        }
+    }
+}
+
+/// The cache of one database.
+pub struct ChunkCache {
+    shards: Box<[Mutex<Shard>]>,
+    capacity_bytes: usize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+}
+
+impl std::fmt::Debug for ChunkCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkCache")
+            .field("capacity_bytes", &self.capacity_bytes)
+            .finish()
+    }
+}
+
+/// A process-wide serial for each opened sstable reader (the first half of a
+/// [`ChunkKey`]).
+pub fn next_reader_serial() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl ChunkCache {
+    /// A cache of at most `capacity_bytes` of chunk data.
+    pub fn new(capacity_bytes: usize) -> ChunkCache {
+        ChunkCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            capacity_bytes,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+        }
+    }
+
+    fn shard(&self, key: ChunkKey) -> &Mutex<Shard> {
+        // Fibonacci hashing of both halves: consecutive chunks of one sstable
+        // spread over the shards.
+        let h = (key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(key.1))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        &self.shards[(h >> 60) as usize % SHARDS]
+    }
+
+    fn shard_capacity(&self) -> usize {
+        self.capacity_bytes / SHARDS
+    }
+
+    /// The cached chunk, marking it recently used; counts a hit or a miss.
+    pub fn get(&self, key: ChunkKey) -> Option<Arc<[u8]>> {
+        let found = {
+            let mut shard = self.shard(key).lock();
+            match shard.map.get(&key).copied() {
+                Some(i) => {
+                    let slot = &mut shard.slots[i];
+                    slot.referenced = true;
+                    Some(slot.data.clone())
+                }
+                None => None,
+            }
+        };
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Caches `data` under `key` (a chunk larger than a shard's share of the
+    /// capacity is not cached). A key already present keeps its first value:
+    /// both are the same bytes (module contract).
+    pub fn insert(&self, key: ChunkKey, data: Arc<[u8]>) {
+        let capacity = self.shard_capacity();
+        if data.len() > capacity {
+            return;
+        }
+        let mut shard = self.shard(key).lock();
+        if shard.map.contains_key(&key) {
+            return;
+        }
+        let evicted = shard.make_room(data.len(), capacity);
+        shard.bytes += data.len();
+        let i = shard.slots.len();
+        shard.slots.push(Slot {
+            key,
+            data,
+            referenced: false,
+        });
+        shard.map.insert(key, i);
+        drop(shard);
+        if evicted > 0 {
+            self.evictions.fetch_add(evicted, Ordering::Relaxed);
+        }
+    }
+
+    pub fn stats(&self) -> ChunkCacheStats {
+        let (mut size, mut entries) = (0u64, 0u64);
+        for s in self.shards.iter() {
+            let s = s.lock();
+            size += s.bytes as u64;
+            entries += s.slots.len() as u64;
+        }
+        ChunkCacheStats {
+            capacity_bytes: self.capacity_bytes as u64,
+            size_bytes: size,
+            entries,
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(seed: u8, len: usize) -> Arc<[u8]> {
+        (0..len).map(|i| seed.wrapping_add(i as u8)).collect()
+    }
+
+    #[test]
+    fn returns_what_was_inserted_and_counts() {
+        let c = ChunkCache::new(SHARDS * 4096);
+        assert!(c.get((1, 0)).is_none());
+        c.insert((1, 0), chunk(7, 1000));
+        assert_eq!(c.get((1, 0)).as_deref(), Some(&chunk(7, 1000)[..]));
+        assert!(c.get((2, 0)).is_none(), "another reader's chunk 0");
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses, s.entries, s.size_bytes), (1, 2, 1, 1000));
+        // A chunk larger than a shard's share is not cached.
+        c.insert((1, 1), chunk(1, 5000));
+        assert!(c.get((1, 1)).is_none());
+    }
+
+    #[test]
+    fn never_holds_more_than_its_capacity_and_keeps_what_is_read() {
+        let cap = SHARDS * 10_000;
+        let c = ChunkCache::new(cap);
+        // A hot key read after every insertion survives a stream of cold ones.
+        c.insert((9, 9), chunk(9, 1000));
+        for i in 0..5_000u32 {
+            c.insert((1, i), chunk(i as u8, 1000));
+            assert!(c.get((9, 9)).is_some(), "hot chunk evicted at {i}");
+            let s = c.stats();
+            assert!(s.size_bytes as usize <= cap, "{s:?}");
+        }
+        let s = c.stats();
+        assert!(s.evictions > 4_000, "{s:?}");
+        assert!(s.size_bytes as usize > cap / 2, "the cache fills: {s:?}");
+    }
+
+    #[test]
+    fn concurrent_readers_and_writers_see_only_inserted_bytes() {
+        let c = Arc::new(ChunkCache::new(SHARDS * 8192));
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let c = c.clone();
+                std::thread::spawn(move || {
+                    for i in 0..20_000u32 {
+                        let key = (t % 2, i % 300);
+                        let want = chunk((key.0 as u8) ^ (key.1 as u8), 512);
+                        match c.get(key) {
+                            Some(got) => assert_eq!(got, want),
+                            None => c.insert(key, want),
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        let s = c.stats();
+        assert!(s.hits > 0 && s.size_bytes as usize <= SHARDS * 8192, "{s:?}");
+    }
+}
