@@ -29,7 +29,8 @@ pub struct SimulateOverrides {
     /// stcs, lcs, twcs or dtcs.
     pub strategy: Option<String>,
     pub fanout: Option<u32>,
-    /// LCS sstable size (whole MiB).
+    /// LCS sstable size: a bare number is MiB, as `sstable_size_in_mb`
+    /// (`160`); or with a unit (`160MiB`). Rounded to whole MiB.
     pub sstable_size: Option<String>,
     pub level_count: Option<u32>,
     /// Extra compaction sub-options in CQL map syntax, e.g. "'min_threshold': 8".
@@ -89,7 +90,7 @@ impl SimulateOverrides {
             set("fanout_size", f.to_string(), &mut map);
         }
         if let Some(s) = &a.sstable_size {
-            let bytes = parse_size_bytes(s)?;
+            let bytes = model::parse_sstable_size_bytes(s)?;
             let mib = (bytes / model::MIB).round();
             if mib < 1.0 {
                 return Err(Error::InvalidInput(format!(
@@ -187,5 +188,16 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("below 1 MiB"), "{err}");
+        // A bare number is MiB, as Cassandra's sstable_size_in_mb (issue 16
+        // found `--sstable-size 160` refused as "below 1 MiB").
+        let (cfg, notes) = SimulateOverrides {
+            sstable_size: Some("160".into()),
+            ..base()
+        }
+        .config()
+        .unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        let text = cfg.compaction.to_string();
+        assert!(text.contains("'sstable_size_in_mb': '160'"), "{text}");
     }
 }

@@ -41,7 +41,8 @@ pub struct PredictArgs {
     /// Live data size (default: ingest rate x TTL).
     #[arg(long)]
     pub data_size: Option<String>,
-    /// LCS sstable_size_in_mb (fixed-levels mode: the minimum).
+    /// LCS sstable_size_in_mb (fixed-levels mode: the minimum): a bare number
+    /// is MiB, as in the CQL option (`160`); or with a unit (`160MiB`).
     #[arg(long, default_value = "160MiB")]
     pub sstable_size: String,
     #[arg(long, default_value_t = 10)]
@@ -109,7 +110,8 @@ pub struct SimulateArgs {
     pub strategy: Option<String>,
     #[arg(long)]
     pub fanout: Option<u32>,
-    /// LCS sstable size (whole MiB).
+    /// LCS sstable size: a bare number is MiB, as sstable_size_in_mb (`160`);
+    /// or with a unit (`160MiB`). Rounded to whole MiB.
     #[arg(long)]
     pub sstable_size: Option<String>,
     #[arg(long)]
@@ -169,7 +171,7 @@ fn run_predict(a: PredictArgs) -> Result<()> {
     let input = ModelInput {
         strategy: ModelStrategy::parse(&a.strategy)?,
         data_bytes: opt(&a.data_size, parse_size_bytes)?,
-        sstable_bytes: parse_size_bytes(&a.sstable_size)?,
+        sstable_bytes: strata::model::parse_sstable_size_bytes(&a.sstable_size)?,
         fanout: a.fanout,
         level_count: a.level_count,
         flush_bytes: parse_size_bytes(&a.flush_size)?,

@@ -276,6 +276,9 @@ mod tests {
             t.join().expect("thread");
         }
         let s = c.stats();
-        assert!(s.hits > 0 && s.size_bytes as usize <= SHARDS * 8192, "{s:?}");
+        assert!(
+            s.hits > 0 && s.size_bytes as usize <= SHARDS * 8192,
+            "{s:?}"
+        );
     }
 }

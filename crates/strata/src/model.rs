@@ -1095,6 +1095,22 @@ pub fn parse_size_bytes(text: &str) -> Result<f64> {
     Ok(bytes)
 }
 
+/// Parses an sstable size as Cassandra users write it: a bare number is
+/// `sstable_size_in_mb`'s unit, MiB (`160` = 160 MiB); a number with a unit is
+/// that size (`160MiB`, `1.5GB`).
+pub fn parse_sstable_size_bytes(text: &str) -> Result<f64> {
+    let t = text.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        let mib: f64 = t
+            .parse()
+            .map_err(|_| Error::InvalidInput(format!("bad size '{text}' (e.g. 160, 160MiB)")))?;
+        let bytes = mib * MIB;
+        positive("size", bytes)?;
+        return Ok(bytes);
+    }
+    parse_size_bytes(t)
+}
+
 /// Parses a rate: a size per second, `1MB/s`, `512KiB/s` (the `/s` is optional).
 pub fn parse_rate_bytes_per_second(text: &str) -> Result<f64> {
     let t = text.trim();
@@ -1136,6 +1152,17 @@ pub fn parse_duration_seconds(text: &str) -> Result<f64> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn sstable_sizes_parse_as_sstable_size_in_mb() {
+        assert_eq!(parse_sstable_size_bytes("160").ok(), Some(160.0 * MIB));
+        assert_eq!(parse_sstable_size_bytes(" 2.5 ").ok(), Some(2.5 * MIB));
+        assert_eq!(parse_sstable_size_bytes("160MiB").ok(), Some(160.0 * MIB));
+        assert_eq!(parse_sstable_size_bytes("1GB").ok(), Some(1e9));
+        assert!(parse_sstable_size_bytes("0").is_err());
+        assert!(parse_sstable_size_bytes("1.2.3").is_err());
+        assert!(parse_sstable_size_bytes("12 parsecs").is_err());
+    }
     use super::*;
 
     /// The seed's three nodes, in the seed's (binary) units: 169 GiB of data,

@@ -482,7 +482,11 @@ impl TableStats {
                 "Chunk cache hits/misses (hit rate)",
                 format!(
                     "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate",
-                    if h + m == 0 { 0.0 } else { h as f64 / (h + m) as f64 },
+                    if h + m == 0 {
+                        0.0
+                    } else {
+                        h as f64 / (h + m) as f64
+                    },
                     c.size_bytes,
                     c.capacity_bytes,
                     c.entries,

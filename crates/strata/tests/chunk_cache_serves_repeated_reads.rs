@@ -29,16 +29,26 @@ fn chunk_cache_serves_repeated_reads() {
     // default 128 MiB), so nothing is read from the files.
     assert!(missing(&t, 0..4000).is_empty());
     let (io2, c2) = (t.io(), cache.stats());
-    assert_eq!(io2.read(IoCause::UserRead), read1, "second pass read the files");
+    assert_eq!(
+        io2.read(IoCause::UserRead),
+        read1,
+        "second pass read the files"
+    );
     assert_eq!(io2.chunk_cache_misses, io1.chunk_cache_misses);
     assert!(io2.chunk_cache_hits > io1.chunk_cache_hits);
-    assert_eq!(c2.hits - c1.hits, io2.chunk_cache_hits - io1.chunk_cache_hits);
+    assert_eq!(
+        c2.hits - c1.hits,
+        io2.chunk_cache_hits - io1.chunk_cache_hits
+    );
 
     // Compaction reads its inputs uncached and puts nothing in the cache.
     let limiter = db.compaction_limiter().clone();
     t.compact_major(&limiter).expect("compact");
     let c3 = cache.stats();
-    assert_eq!((c3.hits, c3.misses, c3.entries), (c2.hits, c2.misses, c2.entries));
+    assert_eq!(
+        (c3.hits, c3.misses, c3.entries),
+        (c2.hits, c2.misses, c2.entries)
+    );
     // The compacted sstable is a new reader: its chunks are new keys.
     assert!(missing(&t, 0..4000).is_empty());
     assert!(t.io().chunk_cache_misses > io2.chunk_cache_misses);

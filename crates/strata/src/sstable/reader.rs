@@ -559,7 +559,9 @@ impl SSTableReader {
             _ => None,
         };
         let Some((cache, index)) = cache else {
-            return Ok(ChunkBytes::Cached(Arc::from(self.read_index_block(b, tag)?)));
+            return Ok(ChunkBytes::Cached(Arc::from(
+                self.read_index_block(b, tag)?,
+            )));
         };
         let key = (self.cache_serial, index);
         let hit = cache.get(key);
