@@ -22,6 +22,9 @@
 //! - [`compression`]: seed 001's codec matrix (`strata bench compression`,
 //!   issue 14 part 5): ratio, write cost and read latency per codec on two
 //!   datasets shaped like the seed's archive tables.
+//! - [`memtable`]: seed 004's experiment (`strata bench memtable`, issue 15
+//!   part 5): the memtable against a skiplist and a locked `BTreeMap`, inserts
+//!   per second, overhead per cell, flush iteration rate.
 //! - [`commitlog`]: write throughput and latency per commit-log sync mode and
 //!   writer-thread count (`strata bench commitlog`).
 //! - [`lcs_fanout`]: seed 000's leveling-multiplier experiment on the real
@@ -50,6 +53,7 @@ pub mod charts;
 pub mod commitlog;
 pub mod compression;
 pub mod lcs_fanout;
+pub mod memtable;
 pub mod recompression;
 pub mod simulate;
 pub mod slice;

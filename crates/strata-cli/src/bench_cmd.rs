@@ -43,6 +43,23 @@ pub enum BenchCommand {
     /// Seed 001's codec matrix: none, LZ4, zstd 1/3/9 on two archive-shaped
     /// datasets; ratio, write cost, whole-partition read latency at 50..200 readers.
     Compression(bench_compression::CompressionArgs),
+    /// Seed 004's experiment: the memtable against a skiplist and a locked
+    /// BTreeMap (inserts/s per workload and thread count, bytes per cell, flush
+    /// iteration rate).
+    Memtable(MemtableBenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MemtableBenchArgs {
+    /// Writer-thread counts, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    pub threads: Vec<usize>,
+    /// Runs per case (the median is reported, and every run's ratio).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -130,7 +147,21 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Slice(args) => bench_slice_cmd::run(args),
         BenchCommand::Blobstore(args) => bench_blobstore::run(args),
         BenchCommand::Compression(args) => bench_compression::run(args),
+        BenchCommand::Memtable(args) => memtable(args),
     }
+}
+
+fn memtable(args: MemtableBenchArgs) -> Result<()> {
+    let cfg = strata_bench::memtable::MemtableConfig {
+        threads: args.threads.clone(),
+        runs: args.runs,
+    };
+    let report = strata_bench::memtable::run_bench(&cfg, &mut |line| eprintln!("{line}"))?;
+    print!("{}", report.text());
+    if let Some(path) = &args.json {
+        std::fs::write(path, report.to_json()?).map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
 }
 
 fn commitlog(args: CommitlogBenchArgs) -> Result<()> {
