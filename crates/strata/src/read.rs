@@ -30,7 +30,7 @@ use crate::data::{
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::memtable::{MemPartition, MemSlice, Memtable, SHARDS};
-use crate::sstable::{PartitionScanner, SSTableReader, SSTableSlice};
+use crate::sstable::{Admitted, PartitionScanner, SSTableReader, SSTableSlice};
 use crate::version::{Handles, Version, VersionEdit};
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -207,7 +207,8 @@ pub fn read_partition(
             break;
         }
         sstables_read += 1;
-        if let Some(mut slice) = s.slice(key, range, reversed, IoTag::new(IoCause::UserRead))? {
+        let tag = IoTag::new(IoCause::UserRead);
+        if let Some(mut slice) = s.slice_admitted(key, range, reversed, tag, Admitted::Yes)? {
             found = true;
             deletion.merge(&slice.deletion);
             merge_static(&mut static_row, slice.static_row.take());
@@ -229,10 +230,13 @@ pub fn read_partition(
 /// in which a read consults them, so that a partition tombstone found early
 /// lets it skip the older ones (invariant 2).
 fn sstables_newest_first<'a>(view: &'a View, key: &DecoratedKey) -> Vec<&'a Arc<SSTableReader>> {
+    // The key is hashed once for all the filters (and not at all if no
+    // sstable's range admits it); the readers below do not test it again.
+    let mut hash = None;
     let mut candidates: Vec<&Arc<SSTableReader>> = view
         .sstables()
         .iter()
-        .filter(|s| s.may_contain(key))
+        .filter(|s| s.may_contain_hashed(key, &mut hash))
         .collect();
     candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));
     candidates
@@ -666,7 +670,9 @@ pub fn read_value_range(
         {
             break;
         }
-        let Some(found) = s.locate_cell(key, clustering, column, USER_READ)? else {
+        let Some(found) =
+            s.locate_cell_admitted(key, clustering, column, USER_READ, Admitted::Yes)?
+        else {
             continue;
         };
         deletion.merge(&found.deletion);

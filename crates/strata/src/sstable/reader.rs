@@ -55,6 +55,15 @@ pub struct SSTableReader {
     cache_serial: u64,
 }
 
+/// Whether a caller already tested a key against an sstable's key range and
+/// Bloom filter (a read tests every live sstable once, then reads the admitting
+/// ones: testing again would hash and probe twice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admitted {
+    Yes,
+    No,
+}
+
 /// Chunk-cache keys of index blocks have this bit set in their second half,
 /// chunks do not: one key space per reader for both (a data stream of 2^31
 /// chunks is 32 TiB at the smallest chunk length, far past any sstable).
@@ -410,7 +419,17 @@ impl SSTableReader {
 
     /// Whether the key is in this sstable's key range and passes the Bloom filter.
     pub fn may_contain(&self, key: &DecoratedKey) -> bool {
-        self.in_range(key) && self.bloom.may_contain(KeyHash::of(&key.key))
+        self.may_contain_hashed(key, &mut None)
+    }
+
+    /// As [`may_contain`](Self::may_contain), hashing the key at most once
+    /// across the sstables a read tests (`hash` carries it from one to the
+    /// next), and only for an sstable whose key range admits it.
+    pub fn may_contain_hashed(&self, key: &DecoratedKey, hash: &mut Option<KeyHash>) -> bool {
+        self.in_range(key)
+            && self
+                .bloom
+                .may_contain(*hash.get_or_insert_with(|| KeyHash::of(&key.key)))
     }
 
     fn in_range(&self, key: &DecoratedKey) -> bool {
@@ -641,8 +660,9 @@ impl SSTableReader {
         &self,
         key: &DecoratedKey,
         tag: IoTag,
+        admitted: Admitted,
     ) -> Result<Option<(u64, u64, Option<RowIndexLocation>)>> {
-        if !self.may_contain(key) {
+        if admitted == Admitted::No && !self.may_contain(key) {
             return Ok(None);
         }
         let Some(b) = self.block_for(key) else {
@@ -681,7 +701,7 @@ impl SSTableReader {
         key: &DecoratedKey,
         tag: IoTag,
     ) -> Result<Option<PartitionUpdate>> {
-        let Some((offset, length, _)) = self.locate(key, tag)? else {
+        let Some((offset, length, _)) = self.locate(key, tag, Admitted::No)? else {
             return Ok(None);
         };
         let bytes = self.read_range(offset, length, tag)?;
@@ -700,7 +720,21 @@ impl SSTableReader {
         reversed: bool,
         tag: IoTag,
     ) -> Result<Option<super::SSTableSlice>> {
-        let Some((offset, length, row_index)) = self.locate(key, tag)? else {
+        self.slice_admitted(key, range, reversed, tag, Admitted::No)
+    }
+
+    /// [`slice`](Self::slice) for a caller that already tested the key
+    /// against this sstable's range and filter
+    /// ([`may_contain_hashed`](Self::may_contain_hashed)) when `admitted` says so.
+    pub fn slice_admitted(
+        self: &Arc<Self>,
+        key: &DecoratedKey,
+        range: &ClusteringRange,
+        reversed: bool,
+        tag: IoTag,
+        admitted: Admitted,
+    ) -> Result<Option<super::SSTableSlice>> {
+        let Some((offset, length, row_index)) = self.locate(key, tag, admitted)? else {
             return Ok(None);
         };
         match row_index {

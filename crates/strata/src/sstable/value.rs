@@ -130,7 +130,20 @@ impl SSTableReader {
         column: ColumnId,
         tag: IoTag,
     ) -> Result<Option<SSTableCell>> {
-        let Some((offset, length, row_index)) = self.locate(key, tag)? else {
+        self.locate_cell_admitted(key, clustering, column, tag, super::reader::Admitted::No)
+    }
+
+    /// [`locate_cell`](Self::locate_cell) when the caller already tested the
+    /// key's range and filter (`Admitted::Yes`).
+    pub fn locate_cell_admitted(
+        &self,
+        key: &DecoratedKey,
+        clustering: &[u8],
+        column: ColumnId,
+        tag: IoTag,
+        admitted: super::reader::Admitted,
+    ) -> Result<Option<SSTableCell>> {
+        let Some((offset, length, row_index)) = self.locate(key, tag, admitted)? else {
             return Ok(None);
         };
         let end = offset
