@@ -51,11 +51,29 @@ pub struct View {
     /// Never empty: `memtables[0]` is the active memtable.
     pub memtables: Vec<Arc<Memtable>>,
     pub version: Arc<SSTableVersion>,
+    /// The version's sstables by key range (built with the version, shared by
+    /// the views that only change memtables).
+    keys: Arc<KeyIndex>,
 }
 
 impl View {
     pub fn new(memtables: Vec<Arc<Memtable>>, version: Arc<SSTableVersion>) -> View {
-        View { memtables, version }
+        let keys = Arc::new(KeyIndex::build(&version));
+        View {
+            memtables,
+            version,
+            keys,
+        }
+    }
+
+    /// This view's sstables with other memtables (a memtable switch): the key
+    /// index is shared, not rebuilt.
+    pub fn with_memtables(&self, memtables: Vec<Arc<Memtable>>) -> View {
+        View {
+            memtables,
+            version: self.version.clone(),
+            keys: self.keys.clone(),
+        }
     }
 
     /// The live sstables' readers, ascending id.
@@ -76,6 +94,62 @@ impl View {
     /// Memtables switched out and waiting for (or in) flush.
     pub fn pending_flushes(&self) -> usize {
         self.memtables.len().saturating_sub(1)
+    }
+}
+
+/// The live sstables by key range, so that a point read tests only the
+/// sstables whose range can hold its key: on a level whose sstables do not
+/// overlap (LCS levels 1 and up) that is one binary search, not a comparison
+/// with every sstable of the level (issue 15, the read path).
+#[derive(Debug, Default)]
+struct KeyIndex {
+    /// Per non-overlapping level: (first key, last key, position in the
+    /// version), sorted by first key.
+    runs: Vec<Vec<(DecoratedKey, DecoratedKey, usize)>>,
+    /// Positions of sstables on levels whose ranges overlap (level 0 always):
+    /// each is tested.
+    others: Vec<usize>,
+}
+
+impl KeyIndex {
+    fn build(version: &SSTableVersion) -> KeyIndex {
+        let mut by_level: std::collections::BTreeMap<
+            u32,
+            Vec<(DecoratedKey, DecoratedKey, usize)>,
+        > = Default::default();
+        for (i, e) in version.iter().enumerate() {
+            let st = e.handle.stats();
+            by_level.entry(e.level).or_default().push((
+                st.first_key.clone(),
+                st.last_key.clone(),
+                i,
+            ));
+        }
+        let mut out = KeyIndex::default();
+        for (level, mut v) in by_level {
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            // Level 0 holds flushes, which overlap by nature; any other level
+            // is searched only if it really is disjoint (checked, not assumed
+            // from the strategy).
+            let disjoint = level > 0 && v.windows(2).all(|w| w[0].1 < w[1].0);
+            if disjoint {
+                out.runs.push(v);
+            } else {
+                out.others.extend(v.iter().map(|x| x.2));
+            }
+        }
+        out
+    }
+
+    /// Positions (in the version) of the sstables whose key range may hold
+    /// `key`: all of the overlapping levels, at most one per disjoint level.
+    fn candidates<'a>(&'a self, key: &'a DecoratedKey) -> impl Iterator<Item = usize> + 'a {
+        let from_runs = self.runs.iter().filter_map(move |run| {
+            let p = run.partition_point(|(first, _, _)| first <= key);
+            let (_, last, i) = run.get(p.checked_sub(1)?)?;
+            (key <= last).then_some(*i)
+        });
+        self.others.iter().copied().chain(from_runs)
     }
 }
 
@@ -233,9 +307,11 @@ fn sstables_newest_first<'a>(view: &'a View, key: &DecoratedKey) -> Vec<&'a Arc<
     // The key is hashed once for all the filters (and not at all if no
     // sstable's range admits it); the readers below do not test it again.
     let mut hash = None;
+    let handles = view.sstables();
     let mut candidates: Vec<&Arc<SSTableReader>> = view
-        .sstables()
-        .iter()
+        .keys
+        .candidates(key)
+        .filter_map(|i| handles.get(i))
         .filter(|s| s.may_contain_hashed(key, &mut hash))
         .collect();
     candidates.sort_by_key(|s| std::cmp::Reverse(s.stats().max_timestamp_micros));

@@ -611,7 +611,7 @@ impl Table {
             let mut memtables = Vec::with_capacity(view.memtables.len() + 1);
             memtables.push(fresh);
             memtables.extend(view.memtables.iter().cloned());
-            *view = Arc::new(View::new(memtables, view.version.clone()));
+            *view = Arc::new(view.with_memtables(memtables));
         }
         self.metrics
             .memtable_switch_count
