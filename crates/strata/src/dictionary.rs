@@ -141,11 +141,7 @@ impl CompressionDictionary {
     /// Compressed / uncompressed on its own training sample, chunk by chunk at
     /// the level it was trained for: the baseline drift is measured against.
     pub fn sample_ratio(&self) -> f64 {
-        if self.sample_bytes == 0 {
-            1.0
-        } else {
-            self.sample_compressed_bytes as f64 / self.sample_bytes as f64
-        }
+        ratio(self.sample_compressed_bytes, self.sample_bytes)
     }
 
     /// The codec [`sample_ratio`](Self::sample_ratio) was measured with.
@@ -231,6 +227,15 @@ impl CompressionDictionary {
             sample_compressed,
             measured,
         ))
+    }
+}
+
+/// Compressed over uncompressed bytes; 1 for no bytes (nothing gained).
+fn ratio(compressed: u64, uncompressed: u64) -> f64 {
+    if uncompressed == 0 {
+        1.0
+    } else {
+        compressed as f64 / uncompressed as f64
     }
 }
 
@@ -335,20 +340,12 @@ pub struct Trained {
 impl Trained {
     /// Compressed / uncompressed on the training sample.
     pub fn sample_ratio(&self) -> f64 {
-        if self.sample_bytes == 0 {
-            1.0
-        } else {
-            self.sample_compressed_bytes as f64 / self.sample_bytes as f64
-        }
+        ratio(self.sample_compressed_bytes, self.sample_bytes)
     }
 
     /// Compressed / uncompressed on the same samples without a dictionary.
     pub fn plain_ratio(&self) -> f64 {
-        if self.sample_bytes == 0 {
-            1.0
-        } else {
-            self.plain_compressed_bytes as f64 / self.sample_bytes as f64
-        }
+        ratio(self.plain_compressed_bytes, self.sample_bytes)
     }
 
     /// A loaded dictionary for estimates (`upgradesstables --dry-run`) that is

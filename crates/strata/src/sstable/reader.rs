@@ -479,6 +479,11 @@ impl SSTableReader {
     /// user read goes through the database's chunk cache, if it has one
     /// ([`chunk_cached`](Self::chunk_cached)).
     pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
+        if tag.cause != crate::fs::IoCause::UserRead || self.file.fs().chunk_cache().is_none() {
+            // Uncached (compaction, scans, verify): decompress straight into
+            // `out`, no copy through a scratch chunk.
+            return self.read_chunk_reusing(i, tag, &mut Vec::new(), out);
+        }
         let mut scratch = Vec::new();
         let chunk = self.chunk_cached(i, tag, &mut Vec::new(), &mut scratch)?;
         out.extend_from_slice(&chunk);
