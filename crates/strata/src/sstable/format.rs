@@ -323,6 +323,100 @@ impl<'a> IndexBlockIter<'a> {
     }
 }
 
+/// An index block with a search table in front, as the chunk cache keeps it:
+/// a point lookup binary-searches the entries' tokens instead of decoding the
+/// block entry by entry (a third of a cached point read's time before). Layout,
+/// little-endian: `n u32`, then `n` x (`token i64`, `byte position u32` of the
+/// entry in the payload, `data offset u64` of its partition), then the payload.
+pub struct SearchableIndexBlock;
+
+const SEARCH_ENTRY_BYTES: usize = 20;
+
+impl SearchableIndexBlock {
+    /// Builds the searchable form of a verified index block payload.
+    pub fn build(payload: &[u8], with_row_index: bool) -> DecodeResult<Vec<u8>> {
+        let mut it = IndexBlockIter::new(payload, with_row_index)?;
+        let mut table = Vec::new();
+        let mut n = 0u32;
+        loop {
+            let pos = it.r.position();
+            let offset = it.next_offset;
+            let Some(e) = it.next_entry()? else { break };
+            table.extend_from_slice(&e.token.to_le_bytes());
+            table.extend_from_slice(
+                &u32::try_from(pos)
+                    .map_err(|_| DecodeError("index block too large"))?
+                    .to_le_bytes(),
+            );
+            table.extend_from_slice(&offset.to_le_bytes());
+            n += 1;
+        }
+        let mut out = Vec::with_capacity(4 + table.len() + payload.len());
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&table);
+        out.extend_from_slice(payload);
+        Ok(out)
+    }
+
+    /// The entries from the first whose token is at least `token`, in order
+    /// (`block` is what [`build`](Self::build) returned).
+    pub fn seek(
+        block: &[u8],
+        token: i64,
+        with_row_index: bool,
+    ) -> DecodeResult<IndexBlockIter<'_>> {
+        let head = block
+            .get(..4)
+            .ok_or(DecodeError("searchable index block too short"))?;
+        let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let table_end = 4 + n * SEARCH_ENTRY_BYTES;
+        let table = block
+            .get(4..table_end)
+            .ok_or(DecodeError("searchable index block too short"))?;
+        let payload = &block[table_end..];
+        let entry = |i: usize| {
+            let e = &table[i * SEARCH_ENTRY_BYTES..(i + 1) * SEARCH_ENTRY_BYTES];
+            let mut t = [0u8; 8];
+            t.copy_from_slice(&e[..8]);
+            let mut o = [0u8; 8];
+            o.copy_from_slice(&e[12..20]);
+            (
+                i64::from_le_bytes(t),
+                u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize,
+                u64::from_le_bytes(o),
+            )
+        };
+        // First entry whose token is >= `token` (tokens never decrease).
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if entry(mid).0 < token {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == n {
+            return Ok(IndexBlockIter {
+                r: Reader::new(&payload[payload.len()..]),
+                left: 0,
+                next_offset: 0,
+                with_row_index,
+            });
+        }
+        let (_, pos, offset) = entry(lo);
+        let rest = payload.get(pos..).ok_or(DecodeError(
+            "searchable index block position past its payload",
+        ))?;
+        Ok(IndexBlockIter {
+            r: Reader::new(rest),
+            left: (n - lo) as u64,
+            next_offset: offset,
+            with_row_index,
+        })
+    }
+}
+
 /// Decodes a whole index block (for scans), checking that keys increase.
 pub fn decode_index_block(payload: &[u8], with_row_index: bool) -> DecodeResult<Vec<IndexEntry>> {
     let mut it = IndexBlockIter::new(payload, with_row_index)?;
@@ -445,6 +539,48 @@ pub fn decode_chunk_table(payload: &[u8]) -> DecodeResult<Vec<ChunkLocation>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn searchable_index_block_seeks_where_a_linear_scan_would() {
+        for with_row_index in [false, true] {
+            // Tokens with repeats (collisions), as a real block may hold.
+            let mut b = IndexBlockBuilder::new(with_row_index);
+            let mut keys = Vec::new();
+            for i in 0..200u64 {
+                let key = DecoratedKey {
+                    token: (i as i64 / 3) * 1000 - 50_000,
+                    key: std::sync::Arc::from(i.to_be_bytes().to_vec()),
+                };
+                let ri = (with_row_index && i % 7 == 0).then_some(RowIndexLocation {
+                    root_offset: 40,
+                    rows_offset: 10,
+                });
+                b.add(&key, 0, 100 + i, ri);
+                keys.push(key);
+            }
+            let mut sealed = Vec::new();
+            b.finish_into(&mut sealed);
+            let payload = open_block(&sealed).unwrap().to_vec();
+            let block = SearchableIndexBlock::build(&payload, with_row_index).unwrap();
+            let linear: Vec<(i64, u64, u64)> = {
+                let mut it = IndexBlockIter::new(&payload, with_row_index).unwrap();
+                let mut v = Vec::new();
+                while let Some(e) = it.next_entry().unwrap() {
+                    v.push((e.token, e.offset, e.length));
+                }
+                v
+            };
+            for probe in [-60_000, -50_000, -49_999, 0, 1000, 15_000, 16_000, 70_000] {
+                let mut it = SearchableIndexBlock::seek(&block, probe, with_row_index).unwrap();
+                let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
+                    it.next_entry().unwrap().map(|e| (e.token, e.offset, e.length))
+                })
+                .collect();
+                let want: Vec<_> = linear.iter().copied().filter(|e| e.0 >= probe).collect();
+                assert_eq!(got, want, "probe {probe}, row index {with_row_index}");
+            }
+        }
+    }
 
     #[test]
     fn footer_round_trip_and_checks() {

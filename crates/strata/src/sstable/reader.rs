@@ -10,7 +10,7 @@ use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexBlockIter, IndexEntry, RowIndexLocation, SummaryEntry, FIRST_VERSION_WITH_IDENTITY,
+    IndexEntry, RowIndexLocation, SearchableIndexBlock, SummaryEntry, FIRST_VERSION_WITH_IDENTITY,
     FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
 };
 use super::identity::SSTableIdentity;
@@ -572,10 +572,22 @@ impl SSTableReader {
         Ok(stored)
     }
 
-    /// Index block `b`'s verified payload for a point lookup: a user read goes
-    /// through the chunk cache (key space above [`INDEX_BLOCK_KEY_BIT`]), so a
-    /// hot partition costs no `pread` of its index block either.
-    fn index_block_cached(&self, b: usize, tag: IoTag) -> Result<ChunkBytes<'static>> {
+    /// Index block `b` in its searchable form (`SearchableIndexBlock`) for a
+    /// point lookup. A user read goes through the chunk cache (key space above
+    /// [`INDEX_BLOCK_KEY_BIT`]), so a hot partition costs no `pread` of its
+    /// index block, and no decoding of the entries before its own.
+    fn index_block_cached(&self, b: usize, tag: IoTag) -> Result<Arc<[u8]>> {
+        let searchable = |payload: Vec<u8>| -> Result<Arc<[u8]>> {
+            SearchableIndexBlock::build(&payload, self.has_row_index())
+                .map(Arc::from)
+                .map_err(|e| {
+                    corrupt(
+                        &self.path,
+                        self.summary[b].offset,
+                        format!("index block {b}: {}", e.0),
+                    )
+                })
+        };
         let cache = match (tag.cause, self.file.fs().chunk_cache(), u32::try_from(b)) {
             (crate::fs::IoCause::UserRead, Some(c), Ok(b32)) if b32 < INDEX_BLOCK_KEY_BIT => {
                 Some((c, b32 | INDEX_BLOCK_KEY_BIT))
@@ -583,9 +595,7 @@ impl SSTableReader {
             _ => None,
         };
         let Some((cache, index)) = cache else {
-            return Ok(ChunkBytes::Cached(Arc::from(
-                self.read_index_block(b, tag)?,
-            )));
+            return searchable(self.read_index_block(b, tag)?);
         };
         let key = (self.cache_serial, index);
         let hit = cache.get(key);
@@ -593,11 +603,11 @@ impl SSTableReader {
             io.count_chunk_cache(hit.is_some());
         }
         if let Some(block) = hit {
-            return Ok(ChunkBytes::Cached(block));
+            return Ok(block);
         }
-        let block: Arc<[u8]> = Arc::from(self.read_index_block(b, tag)?);
+        let block = searchable(self.read_index_block(b, tag)?)?;
         cache.insert(key, block.clone());
-        Ok(ChunkBytes::Cached(block))
+        Ok(block)
     }
 
     fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
@@ -674,7 +684,7 @@ impl SSTableReader {
             self.bloom_false_positives.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         };
-        let payload = self.index_block_cached(b, tag)?;
+        let block = self.index_block_cached(b, tag)?;
         let block_offset = self.summary[b].offset;
         let bad = |e: crate::encoding::DecodeError| {
             corrupt(
@@ -683,7 +693,8 @@ impl SSTableReader {
                 format!("index block {b}: {}", e.0),
             )
         };
-        let mut it = IndexBlockIter::new(&payload, self.has_row_index()).map_err(bad)?;
+        let mut it =
+            SearchableIndexBlock::seek(&block, key.token, self.has_row_index()).map_err(bad)?;
         let mut found = None;
         while let Some(e) = it.next_entry().map_err(bad)? {
             match (e.token, e.key).cmp(&(key.token, &key.key[..])) {
