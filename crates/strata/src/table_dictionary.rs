@@ -135,7 +135,9 @@ fn measuring_codec(schema: &TableSchema) -> Codec {
 }
 
 /// Whole chunks of `readers`, evenly spread over each and over all of them in
-/// proportion to their size, until `max_bytes`.
+/// proportion to their size, until `max_bytes`. Read as `Recompression` I/O
+/// (compression maintenance), never as compaction: write amplification and the
+/// compaction counters stay the strategies' own.
 fn sample_chunks(readers: &[Arc<SSTableReader>], max_bytes: usize) -> Result<Vec<Vec<u8>>> {
     let total: u64 = readers.iter().map(|r| r.uncompressed_bytes()).sum();
     let mut out = Vec::new();
@@ -148,7 +150,7 @@ fn sample_chunks(readers: &[Arc<SSTableReader>], max_bytes: usize) -> Result<Vec
         let take = ((n as f64 * share).ceil() as usize).min(n);
         for k in 0..take {
             let i = k * n / take;
-            out.push(r.chunk(i, IoTag::new(IoCause::Compaction))?);
+            out.push(r.chunk(i, IoTag::new(IoCause::Recompression))?);
         }
     }
     Ok(out)
