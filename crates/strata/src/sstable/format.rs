@@ -573,7 +573,9 @@ mod tests {
             for probe in [-60_000, -50_000, -49_999, 0, 1000, 15_000, 16_000, 70_000] {
                 let mut it = SearchableIndexBlock::seek(&block, probe, with_row_index).unwrap();
                 let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
-                    it.next_entry().unwrap().map(|e| (e.token, e.offset, e.length))
+                    it.next_entry()
+                        .unwrap()
+                        .map(|e| (e.token, e.offset, e.length))
                 })
                 .collect();
                 let want: Vec<_> = linear.iter().copied().filter(|e| e.0 >= probe).collect();
