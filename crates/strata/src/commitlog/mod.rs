@@ -442,10 +442,32 @@ impl LogState {
 #[derive(Debug)]
 struct IoState {
     file: SegmentFile,
+    /// The pending buffer's twin: a write-out swaps it with `LogState::pending`,
+    /// writes it, and clears it, so the two allocations are reused from write to
+    /// write. Taking `pending` by `mem::take` left an empty buffer that the next
+    /// append regrew from nothing: a malloc and a free per mutation in periodic
+    /// mode (BENCHMARKS.md, "Write path (issue 15)").
+    spare: Vec<u8>,
     /// Position covered by the last completed sync.
     synced: ReplayPosition,
     /// `appended_count` covered by the last completed sync.
     synced_count: u64,
+}
+
+/// Capacity the pending buffers keep between write-outs: a batch-mode group or
+/// a record of up to [`DIRECT_WRITE_BYTES`] may grow them to megabytes once;
+/// that is not kept for the log's lifetime.
+const PENDING_KEEP_BYTES: usize = 256 * 1024;
+
+impl IoState {
+    /// Empties the spare buffer after its bytes were written (or the write
+    /// failed, which poisons the log), keeping its allocation unless oversized.
+    fn recycle_spare(&mut self) {
+        self.spare.clear();
+        if self.spare.capacity() > PENDING_KEEP_BYTES {
+            self.spare = Vec::new();
+        }
+    }
 }
 
 /// Guarded by `Shared::sync`: leader election for batch/group waiters.
@@ -627,6 +649,7 @@ impl CommitLog {
             opts: opts.clone(),
             io: Mutex::new(IoState {
                 file,
+                spare: Vec::new(),
                 synced: start,
                 synced_count: 0,
             }),
@@ -1183,21 +1206,29 @@ impl Shared {
     /// Moves pending bytes to the file without fsync (periodic mode's per-append
     /// hand-off).
     fn write_out(&self) -> Result<()> {
-        let mut io = self.io.lock();
-        let (bytes, end) = {
+        let mut guard = self.io.lock();
+        let io = &mut *guard;
+        let end = {
             let mut log = self.log.lock();
-            (std::mem::take(&mut log.pending), log.offset)
+            if log.pending.is_empty() {
+                // Another writer's write-out took these bytes to the OS while
+                // this one waited for `io`: nothing left to hand over.
+                return Ok(());
+            }
+            io.spare.clear();
+            std::mem::swap(&mut log.pending, &mut io.spare);
+            log.offset
         };
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        debug_assert_eq!(io.file.position() + bytes.len() as u64, end);
+        debug_assert_eq!(io.file.position() + io.spare.len() as u64, end);
         if self.poisoned.load(Ordering::Acquire) {
             return Err(self.poisoned_error());
         }
-        io.file
-            .write(&bytes)
-            .inspect_err(|e| self.poison("write", e))
+        let written = io
+            .file
+            .write(&io.spare)
+            .inspect_err(|e| self.poison("write", e));
+        io.recycle_spare();
+        written
     }
 
     /// One sync: everything appended so far to the OS, then fsync. Skips the fsync
@@ -1217,23 +1248,25 @@ impl Shared {
             if self.poisoned.load(Ordering::Acquire) {
                 return Err(self.poisoned_error());
             }
-            let (bytes, target, count) = {
+            let io = &mut *io;
+            let (target, count) = {
                 let mut log = self.log.lock();
-                (
-                    std::mem::take(&mut log.pending),
-                    log.position(),
-                    log.appended_count,
-                )
+                io.spare.clear();
+                std::mem::swap(&mut log.pending, &mut io.spare);
+                (log.position(), log.appended_count)
             };
             if target <= io.synced {
                 return Ok(());
             }
             debug_assert_eq!(target.segment, io.file.id);
-            debug_assert_eq!(io.file.position() + bytes.len() as u64, target.offset);
+            debug_assert_eq!(io.file.position() + io.spare.len() as u64, target.offset);
             self.sync.lock().last_sync_start = Some(Instant::now());
-            io.file
-                .write(&bytes)
-                .inspect_err(|e| self.poison("write", e))?;
+            let written = io
+                .file
+                .write(&io.spare)
+                .inspect_err(|e| self.poison("write", e));
+            io.recycle_spare();
+            written?;
             (io.file.sync_handle(), target, count)
         };
         handle.sync().inspect_err(|e| self.poison("fsync", e))?;
