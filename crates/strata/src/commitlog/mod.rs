@@ -408,7 +408,12 @@ struct LogState {
     offset: u64,
     /// Appended to the active segment, not yet handed to the file (invariant 2).
     pending: Vec<u8>,
+    /// Mutations appended since open (also [`CommitLogStats::appends`]).
     appended_count: u64,
+    /// Framed bytes appended since open. Counted here, under the lock every
+    /// append already holds, rather than in shared atomics updated per
+    /// mutation (BENCHMARKS.md, "Write path (issue 15)").
+    appended_bytes: u64,
     segments: BTreeMap<u64, SegmentState>,
     closed: bool,
 }
@@ -480,8 +485,6 @@ struct SyncState {
 
 #[derive(Debug, Default)]
 struct Counters {
-    appends: AtomicU64,
-    appended_bytes: AtomicU64,
     fsyncs: AtomicU64,
     synced_mutations: AtomicU64,
     segments_created: AtomicU64,
@@ -658,6 +661,7 @@ impl CommitLog {
                 offset: HEADER_BYTES,
                 pending: Vec::new(),
                 appended_count: 0,
+                appended_bytes: 0,
                 segments,
                 closed: false,
             }),
@@ -956,6 +960,7 @@ impl CommitLog {
                 };
                 log.offset += len;
                 log.appended_count += 1;
+                log.appended_bytes += len;
                 let (active, end) = (log.active, log.offset);
                 if let Some(seg) = log.segments.get_mut(&active) {
                     seg.dirty.insert(table_id, end);
@@ -982,8 +987,6 @@ impl CommitLog {
             drop(io);
             sh.roll(full, full + 1)?;
         };
-        sh.counters.appends.fetch_add(1, Ordering::Relaxed);
-        sh.counters.appended_bytes.fetch_add(len, Ordering::Relaxed);
         if let SyncMode::Periodic { .. } = sh.opts.sync {
             // Acknowledged at once, so the bytes must leave this process now.
             sh.write_out()?;
@@ -1101,17 +1104,22 @@ impl CommitLog {
 
     pub fn stats(&self) -> CommitLogStats {
         let sh = &self.shared;
-        let (segments_live, active_segment) = {
+        let (segments_live, active_segment, appends, appended_bytes) = {
             let log = sh.log.lock();
-            (log.segments.len(), log.active)
+            (
+                log.segments.len(),
+                log.active,
+                log.appended_count,
+                log.appended_bytes,
+            )
         };
         let c = &sh.counters;
         let fsyncs = c.fsyncs.load(Ordering::Relaxed);
         let synced_mutations = c.synced_mutations.load(Ordering::Relaxed);
         CommitLogStats {
             sync_mode: sh.opts.sync.name(),
-            appends: c.appends.load(Ordering::Relaxed),
-            appended_bytes: c.appended_bytes.load(Ordering::Relaxed),
+            appends,
+            appended_bytes,
             fsyncs,
             synced_mutations,
             mutations_per_fsync: if fsyncs == 0 {
