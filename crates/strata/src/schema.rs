@@ -772,6 +772,7 @@ impl TableSchema {
             Some(clustering) => {
                 let mut r = Row::new(clustering);
                 r.liveness = marker;
+                r.cells.reserve_exact(split.regulars.len());
                 for (col, v) in &mut split.regulars {
                     r.add_cell(time.cell(col, v.take()));
                 }
@@ -993,10 +994,12 @@ impl TableSchema {
         values: &[(&str, Option<&'a Value>)],
         allow_non_key: bool,
     ) -> Result<Split<'a>> {
+        // Sized up front: pushing a row's cells one by one into empty vectors
+        // regrew them (4, then 8, ...) on every write.
         let mut split = Split {
             partition: vec![None; self.pk_count()],
             clustering: vec![None; self.ck_count()],
-            regulars: Vec::new(),
+            regulars: Vec::with_capacity(values.len()),
             statics: Vec::new(),
         };
         let mut seen: Vec<&str> = Vec::with_capacity(values.len());

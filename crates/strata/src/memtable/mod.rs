@@ -76,6 +76,19 @@ fn join_spliced(head: &[u8], splices: &[(usize, &[u8])]) -> Vec<u8> {
     out
 }
 
+/// Capacity the per-thread row scratch keeps between rows: large values are
+/// spliced, not copied into it, so ordinary rows fit with room to spare.
+const ROW_SCRATCH_KEEP_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// Each writer thread's buffer for encoding a row before it is copied
+    /// into its exact-size `Arc<[u8]>`. A fresh `Vec` per row (regrown when
+    /// the row outgrew its estimate, then turned into the `Arc` by a second
+    /// allocation and a free) cost two to three allocations per row; this
+    /// costs one (BENCHMARKS.md, "Write path (issue 15)").
+    static ROW_SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// An encoded row: varint clustering length, clustering, row body.
 #[derive(Clone, Debug)]
 pub struct MemRow(Arc<[u8]>);
@@ -87,11 +100,24 @@ impl MemRow {
         // then `Arc::from` it copied a 16 MiB value twice, so the write path
         // held it three times (update, buffer, memtable) instead of two
         // (issue 13; tests/large_value_allocations_are_bounded.rs).
-        let mut head = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 24);
+        let mut head = ROW_SCRATCH.with(|b| b.take());
+        head.clear();
         put_varint(&mut head, row.clustering.len() as u64);
         head.extend_from_slice(&row.clustering);
         let mut splices = Vec::new();
         encode_row_spliced(row, base, &mut head, &mut splices);
+        let encoded = Self::from_pieces(&head, &splices);
+        drop(splices);
+        if head.capacity() <= ROW_SCRATCH_KEEP_BYTES {
+            // During thread teardown the slot may be gone; the buffer is then freed.
+            let _ = ROW_SCRATCH.try_with(|b| b.set(head));
+        }
+        encoded
+    }
+
+    /// The row whose bytes are `head` with each splice's value inserted at its
+    /// position, in one allocation of its exact size.
+    fn from_pieces(head: &[u8], splices: &[(usize, &[u8])]) -> MemRow {
         if splices.is_empty() {
             return MemRow(Arc::from(head));
         }
@@ -99,7 +125,7 @@ impl MemRow {
         let mut arc = Arc::<[u8]>::new_uninit_slice(total);
         let Some(dst) = Arc::get_mut(&mut arc) else {
             // A fresh Arc is unique; this branch only keeps the code total.
-            return MemRow(Arc::from(join_spliced(&head, &splices)));
+            return MemRow(Arc::from(join_spliced(head, splices)));
         };
         let mut at = 0;
         let mut from = 0;
@@ -107,14 +133,14 @@ impl MemRow {
             dst[at..at + piece.len()].write_copy_of_slice(piece);
             at += piece.len();
         };
-        for &(pos, v) in &splices {
+        for &(pos, v) in splices {
             put(&head[from..pos]);
             put(v);
             from = pos;
         }
         put(&head[from..]);
         if at != total {
-            return MemRow(Arc::from(join_spliced(&head, &splices)));
+            return MemRow(Arc::from(join_spliced(head, splices)));
         }
         // SAFETY: the pieces written above tile `[0, total)` (checked just
         // before: `at == total` after writing them back to back from 0), so
