@@ -274,6 +274,29 @@ fn open_or_create(
     }
 }
 
+/// The regular column names `c0 .. c<columns-1>`, formatted once per thread
+/// and column count, not once per operation: with the growth of the row's
+/// value list below, the load generator's own allocations were 12% of a
+/// writer thread's time in `stress write` (BENCHMARKS.md, "Write path (issue
+/// 15)"), measured as if the engine spent it.
+fn column_names(columns: u32) -> std::rc::Rc<[String]> {
+    thread_local! {
+        static NAMES: std::cell::RefCell<Option<std::rc::Rc<[String]>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    NAMES.with(|cached| {
+        let mut cached = cached.borrow_mut();
+        match &*cached {
+            Some(names) if names.len() == columns as usize => names.clone(),
+            _ => {
+                let names: std::rc::Rc<[String]> = (0..columns).map(|c| format!("c{c}")).collect();
+                *cached = Some(names.clone());
+                names
+            }
+        }
+    })
+}
+
 /// Builds the one mutation that writes partition `p`'s rows. Linear in the row
 /// count: rows are generated in clustering order (`ck` ascending), so each one is
 /// appended, not merged into a copy of everything before it (which made 20,000
@@ -284,11 +307,12 @@ pub fn build_update(
     p: u64,
     now_micros: i64,
 ) -> Result<PartitionUpdate> {
-    let names: Vec<String> = (0..args.columns).map(|c| format!("c{c}")).collect();
+    let names = column_names(args.columns);
     let mut update: Option<PartitionUpdate> = None;
     for r in 0..args.rows_per_partition {
-        let mut row: Vec<(&str, Value)> =
-            vec![("key", partition_key(p)), ("ck", Value::Int(r as i32))];
+        let mut row: Vec<(&str, Value)> = Vec::with_capacity(2 + names.len());
+        row.push(("key", partition_key(p)));
+        row.push(("ck", Value::Int(r as i32)));
         for (c, name) in names.iter().enumerate() {
             row.push((
                 name.as_str(),

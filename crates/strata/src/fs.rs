@@ -756,6 +756,22 @@ impl WritableFile {
         }
     }
 
+    /// Appends `data` and hands it, with anything buffered before it, to the OS
+    /// without fsync ([`WritableFile::flush`]). With nothing buffered, `data`
+    /// goes to the OS from the caller's slice, not copied into the buffer
+    /// first: the commit log's per-mutation write-out in periodic mode
+    /// (BENCHMARKS.md, "Write path (issue 15)").
+    pub fn write_and_flush(&mut self, data: &[u8]) -> Result<()> {
+        if self.buf.is_empty() {
+            if data.is_empty() {
+                return Ok(());
+            }
+            return self.write_through(data);
+        }
+        self.write_all(data)?;
+        self.flush_buffer()
+    }
+
     /// Hands buffered bytes to the OS without fsync: they survive a process crash
     /// (the kernel has them) but not a power loss. The commit log's periodic mode
     /// relies on this for every acknowledged write.

@@ -608,13 +608,25 @@ impl TableSchema {
         }
         let mut parts = Vec::with_capacity(cols.len());
         for (col, v) in cols.iter().zip(values) {
-            let bytes = self.serialize_for(col, v)?;
+            parts.push(self.serialize_for(col, v)?);
+        }
+        let named: Vec<(&ColumnDef, &[u8])> = cols
+            .iter()
+            .zip(&parts)
+            .map(|(c, p)| (*c, p.as_slice()))
+            .collect();
+        self.compose_key(&named)
+    }
+
+    /// The partition key from its serialized components in key order, with
+    /// Cassandra's size limits and the empty-key refusal checked.
+    fn compose_key(&self, parts: &[(&ColumnDef, &[u8])]) -> Result<Vec<u8>> {
+        for (col, bytes) in parts {
             if bytes.len() > MAX_KEY_COMPONENT_BYTES {
                 return Err(key_too_long(&col.name, bytes.len()));
             }
-            parts.push(bytes);
         }
-        let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
+        let refs: Vec<&[u8]> = parts.iter().map(|(_, p)| *p).collect();
         let key = compose_partition_key(&refs);
         if key.len() > MAX_KEY_COMPONENT_BYTES {
             return Err(key_too_long("(composite)", key.len()));
@@ -693,13 +705,7 @@ impl TableSchema {
         }
         let mut parts = Vec::with_capacity(values.len());
         for (col, v) in cols.iter().zip(values) {
-            let size = self.serialize_for(col, v)?.len();
-            if size > MAX_KEY_COMPONENT_BYTES {
-                return Err(Error::InvalidInput(format!(
-                    "clustering column '{}' value is {size} bytes; the maximum is {MAX_KEY_COMPONENT_BYTES} (Cassandra's limit)",
-                    col.name
-                )));
-            }
+            check_clustering_size(col, self.serialize_for(col, v)?.len())?;
             parts.push((v, col.descending));
         }
         if parts.is_empty() {
@@ -772,6 +778,7 @@ impl TableSchema {
             Some(clustering) => {
                 let mut r = Row::new(clustering);
                 r.liveness = marker;
+                r.cells.reserve_exact(split.regulars.len());
                 for (col, v) in &mut split.regulars {
                     r.add_cell(time.cell(col, v.take()));
                 }
@@ -993,10 +1000,12 @@ impl TableSchema {
         values: &[(&str, Option<&'a Value>)],
         allow_non_key: bool,
     ) -> Result<Split<'a>> {
+        // Sized up front: pushing a row's cells one by one into empty vectors
+        // regrew them (4, then 8, ...) on every write.
         let mut split = Split {
             partition: vec![None; self.pk_count()],
             clustering: vec![None; self.ck_count()],
-            regulars: Vec::new(),
+            regulars: Vec::with_capacity(values.len()),
             statics: Vec::new(),
         };
         let mut seen: Vec<&str> = Vec::with_capacity(values.len());
@@ -1015,12 +1024,10 @@ impl TableSchema {
                     )));
                 }
                 (ColumnKind::PartitionKey, Some(v)) => {
-                    self.serialize_for(col, v)?;
-                    split.partition[col.position] = Some(v);
+                    split.partition[col.position] = Some((v, self.serialize_for(col, v)?));
                 }
                 (ColumnKind::Clustering, Some(v)) => {
-                    self.serialize_for(col, v)?;
-                    split.clustering[col.position] = Some(v);
+                    split.clustering[col.position] = Some((v, self.serialize_for(col, v)?));
                 }
                 (ColumnKind::Regular | ColumnKind::Static, _) if !allow_non_key => {
                     return Err(Error::InvalidInput(format!(
@@ -1072,10 +1079,10 @@ impl TableSchema {
     }
 
     fn partition_key_of(&self, split: &Split<'_>) -> Result<DecoratedKey> {
-        let mut values = Vec::with_capacity(split.partition.len());
+        let mut parts = Vec::with_capacity(split.partition.len());
         for (col, v) in self.partition_key_columns().zip(&split.partition) {
             match v {
-                Some(v) => values.push((*v).clone()),
+                Some((_, bytes)) => parts.push((col, bytes.as_slice())),
                 None => {
                     return Err(Error::InvalidInput(format!(
                         "missing partition key column '{}'",
@@ -1084,7 +1091,7 @@ impl TableSchema {
                 }
             }
         }
-        self.decorated_key(&values)
+        Ok(DecoratedKey::new(&self.compose_key(&parts)?))
     }
 
     /// The partition key and, if `need_clustering` or any clustering value is given,
@@ -1098,10 +1105,14 @@ impl TableSchema {
         if !need_clustering && split.clustering.iter().all(|c| c.is_none()) {
             return Ok((key, None));
         }
-        let mut values = Vec::with_capacity(split.clustering.len());
+        // As `encode_clustering`, from the values `split` already checked.
+        let mut parts = Vec::with_capacity(split.clustering.len());
         for (col, v) in self.clustering_columns().zip(&split.clustering) {
             match v {
-                Some(v) => values.push((*v).clone()),
+                Some((v, bytes)) => {
+                    check_clustering_size(col, bytes.len())?;
+                    parts.push((*v, col.descending));
+                }
                 None => {
                     return Err(Error::InvalidInput(format!(
                         "missing clustering column '{}'",
@@ -1110,7 +1121,10 @@ impl TableSchema {
                 }
             }
         }
-        Ok((key, Some(self.encode_clustering(&values)?)))
+        if parts.is_empty() {
+            return Ok((key, Some(Vec::new())));
+        }
+        Ok((key, Some(types::encode_clustering(&parts))))
     }
 
     /// Resolves timestamp and TTL (see [`WriteOptions`]).
@@ -1151,8 +1165,13 @@ impl TableSchema {
 
 /// Key components and non-key values of one mutation, resolved against the schema.
 struct Split<'a> {
-    partition: Vec<Option<&'a Value>>,
-    clustering: Vec<Option<&'a Value>>,
+    /// Key components by position: the value and its serialization, checked
+    /// here once and used as is for the key. Serializing them again and
+    /// cloning the values into temporary vectors to build the key was about a
+    /// dozen small allocations per write (BENCHMARKS.md, "Write path (issue
+    /// 15)").
+    partition: Vec<Option<(&'a Value, Vec<u8>)>>,
+    clustering: Vec<Option<(&'a Value, Vec<u8>)>>,
     /// Serialized values; `None` is a deletion.
     regulars: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
     statics: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
@@ -1214,6 +1233,17 @@ fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>>
         })?)),
         None => Ok(None),
     }
+}
+
+/// Cassandra's limit on one clustering component.
+fn check_clustering_size(col: &ColumnDef, size: usize) -> Result<()> {
+    if size > MAX_KEY_COMPONENT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "clustering column '{}' value is {size} bytes; the maximum is {MAX_KEY_COMPONENT_BYTES} (Cassandra's limit)",
+            col.name
+        )));
+    }
+    Ok(())
 }
 
 fn key_too_long(column: &str, len: usize) -> Error {
@@ -2218,6 +2248,30 @@ mod tests {
             .encode_clustering(&[Value::Blob(vec![0; MAX_KEY_COMPONENT_BYTES + 1])])
             .is_err());
         assert!(ck.encode_clustering(&[Value::Blob(vec![0; 100])]).is_ok());
+        // The same limits through `insert`, which builds both keys from the
+        // bytes `split` serialized once, and gives the same keys as the
+        // public encoders.
+        let opts = WriteOptions::default();
+        let e = input_error(c.insert(&[("a", text(&half)), ("b", text(&half))], &opts, 0));
+        assert!(e.contains("65535"), "{e}");
+        let huge = Value::Blob(vec![0; MAX_KEY_COMPONENT_BYTES + 1]);
+        let e = input_error(ck.insert(&[("k", Value::Int(1)), ("c", huge)], &opts, 0));
+        assert!(e.contains("clustering column 'c'"), "{e}");
+        let u = ck
+            .insert(
+                &[("k", Value::Int(1)), ("c", Value::Blob(vec![7; 3]))],
+                &opts,
+                0,
+            )
+            .expect("fits");
+        assert_eq!(u.key, ck.decorated_key(&[Value::Int(1)]).expect("key"));
+        assert_eq!(
+            u.rows[0].clustering,
+            ck.encode_clustering(&[Value::Blob(vec![7; 3])])
+                .expect("clustering")
+        );
+        let e = input_error(ck.insert(&[("k", Value::Int(1))], &opts, 0));
+        assert!(e.contains("missing clustering column 'c'"), "{e}");
     }
 
     #[test]

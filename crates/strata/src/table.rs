@@ -515,8 +515,6 @@ impl Table {
             return Err(self.read_only_error());
         }
         let started = Instant::now();
-        self.wait_for_compaction_debt();
-        self.wait_for_flush_capacity()?;
         let (threshold, table_id) = {
             let schema = self.schema.read();
             (schema.options.memtable_flush_threshold_bytes, schema.id)
@@ -525,7 +523,22 @@ impl Table {
             // The commit-log append happens under the view's read lock, so a switch
             // (write lock) sees every record before its position applied to the
             // memtable it switches out (invariant 1).
-            let view = self.view.read();
+            //
+            // One read lock per write: the back-pressure checks read the same
+            // snapshot the append then goes under. Only a write that may have to
+            // wait drops it, waits as before, and takes it again. Three read
+            // locks of the one shared view lock per write were three pairs of
+            // atomic updates on a cache line every writer shares
+            // (BENCHMARKS.md, "Write path (issue 15)").
+            let mut view = self.view.read();
+            if view.l0_count() >= self.runtime.l0_slowdown_writes_trigger
+                || view.pending_flushes() > self.runtime.max_pending_flushes
+            {
+                drop(view);
+                self.wait_for_compaction_debt();
+                self.wait_for_flush_capacity()?;
+                view = self.view.read();
+            }
             let ticket = match &self.commitlog {
                 Some(log) => Some(log.append(table_id, update)?.1),
                 None => None,

@@ -570,7 +570,16 @@ pub fn serialize_into(v: &Value, out: &mut Vec<u8>) {
 
 /// Cassandra's native serialization of `v`.
 pub fn serialize(v: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.cql_type().fixed_size().unwrap_or(16));
+    // Exact for every type (an upper bound for varints), so the buffer is
+    // never regrown: a 34-byte blob in a 16-byte first guess was a realloc
+    // per cell of every write (BENCHMARKS.md, "Write path (issue 15)").
+    let capacity = match v {
+        Value::Text(s) | Value::Ascii(s) => s.len(),
+        Value::Blob(b) | Value::Inet(b) | Value::Varint(b) => b.len(),
+        Value::Decimal { unscaled, .. } => 4 + unscaled.len(),
+        _ => v.cql_type().fixed_size().unwrap_or(16),
+    };
+    let mut out = Vec::with_capacity(capacity);
     serialize_into(v, &mut out);
     out
 }

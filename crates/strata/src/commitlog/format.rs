@@ -127,6 +127,9 @@ fn base_for(update: &PartitionUpdate) -> EncodingBase {
 /// The record's bytes are `head` with each splice's value inserted at its
 /// position; `len` and `crc` (in the frame, `head[0..8]`) cover those logical
 /// bytes, computed incrementally over the pieces.
+///
+/// `head` is the encoding thread's reused buffer ([`ENCODE_BUFFER`]), handed
+/// back when the record is dropped.
 #[derive(Debug)]
 pub struct RecordPieces<'a> {
     head: Vec<u8>,
@@ -160,6 +163,11 @@ impl<'a> RecordPieces<'a> {
 
     /// Appends the record's bytes to `out` (the group buffer of small records).
     pub fn append_to(&self, out: &mut Vec<u8>) {
+        if self.splices.is_empty() {
+            // Every small record: one copy, no list of pieces to allocate.
+            out.extend_from_slice(&self.head);
+            return;
+        }
         out.reserve(self.len as usize);
         for p in self.pieces() {
             out.extend_from_slice(p);
@@ -167,11 +175,77 @@ impl<'a> RecordPieces<'a> {
     }
 }
 
+impl Drop for RecordPieces<'_> {
+    fn drop(&mut self) {
+        recycle_encode_buffer(std::mem::take(&mut self.head));
+    }
+}
+
+/// Capacity an encode buffer keeps between records: a record's head holds no
+/// value of [`crate::encoding::SPLICE_MIN_BYTES`] or more, so this is ample
+/// for ordinary rows, and a thread that once encoded a wide batch does not
+/// keep megabytes for the rest of its life.
+const ENCODE_BUFFER_KEEP_BYTES: usize = 256 * 1024;
+
+thread_local! {
+    /// Each writer thread's record buffer, reused from one mutation to the
+    /// next: a fresh `Vec` per mutation, grown by reallocation as the record
+    /// outgrew its estimate, was a malloc, one or two reallocs and a free per
+    /// write (BENCHMARKS.md, "Write path (issue 15)").
+    static ENCODE_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+fn take_encode_buffer(capacity: usize) -> Vec<u8> {
+    let mut buf = ENCODE_BUFFER.with(|b| b.take());
+    buf.clear();
+    buf.reserve(capacity);
+    buf
+}
+
+fn recycle_encode_buffer(buf: Vec<u8>) {
+    if buf.capacity() <= ENCODE_BUFFER_KEEP_BYTES {
+        // During thread teardown the slot may be gone; the buffer is then freed.
+        let _ = ENCODE_BUFFER.try_with(|b| b.set(buf));
+    }
+}
+
+/// An upper estimate of a record's head: frame, prefix, key, deletions, and
+/// per row its clustering, a few varints per cell and every value that is not
+/// spliced. Good enough that the head is not regrown for ordinary updates.
+fn head_size_hint(update: &PartitionUpdate) -> usize {
+    let rows: usize = update
+        .rows
+        .iter()
+        .chain(update.static_row.iter())
+        .map(|r| {
+            24 + 2 * r.clustering.len()
+                + r.cells
+                    .iter()
+                    .map(|c| {
+                        let inline = if c.value.len() >= crate::encoding::SPLICE_MIN_BYTES {
+                            0
+                        } else {
+                            c.value.len()
+                        };
+                        24 + inline + c.path.as_ref().map_or(0, |p| p.len())
+                    })
+                    .sum::<usize>()
+        })
+        .sum();
+    let ranges: usize = update
+        .deletion
+        .ranges
+        .iter()
+        .map(|r| 32 + r.range.start.prefix.len() + r.range.end.prefix.len())
+        .sum();
+    64 + update.key.key.len() + rows + ranges
+}
+
 /// Serialises and frames one mutation, values of
 /// [`crate::encoding::SPLICE_MIN_BYTES`] or more by reference.
 pub fn encode_record_pieces(table_id: u64, update: &PartitionUpdate) -> RecordPieces<'_> {
     let base = base_for(update);
-    let mut head = Vec::with_capacity(64 + update.cell_count() * 16);
+    let mut head = take_encode_buffer(head_size_hint(update));
     head.extend_from_slice(&[0u8; FRAME_BYTES as usize]);
     encode_payload_prefix(table_id, &base, &mut head);
     let mut splices = Vec::new();
@@ -426,7 +500,47 @@ mod tests {
         assert_eq!(pieces.len(), whole.len() as u64);
         assert_eq!(joined, whole);
         assert_eq!(check_frame(&joined, 0), Ok(joined.len()));
+        drop(pieces);
         assert_eq!(decode_payload(&joined[8..]).unwrap(), (3, p));
+    }
+
+    /// The reference framing: the payload encoded whole by the sstable codec.
+    fn reference_record(table_id: u64, p: &PartitionUpdate) -> Vec<u8> {
+        let base = base_for(p);
+        let mut payload = Vec::new();
+        encode_payload_prefix(table_id, &base, &mut payload);
+        crate::sstable::partition::encode_partition(p, &base, &mut payload);
+        let len = (payload.len() as u32).to_le_bytes();
+        let mut whole = len.to_vec();
+        whole.extend_from_slice(&frame_crc(&len, &payload).to_le_bytes());
+        whole.extend_from_slice(&payload);
+        whole
+    }
+
+    #[test]
+    fn reused_encode_buffer_never_leaks_bytes_between_records() {
+        // Alternate a wide record (rows with 300-byte values, a row body
+        // whose length needs a two-byte varint) with small ones on one thread:
+        // each must be exactly its reference encoding, whatever the buffer
+        // held before.
+        let mut wide = update(b"wide", 1_767_225_600_000_000);
+        for i in 0..40u8 {
+            let mut r = Row::new(vec![b'r', i]);
+            r.add_cell(Cell::live(
+                0,
+                1_767_225_600_000_000 + i64::from(i),
+                vec![i; 300],
+            ));
+            wide.rows.push(r);
+        }
+        let small = update(b"s", 9);
+        for round in 0..3 {
+            for (t, p) in [(1, &wide), (2, &small), (3, &wide), (4, &small)] {
+                let rec = encode_record(t, p);
+                assert_eq!(rec, reference_record(t, p), "round {round}, table {t}");
+                assert_eq!(decode_payload(&rec[8..]).unwrap(), (t, p.clone()));
+            }
+        }
     }
 
     #[test]

@@ -408,7 +408,12 @@ struct LogState {
     offset: u64,
     /// Appended to the active segment, not yet handed to the file (invariant 2).
     pending: Vec<u8>,
+    /// Mutations appended since open (also [`CommitLogStats::appends`]).
     appended_count: u64,
+    /// Framed bytes appended since open. Counted here, under the lock every
+    /// append already holds, rather than in shared atomics updated per
+    /// mutation (BENCHMARKS.md, "Write path (issue 15)").
+    appended_bytes: u64,
     segments: BTreeMap<u64, SegmentState>,
     closed: bool,
 }
@@ -442,10 +447,32 @@ impl LogState {
 #[derive(Debug)]
 struct IoState {
     file: SegmentFile,
+    /// The pending buffer's twin: a write-out swaps it with `LogState::pending`,
+    /// writes it, and clears it, so the two allocations are reused from write to
+    /// write. Taking `pending` by `mem::take` left an empty buffer that the next
+    /// append regrew from nothing: a malloc and a free per mutation in periodic
+    /// mode (BENCHMARKS.md, "Write path (issue 15)").
+    spare: Vec<u8>,
     /// Position covered by the last completed sync.
     synced: ReplayPosition,
     /// `appended_count` covered by the last completed sync.
     synced_count: u64,
+}
+
+/// Capacity the pending buffers keep between write-outs: a batch-mode group or
+/// a record of up to [`DIRECT_WRITE_BYTES`] may grow them to megabytes once;
+/// that is not kept for the log's lifetime.
+const PENDING_KEEP_BYTES: usize = 256 * 1024;
+
+impl IoState {
+    /// Empties the spare buffer after its bytes were written (or the write
+    /// failed, which poisons the log), keeping its allocation unless oversized.
+    fn recycle_spare(&mut self) {
+        self.spare.clear();
+        if self.spare.capacity() > PENDING_KEEP_BYTES {
+            self.spare = Vec::new();
+        }
+    }
 }
 
 /// Guarded by `Shared::sync`: leader election for batch/group waiters.
@@ -458,8 +485,6 @@ struct SyncState {
 
 #[derive(Debug, Default)]
 struct Counters {
-    appends: AtomicU64,
-    appended_bytes: AtomicU64,
     fsyncs: AtomicU64,
     synced_mutations: AtomicU64,
     segments_created: AtomicU64,
@@ -627,6 +652,7 @@ impl CommitLog {
             opts: opts.clone(),
             io: Mutex::new(IoState {
                 file,
+                spare: Vec::new(),
                 synced: start,
                 synced_count: 0,
             }),
@@ -635,6 +661,7 @@ impl CommitLog {
                 offset: HEADER_BYTES,
                 pending: Vec::new(),
                 appended_count: 0,
+                appended_bytes: 0,
                 segments,
                 closed: false,
             }),
@@ -933,6 +960,7 @@ impl CommitLog {
                 };
                 log.offset += len;
                 log.appended_count += 1;
+                log.appended_bytes += len;
                 let (active, end) = (log.active, log.offset);
                 if let Some(seg) = log.segments.get_mut(&active) {
                     seg.dirty.insert(table_id, end);
@@ -959,8 +987,6 @@ impl CommitLog {
             drop(io);
             sh.roll(full, full + 1)?;
         };
-        sh.counters.appends.fetch_add(1, Ordering::Relaxed);
-        sh.counters.appended_bytes.fetch_add(len, Ordering::Relaxed);
         if let SyncMode::Periodic { .. } = sh.opts.sync {
             // Acknowledged at once, so the bytes must leave this process now.
             sh.write_out()?;
@@ -1078,17 +1104,22 @@ impl CommitLog {
 
     pub fn stats(&self) -> CommitLogStats {
         let sh = &self.shared;
-        let (segments_live, active_segment) = {
+        let (segments_live, active_segment, appends, appended_bytes) = {
             let log = sh.log.lock();
-            (log.segments.len(), log.active)
+            (
+                log.segments.len(),
+                log.active,
+                log.appended_count,
+                log.appended_bytes,
+            )
         };
         let c = &sh.counters;
         let fsyncs = c.fsyncs.load(Ordering::Relaxed);
         let synced_mutations = c.synced_mutations.load(Ordering::Relaxed);
         CommitLogStats {
             sync_mode: sh.opts.sync.name(),
-            appends: c.appends.load(Ordering::Relaxed),
-            appended_bytes: c.appended_bytes.load(Ordering::Relaxed),
+            appends,
+            appended_bytes,
             fsyncs,
             synced_mutations,
             mutations_per_fsync: if fsyncs == 0 {
@@ -1183,21 +1214,29 @@ impl Shared {
     /// Moves pending bytes to the file without fsync (periodic mode's per-append
     /// hand-off).
     fn write_out(&self) -> Result<()> {
-        let mut io = self.io.lock();
-        let (bytes, end) = {
+        let mut guard = self.io.lock();
+        let io = &mut *guard;
+        let end = {
             let mut log = self.log.lock();
-            (std::mem::take(&mut log.pending), log.offset)
+            if log.pending.is_empty() {
+                // Another writer's write-out took these bytes to the OS while
+                // this one waited for `io`: nothing left to hand over.
+                return Ok(());
+            }
+            io.spare.clear();
+            std::mem::swap(&mut log.pending, &mut io.spare);
+            log.offset
         };
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        debug_assert_eq!(io.file.position() + bytes.len() as u64, end);
+        debug_assert_eq!(io.file.position() + io.spare.len() as u64, end);
         if self.poisoned.load(Ordering::Acquire) {
             return Err(self.poisoned_error());
         }
-        io.file
-            .write(&bytes)
-            .inspect_err(|e| self.poison("write", e))
+        let written = io
+            .file
+            .write(&io.spare)
+            .inspect_err(|e| self.poison("write", e));
+        io.recycle_spare();
+        written
     }
 
     /// One sync: everything appended so far to the OS, then fsync. Skips the fsync
@@ -1217,23 +1256,25 @@ impl Shared {
             if self.poisoned.load(Ordering::Acquire) {
                 return Err(self.poisoned_error());
             }
-            let (bytes, target, count) = {
+            let io = &mut *io;
+            let (target, count) = {
                 let mut log = self.log.lock();
-                (
-                    std::mem::take(&mut log.pending),
-                    log.position(),
-                    log.appended_count,
-                )
+                io.spare.clear();
+                std::mem::swap(&mut log.pending, &mut io.spare);
+                (log.position(), log.appended_count)
             };
             if target <= io.synced {
                 return Ok(());
             }
             debug_assert_eq!(target.segment, io.file.id);
-            debug_assert_eq!(io.file.position() + bytes.len() as u64, target.offset);
+            debug_assert_eq!(io.file.position() + io.spare.len() as u64, target.offset);
             self.sync.lock().last_sync_start = Some(Instant::now());
-            io.file
-                .write(&bytes)
-                .inspect_err(|e| self.poison("write", e))?;
+            let written = io
+                .file
+                .write(&io.spare)
+                .inspect_err(|e| self.poison("write", e));
+            io.recycle_spare();
+            written?;
             (io.file.sync_handle(), target, count)
         };
         handle.sync().inspect_err(|e| self.poison("fsync", e))?;

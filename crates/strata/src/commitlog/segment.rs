@@ -98,8 +98,7 @@ impl SegmentFile {
     /// periodic mode promises that a process crash loses nothing acknowledged, so
     /// no acknowledged byte may wait in this process's buffers.
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.file.write_all(bytes)?;
-        self.file.flush()
+        self.file.write_and_flush(bytes)
     }
 
     /// Appends bytes that are part of a record still being written: they may

@@ -76,6 +76,19 @@ fn join_spliced(head: &[u8], splices: &[(usize, &[u8])]) -> Vec<u8> {
     out
 }
 
+/// Capacity the per-thread row scratch keeps between rows: large values are
+/// spliced, not copied into it, so ordinary rows fit with room to spare.
+const ROW_SCRATCH_KEEP_BYTES: usize = 64 * 1024;
+
+thread_local! {
+    /// Each writer thread's buffer for encoding a row before it is copied
+    /// into its exact-size `Arc<[u8]>`. A fresh `Vec` per row (regrown when
+    /// the row outgrew its estimate, then turned into the `Arc` by a second
+    /// allocation and a free) cost two to three allocations per row; this
+    /// costs one (BENCHMARKS.md, "Write path (issue 15)").
+    static ROW_SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// An encoded row: varint clustering length, clustering, row body.
 #[derive(Clone, Debug)]
 pub struct MemRow(Arc<[u8]>);
@@ -87,11 +100,24 @@ impl MemRow {
         // then `Arc::from` it copied a 16 MiB value twice, so the write path
         // held it three times (update, buffer, memtable) instead of two
         // (issue 13; tests/large_value_allocations_are_bounded.rs).
-        let mut head = Vec::with_capacity(row.clustering.len() + 16 + row.cells.len() * 24);
+        let mut head = ROW_SCRATCH.with(|b| b.take());
+        head.clear();
         put_varint(&mut head, row.clustering.len() as u64);
         head.extend_from_slice(&row.clustering);
         let mut splices = Vec::new();
         encode_row_spliced(row, base, &mut head, &mut splices);
+        let encoded = Self::from_pieces(&head, &splices);
+        drop(splices);
+        if head.capacity() <= ROW_SCRATCH_KEEP_BYTES {
+            // During thread teardown the slot may be gone; the buffer is then freed.
+            let _ = ROW_SCRATCH.try_with(|b| b.set(head));
+        }
+        encoded
+    }
+
+    /// The row whose bytes are `head` with each splice's value inserted at its
+    /// position, in one allocation of its exact size.
+    fn from_pieces(head: &[u8], splices: &[(usize, &[u8])]) -> MemRow {
         if splices.is_empty() {
             return MemRow(Arc::from(head));
         }
@@ -99,7 +125,7 @@ impl MemRow {
         let mut arc = Arc::<[u8]>::new_uninit_slice(total);
         let Some(dst) = Arc::get_mut(&mut arc) else {
             // A fresh Arc is unique; this branch only keeps the code total.
-            return MemRow(Arc::from(join_spliced(&head, &splices)));
+            return MemRow(Arc::from(join_spliced(head, splices)));
         };
         let mut at = 0;
         let mut from = 0;
@@ -107,14 +133,14 @@ impl MemRow {
             dst[at..at + piece.len()].write_copy_of_slice(piece);
             at += piece.len();
         };
-        for &(pos, v) in &splices {
+        for &(pos, v) in splices {
             put(&head[from..pos]);
             put(v);
             from = pos;
         }
         put(&head[from..]);
         if at != total {
-            return MemRow(Arc::from(join_spliced(&head, &splices)));
+            return MemRow(Arc::from(join_spliced(head, splices)));
         }
         // SAFETY: the pieces written above tile `[0, total)` (checked just
         // before: `at == total` after writing them back to back from 0), so
@@ -207,6 +233,23 @@ impl MemPartition {
     }
 }
 
+/// One shard's share of the memtable's statistics, on a cache line of its
+/// own. Each write updates the counters of its partition's shard, so two
+/// writers meet on a counter only when they write to the same shard (1 in
+/// [`SHARDS`] for random keys); readers (`tablestats`, flush) add the shards
+/// up. One set of shared counters cost every write four atomic updates on a
+/// line every writer thread bounced between cores (BENCHMARKS.md, "Write path
+/// (issue 15)"). `memory_bytes` stays one exact shared counter: every write
+/// reads it to decide the switch.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct ShardCounters {
+    data_bytes: AtomicU64,
+    cell_count: AtomicU64,
+    partition_count: AtomicU64,
+    operation_count: AtomicU64,
+}
+
 /// Running bounds over everything applied (invariant 3).
 #[derive(Debug)]
 struct Bounds {
@@ -229,10 +272,8 @@ pub struct Memtable {
     base: EncodingBase,
     shards: Box<[Shard]>,
     memory_bytes: AtomicI64,
-    data_bytes: AtomicU64,
-    cell_count: AtomicU64,
-    partition_count: AtomicU64,
-    operation_count: AtomicU64,
+    /// Indexed like `shards`.
+    counters: Box<[ShardCounters]>,
     bounds: Bounds,
     created_micros: i64,
     /// Commit-log position when this memtable was switched out: every record
@@ -251,11 +292,11 @@ impl Memtable {
             id,
             base: EncodingBase::around(now_micros),
             shards,
-            memory_bytes: AtomicI64::new(std::mem::size_of::<Memtable>() as i64),
-            data_bytes: AtomicU64::new(0),
-            cell_count: AtomicU64::new(0),
-            partition_count: AtomicU64::new(0),
-            operation_count: AtomicU64::new(0),
+            memory_bytes: AtomicI64::new(
+                (std::mem::size_of::<Memtable>() + SHARDS * std::mem::size_of::<ShardCounters>())
+                    as i64,
+            ),
+            counters: (0..SHARDS).map(|_| ShardCounters::default()).collect(),
             bounds: Bounds {
                 min_timestamp: AtomicI64::new(i64::MAX),
                 max_timestamp: AtomicI64::new(NO_TIMESTAMP),
@@ -291,19 +332,26 @@ impl Memtable {
 
     /// Bytes of keys, clusterings and values applied (Cassandra's "Memtable data size").
     pub fn data_bytes(&self) -> u64 {
-        self.data_bytes.load(Ordering::Relaxed)
+        self.sum(|c| &c.data_bytes)
     }
 
     pub fn cell_count(&self) -> u64 {
-        self.cell_count.load(Ordering::Relaxed)
+        self.sum(|c| &c.cell_count)
     }
 
     pub fn partition_count(&self) -> u64 {
-        self.partition_count.load(Ordering::Relaxed)
+        self.sum(|c| &c.partition_count)
     }
 
     pub fn operation_count(&self) -> u64 {
-        self.operation_count.load(Ordering::Relaxed)
+        self.sum(|c| &c.operation_count)
+    }
+
+    fn sum(&self, field: impl Fn(&ShardCounters) -> &AtomicU64) -> u64 {
+        self.counters
+            .iter()
+            .map(|c| field(c).load(Ordering::Relaxed))
+            .sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -381,16 +429,24 @@ impl Memtable {
                 }
             }
         }
-        self.bounds
-            .min_timestamp
-            .fetch_min(min_ts, Ordering::Relaxed);
-        self.bounds
-            .max_timestamp
-            .fetch_max(max_ts, Ordering::Relaxed);
-        self.bounds
-            .min_local_deletion
-            .fetch_min(min_ldt, Ordering::Relaxed);
-        self.bounds.min_ttl.fetch_min(min_ttl, Ordering::Relaxed);
+        // Read first, update only on a change: most writes move no bound but
+        // the newest timestamp, and a plain load of an unchanged line costs no
+        // cross-core traffic, unlike an unconditional fetch_min. Still exact
+        // (invariant 3): a bound another writer moves meanwhile only makes the
+        // skipped update unnecessary, since bounds only ever tighten.
+        let b = &self.bounds;
+        if min_ts < b.min_timestamp.load(Ordering::Relaxed) {
+            b.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
+        }
+        if max_ts > b.max_timestamp.load(Ordering::Relaxed) {
+            b.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);
+        }
+        if min_ldt < b.min_local_deletion.load(Ordering::Relaxed) {
+            b.min_local_deletion.fetch_min(min_ldt, Ordering::Relaxed);
+        }
+        if min_ttl < b.min_ttl.load(Ordering::Relaxed) {
+            b.min_ttl.fetch_min(min_ttl, Ordering::Relaxed);
+        }
     }
 
     /// Publishes a new partition born with `state`, unless another writer created
@@ -420,8 +476,9 @@ impl Memtable {
             + 16 + key.key.len() // Arc<[u8]> key
             + state_bytes;
         self.memory_bytes.fetch_add(bytes as i64, Ordering::Relaxed);
-        self.partition_count.fetch_add(1, Ordering::Relaxed);
-        self.data_bytes
+        let c = &self.counters[shard_of(key.token)];
+        c.partition_count.fetch_add(1, Ordering::Relaxed);
+        c.data_bytes
             .fetch_add(key.key.len() as u64, Ordering::Relaxed);
         Ok(())
     }
@@ -446,10 +503,11 @@ impl Memtable {
                     + r.cells.iter().map(|c| c.value.len() as u64).sum::<u64>()
             })
             .sum();
-        self.data_bytes.fetch_add(data, Ordering::Relaxed);
-        self.cell_count
+        let c = &self.counters[shard_of(update.key.token)];
+        c.data_bytes.fetch_add(data, Ordering::Relaxed);
+        c.cell_count
             .fetch_add(update.cell_count() as u64, Ordering::Relaxed);
-        self.operation_count.fetch_add(1, Ordering::Relaxed);
+        c.operation_count.fetch_add(1, Ordering::Relaxed);
 
         let merge = |o: &MemRow, n: MemRow| merge_rows(o, n, &base);
         let (part, deletion, static_row, batch) = match self.get(&update.key) {

@@ -162,23 +162,45 @@ pub fn encode_partition_spliced<'a>(
     out: &mut Vec<u8>,
     splices: &mut crate::encoding::Splices<'a>,
 ) {
+    // Only a static row goes through `scratch` (an empty Vec allocates nothing).
     let mut scratch = Vec::new();
-    let mut row_splices = Vec::new();
     encode_header(p, base, &mut scratch, out);
     let mut prev: &[u8] = &[];
     for row in &p.rows {
         encode_row_key(prev, row, out);
-        scratch.clear();
-        row_splices.clear();
-        crate::encoding::encode_row_spliced(row, base, &mut scratch, &mut row_splices);
-        let spliced: usize = row_splices.iter().map(|(_, v)| v.len()).sum();
-        put_varint(out, (scratch.len() + spliced) as u64);
+        // The body is encoded straight into `out` and its length prefix slid in
+        // before it afterwards (a memmove of the small head, large values being
+        // spliced) instead of going through a scratch buffer, grown by
+        // reallocation for every mutation, and copied out of it
+        // (BENCHMARKS.md, "Write path (issue 15)").
         let at = out.len();
-        out.extend_from_slice(&scratch);
-        splices.extend(row_splices.drain(..).map(|(pos, v)| (at + pos, v)));
+        let first_splice = splices.len();
+        crate::encoding::encode_row_spliced(row, base, out, splices);
+        let body = out.len() - at;
+        let spliced: usize = splices[first_splice..].iter().map(|(_, v)| v.len()).sum();
+        let (len, n) = varint_bytes((body + spliced) as u64);
+        out.resize(out.len() + n, 0);
+        out.copy_within(at..at + body, at + n);
+        out[at..at + n].copy_from_slice(&len[..n]);
+        for s in &mut splices[first_splice..] {
+            s.0 += n;
+        }
         prev = &row.clustering;
     }
     encode_end(out);
+}
+
+/// `v` as the varint [`put_varint`] writes, in a stack array: `(bytes, length)`.
+fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
+    let mut out = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    (out, n + 1)
 }
 
 /// Decodes the partition header (key, flags, deletions, static row) from the
