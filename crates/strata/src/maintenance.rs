@@ -870,22 +870,15 @@ pub fn scrub_file(
         return Ok(report);
     }
     let s = &report.salvage;
-    // A dictionary-compressed file is rewritten with its own dictionary, from
-    // its own directory.
-    let dictionary = match s.codec.dictionary() {
-        Some(id) => Some(crate::dictionary::load(
-            fs,
-            &crate::dictionary::dir_for(input),
-            id,
-        )?),
-        None => None,
-    };
+    // The salvaged copy goes to a directory of the operator's choosing, which
+    // holds no dictionary: a dictionary codec is written as the same
+    // compressor without one, so the copy reads on its own (and `sstable
+    // import` re-encodes it with the table's settings anyway).
     let opts = crate::sstable::WriterOptions {
         compression: crate::sstable::CompressionParams {
-            codec: s.codec,
+            codec: s.codec.without_dictionary(),
             chunk_length_bytes: s.chunk_length_bytes,
         },
-        dictionary,
         expected_partitions: count,
         tag,
         base: s.base,
