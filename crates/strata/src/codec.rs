@@ -205,9 +205,13 @@ pub fn setting_name(codec: Codec, chunk_length_bytes: u64) -> String {
         Codec::None => "none".to_string(),
         Codec::Lz4 => "LZ4Compressor".to_string(),
         Codec::Zstd { level } => format!("ZstdCompressor level {level}"),
+        // Dictionary 0 is never stored: an estimate or a training's
+        // measurement, named without an id.
+        Codec::ZstdDict { level, dict: 0 } => format!("ZstdWithDictsCompressor level {level}"),
         Codec::ZstdDict { level, dict } => {
             format!("ZstdWithDictsCompressor level {level}, dictionary {dict}")
         }
+        Codec::Lz4Dict { dict: 0 } => "LZ4WithDictsCompressor".to_string(),
         Codec::Lz4Dict { dict } => format!("LZ4WithDictsCompressor, dictionary {dict}"),
     };
     format!("{c}, {} KiB chunks", chunk_length_bytes / 1024)

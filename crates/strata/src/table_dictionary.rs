@@ -212,8 +212,9 @@ impl Table {
         })?;
         let previous = self.dictionaries.current();
         let ratio_with_previous = match &previous {
+            // On the same held-out samples the new one was measured on.
             Some(p) => Some(
-                dictionary::measure(&samples, p.bytes(), codec)?.0 as f64
+                dictionary::measure(&dictionary::held_out(&samples), p.bytes(), codec)?.0 as f64
                     / trained.sample_bytes.max(1) as f64,
             ),
             None => None,

@@ -430,7 +430,7 @@ impl TableStats {
                         d.stored,
                         d.stored_bytes
                     ),
-                    None => "none trained yet (written without one until enough data is flushed,                              or strata traincompressiondictionary)"
+                    None => "none trained yet (written without one until enough data is flushed, or strata traincompressiondictionary)"
                         .to_string(),
                 },
             );

@@ -17,7 +17,8 @@
 //!    the target settings; the output size is the input's non-data bytes
 //!    (index, filter, tail) plus its uncompressed bytes times the sampled ratio.
 //!    `dry_run` stops here and reports; with `estimate_all`, every candidate
-//!    codec's ratio on the same samples.
+//!    setting's ratio on samples of every live sstable (not only the ones this
+//!    run would rewrite), and its size for the whole table's data.
 //! 3. Space: an input whose file a snapshot also links (link count > 1) frees
 //!    nothing when replaced. The peak extra space is therefore the sum of the
 //!    estimated outputs of snapshotted inputs plus the largest `jobs` estimates
@@ -127,6 +128,8 @@ pub struct UpgradeReport {
     pub bytes_after: u64,
     pub snapshot: Option<String>,
     pub warnings: Vec<String>,
+    /// With `estimate_all`: each candidate setting's ratio on samples of every
+    /// live sstable, and the whole table's data size under it.
     pub setting_estimates: Vec<SettingEstimate>,
 }
 
@@ -216,11 +219,18 @@ pub fn upgrade_sstables(
     let mut samples = Vec::new();
     let mut bytes_before = 0u64;
     let mut untouched = 0u64;
+    let mut estimate_uncompressed = 0u64;
     for s in view.version.iter() {
         let r = &s.handle;
         bytes_before += r.file_size();
         if !opts.all && !is_stale(r, &target) {
             untouched += r.file_size();
+            if opts.estimate_all {
+                // Every setting's estimate covers the whole table, not only
+                // what this run would rewrite ("what would zstd save here?").
+                samples.push(sample(r)?);
+                estimate_uncompressed += r.uncompressed_bytes();
+            }
             continue;
         }
         let data = sample(r)?;
@@ -246,6 +256,7 @@ pub fn upgrade_sstables(
         });
         if opts.estimate_all {
             samples.push(data);
+            estimate_uncompressed += r.uncompressed_bytes();
         }
     }
     drop(view);
@@ -290,7 +301,7 @@ pub fn upgrade_sstables(
         .extend(maintenance::snapshot_space_warning(table)?);
     if opts.estimate_all {
         let all: Vec<u8> = samples.concat();
-        let uncompressed: u64 = report.candidates.iter().map(|c| c.uncompressed_bytes).sum();
+        let uncompressed = estimate_uncompressed;
         for setting in all_settings(target.chunk_length_bytes) {
             let ratio = ratio_of(&all, &setting, None);
             report.setting_estimates.push(SettingEstimate {
@@ -303,11 +314,17 @@ pub fn upgrade_sstables(
         // compressors): the table's current one, else one trained on the same
         // samples and not stored, so the figure is what training would give.
         let trial;
+        // What a dictionary setting is measured on: all the samples for the
+        // table's own dictionary; for a trial one, only the samples it did not
+        // learn from (dictionary::train's hold-out).
+        let mut measured_on: std::borrow::Cow<'_, [u8]> = std::borrow::Cow::Borrowed(&all);
         let with_dict = match &dictionary {
             Some(d) => Some(d.as_ref()),
             None => {
                 let chunk = target.chunk_length_bytes.max(1) as usize;
                 let pieces: Vec<Vec<u8>> = all.chunks(chunk).map(<[u8]>::to_vec).collect();
+                measured_on =
+                    std::borrow::Cow::Owned(crate::dictionary::held_out(&pieces).concat());
                 let level = target.codec.level();
                 let codec = Codec::ZstdDict {
                     level: if level == 0 { 3 } else { level },
@@ -341,7 +358,7 @@ pub fn upgrade_sstables(
                     codec,
                     chunk_length_bytes: target.chunk_length_bytes,
                 };
-                let ratio = ratio_of(&all, &setting, Some(d));
+                let ratio = ratio_of(&measured_on, &setting, Some(d));
                 report.setting_estimates.push(SettingEstimate {
                     setting: setting_name(codec, u64::from(setting.chunk_length_bytes)),
                     ratio,
