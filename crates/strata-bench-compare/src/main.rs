@@ -86,7 +86,13 @@ use std::time::Instant;
 
 const KEY_BYTES: usize = 16;
 const VALUE_BYTES: usize = 100;
-const ALL_WORKLOADS: [&str; 5] = ["fillseq", "fillrandom", "overwrite", "readrandom", "readmissing"];
+const ALL_WORKLOADS: [&str; 5] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readmissing",
+];
 
 #[derive(Parser, Debug)]
 #[command(about = "The same workloads on Strata, RocksDB and fjall, side by side")]
@@ -99,7 +105,11 @@ struct Args {
     engines: Vec<String>,
     /// Comma-separated workloads: fillseq, fillrandom, overwrite, readrandom,
     /// readmissing (the last three run on the fillrandom database).
-    #[arg(long, default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing", value_delimiter = ',')]
+    #[arg(
+        long,
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing",
+        value_delimiter = ','
+    )]
     workloads: Vec<String>,
     /// Rounds; the table shows each figure's median over rounds.
     #[arg(long, default_value_t = 1)]
@@ -225,7 +235,10 @@ fn run() -> Result<()> {
         for (engine, per) in &results {
             let mut by_w = serde_json::Map::new();
             for (w, ms) in per {
-                by_w.insert(w.clone(), Json::Array(ms.iter().map(Measure::to_json).collect()));
+                by_w.insert(
+                    w.clone(),
+                    Json::Array(ms.iter().map(Measure::to_json).collect()),
+                );
             }
             by_engine.insert(engine.clone(), Json::Object(by_w));
         }
@@ -277,13 +290,17 @@ fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Meas
         }
         let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
         out.push(("fillrandom".to_string(), m));
-        let drawn: Vec<u64> = (0..args.keys).map(|_| rng.gen_range(0..args.keys)).collect();
+        let drawn: Vec<u64> = (0..args.keys)
+            .map(|_| rng.gen_range(0..args.keys))
+            .collect();
         if wants("overwrite") {
             let mut phase = Phase::start(&d)?;
             let m = phase.write(&mut *db, &drawn, 1, args.seed, &d)?;
             out.push(("overwrite".to_string(), m));
         }
-        let reads: Vec<u64> = (0..args.keys).map(|_| rng.gen_range(0..args.keys)).collect();
+        let reads: Vec<u64> = (0..args.keys)
+            .map(|_| rng.gen_range(0..args.keys))
+            .collect();
         if wants("readrandom") {
             let mut phase = Phase::start(&d)?;
             let m = phase.read(&mut *db, &reads, true, &d)?;
@@ -326,7 +343,14 @@ impl Phase {
         })
     }
 
-    fn write(&mut self, db: &mut dyn engines::Engine, ids: &[u64], version: u64, seed: u64, dir: &Path) -> Result<Measure> {
+    fn write(
+        &mut self,
+        db: &mut dyn engines::Engine,
+        ids: &[u64],
+        version: u64,
+        seed: u64,
+        dir: &Path,
+    ) -> Result<Measure> {
         let before = db.writes();
         let mut hist = new_histogram()?;
         let mut value = [0u8; VALUE_BYTES];
@@ -362,7 +386,13 @@ impl Phase {
         })
     }
 
-    fn read(&mut self, db: &mut dyn engines::Engine, ids: &[u64], existing: bool, dir: &Path) -> Result<Measure> {
+    fn read(
+        &mut self,
+        db: &mut dyn engines::Engine,
+        ids: &[u64],
+        existing: bool,
+        dir: &Path,
+    ) -> Result<Measure> {
         let mut hist = new_histogram()?;
         let mut found = 0u64;
         let started = Instant::now();
@@ -373,7 +403,9 @@ impl Phase {
             hist.saturating_record(t.elapsed().as_nanos() as u64);
             match got {
                 Some(VALUE_BYTES) => found += 1,
-                Some(n) => return Err(format!("key {id}: a value of {n} bytes, not {VALUE_BYTES}").into()),
+                Some(n) => {
+                    return Err(format!("key {id}: a value of {n} bytes, not {VALUE_BYTES}").into())
+                }
                 None => {}
             }
         }
@@ -425,7 +457,8 @@ fn fill_value(v: &mut [u8; VALUE_BYTES], seed: u64, id: u64, version: u64) {
 }
 
 fn proc_io(field: &str) -> Result<u64> {
-    let text = std::fs::read_to_string("/proc/self/io").map_err(|e| format!("/proc/self/io: {e}"))?;
+    let text =
+        std::fs::read_to_string("/proc/self/io").map_err(|e| format!("/proc/self/io: {e}"))?;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix(field).and_then(|r| r.strip_prefix(':')) {
             return Ok(rest.trim().parse()?);
@@ -437,12 +470,14 @@ fn proc_io(field: &str) -> Result<u64> {
 /// Resets VmHWM to the current RSS (Linux 4.0+), so that each engine's peak is
 /// its own and not the maximum of everything run before in this process.
 fn reset_peak_rss() -> Result<()> {
-    std::fs::write("/proc/self/clear_refs", "5").map_err(|e| format!("/proc/self/clear_refs: {e}"))?;
+    std::fs::write("/proc/self/clear_refs", "5")
+        .map_err(|e| format!("/proc/self/clear_refs: {e}"))?;
     Ok(())
 }
 
 fn peak_rss() -> Result<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").map_err(|e| format!("/proc/self/status: {e}"))?;
+    let text = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("/proc/self/status: {e}"))?;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("VmHWM:") {
             let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse()?;
@@ -453,8 +488,13 @@ fn peak_rss() -> Result<u64> {
 }
 
 fn load_average() -> Result<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").map_err(|e| format!("/proc/loadavg: {e}"))?;
-    Ok(text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+    let text =
+        std::fs::read_to_string("/proc/loadavg").map_err(|e| format!("/proc/loadavg: {e}"))?;
+    Ok(text
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 fn utc_now() -> String {
@@ -470,7 +510,9 @@ fn dir_bytes(dir: &Path) -> Result<u64> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
         let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let meta = entry.metadata().map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        let meta = entry
+            .metadata()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
         if meta.is_dir() {
             total += dir_bytes(&entry.path())?;
         } else {
@@ -486,9 +528,15 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Measure>>>) {
-    let engines: Vec<&String> = args.engines.iter().filter(|e| results.contains_key(*e)).collect();
+    let engines: Vec<&String> = args
+        .engines
+        .iter()
+        .filter(|e| results.contains_key(*e))
+        .collect();
     let get = |e: &str, w: &str| results.get(e).and_then(|p| p.get(w));
-    let med = |e: &str, w: &str, f: &dyn Fn(&Measure) -> f64| get(e, w).map(|ms| median(ms.iter().map(f).collect()));
+    let med = |e: &str, w: &str, f: &dyn Fn(&Measure) -> f64| {
+        get(e, w).map(|ms| median(ms.iter().map(f).collect()))
+    };
     // Throughput and latency, with Strata's ratio to each other engine.
     let mut header = format!("| {:12} |", "workload");
     for e in &engines {
@@ -502,8 +550,14 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
         }
     }
     println!("{header}");
-    println!("|{}", "---|".repeat(1 + 3 * engines.len() + if has_strata { others.len() } else { 0 }));
-    for w in ALL_WORKLOADS.iter().filter(|w| args.workloads.iter().any(|x| x == *w)) {
+    println!(
+        "|{}",
+        "---|".repeat(1 + 3 * engines.len() + if has_strata { others.len() } else { 0 })
+    );
+    for w in ALL_WORKLOADS
+        .iter()
+        .filter(|w| args.workloads.iter().any(|x| x == *w))
+    {
         let mut line = format!("| {w:12} |");
         for e in &engines {
             match (
@@ -511,13 +565,18 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
                 med(e, w, &|m| m.p50_us),
                 med(e, w, &|m| m.p99_us),
             ) {
-                (Some(o), Some(p50), Some(p99)) => line += &format!(" {o:.0} | {p50:.1} | {p99:.1} |"),
+                (Some(o), Some(p50), Some(p99)) => {
+                    line += &format!(" {o:.0} | {p50:.1} | {p99:.1} |")
+                }
                 _ => line += " - | - | - |",
             }
         }
         if has_strata {
             for o in &others {
-                match (med("strata", w, &|m| m.ops_per_sec()), med(o, w, &|m| m.ops_per_sec())) {
+                match (
+                    med("strata", w, &|m| m.ops_per_sec()),
+                    med(o, w, &|m| m.ops_per_sec()),
+                ) {
                     (Some(s), Some(x)) => line += &format!(" {:.2} |", s / x),
                     _ => line += " - |",
                 }
@@ -530,23 +589,47 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
     println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | peak RSS MB |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for e in &engines {
-        for w in ["fillseq", "fillrandom", "overwrite", "readrandom", "readmissing"] {
+        for w in [
+            "fillseq",
+            "fillrandom",
+            "overwrite",
+            "readrandom",
+            "readmissing",
+        ] {
             let Some(ms) = get(e, w) else { continue };
             let user = |m: &Measure| m.user_bytes().max(1) as f64;
             let is_write = !w.starts_with("read");
             let settle = median(ms.iter().map(|m| m.settle_seconds).collect());
             let wa_engine = if is_write && ms.iter().all(|m| m.engine_written.total().is_some()) {
-                format!("{:.2}", median(ms.iter().map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m)).collect()))
+                format!(
+                    "{:.2}",
+                    median(
+                        ms.iter()
+                            .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
+                            .collect()
+                    )
+                )
             } else {
                 "-".to_string()
             };
             let wa_wchar = if is_write {
-                format!("{:.2}", median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect()))
+                format!(
+                    "{:.2}",
+                    median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
+                )
             } else {
                 "-".to_string()
             };
             let log = if is_write && ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
-                format!("{:.0}", median(ms.iter().map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64 / m.ops.max(1) as f64).collect()))
+                format!(
+                    "{:.0}",
+                    median(
+                        ms.iter()
+                            .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64
+                                / m.ops.max(1) as f64)
+                            .collect()
+                    )
+                )
             } else {
                 "-".to_string()
             };
