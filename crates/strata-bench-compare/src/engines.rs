@@ -1,0 +1,329 @@
+//! The three engines behind one narrow interface, each configured to the common
+//! ground of issue 15 item 6.
+//!
+//! Owns: each engine's open options, its settle procedure (flush, then wait for
+//! compactions) and the reading of its own write counters. The driver
+//! (`main.rs`) calls one engine at a time from one thread; each engine runs its
+//! own background threads (flush, compaction), which are stopped by `close`.
+//!
+//! The common ground, and where it is only approximate:
+//! 1. Log on, no fsync per write: Strata's commit log in periodic mode (10 s),
+//!    RocksDB's WAL with `sync = false`, fjall's journal flushed to the OS
+//!    after each write (`manual_journal_persist(false)`) with no fsync thread.
+//! 2. LZ4 on every level; 16 KiB blocks (Strata's default chunk, set on the
+//!    others); bloom filters of about 10 bits per key (Strata's fp 0.01 is
+//!    9.6 bits; RocksDB 10 bits; fjall's default 10 bits).
+//! 3. 64 MiB memtables, three of them at most (Strata: the active one plus
+//!    `max_pending_flushes` 2; RocksDB `max_write_buffer_number` 3; fjall a
+//!    192 MiB write-buffer budget).
+//! 4. 128 MiB read cache (Strata's default chunk cache; RocksDB block cache;
+//!    fjall's cache). RocksDB's and fjall's hold compressed-or-raw blocks and
+//!    index/filter blocks; Strata's holds decompressed chunks only.
+//! 5. Leveled compaction everywhere (Strata: `LeveledCompactionStrategy` with
+//!    its defaults), no compaction throughput limit, one flush and one
+//!    compaction thread each (the machine has two cores and the driver uses one).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub type Result<T> = std::result::Result<T, BoxError>;
+
+/// Bytes an engine says it wrote, by cause, since it was opened. `None` where
+/// the engine keeps no such counter (fjall keeps none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineWrites {
+    pub log_bytes: Option<u64>,
+    pub flush_bytes: Option<u64>,
+    pub compaction_bytes: Option<u64>,
+}
+
+impl EngineWrites {
+    pub fn total(&self) -> Option<u64> {
+        Some(self.log_bytes? + self.flush_bytes? + self.compaction_bytes?)
+    }
+}
+
+pub trait Engine {
+    /// Writes one key-value pair (for Strata: one partition, one row, one cell).
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// The value's length if the key is found.
+    fn get(&mut self, key: &[u8]) -> Result<Option<usize>>;
+    /// Flushes every memtable and waits until no compaction is pending or running.
+    fn settle(&mut self) -> Result<()>;
+    fn writes(&self) -> EngineWrites;
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+pub const MEMTABLE_BYTES: u64 = 64 << 20;
+pub const CACHE_BYTES: u64 = 128 << 20;
+pub const BLOCK_BYTES: u32 = 16 << 10;
+/// Settling longer than this is reported as an error rather than waited out.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(3600);
+
+pub fn open(name: &str, dir: &Path) -> Result<Box<dyn Engine>> {
+    match name {
+        "strata" => Ok(Box::new(StrataEngine::open(dir)?)),
+        "rocksdb" => Ok(Box::new(RocksEngine::open(dir)?)),
+        "fjall" => Ok(Box::new(FjallEngine::open(dir)?)),
+        other => Err(format!("unknown engine '{other}' (strata, rocksdb, fjall)").into()),
+    }
+}
+
+// ---------------------------------------------------------------- Strata
+
+struct StrataEngine {
+    db: strata::db::Database,
+    table: Arc<strata::table::Table>,
+    schema: Arc<strata::schema::TableSchema>,
+    clock: Arc<dyn strata::clock::Clock>,
+    write_opts: strata::schema::WriteOptions,
+}
+
+impl StrataEngine {
+    fn open(dir: &Path) -> Result<StrataEngine> {
+        use strata::commitlog::{CommitLogOptions, SyncMode};
+        let clock: Arc<dyn strata::clock::Clock> = strata::clock::SystemClock::new();
+        let mut o = strata::db::DbOptions::new(clock.clone());
+        o.commitlog = Some(CommitLogOptions {
+            sync: SyncMode::Periodic {
+                period: Duration::from_secs(10),
+            },
+            ..CommitLogOptions::default()
+        });
+        o.compaction_throughput_mb_per_sec = 0;
+        o.concurrent_compactors = 1;
+        o.chunk_cache_bytes = CACHE_BYTES as usize;
+        o.purpose = "strata-bench-compare".to_string();
+        let db = strata::db::Database::open(dir, o)?;
+        db.create_keyspace("bench")?;
+        let table = db.create_table_cql(&format!(
+            "CREATE TABLE bench.kv (key blob PRIMARY KEY, value blob) \
+             WITH compaction = {{'class': 'LeveledCompactionStrategy'}} \
+             AND compression = {{'class': 'LZ4Compressor', 'chunk_length_in_kb': 16}} \
+             AND bloom_filter_fp_chance = 0.01 \
+             AND memtable_flush_threshold_mb = {}",
+            MEMTABLE_BYTES >> 20
+        ))?;
+        let schema = table.schema();
+        Ok(StrataEngine {
+            db,
+            table,
+            schema,
+            clock,
+            write_opts: strata::schema::WriteOptions::default(),
+        })
+    }
+}
+
+impl Engine for StrataEngine {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        use strata::types::Value;
+        let row = [
+            ("key", Value::Blob(key.to_vec())),
+            ("value", Value::Blob(value.to_vec())),
+        ];
+        let update = self
+            .schema
+            .insert(&row, &self.write_opts, self.clock.now_micros())?;
+        self.table.apply(&update)?;
+        Ok(())
+    }
+
+    fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
+        use strata::data::ClusteringRange;
+        use strata::types::Value;
+        let dk = self.schema.decorated_key(&[Value::Blob(key.to_vec())])?;
+        let result = self.table.read(&dk, &ClusteringRange::ALL, false, 1)?;
+        Ok(result
+            .rows
+            .first()
+            .and_then(|row| row.cells.first())
+            .map(|cell| cell.value.len()))
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        self.table.flush()?;
+        if !self.db.wait_for_compactions(SETTLE_TIMEOUT) {
+            return Err("strata: compactions still pending after the settle timeout".into());
+        }
+        Ok(())
+    }
+
+    fn writes(&self) -> EngineWrites {
+        use strata::fs::IoCause;
+        let io = self.db.io();
+        EngineWrites {
+            log_bytes: Some(io.written(IoCause::CommitLog)),
+            flush_bytes: Some(io.written(IoCause::Flush)),
+            // Manifest and schema writes are counted with compaction: they are
+            // the engine's own bookkeeping, as RocksDB's MANIFEST (which its
+            // tickers do not count, a small difference either way).
+            compaction_bytes: Some(
+                io.written(IoCause::Compaction)
+                    + io.written(IoCause::Recompression)
+                    + io.written(IoCause::Metadata),
+            ),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        let StrataEngine { db, table, .. } = *self;
+        drop(table);
+        db.close()?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- RocksDB
+
+struct RocksEngine {
+    db: rocksdb::DB,
+    opts: rocksdb::Options,
+    write_opts: rocksdb::WriteOptions,
+}
+
+impl RocksEngine {
+    fn open(dir: &Path) -> Result<RocksEngine> {
+        use rocksdb::{BlockBasedOptions, Cache, DBCompactionStyle, DBCompressionType, Options};
+        let cache = Cache::new_lru_cache(CACHE_BYTES as usize);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_block_size(BLOCK_BYTES as usize);
+        table.set_bloom_filter(10.0, false);
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_compaction_style(DBCompactionStyle::Level);
+        o.set_compression_type(DBCompressionType::Lz4);
+        o.set_bottommost_compression_type(DBCompressionType::Lz4);
+        o.set_write_buffer_size(MEMTABLE_BYTES as usize);
+        o.set_max_write_buffer_number(3);
+        // One flush and one compaction thread, as the other two engines here.
+        o.set_max_background_jobs(2);
+        // No rate limiter is set: RocksDB's default is none.
+        o.set_block_based_table_factory(&table);
+        o.enable_statistics();
+        let db = rocksdb::DB::open(&o, dir)?;
+        let mut write_opts = rocksdb::WriteOptions::default();
+        write_opts.set_sync(false);
+        write_opts.disable_wal(false);
+        Ok(RocksEngine {
+            db,
+            opts: o,
+            write_opts,
+        })
+    }
+}
+
+impl Engine for RocksEngine {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.db.put_opt(key, value, &self.write_opts)?;
+        Ok(())
+    }
+
+    fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.db.get_pinned(key)?.map(|v| v.len()))
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        self.db.flush()?;
+        let mut w = rocksdb::WaitForCompactOptions::default();
+        w.set_flush(true);
+        w.set_timeout(SETTLE_TIMEOUT.as_micros() as u64);
+        self.db.wait_for_compact(&w)?;
+        Ok(())
+    }
+
+    fn writes(&self) -> EngineWrites {
+        use rocksdb::statistics::Ticker;
+        EngineWrites {
+            log_bytes: Some(self.opts.get_ticker_count(Ticker::WalFileBytes)),
+            flush_bytes: Some(self.opts.get_ticker_count(Ticker::FlushWriteBytes)),
+            compaction_bytes: Some(self.opts.get_ticker_count(Ticker::CompactWriteBytes)),
+        }
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        // Dropping the DB joins its background threads.
+        drop(self);
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- fjall
+
+struct FjallEngine {
+    keyspace: fjall::Keyspace,
+    partition: fjall::PartitionHandle,
+}
+
+impl FjallEngine {
+    fn open(dir: &Path) -> Result<FjallEngine> {
+        let keyspace = fjall::Config::new(dir)
+            .cache_size(CACHE_BYTES)
+            .max_write_buffer_size(3 * MEMTABLE_BYTES)
+            .flush_workers(1)
+            .compaction_workers(1)
+            .manual_journal_persist(false)
+            .fsync_ms(None)
+            .open()?;
+        let partition = keyspace.open_partition(
+            "kv",
+            fjall::PartitionCreateOptions::default()
+                .compression(fjall::CompressionType::Lz4)
+                .max_memtable_size(MEMTABLE_BYTES as u32)
+                .block_size(BLOCK_BYTES)
+                .manual_journal_persist(false),
+        )?;
+        Ok(FjallEngine {
+            keyspace,
+            partition,
+        })
+    }
+}
+
+impl Engine for FjallEngine {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.partition.insert(key, value)?;
+        Ok(())
+    }
+
+    fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
+        Ok(self.partition.get(key)?.map(|v| v.len()))
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        self.partition.rotate_memtable_and_wait()?;
+        // fjall has no "wait for compactions": a compaction is chosen after each
+        // flush or compaction, so idle means no compaction running and the
+        // segment count unchanged over several polls (one second).
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        let mut quiet_polls = 0;
+        let mut last_segments = self.partition.segment_count();
+        while quiet_polls < 5 {
+            if Instant::now() > deadline {
+                return Err("fjall: compactions still running after the settle timeout".into());
+            }
+            std::thread::sleep(Duration::from_millis(200));
+            let segments = self.partition.segment_count();
+            if self.keyspace.active_compactions() == 0 && segments == last_segments {
+                quiet_polls += 1;
+            } else {
+                quiet_polls = 0;
+            }
+            last_segments = segments;
+        }
+        Ok(())
+    }
+
+    fn writes(&self) -> EngineWrites {
+        EngineWrites::default()
+    }
+
+    fn close(self: Box<Self>) -> Result<()> {
+        self.keyspace.persist(fjall::PersistMode::Buffer)?;
+        drop(self);
+        Ok(())
+    }
+}

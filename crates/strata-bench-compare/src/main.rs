@@ -1,0 +1,646 @@
+//! `strata-bench-compare`: the same key-value workloads on Strata, RocksDB and
+//! fjall in one invocation, with a side-by-side table of ratios (issue 15 item 6).
+//!
+//! # Running it
+//!
+//! This crate is its own workspace, excluded from the root one, so that neither
+//! the README's commands nor `.ci/run` (`cargo clippy/test --workspace`) compile
+//! RocksDB. Once per machine:
+//!
+//! ```text
+//! sudo apt-get install -y clang libclang-dev     # bindgen for librocksdb-sys
+//! cd crates/strata-bench-compare
+//! cargo build --release -j 1                     # 15-30 minutes (RocksDB's C++)
+//! ./target/release/strata-bench-compare --keys 2000000 --json /tmp/compare.json
+//! ```
+//!
+//! Options: `--keys N` (default 2,000,000; the issue's large option is
+//! 20,000,000), `--engines strata,rocksdb,fjall`, `--workloads
+//! fillseq,fillrandom,overwrite,readrandom,readmissing`, `--rounds R`, `--seed S`,
+//! `--dir DIR` (default a directory under the system temp dir; each engine gets
+//! a fresh subdirectory, removed after its phase), `--json FILE`.
+//!
+//! # What one round does, per engine (engines one after the other, rounds
+//! interleaved so that a noisy neighbour hits every engine alike)
+//!
+//! 1. `fillseq`: a fresh database; keys `0..N` in key order; settle.
+//! 2. `fillrandom`: a fresh database; the same keys in a seeded random order;
+//!    settle. Then on that database: `overwrite` (N puts of uniformly drawn
+//!    existing keys, new values; settle), `readrandom` (N gets of drawn existing
+//!    keys; every one must be found with a 100-byte value) and `readmissing` (N
+//!    gets of keys that sort between existing ones, so that no engine can answer
+//!    from a file's key range and each must consult its filters).
+//!
+//! One client thread; every engine has its own flush and compaction threads.
+//! Throughput is the operations divided by the loop's time, settling excluded
+//! (settle time is reported beside it: an engine that defers work pays there).
+//!
+//! # Data
+//!
+//! Keys are 16 bytes: the big-endian `2 * id` (existing) or `2 * id + 1`
+//! (missing), then 8 bytes of a hash of `id`. Values are 100 bytes: 50 bytes of
+//! a seeded hash stream (incompressible) then 50 copies of one byte (half
+//! compressible, as db_bench's `--compression_ratio=0.5`). Every engine gets the
+//! identical key and value streams for a seed.
+//!
+//! Strata stores a pair as one partition (the key) with one row and one cell
+//! (`value`), each cell with its timestamp, and the row with its liveness info:
+//! that costs bytes the others do not write. The "log B/op" and "disk B/key"
+//! columns measure it: the commit log's bytes per write against RocksDB's WAL,
+//! and settled bytes on disk per key. Strata also hashes the partition key
+//! (Murmur3 tokens, as Cassandra), so its `fillseq` is not sequential on disk:
+//! it is a random-order load for Strata and a sorted one for the others.
+//!
+//! # Measures
+//!
+//! - ops/s, p50 and p99 latency (hdrhistogram, nanosecond resolution, shown in µs).
+//! - Write amplification from each engine's own counters over the phase, divided
+//!   by the user bytes (N × 116): Strata's `Database::io()` (commit log + flush +
+//!   compaction + metadata), RocksDB's statistics (`rocksdb.wal.bytes` +
+//!   `rocksdb.flush.write.bytes` + `rocksdb.compact.write.bytes`); fjall keeps
+//!   no such counter (shown as `-`). A second, uniform figure for every engine:
+//!   this process's `wchar` from `/proc/self/io` (bytes handed to write(2)),
+//!   which counts every file the engine writes, whatever its own counters miss.
+//! - Bytes on disk: the data directory walked after settling, logs included
+//!   (Strata's commit-log segments and fjall's journals stay until recycled,
+//!   RocksDB deletes a WAL once flushed), so at small key counts the log
+//!   dominates; a split by file kind is still to do.
+//! - Peak memory: `VmHWM` after the phase, with the high-water mark reset (by
+//!   writing 5 to `/proc/self/clear_refs`) before the engine is opened.
+//!
+//! Not implemented yet: short range scans and the time-series-with-TTL workload
+//! of the issue (Strata's partitioner hashes the key, so a key-range scan is a
+//! clustering-range scan in a different table shape, still to be designed).
+
+mod engines;
+
+use clap::Parser;
+use engines::{EngineWrites, Result};
+use hdrhistogram::Histogram;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const KEY_BYTES: usize = 16;
+const VALUE_BYTES: usize = 100;
+const ALL_WORKLOADS: [&str; 5] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readmissing",
+];
+
+#[derive(Parser, Debug)]
+#[command(about = "The same workloads on Strata, RocksDB and fjall, side by side")]
+struct Args {
+    /// Keys loaded (and operations per workload).
+    #[arg(long, default_value_t = 2_000_000)]
+    keys: u64,
+    /// Comma-separated engines, run in this order within each round.
+    #[arg(long, default_value = "strata,rocksdb,fjall", value_delimiter = ',')]
+    engines: Vec<String>,
+    /// Comma-separated workloads: fillseq, fillrandom, overwrite, readrandom,
+    /// readmissing (the last three run on the fillrandom database).
+    #[arg(
+        long,
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing",
+        value_delimiter = ','
+    )]
+    workloads: Vec<String>,
+    /// Rounds; the table shows each figure's median over rounds.
+    #[arg(long, default_value_t = 1)]
+    rounds: u32,
+    #[arg(long, default_value_t = 15)]
+    seed: u64,
+    /// Parent of the engines' data directories.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Writes every measurement (all rounds) as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// One workload's figures for one engine in one round.
+#[derive(Clone, Debug, Default)]
+struct Measure {
+    ops: u64,
+    seconds: f64,
+    p50_us: f64,
+    p99_us: f64,
+    settle_seconds: f64,
+    /// Engine-counted bytes written during the phase (ops and settle).
+    engine_written: EngineWrites,
+    /// `/proc/self/io` wchar delta over the phase.
+    wchar_bytes: u64,
+    disk_bytes: u64,
+    peak_rss_bytes: u64,
+    /// Reads that found the key (readrandom must equal ops, readmissing 0).
+    found: u64,
+}
+
+impl Measure {
+    fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.seconds.max(1e-9)
+    }
+    fn user_bytes(&self) -> u64 {
+        self.ops * (KEY_BYTES + VALUE_BYTES) as u64
+    }
+    fn to_json(&self) -> Json {
+        json!({
+            "ops": self.ops,
+            "seconds": self.seconds,
+            "ops_per_sec": self.ops_per_sec(),
+            "latency_us_p50": self.p50_us,
+            "latency_us_p99": self.p99_us,
+            "settle_seconds": self.settle_seconds,
+            "engine_log_bytes": self.engine_written.log_bytes,
+            "engine_flush_bytes": self.engine_written.flush_bytes,
+            "engine_compaction_bytes": self.engine_written.compaction_bytes,
+            "wchar_bytes": self.wchar_bytes,
+            "disk_bytes": self.disk_bytes,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "found": self.found,
+        })
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("strata-bench-compare: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let args = Args::parse();
+    for w in &args.workloads {
+        if !ALL_WORKLOADS.contains(&w.as_str()) {
+            return Err(format!(
+                "unknown workload '{w}' (known: {}; scans and time series are not implemented yet)",
+                ALL_WORKLOADS.join(", ")
+            )
+            .into());
+        }
+    }
+    if args.keys == 0 {
+        return Err("--keys must be at least 1".into());
+    }
+    let parent = match &args.dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("strata-bench-compare-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    let started_utc = utc_now();
+    let load_before = load_average()?;
+    println!(
+        "strata-bench-compare: {} keys, {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values (half compressible), \
+         seed {}, {} round(s), engines {}, load average {load_before}",
+        args.keys,
+        args.seed,
+        args.rounds,
+        args.engines.join(",")
+    );
+    // results[engine][workload] = one Measure per round.
+    let mut results: BTreeMap<String, BTreeMap<String, Vec<Measure>>> = BTreeMap::new();
+    for round in 0..args.rounds {
+        for engine in &args.engines {
+            let per = run_engine(engine, &parent.join(format!("{engine}-{round}")), &args)?;
+            for (w, m) in per {
+                println!(
+                    "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s",
+                    m.ops_per_sec(),
+                    m.p50_us,
+                    m.p99_us,
+                    m.settle_seconds
+                );
+                results
+                    .entry(engine.clone())
+                    .or_default()
+                    .entry(w)
+                    .or_default()
+                    .push(m);
+            }
+        }
+    }
+    let load_after = load_average()?;
+    println!();
+    print_tables(&args, &results);
+    println!("\nload average before: {load_before}; after: {load_after}");
+    if let Some(path) = &args.json {
+        let mut by_engine = serde_json::Map::new();
+        for (engine, per) in &results {
+            let mut by_w = serde_json::Map::new();
+            for (w, ms) in per {
+                by_w.insert(
+                    w.clone(),
+                    Json::Array(ms.iter().map(Measure::to_json).collect()),
+                );
+            }
+            by_engine.insert(engine.clone(), Json::Object(by_w));
+        }
+        let doc = json!({
+            "started_utc": started_utc,
+            "keys": args.keys,
+            "key_bytes": KEY_BYTES,
+            "value_bytes": VALUE_BYTES,
+            "seed": args.seed,
+            "rounds": args.rounds,
+            "load_average_before": load_before,
+            "load_average_after": load_after,
+            "results": by_engine,
+        });
+        let text = serde_json::to_string_pretty(&doc)?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if args.dir.is_none() {
+        std::fs::remove_dir_all(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs the requested workloads on one engine: fillseq on its own database,
+/// the rest on the fillrandom database.
+fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Measure)>> {
+    let wants = |w: &str| args.workloads.iter().any(|x| x == w);
+    let mut out = Vec::new();
+    if wants("fillseq") {
+        let d = dir.join("fillseq");
+        let mut phase = Phase::start(&d)?;
+        let mut db = engines::open(engine, &d)?;
+        let ids: Vec<u64> = (0..args.keys).collect();
+        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        db.close()?;
+        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        out.push(("fillseq".to_string(), m));
+    }
+    let after_fill = ["overwrite", "readrandom", "readmissing"];
+    if wants("fillrandom") || after_fill.iter().any(|w| wants(w)) {
+        let d = dir.join("fillrandom");
+        let mut phase = Phase::start(&d)?;
+        let mut db = engines::open(engine, &d)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+        let mut ids: Vec<u64> = (0..args.keys).collect();
+        // Fisher-Yates with the seeded stream: the same order for every engine.
+        for i in (1..ids.len()).rev() {
+            ids.swap(i, rng.gen_range(0..=i));
+        }
+        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        out.push(("fillrandom".to_string(), m));
+        let drawn: Vec<u64> = (0..args.keys)
+            .map(|_| rng.gen_range(0..args.keys))
+            .collect();
+        if wants("overwrite") {
+            let mut phase = Phase::start(&d)?;
+            let m = phase.write(&mut *db, &drawn, 1, args.seed, &d)?;
+            out.push(("overwrite".to_string(), m));
+        }
+        let reads: Vec<u64> = (0..args.keys)
+            .map(|_| rng.gen_range(0..args.keys))
+            .collect();
+        if wants("readrandom") {
+            let mut phase = Phase::start(&d)?;
+            let m = phase.read(&mut *db, &reads, true, &d)?;
+            if m.found != m.ops {
+                return Err(format!(
+                    "{engine}: readrandom found {} of {} existing keys",
+                    m.found, m.ops
+                )
+                .into());
+            }
+            out.push(("readrandom".to_string(), m));
+        }
+        if wants("readmissing") {
+            let mut phase = Phase::start(&d)?;
+            let m = phase.read(&mut *db, &reads, false, &d)?;
+            if m.found != 0 {
+                return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
+            }
+            out.push(("readmissing".to_string(), m));
+        }
+        db.close()?;
+        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    // Report only what was asked for (fillrandom may have run as a load only).
+    out.retain(|(w, _)| wants(w));
+    Ok(out)
+}
+
+/// The process-wide counters at a phase's start.
+struct Phase {
+    wchar_start: u64,
+}
+
+impl Phase {
+    fn start(dir: &Path) -> Result<Phase> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        reset_peak_rss()?;
+        Ok(Phase {
+            wchar_start: proc_io("wchar")?,
+        })
+    }
+
+    fn write(
+        &mut self,
+        db: &mut dyn engines::Engine,
+        ids: &[u64],
+        version: u64,
+        seed: u64,
+        dir: &Path,
+    ) -> Result<Measure> {
+        let before = db.writes();
+        let mut hist = new_histogram()?;
+        let mut value = [0u8; VALUE_BYTES];
+        let started = Instant::now();
+        for &id in ids {
+            let key = key_bytes(id, true);
+            fill_value(&mut value, seed, id, version);
+            let t = Instant::now();
+            db.put(&key, &value)?;
+            hist.saturating_record(t.elapsed().as_nanos() as u64);
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let settle_started = Instant::now();
+        db.settle()?;
+        let settle_seconds = settle_started.elapsed().as_secs_f64();
+        let after = db.writes();
+        let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
+        Ok(Measure {
+            ops: ids.len() as u64,
+            seconds,
+            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
+            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            settle_seconds,
+            engine_written: EngineWrites {
+                log_bytes: delta(after.log_bytes, before.log_bytes),
+                flush_bytes: delta(after.flush_bytes, before.flush_bytes),
+                compaction_bytes: delta(after.compaction_bytes, before.compaction_bytes),
+            },
+            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
+            disk_bytes: dir_bytes(dir)?,
+            peak_rss_bytes: peak_rss()?,
+            found: 0,
+        })
+    }
+
+    fn read(
+        &mut self,
+        db: &mut dyn engines::Engine,
+        ids: &[u64],
+        existing: bool,
+        dir: &Path,
+    ) -> Result<Measure> {
+        let mut hist = new_histogram()?;
+        let mut found = 0u64;
+        let started = Instant::now();
+        for &id in ids {
+            let key = key_bytes(id, existing);
+            let t = Instant::now();
+            let got = db.get(&key)?;
+            hist.saturating_record(t.elapsed().as_nanos() as u64);
+            match got {
+                Some(VALUE_BYTES) => found += 1,
+                Some(n) => {
+                    return Err(format!("key {id}: a value of {n} bytes, not {VALUE_BYTES}").into())
+                }
+                None => {}
+            }
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        Ok(Measure {
+            ops: ids.len() as u64,
+            seconds,
+            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
+            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            settle_seconds: 0.0,
+            engine_written: EngineWrites::default(),
+            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
+            disk_bytes: dir_bytes(dir)?,
+            peak_rss_bytes: peak_rss()?,
+            found,
+        })
+    }
+}
+
+fn new_histogram() -> Result<Histogram<u64>> {
+    Ok(Histogram::new_with_bounds(1, 60_000_000_000, 3)?)
+}
+
+/// SplitMix64: the key suffix and the value's incompressible half.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Existing keys have an even prefix and missing ones the odd prefix just
+/// after, so that a missing key always falls inside some file's key range.
+fn key_bytes(id: u64, existing: bool) -> [u8; KEY_BYTES] {
+    let mut k = [0u8; KEY_BYTES];
+    k[..8].copy_from_slice(&(2 * id + u64::from(!existing)).to_be_bytes());
+    k[8..].copy_from_slice(&splitmix(id).to_le_bytes());
+    k
+}
+
+fn fill_value(v: &mut [u8; VALUE_BYTES], seed: u64, id: u64, version: u64) {
+    let half = VALUE_BYTES / 2;
+    let mut x = splitmix(seed ^ splitmix(id ^ (version << 56)));
+    for chunk in v[..half].chunks_mut(8) {
+        x = splitmix(x);
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    v[half..].fill(b'a' + (id % 26) as u8);
+}
+
+fn proc_io(field: &str) -> Result<u64> {
+    let text =
+        std::fs::read_to_string("/proc/self/io").map_err(|e| format!("/proc/self/io: {e}"))?;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix(field).and_then(|r| r.strip_prefix(':')) {
+            return Ok(rest.trim().parse()?);
+        }
+    }
+    Err(format!("/proc/self/io has no '{field}'").into())
+}
+
+/// Resets VmHWM to the current RSS (Linux 4.0+), so that each engine's peak is
+/// its own and not the maximum of everything run before in this process.
+fn reset_peak_rss() -> Result<()> {
+    std::fs::write("/proc/self/clear_refs", "5")
+        .map_err(|e| format!("/proc/self/clear_refs: {e}"))?;
+    Ok(())
+}
+
+fn peak_rss() -> Result<u64> {
+    let text = std::fs::read_to_string("/proc/self/status")
+        .map_err(|e| format!("/proc/self/status: {e}"))?;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("VmHWM:") {
+            let kib: u64 = rest.trim().trim_end_matches("kB").trim().parse()?;
+            return Ok(kib * 1024);
+        }
+    }
+    Err("/proc/self/status has no VmHWM".into())
+}
+
+fn load_average() -> Result<String> {
+    let text =
+        std::fs::read_to_string("/proc/loadavg").map_err(|e| format!("/proc/loadavg: {e}"))?;
+    Ok(text
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{secs} (Unix seconds)")
+}
+
+fn dir_bytes(dir: &Path) -> Result<u64> {
+    let mut total = 0;
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let meta = entry
+            .metadata()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        if meta.is_dir() {
+            total += dir_bytes(&entry.path())?;
+        } else {
+            total += meta.len();
+        }
+    }
+    Ok(total)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs[xs.len() / 2]
+}
+
+fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Measure>>>) {
+    let engines: Vec<&String> = args
+        .engines
+        .iter()
+        .filter(|e| results.contains_key(*e))
+        .collect();
+    let get = |e: &str, w: &str| results.get(e).and_then(|p| p.get(w));
+    let med = |e: &str, w: &str, f: &dyn Fn(&Measure) -> f64| {
+        get(e, w).map(|ms| median(ms.iter().map(f).collect()))
+    };
+    // Throughput and latency, with Strata's ratio to each other engine.
+    let mut header = format!("| {:12} |", "workload");
+    for e in &engines {
+        header += &format!(" {e} ops/s | {e} p50 µs | {e} p99 µs |");
+    }
+    let others: Vec<&&String> = engines.iter().filter(|e| e.as_str() != "strata").collect();
+    let has_strata = engines.iter().any(|e| e.as_str() == "strata");
+    if has_strata {
+        for o in &others {
+            header += &format!(" strata/{o} ops/s |");
+        }
+    }
+    println!("{header}");
+    println!(
+        "|{}",
+        "---|".repeat(1 + 3 * engines.len() + if has_strata { others.len() } else { 0 })
+    );
+    for w in ALL_WORKLOADS
+        .iter()
+        .filter(|w| args.workloads.iter().any(|x| x == *w))
+    {
+        let mut line = format!("| {w:12} |");
+        for e in &engines {
+            match (
+                med(e, w, &|m| m.ops_per_sec()),
+                med(e, w, &|m| m.p50_us),
+                med(e, w, &|m| m.p99_us),
+            ) {
+                (Some(o), Some(p50), Some(p99)) => {
+                    line += &format!(" {o:.0} | {p50:.1} | {p99:.1} |")
+                }
+                _ => line += " - | - | - |",
+            }
+        }
+        if has_strata {
+            for o in &others {
+                match (
+                    med("strata", w, &|m| m.ops_per_sec()),
+                    med(o, w, &|m| m.ops_per_sec()),
+                ) {
+                    (Some(s), Some(x)) => line += &format!(" {:.2} |", s / x),
+                    _ => line += " - |",
+                }
+            }
+        }
+        println!("{line}");
+    }
+    // Amplification, space and memory for the write phases.
+    println!();
+    println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for e in &engines {
+        for w in [
+            "fillseq",
+            "fillrandom",
+            "overwrite",
+            "readrandom",
+            "readmissing",
+        ] {
+            let Some(ms) = get(e, w) else { continue };
+            let user = |m: &Measure| m.user_bytes().max(1) as f64;
+            let is_write = !w.starts_with("read");
+            let settle = median(ms.iter().map(|m| m.settle_seconds).collect());
+            let wa_engine = if is_write && ms.iter().all(|m| m.engine_written.total().is_some()) {
+                format!(
+                    "{:.2}",
+                    median(
+                        ms.iter()
+                            .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
+                            .collect()
+                    )
+                )
+            } else {
+                "-".to_string()
+            };
+            let wa_wchar = if is_write {
+                format!(
+                    "{:.2}",
+                    median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
+                )
+            } else {
+                "-".to_string()
+            };
+            let log = if is_write && ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
+                format!(
+                    "{:.0}",
+                    median(
+                        ms.iter()
+                            .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64
+                                / m.ops.max(1) as f64)
+                            .collect()
+                    )
+                )
+            } else {
+                "-".to_string()
+            };
+            let disk = median(ms.iter().map(|m| m.disk_bytes as f64).collect());
+            let rss = median(ms.iter().map(|m| m.peak_rss_bytes as f64).collect());
+            println!(
+                "| {e} | {w} | {settle:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.0} | {:.0} |",
+                disk / 1e6,
+                disk / args.keys as f64,
+                rss / (1 << 20) as f64
+            );
+        }
+    }
+}
