@@ -20,9 +20,7 @@ mod common;
 use common::upgrade::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 use strata::upgrade::{upgrade_sstables, UpgradeOptions};
 
@@ -72,28 +70,15 @@ fn kill9_during_upgradesstables_loses_nothing_and_the_next_run_finishes() {
         db.close().expect("close");
         ids
     };
-    let exe = std::env::current_exe().expect("test binary");
     for kill in 1..=kills {
-        let mut child = Command::new(&exe)
-            .args([
-                "upgrade_child_entry",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(ENV_CHILD, &dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn child");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let ready = lines.any(|l| l.is_ok_and(|l| l.ends_with("@READY")));
-        assert!(ready, "kill {kill}: the child never opened the database");
-        std::thread::sleep(Duration::from_millis(rng.gen_range(1..=120)));
-        child.kill().expect("SIGKILL");
-        let _ = child.wait();
+        let run_for = Duration::from_millis(rng.gen_range(1..=120));
+        common::child::run_then_kill(
+            "upgrade_child_entry",
+            ENV_CHILD,
+            &dir,
+            run_for,
+            &format!("kill {kill}"),
+        );
 
         let (db, t) = open(&dir, None);
         let report = strata::maintenance::verify(&t);

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod blob;
+pub mod child;
 pub mod large_values;
 pub mod upgrade;
 
