@@ -158,6 +158,27 @@ impl Codec {
     }
 }
 
+/// Bytes a stored chunk adds to its payload: the codec byte and the crc
+/// (`sstable::compression`'s layout).
+pub const CHUNK_OVERHEAD_BYTES: usize = 1 + 4;
+
+/// Whether a chunk of `input_len` bytes compressed to `payload_len` is kept
+/// compressed: only if that saves at least 1/8 (Cassandra's
+/// `min_compress_ratio` idea); otherwise it is stored raw. The one rule the
+/// writer applies and every estimate of stored size assumes.
+pub fn keeps_compressed(input_len: usize, payload_len: usize) -> bool {
+    payload_len <= input_len - input_len / 8
+}
+
+/// Stored bytes of a chunk of `input_len` bytes whose compressed payload is
+/// `payload_len` (`None`: it could not be compressed).
+pub fn stored_chunk_bytes(input_len: usize, payload_len: Option<usize>) -> usize {
+    let payload = payload_len
+        .filter(|&n| keeps_compressed(input_len, n))
+        .unwrap_or(input_len);
+    payload + CHUNK_OVERHEAD_BYTES
+}
+
 /// Compression options of an sstable (Cassandra's table option `compression`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompressionParams {

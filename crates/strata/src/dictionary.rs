@@ -427,12 +427,8 @@ pub fn held_out(samples: &[Vec<u8>]) -> Vec<&[u8]> {
 pub fn measure(samples: &[&[u8]], dict: &[u8], codec: Codec) -> Result<(u64, u64)> {
     let refused =
         |e: std::io::Error| Error::InvalidInput(format!("zstd refused a dictionary: {e}"));
-    let stored = |input: &[u8], n: Option<usize>| -> u64 {
-        let n = n
-            .filter(|&n| n <= input.len() - input.len() / 8)
-            .unwrap_or(input.len());
-        n as u64 + 5
-    };
+    let stored =
+        |input: &[u8], n: Option<usize>| crate::codec::stored_chunk_bytes(input.len(), n) as u64;
     let (mut with, mut plain) = (0u64, 0u64);
     match codec {
         Codec::ZstdDict { level, .. } => {

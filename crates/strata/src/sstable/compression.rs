@@ -28,8 +28,7 @@ pub use crate::codec::{
 };
 use crate::dictionary::CompressionDictionary;
 
-/// Bytes a stored chunk adds to its payload: the codec byte and the crc.
-pub const CHUNK_OVERHEAD_BYTES: usize = 1 + 4;
+pub use crate::codec::CHUNK_OVERHEAD_BYTES;
 
 thread_local! {
     // Reusing a zstd context avoids re-allocating and re-initialising its tables
@@ -163,7 +162,7 @@ pub fn compress_chunk(
     };
     // Invariant 2: keep the compressed form only if it saves at least 1/8.
     let payload_len = out.len() - start - 1;
-    if !compressed_ok || payload_len > input.len() - input.len() / 8 {
+    if !compressed_ok || !crate::codec::keeps_compressed(input.len(), payload_len) {
         out.truncate(start);
         out.push(CODEC_ID_NONE);
         out.extend_from_slice(input);

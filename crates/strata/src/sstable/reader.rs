@@ -479,7 +479,7 @@ impl SSTableReader {
     /// user read goes through the database's chunk cache, if it has one
     /// ([`chunk_cached`](Self::chunk_cached)).
     pub(super) fn read_chunk(&self, i: usize, tag: IoTag, out: &mut Vec<u8>) -> Result<()> {
-        if tag.cause != crate::fs::IoCause::UserRead || self.file.fs().chunk_cache().is_none() {
+        if self.cache_slot(tag, i, false).is_none() {
             // Uncached (compaction, scans, verify): decompress straight into
             // `out`, no copy through a scratch chunk.
             return self.read_chunk_reusing(i, tag, &mut Vec::new(), out);
@@ -488,6 +488,34 @@ impl SSTableReader {
         let chunk = self.chunk_cached(i, tag, &mut Vec::new(), &mut scratch)?;
         out.extend_from_slice(&chunk);
         Ok(())
+    }
+
+    /// The database's chunk cache and this reader's key in it for chunk `i`
+    /// (or index block `i` when `index_block`), if `tag` is a user read and
+    /// the database has a cache: the one place that decides what is cached
+    /// (`crate::chunk_cache`: user reads only).
+    fn cache_slot(
+        &self,
+        tag: IoTag,
+        i: usize,
+        index_block: bool,
+    ) -> Option<(
+        &Arc<crate::chunk_cache::ChunkCache>,
+        crate::chunk_cache::ChunkKey,
+    )> {
+        if tag.cause != crate::fs::IoCause::UserRead {
+            return None;
+        }
+        let cache = self.file.fs().chunk_cache()?;
+        // An index past the key bit is past any real file (32 TiB of chunks):
+        // such a read goes uncached and fails as it would without a cache.
+        let index = u32::try_from(i).ok().filter(|&x| x < INDEX_BLOCK_KEY_BIT)?;
+        let index = if index_block {
+            index | INDEX_BLOCK_KEY_BIT
+        } else {
+            index
+        };
+        Some((cache, (self.cache_serial, index)))
     }
 
     /// Chunk `i`, verified and decompressed: for a user read, from the
@@ -502,18 +530,11 @@ impl SSTableReader {
         stored: &mut Vec<u8>,
         scratch: &'a mut Vec<u8>,
     ) -> Result<ChunkBytes<'a>> {
-        let cache = match (tag.cause, self.file.fs().chunk_cache(), u32::try_from(i)) {
-            (crate::fs::IoCause::UserRead, Some(c), Ok(index)) if index < INDEX_BLOCK_KEY_BIT => {
-                Some((c, index))
-            }
-            _ => None,
-        };
-        let Some((cache, index)) = cache else {
+        let Some((cache, key)) = self.cache_slot(tag, i, false) else {
             scratch.clear();
             self.read_chunk_reusing(i, tag, stored, scratch)?;
             return Ok(ChunkBytes::Read(scratch));
         };
-        let key = (self.cache_serial, index);
         if let Some(chunk) = cache.get(key) {
             if let Some(io) = &self.table_io {
                 io.count_chunk_cache(true);
@@ -588,16 +609,9 @@ impl SSTableReader {
                     )
                 })
         };
-        let cache = match (tag.cause, self.file.fs().chunk_cache(), u32::try_from(b)) {
-            (crate::fs::IoCause::UserRead, Some(c), Ok(b32)) if b32 < INDEX_BLOCK_KEY_BIT => {
-                Some((c, b32 | INDEX_BLOCK_KEY_BIT))
-            }
-            _ => None,
-        };
-        let Some((cache, index)) = cache else {
+        let Some((cache, key)) = self.cache_slot(tag, b, true) else {
             return searchable(self.read_index_block(b, tag)?);
         };
-        let key = (self.cache_serial, index);
         let hit = cache.get(key);
         if let Some(io) = &self.table_io {
             io.count_chunk_cache(hit.is_some());
