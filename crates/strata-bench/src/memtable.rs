@@ -191,10 +191,7 @@ impl Structure for Memtable {
         Memtable::apply(self, update);
     }
     fn rows(&self) -> usize {
-        self.all_partitions()
-            .iter()
-            .map(|p| p.state().row_count())
-            .sum()
+        self.all_partitions().iter().map(|p| p.row_count()).sum()
     }
 }
 
@@ -489,7 +486,7 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
             if rows
                 != m.all_partitions()
                     .iter()
-                    .map(|p| p.state().row_count())
+                    .map(|p| p.row_count())
                     .sum::<usize>()
             {
                 return Err(Error::InvalidInput("flush iteration lost rows".into()));

@@ -29,7 +29,7 @@ use crate::data::{
 };
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
-use crate::memtable::{MemPartition, MemSlice, Memtable, SHARDS};
+use crate::memtable::{MemSlice, Memtable, SHARDS};
 use crate::sstable::{Admitted, PartitionScanner, SSTableReader, SSTableSlice};
 use crate::version::{Handles, Version, VersionEdit};
 use std::cmp::Ordering;
@@ -439,7 +439,7 @@ pub struct ScanPage {
 struct MemtableCursor {
     memtable: Arc<Memtable>,
     shard: usize,
-    buf: std::collections::VecDeque<Arc<MemPartition>>,
+    buf: std::collections::VecDeque<DecoratedKey>,
     last: Option<DecoratedKey>,
 }
 
@@ -465,7 +465,7 @@ impl MemtableCursor {
                 Bound::Included(k)
             };
             c.buf = c.memtable.shard_batch(c.shard, lower, 256).into();
-            c.last = c.buf.back().map(|p| p.key.clone());
+            c.last = c.buf.back().cloned();
             if c.buf.is_empty() {
                 c.shard += 1;
             }
@@ -473,7 +473,7 @@ impl MemtableCursor {
         c
     }
 
-    fn next(&mut self) -> Option<Arc<MemPartition>> {
+    fn next(&mut self) -> Option<DecoratedKey> {
         loop {
             if let Some(p) = self.buf.pop_front() {
                 return Some(p);
@@ -490,7 +490,7 @@ impl MemtableCursor {
                 self.shard += 1;
                 self.last = None;
             } else {
-                self.last = batch.last().map(|p| p.key.clone());
+                self.last = batch.last().cloned();
                 self.buf.extend(batch);
             }
         }
@@ -505,9 +505,16 @@ enum Source {
 impl Source {
     fn next(&mut self) -> Result<Option<PartitionUpdate>> {
         match self {
-            Source::Mem(c) => Ok(c
-                .next()
-                .map(|p| c.memtable.materialize(&p, &ClusteringRange::ALL))),
+            Source::Mem(c) => {
+                // A key the cursor listed is always there (partitions are never
+                // removed from a memtable); the loop only keeps that total.
+                while let Some(k) = c.next() {
+                    if let Some(p) = c.memtable.read(&k, &ClusteringRange::ALL) {
+                        return Ok(Some(p));
+                    }
+                }
+                Ok(None)
+            }
             Source::Sst(s) => s.next().transpose(),
         }
     }

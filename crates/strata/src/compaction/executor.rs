@@ -295,7 +295,7 @@ fn merge(
         }
         for mt in &memtables {
             if let Some(ts) = mt.min_timestamp() {
-                if ts < m && mt.get(key).is_some() {
+                if ts < m && mt.contains(key) {
                     m = ts;
                 }
             }

@@ -5,37 +5,57 @@
 //!
 //! [`BTree<T>`] is an immutable, sorted set of [`Item`]s ordered by their key bytes
 //! (memcmp order). It is never modified in place: [`BTree::update`] builds a *new* tree
-//! from the old one plus a sorted batch (an unsorted one is normalized first), copying only the root-to-leaf paths the batch
-//! touches and sharing every untouched subtree by `Arc` clone. A writer publishes the
-//! new root (e.g. with an atomic pointer swap, which is the caller's business); readers
-//! that loaded the old root keep a complete, consistent snapshot without ever taking a
-//! lock and can never observe a half-applied batch.
+//! from the old one plus a sorted batch (an unsorted one is normalized first), copying
+//! only the root-to-leaf paths the batch touches and sharing every untouched subtree.
+//! A writer publishes the new root (with an atomic pointer swap, which is the caller's
+//! business); readers that loaded the old root keep a complete, consistent snapshot
+//! without ever taking a lock and can never observe a half-applied batch.
 //!
 //! The module also owns the tree's exact memory accounting ([`BTree::memory_bytes`],
 //! [`UpdateStats::bytes_delta`]) so that the memtable can decide when to flush.
 //! Reconciliation of two versions of the same key is *not* owned here: the caller's
 //! `merge` closure decides what is stored.
 //!
+//! # Plain-copy handles, and who frees
+//!
+//! Items are `Copy` handles (the memtable's are 8-byte pointers into its arena) and
+//! nodes are reached through [`NodePtr`], a raw pointer: copying a path copies
+//! handles with `memcpy`, with no reference count to raise now and lower later.
+//! Issue 15 measured that cost at 27% of single-row inserts into large partitions
+//! when both were `Arc`s (BENCHMARKS.md, "Memtable").
+//!
+//! The price is that nodes carry no ownership. A [`BTree`] is a `Copy` *view*; the
+//! caller owns the nodes and frees them explicitly:
+//! - every node an update replaces is handed to the caller in a [`Garbage`] list
+//!   (exactly the nodes of the old tree that the new tree does not contain);
+//! - [`Garbage::free`] frees such a list, and [`BTree::free`] frees a whole tree;
+//!   both are `unsafe`: the caller promises that no tree still in use reaches those
+//!   nodes (the memtable's version chain keeps that promise, `memtable/mod.rs`).
+//!
+//! Dropping a `Garbage` without freeing it leaks its nodes; it never frees them, so a
+//! mistake costs memory, never a use after free. Every node is freed at most once: a
+//! node leaves a tree only by being replaced, is retired by exactly that update, and
+//! never reappears in a later tree (updates allocate fresh nodes).
+//!
 //! # Thread safety
 //!
-//! Every node is immutable once built and reachable only through `Arc`, so a
-//! `BTree<T>` is `Send + Sync` exactly when `T` is (no interior mutability, no
-//! `unsafe`). Cloning a tree is one `Arc` increment.
+//! Nodes are immutable once built, so a tree is `Send + Sync` when `T` is. Reading a
+//! tree on any thread is safe while its owner has not freed it.
 //!
 //! # Layout
 //!
-//! * Leaves hold their items in a `Box<[T]>` (exact size, no spare capacity) and up to
-//!   [`FANOUT`] items; with a 16-byte handle `T` a full leaf costs 16 bytes per item
-//!   plus one 64-byte node header shared by 32 items.
-//! * Branches hold up to [`FANOUT`] children and `children - 1` separators. Separator
-//!   `i` is a *clone* of the first item of child `i + 1` (routing needs only its key).
-//!   Items are meant to be cheap handles (e.g. `Arc`-backed), so a separator shares its
-//!   heap with the leaf item it copies: accounting charges a separator its inline
-//!   `size_of::<T>()` only, never its `heap_bytes()`. Whenever a child is rebuilt its
-//!   separator is re-cloned from the new first item, so a separator never pins an
-//!   item version the leaves no longer hold.
-//! * Every node caches its subtree item count and subtree byte size, so `len()` and
-//!   `memory_bytes()` are O(1) and position lookups can be added later.
+//! Each node is one allocation of exactly its size: a 24-byte header (subtree item
+//! count, subtree bytes, entry count, kind) followed by
+//! - in a leaf, its items (up to [`FANOUT`]);
+//! - in a branch, its child pointers (up to [`FANOUT`]) then `children - 1`
+//!   separators. Separator `i` is a copy of the first item of child `i + 1` (routing
+//!   needs only its key); accounting charges it `size_of::<T>()` only, never its
+//!   `heap_bytes()`. Whenever a child is rebuilt its separator is re-copied from the
+//!   new first item.
+//!
+//! With 8-byte items a full leaf costs 8 bytes per item plus a 24-byte header shared
+//! by 32 items; one allocation per node halves the allocations of a path copy against
+//! a node with boxed slices.
 //!
 //! # Invariants (checked by [`BTree::check_invariants`])
 //!
@@ -64,18 +84,14 @@
 //! at least half full (bulk builds pack every non-root node at least half full). So
 //! a tree of height `h >= 2` holds at least about `31 * 16^(h-2)` items and
 //! `height() <= ceil(log16(len)) + 1` (tested for bulk, sequential and random builds).
-//!
-//! Measured (16-byte `Arc<[u8]>` handle items, 1M items): 2.8 bytes of node overhead
-//! per item beyond the handle for sequential inserts and bulk builds (leaves 100%
-//! full), 4.1 bytes for random inserts (leaves ~70% full).
 
-use std::alloc::Layout;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::fmt;
 use std::iter::FusedIterator;
-use std::mem::size_of;
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of};
 use std::ops::Bound;
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
+use std::ptr::NonNull;
 use std::vec;
 
 /// Maximum entries per node (items per leaf, children per branch).
@@ -86,13 +102,13 @@ const MIN_FILL: usize = FANOUT / 2;
 
 /// An item stored in the tree; ordered by its key bytes (memcmp).
 ///
-/// `Clone` should be a cheap handle copy that shares heap (branches keep clones of
-/// some items as separators; see the module docs on accounting).
-pub trait Item: Clone {
+/// `Copy` because a path copy copies items with `memcpy` (module docs); an item's
+/// key bytes must stay valid as long as any tree holding it is in use.
+pub trait Item: Copy {
     /// The ordering key. Must not change for the lifetime of the item.
     fn key(&self) -> &[u8];
     /// Heap bytes owned by this item beyond `size_of::<Self>()` (for exact memory
-    /// accounting).
+    /// accounting); 0 for handles whose bytes someone else accounts for.
     fn heap_bytes(&self) -> usize;
 }
 
@@ -139,84 +155,259 @@ impl<T> fmt::Display for UnsortedBatch<T> {
 
 impl<T> std::error::Error for UnsortedBatch<T> {}
 
-struct Node<T> {
+/// The fixed part of every node; the entry arrays follow it in the same allocation.
+#[repr(C)]
+struct Header {
     /// Items in this subtree.
     len: usize,
     /// `memory_bytes` of this subtree (invariant 5).
     bytes: usize,
-    kind: Kind<T>,
+    /// Items in a leaf, children in a branch.
+    entries: u32,
+    leaf: bool,
 }
 
-enum Kind<T> {
-    Leaf(Box<[T]>),
-    Branch {
-        /// `seps[i]` is a clone of the first item of `children[i + 1]`.
-        seps: Box<[T]>,
-        children: Box<[Arc<Node<T>>]>,
-    },
+/// A node: a raw pointer to its header, `Copy` (module docs, "Plain-copy handles").
+pub struct NodePtr<T> {
+    ptr: NonNull<Header>,
+    _items: PhantomData<T>,
 }
 
-impl<T> Node<T> {
-    fn items(&self) -> &[T] {
-        match &self.kind {
-            Kind::Leaf(items) => items,
-            Kind::Branch { .. } => &[],
-        }
-    }
-
-    fn seps(&self) -> &[T] {
-        match &self.kind {
-            Kind::Leaf(_) => &[],
-            Kind::Branch { seps, .. } => seps,
-        }
-    }
-
-    fn children(&self) -> &[Arc<Node<T>>] {
-        match &self.kind {
-            Kind::Leaf(_) => &[],
-            Kind::Branch { children, .. } => children,
-        }
+impl<T> Clone for NodePtr<T> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
 
-/// Bytes of one node allocation: `Arc`'s `ArcInner` is `#[repr(C)]` `{ strong, weak,
-/// data }`, so its layout is two `AtomicUsize` followed by the node, padded.
-fn node_alloc_bytes<T>() -> usize {
-    Layout::new::<[AtomicUsize; 2]>()
-        .extend(Layout::new::<Node<T>>())
-        .map_or(0, |(layout, _)| layout.pad_to_align().size())
+impl<T> Copy for NodePtr<T> {}
+
+impl<T> PartialEq for NodePtr<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr
+    }
 }
 
-fn new_leaf<T: Item>(items: Box<[T]>) -> Arc<Node<T>> {
-    let heap: usize = items.iter().map(Item::heap_bytes).sum();
-    let bytes = node_alloc_bytes::<T>() + items.len() * size_of::<T>() + heap;
-    Arc::new(Node {
-        len: items.len(),
-        bytes,
-        kind: Kind::Leaf(items),
-    })
+impl<T> fmt::Debug for NodePtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "NodePtr({:p})", self.ptr)
+    }
 }
 
-fn new_branch<T: Item>(seps: Box<[T]>, children: Box<[Arc<Node<T>>]>) -> Arc<Node<T>> {
-    debug_assert_eq!(seps.len() + 1, children.len());
-    let (len, child_bytes) = children
-        .iter()
-        .fold((0, 0), |(l, b), c| (l + c.len, b + c.bytes));
-    let bytes = node_alloc_bytes::<T>()
-        + seps.len() * size_of::<T>()
-        + children.len() * size_of::<Arc<Node<T>>>()
-        + child_bytes;
-    Arc::new(Node {
-        len,
-        bytes,
-        kind: Kind::Branch { seps, children },
-    })
+// SAFETY: a node is immutable after it is built and freed only by the owner's
+// explicit `unsafe` call, so sharing the pointer across threads shares immutable
+// data of `T`s, which is sound when `T` itself may be shared and sent.
+unsafe impl<T: Send + Sync> Send for NodePtr<T> {}
+unsafe impl<T: Send + Sync> Sync for NodePtr<T> {}
+
+/// Offset of a leaf's first item, or a branch's first child, from the header.
+const fn first_array_offset(align: usize) -> usize {
+    size_of::<Header>().div_ceil(align) * align
 }
 
-/// A built subtree plus a clone of its first item (the separator its parent needs).
+/// The layout of a node with `entries` entries and where its arrays start:
+/// (layout, items-or-children offset, separators offset).
+fn node_layout<T>(leaf: bool, entries: usize) -> (Layout, usize, usize) {
+    // FANOUT bounds `entries`, so these layouts are a few hundred bytes and cannot
+    // overflow; a failure here is a bug in this module, not something input causes.
+    let build = || -> Result<(Layout, usize, usize), std::alloc::LayoutError> {
+        let header = Layout::new::<Header>();
+        if leaf {
+            let (l, items) = header.extend(Layout::array::<T>(entries)?)?;
+            Ok((l.pad_to_align(), items, 0))
+        } else {
+            let (l, children) = header.extend(Layout::array::<NodePtr<T>>(entries)?)?;
+            let (l, seps) = l.extend(Layout::array::<T>(entries.saturating_sub(1))?)?;
+            Ok((l.pad_to_align(), children, seps))
+        }
+    };
+    match build() {
+        Ok(l) => l,
+        Err(e) => panic!("node layout for {entries} entries: {e}"),
+    }
+}
+
+/// Bytes of one node allocation with `entries` entries.
+fn node_alloc_bytes<T>(leaf: bool, entries: usize) -> usize {
+    node_layout::<T>(leaf, entries).0.size()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Nodes allocated minus nodes freed on this thread: lets single-threaded tests
+    /// prove that every node is freed exactly once.
+    pub(crate) static LIVE_NODES: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+}
+
+impl<T: Item> NodePtr<T> {
+    /// A node with uninitialised arrays and a header to be completed by the caller.
+    fn alloc(leaf: bool, entries: usize) -> NodePtr<T> {
+        debug_assert!(entries >= 1);
+        let (layout, _, _) = node_layout::<T>(leaf, entries);
+        // SAFETY: the layout has a non-zero size (it contains the header).
+        let raw = unsafe { alloc(layout) };
+        let Some(ptr) = NonNull::new(raw.cast::<Header>()) else {
+            handle_alloc_error(layout)
+        };
+        // SAFETY: `ptr` is a fresh allocation aligned for `Header` (first field).
+        unsafe {
+            ptr.as_ptr().write(Header {
+                len: 0,
+                bytes: layout.size(),
+                entries: entries as u32,
+                leaf,
+            })
+        };
+        #[cfg(test)]
+        LIVE_NODES.with(|n| n.set(n.get() + 1));
+        NodePtr {
+            ptr,
+            _items: PhantomData,
+        }
+    }
+
+    /// Frees this node alone (not its children); returns its allocation bytes.
+    ///
+    /// # Safety
+    /// No tree still in use may reach this node, and it must not be freed again.
+    unsafe fn free(self) -> usize {
+        let (layout, _, _) = node_layout::<T>(self.is_leaf(), self.entries());
+        #[cfg(test)]
+        LIVE_NODES.with(|n| n.set(n.get() - 1));
+        // SAFETY: allocated by `alloc` with this same layout (entries and kind are
+        // never changed after allocation); the caller guarantees no further use.
+        unsafe { dealloc(self.ptr.as_ptr().cast::<u8>(), layout) };
+        layout.size()
+    }
+
+    fn header<'a>(self) -> &'a Header {
+        // SAFETY: the node is live (module docs: the owner frees only unreachable
+        // nodes) and its header was written at allocation.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    fn len(self) -> usize {
+        self.header().len
+    }
+
+    fn bytes(self) -> usize {
+        self.header().bytes
+    }
+
+    fn entries(self) -> usize {
+        self.header().entries as usize
+    }
+
+    fn is_leaf(self) -> bool {
+        self.header().leaf
+    }
+
+    fn base(self) -> *mut u8 {
+        self.ptr.as_ptr().cast::<u8>()
+    }
+
+    /// A leaf's items (empty for a branch).
+    fn items<'a>(self) -> &'a [T] {
+        if !self.is_leaf() {
+            return &[];
+        }
+        let off = first_array_offset(align_of::<T>());
+        // SAFETY: a leaf's `entries` items were all written before the node was
+        // published (`build_leaf`), at this offset, which `node_layout` reserved.
+        unsafe { std::slice::from_raw_parts(self.base().add(off).cast::<T>(), self.entries()) }
+    }
+
+    /// A branch's children (empty for a leaf).
+    fn children<'a>(self) -> &'a [NodePtr<T>] {
+        if self.is_leaf() {
+            return &[];
+        }
+        let off = first_array_offset(align_of::<NodePtr<T>>());
+        // SAFETY: as in `items`, for the child array of a branch (`build_branch`).
+        unsafe {
+            std::slice::from_raw_parts(self.base().add(off).cast::<NodePtr<T>>(), self.entries())
+        }
+    }
+
+    /// A branch's separators (empty for a leaf).
+    fn seps<'a>(self) -> &'a [T] {
+        if self.is_leaf() {
+            return &[];
+        }
+        let n = self.entries() - 1;
+        let (_, _, off) = node_layout::<T>(false, self.entries());
+        // SAFETY: as in `items`, for the separator array of a branch.
+        unsafe { std::slice::from_raw_parts(self.base().add(off).cast::<T>(), n) }
+    }
+}
+
+/// A built subtree plus a copy of its first item (the separator its parent needs).
 /// The item is `None` only for the subtree on the tree's leftmost spine, whose first
 /// item no separator ever names.
-type Entry<T> = (Option<T>, Arc<Node<T>>);
+type Entry<T> = (Option<T>, NodePtr<T>);
+
+/// Builds a leaf from the next `size` items of `items`.
+fn build_leaf<T: Item>(size: usize, items: &mut impl Iterator<Item = T>) -> Entry<T> {
+    let node = NodePtr::<T>::alloc(true, size);
+    let (_, off, _) = node_layout::<T>(true, size);
+    let dst = node.base().wrapping_add(off).cast::<T>();
+    let mut heap = 0;
+    let mut first = None;
+    for i in 0..size {
+        // The callers size every piece from the same counts they stream, so running
+        // dry is a bug in this module; the half-built node is leaked, never read.
+        let item = items
+            .next()
+            .expect("a leaf piece receives exactly its size");
+        if i == 0 {
+            first = Some(item);
+        }
+        heap += item.heap_bytes();
+        // SAFETY: `i < size` slots were reserved at `off` by `alloc`.
+        unsafe { dst.add(i).write(item) };
+    }
+    // SAFETY: the header is ours until the node is returned.
+    unsafe {
+        let h = &mut *node.ptr.as_ptr();
+        h.len = size;
+        h.bytes += heap;
+    }
+    (first, node)
+}
+
+/// Builds a branch from the next `size` child entries.
+fn build_branch<T: Item>(size: usize, entries: &mut impl Iterator<Item = Entry<T>>) -> Entry<T> {
+    let node = NodePtr::<T>::alloc(false, size);
+    let (_, child_off, sep_off) = node_layout::<T>(false, size);
+    let children = node.base().wrapping_add(child_off).cast::<NodePtr<T>>();
+    let seps = node.base().wrapping_add(sep_off).cast::<T>();
+    let (mut len, mut bytes) = (0, 0);
+    let mut first = None;
+    for i in 0..size {
+        let (item, child) = entries
+            .next()
+            .expect("a branch piece receives exactly its size");
+        if i == 0 {
+            first = item;
+        } else {
+            // Only the tree's leftmost subtree lacks a first item, and it is always
+            // the first entry of its branch.
+            let sep = item.expect("non-leftmost subtree carries its first item");
+            // SAFETY: `i - 1 < size - 1` separator slots were reserved by `alloc`.
+            unsafe { seps.add(i - 1).write(sep) };
+        }
+        len += child.len();
+        bytes += child.bytes();
+        // SAFETY: `i < size` child slots were reserved by `alloc`.
+        unsafe { children.add(i).write(child) };
+    }
+    // SAFETY: the header is ours until the node is returned.
+    unsafe {
+        let h = &mut *node.ptr.as_ptr();
+        h.len = len;
+        h.bytes += bytes;
+    }
+    (first, node)
+}
 
 /// How an overfull node is cut into pieces.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -255,8 +446,8 @@ fn piece_size(total: usize, rule: Split, idx: usize) -> usize {
     }
 }
 
-/// Cuts `total` items into leaves, handing each to `sink`. Each leaf's box is
-/// allocated at its exact size up front (no scratch vector, no reallocation).
+/// Cuts `total` items into leaves, handing each to `sink`; each leaf is written
+/// straight into its exact-size allocation (no scratch vector).
 fn emit_leaves<T: Item>(
     total: usize,
     mut items: impl Iterator<Item = T>,
@@ -264,12 +455,7 @@ fn emit_leaves<T: Item>(
     sink: &mut impl FnMut(Entry<T>),
 ) {
     for idx in 0..piece_count(total) {
-        let size = piece_size(total, rule, idx);
-        let mut piece = Vec::with_capacity(size);
-        piece.extend(items.by_ref().take(size));
-        debug_assert_eq!(piece.len(), size);
-        let first = piece.first().cloned();
-        sink((first, new_leaf(piece.into_boxed_slice())));
+        sink(build_leaf(piece_size(total, rule, idx), &mut items));
     }
 }
 
@@ -281,34 +467,12 @@ fn emit_branches<T: Item>(
     sink: &mut impl FnMut(Entry<T>),
 ) {
     for idx in 0..piece_count(total) {
-        let size = piece_size(total, rule, idx);
-        let mut children = Vec::with_capacity(size);
-        let mut seps = Vec::with_capacity(size - 1);
-        let mut first = None;
-        for (item, child) in entries.by_ref().take(size) {
-            if children.is_empty() {
-                first = item;
-            } else {
-                // Only the tree's leftmost subtree lacks a first item, and it is
-                // always the first entry of its branch.
-                seps.push(item.expect("non-leftmost subtree carries its first item"));
-            }
-            children.push(child);
-        }
-        debug_assert_eq!(children.len(), size);
-        sink((
-            first,
-            new_branch(seps.into_boxed_slice(), children.into_boxed_slice()),
-        ));
+        sink(build_branch(piece_size(total, rule, idx), &mut entries));
     }
 }
 
 /// Stacks pieces into new root levels until one node remains.
-fn grow<T: Item>(
-    mut level: Vec<Entry<T>>,
-    mut height: usize,
-    rule: Split,
-) -> (Arc<Node<T>>, usize) {
+fn grow<T: Item>(mut level: Vec<Entry<T>>, mut height: usize, rule: Split) -> (NodePtr<T>, usize) {
     while level.len() > 1 {
         let total = level.len();
         let mut next = Vec::with_capacity(piece_count(total));
@@ -365,14 +529,16 @@ fn count_dups<T: Item>(old: &[T], batch: &[T]) -> usize {
     dups
 }
 
-struct Ctx<'f, F> {
+struct Ctx<'f, 'g, T: Item, F> {
     merge: &'f mut F,
     inserted: usize,
     merged: usize,
+    /// Every node the update replaces (module docs, "who frees").
+    retired: &'g mut Garbage<T>,
 }
 
 /// Streams the merge of one leaf's old items with the next `remaining` batch items.
-/// Each batch item is placed by binary search, so old items before it are cloned
+/// Each batch item is placed by binary search, so old items before it are copied
 /// without further key comparisons.
 struct MergeRun<'a, 'b, T, F> {
     old: &'a [T],
@@ -402,7 +568,7 @@ impl<T: Item, F: FnMut(&T, T) -> T> Iterator for MergeRun<'_, '_, T, F> {
                 self.pending = Some((before - 1, equal, b));
                 let (x, rest) = self.old.split_first()?;
                 self.old = rest;
-                Some(x.clone())
+                Some(*x)
             }
             Some((_, true, b)) => {
                 let (x, rest) = self.old.split_first()?;
@@ -415,7 +581,7 @@ impl<T: Item, F: FnMut(&T, T) -> T> Iterator for MergeRun<'_, '_, T, F> {
             None => {
                 let (x, rest) = self.old.split_first()?;
                 self.old = rest;
-                Some(x.clone())
+                Some(*x)
             }
         }
     }
@@ -426,7 +592,7 @@ fn rebuild_leaf<T: Item, F: FnMut(&T, T) -> T>(
     old: &[T],
     batch: &mut vec::IntoIter<T>,
     n: usize,
-    ctx: &mut Ctx<'_, F>,
+    ctx: &mut Ctx<'_, '_, T, F>,
     rule: Split,
     sink: &mut impl FnMut(Entry<T>),
 ) {
@@ -459,57 +625,57 @@ struct Scratch<T> {
 // need re-borrowing gymnastics for `batch`/`scratch` at every level for no gain.
 #[allow(clippy::too_many_arguments)]
 fn update_rec<T: Item, F: FnMut(&T, T) -> T>(
-    node: &Arc<Node<T>>,
+    node: NodePtr<T>,
     first: Option<&T>,
     batch: &mut vec::IntoIter<T>,
     n: usize,
-    ctx: &mut Ctx<'_, F>,
+    ctx: &mut Ctx<'_, '_, T, F>,
     leftmost: bool,
     rightmost: bool,
     scratch: &mut Scratch<T>,
 ) {
     let rule = split_rule(leftmost, rightmost);
-    match &node.kind {
-        Kind::Leaf(items) => {
-            rebuild_leaf(items, batch, n, ctx, rule, &mut |e| scratch.stack.push(e));
-        }
-        Kind::Branch { seps, children } => {
-            let base = scratch.stack.len();
-            let last = children.len() - 1;
-            let mut rem = n;
-            for (i, child) in children.iter().enumerate() {
-                // Child i takes the batch keys below separator i (invariant 4).
-                let k = if i < last {
-                    batch.as_slice()[..rem].partition_point(|b| b.key() < seps[i].key())
-                } else {
-                    rem
-                };
-                let child_first = if i == 0 { first } else { Some(&seps[i - 1]) };
-                if k == 0 {
-                    // Untouched: share the subtree.
-                    scratch
-                        .stack
-                        .push((child_first.cloned(), Arc::clone(child)));
-                } else {
-                    update_rec(
-                        child,
-                        child_first,
-                        batch,
-                        k,
-                        ctx,
-                        leftmost && i == 0,
-                        rightmost && i == last,
-                        scratch,
-                    );
-                    rem -= k;
-                }
-            }
-            let total = scratch.stack.len() - base;
-            let Scratch { stack, out } = scratch;
-            emit_branches(total, stack.drain(base..), rule, &mut |e| out.push(e));
-            stack.append(out);
+    // Every node this recursion visits is rebuilt, so the old one leaves the tree.
+    ctx.retired.nodes.push(node);
+    if node.is_leaf() {
+        rebuild_leaf(node.items(), batch, n, ctx, rule, &mut |e| {
+            scratch.stack.push(e)
+        });
+        return;
+    }
+    let (seps, children) = (node.seps(), node.children());
+    let base = scratch.stack.len();
+    let last = children.len() - 1;
+    let mut rem = n;
+    for (i, &child) in children.iter().enumerate() {
+        // Child i takes the batch keys below separator i (invariant 4).
+        let k = if i < last {
+            batch.as_slice()[..rem].partition_point(|b| b.key() < seps[i].key())
+        } else {
+            rem
+        };
+        let child_first = if i == 0 { first } else { Some(&seps[i - 1]) };
+        if k == 0 {
+            // Untouched: share the subtree.
+            scratch.stack.push((child_first.copied(), child));
+        } else {
+            update_rec(
+                child,
+                child_first,
+                batch,
+                k,
+                ctx,
+                leftmost && i == 0,
+                rightmost && i == last,
+                scratch,
+            );
+            rem -= k;
         }
     }
+    let total = scratch.stack.len() - base;
+    let Scratch { stack, out } = scratch;
+    emit_branches(total, stack.drain(base..), rule, &mut |e| out.push(e));
+    stack.append(out);
 }
 
 /// At most two pieces: what a single-item insert returns to its parent.
@@ -534,69 +700,135 @@ impl<T> Up<T> {
     }
 }
 
-/// Single-item path: a pure path copy. Every node on the path is rebuilt with exact
-/// allocations straight from the old node and the child's pieces; no scratch.
+/// Single-item path: a pure path copy. Every node on the path is rebuilt straight
+/// from the old node and the child's pieces; no scratch.
 fn insert_one<T: Item, F: FnMut(&T, T) -> T>(
-    node: &Arc<Node<T>>,
+    node: NodePtr<T>,
     first: Option<&T>,
     batch: &mut vec::IntoIter<T>,
-    ctx: &mut Ctx<'_, F>,
+    ctx: &mut Ctx<'_, '_, T, F>,
     leftmost: bool,
     rightmost: bool,
 ) -> Up<T> {
     let rule = split_rule(leftmost, rightmost);
     let mut up = Up(None, None);
-    match &node.kind {
-        Kind::Leaf(items) => rebuild_leaf(items, batch, 1, ctx, rule, &mut |e| up.push(e)),
-        Kind::Branch { seps, children } => {
-            let i = match batch.as_slice().first() {
-                Some(b) => seps.partition_point(|s| s.key() <= b.key()),
-                None => 0,
-            };
-            let last = children.len() - 1;
-            let child_first = if i == 0 { first } else { Some(&seps[i - 1]) };
-            let child_up = insert_one(
-                &children[i],
-                child_first,
-                batch,
-                ctx,
-                leftmost && i == 0,
-                rightmost && i == last,
-            );
-            let total = children.len() - 1 + child_up.len();
-            let entry = |j: usize| {
-                let item = if j == 0 {
-                    first.cloned()
-                } else {
-                    Some(seps[j - 1].clone())
-                };
-                (item, Arc::clone(&children[j]))
-            };
-            let entries = (0..i)
-                .map(entry)
-                .chain(child_up.0)
-                .chain(child_up.1)
-                .chain((i + 1..children.len()).map(entry));
-            emit_branches(total, entries, rule, &mut |e| up.push(e));
-        }
+    ctx.retired.nodes.push(node);
+    if node.is_leaf() {
+        rebuild_leaf(node.items(), batch, 1, ctx, rule, &mut |e| up.push(e));
+        return up;
     }
+    let (seps, children) = (node.seps(), node.children());
+    let i = match batch.as_slice().first() {
+        Some(b) => seps.partition_point(|s| s.key() <= b.key()),
+        None => 0,
+    };
+    let last = children.len() - 1;
+    let child_first = if i == 0 { first } else { Some(&seps[i - 1]) };
+    let child_up = insert_one(
+        children[i],
+        child_first,
+        batch,
+        ctx,
+        leftmost && i == 0,
+        rightmost && i == last,
+    );
+    let total = children.len() - 1 + child_up.len();
+    let entry = |j: usize| {
+        let item = if j == 0 {
+            first.copied()
+        } else {
+            Some(seps[j - 1])
+        };
+        (item, children[j])
+    };
+    let entries = (0..i)
+        .map(entry)
+        .chain(child_up.0)
+        .chain(child_up.1)
+        .chain((i + 1..children.len()).map(entry));
+    emit_branches(total, entries, rule, &mut |e| up.push(e));
     up
 }
 
-/// An immutable, persistent B+-tree of [`Item`]s; see the module docs.
+/// Nodes an update replaced, owned by the caller until it can prove no reader
+/// reaches them (module docs, "who frees").
+pub struct Garbage<T: Item> {
+    nodes: Vec<NodePtr<T>>,
+}
+
+// SAFETY: a list of node pointers; see `NodePtr`'s impls.
+unsafe impl<T: Item + Send + Sync> Send for Garbage<T> {}
+unsafe impl<T: Item + Send + Sync> Sync for Garbage<T> {}
+
+impl<T: Item> Default for Garbage<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> fmt::Debug for Garbage<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Garbage({} nodes)", self.nodes.len())
+    }
+}
+
+impl<T: Item> Garbage<T> {
+    pub fn new() -> Self {
+        Garbage { nodes: Vec::new() }
+    }
+
+    /// Nodes held.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Allocation bytes of the nodes held (what `free` returns to the allocator).
+    pub fn bytes(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| node_alloc_bytes::<T>(n.is_leaf(), n.entries()))
+            .sum()
+    }
+
+    /// Moves `other`'s nodes into this list.
+    pub fn append(&mut self, other: &mut Garbage<T>) {
+        self.nodes.append(&mut other.nodes);
+    }
+
+    /// Frees every node held; returns their allocation bytes.
+    ///
+    /// # Safety
+    /// No tree still in use may reach any of these nodes: every tree that contained
+    /// them (the versions before the update that retired them) is out of use.
+    pub unsafe fn free(mut self) -> usize {
+        let mut bytes = 0;
+        for n in self.nodes.drain(..) {
+            // SAFETY: the caller's promise; each node is listed once (it is retired
+            // by the one update that replaced it).
+            bytes += unsafe { n.free() };
+        }
+        bytes
+    }
+}
+
+/// An immutable, persistent B+-tree of [`Item`]s: a `Copy` view of nodes its owner
+/// frees (module docs).
 pub struct BTree<T: Item> {
-    root: Option<Arc<Node<T>>>,
+    root: Option<NodePtr<T>>,
     height: usize,
 }
 
 impl<T: Item> Clone for BTree<T> {
     fn clone(&self) -> Self {
-        BTree {
-            root: self.root.clone(),
-            height: self.height,
-        }
+        *self
     }
 }
+
+impl<T: Item> Copy for BTree<T> {}
 
 impl<T: Item> Default for BTree<T> {
     fn default() -> Self {
@@ -645,7 +877,7 @@ impl<T: Item> BTree<T> {
 
     /// Number of items.
     pub fn len(&self) -> usize {
-        self.root.as_ref().map_or(0, |r| r.len)
+        self.root.map_or(0, |r| r.len())
     }
 
     /// Whether the tree holds no item.
@@ -660,26 +892,23 @@ impl<T: Item> BTree<T> {
 
     /// The item with exactly this key.
     pub fn get(&self, key: &[u8]) -> Option<&T> {
-        let mut node = self.root.as_deref()?;
+        let mut node = self.root?;
         loop {
-            match &node.kind {
-                Kind::Leaf(items) => {
-                    return items
-                        .binary_search_by(|it| it.key().cmp(key))
-                        .ok()
-                        .map(|i| &items[i]);
-                }
-                Kind::Branch { seps, children } => {
-                    node = &children[seps.partition_point(|s| s.key() <= key)];
-                }
+            if node.is_leaf() {
+                let items: &[T] = node.items();
+                return items
+                    .binary_search_by(|it| it.key().cmp(key))
+                    .ok()
+                    .map(|i| &items[i]);
             }
+            node = node.children()[node.seps().partition_point(|s| s.key() <= key)];
         }
     }
 
     /// Smallest item.
     pub fn first(&self) -> Option<&T> {
-        let mut node = self.root.as_deref()?;
-        while let Some(child) = node.children().first() {
+        let mut node = self.root?;
+        while let Some(&child) = node.children().first() {
             node = child;
         }
         node.items().first()
@@ -687,14 +916,16 @@ impl<T: Item> BTree<T> {
 
     /// Largest item.
     pub fn last(&self) -> Option<&T> {
-        let mut node = self.root.as_deref()?;
-        while let Some(child) = node.children().last() {
+        let mut node = self.root?;
+        while let Some(&child) = node.children().last() {
             node = child;
         }
         node.items().last()
     }
 
-    /// Returns a new tree = `self` with `batch` applied; `self` is unchanged.
+    /// Returns a new tree = `self` with `batch` applied; `self` is unchanged, and the
+    /// nodes of `self` that the new tree no longer contains are added to `retired`
+    /// (still readable through `self` until the caller frees them).
     ///
     /// `batch` should be strictly increasing by key. That is checked in O(batch) in
     /// every build; a batch that fails the check is not an error here (the write path
@@ -711,12 +942,13 @@ impl<T: Item> BTree<T> {
         &self,
         batch: Vec<T>,
         mut merge: F,
+        retired: &mut Garbage<T>,
     ) -> (BTree<T>, UpdateStats) {
         if first_unsorted(&batch).is_none() {
-            return self.apply_sorted(batch, &mut merge);
+            return self.apply_sorted(batch, &mut merge, retired);
         }
         let (batch, folded) = normalize(batch, &mut merge);
-        let (tree, mut stats) = self.apply_sorted(batch, &mut merge);
+        let (tree, mut stats) = self.apply_sorted(batch, &mut merge, retired);
         stats.merged += folded;
         (tree, stats)
     }
@@ -727,10 +959,11 @@ impl<T: Item> BTree<T> {
         &self,
         batch: Vec<T>,
         mut merge: F,
+        retired: &mut Garbage<T>,
     ) -> Result<(BTree<T>, UpdateStats), UnsortedBatch<T>> {
         match first_unsorted(&batch) {
             Some(index) => Err(UnsortedBatch { index, batch }),
-            None => Ok(self.apply_sorted(batch, &mut merge)),
+            None => Ok(self.apply_sorted(batch, &mut merge, retired)),
         }
     }
 
@@ -739,18 +972,20 @@ impl<T: Item> BTree<T> {
         &self,
         batch: Vec<T>,
         merge: &mut F,
+        retired: &mut Garbage<T>,
     ) -> (BTree<T>, UpdateStats) {
         if batch.is_empty() {
-            return (self.clone(), UpdateStats::default());
+            return (*self, UpdateStats::default());
         }
         let n = batch.len();
         let mut ctx = Ctx {
             merge,
             inserted: 0,
             merged: 0,
+            retired,
         };
         let mut iter = batch.into_iter();
-        let (root, height) = match &self.root {
+        let (root, height) = match self.root {
             None => {
                 let mut pieces = Vec::with_capacity(piece_count(n));
                 let rule = Split::DenseRight;
@@ -759,8 +994,8 @@ impl<T: Item> BTree<T> {
             }
             Some(root) if n == 1 => match insert_one(root, None, &mut iter, &mut ctx, true, true) {
                 Up(Some((_, node)), None) => (node, self.height),
-                Up(Some((_, a)), Some((Some(sep), b))) => {
-                    let root = new_branch(Box::new([sep]), Box::new([a, b]));
+                Up(Some(a), Some(b)) => {
+                    let (_, root) = build_branch(2, &mut [a, b].into_iter());
                     (root, self.height + 1)
                 }
                 _ => unreachable!("a single insert yields one or two pieces"),
@@ -778,7 +1013,7 @@ impl<T: Item> BTree<T> {
         let stats = UpdateStats {
             inserted: ctx.inserted,
             merged: ctx.merged,
-            bytes_delta: root.bytes as isize - self.memory_bytes() as isize,
+            bytes_delta: root.bytes() as isize - self.memory_bytes() as isize,
         };
         let tree = BTree {
             root: Some(root),
@@ -787,14 +1022,46 @@ impl<T: Item> BTree<T> {
         (tree, stats)
     }
 
-    /// Exact bytes of this tree: for every node its `Arc` allocation (counters plus
-    /// the node struct) and its boxed slices (`len * size_of` of items, separators and
-    /// child pointers; boxed slices have no spare capacity), plus `heap_bytes()` of
-    /// every leaf item. Separators are charged `size_of::<T>()` only (they share heap
-    /// with the item they copy). Subtrees shared with other trees are counted in
-    /// full; the `BTree` handle itself is not counted.
+    /// Exact bytes of this tree: every node's allocation (header and entry arrays,
+    /// exact size) plus `heap_bytes()` of every leaf item. Separators are charged
+    /// `size_of::<T>()` only (they copy an item whose heap the leaf accounts for).
+    /// Subtrees shared with other trees are counted in full; the `BTree` handle itself
+    /// is not counted.
     pub fn memory_bytes(&self) -> usize {
-        self.root.as_ref().map_or(0, |r| r.bytes)
+        self.root.map_or(0, |r| r.bytes())
+    }
+
+    /// Bytes of node allocations alone (`memory_bytes` less the items' heap).
+    pub fn node_bytes(&self) -> usize {
+        fn walk<T: Item>(n: NodePtr<T>) -> usize {
+            node_alloc_bytes::<T>(n.is_leaf(), n.entries())
+                + n.children().iter().map(|&c| walk(c)).sum::<usize>()
+        }
+        self.root.map_or(0, walk)
+    }
+
+    /// Nodes in this tree (a full walk).
+    pub fn node_count(&self) -> usize {
+        fn walk<T: Item>(n: NodePtr<T>) -> usize {
+            1 + n.children().iter().map(|&c| walk(c)).sum::<usize>()
+        }
+        self.root.map_or(0, walk)
+    }
+
+    /// Frees every node of this tree; returns their allocation bytes.
+    ///
+    /// # Safety
+    /// No tree still in use may share a node with this one (for a memtable
+    /// partition: this is its last version and no reader holds it or an older one),
+    /// and none of its nodes may have been freed already.
+    pub unsafe fn free(self) -> usize {
+        fn walk<T: Item>(n: NodePtr<T>) -> usize {
+            // Children first: the node's child array is read before it is freed.
+            let below: usize = n.children().iter().map(|&c| walk(c)).sum();
+            // SAFETY: the caller's promise covers every node reachable from the root.
+            below + unsafe { n.free() }
+        }
+        self.root.map_or(0, walk)
     }
 
     /// All items in ascending key order; double-ended and exact-size.
@@ -808,11 +1075,11 @@ impl<T: Item> BTree<T> {
     /// Items with keys within the bounds, ascending; use `.rev()` for descending.
     /// An inverted or empty interval yields nothing (it does not panic).
     pub fn range<'a>(&'a self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Range<'a, T> {
-        let Some(root) = self.root.as_deref() else {
+        let Some(root) = self.root else {
             return Range::empty();
         };
         let levels = self.height - 1;
-        let mut path = vec![(&[] as &[Arc<Node<T>>], 0); 2 * levels];
+        let mut path = vec![(&[] as &[NodePtr<T>], 0); 2 * levels];
         let (front_path, back_path) = path.split_at_mut(levels);
         let front = seek_front(root, front_path, start);
         let back = seek_back(root, back_path, end);
@@ -825,7 +1092,7 @@ impl<T: Item> BTree<T> {
 
     /// Verifies invariants 1-5 of the module docs by a full walk.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let Some(root) = self.root.as_deref() else {
+        let Some(root) = self.root else {
             return if self.height == 0 {
                 Ok(())
             } else {
@@ -835,10 +1102,8 @@ impl<T: Item> BTree<T> {
         if self.height == 0 {
             return Err("non-empty tree with height 0".into());
         }
-        if let Kind::Branch { children, .. } = &root.kind {
-            if children.len() < 2 {
-                return Err("root branch with fewer than 2 children".into());
-            }
+        if !root.is_leaf() && root.children().len() < 2 {
+            return Err("root branch with fewer than 2 children".into());
         }
         check_node(root, 1, self.height, true, true, true).map(|_| ())
     }
@@ -850,79 +1115,69 @@ struct Checked<'a> {
     last: &'a [u8],
 }
 
-fn check_node<T: Item>(
-    node: &Node<T>,
+fn check_node<'a, T: Item + 'a>(
+    node: NodePtr<T>,
     depth: usize,
     height: usize,
     leftmost: bool,
     rightmost: bool,
     is_root: bool,
-) -> Result<Checked<'_>, String> {
-    let (entries, len, bytes, checked) = match &node.kind {
-        Kind::Leaf(items) => {
-            if depth != height {
-                return Err(format!("leaf at depth {depth}, height {height}"));
-            }
-            if let Some(i) = first_unsorted(items) {
-                return Err(format!("leaf keys not increasing at {i}"));
-            }
-            let (Some(first), Some(last)) = (items.first(), items.last()) else {
-                return Err("empty leaf".into());
-            };
-            let heap: usize = items.iter().map(Item::heap_bytes).sum();
-            let bytes = node_alloc_bytes::<T>() + items.len() * size_of::<T>() + heap;
-            let checked = Checked {
-                first: first.key(),
-                last: last.key(),
-            };
-            (items.len(), items.len(), bytes, checked)
+) -> Result<Checked<'a>, String> {
+    let (entries, len, bytes, checked) = if node.is_leaf() {
+        let items: &'a [T] = node.items();
+        if depth != height {
+            return Err(format!("leaf at depth {depth}, height {height}"));
         }
-        Kind::Branch { seps, children } => {
-            if depth >= height {
-                return Err(format!("branch at depth {depth}, height {height}"));
-            }
-            if seps.len() + 1 != children.len() {
+        if let Some(i) = first_unsorted(items) {
+            return Err(format!("leaf keys not increasing at {i}"));
+        }
+        let (Some(first), Some(last)) = (items.first(), items.last()) else {
+            return Err("empty leaf".into());
+        };
+        let heap: usize = items.iter().map(Item::heap_bytes).sum();
+        let bytes = node_alloc_bytes::<T>(true, items.len()) + heap;
+        let checked = Checked {
+            first: first.key(),
+            last: last.key(),
+        };
+        (items.len(), items.len(), bytes, checked)
+    } else {
+        let (seps, children): (&'a [T], &'a [NodePtr<T>]) = (node.seps(), node.children());
+        if depth >= height {
+            return Err(format!("branch at depth {depth}, height {height}"));
+        }
+        let last_index = children.len() - 1;
+        let mut len = 0;
+        let mut bytes = node_alloc_bytes::<T>(false, children.len());
+        let mut range: Option<Checked<'a>> = None;
+        for (i, &child) in children.iter().enumerate() {
+            let c = check_node(
+                child,
+                depth + 1,
+                height,
+                leftmost && i == 0,
+                rightmost && i == last_index,
+                false,
+            )?;
+            if i > 0 && seps[i - 1].key() != c.first {
                 return Err(format!(
-                    "{} separators for {} children",
-                    seps.len(),
-                    children.len()
+                    "separator {} differs from child's first key",
+                    i - 1
                 ));
             }
-            let last_index = children.len() - 1;
-            let mut len = 0;
-            let mut bytes = node_alloc_bytes::<T>()
-                + seps.len() * size_of::<T>()
-                + children.len() * size_of::<Arc<Node<T>>>();
-            let mut range: Option<Checked<'_>> = None;
-            for (i, child) in children.iter().enumerate() {
-                let c = check_node(
-                    child,
-                    depth + 1,
-                    height,
-                    leftmost && i == 0,
-                    rightmost && i == last_index,
-                    false,
-                )?;
-                if i > 0 && seps[i - 1].key() != c.first {
-                    return Err(format!(
-                        "separator {} differs from child's first key",
-                        i - 1
-                    ));
+            if let Some(r) = &mut range {
+                if r.last >= c.first {
+                    return Err(format!("child {i} overlaps its left sibling"));
                 }
-                if let Some(r) = &mut range {
-                    if r.last >= c.first {
-                        return Err(format!("child {i} overlaps its left sibling"));
-                    }
-                    r.last = c.last;
-                } else {
-                    range = Some(c);
-                }
-                len += child.len;
-                bytes += child.bytes;
+                r.last = c.last;
+            } else {
+                range = Some(c);
             }
-            let checked = range.ok_or("branch without children")?;
-            (children.len(), len, bytes, checked)
+            len += child.len();
+            bytes += child.bytes();
         }
+        let checked = range.ok_or("branch without children")?;
+        (children.len(), len, bytes, checked)
     };
     if entries == 0 || entries > FANOUT {
         return Err(format!("node with {entries} entries"));
@@ -930,21 +1185,21 @@ fn check_node<T: Item>(
     if !is_root && !leftmost && !rightmost && entries < MIN_FILL {
         return Err(format!("interior node with {entries} < {MIN_FILL} entries"));
     }
-    if node.len != len {
-        return Err(format!("cached len {} != {len}", node.len));
+    if node.len() != len {
+        return Err(format!("cached len {} != {len}", node.len()));
     }
-    if node.bytes != bytes {
-        return Err(format!("cached bytes {} != {bytes}", node.bytes));
+    if node.bytes() != bytes {
+        return Err(format!("cached bytes {} != {bytes}", node.bytes()));
     }
     Ok(checked)
 }
 
 /// One level of an iterator cursor: a branch's children and the index followed.
-type Level<'a, T> = (&'a [Arc<Node<T>>], usize);
+type Level<'a, T> = (&'a [NodePtr<T>], usize);
 
 /// An iterator end: a leaf and an index into it.
 struct Pos<'a, T> {
-    leaf: &'a Node<T>,
+    leaf: NodePtr<T>,
     items: &'a [T],
     idx: usize,
 }
@@ -957,8 +1212,8 @@ impl<T> Clone for Pos<'_, T> {
 
 impl<T> Copy for Pos<'_, T> {}
 
-impl<'a, T> Pos<'a, T> {
-    fn at(leaf: &'a Node<T>, idx: usize) -> Self {
+impl<'a, T: Item> Pos<'a, T> {
+    fn at(leaf: NodePtr<T>, idx: usize) -> Self {
         Pos {
             leaf,
             items: leaf.items(),
@@ -973,51 +1228,51 @@ impl<'a, T> Pos<'a, T> {
 }
 
 /// Fills `path` with leftmost choices below `node`; returns the leaf reached.
-fn descend_left<'a, T>(path: &mut [Level<'a, T>], mut node: &'a Node<T>) -> &'a Node<T> {
+fn descend_left<'a, T: Item + 'a>(path: &mut [Level<'a, T>], mut node: NodePtr<T>) -> NodePtr<T> {
     for slot in path {
-        let children = node.children();
+        let children: &'a [NodePtr<T>] = node.children();
         *slot = (children, 0);
-        node = &children[0];
+        node = children[0];
     }
     node
 }
 
 /// Fills `path` with rightmost choices below `node`; returns the leaf reached.
-fn descend_right<'a, T>(path: &mut [Level<'a, T>], mut node: &'a Node<T>) -> &'a Node<T> {
+fn descend_right<'a, T: Item + 'a>(path: &mut [Level<'a, T>], mut node: NodePtr<T>) -> NodePtr<T> {
     for slot in path {
-        let children = node.children();
+        let children: &'a [NodePtr<T>] = node.children();
         let i = children.len() - 1;
         *slot = (children, i);
-        node = &children[i];
+        node = children[i];
     }
     node
 }
 
 /// Moves a cursor to the next leaf (None past the last leaf).
-fn next_leaf<'a, T>(path: &mut [Level<'a, T>]) -> Option<&'a Node<T>> {
+fn next_leaf<T: Item>(path: &mut [Level<'_, T>]) -> Option<NodePtr<T>> {
     let l = path.iter().rposition(|(ch, i)| i + 1 < ch.len())?;
     let (children, i) = path[l];
     path[l].1 = i + 1;
-    Some(descend_left(&mut path[l + 1..], &children[i + 1]))
+    Some(descend_left(&mut path[l + 1..], children[i + 1]))
 }
 
 /// Moves a cursor to the previous leaf (None before the first leaf).
-fn prev_leaf<'a, T>(path: &mut [Level<'a, T>]) -> Option<&'a Node<T>> {
+fn prev_leaf<T: Item>(path: &mut [Level<'_, T>]) -> Option<NodePtr<T>> {
     let l = path.iter().rposition(|&(_, i)| i > 0)?;
     let (children, i) = path[l];
     path[l].1 = i - 1;
-    Some(descend_right(&mut path[l + 1..], &children[i - 1]))
+    Some(descend_right(&mut path[l + 1..], children[i - 1]))
 }
 
 /// Position of the first item at or after `bound` (the start of a range).
-fn seek_front<'a, T: Item>(
-    root: &'a Node<T>,
+fn seek_front<'a, T: Item + 'a>(
+    root: NodePtr<T>,
     path: &mut [Level<'a, T>],
     bound: Bound<&[u8]>,
 ) -> Option<Pos<'a, T>> {
     let mut node = root;
     for slot in path.iter_mut() {
-        let children = node.children();
+        let children: &'a [NodePtr<T>] = node.children();
         let i = match bound {
             Bound::Unbounded => 0,
             // The first key >= / > k lives in the child covering k or a later one.
@@ -1026,7 +1281,7 @@ fn seek_front<'a, T: Item>(
             }
         };
         *slot = (children, i);
-        node = &children[i];
+        node = children[i];
     }
     let items = node.items();
     let idx = match bound {
@@ -1042,21 +1297,21 @@ fn seek_front<'a, T: Item>(
 }
 
 /// Position of the last item at or before `bound` (the end of a range).
-fn seek_back<'a, T: Item>(
-    root: &'a Node<T>,
+fn seek_back<'a, T: Item + 'a>(
+    root: NodePtr<T>,
     path: &mut [Level<'a, T>],
     bound: Bound<&[u8]>,
 ) -> Option<Pos<'a, T>> {
     let mut node = root;
     for slot in path.iter_mut() {
-        let children = node.children();
+        let children: &'a [NodePtr<T>] = node.children();
         let i = match bound {
             Bound::Unbounded => children.len() - 1,
             Bound::Included(k) => node.seps().partition_point(|s| s.key() <= k),
             Bound::Excluded(k) => node.seps().partition_point(|s| s.key() < k),
         };
         *slot = (children, i);
-        node = &children[i];
+        node = children[i];
     }
     let items = node.items();
     let end = match bound {
@@ -1094,7 +1349,7 @@ impl<T: Item> Clone for Range<'_, T> {
     }
 }
 
-impl<'a, T: Item> Range<'a, T> {
+impl<T: Item> Range<'_, T> {
     fn empty() -> Self {
         Range {
             path: Vec::new(),
@@ -1110,7 +1365,7 @@ impl<'a, T: Item> Iterator for Range<'a, T> {
     fn next(&mut self) -> Option<&'a T> {
         let (front, back) = self.ends.as_mut()?;
         let item = front.get();
-        if std::ptr::eq(front.leaf, back.leaf) && front.idx == back.idx {
+        if front.leaf == back.leaf && front.idx == back.idx {
             self.ends = None;
         } else if front.idx + 1 < front.items.len() {
             front.idx += 1;
@@ -1135,7 +1390,7 @@ impl<'a, T: Item> DoubleEndedIterator for Range<'a, T> {
     fn next_back(&mut self) -> Option<&'a T> {
         let (front, back) = self.ends.as_mut()?;
         let item = back.get();
-        if std::ptr::eq(front.leaf, back.leaf) && front.idx == back.idx {
+        if front.leaf == back.leaf && front.idx == back.idx {
             self.ends = None;
         } else if back.idx > 0 {
             back.idx -= 1;
@@ -1210,48 +1465,51 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::{BTreeMap, HashSet};
 
-    /// Test item: an `Arc`-backed key (cheap handle clone, like the engine's cells)
-    /// plus a value that merges by summing.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    /// Test item: a `Copy` key of up to 16 bytes (a plain handle, like the
+    /// memtable's rows) plus a value that merges by summing.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     struct Cell {
-        key: Arc<[u8]>,
+        buf: [u8; 16],
+        klen: u8,
         val: u64,
     }
 
     impl Item for Cell {
         fn key(&self) -> &[u8] {
-            &self.key
+            &self.buf[..self.klen as usize]
         }
         fn heap_bytes(&self) -> usize {
-            // ArcInner counters + the key bytes.
-            2 * size_of::<usize>() + self.key.len()
+            0
         }
     }
 
     fn cell(key: &[u8], val: u64) -> Cell {
+        let mut buf = [0u8; 16];
+        buf[..key.len()].copy_from_slice(key);
         Cell {
-            key: key.into(),
+            buf,
+            klen: key.len() as u8,
             val,
         }
     }
 
     fn sum(old: &Cell, new: Cell) -> Cell {
         Cell {
-            key: new.key,
             val: old.val + new.val,
+            ..new
         }
     }
 
-    /// A bare 16-byte handle, the shape of the memtable's cell handle.
-    #[derive(Clone)]
-    struct Handle(Arc<[u8]>);
+    /// A bare 8-byte handle, the shape of the memtable's row handle.
+    #[derive(Clone, Copy)]
+    struct Handle([u8; 8]);
 
     impl Item for Handle {
         fn key(&self) -> &[u8] {
             &self.0
         }
         fn heap_bytes(&self) -> usize {
-            2 * size_of::<usize>() + self.0.len()
+            0
         }
     }
 
@@ -1279,7 +1537,7 @@ mod tests {
                 }
             }
         }
-        let (new, stats) = tree.update(cells, sum);
+        let (new, stats) = tree.update(cells, sum, &mut Garbage::new());
         assert_eq!(stats.inserted, inserted);
         assert_eq!(stats.merged, batch.len() - inserted);
         assert_eq!(
@@ -1289,24 +1547,24 @@ mod tests {
         (new, stats)
     }
 
-    /// Independent recomputation of `memory_bytes` (does not read cached sizes).
-    fn full_bytes<T: Item>(node: &Node<T>) -> usize {
-        let arc = 2 * size_of::<usize>() + size_of::<Node<T>>();
-        match &node.kind {
-            Kind::Leaf(items) => {
-                arc + items.len() * size_of::<T>()
-                    + items.iter().map(|i| i.heap_bytes()).sum::<usize>()
-            }
-            Kind::Branch { seps, children } => {
-                arc + seps.len() * size_of::<T>()
-                    + children.len() * size_of::<Arc<Node<T>>>()
-                    + children.iter().map(|c| full_bytes(c)).sum::<usize>()
-            }
+    /// Independent recomputation of `memory_bytes` (does not read cached sizes):
+    /// each node's header and arrays at their exact sizes.
+    fn full_bytes<T: Item>(node: NodePtr<T>) -> usize {
+        let header = size_of::<Header>();
+        if node.is_leaf() {
+            let items = node.items();
+            (header + items.len() * size_of::<T>()).next_multiple_of(8)
+                + items.iter().map(|i| i.heap_bytes()).sum::<usize>()
+        } else {
+            let (seps, children) = (node.seps(), node.children());
+            (header + children.len() * size_of::<NodePtr<T>>() + seps.len() * size_of::<T>())
+                .next_multiple_of(8)
+                + children.iter().map(|&c| full_bytes(c)).sum::<usize>()
         }
     }
 
     fn tree_bytes<T: Item>(tree: &BTree<T>) -> usize {
-        tree.root.as_deref().map_or(0, full_bytes)
+        tree.root.map_or(0, full_bytes)
     }
 
     fn height_bound(n: usize) -> usize {
@@ -1343,7 +1601,7 @@ mod tests {
     }
 
     fn pairs<'a>(it: impl Iterator<Item = &'a Cell>) -> Vec<(Vec<u8>, u64)> {
-        it.map(|c| (c.key.to_vec(), c.val)).collect()
+        it.map(|c| (c.key().to_vec(), c.val)).collect()
     }
 
     fn check_range(tree: &BTree<Cell>, model: &Model, lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) {
@@ -1367,8 +1625,8 @@ mod tests {
                 r.next()
             };
             match next {
-                Some(c) if step % 3 == 1 => back.push((c.key.to_vec(), c.val)),
-                Some(c) => front.push((c.key.to_vec(), c.val)),
+                Some(c) if step % 3 == 1 => back.push((c.key().to_vec(), c.val)),
+                Some(c) => front.push((c.key().to_vec(), c.val)),
                 None => break,
             }
         }
@@ -1391,11 +1649,11 @@ mod tests {
         rev.reverse();
         assert_eq!(pairs(tree.iter().rev()), rev);
         assert_eq!(
-            tree.first().map(|c| c.key.to_vec()),
+            tree.first().map(|c| c.key().to_vec()),
             model.keys().next().cloned()
         );
         assert_eq!(
-            tree.last().map(|c| c.key.to_vec()),
+            tree.last().map(|c| c.key().to_vec()),
             model.keys().next_back().cloned()
         );
         for (k, v) in model {
@@ -1479,7 +1737,7 @@ mod tests {
                     let slot = model.entry(deckey(*k)).or_insert_with(|| { inserted += 1; 0 });
                     *slot += v;
                 }
-                let (new, stats) = tree.update(cells, sum);
+                let (new, stats) = tree.update(cells, sum, &mut Garbage::new());
                 prop_assert_eq!(stats.inserted, inserted);
                 prop_assert_eq!(stats.inserted + stats.merged, batch.len());
                 check_tree(&new, &model);
@@ -1497,7 +1755,7 @@ mod tests {
         assert_eq!(t.iter().rev().count(), 0);
         assert_eq!(t.range(Bound::Unbounded, Bound::Unbounded).count(), 0);
         t.check_invariants().unwrap();
-        let (same, stats) = t.try_update(Vec::new(), sum).unwrap();
+        let (same, stats) = t.try_update(Vec::new(), sum, &mut Garbage::new()).unwrap();
         assert!(same.is_empty());
         assert_eq!(stats, UpdateStats::default());
         assert!(BTree::<Cell>::from_sorted(Vec::new()).unwrap().is_empty());
@@ -1507,12 +1765,16 @@ mod tests {
     fn unsorted_batches_rejected_by_try_update() {
         let t = BTree::from_sorted(vec![cell(b"a", 1)]).unwrap();
         let err = t
-            .try_update(vec![cell(b"b", 1), cell(b"c", 1), cell(b"c", 2)], sum)
+            .try_update(
+                vec![cell(b"b", 1), cell(b"c", 1), cell(b"c", 2)],
+                sum,
+                &mut Garbage::new(),
+            )
             .unwrap_err();
         assert_eq!((err.index, err.batch.len()), (2, 3));
         assert!(err.to_string().contains("index 2"));
         let err = t
-            .try_update(vec![cell(b"b", 1), cell(b"a", 1)], sum)
+            .try_update(vec![cell(b"b", 1), cell(b"a", 1)], sum, &mut Garbage::new())
             .unwrap_err();
         assert_eq!(err.index, 1);
         assert!(BTree::from_sorted(vec![cell(b"b", 1), cell(b"a", 1)]).is_err());
@@ -1523,7 +1785,7 @@ mod tests {
     fn unsorted_batches_normalized_by_update() {
         let t = BTree::from_sorted(vec![cell(b"a", 1)]).unwrap();
         let batch = vec![cell(b"c", 1), cell(b"b", 1), cell(b"c", 2), cell(b"a", 5)];
-        let (u, stats) = t.update(batch, sum);
+        let (u, stats) = t.update(batch, sum, &mut Garbage::new());
         u.check_invariants().unwrap();
         let got: Vec<(Vec<u8>, u64)> = pairs(u.iter());
         assert_eq!(
@@ -1549,16 +1811,17 @@ mod tests {
         assert_eq!(t.range(Bound::Included(&a), Bound::Included(&a)).count(), 1);
     }
 
-    fn leaves<T: Item>(node: &Node<T>, out: &mut usize) {
-        match &node.kind {
-            Kind::Leaf(_) => *out += 1,
-            Kind::Branch { children, .. } => children.iter().for_each(|c| leaves(c, out)),
+    fn leaves<T: Item>(node: NodePtr<T>, out: &mut usize) {
+        if node.is_leaf() {
+            *out += 1;
+        } else {
+            node.children().iter().for_each(|&c| leaves(c, out));
         }
     }
 
     fn fill<T: Item>(tree: &BTree<T>) -> f64 {
         let mut n = 0;
-        if let Some(root) = &tree.root {
+        if let Some(root) = tree.root {
             leaves(root, &mut n);
         }
         tree.len() as f64 / (n * FANOUT) as f64
@@ -1570,7 +1833,10 @@ mod tests {
         // Ascending single-item appends (sequential clustering).
         let mut t = BTree::new();
         for k in 0..N {
-            t = t.try_update(vec![cell(&numkey(k), k)], sum).unwrap().0;
+            t = t
+                .try_update(vec![cell(&numkey(k), k)], sum, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         t.check_invariants().unwrap();
         let asc = fill(&t);
@@ -1579,7 +1845,10 @@ mod tests {
         // Descending appends use the mirrored left-spine split.
         let mut d = BTree::new();
         for k in (0..N).rev() {
-            d = d.try_update(vec![cell(&numkey(k), k)], sum).unwrap().0;
+            d = d
+                .try_update(vec![cell(&numkey(k), k)], sum, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         d.check_invariants().unwrap();
         let desc = fill(&d);
@@ -1588,7 +1857,7 @@ mod tests {
         let mut b = BTree::new();
         for chunk in (0..N).collect::<Vec<_>>().chunks(100) {
             let batch = chunk.iter().map(|&k| cell(&numkey(k), k)).collect();
-            b = b.try_update(batch, sum).unwrap().0;
+            b = b.try_update(batch, sum, &mut Garbage::new()).unwrap().0;
         }
         b.check_invariants().unwrap();
         let batched = fill(&b);
@@ -1598,7 +1867,10 @@ mod tests {
         keys.shuffle(&mut StdRng::seed_from_u64(7));
         let mut r = BTree::new();
         for k in keys {
-            r = r.try_update(vec![cell(&numkey(k), k)], sum).unwrap().0;
+            r = r
+                .try_update(vec![cell(&numkey(k), k)], sum, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         r.check_invariants().unwrap();
         let random = fill(&r);
@@ -1626,7 +1898,7 @@ mod tests {
         // Into a lone root leaf (both spines): lopsided splits, several new levels.
         let t = BTree::from_sorted(vec![cell(&numkey(0), 1), cell(&numkey(1 << 40), 1)]).unwrap();
         let batch: Vec<Cell> = (1..=60_000u64).map(|k| cell(&numkey(k), 1)).collect();
-        let (big, stats) = t.try_update(batch, sum).unwrap();
+        let (big, stats) = t.try_update(batch, sum, &mut Garbage::new()).unwrap();
         big.check_invariants().unwrap();
         assert_eq!((stats.inserted, big.len()), (60_000, 60_002));
         assert!(big.height() <= height_bound(big.len()));
@@ -1636,7 +1908,7 @@ mod tests {
         let batch: Vec<Cell> = (1..=60_000u64)
             .map(|k| cell(&numkey((100 << 32) + k), 1))
             .collect();
-        let (big, _) = t.try_update(batch, sum).unwrap();
+        let (big, _) = t.try_update(batch, sum, &mut Garbage::new()).unwrap();
         big.check_invariants().unwrap();
         assert_eq!(big.len(), 60_200);
         assert!(big.height() <= height_bound(big.len()));
@@ -1645,9 +1917,9 @@ mod tests {
         t.check_invariants().unwrap();
     }
 
-    fn node_ptrs<T: Item>(node: &Arc<Node<T>>, out: &mut HashSet<*const Node<T>>) {
-        out.insert(Arc::as_ptr(node));
-        for c in node.children() {
+    fn node_ptrs<T: Item>(node: NodePtr<T>, out: &mut HashSet<*const Header>) {
+        out.insert(node.ptr.as_ptr());
+        for &c in node.children() {
             node_ptrs(c, out);
         }
     }
@@ -1655,16 +1927,16 @@ mod tests {
     /// Nodes of `new` not shared with `old`.
     fn fresh_nodes<T: Item>(old: &BTree<T>, new: &BTree<T>) -> usize {
         let mut seen = HashSet::new();
-        if let Some(r) = &old.root {
+        if let Some(r) = old.root {
             node_ptrs(r, &mut seen);
         }
-        fn walk<T: Item>(n: &Arc<Node<T>>, seen: &HashSet<*const Node<T>>) -> usize {
-            if seen.contains(&Arc::as_ptr(n)) {
+        fn walk<T: Item>(n: NodePtr<T>, seen: &HashSet<*const Header>) -> usize {
+            if seen.contains(&n.ptr.as_ptr().cast_const()) {
                 return 0;
             }
-            1 + n.children().iter().map(|c| walk(c, seen)).sum::<usize>()
+            1 + n.children().iter().map(|&c| walk(c, seen)).sum::<usize>()
         }
-        new.root.as_ref().map_or(0, |r| walk(r, &seen))
+        new.root.map_or(0, |r| walk(r, &seen))
     }
 
     #[test]
@@ -1677,7 +1949,11 @@ mod tests {
             let mut chunk = chunk.to_vec();
             chunk.sort_unstable();
             t = t
-                .try_update(chunk.iter().map(|&k| cell(&numkey(k), 1)).collect(), sum)
+                .try_update(
+                    chunk.iter().map(|&k| cell(&numkey(k), 1)).collect(),
+                    sum,
+                    &mut Garbage::new(),
+                )
                 .unwrap()
                 .0;
         }
@@ -1687,7 +1963,9 @@ mod tests {
         for _ in 0..200 {
             // Merge into an existing key: exactly the root-to-leaf path is new.
             let k = rng.gen_range(0..100_000u64) * 2;
-            let (m, stats) = t.try_update(vec![cell(&numkey(k), 5)], sum).unwrap();
+            let (m, stats) = t
+                .try_update(vec![cell(&numkey(k), 5)], sum, &mut Garbage::new())
+                .unwrap();
             assert_eq!((stats.inserted, stats.merged), (0, 1));
             assert_eq!(fresh_nodes(&t, &m), h);
             assert_eq!(m.get(&numkey(k)).unwrap().val, 6);
@@ -1695,7 +1973,9 @@ mod tests {
             // Insert a new key: the path, plus one sibling per level that split,
             // plus a new root if the root split.
             let k = rng.gen_range(0..100_000u64) * 2 + 1;
-            let (i, stats) = t.try_update(vec![cell(&numkey(k), 5)], sum).unwrap();
+            let (i, stats) = t
+                .try_update(vec![cell(&numkey(k), 5)], sum, &mut Garbage::new())
+                .unwrap();
             assert_eq!(stats.inserted, 1);
             let fresh = fresh_nodes(&t, &i);
             assert!(fresh >= h && fresh <= 2 * h + 1, "fresh {fresh} h {h}");
@@ -1704,7 +1984,7 @@ mod tests {
         }
         // A batch confined to a narrow key interval shares everything else.
         let batch: Vec<Cell> = (500..540u64).map(|k| cell(&numkey(k * 2), 1)).collect();
-        let (b, _) = t.try_update(batch, sum).unwrap();
+        let (b, _) = t.try_update(batch, sum, &mut Garbage::new()).unwrap();
         let fresh = fresh_nodes(&t, &b);
         assert!(fresh <= 2 * h + 2, "fresh {fresh}");
     }
@@ -1747,42 +2027,104 @@ mod tests {
     fn memory_accounting_and_overhead() {
         const N: u64 = 100_000;
         let item = size_of::<Handle>();
-        assert_eq!(item, 16);
-        let payload = |t: &BTree<Handle>| t.iter().map(|h| item + h.heap_bytes()).sum::<usize>();
-        let handle = |k: u64| Handle(numkey(k).into());
+        assert_eq!(item, 8);
+        let payload = |t: &BTree<Handle>| t.len() * item;
+        let handle = |k: u64| Handle(k.to_be_bytes());
         let mut seq = BTree::new();
         let mut delta = 0isize;
         for k in 0..N {
-            let (t, s) = seq.try_update(vec![handle(k)], |_, n| n).unwrap();
+            let (t, s) = seq
+                .try_update(vec![handle(k)], |_, n| n, &mut Garbage::new())
+                .unwrap();
             delta += s.bytes_delta;
             seq = t;
         }
         assert_eq!(delta, seq.memory_bytes() as isize);
         assert_eq!(seq.memory_bytes(), tree_bytes(&seq));
+        assert_eq!(seq.memory_bytes(), seq.node_bytes());
         let seq_over = (seq.memory_bytes() - payload(&seq)) as f64 / N as f64;
         let mut keys: Vec<u64> = (0..N).collect();
         keys.shuffle(&mut StdRng::seed_from_u64(5));
         let mut rnd = BTree::new();
         for k in keys {
-            rnd = rnd.try_update(vec![handle(k)], |_, n| n).unwrap().0;
+            rnd = rnd
+                .try_update(vec![handle(k)], |_, n| n, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         assert_eq!(rnd.memory_bytes(), tree_bytes(&rnd));
         let rnd_over = (rnd.memory_bytes() - payload(&rnd)) as f64 / N as f64;
-        println!("overhead bytes/item beyond the 16-byte handle: sequential {seq_over:.2}, random {rnd_over:.2}");
-        assert!(seq_over < 4.0, "sequential overhead {seq_over}");
-        assert!(rnd_over < 10.0, "random overhead {rnd_over}");
-        // Replacing every item by merge keeps the size (same key lengths) and frees the
-        // replaced versions: no separator pins an old item.
-        let first = seq.first().unwrap().0.clone();
-        let (r, s) = seq.try_update(vec![handle(0)], |_, n| n).unwrap();
+        println!("overhead bytes/item beyond the 8-byte handle: sequential {seq_over:.2}, random {rnd_over:.2}");
+        assert!(seq_over < 2.0, "sequential overhead {seq_over}");
+        assert!(rnd_over < 6.0, "random overhead {rnd_over}");
+        // Replacing an item by merge keeps the size (same key lengths).
+        let (_, s) = seq
+            .try_update(vec![handle(0)], |_, n| n, &mut Garbage::new())
+            .unwrap();
         assert_eq!(s.bytes_delta, 0);
-        drop(seq);
-        assert_eq!(
-            Arc::strong_count(&first),
-            1,
-            "old first item still referenced"
-        );
-        drop(r);
+    }
+
+    /// Every node is freed exactly once: the garbage of each update plus the last
+    /// tree account for every node ever allocated (single thread, so the
+    /// thread-local count sees all of them), and freed bytes match.
+    #[test]
+    fn garbage_and_last_tree_free_every_node_once() {
+        let live = || LIVE_NODES.with(|n| n.get());
+        let before = live();
+        let mut rng = StdRng::seed_from_u64(17);
+        let mut tree = BTree::new();
+        let mut garbage = Garbage::new();
+        let mut model = Model::new();
+        for round in 0..300 {
+            let size = if round % 3 == 0 {
+                1
+            } else {
+                rng.gen_range(1..200)
+            };
+            let batch: Model = (0..size)
+                .map(|_| (numkey(rng.gen_range(0..20_000)), 1))
+                .collect();
+            let mut g = Garbage::new();
+            let old_nodes = {
+                let mut s = HashSet::new();
+                if let Some(r) = tree.root {
+                    node_ptrs(r, &mut s);
+                }
+                s
+            };
+            let cells = batch.iter().map(|(k, v)| cell(k, *v)).collect();
+            let (new, _) = tree.update(cells, sum, &mut g);
+            for (k, v) in &batch {
+                *model.entry(k.clone()).or_insert(0) += v;
+            }
+            // The retired nodes are exactly the old tree's nodes the new one lacks.
+            let mut new_nodes = HashSet::new();
+            if let Some(r) = new.root {
+                node_ptrs(r, &mut new_nodes);
+            }
+            let retired: HashSet<*const Header> = g
+                .nodes
+                .iter()
+                .map(|n| n.ptr.as_ptr().cast_const())
+                .collect();
+            assert_eq!(retired.len(), g.len(), "a node retired twice");
+            let gone: HashSet<*const Header> = old_nodes.difference(&new_nodes).copied().collect();
+            assert_eq!(retired, gone);
+            // Free the previous round's garbage now that its readers (none) are gone.
+            let bytes = garbage.bytes();
+            // SAFETY: nothing reads trees older than `tree` any more.
+            assert_eq!(unsafe { garbage.free() }, bytes);
+            garbage = g;
+            tree = new;
+        }
+        check_tree(&tree, &model);
+        // SAFETY: `tree` is the last version and nothing else reads old ones.
+        unsafe {
+            garbage.free();
+            let nodes = tree.node_bytes();
+            assert_eq!(tree.free(), nodes);
+        }
+        assert_eq!(live(), before, "nodes leaked or freed twice");
     }
 
     /// Ignored because it measures (prints) rather than asserts, and a 1M-item build
@@ -1791,17 +2133,23 @@ mod tests {
     #[ignore]
     fn overhead_one_million() {
         const N: u64 = 1_000_000;
-        let handle = |k: u64| Handle(numkey(k).into());
-        let payload = |t: &BTree<Handle>| t.iter().map(|h| 16 + h.heap_bytes()).sum::<usize>();
+        let handle = |k: u64| Handle(k.to_be_bytes());
+        let payload = |t: &BTree<Handle>| t.len() * 8;
         let mut seq = BTree::new();
         for k in 0..N {
-            seq = seq.try_update(vec![handle(k)], |_, n| n).unwrap().0;
+            seq = seq
+                .try_update(vec![handle(k)], |_, n| n, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         let mut keys: Vec<u64> = (0..N).collect();
         keys.shuffle(&mut StdRng::seed_from_u64(5));
         let mut rnd = BTree::new();
         for k in keys {
-            rnd = rnd.try_update(vec![handle(k)], |_, n| n).unwrap().0;
+            rnd = rnd
+                .try_update(vec![handle(k)], |_, n| n, &mut Garbage::new())
+                .unwrap()
+                .0;
         }
         let bulk = BTree::from_sorted((0..N).map(handle).collect()).unwrap();
         for (name, t) in [
@@ -1821,51 +2169,46 @@ mod tests {
 
     #[test]
     fn check_invariants_detects_corruption() {
-        let leaf = |ks: &[u64]| new_leaf(ks.iter().map(|&k| cell(&numkey(k), 1)).collect());
-        let tree = |root: Arc<Node<Cell>>, height| BTree {
+        let leaf = |ks: &[u64]| build_leaf(ks.len(), &mut ks.iter().map(|&k| cell(&numkey(k), 1)));
+        let branch =
+            |entries: Vec<Entry<Cell>>| build_branch(entries.len(), &mut entries.into_iter()).1;
+        let tree = |root: NodePtr<Cell>, height| BTree {
             root: Some(root),
             height,
         };
         let a: Vec<u64> = (0..20).collect();
         let b: Vec<u64> = (20..40).collect();
-        let good = new_branch(
-            vec![cell(&numkey(20), 0)].into_boxed_slice(),
-            vec![leaf(&a), leaf(&b)].into_boxed_slice(),
-        );
-        tree(good.clone(), 2).check_invariants().unwrap();
+        let good = branch(vec![leaf(&a), leaf(&b)]);
+        tree(good, 2).check_invariants().unwrap();
         assert!(tree(good, 3).check_invariants().is_err(), "wrong height");
-        let bad_sep = new_branch(
-            vec![cell(&numkey(21), 0)].into_boxed_slice(),
-            vec![leaf(&a), leaf(&b)].into_boxed_slice(),
-        );
+        let (_, lb) = leaf(&b);
+        let bad_sep = branch(vec![leaf(&a), (Some(cell(&numkey(21), 0)), lb)]);
         assert!(tree(bad_sep, 2).check_invariants().is_err(), "separator");
-        let overlap = new_branch(
-            vec![cell(&numkey(19), 0)].into_boxed_slice(),
-            vec![leaf(&a), leaf(&(19..40).collect::<Vec<_>>())].into_boxed_slice(),
-        );
+        let overlap = branch(vec![leaf(&a), leaf(&(19..40).collect::<Vec<_>>())]);
         assert!(tree(overlap, 2).check_invariants().is_err(), "overlap");
         assert!(
-            tree(leaf(&[2, 1]), 1).check_invariants().is_err(),
+            tree(leaf(&[2, 1]).1, 1).check_invariants().is_err(),
             "unsorted leaf"
         );
-        let big: Vec<u64> = (0..33).collect();
-        assert!(
-            tree(leaf(&big), 1).check_invariants().is_err(),
-            "overfull leaf"
-        );
-        let thin = new_branch(
-            (1..3u64).map(|k| cell(&numkey(k * 100), 0)).collect(),
-            vec![leaf(&a), leaf(&[100, 101]), leaf(&[200])].into_boxed_slice(),
-        );
+        let big: Vec<u64> = (0..32).collect();
+        let (_, full) = leaf(&big);
+        // An overfull leaf cannot be built at all; fake one by raising its count
+        // into a larger allocation's worth of entries.
+        let wide = branch((0..33).map(|i| leaf(&[i * 10])).collect::<Vec<_>>());
+        assert!(tree(wide, 2).check_invariants().is_err(), "overfull branch");
+        tree(full, 1).check_invariants().unwrap();
+        let thin = branch(vec![leaf(&a), leaf(&[100, 101]), leaf(&[200])]);
         assert!(
             tree(thin, 2).check_invariants().is_err(),
             "underfull interior node"
         );
-        let mut stale = leaf(&a);
-        Arc::get_mut(&mut stale).unwrap().len = 3;
+        let (_, stale) = leaf(&a);
+        // SAFETY: the node is unpublished and only this test holds it.
+        unsafe { (*stale.ptr.as_ptr()).len = 3 };
         assert!(tree(stale, 1).check_invariants().is_err(), "cached len");
-        let mut stale = leaf(&a);
-        Arc::get_mut(&mut stale).unwrap().bytes += 1;
+        let (_, stale) = leaf(&a);
+        // SAFETY: as above.
+        unsafe { (*stale.ptr.as_ptr()).bytes += 1 };
         assert!(tree(stale, 1).check_invariants().is_err(), "cached bytes");
     }
 
@@ -1884,7 +2227,7 @@ mod tests {
         let snapshot = base.clone();
         let reader = std::thread::spawn(move || snapshot.iter().map(|c| c.val).sum::<u64>());
         let all: Vec<Cell> = (0..5000u64).map(|k| cell(&numkey(k), 1)).collect();
-        let (updated, _) = base.try_update(all, sum).unwrap();
+        let (updated, _) = base.try_update(all, sum, &mut Garbage::new()).unwrap();
         assert_eq!(reader.join().unwrap(), 5000);
         assert_eq!(updated.iter().map(|c| c.val).sum::<u64>(), 10_000);
         assert_eq!(base.iter().map(|c| c.val).sum::<u64>(), 5000);
