@@ -17,8 +17,8 @@
 //!    is rows / wall time of the fill alone (building and dropping the
 //!    structure are outside). The report gives the median run and the spread.
 //! 3. Overhead per cell: one single-threaded fill per structure, with glibc's
-//!    `mallinfo2().uordblks` (bytes in allocated chunks, malloc's headers
-//!    included) read before and after; (held - logical) / cells, where logical
+//!    `mallinfo2()` `uordblks + hblkhd` (bytes in allocated chunks, malloc's
+//!    headers and mmapped chunks included) read before and after; (held - logical) / cells, where logical
 //!    = partition key bytes once per partition + clustering bytes + value bytes
 //!    (equal to `Memtable::data_bytes()`, checked) and cells = 5 per row. The
 //!    inputs exist before the first reading, so what the fill added is what the
@@ -322,11 +322,13 @@ fn rows_per_second<S: Structure>(inputs: &[Vec<PartitionUpdate>], want: usize) -
     Ok(rows as f64 / secs.max(1e-9))
 }
 
-/// glibc's bytes in allocated chunks.
+/// glibc's bytes in allocated chunks, those it serves with `mmap` included: the
+/// memtable's 1 MiB arena blocks are above glibc's mmap threshold and appear in
+/// `hblkhd`, not `uordblks`, so counting `uordblks` alone would hide them.
 fn malloc_in_use() -> i64 {
     // SAFETY: mallinfo2 only reads the allocator's statistics.
     let info = unsafe { libc::mallinfo2() };
-    info.uordblks as i64
+    (info.uordblks + info.hblkhd) as i64
 }
 
 /// Protocol step 3 for `S`: overhead bytes per cell.

@@ -16,8 +16,8 @@
 //!   row, or with deletions or a static row: deletions, static row and a
 //!   copy-on-write B-tree ([`btree`], fan factor 32) of row handles, published by an
 //!   atomic pointer swap.
-//! - **retired nodes**: the B-tree nodes an update replaced, freed once no reader can
-//!   reach them (the version chain, below).
+//! - **replaced nodes**: the B-tree nodes an update replaced, freed once no reader
+//!   can reach them (the version chain, below).
 //!
 //! # Structure
 //!
@@ -42,11 +42,12 @@
 //! row inserted into a large partition until the flush. Each replaced node is freed
 //! as soon as no reader can reach it, with no reference count per node:
 //! - when version `V(j)` is replaced by `V(j+1)`, the nodes of `V(j)` that `V(j+1)`
-//!   lacks go into a record `R(j+1)`; `V(j)` holds `R(j+1)` (its `retired`), so does
-//!   `R(j)` (its `next`), and `V(j+1)` (its `prev`, only to link `R(j+2)` later);
-//! - a reader of `V(i)` for any `i <= j` therefore reaches `R(j+1)` through the chain
-//!   `V(i) -> R(i+1) -> ... -> R(j+1)` and keeps its nodes alive, and `R(j+1)` is
-//!   freed when the last of them goes (Arc counts, one per version, not per node);
+//!   lacks are listed in `V(j+1)` (its `replaced`), and `V(j)` holds `V(j+1)` (its
+//!   `next`, an `Arc` set before `V(j+1)` is published);
+//! - a reader of `V(i)` for any `i <= j` therefore keeps `V(i+1) ... V(j+1)` alive,
+//!   and with them every node `V(i)` can reach; a version is dropped only after every
+//!   older one, and then frees the nodes it replaced (one `Arc` per update, none
+//!   per node);
 //! - a version dropped without a successor is its partition's last (the memtable is
 //!   being dropped) and frees its whole tree.
 //!
@@ -59,7 +60,7 @@
 //!    the version, then `single`, then the version again.
 //! 2. Every handle stored in a tree or a record points into this memtable's arena,
 //!    which outlives every tree and reader (invariant 1 of [`arena`]).
-//! 3. `memory_bytes()` is the arena's block bytes (exact) plus the live trees' node
+//! 3. `memory_bytes()` is the arena's bytes handed out (exact) plus the live trees' node
 //!    bytes (exact), the versions' own size and deletions (exact), plus a documented
 //!    estimate for the shard sets' nodes (`MAP_ENTRY_OVERHEAD_BYTES`). Nodes waiting
 //!    for a reader to let go (at most one path per partition without long readers)
@@ -67,8 +68,8 @@
 //! 4. The statistics (min/max timestamps, min local deletion time, min TTL) are lower
 //!    /upper bounds of everything ever applied, so a flush can use them as the
 //!    sstable's encoding base.
-//! 5. Every tree node is freed exactly once: by the retirement record of the update
-//!    that replaced it, or with its partition's last version.
+//! 5. Every tree node is freed exactly once: by the version whose update replaced
+//!    it, or with its partition's last version.
 
 pub mod arena;
 pub mod btree;
@@ -263,58 +264,24 @@ impl MemRow {
     }
 }
 
-/// Nodes one update replaced, and the link to the next such record (module docs,
-/// "the version chain").
-#[derive(Default)]
-struct Retired {
-    nodes: Garbage<RowRef>,
-    next: OnceLock<Arc<Retired>>,
-}
-
-impl Drop for Retired {
-    fn drop(&mut self) {
-        let nodes = std::mem::take(&mut self.nodes);
-        // SAFETY: this record is dropped only when every version that could reach
-        // these nodes is gone: the versions before the update that retired them
-        // each hold this record, directly (`retired`) or through the chain of
-        // `next` links (module docs, invariant 5).
-        unsafe { nodes.free() };
-        // Unlink the rest of the chain iteratively: a reader that held an old
-        // version across 100,000 updates would otherwise drop 100,000 records by
-        // recursion.
-        let mut next = self.next.take();
-        while let Some(record) = next {
-            next = match Arc::into_inner(record) {
-                Some(mut r) => r.next.take(),
-                None => None,
-            };
-        }
-    }
-}
-
-/// One state of a partition that is not a lone row (glossary).
+/// One state of a partition that is not a lone row (glossary), and the link in its
+/// partition's version chain (module docs).
 struct Version {
     deletion: PartitionDeletion,
     static_row: Option<RowRef>,
     rows: BTree<RowRef>,
-    /// The nodes of this version its successor lacks; set when it is replaced.
-    retired: OnceLock<Arc<Retired>>,
-    /// The record of this version's own arrival, so that its successor's record can
-    /// be chained to it.
-    prev: Option<Arc<Retired>>,
+    /// The nodes of the previous version that this one replaced.
+    replaced: Garbage<RowRef>,
+    /// The version that replaced this one; set once, before it is published.
+    next: OnceLock<Arc<Version>>,
 }
 
 impl Version {
-    /// What this version costs beyond its tree's nodes (invariant 3).
+    /// What this version costs beyond its tree's nodes (invariant 3): the Arc's
+    /// counters, the struct, the replaced-node list and the deletions' heap.
     fn own_bytes(&self) -> usize {
-        // The Arc (two counters), the version, its arrival record and the
-        // deletions' heap.
         16 + size_of::<Version>()
-            + if self.prev.is_some() {
-                16 + size_of::<Retired>()
-            } else {
-                0
-            }
+            + self.replaced.len() * size_of::<usize>()
             + self.deletion.ranges.capacity() * size_of::<crate::data::RangeTombstone>()
             + self
                 .deletion
@@ -323,17 +290,48 @@ impl Version {
                 .map(|r| r.range.start.prefix.len() + r.range.end.prefix.len())
                 .sum::<usize>()
     }
+
+    /// Frees what this version owns alone: the nodes it replaced, and its whole
+    /// tree if nothing replaced it. Idempotent: what it frees it forgets.
+    ///
+    /// # Safety
+    /// Every older version of the partition is gone (each holds its successor, so
+    /// this one outlives them all), and so is every reader of this one.
+    unsafe fn release(&mut self) {
+        let replaced = std::mem::take(&mut self.replaced);
+        // SAFETY: the replaced nodes belong to older versions only (the update
+        // that made this version retired them), and those are gone.
+        unsafe { replaced.free() };
+        if self.next.get().is_none() {
+            // SAFETY: no successor: this is the partition's last version, dropped
+            // with the memtable after every reader; no other version shares its
+            // nodes any more (invariant 5).
+            unsafe { self.rows.free() };
+        }
+        // Freed, or owned by the successors: never this version's again.
+        self.rows = BTree::new();
+    }
 }
 
 impl Drop for Version {
     fn drop(&mut self) {
-        if self.retired.get().is_none() {
-            // SAFETY: a version never replaced is its partition's last, and it is
-            // only dropped with the memtable, after every reader (each holds the
-            // memtable) has gone, so no other version shares its nodes any more;
-            // the nodes it shared with older versions stayed in the tree and were
-            // never retired (invariant 5).
-            unsafe { self.rows.free() };
+        // SAFETY: the last holder is letting go (see `release`).
+        unsafe { self.release() };
+        // Release the successors this was the last holder of iteratively: a reader
+        // that held an old version across 100,000 updates would otherwise drop
+        // 100,000 versions by recursion.
+        let mut next = self.next.take();
+        while let Some(v) = next {
+            next = match Arc::into_inner(v) {
+                Some(mut v) => {
+                    // SAFETY: we held the last reference, and its predecessor
+                    // (this version) is being dropped.
+                    unsafe { v.release() };
+                    // `v` drops after this: its release is then a no-op.
+                    v.next.take()
+                }
+                None => None,
+            };
         }
     }
 }
@@ -563,7 +561,7 @@ impl Drop for Memtable {
                 let record = key.record() as *const PartRecord as *mut PartRecord;
                 // SAFETY: `&mut self`: no reader or writer remains (each reader
                 // holds the memtable), and each record appears in one set once.
-                // Its version (and through it the retired chain and the last tree)
+                // Its version (and through it the last tree and replaced nodes)
                 // is released here; the arena bytes go with `arena` after this.
                 unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*record).version)) };
             }
@@ -629,8 +627,10 @@ impl Memtable {
         self.created_micros
     }
 
-    /// Structure + data bytes (invariant 3): arena blocks, tree nodes, versions,
-    /// and the shard sets' entries.
+    /// Structure + data bytes (invariant 3): arena bytes handed out, tree nodes,
+    /// versions, and the shard sets' entries. The arena's unused block tails are
+    /// left out (`arena_bytes` has them): at most 4 MiB, which a small flush
+    /// threshold must not mistake for data.
     pub fn memory_bytes(&self) -> u64 {
         let fixed = size_of::<Memtable>()
             + SHARDS * (size_of::<Shard>() + size_of::<ShardCounters>())
@@ -640,13 +640,18 @@ impl Memtable {
             .iter()
             .map(|c| c.other_bytes.load(Ordering::Relaxed))
             .sum();
-        fixed as u64 + self.arena.allocated_bytes() + other.max(0) as u64
+        fixed as u64 + self.arena.used_bytes() + other.max(0) as u64
     }
 
     /// Bytes of the arena's blocks alone (rows and partition records, replaced
-    /// rows included until the flush).
+    /// rows included until the flush; unused block tails included).
     pub fn arena_bytes(&self) -> u64 {
         self.arena.allocated_bytes()
+    }
+
+    /// Bytes the arena handed out (`arena_bytes` less the unused block tails).
+    pub fn arena_used_bytes(&self) -> u64 {
+        self.arena.used_bytes()
     }
 
     /// Bytes of keys, clusterings and values applied (Cassandra's "Memtable data size").
@@ -815,6 +820,16 @@ impl Memtable {
         }
     }
 
+    /// Two stored rows of one clustering reconciled into a new arena row.
+    fn merge_stored(&self, old: RowRef, new: RowRef) -> RowRef {
+        match (old.decode(&self.base), new.decode(&self.base)) {
+            (Some(o), Some(n)) => self.write_row(&o.merge(n)),
+            // Unreachable unless the memtable corrupted its own encoding; keep the
+            // newer version rather than panic on the write path.
+            _ => new,
+        }
+    }
+
     /// The arena rows for `rows`, each already reconciled with the stored row of
     /// the same clustering (`existing`), so the tree only replaces: a row is
     /// encoded once, not once alone and once merged (issue 15: an overwrite left
@@ -885,8 +900,8 @@ impl Memtable {
                 deletion: update.deletion.clone(),
                 static_row: update.static_row.as_ref().map(|r| self.write_row(r)),
                 rows: tree,
-                retired: OnceLock::new(),
-                prev: None,
+                replaced: Garbage::new(),
+                next: OnceLock::new(),
             };
             let bytes = v.own_bytes() + tree.node_bytes();
             (std::ptr::null_mut(), Some(Arc::new(v)), bytes)
@@ -965,8 +980,8 @@ impl Memtable {
                     deletion: update.deletion.clone(),
                     static_row: update.static_row.as_ref().map(|r| self.write_row(r)),
                     rows: tree,
-                    retired: OnceLock::new(),
-                    prev: None,
+                    replaced: Garbage::new(),
+                    next: OnceLock::new(),
                 };
                 let bytes = v.own_bytes() + tree.node_bytes();
                 record.version.store(Some(Arc::new(v)));
@@ -978,12 +993,29 @@ impl Memtable {
                 }
             }
             Snap::Tree(old) => {
-                let (batch, merged) = self.prepare_rows(rows, |ck| old.rows.get(ck).copied());
-                let mut retired = Garbage::new();
-                let (tree, stats) = match old.rows.try_update(batch, |_, n| n, &mut retired) {
+                // Small trees (one leaf, as hot rows are): look each row up first
+                // and reconcile from the update's own row, so an overwrite leaves
+                // one dead row in the arena, not two. Larger trees: no second
+                // descent per row (the update descends anyway); a rare overwrite
+                // reconciles two encoded rows in the tree's merge.
+                let premerge = old.rows.height() <= 1;
+                let (batch, premerged) = if premerge {
+                    self.prepare_rows(rows, |ck| old.rows.get(ck).copied())
+                } else {
+                    (rows.iter().map(|r| self.write_row(r)).collect(), 0)
+                };
+                let mut replaced = Garbage::new();
+                let result = if premerge {
+                    old.rows.try_update(batch, |_, n| n, &mut replaced)
+                } else {
+                    old.rows
+                        .try_update(batch, |o, n| self.merge_stored(*o, n), &mut replaced)
+                };
+                let (tree, stats) = match result {
                     Ok(t) => t,
                     Err(e) => unreachable!("sorted rows rejected: {e}"),
                 };
+                let merged = if premerge { premerged } else { stats.merged };
                 let mut deletion = old.deletion.clone();
                 deletion.merge(&update.deletion);
                 let static_row = match (old.static_row, &update.static_row) {
@@ -991,26 +1023,19 @@ impl Memtable {
                     (None, Some(n)) => Some(self.write_row(n)),
                     (o, None) => o,
                 };
-                let record_of_this = Arc::new(Retired {
-                    nodes: retired,
-                    next: OnceLock::new(),
-                });
-                // Chain before publishing: a reader of `old` or anything older must
-                // reach these nodes (module docs). Both cells are empty: only the
-                // writer holding this shard's lock replaces `old`, once.
-                let _ = old.retired.set(record_of_this.clone());
-                if let Some(p) = &old.prev {
-                    let _ = p.next.set(record_of_this.clone());
-                }
-                let v = Version {
+                let v = Arc::new(Version {
                     deletion,
                     static_row,
                     rows: tree,
-                    retired: OnceLock::new(),
-                    prev: Some(record_of_this),
-                };
+                    replaced,
+                    next: OnceLock::new(),
+                });
                 let delta = v.own_bytes() as isize - old.own_bytes() as isize + stats.bytes_delta;
-                record.version.store(Some(Arc::new(v)));
+                // Link before publishing: a reader of `old` or anything older must
+                // reach the replaced nodes (module docs). The cell is empty: only
+                // the writer holding this shard's lock replaces `old`, once.
+                let _ = old.next.set(v.clone());
+                record.version.store(Some(v));
                 c.other_bytes.fetch_add(delta as i64, Ordering::Relaxed);
                 ApplyResult {
                     rows_inserted: stats.inserted,
@@ -1512,7 +1537,7 @@ mod tests {
         // Overwriting the same rows at a newer timestamp keeps the replaced rows in
         // the arena until the flush (as Cassandra's slabs do): the arena grows by
         // about the rows' size, the tree does not.
-        let arena_before = m.arena_bytes();
+        let arena_before = m.arena_used_bytes();
         let mut u2 = PartitionUpdate::new(key(b"p"));
         for i in 0..1000u32 {
             u2.add_row(row(&i.to_be_bytes(), 2, &[1u8; 34]));
