@@ -51,6 +51,18 @@
 //! - a version dropped without a successor is its partition's last (the memtable is
 //!   being dropped) and frees its whole tree.
 //!
+//! # Recycling replaced rows
+//!
+//! An overwrite reconciles the stored row with the new one into a new arena row;
+//! the replaced row's bytes are dead once no reader can reach them. For rows of a
+//! version that moment is known (the version chain): the version that replaced
+//! them lists them and, when released, hands their bytes to its shard's free rows,
+//! where the next row of exactly that encoded size reuses them. So rows overwritten
+//! again and again (hot rows, counters) do not grow the arena without bound, which
+//! Cassandra's slabs and RocksDB's arena let them do until the flush. A lone row
+//! (no version) has no such moment: a reader may hold it with nothing counting,
+//! so its replaced bytes stay until the flush.
+//!
 //! # Invariants
 //!
 //! 1. A partition's state is only ever replaced whole (a release store of `single`,
@@ -70,6 +82,8 @@
 //!    sstable's encoding base.
 //! 5. Every tree node is freed exactly once: by the version whose update replaced
 //!    it, or with its partition's last version.
+//! 6. A row's bytes are reused only after the version that replaced it is released,
+//!    never while a version or reader that can reach the row exists.
 
 pub mod arena;
 pub mod btree;
@@ -241,6 +255,9 @@ impl std::fmt::Debug for RowRef {
 /// holds while it copies a slice of a large value out (no copy of the whole row).
 pub struct MemRow {
     row: RowRef,
+    /// The version the row was found in: while it is held the row's bytes are
+    /// not recycled (`Version::release`).
+    _version: Option<Arc<Version>>,
     _memtable: Arc<Memtable>,
 }
 
@@ -272,9 +289,21 @@ struct Version {
     rows: BTree<RowRef>,
     /// The nodes of the previous version that this one replaced.
     replaced: Garbage<RowRef>,
+    /// The previous version's rows this one replaced (overwrites): their bytes are
+    /// recycled when this version is released, as its nodes are freed.
+    replaced_rows: Vec<RowRef>,
+    /// Where those rows go: the free rows of the partition's shard. A version never
+    /// outlives its memtable (readers hold the memtable), so this stays valid.
+    free_rows: NonNull<Mutex<FreeRows>>,
     /// The version that replaced this one; set once, before it is published.
     next: OnceLock<Arc<Version>>,
 }
+
+// SAFETY: a version's trees and rows are immutable and shared read-only (see
+// `RowRef`, `NodePtr`); `free_rows` points at a mutex of its memtable, which
+// outlives it, and is only used through that mutex.
+unsafe impl Send for Version {}
+unsafe impl Sync for Version {}
 
 impl Version {
     /// What this version costs beyond its tree's nodes (invariant 3): the Arc's
@@ -282,6 +311,7 @@ impl Version {
     fn own_bytes(&self) -> usize {
         16 + size_of::<Version>()
             + self.replaced.len() * size_of::<usize>()
+            + self.replaced_rows.capacity() * size_of::<RowRef>()
             + self.deletion.ranges.capacity() * size_of::<crate::data::RangeTombstone>()
             + self
                 .deletion
@@ -302,6 +332,16 @@ impl Version {
         // SAFETY: the replaced nodes belong to older versions only (the update
         // that made this version retired them), and those are gone.
         unsafe { replaced.free() };
+        if !self.replaced_rows.is_empty() {
+            // SAFETY: see `free_rows`; the rows, like the nodes, were reachable only
+            // from older versions, all gone, and from readers of them, also gone
+            // (a `MemRow` holds its version).
+            let free = unsafe { self.free_rows.as_ref() };
+            let mut free = free.lock();
+            for r in self.replaced_rows.drain(..) {
+                free.put(r);
+            }
+        }
         if self.next.get().is_none() {
             // SAFETY: no successor: this is the partition's last version, dropped
             // with the memtable after every reader; no other version shares its
@@ -447,6 +487,35 @@ struct Shard {
     /// Serialises this shard's writers: partition creation and every update of a
     /// partition's state.
     writer: Mutex<()>,
+    /// Arena rows no reader can reach any more, for reuse by this shard's writers.
+    free_rows: Mutex<FreeRows>,
+}
+
+/// Replaced rows' arena bytes awaiting reuse, by exact encoded size (module docs,
+/// "Recycling replaced rows").
+#[derive(Default)]
+struct FreeRows {
+    by_size: std::collections::HashMap<usize, Vec<NonNull<u8>>>,
+}
+
+// SAFETY: the pointers are dead arena rows, owned by this list, used only under its
+// shard's mutex.
+unsafe impl Send for FreeRows {}
+
+impl FreeRows {
+    fn put(&mut self, row: RowRef) {
+        self.by_size
+            .entry(row.encoded_len())
+            .or_default()
+            .push(row.0);
+    }
+
+    fn take(&mut self, size: usize) -> Option<NonNull<u8>> {
+        if self.by_size.is_empty() {
+            return None;
+        }
+        self.by_size.get_mut(&size)?.pop()
+    }
 }
 
 /// A partition of a memtable, for a flush or a scan: valid while the memtable is
@@ -591,6 +660,7 @@ impl Memtable {
             .map(|_| Shard {
                 set: RwLock::new(BTreeSet::new()),
                 writer: Mutex::new(()),
+                free_rows: Mutex::new(FreeRows::default()),
             })
             .collect();
         Memtable {
@@ -775,8 +845,9 @@ impl Memtable {
 
     /// Encodes `row` into the arena: the body into this thread's scratch (large
     /// values spliced, not copied), then clustering and body straight into one
-    /// arena allocation of the exact size.
-    fn write_row(&self, row: &Row) -> RowRef {
+    /// allocation of the exact size: a recycled row of that size from shard
+    /// `si`'s free rows if there is one, new arena bytes otherwise.
+    fn write_row(&self, si: usize, row: &Row) -> RowRef {
         let mut body = ROW_SCRATCH.with(|b| b.take());
         body.clear();
         let mut splices = Vec::new();
@@ -784,7 +855,8 @@ impl Memtable {
         let body_len = body.len() + splices.iter().map(|(_, v)| v.len()).sum::<usize>();
         let ck = &row.clustering;
         let total = varint_len(ck.len() as u64) + ck.len() + varint_len(body_len as u64) + body_len;
-        let dst = self.arena.alloc(total, 1);
+        let recycled = self.shards[si].free_rows.lock().take(total);
+        let dst = recycled.unwrap_or_else(|| self.arena.alloc(total, 1));
         let mut w = RawWriter {
             ptr: dst.as_ptr(),
             len: total,
@@ -811,19 +883,24 @@ impl Memtable {
     }
 
     /// `new` reconciled with the stored row `old`, written to the arena.
-    fn merge_into(&self, old: RowRef, new: &Row) -> RowRef {
+    fn merge_into(&self, si: usize, old: RowRef, new: &Row) -> RowRef {
         match old.decode(&self.base) {
-            Some(o) => self.write_row(&o.merge(new.clone())),
+            Some(o) => self.write_row(si, &o.merge(new.clone())),
             // Unreachable unless the memtable corrupted its own encoding; keep the
             // newer version rather than panic on the write path.
-            None => self.write_row(new),
+            None => self.write_row(si, new),
         }
     }
 
-    /// Two stored rows of one clustering reconciled into a new arena row.
-    fn merge_stored(&self, old: RowRef, new: RowRef) -> RowRef {
+    /// Two stored rows of one clustering reconciled into a new arena row; `new`
+    /// was never published, so its bytes are free again at once.
+    fn merge_stored(&self, si: usize, old: RowRef, new: RowRef) -> RowRef {
         match (old.decode(&self.base), new.decode(&self.base)) {
-            (Some(o), Some(n)) => self.write_row(&o.merge(n)),
+            (Some(o), Some(n)) => {
+                let merged = self.write_row(si, &o.merge(n));
+                self.shards[si].free_rows.lock().put(new);
+                merged
+            }
             // Unreachable unless the memtable corrupted its own encoding; keep the
             // newer version rather than panic on the write path.
             _ => new,
@@ -834,23 +911,25 @@ impl Memtable {
     /// the same clustering (`existing`), so the tree only replaces: a row is
     /// encoded once, not once alone and once merged (issue 15: an overwrite left
     /// two rows in the arena).
+    /// Returns the batch and the stored rows it replaces.
     fn prepare_rows(
         &self,
+        si: usize,
         rows: &[Row],
         existing: impl Fn(&[u8]) -> Option<RowRef>,
-    ) -> (Vec<RowRef>, usize) {
-        let mut merged = 0;
+    ) -> (Vec<RowRef>, Vec<RowRef>) {
+        let mut replaced = Vec::new();
         let batch = rows
             .iter()
             .map(|r| match existing(&r.clustering) {
                 Some(old) => {
-                    merged += 1;
-                    self.merge_into(old, r)
+                    replaced.push(old);
+                    self.merge_into(si, old, r)
                 }
-                None => self.write_row(r),
+                None => self.write_row(si, r),
             })
             .collect();
-        (batch, merged)
+        (batch, replaced)
     }
 
     /// Applies one partition update atomically: a reader sees all of it or none.
@@ -887,9 +966,9 @@ impl Memtable {
         let key = &update.key.key;
         let lone = rows.len() == 1 && update.static_row.is_none() && deletion_is_empty(update);
         let (single, version, other) = if lone {
-            (self.write_row(&rows[0]).0.as_ptr(), None, 0)
+            (self.write_row(si, &rows[0]).0.as_ptr(), None, 0)
         } else {
-            let (batch, _) = self.prepare_rows(rows, |_| None);
+            let (batch, _) = self.prepare_rows(si, rows, |_| None);
             let mut unused = Garbage::new();
             let (tree, _) = match BTree::new().try_update(batch, |_, n| n, &mut unused) {
                 Ok(t) => t,
@@ -898,9 +977,11 @@ impl Memtable {
             };
             let v = Version {
                 deletion: update.deletion.clone(),
-                static_row: update.static_row.as_ref().map(|r| self.write_row(r)),
+                static_row: update.static_row.as_ref().map(|r| self.write_row(si, r)),
                 rows: tree,
                 replaced: Garbage::new(),
+                replaced_rows: Vec::new(),
+                free_rows: NonNull::from(&self.shards[si].free_rows),
                 next: OnceLock::new(),
             };
             let bytes = v.own_bytes() + tree.node_bytes();
@@ -953,8 +1034,9 @@ impl Memtable {
                     && deletion_is_empty(update)
                     && rows[0].clustering.as_slice() == old.clustering() =>
             {
-                // An overwrite of a lone row stays a lone row.
-                let merged = self.merge_into(old, &rows[0]);
+                // An overwrite of a lone row stays a lone row. The old row's bytes
+                // are not recycled: a reader may hold it with no count to tell.
+                let merged = self.merge_into(si, old, &rows[0]);
                 record.single.store(merged.0.as_ptr(), Ordering::Release);
                 ApplyResult {
                     rows_inserted: 0,
@@ -963,8 +1045,9 @@ impl Memtable {
             }
             Snap::Single(old) => {
                 // The lone row becomes a version (invariant 1: version first).
-                let (batch, merged) =
-                    self.prepare_rows(rows, |ck| (ck == old.clustering()).then_some(old));
+                // The lone row, if replaced here, is not recycled (as above).
+                let (batch, replaced) =
+                    self.prepare_rows(si, rows, |ck| (ck == old.clustering()).then_some(old));
                 let mut seed_leaf = Garbage::new();
                 let seed = match BTree::from_sorted(vec![old]) {
                     Ok(t) => t,
@@ -978,9 +1061,11 @@ impl Memtable {
                 unsafe { seed_leaf.free() };
                 let v = Version {
                     deletion: update.deletion.clone(),
-                    static_row: update.static_row.as_ref().map(|r| self.write_row(r)),
+                    static_row: update.static_row.as_ref().map(|r| self.write_row(si, r)),
                     rows: tree,
                     replaced: Garbage::new(),
+                    replaced_rows: Vec::new(),
+                    free_rows: NonNull::from(&self.shards[si].free_rows),
                     next: OnceLock::new(),
                 };
                 let bytes = v.own_bytes() + tree.node_bytes();
@@ -989,7 +1074,7 @@ impl Memtable {
                 c.other_bytes.fetch_add(bytes as i64, Ordering::Relaxed);
                 ApplyResult {
                     rows_inserted: stats.inserted,
-                    rows_merged: merged,
+                    rows_merged: replaced.len(),
                 }
             }
             Snap::Tree(old) => {
@@ -999,28 +1084,42 @@ impl Memtable {
                 // descent per row (the update descends anyway); a rare overwrite
                 // reconciles two encoded rows in the tree's merge.
                 let premerge = old.rows.height() <= 1;
-                let (batch, premerged) = if premerge {
-                    self.prepare_rows(rows, |ck| old.rows.get(ck).copied())
+                let (batch, mut replaced_rows) = if premerge {
+                    self.prepare_rows(si, rows, |ck| old.rows.get(ck).copied())
                 } else {
-                    (rows.iter().map(|r| self.write_row(r)).collect(), 0)
+                    let batch = rows.iter().map(|r| self.write_row(si, r)).collect();
+                    (batch, Vec::new())
                 };
                 let mut replaced = Garbage::new();
                 let result = if premerge {
                     old.rows.try_update(batch, |_, n| n, &mut replaced)
                 } else {
-                    old.rows
-                        .try_update(batch, |o, n| self.merge_stored(*o, n), &mut replaced)
+                    old.rows.try_update(
+                        batch,
+                        |o, n| {
+                            replaced_rows.push(*o);
+                            self.merge_stored(si, *o, n)
+                        },
+                        &mut replaced,
+                    )
                 };
                 let (tree, stats) = match result {
                     Ok(t) => t,
                     Err(e) => unreachable!("sorted rows rejected: {e}"),
                 };
-                let merged = if premerge { premerged } else { stats.merged };
+                let merged = if premerge {
+                    replaced_rows.len()
+                } else {
+                    stats.merged
+                };
                 let mut deletion = old.deletion.clone();
                 deletion.merge(&update.deletion);
                 let static_row = match (old.static_row, &update.static_row) {
-                    (Some(o), Some(n)) => Some(self.merge_into(o, n)),
-                    (None, Some(n)) => Some(self.write_row(n)),
+                    (Some(o), Some(n)) => {
+                        replaced_rows.push(o);
+                        Some(self.merge_into(si, o, n))
+                    }
+                    (None, Some(n)) => Some(self.write_row(si, n)),
                     (o, None) => o,
                 };
                 let v = Arc::new(Version {
@@ -1028,6 +1127,8 @@ impl Memtable {
                     static_row,
                     rows: tree,
                     replaced,
+                    replaced_rows,
+                    free_rows: NonNull::from(&self.shards[si].free_rows),
                     next: OnceLock::new(),
                 });
                 let delta = v.own_bytes() as isize - old.own_bytes() as isize + stats.bytes_delta;
@@ -1065,16 +1166,18 @@ impl Memtable {
         key: &DecoratedKey,
         clustering: &[u8],
     ) -> Option<(PartitionDeletion, Option<MemRow>)> {
-        let (deletion, row) = match self.record(key)?.snapshot() {
+        let (deletion, row, version) = match self.record(key)?.snapshot() {
             Snap::Single(r) => (
                 PartitionDeletion::default(),
                 (r.clustering() == clustering).then_some(r),
+                None,
             ),
-            Snap::Tree(v) => (v.deletion.clone(), v.rows.get(clustering).copied()),
-            Snap::Empty => (PartitionDeletion::default(), None),
+            Snap::Tree(v) => (v.deletion.clone(), v.rows.get(clustering).copied(), Some(v)),
+            Snap::Empty => (PartitionDeletion::default(), None, None),
         };
         let row = row.map(|row| MemRow {
             row,
+            _version: version,
             _memtable: self.clone(),
         });
         Some((deletion, row))
@@ -1392,7 +1495,7 @@ mod tests {
             1_000_000,
             (0..70_000u32).map(|i| i as u8).collect(),
         ));
-        let stored = m.write_row(&r);
+        let stored = m.write_row(0, &r);
         let mut body = Vec::new();
         crate::encoding::encode_row(&r, &base, &mut body);
         assert_eq!(stored.clustering(), b"ck");
@@ -1848,5 +1951,57 @@ mod tests {
             .rows
             .iter()
             .all(|r| r.cells[0].value == 2999u64.to_be_bytes()));
+    }
+
+    /// Rows overwritten again and again reuse the bytes of the rows they replaced
+    /// once no reader can reach those (invariant 6); a reader holding an old
+    /// snapshot or a `MemRow` still sees its rows intact.
+    #[test]
+    fn overwritten_rows_are_recycled_after_readers_let_go() {
+        let m = Arc::new(Memtable::new(1, 0));
+        let write = |round: u64| {
+            let mut u = PartitionUpdate::new(key(b"hot"));
+            for ck in 0..8u8 {
+                u.add_row(row(&[ck], round as i64, &round.to_be_bytes()));
+            }
+            m.apply(&u);
+        };
+        for round in 1..=10 {
+            write(round);
+        }
+        let settled = m.arena_used_bytes();
+        for round in 11..=10_000 {
+            write(round);
+        }
+        let grown = m.arena_used_bytes() - settled;
+        assert!(
+            grown < 4096,
+            "10,000 overwrites grew the arena by {grown} bytes"
+        );
+        // Held readers keep their rows: the arena grows instead of reusing them.
+        let mut old = m.slice(&key(b"hot"), &ClusteringRange::ALL, false).unwrap();
+        let (_, held) = m.row_for_value(&key(b"hot"), &[3]).unwrap();
+        let held = held.unwrap();
+        let held_body = held.body().to_vec();
+        let before = m.arena_used_bytes();
+        for round in 10_001..=10_100 {
+            write(round);
+        }
+        assert!(
+            m.arena_used_bytes() > before,
+            "rows a reader holds were reused"
+        );
+        let rows: Vec<Row> = std::iter::from_fn(|| old.next_row()).collect();
+        assert_eq!(rows.len(), 8);
+        assert!(rows
+            .iter()
+            .all(|r| r.cells[0].value == 10_000u64.to_be_bytes()));
+        assert_eq!(held.body(), &held_body[..]);
+        drop((old, held));
+        let p = m.read(&key(b"hot"), &ClusteringRange::ALL).unwrap();
+        assert!(p
+            .rows
+            .iter()
+            .all(|r| r.cells[0].value == 10_100u64.to_be_bytes()));
     }
 }
