@@ -46,8 +46,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub const LANES: usize = 4;
 
 /// A lane's first block; each later block doubles, up to [`MAX_BLOCK_BYTES`], so a
-/// small memtable does not pay a megabyte per lane.
-pub const MIN_BLOCK_BYTES: usize = 64 * 1024;
+/// small memtable does not pay a megabyte per lane (eight doublings reach 1 MiB:
+/// the extra block allocations are nothing beside a memtable's rows).
+pub const MIN_BLOCK_BYTES: usize = 4 * 1024;
 
 /// Cassandra's region size.
 pub const MAX_BLOCK_BYTES: usize = 1024 * 1024;

@@ -1553,11 +1553,11 @@ mod tests {
         let header = size_of::<Header>();
         if node.is_leaf() {
             let items = node.items();
-            (header + items.len() * size_of::<T>()).next_multiple_of(8)
+            (header + std::mem::size_of_val(items)).next_multiple_of(8)
                 + items.iter().map(|i| i.heap_bytes()).sum::<usize>()
         } else {
             let (seps, children) = (node.seps(), node.children());
-            (header + children.len() * size_of::<NodePtr<T>>() + seps.len() * size_of::<T>())
+            (header + std::mem::size_of_val(children) + std::mem::size_of_val(seps))
                 .next_multiple_of(8)
                 + children.iter().map(|&c| full_bytes(c)).sum::<usize>()
         }
@@ -1694,10 +1694,10 @@ mod tests {
         ) {
             let mut tree = BTree::new();
             let mut model = Model::new();
-            let mut versions = vec![(tree.clone(), model.clone())];
+            let mut versions = vec![(tree, model.clone())];
             let mut delta_sum = 0isize;
             for batch in &batches {
-                let (prev, prev_model) = (tree.clone(), model.clone());
+                let (prev, prev_model) = (tree, model.clone());
                 let (new, stats) = apply(&tree, &mut model, batch);
                 delta_sum += stats.bytes_delta;
                 check_tree(&new, &model);
@@ -1707,7 +1707,7 @@ mod tests {
                 // The old version is untouched by the update.
                 check_tree(&prev, &prev_model);
                 tree = new;
-                versions.push((tree.clone(), model.clone()));
+                versions.push((tree, model.clone()));
             }
             prop_assert_eq!(delta_sum, tree.memory_bytes() as isize);
             for (old, old_model) in &versions {
@@ -2006,7 +2006,7 @@ mod tests {
                 .collect();
             tree = apply(&tree, &mut model, &batch).0;
             tree.check_invariants().unwrap();
-            versions.push((tree.clone(), model.clone()));
+            versions.push((tree, model.clone()));
         }
         assert!(tree.height() >= 3);
         for (t, m) in versions.iter().step_by(7) {
@@ -2224,7 +2224,7 @@ mod tests {
     fn readers_on_other_threads_see_consistent_snapshots() {
         let cells: Vec<Cell> = (0..5000u64).map(|k| cell(&numkey(k), 1)).collect();
         let base = BTree::from_sorted(cells).unwrap();
-        let snapshot = base.clone();
+        let snapshot = base;
         let reader = std::thread::spawn(move || snapshot.iter().map(|c| c.val).sum::<u64>());
         let all: Vec<Cell> = (0..5000u64).map(|k| cell(&numkey(k), 1)).collect();
         let (updated, _) = base.try_update(all, sum, &mut Garbage::new()).unwrap();

@@ -1634,8 +1634,8 @@ mod tests {
         let grown = m.memory_bytes() - empty;
         let data = m.data_bytes();
         assert!(grown >= data, "{grown} < {data}");
-        // Rows live in the arena: a thousand 34-byte rows take a 64 KiB block,
-        // the tree's nodes sit beside it.
+        // Rows live in the arena: a thousand 34-byte rows take a few doubling
+        // blocks (4, 8, 16, 32 KiB), the tree's nodes sit beside it.
         assert!(m.arena_bytes() >= data && m.arena_bytes() <= 2 * 64 * 1024);
         // Overwriting the same rows at a newer timestamp keeps the replaced rows in
         // the arena until the flush (as Cassandra's slabs do): the arena grows by
