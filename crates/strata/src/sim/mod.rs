@@ -299,14 +299,18 @@ struct Sim<'a> {
     cfg: &'a SimConfig,
     strategy: Box<dyn CompactionStrategy>,
     live: Version<Arc<SimFile>>,
-    /// The live set as the strategies see it, ascending id, kept in step with
+    /// The live set as the strategies see it, in `(first_token, id)` order
+    /// (a set: every decision breaks its ties by id, so the order changes no
+    /// decision), kept in step with
     /// `live` by [`Sim::apply`] rather than rebuilt per decision (rebuilding it
     /// was a quarter of the run: docs/STATUS.md, "Simulator speed"). It holds
     /// the authoritative `level` (the version's), `being_compacted` (inputs of
     /// running tasks) and `droppable_tombstone_ratio` (as of the last refresh,
     /// a decision instant; sstables created since have their own, 0).
     /// Invariant 5 (checked with `check_invariants`): it equals what the
-    /// version and those two facts give.
+    /// version and those two facts give. The order is the one the strategies
+    /// sort by (`OverlapIndex`, each LCS level), and the standard sort finds a
+    /// sorted run in one pass: sorting the set in id order was 45% of a run.
     infos: Vec<SSTableInfo>,
     /// Bytes per level (index = level), kept in step with `live`.
     level_bytes: Vec<u64>,
@@ -442,6 +446,33 @@ fn micros(relative_seconds: f64) -> i64 {
     ((START_SECONDS as f64 + relative_seconds) * 1e6) as i64
 }
 
+/// Merges `added` into `sorted`, both by `(first_token, id)`, moving each
+/// element of `sorted` at most once (a merge's outputs land anywhere in the
+/// token order; inserting them one by one moved the tail once per output).
+fn merge_sorted(sorted: &mut Vec<SSTableInfo>, mut added: Vec<SSTableInfo>) {
+    if added.is_empty() {
+        return;
+    }
+    let key = |s: &SSTableInfo| (s.first_token, s.id);
+    added.sort_unstable_by_key(key);
+    let old_len = sorted.len();
+    let start = sorted.partition_point(|s| key(s) < key(&added[0]));
+    // Placeholders at the end, then fill from the back: each slot takes the
+    // larger of the two remaining heads (swapped in, so nothing is cloned).
+    sorted.extend(added.iter().cloned());
+    let (mut i, mut j, mut w) = (old_len, added.len(), sorted.len());
+    while j > 0 {
+        w -= 1;
+        if i > start && key(&sorted[i - 1]) > key(&added[j - 1]) {
+            sorted.swap(i - 1, w);
+            i -= 1;
+        } else {
+            std::mem::swap(&mut sorted[w], &mut added[j - 1]);
+            j -= 1;
+        }
+    }
+}
+
 fn add_level(per_level: &mut Vec<u64>, level: u32, bytes: u64) {
     let l = level as usize;
     if per_level.len() <= l {
@@ -548,7 +579,7 @@ impl<'a> Sim<'a> {
             });
         }
         for &(id, level) in &edit.moved {
-            if let Ok(i) = self.infos.binary_search_by_key(&id, |s| s.id) {
+            if let Some(i) = self.info_index(id) {
                 let s = &mut self.infos[i];
                 self.level_bytes[s.level as usize] -= s.size_bytes;
                 s.level = level;
@@ -556,22 +587,14 @@ impl<'a> Sim<'a> {
             }
         }
         let ttl = self.purge_before().is_some();
+        let mut added: Vec<SSTableInfo> = Vec::with_capacity(edit.added.len());
         for a in &edit.added {
             add_level(&mut self.level_bytes, a.level, a.handle.info.size_bytes);
-            let info = SSTableInfo {
+            added.push(SSTableInfo {
                 level: a.level,
                 being_compacted: false,
                 ..a.handle.info.clone()
-            };
-            // Ids are handed out ascending, so adds go at the end, except the
-            // outputs of a throttled task, numbered when it started.
-            match self.infos.last() {
-                Some(last) if last.id > a.id => {
-                    let at = self.infos.partition_point(|s| s.id < a.id);
-                    self.infos.insert(at, info);
-                }
-                _ => self.infos.push(info),
-            }
+            });
             // Its ratio is 0 until the next refresh recomputes it, which is
             // due once its oldest bucket is purgeable (a throttled task's
             // output may hold buckets that expired while it ran).
@@ -580,14 +603,24 @@ impl<'a> Sim<'a> {
                 self.ratio_due.push(Reverse((due.to_bits(), a.id)));
             }
         }
+        merge_sorted(&mut self.infos, added);
         Ok(())
+    }
+
+    /// Where sstable `id` is in [`Sim::infos`]: found by its token, which the
+    /// version's handle holds and no edit changes.
+    fn info_index(&self, id: u64) -> Option<usize> {
+        let first_token = self.live.get(id)?.handle.info.first_token;
+        self.infos
+            .binary_search_by_key(&(first_token, id), |s| (s.first_token, s.id))
+            .ok()
     }
 
     /// Marks the inputs of a task that has started; they stay marked until
     /// the task's edit removes them.
     fn mark_busy(&mut self, ids: &[u64]) {
         for id in ids {
-            if let Ok(i) = self.infos.binary_search_by_key(id, |s| s.id) {
+            if let Some(i) = self.info_index(*id) {
                 self.infos[i].being_compacted = true;
             }
         }
@@ -616,11 +649,14 @@ impl<'a> Sim<'a> {
             let Some(e) = self.live.get(id) else {
                 continue;
             };
-            let hist = &e.handle.hist;
-            if let Ok(i) = self.infos.binary_search_by_key(&id, |s| s.id) {
-                self.infos[i].droppable_tombstone_ratio = hist.share_purgeable(cutoff);
+            let (ratio, due) = (
+                e.handle.hist.share_purgeable(cutoff),
+                e.handle.hist.next_purge_cutoff(cutoff),
+            );
+            if let Some(i) = self.info_index(id) {
+                self.infos[i].droppable_tombstone_ratio = ratio;
             }
-            if let Some(due) = hist.next_purge_cutoff(cutoff) {
+            if let Some(due) = due {
                 self.ratio_due.push(Reverse((due.to_bits(), id)));
             }
         }
@@ -637,7 +673,7 @@ impl<'a> Sim<'a> {
             .flat_map(|r| r.inputs.iter().copied())
             .collect();
         let mut level_bytes: Vec<u64> = Vec::new();
-        let fresh: Vec<SSTableInfo> = self
+        let mut fresh: Vec<SSTableInfo> = self
             .live
             .iter()
             .map(|e| {
@@ -655,6 +691,7 @@ impl<'a> Sim<'a> {
                 }
             })
             .collect();
+        fresh.sort_unstable_by_key(|s| (s.first_token, s.id));
         let len = level_bytes.len().max(self.level_bytes.len());
         level_bytes.resize(len, 0);
         let mut kept = self.level_bytes.clone();
@@ -683,13 +720,13 @@ impl<'a> Sim<'a> {
             } else {
                 // Ids are handed out ascending and never reused: one below
                 // `next_id` that is not live was consumed.
-                match self.infos.binary_search_by_key(id, |s| s.id) {
-                    Err(_) if *id < self.next_id => Some("names an sstable already consumed"),
-                    Err(_) => Some("names an unknown sstable"),
-                    Ok(i) if self.infos[i].being_compacted => {
+                match self.info_index(*id) {
+                    None if *id < self.next_id => Some("names an sstable already consumed"),
+                    None => Some("names an unknown sstable"),
+                    Some(i) if self.infos[i].being_compacted => {
                         Some("names an sstable being compacted")
                     }
-                    Ok(_) => None,
+                    Some(_) => None,
                 }
             };
             if let Some(p) = problem {
