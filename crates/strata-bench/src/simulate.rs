@@ -47,6 +47,9 @@ pub struct SimulateOverrides {
     pub concurrent_compactors: usize,
     /// Skip the per-task invariant checks.
     pub no_checks: bool,
+    /// Width of the simulator's write-time buckets (`None`: its default,
+    /// `max(60 s, TTL / 256)`).
+    pub bucket_width: Option<String>,
 }
 
 fn opt<T>(v: &Option<String>, parse: fn(&str) -> Result<T>) -> Result<Option<T>> {
@@ -138,6 +141,15 @@ impl SimulateOverrides {
             opt(&a.throughput, parse_rate_bytes_per_second)?;
         cfg.concurrent_compactors = a.concurrent_compactors;
         cfg.check_invariants = !a.no_checks;
+        if let Some(w) = &a.bucket_width {
+            let seconds = parse_duration_seconds(w)?.round();
+            if seconds < 1.0 {
+                return Err(Error::InvalidInput(format!(
+                    "--bucket-width {w} is below one second"
+                )));
+            }
+            cfg.bucket_seconds = Some(seconds as u64);
+        }
         Ok((cfg, notes))
     }
 }
@@ -152,6 +164,27 @@ mod tests {
             concurrent_compactors: 2,
             ..SimulateOverrides::default()
         }
+    }
+
+    #[test]
+    fn bucket_width_is_a_duration_and_not_zero() {
+        let (cfg, _) = SimulateOverrides {
+            bucket_width: Some("1h".into()),
+            ..base()
+        }
+        .config()
+        .unwrap();
+        assert_eq!(cfg.bucket_seconds, Some(3600));
+        let (cfg, _) = base().config().unwrap();
+        assert_eq!(cfg.bucket_seconds, None, "the simulator's default");
+        let err = SimulateOverrides {
+            bucket_width: Some("0s".into()),
+            ..base()
+        }
+        .config()
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("--bucket-width"), "{err}");
     }
 
     #[test]

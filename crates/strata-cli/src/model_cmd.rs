@@ -137,9 +137,17 @@ pub struct SimulateArgs {
     pub throughput: Option<String>,
     #[arg(long, default_value_t = 2)]
     pub concurrent_compactors: usize,
-    /// Skip the per-task invariant checks (level disjointness etc.).
+    /// Skip the per-task invariant checks (level disjointness, the kept
+    /// metadata against a rebuild, ...): they cost O(n log n) per task, so
+    /// runs of thousands of sstables and more use this.
     #[arg(long)]
     pub no_checks: bool,
+    /// Width of the write-time buckets of each simulated sstable (default
+    /// `max(60s, TTL / 256)`). Without TTL nothing is purged, so a coarser
+    /// width (`1h`) saves memory and time in long runs; results may then differ
+    /// slightly (where time windows cut, float rounding of sizes).
+    #[arg(long)]
+    pub bucket_width: Option<String>,
     /// Write the whole result (series included) as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -296,6 +304,7 @@ fn simulate_overrides(a: &SimulateArgs) -> SimulateOverrides {
         throughput: a.throughput.clone(),
         concurrent_compactors: a.concurrent_compactors,
         no_checks: a.no_checks,
+        bucket_width: a.bucket_width.clone(),
     }
 }
 

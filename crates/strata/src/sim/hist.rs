@@ -133,6 +133,17 @@ impl Hist {
         (self.cum[k - 1] / total).min(1.0)
     }
 
+    /// The smallest cutoff above `cutoff` at which [`Hist::share_purgeable`]
+    /// changes (the end of the oldest bucket live at `cutoff`), or `None` once
+    /// every bucket is purgeable. Between the two it stays the same, so the
+    /// simulator recomputes a ratio only when the cutoff reaches this.
+    pub fn next_purge_cutoff(&self, cutoff: f64) -> Option<f64> {
+        let k = self.first_live(cutoff);
+        self.buckets
+            .get(k)
+            .map(|&(b, _)| (b + 1) as f64 * self.width)
+    }
+
     /// Every bucket times `factor` (an output's share of a merge).
     pub fn scaled(&self, factor: f64) -> Hist {
         let buckets = self.buckets.iter().map(|&(b, v)| (b, v * factor)).collect();

@@ -19,8 +19,9 @@
 //! - **Tasks** are applied as the executor applies them: the live set is a
 //!   [`Version`] (the engine's own type, with the synthetic metadata as its
 //!   handle), and a finished task becomes the edit [`CompactionTask::edit`]
-//!   makes of it, applied by [`Version::apply`] — the very code the engine's
-//!   executor and manifest run. Inputs are marked `being_compacted` while a task
+//!   makes of it, applied by [`Version::apply_in_place`] — the checks and the
+//!   change of [`Version::apply`], which the engine's executor and manifest
+//!   run, without the copy of the set. Inputs are marked `being_compacted` while a task
 //!   runs; `Drop` removes sstables, `Move` changes a level, `Merge`/`Rewrite`
 //!   replace inputs by outputs. Compaction takes zero time, or `input bytes / throughput` with a
 //!   throughput limit and up to `concurrent_compactors` tasks at once. One thread
@@ -37,12 +38,16 @@
 //! 4. Determinism: no randomness and no wall clock in the simulation; the same
 //!    config gives the same result, sample for sample (only
 //!    `elapsed_wall_seconds` differs).
+//! 5. The metadata handed to the strategies, kept between decisions rather
+//!    than rebuilt for each, is exactly what rebuilding it from the version,
+//!    the running tasks and the histograms would give.
 //!
 //! Call [`run`] from any thread; it owns all its state.
 
 pub mod hist;
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -280,11 +285,10 @@ struct Running {
 }
 
 /// What the simulator holds for each live sstable (the handle of its
-/// [`Version`]): the synthetic metadata the strategies see and the data
-/// histogram. The metadata's `level`, `being_compacted` and
-/// `droppable_tombstone_ratio` are not authoritative: the version's level, the
-/// busy set and the refreshed ratios are (as the engine fills them from its
-/// version, its busy set and the clock).
+/// [`Version`]): the synthetic metadata as created and the data histogram.
+/// The metadata's `level`, `being_compacted` and `droppable_tombstone_ratio`
+/// are not authoritative: the version's level and [`Sim::infos`] are (as the
+/// engine fills them from its version, its busy set and the clock).
 #[derive(Debug)]
 struct SimFile {
     info: SSTableInfo,
@@ -295,12 +299,32 @@ struct Sim<'a> {
     cfg: &'a SimConfig,
     strategy: Box<dyn CompactionStrategy>,
     live: Version<Arc<SimFile>>,
-    /// Inputs of running tasks.
-    busy: HashSet<u64>,
-    /// Droppable-tombstone ratios as of the last refresh (a decision instant);
-    /// sstables created since have their own (0).
-    ratios: HashMap<u64, f64>,
-    retired: HashSet<u64>,
+    /// The live set as the strategies see it, in `(first_token, id)` order
+    /// (a set: every decision breaks its ties by id, so the order changes no
+    /// decision), kept in step with
+    /// `live` by [`Sim::apply`] rather than rebuilt per decision (rebuilding it
+    /// was a quarter of the run: docs/STATUS.md, "Simulator speed"). It holds
+    /// the authoritative `level` (the version's), `being_compacted` (inputs of
+    /// running tasks) and `droppable_tombstone_ratio` (as of the last refresh,
+    /// a decision instant; sstables created since have their own, 0).
+    /// Invariant 5 (checked with `check_invariants`): it equals what the
+    /// version and those two facts give. The order is the one the strategies
+    /// sort by (`OverlapIndex`, each LCS level), and the standard sort finds a
+    /// sorted run in one pass: sorting the set in id order was 45% of a run.
+    infos: Vec<SSTableInfo>,
+    /// Bytes per level (index = level), kept in step with `live`.
+    level_bytes: Vec<u64>,
+    /// When each sstable's droppable ratio next changes: `(cutoff, id)`, the
+    /// cutoff as `f64::to_bits` (positive, so the bits order as the values),
+    /// smallest first. An sstable's ratio is a step function of the purge
+    /// cutoff, changing only when the cutoff passes the end of its oldest live
+    /// bucket; refreshing only those due replaces a pass over every sstable at
+    /// every instant (38% of the run). Entries of sstables no longer live are
+    /// skipped when they come up.
+    ratio_due: BinaryHeap<Reverse<(u64, u64)>>,
+    /// The cutoff of the last ratio refresh and the sstables live then,
+    /// ascending (kept for the check of invariant 5 only).
+    refreshed: Option<(f64, Vec<u64>)>,
     running: Vec<Running>,
     next_id: u64,
     bucket_seconds: f64,
@@ -422,6 +446,33 @@ fn micros(relative_seconds: f64) -> i64 {
     ((START_SECONDS as f64 + relative_seconds) * 1e6) as i64
 }
 
+/// Merges `added` into `sorted`, both by `(first_token, id)`, moving each
+/// element of `sorted` at most once (a merge's outputs land anywhere in the
+/// token order; inserting them one by one moved the tail once per output).
+fn merge_sorted(sorted: &mut Vec<SSTableInfo>, mut added: Vec<SSTableInfo>) {
+    if added.is_empty() {
+        return;
+    }
+    let key = |s: &SSTableInfo| (s.first_token, s.id);
+    added.sort_unstable_by_key(key);
+    let old_len = sorted.len();
+    let start = sorted.partition_point(|s| key(s) < key(&added[0]));
+    // Placeholders at the end, then fill from the back: each slot takes the
+    // larger of the two remaining heads (swapped in, so nothing is cloned).
+    sorted.extend(added.iter().cloned());
+    let (mut i, mut j, mut w) = (old_len, added.len(), sorted.len());
+    while j > 0 {
+        w -= 1;
+        if i > start && key(&sorted[i - 1]) > key(&added[j - 1]) {
+            sorted.swap(i - 1, w);
+            i -= 1;
+        } else {
+            std::mem::swap(&mut sorted[w], &mut added[j - 1]);
+            j -= 1;
+        }
+    }
+}
+
 fn add_level(per_level: &mut Vec<u64>, level: u32, bytes: u64) {
     let l = level as usize;
     if per_level.len() <= l {
@@ -509,50 +560,155 @@ impl<'a> Sim<'a> {
 
     /// Applies `edit` to the live set with the engine's function, which checks
     /// it (an id consumed twice or unknown is an error, never a wrong figure).
+    /// Then brings the strategies' view ([`Sim::infos`]) and the level sizes
+    /// along: O(n) memory moves for the removals, O(k log n) otherwise.
     fn apply(&mut self, edit: &VersionEdit<Arc<SimFile>>) -> Result<()> {
-        self.live = self
-            .live
-            .apply(edit)
+        self.live
+            .apply_in_place(edit)
             .map_err(|e| Error::InvalidInput(format!("simulator edit {edit:?}: {e}")))?;
-        for id in &edit.removed {
-            self.retired.insert(*id);
-            self.busy.remove(id);
-            self.ratios.remove(id);
+        if !edit.removed.is_empty() {
+            let mut removed = edit.removed.clone();
+            removed.sort_unstable();
+            let level_bytes = &mut self.level_bytes;
+            self.infos.retain(|s| {
+                let gone = removed.binary_search(&s.id).is_ok();
+                if gone {
+                    level_bytes[s.level as usize] -= s.size_bytes;
+                }
+                !gone
+            });
         }
+        for &(id, level) in &edit.moved {
+            if let Some(i) = self.info_index(id) {
+                let s = &mut self.infos[i];
+                self.level_bytes[s.level as usize] -= s.size_bytes;
+                s.level = level;
+                add_level(&mut self.level_bytes, level, s.size_bytes);
+            }
+        }
+        let ttl = self.purge_before().is_some();
+        let mut added: Vec<SSTableInfo> = Vec::with_capacity(edit.added.len());
+        for a in &edit.added {
+            add_level(&mut self.level_bytes, a.level, a.handle.info.size_bytes);
+            added.push(SSTableInfo {
+                level: a.level,
+                being_compacted: false,
+                ..a.handle.info.clone()
+            });
+            // Its ratio is 0 until the next refresh recomputes it, which is
+            // due once its oldest bucket is purgeable (a throttled task's
+            // output may hold buckets that expired while it ran).
+            let first_change = a.handle.hist.next_purge_cutoff(f64::NEG_INFINITY);
+            if let Some(due) = first_change.filter(|_| ttl) {
+                self.ratio_due.push(Reverse((due.to_bits(), a.id)));
+            }
+        }
+        merge_sorted(&mut self.infos, added);
         Ok(())
     }
 
-    /// The live set as the strategies see it (module docs of [`SimFile`]).
-    fn infos(&self) -> Vec<SSTableInfo> {
-        self.live
-            .iter()
-            .map(|e| SSTableInfo {
-                level: e.level,
-                being_compacted: self.busy.contains(&e.id),
-                droppable_tombstone_ratio: self
-                    .ratios
-                    .get(&e.id)
-                    .copied()
-                    .unwrap_or(e.handle.info.droppable_tombstone_ratio),
-                ..e.handle.info.clone()
-            })
-            .collect()
+    /// Where sstable `id` is in [`Sim::infos`]: found by its token, which the
+    /// version's handle holds and no edit changes.
+    fn info_index(&self, id: u64) -> Option<usize> {
+        let first_token = self.live.get(id)?.handle.info.first_token;
+        self.infos
+            .binary_search_by_key(&(first_token, id), |s| (s.first_token, s.id))
+            .ok()
+    }
+
+    /// Marks the inputs of a task that has started; they stay marked until
+    /// the task's edit removes them.
+    fn mark_busy(&mut self, ids: &[u64]) {
+        for id in ids {
+            if let Some(i) = self.info_index(*id) {
+                self.infos[i].being_compacted = true;
+            }
+        }
     }
 
     fn total_bytes(&self) -> u64 {
-        self.live.handles().iter().map(|f| f.info.size_bytes).sum()
+        self.level_bytes.iter().sum()
     }
 
     /// Expired-and-purgeable share of each sstable, as the engine estimates it
-    /// from its stats (expired cells are tombstones droppable at `gc_before`).
+    /// from its stats (expired cells are tombstones droppable at `gc_before`);
+    /// only the sstables whose share has changed since the last refresh are
+    /// recomputed (`ratio_due`).
     fn refresh_droppable_ratios(&mut self) {
         let Some(cutoff) = self.purge_before() else {
             return;
         };
-        for e in self.live.iter() {
-            self.ratios
-                .insert(e.id, e.handle.hist.share_purgeable(cutoff));
+        if self.cfg.check_invariants {
+            self.refreshed = Some((cutoff, self.live.iter().map(|e| e.id).collect()));
         }
+        while let Some(&Reverse((due_bits, id))) = self.ratio_due.peek() {
+            if f64::from_bits(due_bits) > cutoff {
+                break;
+            }
+            self.ratio_due.pop();
+            let Some(e) = self.live.get(id) else {
+                continue;
+            };
+            let (ratio, due) = (
+                e.handle.hist.share_purgeable(cutoff),
+                e.handle.hist.next_purge_cutoff(cutoff),
+            );
+            if let Some(i) = self.info_index(id) {
+                self.infos[i].droppable_tombstone_ratio = ratio;
+            }
+            if let Some(due) = due {
+                self.ratio_due.push(Reverse((due.to_bits(), id)));
+            }
+        }
+    }
+
+    /// Invariant 5: the strategies' view is what the version, the running
+    /// tasks and the histograms give, as it was rebuilt per decision before it
+    /// was kept: each ratio is the share purgeable at the last refresh, or 0
+    /// for sstables created since.
+    fn check_infos(&self) -> Result<()> {
+        let busy: HashSet<u64> = self
+            .running
+            .iter()
+            .flat_map(|r| r.inputs.iter().copied())
+            .collect();
+        let mut level_bytes: Vec<u64> = Vec::new();
+        let mut fresh: Vec<SSTableInfo> = self
+            .live
+            .iter()
+            .map(|e| {
+                add_level(&mut level_bytes, e.level, e.handle.info.size_bytes);
+                SSTableInfo {
+                    level: e.level,
+                    being_compacted: busy.contains(&e.id),
+                    droppable_tombstone_ratio: match &self.refreshed {
+                        Some((cutoff, live)) if live.binary_search(&e.id).is_ok() => {
+                            e.handle.hist.share_purgeable(*cutoff)
+                        }
+                        _ => e.handle.info.droppable_tombstone_ratio,
+                    },
+                    ..e.handle.info.clone()
+                }
+            })
+            .collect();
+        fresh.sort_unstable_by_key(|s| (s.first_token, s.id));
+        let len = level_bytes.len().max(self.level_bytes.len());
+        level_bytes.resize(len, 0);
+        let mut kept = self.level_bytes.clone();
+        kept.resize(len, 0);
+        if let Some((kept, fresh)) = self.infos.iter().zip(&fresh).find(|(k, f)| k != f) {
+            return Err(Error::InvalidInput(format!(
+                "simulator invariant 5: the strategies' view drifted from the live set at t = {} s: {kept:?} should be {fresh:?}",
+                self.now
+            )));
+        }
+        if fresh.len() != self.infos.len() || level_bytes != kept {
+            return Err(Error::InvalidInput(format!(
+                "simulator invariant 5: the strategies' view or level sizes drifted from the live set at t = {} s",
+                self.now
+            )));
+        }
+        Ok(())
     }
 
     fn check_task(&self, task: &CompactionTask) -> Result<()> {
@@ -561,12 +717,15 @@ impl<'a> Sim<'a> {
         for id in &ids {
             let problem = if !seen.insert(*id) {
                 Some("names an sstable twice")
-            } else if self.retired.contains(id) {
-                Some("names an sstable already consumed")
             } else {
-                match self.live.get(*id) {
+                // Ids are handed out ascending and never reused: one below
+                // `next_id` that is not live was consumed.
+                match self.info_index(*id) {
+                    None if *id < self.next_id => Some("names an sstable already consumed"),
                     None => Some("names an unknown sstable"),
-                    Some(_) if self.busy.contains(id) => Some("names an sstable being compacted"),
+                    Some(i) if self.infos[i].being_compacted => {
+                        Some("names an sstable being compacted")
+                    }
                     Some(_) => None,
                 }
             };
@@ -790,16 +949,15 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        // Only measured where flows are counted: a scan of the live set per merge.
+        // Only measured where flows are counted.
         let relative_density =
             (self.now > self.warmup && output_level >= 2 && promoted_tokens > 0.0)
                 .then(|| {
-                    let source: u64 = self
-                        .live
-                        .iter()
-                        .filter(|s| s.level == output_level - 1)
-                        .map(|s| s.handle.info.size_bytes)
-                        .sum();
+                    let source = self
+                        .level_bytes
+                        .get(output_level as usize - 1)
+                        .copied()
+                        .unwrap_or(0);
                     // The ring has 2^64 tokens.
                     let average = source as f64 / 18_446_744_073_709_551_616.0;
                     (promoted as f64 / promoted_tokens) / average
@@ -857,7 +1015,7 @@ impl<'a> Sim<'a> {
         if self.cfg.compaction_throughput_bytes_per_second.is_none() {
             self.install(run)
         } else {
-            self.busy.extend(run.inputs.iter().copied());
+            self.mark_busy(&run.inputs);
             self.running.push(run);
             Ok(())
         }
@@ -905,10 +1063,13 @@ impl<'a> Sim<'a> {
         while self.running.len() < limit {
             let ctx = self.ctx(memtable_since);
             self.tasks.decisions += 1;
-            let Some(task) = self.strategy.next_task(&self.infos(), &ctx) else {
+            let Some(task) = self.strategy.next_task(&self.infos, &ctx) else {
                 break;
             };
             self.start(task)?;
+            if self.cfg.check_invariants {
+                self.check_infos()?;
+            }
             self.max_sstables = self.max_sstables.max(self.live.len());
             started += 1;
             if started > MAX_TASKS_PER_INSTANT {
@@ -968,9 +1129,10 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
         cfg,
         strategy: strategy_for(&cfg.compaction),
         live: Version::empty(),
-        busy: HashSet::new(),
-        ratios: HashMap::new(),
-        retired: HashSet::new(),
+        infos: Vec::new(),
+        level_bytes: Vec::new(),
+        ratio_due: BinaryHeap::new(),
+        refreshed: None,
         running: Vec::new(),
         next_id: 1,
         bucket_seconds: cfg
