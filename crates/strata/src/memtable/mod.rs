@@ -625,14 +625,16 @@ impl std::fmt::Debug for Memtable {
 
 impl Drop for Memtable {
     fn drop(&mut self) {
-        for shard in self.shards.iter_mut() {
-            for key in shard.set.get_mut().iter() {
-                let record = key.record() as *const PartRecord as *mut PartRecord;
-                // SAFETY: `&mut self`: no reader or writer remains (each reader
-                // holds the memtable), and each record appears in one set once.
-                // Its version (and through it the last tree and replaced nodes)
-                // is released here; the arena bytes go with `arena` after this.
-                unsafe { std::ptr::drop_in_place(std::ptr::addr_of_mut!((*record).version)) };
+        // Shared access only: releasing a version locks its shard's free rows
+        // through the version's own pointer, which must not alias a `&mut Shard`.
+        for shard in self.shards.iter() {
+            for key in shard.set.read().iter() {
+                // No reader or writer remains (each reader holds the memtable).
+                // Storing `None` releases the version, and through it the last
+                // tree and the replaced nodes; an empty `ArcSwapOption` owns
+                // nothing, so the record needs no drop before the arena frees its
+                // bytes after this.
+                key.record().version.store(None);
             }
         }
     }
