@@ -86,6 +86,7 @@
 //! `height() <= ceil(log16(len)) + 1` (tested for bulk, sequential and random builds).
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::cmp::Ordering;
 use std::fmt;
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
@@ -110,6 +111,13 @@ pub trait Item: Copy {
     /// Heap bytes owned by this item beyond `size_of::<Self>()` (for exact memory
     /// accounting); 0 for handles whose bytes someone else accounts for.
     fn heap_bytes(&self) -> usize;
+    /// `self.key().cmp(other.key())`, which an item may answer from data it
+    /// carries inline (a key prefix) without reading its key: the comparisons
+    /// of an update (placing batch items, routing through separators) all go
+    /// through here.
+    fn cmp_item(&self, other: &Self) -> Ordering {
+        self.key().cmp(other.key())
+    }
 }
 
 /// What one [`BTree::update`] did.
@@ -488,7 +496,7 @@ fn grow<T: Item>(mut level: Vec<Entry<T>>, mut height: usize, rule: Split) -> (N
 fn first_unsorted<T: Item>(items: &[T]) -> Option<usize> {
     items
         .windows(2)
-        .position(|w| w[0].key() >= w[1].key())
+        .position(|w| w[0].cmp_item(&w[1]) != Ordering::Less)
         .map(|p| p + 1)
 }
 
@@ -496,12 +504,12 @@ fn first_unsorted<T: Item>(items: &[T]) -> Option<usize> {
 /// folds each run of equal keys with `merge(&earlier, later)`. Returns the strictly
 /// increasing batch and the number of folds.
 fn normalize<T: Item, F: FnMut(&T, T) -> T>(mut batch: Vec<T>, merge: &mut F) -> (Vec<T>, usize) {
-    batch.sort_by(|a, b| a.key().cmp(b.key()));
+    batch.sort_by(|a, b| a.cmp_item(b));
     let mut out: Vec<T> = Vec::with_capacity(batch.len());
     let mut folded = 0;
     for item in batch {
         match out.last_mut() {
-            Some(prev) if prev.key() == item.key() => {
+            Some(prev) if prev.cmp_item(&item) == Ordering::Equal => {
                 let merged = merge(prev, item);
                 *prev = merged;
                 folded += 1;
@@ -518,7 +526,7 @@ fn count_dups<T: Item>(old: &[T], batch: &[T]) -> usize {
     let mut rest = old;
     let mut dups = 0;
     for b in batch {
-        match rest.binary_search_by(|o| o.key().cmp(b.key())) {
+        match rest.binary_search_by(|o| o.cmp_item(b)) {
             Ok(p) => {
                 dups += 1;
                 rest = &rest[p + 1..];
@@ -557,7 +565,7 @@ impl<T: Item, F: FnMut(&T, T) -> T> Iterator for MergeRun<'_, '_, T, F> {
         if self.pending.is_none() && self.remaining > 0 {
             if let Some(b) = self.batch.next() {
                 self.remaining -= 1;
-                self.pending = Some(match self.old.binary_search_by(|o| o.key().cmp(b.key())) {
+                self.pending = Some(match self.old.binary_search_by(|o| o.cmp_item(&b)) {
                     Ok(p) => (p, true, b),
                     Err(p) => (p, false, b),
                 });
@@ -603,7 +611,7 @@ fn rebuild_leaf<T: Item, F: FnMut(&T, T) -> T>(
     let (dups, pending, remaining) = if n == 1 {
         match batch.next() {
             Some(b) => {
-                let found = old.binary_search_by(|o| o.key().cmp(b.key()));
+                let found = old.binary_search_by(|o| o.cmp_item(&b));
                 let (pos, equal) = match found {
                     Ok(p) => (p, true),
                     Err(p) => (p, false),
@@ -669,7 +677,7 @@ fn update_rec<T: Item, F: FnMut(&T, T) -> T>(
     for (i, &child) in children.iter().enumerate() {
         // Child i takes the batch keys below separator i (invariant 4).
         let k = if i < last {
-            batch.as_slice()[..rem].partition_point(|b| b.key() < seps[i].key())
+            batch.as_slice()[..rem].partition_point(|b| b.cmp_item(&seps[i]) == Ordering::Less)
         } else {
             rem
         };
@@ -738,7 +746,7 @@ fn insert_one<T: Item, F: FnMut(&T, T) -> T>(
     }
     let (seps, children) = (node.seps(), node.children());
     let i = match batch.as_slice().first() {
-        Some(b) => seps.partition_point(|s| s.key() <= b.key()),
+        Some(b) => seps.partition_point(|s| s.cmp_item(b) != Ordering::Greater),
         None => 0,
     };
     let last = children.len() - 1;
@@ -1147,8 +1155,14 @@ fn check_node<'a, T: Item + 'a>(
         if depth != height {
             return Err(format!("leaf at depth {depth}, height {height}"));
         }
-        if let Some(i) = first_unsorted(items) {
-            return Err(format!("leaf keys not increasing at {i}"));
+        if let Some(i) = items.windows(2).position(|w| w[0].key() >= w[1].key()) {
+            return Err(format!("leaf keys not increasing at {}", i + 1));
+        }
+        if let Some(i) = items
+            .windows(2)
+            .position(|w| w[0].cmp_item(&w[1]) != w[0].key().cmp(w[1].key()))
+        {
+            return Err(format!("cmp_item disagrees with key order at {}", i + 1));
         }
         let (Some(first), Some(last)) = (items.first(), items.last()) else {
             return Err("empty leaf".into());
