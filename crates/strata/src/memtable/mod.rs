@@ -8,7 +8,7 @@
 //! - **row** ([`RowRef`]): an encoded row in the arena, `[varint clustering length]
 //!   [clustering][varint body length][body]`, the body in the compact row codec
 //!   (`encoding`) with deltas against the memtable's creation time. A handle to it is
-//!   one pointer, copied freely.
+//!   a pointer plus the clustering's first 8 bytes, copied freely.
 //! - **partition record**: in the arena, `[single row pointer][version pointer]
 //!   [key length u32][key bytes]`. A partition holding one row and no deletion or
 //!   static row is just that row (`single`); any other is a **version**.
