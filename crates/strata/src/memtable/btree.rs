@@ -54,9 +54,9 @@
 //!   `heap_bytes()`. Whenever a child is rebuilt its separator is re-copied from the
 //!   new first item.
 //!
-//! With 16-byte items (the memtable's) a full leaf costs 16 bytes per item plus a 24-byte header shared
-//! by 32 items; one allocation per node halves the allocations of a path copy against
-//! a node with boxed slices.
+//! With 16-byte items (the memtable's) a full leaf costs 16 bytes per item plus a
+//! 24-byte header shared by 32 items; one allocation per node halves the
+//! allocations of a path copy against a node with boxed slices.
 //!
 //! # Invariants (checked by [`BTree::check_invariants`])
 //!
