@@ -61,7 +61,8 @@
 //! again and again (hot rows, counters) do not grow the arena without bound, which
 //! Cassandra's slabs and RocksDB's arena let them do until the flush. A lone row
 //! (no version) has no such moment: a reader may hold it with nothing counting,
-//! so its replaced bytes stay until the flush.
+//! so its replaced bytes stay until the flush, and so do they when a later
+//! version replaces it (every version remembers its partition's former lone row).
 //!
 //! # Invariants
 //!
@@ -330,6 +331,10 @@ struct Version {
     /// Where those rows go: the free rows of the partition's shard. A version never
     /// outlives its memtable (readers hold the memtable), so this stays valid.
     free_rows: NonNull<Mutex<FreeRows>>,
+    /// The row this partition held alone before its first version, if it did: a
+    /// reader may still hold it with nothing counting (`Snap::Single`), so it is
+    /// never recycled, even once a later version replaces it.
+    lone: Option<NonNull<u8>>,
     /// The version that replaced this one; set once, before it is published.
     next: OnceLock<Arc<Version>>,
 }
@@ -374,7 +379,9 @@ impl Version {
             let free = unsafe { self.free_rows.as_ref() };
             let mut free = free.lock();
             for r in self.replaced_rows.drain(..) {
-                free.put(r);
+                if Some(r.ptr) != self.lone {
+                    free.put(r);
+                }
             }
         }
         if self.next.get().is_none() {
@@ -1022,6 +1029,7 @@ impl Memtable {
                 replaced: Garbage::new(),
                 replaced_rows: Vec::new(),
                 free_rows: NonNull::from(&self.shards[si].free_rows),
+                lone: None,
                 next: OnceLock::new(),
             };
             let bytes = v.own_bytes() + tree.node_bytes();
@@ -1106,6 +1114,7 @@ impl Memtable {
                     replaced: Garbage::new(),
                     replaced_rows: Vec::new(),
                     free_rows: NonNull::from(&self.shards[si].free_rows),
+                    lone: Some(old.ptr),
                     next: OnceLock::new(),
                 };
                 let bytes = v.own_bytes() + tree.node_bytes();
@@ -1169,6 +1178,7 @@ impl Memtable {
                     replaced,
                     replaced_rows,
                     free_rows: NonNull::from(&self.shards[si].free_rows),
+                    lone: old.lone,
                     next: OnceLock::new(),
                 });
                 let delta = v.own_bytes() as isize - old.own_bytes() as isize + stats.bytes_delta;
@@ -2075,5 +2085,34 @@ mod tests {
                 assert_eq!(a.cmp_item(b), ka.cmp(kb), "{ka:?} vs {kb:?}");
             }
         }
+    }
+
+    /// Regression: a reader holding a partition's lone row (no version, nothing
+    /// counting) must keep reading it after the partition gains a version and that
+    /// row is overwritten many times: the former lone row is never recycled.
+    #[test]
+    fn a_former_lone_row_is_never_recycled() {
+        let m = Arc::new(Memtable::new(1, 0));
+        let mut u = PartitionUpdate::new(key(b"p"));
+        u.add_row(row(b"a", 1, b"first"));
+        m.apply(&u);
+        let mut held = m.slice(&key(b"p"), &ClusteringRange::ALL, false).unwrap();
+        let (_, held_row) = m.row_for_value(&key(b"p"), b"a").unwrap();
+        let held_row = held_row.unwrap();
+        let body = held_row.body().to_vec();
+        // A second row makes a version; then "a" is overwritten again and again
+        // with rows of the same encoded size, which would reuse its bytes.
+        let mut u = PartitionUpdate::new(key(b"p"));
+        u.add_row(row(b"b", 2, b"other"));
+        m.apply(&u);
+        for ts in 3..200 {
+            let mut u = PartitionUpdate::new(key(b"p"));
+            u.add_row(row(b"a", ts, format!("v{:04}", ts).as_bytes()));
+            m.apply(&u);
+        }
+        let rows: Vec<Row> = std::iter::from_fn(|| held.next_row()).collect();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].cells[0].value, b"first");
+        assert_eq!(held_row.body(), &body[..]);
     }
 }
