@@ -932,6 +932,10 @@ impl Memtable {
     /// `new` reconciled with the stored row `old`, written to the arena.
     fn merge_into(&self, si: usize, old: RowRef, new: &Row) -> RowRef {
         match old.decode(&self.base) {
+            // An overwrite of every cell with newer timestamps (what counters and
+            // hot rows send) is stored as it came: no copy of the update's row and
+            // no merged row to build.
+            Some(o) if o.superseded_by(new) => self.write_row(si, new),
             Some(o) => self.write_row(si, &o.merge(new.clone())),
             // Unreachable unless the memtable corrupted its own encoding; keep the
             // newer version rather than panic on the write path.
