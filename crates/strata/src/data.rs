@@ -875,7 +875,7 @@ mod tests {
     fn superseded_by_agrees_with_merge() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(33);
-        let mut random_row = |rng: &mut rand::rngs::StdRng| {
+        let random_row = |rng: &mut rand::rngs::StdRng| {
             let mut r = Row::new(b"ck".to_vec());
             if rng.gen_bool(0.7) {
                 r.liveness = LivenessInfo::new(rng.gen_range(1..6));
