@@ -1968,13 +1968,7 @@ mod tests {
     fn concurrent_readers_see_whole_mutations() {
         let m = Arc::new(Memtable::new(1, 0));
         const ROWS: u8 = 40;
-        let write = |m: &Memtable, round: u64| {
-            let mut u = PartitionUpdate::new(key(b"hot"));
-            for ck in 0..ROWS {
-                u.add_row(row(&[ck], round as i64 + 1, &round.to_be_bytes()));
-            }
-            m.apply(&u);
-        };
+        let write = |m: &Memtable, round: u64| write_hot(m, ROWS, round);
         write(&m, 0);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let readers: Vec<_> = (0..2)
@@ -2006,11 +2000,26 @@ mod tests {
         for r in readers {
             assert!(r.join().unwrap() > 0);
         }
+        assert_hot_holds(&m, 2999);
+    }
+
+    /// One mutation of partition "hot": rows `0..rows`, each holding `round`.
+    fn write_hot(m: &Memtable, rows: u8, round: u64) {
+        let mut u = PartitionUpdate::new(key(b"hot"));
+        for ck in 0..rows {
+            u.add_row(row(&[ck], round as i64 + 1, &round.to_be_bytes()));
+        }
+        m.apply(&u);
+    }
+
+    /// Every row of partition "hot" holds `round`.
+    fn assert_hot_holds(m: &Memtable, round: u64) {
         let p = m.read(&key(b"hot"), &ClusteringRange::ALL).unwrap();
+        assert!(!p.rows.is_empty());
         assert!(p
             .rows
             .iter()
-            .all(|r| r.cells[0].value == 2999u64.to_be_bytes()));
+            .all(|r| r.cells[0].value == round.to_be_bytes()));
     }
 
     /// Rows overwritten again and again reuse the bytes of the rows they replaced
@@ -2019,13 +2028,7 @@ mod tests {
     #[test]
     fn overwritten_rows_are_recycled_after_readers_let_go() {
         let m = Arc::new(Memtable::new(1, 0));
-        let write = |round: u64| {
-            let mut u = PartitionUpdate::new(key(b"hot"));
-            for ck in 0..8u8 {
-                u.add_row(row(&[ck], round as i64, &round.to_be_bytes()));
-            }
-            m.apply(&u);
-        };
+        let write = |round: u64| write_hot(&m, 8, round);
         for round in 1..=10 {
             write(round);
         }
@@ -2058,11 +2061,7 @@ mod tests {
             .all(|r| r.cells[0].value == 10_000u64.to_be_bytes()));
         assert_eq!(held.body(), &held_body[..]);
         drop((old, held));
-        let p = m.read(&key(b"hot"), &ClusteringRange::ALL).unwrap();
-        assert!(p
-            .rows
-            .iter()
-            .all(|r| r.cells[0].value == 10_100u64.to_be_bytes()));
+        assert_hot_holds(&m, 10_100);
     }
 
     /// `RowRef::cmp_item` (prefix first) orders rows exactly as their
