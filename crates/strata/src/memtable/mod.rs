@@ -1012,6 +1012,27 @@ impl Memtable {
         }
     }
 
+    /// A partition's first version: `update`'s deletions and static row over
+    /// `rows`; `lone` is the row the partition held alone before, if any.
+    fn first_version(
+        &self,
+        si: usize,
+        update: &PartitionUpdate,
+        rows: BTree<RowRef>,
+        lone: Option<NonNull<u8>>,
+    ) -> Version {
+        Version {
+            deletion: update.deletion.clone(),
+            static_row: update.static_row.as_ref().map(|r| self.write_row(si, r)),
+            rows,
+            replaced: Garbage::new(),
+            replaced_rows: Vec::new(),
+            free_rows: NonNull::from(&self.shards[si].free_rows),
+            lone,
+            next: OnceLock::new(),
+        }
+    }
+
     /// Creates a partition (under its shard's writer lock).
     fn insert_partition(&self, si: usize, update: &PartitionUpdate, rows: &[Row]) -> ApplyResult {
         let key = &update.key.key;
@@ -1026,16 +1047,7 @@ impl Memtable {
                 // `sorted_rows` made the clusterings strictly increasing.
                 Err(e) => unreachable!("sorted rows rejected: {e}"),
             };
-            let v = Version {
-                deletion: update.deletion.clone(),
-                static_row: update.static_row.as_ref().map(|r| self.write_row(si, r)),
-                rows: tree,
-                replaced: Garbage::new(),
-                replaced_rows: Vec::new(),
-                free_rows: NonNull::from(&self.shards[si].free_rows),
-                lone: None,
-                next: OnceLock::new(),
-            };
+            let v = self.first_version(si, update, tree, None);
             let bytes = v.own_bytes() + tree.node_bytes();
             (std::ptr::null_mut(), Some(Arc::new(v)), bytes)
         };
@@ -1111,16 +1123,7 @@ impl Memtable {
                 };
                 // SAFETY: the seed tree was never published.
                 unsafe { seed_leaf.free() };
-                let v = Version {
-                    deletion: update.deletion.clone(),
-                    static_row: update.static_row.as_ref().map(|r| self.write_row(si, r)),
-                    rows: tree,
-                    replaced: Garbage::new(),
-                    replaced_rows: Vec::new(),
-                    free_rows: NonNull::from(&self.shards[si].free_rows),
-                    lone: Some(old.ptr),
-                    next: OnceLock::new(),
-                };
+                let v = self.first_version(si, update, tree, Some(old.ptr));
                 let bytes = v.own_bytes() + tree.node_bytes();
                 record.version.store(Some(Arc::new(v)));
                 record.single.store(std::ptr::null_mut(), Ordering::Release);
