@@ -25,8 +25,13 @@
 //!    structure keeps. The memtable's own `memory_bytes()` is reported beside.
 //! 4. Flush iteration: the memtable filled by one thread, then every partition
 //!    in token order materialized with all its rows in clustering order, as a
-//!    flush hands them to the sstable writer; MiB/s of `data_bytes()`. Encoding,
-//!    compression and I/O of the sstable are not part of it.
+//!    flush hands them to the sstable writer: as encoded (`with_encoded`, what
+//!    a flush does now) and decoded (`materialize`, what it did before);
+//!    MiB/s of `data_bytes()`. Encoding, compression and I/O of the sstable
+//!    are not part of it.
+//! 5. Flush into an sstable: the same fills appended to an LZ4 sstable in a
+//!    scratch directory under the system's temporary one, through each path;
+//!    the appends are timed, the final fsync is not (it measures the disk).
 //!
 //! Fairness rules (why the baselines look as they do): all three encode each
 //! row with `encoding::encode_row` inside the timed region, so the comparison is
@@ -52,7 +57,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 use strata::data::{Cell, ClusteringRange, DecoratedKey, LivenessInfo, PartitionUpdate, Row};
 use strata::encoding::{encode_row, EncodingBase};
+use strata::fs::Fs;
 use strata::memtable::Memtable;
+use strata::sstable::{SSTableWriter, WriterOptions};
 use strata::{Error, Result};
 
 /// Rows per fill, across all threads.
@@ -408,6 +415,99 @@ pub struct MemtableReport {
     /// few-partitions fills, one thread).
     pub flush_mib_per_s: f64,
     pub flush_runs_mib_per_s: Vec<f64>,
+    /// Step 4 as flushes did before issue 15's copy path: every row decoded
+    /// into a `PartitionUpdate` (`Memtable::materialize`).
+    pub flush_decoded_mib_per_s: f64,
+    /// Step 5: the appends of a whole flush into an LZ4 sstable (statistics,
+    /// row and partition index, Bloom filter, compression, `write` to the
+    /// page cache; the final fsync excluded), rows copied as encoded.
+    pub flush_sstable_mib_per_s: f64,
+    /// Step 5 through the decoding path.
+    pub flush_sstable_decoded_mib_per_s: f64,
+}
+
+#[derive(Default)]
+struct FlushRuns {
+    encoded: Vec<f64>,
+    decoded: Vec<f64>,
+    sstable: Vec<f64>,
+    sstable_decoded: Vec<f64>,
+}
+
+/// Seconds to hand every row to a flush in token and clustering order, the
+/// partition list included: encoded as stored (`for_each_encoded`, the
+/// flush's loop; each row's slices) or decoded (`materialize`). Checks that
+/// no row is lost (invariant 1).
+fn time_iteration(m: &Memtable, encoded: bool) -> Result<f64> {
+    let start = Instant::now();
+    let mut rows = 0usize;
+    let mut bytes = 0usize;
+    if encoded {
+        m.for_each_encoded(|p| -> Result<()> {
+            rows += p.rows.len();
+            for r in p.rows {
+                bytes += r.clustering.len() + r.body.len();
+            }
+            Ok(())
+        })?;
+    } else {
+        for part in &m.all_partitions() {
+            rows += m.materialize(part, &ClusteringRange::ALL).rows.len();
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    std::hint::black_box(bytes);
+    if rows
+        != m.all_partitions()
+            .iter()
+            .map(|p| p.row_count())
+            .sum::<usize>()
+    {
+        return Err(Error::InvalidInput("flush iteration lost rows".into()));
+    }
+    Ok(secs.max(1e-9))
+}
+
+/// Seconds of the appends of a flush of `m` into an LZ4 sstable in `dir`,
+/// through the copy path (`append_encoded`, base = the memtable's) or the
+/// decoding one (`append`, base = the data's minimums), as
+/// `Table::write_sstables` chooses. The file is removed afterwards.
+fn time_sstable(m: &Memtable, dir: &std::path::Path, id: u64, encoded: bool) -> Result<f64> {
+    let base = if encoded {
+        m.copy_base()
+            .ok_or_else(|| Error::InvalidInput("flush bench: rows not copyable".into()))?
+    } else {
+        m.encoding_base()
+    };
+    let opts = WriterOptions {
+        expected_partitions: m.partition_count(),
+        base,
+        ..WriterOptions::default()
+    };
+    let fs = Fs::new();
+    let mut w = SSTableWriter::create(&fs, dir, id, opts)?;
+    let start = Instant::now();
+    if encoded {
+        m.for_each_encoded(|p| w.append_encoded(p))?;
+    } else {
+        for part in &m.all_partitions() {
+            w.append(&m.materialize(part, &ClusteringRange::ALL))?;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let r = w.finish()?;
+    let rows: u64 = m
+        .all_partitions()
+        .iter()
+        .map(|p| p.row_count() as u64)
+        .sum();
+    if r.stats().row_count != rows {
+        return Err(Error::InvalidInput(
+            "flush bench: the sstable lost rows".into(),
+        ));
+    }
+    r.mark_obsolete();
+    Ok(secs.max(1e-9))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -474,34 +574,39 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
             cases.push(case);
         }
     }
-    let mut flush_runs = Vec::new();
-    for _ in 0..cfg.runs {
-        for workload in [Workload::RandomPartitions, Workload::FewPartitions] {
-            let (_, m) = fill::<Memtable>(&[inputs(workload, 0, 1)]);
-            let start = Instant::now();
-            let mut rows = 0usize;
-            for part in m.all_partitions() {
-                let p = m.materialize(&part, &ClusteringRange::ALL);
-                rows += p.rows.len();
+    let mut flush = FlushRuns::default();
+    let scratch_dir =
+        std::env::temp_dir().join(format!("strata-bench-flush-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch_dir).map_err(|e| Error::io(&scratch_dir, e))?;
+    let result = (|| -> Result<()> {
+        for run in 0..cfg.runs {
+            for workload in [Workload::RandomPartitions, Workload::FewPartitions] {
+                let (_, m) = fill::<Memtable>(&[inputs(workload, 0, 1)]);
+                let mib = m.data_bytes() as f64 / (1u64 << 20) as f64;
+                flush.encoded.push(mib / time_iteration(&m, true)?);
+                flush.decoded.push(mib / time_iteration(&m, false)?);
+                let id = (run * 4 + workload as usize * 2) as u64 + 1;
+                flush
+                    .sstable
+                    .push(mib / time_sstable(&m, &scratch_dir, id, true)?);
+                flush
+                    .sstable_decoded
+                    .push(mib / time_sstable(&m, &scratch_dir, id + 1, false)?);
             }
-            let secs = start.elapsed().as_secs_f64();
-            if rows
-                != m.all_partitions()
-                    .iter()
-                    .map(|p| p.row_count())
-                    .sum::<usize>()
-            {
-                return Err(Error::InvalidInput("flush iteration lost rows".into()));
-            }
-            flush_runs.push(m.data_bytes() as f64 / (1u64 << 20) as f64 / secs.max(1e-9));
         }
-    }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&scratch_dir);
+    result?;
     Ok(MemtableReport {
         config: cfg.clone(),
         rows_per_fill: ROWS,
         cases,
-        flush_mib_per_s: median(flush_runs.clone()),
-        flush_runs_mib_per_s: flush_runs,
+        flush_mib_per_s: median(flush.encoded.clone()),
+        flush_runs_mib_per_s: flush.encoded,
+        flush_decoded_mib_per_s: median(flush.decoded.clone()),
+        flush_sstable_mib_per_s: median(flush.sstable.clone()),
+        flush_sstable_decoded_mib_per_s: median(flush.sstable_decoded.clone()),
     })
 }
 
@@ -549,9 +654,18 @@ impl MemtableReport {
             ));
         }
         out.push_str(&format!(
-            "flush iteration: {:.0} MiB/s of row data (median of {} fills)\n",
+            "flush iteration: {:.0} MiB/s of row data, rows as encoded (median of {} fills); \
+             {:.0} MiB/s decoding them\n",
             self.flush_mib_per_s,
-            self.flush_runs_mib_per_s.len()
+            self.flush_runs_mib_per_s.len(),
+            self.flush_decoded_mib_per_s
+        ));
+        out.push_str(&format!(
+            "flush into an LZ4 sstable (appends, fsync excluded): {:.0} MiB/s copying rows, \
+             {:.0} MiB/s decoding and encoding them ({:.2}x)\n",
+            self.flush_sstable_mib_per_s,
+            self.flush_sstable_decoded_mib_per_s,
+            self.flush_sstable_mib_per_s / self.flush_sstable_decoded_mib_per_s
         ));
         out.push_str(
             "seed 004 (CASSANDRA-6271): ~50% more write throughput than the structure it \

@@ -423,12 +423,36 @@ fn encode_cell<'a>(
     }
 }
 
-/// Decodes a row body written by [`encode_row`]; `clustering` is attached as is.
-pub fn decode_row(
-    r: &mut Reader<'_>,
-    clustering: Vec<u8>,
+/// One cell of an encoded row as [`visit_row`] sees it: every field resolved
+/// against the row and the base, the value and path borrowed from the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellView<'a> {
+    pub column: ColumnId,
+    pub path: Option<&'a [u8]>,
+    pub timestamp_micros: i64,
+    pub kind: CellKind,
+    pub ttl_seconds: u32,
+    pub local_deletion_seconds: i64,
+    pub value: &'a [u8],
+}
+
+/// What [`visit_row`] hands over while it parses a row body: the row's marker
+/// and deletion once, then each cell in encoded order (simple cells by column,
+/// then complex cells as written).
+pub trait RowVisitor<'a> {
+    /// Called once, before any cell; `cells` is the number of simple cells.
+    fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, cells: usize);
+    fn cell(&mut self, cell: CellView<'a>);
+}
+
+/// Parses a row body written by [`encode_row`] without building it: the one
+/// parser behind [`decode_row`] and the flush's statistics over rows it copies
+/// as they are (issue 15), so both read the format the same way.
+pub fn visit_row<'a, V: RowVisitor<'a>>(
+    r: &mut Reader<'a>,
     base: &EncodingBase,
-) -> DecodeResult<Row> {
+    visitor: &mut V,
+) -> DecodeResult<()> {
     let flags = r.u8()?;
     let row_ts = if flags & ROW_HAS_TS != 0 {
         r.zigzag()?.wrapping_add(base.min_timestamp)
@@ -453,14 +477,14 @@ pub fn decode_row(
     let nbytes = r.varint_usize()?;
     let bitmap = r.take(nbytes)?;
     let ncells: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
-    let mut cells = Vec::with_capacity(ncells);
+    visitor.row(&liveness, &deletion, ncells);
     for (byte_i, &byte) in bitmap.iter().enumerate() {
         let mut bits = byte;
         while bits != 0 {
             let bit = bits.trailing_zeros();
             bits &= bits - 1;
             let column = (byte_i as u32) * 8 + bit;
-            cells.push(decode_cell(r, column, None, row_ts, &liveness, base)?);
+            visitor.cell(read_cell(r, column, None, row_ts, &liveness, base)?);
         }
     }
     if flags & ROW_COMPLEX != 0 {
@@ -468,27 +492,61 @@ pub fn decode_row(
         for _ in 0..n {
             let column =
                 u32::try_from(r.varint()?).map_err(|_| DecodeError("column id too large"))?;
-            let path = r.bytes()?.to_vec().into_boxed_slice();
-            cells.push(decode_cell(r, column, Some(path), row_ts, &liveness, base)?);
+            let path = r.bytes()?;
+            visitor.cell(read_cell(r, column, Some(path), row_ts, &liveness, base)?);
         }
-        cells.sort_by(|a, b| a.cmp_position(b));
     }
-    Ok(Row {
-        clustering,
-        liveness,
-        deletion,
-        cells,
-    })
+    Ok(())
 }
 
-fn decode_cell(
+/// Decodes a row body written by [`encode_row`]; `clustering` is attached as is.
+pub fn decode_row(
     r: &mut Reader<'_>,
+    clustering: Vec<u8>,
+    base: &EncodingBase,
+) -> DecodeResult<Row> {
+    struct Build {
+        row: Row,
+        complex: bool,
+    }
+    impl<'a> RowVisitor<'a> for Build {
+        fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, cells: usize) {
+            self.row.liveness = *liveness;
+            self.row.deletion = *deletion;
+            self.row.cells.reserve_exact(cells);
+        }
+        fn cell(&mut self, c: CellView<'a>) {
+            self.complex |= c.path.is_some();
+            self.row.cells.push(Cell {
+                column: c.column,
+                path: c.path.map(|p| p.to_vec().into_boxed_slice()),
+                timestamp_micros: c.timestamp_micros,
+                kind: c.kind,
+                ttl_seconds: c.ttl_seconds,
+                local_deletion_seconds: c.local_deletion_seconds,
+                value: c.value.to_vec(),
+            });
+        }
+    }
+    let mut build = Build {
+        row: Row::new(clustering),
+        complex: false,
+    };
+    visit_row(r, base, &mut build)?;
+    if build.complex {
+        build.row.cells.sort_by(|a, b| a.cmp_position(b));
+    }
+    Ok(build.row)
+}
+
+fn read_cell<'a>(
+    r: &mut Reader<'a>,
     column: u32,
-    path: Option<Box<[u8]>>,
+    path: Option<&'a [u8]>,
     row_ts: i64,
     marker: &LivenessInfo,
     base: &EncodingBase,
-) -> DecodeResult<Cell> {
+) -> DecodeResult<CellView<'a>> {
     let f = r.u8()?;
     let timestamp_micros = if f & CELL_OWN_TS != 0 {
         r.zigzag()?.wrapping_add(row_ts)
@@ -521,11 +579,11 @@ fn decode_cell(
         (CellKind::Live, 0, NO_DELETION_TIME)
     };
     let value = if f & (CELL_TOMBSTONE | CELL_EMPTY) == 0 {
-        r.bytes()?.to_vec()
+        r.bytes()?
     } else {
-        Vec::new()
+        &[]
     };
-    Ok(Cell {
+    Ok(CellView {
         column,
         path,
         timestamp_micros,
@@ -631,7 +689,7 @@ impl CellLocation {
 /// skipping every other value unread, and returns the row's deletion and the
 /// cell's location (`None` if the row has no cell of that column). Leaves the
 /// source just after the cell's value length, so the value is neither read nor
-/// skipped. Mirrors [`decode_row`]/`decode_cell` field for field: a change to
+/// skipped. Mirrors [`visit_row`]/`read_cell` field for field: a change to
 /// the row codec changes both (the round-trip test below checks them against
 /// each other).
 pub fn locate_cell<S: ByteSource>(

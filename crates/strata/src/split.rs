@@ -41,7 +41,7 @@
 
 use crate::data::{PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::error::{Error, Result};
-use crate::sstable::{SSTableReader, SSTableWriter};
+use crate::sstable::{EncodedPartition, SSTableReader, SSTableWriter};
 use std::sync::Arc;
 
 /// How outputs are cut. Sizes are on-disk (compressed) bytes as the writer
@@ -115,6 +115,12 @@ impl OutputSplit {
             | OutputSplit::Token { max_bytes, .. }
             | OutputSplit::TimeWindow { max_bytes, .. } => *max_bytes,
         }
+    }
+
+    /// Whether every partition goes whole to one output (every rule but
+    /// `TimeWindow`), so a flush may hand over rows still encoded.
+    pub fn keeps_partitions_whole(&self) -> bool {
+        !matches!(self, OutputSplit::TimeWindow { .. })
     }
 
     /// Cuts one partition into `(bucket, piece)` pairs, buckets ascending. Every
@@ -213,6 +219,17 @@ fn slot<T>(v: &mut Vec<(i64, T)>, w: i64, make: impl FnOnce() -> T) -> &mut T {
 /// One output being written: the writer side of an [`OutputSet`].
 pub trait OutputSink {
     fn append(&mut self, p: &PartitionUpdate) -> Result<()>;
+    /// Appends a partition with encoded rows. By default decoded and appended;
+    /// the sstable writer copies the rows as they are.
+    fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
+        let decoded = p.decode().map_err(|e| {
+            Error::InvalidInput(format!(
+                "an encoded row of partition token {} does not parse: {}",
+                p.key.token, e.0
+            ))
+        })?;
+        self.append(&decoded)
+    }
     /// Bytes written so far (the roll-over measure).
     fn position(&self) -> u64;
 }
@@ -301,7 +318,35 @@ impl<F: OutputFactory> OutputSet<F> {
         Ok(())
     }
 
+    /// As [`OutputSet::append`] for a partition whose rows are already encoded
+    /// (a flush from the memtable), which goes whole to one output. A rule
+    /// that cuts inside partitions (time windows) needs the rows decoded: the
+    /// caller checks [`OutputSplit::keeps_partitions_whole`]; here it is
+    /// `InvalidInput` and nothing is written.
+    pub fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
+        let bucket = match &self.rule {
+            OutputSplit::None | OutputSplit::Size { .. } => 0,
+            OutputSplit::Token { boundaries, .. } => token_shard(boundaries, p.key.token) as i64,
+            OutputSplit::TimeWindow { .. } => {
+                return Err(Error::InvalidInput(
+                    "output split: time windows cut partitions, which needs them decoded".into(),
+                ))
+            }
+        };
+        self.append_with(bucket, |sink| sink.append_encoded(p))
+    }
+
     fn append_piece(&mut self, bucket: i64, piece: &PartitionUpdate) -> Result<()> {
+        self.append_with(bucket, |sink| sink.append(piece))
+    }
+
+    /// Routes one piece to `bucket`'s output (opening, evicting and rolling
+    /// over as the rule says); `write` appends it to the sink.
+    fn append_with(
+        &mut self,
+        bucket: i64,
+        write: impl FnOnce(&mut F::Sink) -> Result<()>,
+    ) -> Result<()> {
         let max_bytes = self.rule.max_bytes();
         if matches!(self.rule, OutputSplit::Token { .. }) {
             // Shards arrive in token order: an earlier shard's output is done.
@@ -333,7 +378,7 @@ impl<F: OutputFactory> OutputSet<F> {
         self.writes += 1;
         let o = &mut self.open[i];
         let before = o.sink.position();
-        o.sink.append(piece)?;
+        write(&mut o.sink)?;
         o.last_write = self.writes;
         let after = o.sink.position();
         self.bytes_written += after.saturating_sub(before);
@@ -410,6 +455,9 @@ impl<F: OutputFactory> std::fmt::Debug for FinishError<F> {
 impl OutputSink for SSTableWriter {
     fn append(&mut self, p: &PartitionUpdate) -> Result<()> {
         SSTableWriter::append(self, p)
+    }
+    fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
+        SSTableWriter::append_encoded(self, p)
     }
     fn position(&self) -> u64 {
         SSTableWriter::position(self)

@@ -1001,7 +1001,12 @@ impl Table {
             .compaction
             .strategy(&self.schema().options.compaction)
             .flush_split();
-        let base = memtable.encoding_base();
+        // Rows go to the sstable as the memtable encoded them when its base
+        // can be the sstable's and the split keeps partitions whole.
+        let copy_base = memtable
+            .copy_base()
+            .filter(|_| split.keeps_partitions_whole());
+        let base = copy_base.unwrap_or_else(|| memtable.encoding_base());
         // Each output's filter is sized for every partition: a flush's window
         // count is unknown up front and an oversized filter costs only memory
         // until the window is compacted.
@@ -1012,14 +1017,19 @@ impl Table {
             SSTableWriter::create(&self.fs, &self.dir, id, opts)
         });
         let mut set = OutputSet::new(split, factory)?;
-        for part in memtable.all_partitions() {
-            let p = memtable.materialize(&part, &ClusteringRange::ALL);
-            if let Err(e) = set.append(p) {
-                for o in set.abort() {
-                    o.output.mark_obsolete();
-                }
-                return Err(e);
+        let written = if copy_base.is_some() {
+            memtable.for_each_encoded(|p| set.append_encoded(p))
+        } else {
+            memtable
+                .all_partitions()
+                .iter()
+                .try_for_each(|part| set.append(memtable.materialize(part, &ClusteringRange::ALL)))
+        };
+        if let Err(e) = written {
+            for o in set.abort() {
+                o.output.mark_obsolete();
             }
+            return Err(e);
         }
         match set.finish() {
             Ok(outputs) => Ok(outputs.into_iter().map(|o| o.output).collect()),

@@ -77,6 +77,7 @@ pub use format::{
     FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES, MAGIC,
 };
 pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
+pub use partition::{EncodedPartition, EncodedRow};
 pub use reader::{Admitted, PartitionScanner, SSTableReader};
 pub use slice::SSTableSlice;
 pub use stats::SSTableStats;

@@ -70,6 +70,47 @@ fn read_deletion(r: &mut Reader<'_>, base: &EncodingBase) -> DecodeResult<Deleti
     })
 }
 
+/// One clustering row already in the row codec: its clustering and its body
+/// (`encoding::encode_row` against the [`EncodedPartition`]'s base).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncodedRow<'a> {
+    pub clustering: &'a [u8],
+    pub body: &'a [u8],
+}
+
+/// A partition whose rows are already encoded, as a memtable holds them: a
+/// flush hands it to the sstable writer, which copies each body as it is
+/// when `base` is the sstable's own (issue 15: no decode and re-encode per
+/// row). Rows must strictly increase by clustering, as in a
+/// [`PartitionUpdate`].
+#[derive(Clone, Copy, Debug)]
+pub struct EncodedPartition<'a> {
+    pub key: &'a DecoratedKey,
+    pub deletion: &'a PartitionDeletion,
+    pub static_row: Option<&'a Row>,
+    pub rows: &'a [EncodedRow<'a>],
+    /// The base the bodies are encoded against.
+    pub base: EncodingBase,
+}
+
+impl EncodedPartition<'_> {
+    /// The same partition decoded (tests, and writers whose base differs).
+    pub fn decode(&self) -> DecodeResult<PartitionUpdate> {
+        let mut p = PartitionUpdate::new(self.key.clone());
+        p.deletion = self.deletion.clone();
+        p.static_row = self.static_row.cloned();
+        p.rows.reserve_exact(self.rows.len());
+        for r in self.rows {
+            p.rows.push(decode_row(
+                &mut Reader::new(r.body),
+                r.clustering.to_vec(),
+                &self.base,
+            )?);
+        }
+        Ok(p)
+    }
+}
+
 /// Writes the key, flags, deletions and static row.
 pub fn encode_header(
     p: &PartitionUpdate,
@@ -77,31 +118,51 @@ pub fn encode_header(
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
-    put_bytes(out, &p.key.key);
+    encode_header_parts(
+        &p.key.key,
+        &p.deletion,
+        p.static_row.as_ref(),
+        base,
+        scratch,
+        out,
+    );
+}
+
+/// [`encode_header`] from a partition's parts (the key bytes, its deletions
+/// and static row), for callers that hold no [`PartitionUpdate`].
+pub fn encode_header_parts(
+    key: &[u8],
+    deletion: &PartitionDeletion,
+    static_row: Option<&Row>,
+    base: &EncodingBase,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    put_bytes(out, key);
     let mut flags = 0;
-    if p.deletion.partition.is_some() {
+    if deletion.partition.is_some() {
         flags |= FLAG_PARTITION_DELETION;
     }
-    if !p.deletion.ranges.is_empty() {
+    if !deletion.ranges.is_empty() {
         flags |= FLAG_RANGE_TOMBSTONES;
     }
-    if p.static_row.is_some() {
+    if static_row.is_some() {
         flags |= FLAG_STATIC_ROW;
     }
     out.push(flags);
-    if let Some(d) = &p.deletion.partition {
+    if let Some(d) = &deletion.partition {
         put_deletion(out, d, base);
     }
-    if !p.deletion.ranges.is_empty() {
-        put_varint(out, p.deletion.ranges.len() as u64);
-        for rt in &p.deletion.ranges {
+    if !deletion.ranges.is_empty() {
+        put_varint(out, deletion.ranges.len() as u64);
+        for rt in &deletion.ranges {
             out.push(rt.range.start.inclusive as u8 | (rt.range.end.inclusive as u8) << 1);
             put_bytes(out, &rt.range.start.prefix);
             put_bytes(out, &rt.range.end.prefix);
             put_deletion(out, &rt.deletion, base);
         }
     }
-    if let Some(s) = &p.static_row {
+    if let Some(s) = static_row {
         scratch.clear();
         encode_row(s, base, scratch);
         put_bytes(out, scratch);

@@ -17,11 +17,14 @@
 //!    with the sstable format.
 
 use super::compression::Codec;
+use super::partition::EncodedPartition;
 use crate::data::{
-    CellKind, DecoratedKey, DeletionTime, LivenessInfo, PartitionUpdate, Row, NO_DELETION_TIME,
+    CellKind, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion, PartitionUpdate, Row,
+    NO_DELETION_TIME,
 };
 use crate::encoding::{
-    put_bytes, put_varint, put_zigzag, DecodeError, DecodeResult, EncodingBase, Reader,
+    put_bytes, put_varint, put_zigzag, visit_row, CellView, DecodeError, DecodeResult,
+    EncodingBase, Reader, RowVisitor,
 };
 use std::sync::Arc;
 
@@ -465,6 +468,12 @@ pub struct StatsCollector {
     cells: u64,
     tombstones: u64,
     candidates: u64,
+    /// Cells of the partition being added.
+    partition_cells: u64,
+    /// An encoded row's histogram updates `(column, deletion time)`, applied
+    /// at its end in the decoded row's cell order (see `end_encoded_row`).
+    row_histogram: Vec<(u32, i64)>,
+    row_has_complex: bool,
     first_key: Option<DecoratedKey>,
     last_key: Option<DecoratedKey>,
 }
@@ -486,6 +495,9 @@ impl Default for StatsCollector {
             cells: 0,
             tombstones: 0,
             candidates: 0,
+            partition_cells: 0,
+            row_histogram: Vec::new(),
+            row_has_complex: false,
             first_key: None,
             last_key: None,
         }
@@ -532,53 +544,114 @@ impl StatsCollector {
         }
     }
 
-    fn row(&mut self, row: &Row) {
-        self.liveness(&row.liveness);
-        if !row.deletion.is_live() {
-            self.deletion(&row.deletion);
+    fn row_header(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime) {
+        self.liveness(liveness);
+        if !deletion.is_live() {
+            self.deletion(deletion);
         }
-        for c in &row.cells {
-            self.timestamp(c.timestamp_micros);
-            self.ldt(c.local_deletion_seconds);
-            self.cells += 1;
-            self.candidates += 1;
-            match c.kind {
-                CellKind::Live => {}
-                CellKind::Expiring => {
-                    self.ttl(c.ttl_seconds);
-                    self.histogram.update(c.local_deletion_seconds);
-                    self.tombstones += 1;
-                }
-                CellKind::Tombstone => {
-                    self.histogram.update(c.local_deletion_seconds);
-                    self.tombstones += 1;
-                }
+    }
+
+    /// Records a cell; returns whether it is a tombstone candidate for the
+    /// droppable histogram, which the caller updates (in cell order).
+    fn cell(&mut self, timestamp: i64, kind: CellKind, ttl: u32, local_deletion: i64) -> bool {
+        self.timestamp(timestamp);
+        self.ldt(local_deletion);
+        self.cells += 1;
+        self.partition_cells += 1;
+        self.candidates += 1;
+        match kind {
+            CellKind::Live => false,
+            CellKind::Expiring => {
+                self.ttl(ttl);
+                self.tombstones += 1;
+                true
+            }
+            CellKind::Tombstone => {
+                self.tombstones += 1;
+                true
             }
         }
     }
 
-    /// Records one appended partition of `size_bytes` uncompressed bytes.
-    pub fn add_partition(&mut self, p: &PartitionUpdate, size_bytes: u64) {
-        if let Some(d) = &p.deletion.partition {
+    fn row(&mut self, row: &Row) {
+        self.row_header(&row.liveness, &row.deletion);
+        for c in &row.cells {
+            if self.cell(
+                c.timestamp_micros,
+                c.kind,
+                c.ttl_seconds,
+                c.local_deletion_seconds,
+            ) {
+                self.histogram.update(c.local_deletion_seconds);
+            }
+        }
+    }
+
+    fn start_partition(&mut self, deletion: &PartitionDeletion, static_row: Option<&Row>) {
+        self.partition_cells = 0;
+        if let Some(d) = &deletion.partition {
             self.deletion(d);
         }
-        for rt in &p.deletion.ranges {
+        for rt in &deletion.ranges {
             self.deletion(&rt.deletion);
         }
-        if let Some(s) = &p.static_row {
+        if let Some(s) = static_row {
             self.row(s);
         }
+    }
+
+    fn finish_partition(&mut self, key: &DecoratedKey, rows: usize, size_bytes: u64) {
+        self.rows += rows as u64;
+        self.partitions += 1;
+        self.sizes.add(size_bytes);
+        self.cells_per_partition.add(self.partition_cells);
+        if self.first_key.is_none() {
+            self.first_key = Some(key.clone());
+        }
+        self.last_key = Some(key.clone());
+    }
+
+    /// Applies an encoded row's histogram updates. The streaming histogram
+    /// depends on the order of its updates, and the encoding puts complex
+    /// cells after every simple one while a decoded row holds cells by
+    /// column: sorting by column (stably: a column's complex cells are
+    /// written in path order, and a column is simple or complex, never both)
+    /// gives the decoded order, so both paths write the same statistics.
+    fn end_encoded_row(&mut self) {
+        if self.row_has_complex {
+            self.row_histogram.sort_by_key(|&(column, _)| column);
+        }
+        for i in 0..self.row_histogram.len() {
+            self.histogram.update(self.row_histogram[i].1);
+        }
+        self.row_histogram.clear();
+    }
+
+    /// Records one appended partition of `size_bytes` uncompressed bytes.
+    pub fn add_partition(&mut self, p: &PartitionUpdate, size_bytes: u64) {
+        self.start_partition(&p.deletion, p.static_row.as_ref());
         for r in &p.rows {
             self.row(r);
         }
-        self.rows += p.rows.len() as u64;
-        self.partitions += 1;
-        self.sizes.add(size_bytes);
-        self.cells_per_partition.add(p.cell_count() as u64);
-        if self.first_key.is_none() {
-            self.first_key = Some(p.key.clone());
+        self.finish_partition(&p.key, p.rows.len(), size_bytes);
+    }
+
+    /// As [`StatsCollector::add_partition`] for a partition whose rows are
+    /// encoded against `base` (a flush copying the memtable's rows): each body
+    /// is parsed for its timestamps and deletions, nothing is built. The
+    /// figures equal what the decoded partition would give.
+    pub fn add_encoded_partition(
+        &mut self,
+        p: &EncodedPartition<'_>,
+        size_bytes: u64,
+    ) -> DecodeResult<()> {
+        self.start_partition(p.deletion, p.static_row);
+        for r in p.rows {
+            visit_row(&mut Reader::new(r.body), &p.base, self)?;
+            self.end_encoded_row();
         }
-        self.last_key = Some(p.key.clone());
+        self.finish_partition(p.key, p.rows.len(), size_bytes);
+        Ok(())
     }
 
     /// The final statistics; `None` if no partition was added.
@@ -623,6 +696,28 @@ impl StatsCollector {
             base,
             repaired_at: 0,
         })
+    }
+}
+
+impl<'a> RowVisitor<'a> for StatsCollector {
+    fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, _cells: usize) {
+        self.row_header(liveness, deletion);
+        self.row_histogram.clear();
+        self.row_has_complex = false;
+    }
+
+    fn cell(&mut self, c: CellView<'a>) {
+        self.row_has_complex |= c.path.is_some();
+        if StatsCollector::cell(
+            self,
+            c.timestamp_micros,
+            c.kind,
+            c.ttl_seconds,
+            c.local_deletion_seconds,
+        ) {
+            self.row_histogram
+                .push((c.column, c.local_deletion_seconds));
+        }
     }
 }
 

@@ -1211,3 +1211,128 @@ fn an_inconsistent_row_index_under_valid_checksums_is_corruption() {
         5000
     );
 }
+
+/// The partitions' rows encoded against `base`, as a memtable holds them.
+fn encoded_bodies(parts: &[PartitionUpdate], base: &EncodingBase) -> Vec<Vec<Vec<u8>>> {
+    parts
+        .iter()
+        .map(|p| {
+            p.rows
+                .iter()
+                .map(|r| {
+                    let mut body = Vec::new();
+                    crate::encoding::encode_row(r, base, &mut body);
+                    body
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn encoded_rows_write_the_same_file_as_decoded_ones() {
+    // A flush copies the memtable's encoded rows (issue 15); the file, row
+    // indexes and statistics included, must be the one `append` writes.
+    let fs = Fs::new();
+    let mut parts = random_partitions(91, 200);
+    let wide = wide_partitions(92);
+    parts.retain(|p| !wide.iter().any(|w| w.key == p.key));
+    parts.extend(wide);
+    parts.sort_by(|a, b| a.key.cmp(&b.key));
+    for with_identity in [false, true] {
+        let opts = options(Codec::Lz4, 4096, parts.len() as u64);
+        let opts = if with_identity { v2(5, opts) } else { opts };
+        let base = opts.base;
+        let bodies = encoded_bodies(&parts, &base);
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let decoded = write(&fs, a.path(), 5, &parts, opts.clone());
+        let mut w = SSTableWriter::create(&fs, b.path(), 5, opts).unwrap();
+        for (p, bodies) in parts.iter().zip(&bodies) {
+            let rows: Vec<EncodedRow<'_>> = p
+                .rows
+                .iter()
+                .zip(bodies)
+                .map(|(r, body)| EncodedRow {
+                    clustering: &r.clustering,
+                    body,
+                })
+                .collect();
+            w.append_encoded(&EncodedPartition {
+                key: &p.key,
+                deletion: &p.deletion,
+                static_row: p.static_row.as_ref(),
+                rows: &rows,
+                base,
+            })
+            .unwrap();
+        }
+        let encoded = w.finish().unwrap();
+        assert_eq!(encoded.stats(), decoded.stats());
+        let (fa, fb) = (
+            std::fs::read(data_file_path(a.path(), 5)).unwrap(),
+            std::fs::read(data_file_path(b.path(), 5)).unwrap(),
+        );
+        assert!(fa == fb, "files differ (identity {with_identity})");
+    }
+}
+
+#[test]
+fn encoded_rows_under_another_base_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(93, 20);
+    let opts = options(Codec::Lz4, 4096, parts.len() as u64);
+    let other = EncodingBase::around(NOW_MICROS - 1);
+    let bodies = encoded_bodies(&parts, &other);
+    let mut w = SSTableWriter::create(&fs, dir.path(), 6, opts).unwrap();
+    let p = &parts[0];
+    let rows: Vec<EncodedRow<'_>> = p
+        .rows
+        .iter()
+        .zip(&bodies[0])
+        .map(|(r, body)| EncodedRow {
+            clustering: &r.clustering,
+            body,
+        })
+        .collect();
+    let e = w
+        .append_encoded(&EncodedPartition {
+            key: &p.key,
+            deletion: &p.deletion,
+            static_row: p.static_row.as_ref(),
+            rows: &rows,
+            base: other,
+        })
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    // The writer is still usable and wrote nothing for the refused partition.
+    for p in &parts {
+        w.append(p).unwrap();
+    }
+    let r = w.finish().unwrap();
+    assert_eq!(r.stats().partition_count, parts.len() as u64);
+}
+
+#[test]
+fn an_encoded_row_that_does_not_parse_fails_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let opts = options(Codec::Lz4, 4096, 1);
+    let base = opts.base;
+    let key = DecoratedKey::new(b"k");
+    let deletion = PartitionDeletion::default();
+    let rows = [EncodedRow {
+        clustering: b"c",
+        body: &[0xff],
+    }];
+    let mut w = SSTableWriter::create(&fs, dir.path(), 7, opts).unwrap();
+    let p = EncodedPartition {
+        key: &key,
+        deletion: &deletion,
+        static_row: None,
+        rows: &rows,
+        base,
+    };
+    assert!(w.append_encoded(&p).is_err());
+    assert!(w.append_encoded(&p).is_err(), "unusable after the failure");
+}

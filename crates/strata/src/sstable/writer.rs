@@ -16,12 +16,13 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
-    encode_end, encode_header, MARKER_ROW, MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
+    encode_end, encode_header_parts, EncodedPartition, MARKER_ROW, MARKER_ROW_INDEX,
+    ROW_INDEX_FRAMING_BYTES,
 };
 use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
-use crate::data::{DecoratedKey, PartitionUpdate, Row};
+use crate::data::{DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
 use crate::encoding::{encode_row_spliced, put_bytes, put_varint, EncodingBase};
 use crate::error::{Error, Result};
 use crate::fs::{tmp_path, Fs, IoCause, IoCounters, IoTag, WritableFile};
@@ -220,39 +221,54 @@ impl SSTableWriter {
     /// and rows by clustering; violations are `InvalidInput` and write nothing.
     /// A partition with nothing in it is skipped.
     pub fn append(&mut self, p: &PartitionUpdate) -> Result<()> {
+        self.append_from(p)
+    }
+
+    /// As [`SSTableWriter::append`] for a partition whose rows are already
+    /// encoded (a flush from the memtable): each body is copied as it is, so
+    /// its base must be this sstable's (`InvalidInput` otherwise, nothing
+    /// written). The bytes written are those `append` writes for the decoded
+    /// partition.
+    pub fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
+        if p.base != self.opts.base {
+            return Err(Error::InvalidInput(format!(
+                "rows encoded against base {:?} appended to sstable writer {} of base {:?}",
+                p.base,
+                self.tmp.display(),
+                self.opts.base
+            )));
+        }
+        self.append_from(p)
+    }
+
+    fn append_from<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
         if self.failed || self.file.is_none() {
             return Err(Error::InvalidInput(format!(
                 "sstable writer {} is unusable after an earlier failure",
                 self.tmp.display()
             )));
         }
-        if p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty() {
+        let (key, deletion, static_row) = (p.key(), p.deletion(), p.static_row());
+        if deletion.is_empty() && static_row.is_none() && p.row_count() == 0 {
             return Ok(());
         }
         if let Some(last) = &self.last_key {
-            if p.key <= *last {
+            if key <= last {
                 return Err(Error::InvalidInput(format!(
                     "partition (token {}, key {:02x?}) appended after (token {}, key {:02x?}): sstable partitions must strictly increase",
-                    p.key.token, &p.key.key[..p.key.key.len().min(32)], last.token, &last.key[..last.key.len().min(32)]
+                    key.token, &key.key[..key.key.len().min(32)], last.token, &last.key[..last.key.len().min(32)]
                 )));
             }
         }
-        if let Some(i) = p
-            .rows
-            .windows(2)
-            .position(|w| w[0].clustering >= w[1].clustering)
-        {
+        if let Some(i) = (1..p.row_count()).find(|&i| p.clustering(i - 1) >= p.clustering(i)) {
             return Err(Error::InvalidInput(format!(
                 "rows {} and {} of partition token {} are not in strictly increasing clustering order",
+                i - 1,
                 i,
-                i + 1,
-                p.key.token
+                key.token
             )));
         }
-        if p.static_row
-            .as_ref()
-            .is_some_and(|s| !s.clustering.is_empty())
-        {
+        if static_row.is_some_and(|s| !s.clustering.is_empty()) {
             return Err(Error::InvalidInput(
                 "a static row has an empty clustering".to_string(),
             ));
@@ -264,14 +280,21 @@ impl SSTableWriter {
         r
     }
 
-    fn append_checked(&mut self, p: &PartitionUpdate) -> Result<()> {
+    fn append_checked<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
         let base = self.opts.base;
         let start = self.uncompressed_bytes_written();
-        encode_header(p, &base, &mut self.scratch, &mut self.pending);
+        encode_header_parts(
+            &p.key().key,
+            p.deletion(),
+            p.static_row(),
+            &base,
+            &mut self.scratch,
+            &mut self.pending,
+        );
         let rows_offset = self.uncompressed_bytes_written() - start;
         self.blocks.clear();
         let mut prev: &[u8] = &[];
-        for (i, row) in p.rows.iter().enumerate() {
+        for i in 0..p.row_count() {
             if self.row_index {
                 let at = self.uncompressed_bytes_written() - start;
                 let block_start = self.blocks.last().map_or(0, |b| b.1);
@@ -282,8 +305,9 @@ impl SSTableWriter {
                     prev = &[];
                 }
             }
-            self.append_row(prev, row, &base)?;
-            prev = &row.clustering;
+            self.append_row_key(prev, p.clustering(i));
+            p.write_body(i, self)?;
+            prev = p.clustering(i);
         }
         let row_index = if self.blocks.len() >= 2 {
             Some(self.write_row_index(p, start, rows_offset)?)
@@ -292,10 +316,10 @@ impl SSTableWriter {
         };
         encode_end(&mut self.pending);
         let length = self.uncompressed_bytes_written() - start;
-        self.index.add(&p.key, start, length, row_index);
-        self.bloom.add(KeyHash::of(&p.key.key));
-        self.stats.add_partition(p, length);
-        self.last_key = Some(p.key.clone());
+        self.index.add(p.key(), start, length, row_index);
+        self.bloom.add(KeyHash::of(&p.key().key));
+        p.add_stats(&mut self.stats, length)?;
+        self.last_key = Some(p.key().clone());
         self.cut_full_chunks()?;
         if self.index.size_bytes() >= INDEX_BLOCK_TARGET_BYTES {
             self.write_index_block()?;
@@ -303,26 +327,32 @@ impl SSTableWriter {
         Ok(())
     }
 
-    /// Appends one row entry (the bytes of `partition::encode_row_entry`),
-    /// streaming it into chunks: the row body is encoded without its large
-    /// values ([`encode_row_spliced`]), and the values are copied from the
-    /// update straight into the chunk buffer, one chunk at a time. So a 64 MiB
-    /// value is never encoded into a whole-row buffer (issue 13: that buffer and
-    /// the pending buffer each grew to the row's size by doubling, ~4x the value
-    /// in allocations), and the pending buffer stays under two chunks.
-    fn append_row(&mut self, prev: &[u8], row: &Row, base: &EncodingBase) -> Result<()> {
+    /// The part of a row entry before its body: the marker and the
+    /// clustering, prefix-compressed against `prev`.
+    fn append_row_key(&mut self, prev: &[u8], clustering: &[u8]) {
         let shared = prev
             .iter()
-            .zip(&row.clustering)
+            .zip(clustering)
             .take_while(|(a, b)| a == b)
             .count();
         self.pending.push(MARKER_ROW);
         put_varint(&mut self.pending, shared as u64);
-        put_bytes(&mut self.pending, &row.clustering[shared..]);
+        put_bytes(&mut self.pending, &clustering[shared..]);
+    }
+
+    /// Appends a row body (after [`Self::append_row_key`]), streaming it into
+    /// chunks: the body is encoded without its large values
+    /// ([`encode_row_spliced`]), and the values are copied from the update
+    /// straight into the chunk buffer, one chunk at a time. So a 64 MiB value
+    /// is never encoded into a whole-row buffer (issue 13: that buffer and the
+    /// pending buffer each grew to the row's size by doubling, ~4x the value
+    /// in allocations), and the pending buffer stays under two chunks.
+    fn append_row_body(&mut self, row: &Row) -> Result<()> {
+        let base = self.opts.base;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let mut splices = Vec::new();
-        encode_row_spliced(row, base, &mut scratch, &mut splices);
+        encode_row_spliced(row, &base, &mut scratch, &mut splices);
         let spliced: usize = splices.iter().map(|(_, v)| v.len()).sum();
         put_varint(&mut self.pending, (scratch.len() + spliced) as u64);
         let mut at = 0;
@@ -336,6 +366,12 @@ impl SSTableWriter {
         r = r.and_then(|()| self.push_stream(&scratch[at..]));
         self.scratch = scratch;
         r
+    }
+
+    /// Appends a body already encoded against this sstable's base.
+    fn append_encoded_body(&mut self, body: &[u8]) -> Result<()> {
+        put_varint(&mut self.pending, body.len() as u64);
+        self.push_stream(body)
     }
 
     /// Appends data-stream bytes, cutting each chunk as soon as it is full.
@@ -354,9 +390,9 @@ impl SSTableWriter {
 
     /// Appends the row index of partition `p` (its rows just written, row blocks
     /// in `self.blocks`) before its end marker; returns where it is.
-    fn write_row_index(
+    fn write_row_index<P: PartitionSource>(
         &mut self,
-        p: &PartitionUpdate,
+        p: &P,
         start: u64,
         rows_offset: u64,
     ) -> Result<RowIndexLocation> {
@@ -368,11 +404,11 @@ impl SSTableWriter {
             .map(|(j, &(first_row, offset))| {
                 let (last_row, end) = match self.blocks.get(j + 1) {
                     Some(&(next_row, next_offset)) => (next_row - 1, next_offset),
-                    None => (p.rows.len() - 1, rows_end),
+                    None => (p.row_count() - 1, rows_end),
                 };
                 row_index::Entry {
-                    first: p.rows[first_row].clustering.clone(),
-                    last: p.rows[last_row].clustering.clone(),
+                    first: p.clustering(first_row).to_vec(),
+                    last: p.clustering(last_row).to_vec(),
                     offset,
                     width: end - offset,
                 }
@@ -385,7 +421,7 @@ impl SSTableWriter {
             Error::InvalidInput(format!(
                 "row index of {} bytes for partition token {} does not fit the format",
                 payload.len(),
-                p.key.token
+                p.key().token
             ))
         })?;
         self.pending.push(MARKER_ROW_INDEX);
@@ -565,5 +601,76 @@ impl Drop for SSTableWriter {
             drop(file);
             let _ = self.fs.remove(&self.tmp);
         }
+    }
+}
+
+/// A partition as the writer consumes it: decoded ([`PartitionUpdate`], from
+/// compaction and tools) or with its rows already encoded
+/// ([`EncodedPartition`], from a flush). One append path serves both, so the
+/// bytes written and the statistics kept cannot drift apart.
+trait PartitionSource {
+    fn key(&self) -> &DecoratedKey;
+    fn deletion(&self) -> &PartitionDeletion;
+    fn static_row(&self) -> Option<&Row>;
+    fn row_count(&self) -> usize;
+    fn clustering(&self, i: usize) -> &[u8];
+    /// Appends row `i`'s body (length and bytes) to `w`'s data stream.
+    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()>;
+    /// Records the partition, `length` uncompressed bytes, in `stats`.
+    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()>;
+}
+
+impl PartitionSource for PartitionUpdate {
+    fn key(&self) -> &DecoratedKey {
+        &self.key
+    }
+    fn deletion(&self) -> &PartitionDeletion {
+        &self.deletion
+    }
+    fn static_row(&self) -> Option<&Row> {
+        self.static_row.as_ref()
+    }
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+    fn clustering(&self, i: usize) -> &[u8] {
+        &self.rows[i].clustering
+    }
+    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()> {
+        w.append_row_body(&self.rows[i])
+    }
+    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
+        stats.add_partition(self, length);
+        Ok(())
+    }
+}
+
+impl PartitionSource for EncodedPartition<'_> {
+    fn key(&self) -> &DecoratedKey {
+        self.key
+    }
+    fn deletion(&self) -> &PartitionDeletion {
+        self.deletion
+    }
+    fn static_row(&self) -> Option<&Row> {
+        self.static_row
+    }
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+    fn clustering(&self, i: usize) -> &[u8] {
+        self.rows[i].clustering
+    }
+    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()> {
+        w.append_encoded_body(self.rows[i].body)
+    }
+    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
+        // A body that does not parse came from a broken memtable, not the disk.
+        stats.add_encoded_partition(self, length).map_err(|e| {
+            Error::InvalidInput(format!(
+                "an encoded row of partition token {} does not parse: {}",
+                self.key.token, e.0
+            ))
+        })
     }
 }
