@@ -387,15 +387,37 @@ impl<'a> DecisionView<'a> {
     }
 
     /// Changes the sstable `id` with `change` (level, busy mark, ratio, or any
-    /// other field) and re-indexes it; false if absent.
+    /// other field) and re-indexes it; false if absent. A change of the
+    /// droppable ratio alone (the simulator's most frequent, every time the
+    /// purge cutoff passes a bucket) touches only the ratio index.
     pub fn update(&mut self, id: u64, change: impl FnOnce(&mut SSTableInfo)) -> bool {
         let Some(&position) = self.positions().get(&id) else {
             return false;
         };
+        let before = self.infos[position].clone();
+        change(&mut self.infos.to_mut()[position]);
+        let after = &self.infos[position];
+        let same_place = (after.id, after.level, after.first_token, after.last_token)
+            == (before.id, before.level, before.first_token, before.last_token)
+            && (after.size_bytes, after.being_compacted, after.max_local_deletion_seconds)
+                == (before.size_bytes, before.being_compacted, before.max_local_deletion_seconds);
+        if same_place {
+            let (old_key, new_key) = (ratio_key(&before), ratio_key(after));
+            if old_key != new_key {
+                if let Some(k) = old_key {
+                    self.by_ratio.remove(&k);
+                }
+                if let Some(k) = new_key {
+                    self.by_ratio.insert(k);
+                }
+            }
+            return true;
+        }
+        // Anything else: out of every index as it was, back in as it is.
+        let after = std::mem::replace(&mut self.infos.to_mut()[position], before);
         self.unindex(position);
-        let infos = self.infos.to_mut();
-        change(&mut infos[position]);
-        let new_id = infos[position].id;
+        self.infos.to_mut()[position] = after;
+        let new_id = self.infos[position].id;
         if new_id != id {
             let positions = self.positions();
             positions.remove(&id);
@@ -573,6 +595,14 @@ mod tests {
                 s.droppable_tombstone_ratio = 0.5;
             }));
             view.check().expect("after update");
+        }
+        // Ratio-only changes take the short path: into, within and out of the
+        // ratio index.
+        for (id, ratio) in [(5u64, 0.9), (5, 0.7), (5, 0.0), (10, 0.3)] {
+            assert!(view.update(id, |s| s.droppable_tombstone_ratio = ratio));
+            view.check().expect("after a ratio change");
+            let got = view.tombstone_candidates(0.0).iter().any(|s| s.id == id);
+            assert_eq!(got, ratio > 0.0, "sstable {id} at ratio {ratio}");
         }
         assert!(
             !view.update(60, |s| s.level = 9),
