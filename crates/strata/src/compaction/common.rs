@@ -25,6 +25,7 @@
 //!    an estimate that turns out wrong cannot make the same sstable compact in a
 //!    loop (the reason Cassandra added the interval).
 
+use super::view::DecisionView;
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext};
 use crate::options::CommonCompactionOptions;
 
@@ -231,19 +232,96 @@ pub fn droppable_expired(
         if s.being_compacted || s.max_local_deletion_seconds >= gc_before {
             continue;
         }
-        // The engine's row-level check (compaction::expiry) may have cleared what
-        // the one-timestamp-per-sstable rule below would block.
-        let others = index
-            .overlapping(s.first_token, s.last_token)
-            .filter(|o| o.id != s.id);
-        if s.expiry_verified
-            || !fully_expired([s], others, gc_before, ctx.memtable_min_timestamp_micros).is_empty()
-        {
+        if drops_alone(s, index.overlapping(s.first_token, s.last_token), ctx) {
             ids.push(s.id);
         }
     }
     ids.sort_unstable();
     ids
+}
+
+/// [`droppable_expired`] over a [`DecisionView`]: the same ids, found from the
+/// view's expiry index (only sstables whose newest deletion time is before
+/// `gc_before`) rather than a pass over every sstable.
+pub fn droppable_expired_in(
+    view: &DecisionView<'_>,
+    ctx: &StrategyContext,
+    options: &CommonCompactionOptions,
+) -> Vec<u64> {
+    if options.only_purge_repaired_tombstones {
+        return Vec::new();
+    }
+    let mut ids: Vec<u64> = view
+        .expiry_candidates(ctx.gc_before())
+        .filter(|s| {
+            !s.being_compacted && drops_alone(s, view.overlapping(s.first_token, s.last_token), ctx)
+        })
+        .map(|s| s.id)
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// Whether the fully expired `s` may be dropped on its own, `overlapping`
+/// being every sstable whose range meets its own (itself included or not).
+fn drops_alone<'a>(
+    s: &'a SSTableInfo,
+    overlapping: impl Iterator<Item = &'a SSTableInfo>,
+    ctx: &StrategyContext,
+) -> bool {
+    // The engine's row-level check (compaction::expiry) may have cleared what
+    // the one-timestamp-per-sstable rule below would block.
+    s.expiry_verified
+        || !fully_expired(
+            [s],
+            overlapping.filter(|o| o.id != s.id),
+            ctx.gc_before(),
+            ctx.memtable_min_timestamp_micros,
+        )
+        .is_empty()
+}
+
+/// The shared steps of [`next_task`] around a strategy's own task, over a
+/// [`DecisionView`] (strategies that decide on one: LCS). Same order and
+/// same answers as [`next_task`] gives for the view's sstables.
+pub fn next_task_in<S: CompactionStrategy + ?Sized>(
+    strategy: &S,
+    view: &DecisionView<'_>,
+    ctx: &StrategyContext,
+    own_task: impl FnOnce() -> Option<CompactionTask>,
+) -> Option<CompactionTask> {
+    let common = strategy.common_options();
+    if !common.enabled {
+        return None;
+    }
+    let ids = droppable_expired_in(view, ctx, common);
+    if !ids.is_empty() {
+        return Some(CompactionTask::Drop { ids });
+    }
+    if let Some(own) = own_task() {
+        return Some(own);
+    }
+    let mut candidates: Vec<&SSTableInfo> = view
+        .tombstone_candidates(common.tombstone_threshold)
+        .into_iter()
+        .filter(|s| !s.being_compacted)
+        .collect();
+    candidates.sort_by(|a, b| strategy.tombstone_preference(a, b));
+    candidates
+        .into_iter()
+        .find(|s| {
+            worth_dropping_tombstones_among(
+                s,
+                || view.overlapping(s.first_token, s.last_token).collect(),
+                ctx,
+                common,
+            )
+        })
+        .map(|s| CompactionTask::Rewrite {
+            id: s.id,
+            output_level: strategy.tombstone_output_level(s),
+            reason: super::TaskReason::Tombstone,
+        })
 }
 
 /// Cassandra's `worthDroppingTombstones`: whether rewriting `sstable` alone is
@@ -267,6 +345,27 @@ pub fn worth_dropping_tombstones(
     ctx: &StrategyContext,
     options: &CommonCompactionOptions,
 ) -> bool {
+    worth_dropping_tombstones_among(
+        sstable,
+        || {
+            index
+                .overlapping(sstable.first_token, sstable.last_token)
+                .collect()
+        },
+        ctx,
+        options,
+    )
+}
+
+/// [`worth_dropping_tombstones`] with the overlapping sstables given by
+/// `overlapping` (asked only once the cheap checks pass; it may include
+/// `sstable` itself, and its order does not matter).
+fn worth_dropping_tombstones_among<'a>(
+    sstable: &SSTableInfo,
+    overlapping: impl FnOnce() -> Vec<&'a SSTableInfo>,
+    ctx: &StrategyContext,
+    options: &CommonCompactionOptions,
+) -> bool {
     if options.only_purge_repaired_tombstones {
         return false;
     }
@@ -281,10 +380,8 @@ pub fn worth_dropping_tombstones(
     if options.unchecked_tombstone_compaction {
         return true;
     }
-    let overlaps: Vec<&SSTableInfo> = index
-        .overlapping(sstable.first_token, sstable.last_token)
-        .filter(|o| o.id != sstable.id)
-        .collect();
+    let mut overlaps = overlapping();
+    overlaps.retain(|o| o.id != sstable.id);
     if overlaps.is_empty() {
         return true;
     }

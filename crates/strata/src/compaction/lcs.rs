@@ -39,9 +39,12 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use super::common::{self, sorted_ids, token_hull, OverlapIndex};
+use super::common::{self, sorted_ids, token_hull, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
+use super::view::DecisionView;
+use super::{
+    CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
+};
 use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, StcsOptions};
 
 /// Most L0 sstables compacted into L1 at once; above this many, L0 is size-tiered
@@ -53,9 +56,6 @@ pub const MAX_COMPACTING_L0: usize = 32;
 pub const NO_COMPACTION_LIMIT: u32 = 25;
 /// Highest level without fixed levels: Cassandra keeps L0..L8.
 pub const MAX_LEVEL: u32 = 8;
-/// Levels above this (only from a corrupt or foreign manifest) are grouped with it;
-/// they fold down like any level above the top.
-const MAX_TRACKED_LEVEL: u32 = 32;
 /// A level is compacted when its score exceeds this (Cassandra's 1.001: slack so a
 /// level exactly at its target is left alone).
 pub const SCORE_THRESHOLD: f64 = 1.001;
@@ -120,60 +120,16 @@ impl LcsState {
     }
 }
 
-/// The live sstables grouped by level, each level sorted by `(first_token, id)`.
-struct Levels<'a> {
-    levels: Vec<OverlapIndex<'a>>,
+/// How many level slots a decision tracks (the length the per-level state is
+/// given): through the highest level holding an sstable or the top level,
+/// whichever is higher, plus one spare so `top + 1` exists.
+fn level_count(view: &DecisionView<'_>, top: u32) -> u32 {
+    view.level_slots().saturating_sub(1).max(top) + 2
 }
 
-impl<'a> Levels<'a> {
-    fn new(sstables: &'a [SSTableInfo], top: u32) -> Levels<'a> {
-        let highest = sstables
-            .iter()
-            .map(|s| s.level.min(MAX_TRACKED_LEVEL))
-            .max()
-            .unwrap_or(0)
-            .max(top);
-        // One spare level so `get(top + 1)` exists.
-        let mut groups: Vec<Vec<&SSTableInfo>> = vec![Vec::new(); highest as usize + 2];
-        for s in sstables {
-            groups[s.level.min(MAX_TRACKED_LEVEL) as usize].push(s);
-        }
-        Levels {
-            levels: groups.into_iter().map(OverlapIndex::new).collect(),
-        }
-    }
-
-    fn count(&self) -> u32 {
-        self.levels.len() as u32
-    }
-
-    fn get(&self, level: u32) -> &OverlapIndex<'a> {
-        &self.levels[level as usize]
-    }
-
-    /// Highest level >= 1 holding an sstable.
-    fn highest_non_empty(&self) -> Option<u32> {
-        (1..self.count()).rev().find(|&l| !self.get(l).is_empty())
-    }
-
-    /// Bytes of the level's sstables not being compacted (Cassandra scores a level
-    /// on these, so a level being drained is not chosen again).
-    fn remaining_bytes(&self, level: u32) -> u64 {
-        self.get(level)
-            .sorted()
-            .iter()
-            .filter(|s| !s.being_compacted)
-            .map(|s| s.size_bytes)
-            .fold(0u64, u64::saturating_add)
-    }
-
-    fn total_bytes(&self, level: u32) -> u64 {
-        self.get(level)
-            .sorted()
-            .iter()
-            .map(|s| s.size_bytes)
-            .fold(0u64, u64::saturating_add)
-    }
+/// Highest level >= 1 below `count` holding an sstable.
+fn highest_non_empty(view: &DecisionView<'_>, count: u32) -> Option<u32> {
+    (1..count).rev().find(|&l| view.level_len(l) > 0)
 }
 
 /// Leveled compaction (module docs).
@@ -230,13 +186,18 @@ impl LeveledCompactionStrategy {
     }
 
     fn sstable_size_in(&self, sstables: &[SSTableInfo], state: &mut LcsState) -> u64 {
-        if self.lcs.level_count == 0 {
-            return self.lcs.sstable_size_bytes();
-        }
         let total = sstables
             .iter()
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add);
+        self.sstable_size_for(total, state)
+    }
+
+    /// The size in use for `total` live bytes (invariant 3), advancing `state`.
+    fn sstable_size_for(&self, total: u64, state: &mut LcsState) -> u64 {
+        if self.lcs.level_count == 0 {
+            return self.lcs.sstable_size_bytes();
+        }
         let ideal = fixed_levels_sstable_size(total, &self.lcs);
         let size = match state.fixed_sstable_size_bytes {
             Some(current)
@@ -268,15 +229,15 @@ impl LeveledCompactionStrategy {
     /// Cassandra's `getCompactionCandidates`, plus folding down levels above the top.
     fn leveled_task(
         &self,
-        levels: &Levels<'_>,
-        all: &OverlapIndex<'_>,
+        view: &DecisionView<'_>,
+        count: u32,
         size: u64,
         state: &mut LcsState,
     ) -> Option<CompactionTask> {
         let top = self.top_level();
         // Computed first, as Cassandra: if L0 has fallen behind, size-tier it before
         // any higher-level compaction, to bound the sstables a read must touch.
-        let l0_catch_up = self.l0_catch_up(levels);
+        let l0_catch_up = self.l0_catch_up(view);
 
         // Sstables above the top level exist only after `level_count` was lowered
         // (or the mode switched): fold them into the top level first. While any
@@ -284,12 +245,12 @@ impl LeveledCompactionStrategy {
         // could overlap an in-flight fold's output without overlapping any of the
         // fold's top-level inputs.
         let mut above_top = false;
-        for level in (top + 1)..levels.count() {
-            if levels.get(level).is_empty() {
+        for level in (top + 1)..count {
+            if view.level_len(level) == 0 {
                 continue;
             }
             above_top = true;
-            if let Some(task) = self.fold_down(levels, all, level, top, size) {
+            if let Some(task) = self.fold_down(view, level, top, size) {
                 return Some(task);
             }
         }
@@ -298,11 +259,11 @@ impl LeveledCompactionStrategy {
         // LevelDB): compacting higher levels first keeps the data that L0 batches
         // are merged into small. The top level has nowhere to go.
         for level in (1..top).rev() {
-            if levels.get(level).is_empty() {
+            if view.level_len(level) == 0 {
                 continue;
             }
             let target = self.max_bytes_for_level(level, size);
-            let score = levels.remaining_bytes(level) as f64 / target as f64;
+            let score = view.level_idle_bytes(level) as f64 / target as f64;
             if score <= SCORE_THRESHOLD {
                 continue;
             }
@@ -312,10 +273,10 @@ impl LeveledCompactionStrategy {
             if above_top && level + 1 == top {
                 continue;
             }
-            let Some(candidates) = self.candidates_for(levels, level, state) else {
+            let Some(candidates) = self.candidates_for(view, level, state) else {
                 continue;
             };
-            let candidates = self.with_starved(levels, level + 1, candidates, state);
+            let candidates = self.with_starved(view, count, level + 1, candidates, state);
             if let Some((_, last)) = token_hull(candidates.iter().copied()) {
                 state.last_compacted_token[level as usize] = Some(last);
             }
@@ -323,10 +284,10 @@ impl LeveledCompactionStrategy {
         }
 
         // Higher levels are happy: a standard L0 compaction.
-        if levels.get(0).is_empty() {
+        if view.level_len(0) == 0 {
             return None;
         }
-        match self.l0_candidates(levels, size) {
+        match self.l0_candidates(view, size) {
             Some((candidates, output_level)) if !(above_top && output_level == top) => {
                 Some(CompactionTask::Merge {
                     inputs: sorted_ids(candidates.iter().copied()),
@@ -365,25 +326,18 @@ impl LeveledCompactionStrategy {
     /// compacted. Round robin spreads the rewriting evenly over the token range.
     fn candidates_for<'a>(
         &self,
-        levels: &Levels<'a>,
+        view: &'a DecisionView<'_>,
         level: u32,
         state: &LcsState,
     ) -> Option<Vec<&'a SSTableInfo>> {
-        let here = levels.get(level).sorted();
-        let next = levels.get(level + 1);
-        let start = match state.last_compacted_token[level as usize] {
-            Some(token) => here.partition_point(|s| s.first_token <= token),
-            None => 0,
-        };
-        let start = if start >= here.len() { 0 } else { start };
-        for k in 0..here.len() {
-            let s = here[(start + k) % here.len()];
+        let after = state.last_compacted_token[level as usize];
+        for s in view.level_round_robin(level, after) {
             if s.being_compacted {
                 continue;
             }
             let mut candidates = vec![s];
             let mut busy = false;
-            for o in next.overlapping(s.first_token, s.last_token) {
+            for o in view.overlapping_in_level(level + 1, s.first_token, s.last_token) {
                 busy |= o.being_compacted;
                 candidates.push(o);
             }
@@ -402,7 +356,8 @@ impl LeveledCompactionStrategy {
     /// data, which lets its tombstones purge.
     fn with_starved<'a>(
         &self,
-        levels: &Levels<'a>,
+        view: &'a DecisionView<'_>,
+        count: u32,
         target_level: u32,
         mut candidates: Vec<&'a SSTableInfo>,
         state: &mut LcsState,
@@ -411,7 +366,7 @@ impl LeveledCompactionStrategy {
             *rounds = rounds.saturating_add(1);
         }
         state.rounds_without_compaction[target_level as usize] = 0;
-        let Some(highest) = levels.highest_non_empty() else {
+        let Some(highest) = highest_non_empty(view, count) else {
             return candidates;
         };
         if state.rounds_without_compaction[highest as usize] <= NO_COMPACTION_LIMIT {
@@ -424,7 +379,7 @@ impl LeveledCompactionStrategy {
             // Single-partition candidates: nothing can be strictly contained.
             return candidates;
         }
-        let starved = levels.get(highest).overlapping(min, max).find(|s| {
+        let starved = view.overlapping_in_level(highest, min, max).find(|s| {
             min <= s.first_token
                 && s.last_token <= max
                 && !s.being_compacted
@@ -440,13 +395,12 @@ impl LeveledCompactionStrategy {
     /// [`MAX_COMPACTING_L0`] sstables in L0, the most interesting size-tiered bucket
     /// of L0 (thresholds and bucket bounds from the options; Cassandra hard-codes
     /// 4 and 32, the defaults), written back to L0 unsplit.
-    fn l0_catch_up(&self, levels: &Levels<'_>) -> Option<CompactionTask> {
-        let l0 = levels.get(0);
-        if l0.len() <= MAX_COMPACTING_L0 {
+    fn l0_catch_up(&self, view: &DecisionView<'_>) -> Option<CompactionTask> {
+        if view.level_len(0) <= MAX_COMPACTING_L0 {
             return None;
         }
         let buckets = get_buckets(
-            l0.sorted().iter().copied().filter(|s| !s.being_compacted),
+            view.level_sorted(0).filter(|s| !s.being_compacted),
             &self.stcs,
         );
         let bucket = most_interesting_bucket(
@@ -476,14 +430,12 @@ impl LeveledCompactionStrategy {
     /// for both, which keeps L1 overlap-free at that boundary.
     fn l0_candidates<'a>(
         &self,
-        levels: &Levels<'a>,
+        view: &'a DecisionView<'_>,
         size: u64,
     ) -> Option<(Vec<&'a SSTableInfo>, u32)> {
-        let l0 = levels.get(0);
-        let compacting =
-            OverlapIndex::new(l0.sorted().iter().copied().filter(|s| s.being_compacted));
+        let compacting = OverlapIndex::new(view.level_sorted(0).filter(|s| s.being_compacted));
         let compacting_hull = token_hull(compacting.sorted().iter().copied());
-        let mut by_age: Vec<&SSTableInfo> = l0.sorted().to_vec();
+        let mut by_age: Vec<&SSTableInfo> = view.level_sorted(0).collect();
         by_age.sort_unstable_by_key(|s| (s.max_timestamp_micros, s.id));
 
         let mut removed: HashSet<u64> = HashSet::new();
@@ -505,7 +457,7 @@ impl LeveledCompactionStrategy {
             }
             let group: Vec<&SSTableInfo> = std::iter::once(s)
                 .chain(
-                    l0.overlapping(s.first_token, s.last_token)
+                    view.overlapping_in_level(0, s.first_token, s.last_token)
                         .filter(|t| t.id != s.id && !removed.contains(&t.id)),
                 )
                 .collect();
@@ -536,7 +488,7 @@ impl LeveledCompactionStrategy {
         let mut output_level = 0;
         if total >= size {
             let (first, last) = token_hull(candidates.iter().copied())?;
-            let l1: Vec<&SSTableInfo> = levels.get(1).overlapping(first, last).collect();
+            let l1: Vec<&SSTableInfo> = view.overlapping_in_level(1, first, last).collect();
             if l1.iter().any(|s| s.being_compacted)
                 || compacting.overlapping(first, last).next().is_some()
             {
@@ -576,22 +528,21 @@ impl LeveledCompactionStrategy {
     /// there).
     fn fold_down(
         &self,
-        levels: &Levels<'_>,
-        all: &OverlapIndex<'_>,
+        view: &DecisionView<'_>,
         level: u32,
         top: u32,
         size: u64,
     ) -> Option<CompactionTask> {
-        for &s in levels.get(level).sorted() {
+        for s in view.level_sorted(level) {
             if s.being_compacted
-                || all
+                || view
                     .overlapping(s.first_token, s.last_token)
                     .any(|o| o.being_compacted)
             {
                 continue;
             }
             let mut inputs: Vec<&SSTableInfo> = vec![s];
-            inputs.extend(levels.get(top).overlapping(s.first_token, s.last_token));
+            inputs.extend(view.overlapping_in_level(top, s.first_token, s.last_token));
             if inputs.len() == 1 {
                 return Some(CompactionTask::Move {
                     id: s.id,
@@ -609,17 +560,29 @@ impl LeveledCompactionStrategy {
     }
 
     /// The leveled task of `next_task` (drops and tombstone rewrites are the
-    /// shared steps of [`super::common::next_task`]) on `state`.
-    fn own_task_in(
+    /// shared steps of [`super::common::next_task_in`]) on `state`.
+    fn own_task_in(&self, view: &DecisionView<'_>, state: &mut LcsState) -> Option<CompactionTask> {
+        let size = self.sstable_size_for(view.total_bytes(), state);
+        let count = level_count(view, self.top_level());
+        state.ensure_levels(count as usize);
+        self.leveled_task(view, count, size, state)
+    }
+
+    /// The whole decision over `view`: the shared steps around the leveled
+    /// task, which advances the strategy's state only for [`Decide::Advance`].
+    fn decide_in(
         &self,
-        sstables: &[SSTableInfo],
-        all: &OverlapIndex<'_>,
-        state: &mut LcsState,
+        view: &DecisionView<'_>,
+        ctx: &StrategyContext,
+        decide: Decide,
     ) -> Option<CompactionTask> {
-        let size = self.sstable_size_in(sstables, state);
-        let levels = Levels::new(sstables, self.top_level());
-        state.ensure_levels(levels.count() as usize);
-        self.leveled_task(&levels, all, size, state)
+        common::next_task_in(self, view, ctx, || match decide {
+            Decide::Advance => self.own_task_in(view, &mut self.state.lock()),
+            Decide::Observe => {
+                let mut copy = self.state.lock().clone();
+                self.own_task_in(view, &mut copy)
+            }
+        })
     }
 }
 
@@ -636,17 +599,39 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     /// shared step drops fully expired sstables (Cassandra drops them only inside
     /// a compaction that happens to include them; a drop costs no I/O), after it
     /// a single-sstable tombstone compaction.
-    fn own_task(&self, sstables: &[SSTableInfo], all: &OverlapIndex<'_>) -> Option<CompactionTask> {
-        self.own_task_in(sstables, all, &mut self.state.lock())
+    fn own_task(
+        &self,
+        sstables: &[SSTableInfo],
+        _all: &OverlapIndex<'_>,
+    ) -> Option<CompactionTask> {
+        self.own_task_in(&DecisionView::of(sstables), &mut self.state.lock())
     }
 
     fn peek_own_task(
         &self,
         sstables: &[SSTableInfo],
-        all: &OverlapIndex<'_>,
+        _all: &OverlapIndex<'_>,
     ) -> Option<CompactionTask> {
         let mut copy = self.state.lock().clone();
-        self.own_task_in(sstables, all, &mut copy)
+        self.own_task_in(&DecisionView::of(sstables), &mut copy)
+    }
+
+    /// Decides on a view built from `sstables` (the indexes LCS queries),
+    /// which is what [`CompactionStrategy::next_task_in`] is given ready-made.
+    fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        self.decide_in(&DecisionView::of(sstables), ctx, Decide::Advance)
+    }
+
+    fn next_task_in(
+        &self,
+        view: &DecisionView<'_>,
+        ctx: &StrategyContext,
+    ) -> Option<CompactionTask> {
+        self.decide_in(view, ctx, Decide::Advance)
+    }
+
+    fn peek_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
+        self.decide_in(&DecisionView::of(sstables), ctx, Decide::Observe)
     }
 
     /// Cassandra's `findDroppableSSTable`: from the highest level down, by
@@ -694,18 +679,18 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
         let size = self.observed_sstable_size(sstables);
         let top = self.top_level();
-        let levels = Levels::new(sstables, top);
+        let view = DecisionView::of(sstables);
         let mut tasks = 0usize;
-        for level in 0..levels.count() {
+        for level in 0..level_count(&view, top) {
             if level > top {
-                tasks += levels.get(level).len();
+                tasks += view.level_len(level);
                 continue;
             }
             if level == top {
                 continue;
             }
             let limit = (self.max_bytes_for_level(level, size) as f64 * SCORE_THRESHOLD) as u64;
-            let excess = levels.total_bytes(level).saturating_sub(limit);
+            let excess = view.level_bytes(level).saturating_sub(limit);
             tasks += excess.div_ceil(size.max(1)) as usize;
         }
         tasks
@@ -716,10 +701,12 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     fn level_scores(&self, sstables: &[SSTableInfo]) -> Vec<f64> {
         let size = self.observed_sstable_size(sstables);
         let top = self.top_level();
-        let levels = Levels::new(sstables, top);
-        let last = levels.highest_non_empty().unwrap_or(0).max(top);
+        let view = DecisionView::of(sstables);
+        let last = highest_non_empty(&view, level_count(&view, top))
+            .unwrap_or(0)
+            .max(top);
         (0..=last)
-            .map(|l| levels.remaining_bytes(l) as f64 / self.max_bytes_for_level(l, size) as f64)
+            .map(|l| view.level_idle_bytes(l) as f64 / self.max_bytes_for_level(l, size) as f64)
             .collect()
     }
 }

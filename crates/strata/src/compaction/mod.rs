@@ -14,7 +14,8 @@
 //!   [`crate::version::Version::apply`].
 //!
 //! Modules: [`common`] (fully expired sstables, single-sstable tombstone
-//! compaction, the token-overlap index), [`stcs`] (size-tiered), [`lcs`] (leveled,
+//! compaction, the token-overlap index), [`view`] (the live set with the
+//! indexes a leveled decision queries, kept up to date by the simulator), [`stcs`] (size-tiered), [`lcs`] (leveled,
 //! with the tunable fanout and the fixed-levels mode of seed 000), [`twcs`]
 //! (time windows), [`dtcs`] (date-tiered, seed 003) and [`blob`] (large
 //! immutable blocks, seed 002, with its accounting in [`live_bytes`]). The algorithms, their
@@ -60,6 +61,7 @@ pub mod purge;
 pub mod runtime;
 pub mod stcs;
 pub mod twcs;
+pub mod view;
 
 #[cfg(test)]
 mod proptests;
@@ -396,6 +398,18 @@ pub trait CompactionStrategy: Send + Sync {
     /// decision lock (`compaction::runtime`).
     fn next_task(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> Option<CompactionTask> {
         common::next_task(self, sstables, ctx, common::Decide::Advance)
+    }
+
+    /// [`CompactionStrategy::next_task`] over a [`view::DecisionView`] that the
+    /// caller keeps up to date (the simulator), so the decision need not
+    /// rebuild its indexes from the slice: the same task as `next_task` on
+    /// `view.sstables()`. Default: exactly that call; LCS decides on the view.
+    fn next_task_in(
+        &self,
+        view: &view::DecisionView<'_>,
+        ctx: &StrategyContext,
+    ) -> Option<CompactionTask> {
+        self.next_task(view.sstables(), ctx)
     }
 
     /// The task [`CompactionStrategy::next_task`] would return now, changing no

@@ -17,14 +17,18 @@
 //!   strategy cuts flushes by window). Token-shard splits are refused, not
 //!   approximated.
 //! - **Tasks** are applied as the executor applies them: the live set is a
-//!   [`Version`] (the engine's own type, with the synthetic metadata as its
-//!   handle), and a finished task becomes the edit [`CompactionTask::edit`]
-//!   makes of it, applied by [`Version::apply_in_place`] — the checks and the
-//!   change of [`Version::apply`], which the engine's executor and manifest
-//!   run, without the copy of the set. Inputs are marked `being_compacted` while a task
+//!   [`KeyedVersion`] (the engine's `Version` keyed by id, with the synthetic
+//!   metadata as its handle: the same edits, refused by the same
+//!   [`crate::version::check_edit`], each in O(k log n)), and a finished task
+//!   becomes the edit [`CompactionTask::edit`] makes of it, as in the engine's
+//!   executor and manifest. Inputs are marked `being_compacted` while a task
 //!   runs; `Drop` removes sstables, `Move` changes a level, `Merge`/`Rewrite`
-//!   replace inputs by outputs. Compaction takes zero time, or `input bytes / throughput` with a
-//!   throughput limit and up to `concurrent_compactors` tasks at once. One thread
+//!   replace inputs by outputs. Compaction takes zero time, or `input bytes /
+//!   throughput` with a throughput limit and up to `concurrent_compactors`
+//!   tasks at once. Decisions are asked with
+//!   [`CompactionStrategy::next_task_in`] on a [`DecisionView`] kept up to
+//!   date edit by edit, so none costs O(n) (LCS; other strategies decide on
+//!   the view's slice as the engine does). One thread
 //!   asks for decisions, as the engine's executor does.
 //!
 //! Invariants (checked while running when `check_invariants` is set; a violation
@@ -54,11 +58,12 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::compaction::lcs::fixed_levels_sstable_size;
+use crate::compaction::view::DecisionView;
 use crate::compaction::{
     strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
 };
 use crate::options::{CompactionClass, CompactionOptions, TableOptions};
-use crate::version::{Version, VersionEdit};
+use crate::version::{KeyedVersion, VersionEdit};
 use crate::{Error, Result};
 use hist::Hist;
 
@@ -285,9 +290,9 @@ struct Running {
 }
 
 /// What the simulator holds for each live sstable (the handle of its
-/// [`Version`]): the synthetic metadata as created and the data histogram.
+/// [`KeyedVersion`]): the synthetic metadata as created and the data histogram.
 /// The metadata's `level`, `being_compacted` and `droppable_tombstone_ratio`
-/// are not authoritative: the version's level and [`Sim::infos`] are (as the
+/// are not authoritative: the version's level and [`Sim::view`] are (as the
 /// engine fills them from its version, its busy set and the clock).
 #[derive(Debug)]
 struct SimFile {
@@ -298,22 +303,22 @@ struct SimFile {
 struct Sim<'a> {
     cfg: &'a SimConfig,
     strategy: Box<dyn CompactionStrategy>,
-    live: Version<Arc<SimFile>>,
-    /// The live set as the strategies see it, in `(first_token, id)` order
-    /// (a set: every decision breaks its ties by id, so the order changes no
-    /// decision), kept in step with
-    /// `live` by [`Sim::apply`] rather than rebuilt per decision (rebuilding it
-    /// was a quarter of the run: docs/STATUS.md, "Simulator speed"). It holds
-    /// the authoritative `level` (the version's), `being_compacted` (inputs of
-    /// running tasks) and `droppable_tombstone_ratio` (as of the last refresh,
-    /// a decision instant; sstables created since have their own, 0).
-    /// Invariant 5 (checked with `check_invariants`): it equals what the
-    /// version and those two facts give. The order is the one the strategies
-    /// sort by (`OverlapIndex`, each LCS level), and the standard sort finds a
-    /// sorted run in one pass: sorting the set in id order was 45% of a run.
-    infos: Vec<SSTableInfo>,
-    /// Bytes per level (index = level), kept in step with `live`.
-    level_bytes: Vec<u64>,
+    /// The live set, keyed by id: [`KeyedVersion`] takes the same edits as the
+    /// engine's [`crate::version::Version`] with the same checks, each in
+    /// O(k log n) (the vector's removals were a quarter of a 10 TB run).
+    live: KeyedVersion<Arc<SimFile>>,
+    /// The live set as the strategies see it, with the indexes a decision
+    /// queries (per-level token order, level bytes, expiry and tombstone
+    /// candidates), kept in step with `live` by [`Sim::apply`] rather than
+    /// rebuilt per decision: a decision then costs O(log n) in the sstables
+    /// it does not look at (rebuilding was 71% of a 10 TB run:
+    /// docs/STATUS.md, "Simulator speed"). It holds the authoritative `level`
+    /// (the version's), `being_compacted` (inputs of running tasks) and
+    /// `droppable_tombstone_ratio` (as of the last refresh, a decision
+    /// instant; sstables created since have their own, 0). Invariant 5
+    /// (checked with `check_invariants`): it equals what the version and those
+    /// two facts give, and its indexes equal a rebuild.
+    view: DecisionView<'static>,
     /// When each sstable's droppable ratio next changes: `(cutoff, id)`, the
     /// cutoff as `f64::to_bits` (positive, so the bits order as the values),
     /// smallest first. An sstable's ratio is a step function of the purge
@@ -446,33 +451,6 @@ fn micros(relative_seconds: f64) -> i64 {
     ((START_SECONDS as f64 + relative_seconds) * 1e6) as i64
 }
 
-/// Merges `added` into `sorted`, both by `(first_token, id)`, moving each
-/// element of `sorted` at most once (a merge's outputs land anywhere in the
-/// token order; inserting them one by one moved the tail once per output).
-fn merge_sorted(sorted: &mut Vec<SSTableInfo>, mut added: Vec<SSTableInfo>) {
-    if added.is_empty() {
-        return;
-    }
-    let key = |s: &SSTableInfo| (s.first_token, s.id);
-    added.sort_unstable_by_key(key);
-    let old_len = sorted.len();
-    let start = sorted.partition_point(|s| key(s) < key(&added[0]));
-    // Placeholders at the end, then fill from the back: each slot takes the
-    // larger of the two remaining heads (swapped in, so nothing is cloned).
-    sorted.extend(added.iter().cloned());
-    let (mut i, mut j, mut w) = (old_len, added.len(), sorted.len());
-    while j > 0 {
-        w -= 1;
-        if i > start && key(&sorted[i - 1]) > key(&added[j - 1]) {
-            sorted.swap(i - 1, w);
-            i -= 1;
-        } else {
-            std::mem::swap(&mut sorted[w], &mut added[j - 1]);
-            j -= 1;
-        }
-    }
-}
-
 fn add_level(per_level: &mut Vec<u64>, level: u32, bytes: u64) {
     let l = level as usize;
     if per_level.len() <= l {
@@ -558,39 +536,22 @@ impl<'a> Sim<'a> {
         self.apply(&edit)
     }
 
-    /// Applies `edit` to the live set with the engine's function, which checks
-    /// it (an id consumed twice or unknown is an error, never a wrong figure).
-    /// Then brings the strategies' view ([`Sim::infos`]) and the level sizes
-    /// along: O(n) memory moves for the removals, O(k log n) otherwise.
+    /// Applies `edit` to the live set with the engine's checks (an id consumed
+    /// twice or unknown is an error, never a wrong figure), then brings the
+    /// strategies' view ([`Sim::view`]) along: O(k log n) for k sstables named.
     fn apply(&mut self, edit: &VersionEdit<Arc<SimFile>>) -> Result<()> {
         self.live
             .apply_in_place(edit)
             .map_err(|e| Error::InvalidInput(format!("simulator edit {edit:?}: {e}")))?;
-        if !edit.removed.is_empty() {
-            let mut removed = edit.removed.clone();
-            removed.sort_unstable();
-            let level_bytes = &mut self.level_bytes;
-            self.infos.retain(|s| {
-                let gone = removed.binary_search(&s.id).is_ok();
-                if gone {
-                    level_bytes[s.level as usize] -= s.size_bytes;
-                }
-                !gone
-            });
+        for id in &edit.removed {
+            self.view.remove(*id);
         }
         for &(id, level) in &edit.moved {
-            if let Some(i) = self.info_index(id) {
-                let s = &mut self.infos[i];
-                self.level_bytes[s.level as usize] -= s.size_bytes;
-                s.level = level;
-                add_level(&mut self.level_bytes, level, s.size_bytes);
-            }
+            self.view.update(id, |s| s.level = level);
         }
         let ttl = self.purge_before().is_some();
-        let mut added: Vec<SSTableInfo> = Vec::with_capacity(edit.added.len());
         for a in &edit.added {
-            add_level(&mut self.level_bytes, a.level, a.handle.info.size_bytes);
-            added.push(SSTableInfo {
+            self.view.insert(SSTableInfo {
                 level: a.level,
                 being_compacted: false,
                 ..a.handle.info.clone()
@@ -603,31 +564,19 @@ impl<'a> Sim<'a> {
                 self.ratio_due.push(Reverse((due.to_bits(), a.id)));
             }
         }
-        merge_sorted(&mut self.infos, added);
         Ok(())
-    }
-
-    /// Where sstable `id` is in [`Sim::infos`]: found by its token, which the
-    /// version's handle holds and no edit changes.
-    fn info_index(&self, id: u64) -> Option<usize> {
-        let first_token = self.live.get(id)?.handle.info.first_token;
-        self.infos
-            .binary_search_by_key(&(first_token, id), |s| (s.first_token, s.id))
-            .ok()
     }
 
     /// Marks the inputs of a task that has started; they stay marked until
     /// the task's edit removes them.
     fn mark_busy(&mut self, ids: &[u64]) {
         for id in ids {
-            if let Some(i) = self.info_index(*id) {
-                self.infos[i].being_compacted = true;
-            }
+            self.view.update(*id, |s| s.being_compacted = true);
         }
     }
 
     fn total_bytes(&self) -> u64 {
-        self.level_bytes.iter().sum()
+        self.view.total_bytes()
     }
 
     /// Expired-and-purgeable share of each sstable, as the engine estimates it
@@ -653,9 +602,8 @@ impl<'a> Sim<'a> {
                 e.handle.hist.share_purgeable(cutoff),
                 e.handle.hist.next_purge_cutoff(cutoff),
             );
-            if let Some(i) = self.info_index(id) {
-                self.infos[i].droppable_tombstone_ratio = ratio;
-            }
+            self.view
+                .update(id, |s| s.droppable_tombstone_ratio = ratio);
             if let Some(due) = due {
                 self.ratio_due.push(Reverse((due.to_bits(), id)));
             }
@@ -691,24 +639,29 @@ impl<'a> Sim<'a> {
                 }
             })
             .collect();
-        fresh.sort_unstable_by_key(|s| (s.first_token, s.id));
-        let len = level_bytes.len().max(self.level_bytes.len());
-        level_bytes.resize(len, 0);
-        let mut kept = self.level_bytes.clone();
-        kept.resize(len, 0);
-        if let Some((kept, fresh)) = self.infos.iter().zip(&fresh).find(|(k, f)| k != f) {
+        fresh.sort_unstable_by_key(|s| s.id);
+        let mut kept: Vec<SSTableInfo> = self.view.sstables().to_vec();
+        kept.sort_unstable_by_key(|s| s.id);
+        if let Some((kept, fresh)) = kept.iter().zip(&fresh).find(|(k, f)| k != f) {
             return Err(Error::InvalidInput(format!(
                 "simulator invariant 5: the strategies' view drifted from the live set at t = {} s: {kept:?} should be {fresh:?}",
                 self.now
             )));
         }
-        if fresh.len() != self.infos.len() || level_bytes != kept {
+        let kept_level_bytes: Vec<u64> =
+            (0..level_bytes.len().max(self.view.level_slots() as usize))
+                .map(|l| self.view.level_bytes(l as u32))
+                .collect();
+        level_bytes.resize(kept_level_bytes.len(), 0);
+        if fresh.len() != kept.len() || level_bytes != kept_level_bytes {
             return Err(Error::InvalidInput(format!(
                 "simulator invariant 5: the strategies' view or level sizes drifted from the live set at t = {} s",
                 self.now
             )));
         }
-        Ok(())
+        self.view.check().map_err(|e| {
+            Error::InvalidInput(format!("simulator invariant 5 at t = {} s: {e}", self.now))
+        })
     }
 
     fn check_task(&self, task: &CompactionTask) -> Result<()> {
@@ -720,12 +673,10 @@ impl<'a> Sim<'a> {
             } else {
                 // Ids are handed out ascending and never reused: one below
                 // `next_id` that is not live was consumed.
-                match self.info_index(*id) {
+                match self.view.get(*id) {
                     None if *id < self.next_id => Some("names an sstable already consumed"),
                     None => Some("names an unknown sstable"),
-                    Some(i) if self.infos[i].being_compacted => {
-                        Some("names an sstable being compacted")
-                    }
+                    Some(s) if s.being_compacted => Some("names an sstable being compacted"),
                     Some(_) => None,
                 }
             };
@@ -953,11 +904,7 @@ impl<'a> Sim<'a> {
         let relative_density =
             (self.now > self.warmup && output_level >= 2 && promoted_tokens > 0.0)
                 .then(|| {
-                    let source = self
-                        .level_bytes
-                        .get(output_level as usize - 1)
-                        .copied()
-                        .unwrap_or(0);
+                    let source = self.view.level_bytes(output_level - 1);
                     // The ring has 2^64 tokens.
                     let average = source as f64 / 18_446_744_073_709_551_616.0;
                     (promoted as f64 / promoted_tokens) / average
@@ -1063,7 +1010,7 @@ impl<'a> Sim<'a> {
         while self.running.len() < limit {
             let ctx = self.ctx(memtable_since);
             self.tasks.decisions += 1;
-            let Some(task) = self.strategy.next_task(&self.infos, &ctx) else {
+            let Some(task) = self.strategy.next_task_in(&self.view, &ctx) else {
                 break;
             };
             self.start(task)?;
@@ -1128,9 +1075,8 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
     let mut sim = Sim {
         cfg,
         strategy: strategy_for(&cfg.compaction),
-        live: Version::empty(),
-        infos: Vec::new(),
-        level_bytes: Vec::new(),
+        live: KeyedVersion::empty(),
+        view: DecisionView::new(),
         ratio_due: BinaryHeap::new(),
         refreshed: None,
         running: Vec::new(),
