@@ -41,7 +41,7 @@ pub struct PredictArgs {
     /// Live data size (default: ingest rate x TTL).
     #[arg(long)]
     pub data_size: Option<String>,
-    /// LCS sstable_size_in_mb (fixed-levels mode: the minimum): a bare number
+    /// LCS sstable_size_in_mb (also in fixed-levels mode): a bare number
     /// is MiB, as in the CQL option (`160`); or with a unit (`160MiB`).
     #[arg(long, default_value = "160MiB")]
     pub sstable_size: String,

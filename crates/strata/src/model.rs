@@ -21,9 +21,11 @@
 //! 2. Inputs are validated first ([`ModelInput::validate`]): sizes and rates
 //!    positive and finite, `fanout >= 2`, `min_threshold >= 2`; a bad input is an
 //!    [`Error::InvalidInput`] naming the field, never a NaN in the output.
-//! 3. The fixed-levels sstable size is [`fixed_levels_sstable_size`] itself (the
-//!    function the strategy calls), so the model and the engine cannot disagree on
-//!    it.
+//! 3. The seed's fixed-levels sstable size is [`fixed_levels_sstable_size`]
+//!    itself (seed 000's proposal, the first design); the refined model follows
+//!    the current design, sstables of `sstable_size_in_mb` and level targets
+//!    that follow the top level ([`LevelShape::fill_fixed`], the same rule as
+//!    `compaction::lcs::level_target_bytes`).
 
 use serde::Serialize;
 
@@ -97,7 +99,8 @@ pub struct ModelInput {
     pub strategy: ModelStrategy,
     /// Live data size `D`. `None`: `ingest * ttl` (both must then be given).
     pub data_bytes: Option<f64>,
-    /// LCS `sstable_size_in_mb` (in fixed-levels mode, the minimum size).
+    /// LCS `sstable_size_in_mb` (the seed's fixed-levels formula derives its
+    /// size from the data with this as the minimum; the strategy keeps it).
     pub sstable_bytes: f64,
     /// LCS `fanout_size`.
     pub fanout: u32,
@@ -411,6 +414,62 @@ impl LevelShape {
         LevelShape { sizes, targets }
     }
 
+    /// Fixed-levels mode (`n = level_count`) as the strategy sizes it in
+    /// steady state (`compaction::lcs::level_target_bytes`, the levels below the
+    /// top at their targets): with `T` in the top and `r = max(f, (T / s)^(1 /
+    /// (n + 1)))`, level `i < n` holds `T / r^(n - i)`. Three regimes as the data
+    /// grows: the normal fill capped at `n` while the top holds at most `f^n s`;
+    /// then ratio `f` anchored on the top; past `T = f^(n+1) s`, `r` from
+    /// `data = s (r^2 + ... + r^(n+1))`.
+    pub fn fill_fixed(data: f64, s: f64, f: f64, n: u32) -> LevelShape {
+        let n = n.max(1);
+        if data <= (1..=n).map(|i| s * f.powi(i as i32)).sum::<f64>() {
+            return LevelShape::fill(data, s, f, n);
+        }
+        // Share of the data in the top when every level is `ratio` times the last.
+        let top_share = |ratio: f64| 1.0 / (0..n).map(|j| ratio.powi(-(j as i32))).sum::<f64>();
+        let anchored_top = data * top_share(f);
+        let (top, r) = if anchored_top <= s * f.powi(n as i32 + 1) {
+            (anchored_top, f)
+        } else {
+            // data = s (r^2 + ... + r^(n+1)) grows with r: bisection.
+            let held = |r: f64| (2..=n + 1).map(|i| s * r.powi(i as i32)).sum::<f64>();
+            let (mut lo, mut hi) = (f, f * 2.0);
+            while held(hi) < data {
+                hi *= 2.0;
+            }
+            for _ in 0..200 {
+                let mid = (lo + hi) / 2.0;
+                if held(mid) < data {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let r = (lo + hi) / 2.0;
+            (s * r.powi(n as i32 + 1), r)
+        };
+        let mut sizes: Vec<f64> = (1..n).map(|i| top / r.powi((n - i) as i32)).collect();
+        let mut targets = sizes.clone();
+        let rest = (data - sizes.iter().sum::<f64>()).max(0.0);
+        sizes.push(rest);
+        targets.push(rest.max(s * f.powi(n as i32)));
+        LevelShape { sizes, targets }
+    }
+
+    /// Fixed-levels mode: the L0 bytes promoted at once for this shape
+    /// (`compaction::lcs::fixed_levels_l0_batch_bytes`): `max(s, T / r^n)`, `T`
+    /// the top level's bytes when the shape reaches level `n`.
+    pub fn fixed_l0_batch(&self, s: f64, f: f64, n: u32) -> f64 {
+        let n = n.max(1);
+        if self.top() < n as usize {
+            return s;
+        }
+        let top = self.sizes[n as usize - 1];
+        let r = (top / s).powf(1.0 / (n as f64 + 1.0)).max(f);
+        (top / r.powi(n as i32)).max(s)
+    }
+
     /// Highest non-empty level.
     pub fn top(&self) -> usize {
         self.sizes.len()
@@ -478,15 +537,25 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
     // taken as the steady-state size.
     let expiring = ingest.zip(input.ttl_seconds);
 
-    let sstable_for = |d: f64| {
+    // The strategy bounds its sstables at `sstable_size_in_mb` in both modes;
+    // fixed-levels mode sizes its levels from the top level instead.
+    let s = input.sstable_bytes;
+    let shape_for = |d: f64| {
         if input.level_count > 0 {
-            fixed_sstable_bytes(input, d)
+            LevelShape::fill_fixed(d, s, f, max_level)
         } else {
-            input.sstable_bytes
+            LevelShape::fill(d, s, f, max_level)
         }
     };
-    let batch_for = |s: f64| {
-        let k = (s / flush - 1e-9).ceil().max(1.0);
+    // L0 batches: one sstable's worth, or in fixed-levels mode the first of
+    // its even steps; `k` flushes each.
+    let batch_for = |shape: &LevelShape| {
+        let b0 = if input.level_count > 0 {
+            shape.fixed_l0_batch(s, f, max_level)
+        } else {
+            s
+        };
+        let k = (b0 / flush - 1e-9).ceil().max(1.0);
         (k, k * flush)
     };
 
@@ -496,8 +565,7 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
         let age = ttl + input.gc_grace_seconds;
         let mut previous = f64::NAN;
         for _ in 0..100 {
-            let s = sstable_for(data);
-            let shape = LevelShape::fill(data, s, f, max_level);
+            let shape = shape_for(data);
             // The level holding data of age `ttl + gc_grace`: levels hold data
             // youngest first, so it is where the cumulative size passes
             // `ingest * age`.
@@ -514,7 +582,7 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
             // below it has promoted its own size: period = size above / rate. L1
             // is rewritten whole by every L0 batch.
             let period = if level <= 1 {
-                batch_for(s).1 / rate
+                batch_for(&shape).1 / rate
             } else {
                 shape.sizes[level - 2] / rate
             };
@@ -534,10 +602,9 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
         }
     }
 
-    let s = sstable_for(data);
-    let shape = LevelShape::fill(data, s, f, max_level);
+    let shape = shape_for(data);
     let n = shape.top();
-    let (k, batch) = batch_for(s);
+    let (k, batch) = batch_for(&shape);
 
     let mut terms = vec![Term {
         name: "flush".into(),
@@ -1392,6 +1459,65 @@ mod tests {
         assert_eq!(p.levels, 3.0);
         // L0 term: floor(log4(2060 / 128)) = floor(2.004) = 2.
         assert!((p.write_amplification - (1.0 + 5.0 * 3.0 + 2.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fixed_levels_shape_follows_the_top_level() {
+        let s = 10.0 * MIB;
+        // Below fanout^N x s: the normal fill, capped at N.
+        let small = LevelShape::fill_fixed(500.0 * MIB, s, 4.0, 3);
+        assert_eq!(small, LevelShape::fill(500.0 * MIB, s, 4.0, 3));
+        // 100 GiB: r solves D = s (r^2 + r^3 + r^4) (four even steps from one
+        // sstable: the L0 batch s r, then L1..L3); the top full (levels 3).
+        let d = 100.0 * 1024.0 * MIB;
+        let shape = LevelShape::fill_fixed(d, s, 4.0, 3);
+        let r = shape.sizes[1] / shape.sizes[0];
+        assert!(r > 4.0);
+        assert!((shape.sizes[0] - s * r * r).abs() < 1e-6 * shape.sizes[0]);
+        assert!((shape.sizes[2] / shape.sizes[1] - r).abs() < 1e-6 * r);
+        assert!((shape.sizes.iter().sum::<f64>() - d).abs() < 1e-6 * d);
+        assert_eq!(shape.fractional_levels(), 3.0);
+        assert!((shape.fixed_l0_batch(s, 4.0, 3) - s * r).abs() < 1e-6 * s * r);
+        // Between f^3 s and f^4 s in the top: ratio f anchored on the top.
+        let mid = LevelShape::fill_fixed(1000.0 * MIB, s, 4.0, 3);
+        assert!((mid.sizes[2] / mid.sizes[1] - 4.0).abs() < 1e-9);
+        assert!((mid.sizes[1] / mid.sizes[0] - 4.0).abs() < 1e-9);
+        assert!(mid.sizes[0] > 40.0 * MIB, "L1 above its normal target");
+        // The strategy's rule gives the same targets for that top level.
+        let lcs = LcsOptions {
+            sstable_size_in_mb: 10,
+            fanout_size: 4,
+            level_count: 3,
+            ..LcsOptions::default()
+        };
+        let top = shape.sizes[2] as u64;
+        for i in 1..3u32 {
+            let target = crate::compaction::lcs::level_target_bytes(&lcs, i, top);
+            let model = shape.sizes[i as usize - 1];
+            assert!(
+                (target - model).abs() < 1e-6 * model,
+                "L{i}: {target} vs {model}"
+            );
+        }
+        let batch = crate::compaction::lcs::fixed_levels_l0_batch_bytes(top, &lcs) as f64;
+        assert!((batch - s * r).abs() < 2.0, "{batch} vs {}", s * r);
+        // The refined prediction uses it: 3 levels, sstables of s.
+        let p = predict(
+            &ModelInput {
+                data_bytes: Some(d),
+                sstable_bytes: s,
+                fanout: 4,
+                level_count: 3,
+                ..ModelInput::default()
+            },
+            true,
+        )
+        .unwrap();
+        assert_eq!((p.refined.levels, p.refined.sstable_bytes), (3.0, s));
+        // Into the top: round robin meets it at half the ratio, 2 + r / 2.
+        let into_top = p.refined.terms.last().expect("terms");
+        assert!(into_top.name.starts_with("into L3"), "{}", into_top.name);
+        assert!((into_top.write_amplification - (2.0 + r / 2.0)).abs() < 1e-6);
     }
 
     #[test]

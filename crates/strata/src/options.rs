@@ -965,10 +965,12 @@ pub struct LcsOptions {
     pub single_sstable_uplevel: bool,
     /// Strata's fixed-levels mode (seed 000's closing suggestion): 0 = off (levels grow
     /// with the data, each `fanout_size` times the last, sstables of
-    /// `sstable_size_in_mb`); 2..=10 = keep exactly this many levels and grow the
-    /// sstable size with the data instead, `sstable_size_in_mb` being the minimum.
-    /// Trades compaction granularity for a bounded read fan-in. RocksDB: `num_levels`
-    /// (with `level_compaction_dynamic_level_bytes`).
+    /// `sstable_size_in_mb`); 2..=10 = keep exactly this many levels, sstables still
+    /// of `sstable_size_in_mb`, and let the ratio between levels follow the top
+    /// level's size (`compaction::lcs::level_target_bytes`). Trades write
+    /// amplification, which then grows like `data^(1/N)`, for a bounded read
+    /// fan-in (docs/compaction/lcs.md). RocksDB: `num_levels` with
+    /// `level_compaction_dynamic_level_bytes`.
     pub level_count: u32,
     /// Strata only: sstable size in KiB, overriding `sstable_size_in_mb` when set
     /// (>= 16). For scaled-down experiments (seed 000 at 1/1000: 160 KB sstables)

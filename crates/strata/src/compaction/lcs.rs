@@ -6,16 +6,18 @@
 //! Levels: L0 receives flushes and may overlap itself; each level `L >= 1` holds
 //! sstables with disjoint token ranges, with a target of
 //! `fanout_size^L * sstable_size` bytes (Cassandra's `maxBytesForLevel`; L0's
-//! nominal target is `4 * sstable_size`, used only for scores). The top level is
+//! nominal target is `4 * sstable_size`, used only for scores), or in
+//! fixed-levels mode targets that follow the top level ([`level_target_bytes`]).
+//! The top level is
 //! L8 (Cassandra's nine levels) or, in fixed-levels mode, `L{level_count}`; it is
 //! never compacted upwards.
 //!
 //! Pure decider over metadata, `Send + Sync`. State kept behind a mutex (no I/O):
 //! the round-robin position of each level (token after which the next candidate is
-//! sought), Cassandra's per-level starvation counters, and the fixed-levels
-//! sstable size with its hysteresis. The state advances when a task is proposed
-//! ([`CompactionStrategy::next_task`], [`CompactionStrategy::major_compaction`],
-//! [`LeveledCompactionStrategy::effective_sstable_size`]), never when work is
+//! sought) and Cassandra's per-level starvation counters. The state advances
+//! when a task is proposed
+//! ([`CompactionStrategy::next_task`], [`CompactionStrategy::major_compaction`]),
+//! never when work is
 //! only observed (`peek_task`, `estimated_pending_tasks`, `level_scores`: those
 //! decide on a copy of the state).
 //!
@@ -30,10 +32,11 @@
 //! 2. Outputs land in level `from + 1`, in L0 (L0 merges of less than one
 //!    sstable's worth, L0 size tiering), in the same level (tombstone rewrites), or
 //!    in the top level (folding down levels above it); never above the top level.
-//! 3. The fixed-levels sstable size changes only when the size the data calls for
-//!    moves by more than [`FIXED_LEVELS_HYSTERESIS`] from the current one, and
-//!    stays within `[sstable_size_in_mb, FIXED_LEVELS_MAX_SIZE_FACTOR *
-//!    sstable_size_in_mb]`.
+//! 3. Sstables are cut at `sstable_size_in_mb` in both modes. In fixed-levels
+//!    mode the targets of L1..L(N-1) follow the top level's actual bytes
+//!    ([`level_target_bytes`]): the top never holds more than the ratio `r`
+//!    times the level below's target once `r` exceeds the fanout, and no level
+//!    above `level_count` is ever written.
 
 use std::collections::HashSet;
 
@@ -59,20 +62,82 @@ pub const MAX_LEVEL: u32 = 8;
 /// A level is compacted when its score exceeds this (Cassandra's 1.001: slack so a
 /// level exactly at its target is left alone).
 pub const SCORE_THRESHOLD: f64 = 1.001;
-/// Fixed-levels mode: the derived sstable size is at most this many times
-/// `sstable_size_in_mb`. Beyond, the top level simply holds more than its share
-/// (promotions into it get costlier) rather than sstables growing without bound
-/// (one compaction's temporary space and duration grow with the sstable size).
+/// Seed 000's derived sstable size (the first fixed-levels design, kept for the
+/// model's seed formula): at most this many times `sstable_size_in_mb`.
 pub const FIXED_LEVELS_MAX_SIZE_FACTOR: u64 = 64;
-/// Fixed-levels mode: the sstable size is recomputed only when the ideal size is
-/// more than this factor above or below the current one, so data hovering around a
-/// boundary cannot make the size (and every level target) flip-flop. 1.25 means the
-/// data must grow or shrink by 25% before the size follows.
-pub const FIXED_LEVELS_HYSTERESIS: f64 = 1.25;
 
 const MIB: u64 = 1024 * 1024;
 
-/// The sstable size fixed-levels mode calls for, before hysteresis: the size `s`
+/// Fixed-levels mode: the ratio `r` between consecutive steps, derived from
+/// the top level's actual bytes (RocksDB's `level_compaction_dynamic_level_bytes`
+/// with a fixed level count):
+///
+/// ```text
+/// r = max(fanout, (top_bytes / s)^(1 / (N + 1)))      s = sstable_size_in_mb, N = level_count
+/// ```
+///
+/// There are `N + 1` steps from one sstable's worth to the top: L0 batches
+/// grow to `s * r` ([`fixed_levels_l0_batch_bytes`]; Cassandra's L0 rule merges
+/// the pile with each flush meanwhile, which costs about `r / 2` per byte, as a
+/// round-robin level does), then each level is `r` times the one below. A
+/// step's cost grows with its ratio, so an even split minimises the sum
+/// (docs/compaction/lcs.md, "Fixed-levels mode"). Never below `fanout`: small
+/// data keeps the normal mode's targets. With `level_count == 0`, `fanout`.
+pub fn fixed_levels_ratio(top_bytes: u64, lcs: &LcsOptions) -> f64 {
+    let fanout = lcs.fanout_size as f64;
+    if lcs.level_count == 0 {
+        return fanout;
+    }
+    let s = lcs.sstable_size_bytes().max(1) as f64;
+    (top_bytes as f64 / s)
+        .powf(1.0 / (lcs.level_count as f64 + 1.0))
+        .max(fanout)
+}
+
+/// The L0 bytes at which L0 is promoted into L1: one sstable's worth
+/// (Cassandra's rule) in normal mode; in fixed-levels mode
+/// `max(s, top_bytes / r^N)`, the first of the `N + 1` steps of
+/// [`fixed_levels_ratio`], so L1 is `r` batches rather than growing away
+/// from a batch that does not (issue 16: "L0 -> L1 grows with data").
+pub fn fixed_levels_l0_batch_bytes(top_bytes: u64, lcs: &LcsOptions) -> u64 {
+    let s = lcs.sstable_size_bytes();
+    if lcs.level_count == 0 {
+        return s;
+    }
+    let r = fixed_levels_ratio(top_bytes, lcs);
+    let batch = top_bytes as f64 / r.powi(lcs.level_count as i32);
+    // `as` saturates; the max keeps at least one sstable's worth.
+    (batch as u64).max(s)
+}
+
+/// The target of `level` (>= 1) in bytes. Normal mode: Cassandra's
+/// `fanout^level * s`. Fixed-levels mode (`N = level_count`), below the top:
+/// `max(fanout^level * s, top_bytes / r^(N - level))` with `r` from
+/// [`fixed_levels_ratio`]: the targets follow the top level's actual size, so
+/// the top never holds more than `r` times the level below (the first design's
+/// top overfilled once its derived sstable size hit its clamp: issue 16). The
+/// top level's own target is `max(fanout^N * s, top_bytes)`: it is full once
+/// the targets follow it, never over. Level 0 (scores only): `4 * s`.
+pub fn level_target_bytes(lcs: &LcsOptions, level: u32, top_bytes: u64) -> f64 {
+    let s = lcs.sstable_size_bytes() as f64;
+    if level == 0 {
+        return 4.0 * s;
+    }
+    let fanout = lcs.fanout_size as f64;
+    let normal = fanout.powi(level as i32) * s;
+    let n = lcs.level_count;
+    if n == 0 {
+        return normal;
+    }
+    if level >= n {
+        return normal.max(top_bytes as f64);
+    }
+    let r = fixed_levels_ratio(top_bytes, lcs);
+    normal.max(top_bytes as f64 / r.powi((n - level) as i32))
+}
+
+/// Seed 000's proposal, the first fixed-levels design (before issue 16): the
+/// sstable size `s`
 /// at which levels L1..L`level_count` with targets `fanout^i * s` together hold
 /// `total_bytes`:
 ///
@@ -84,8 +149,10 @@ const MIB: u64 = 1024 * 1024;
 /// counts only the top level) gives the top level the share of the data it really
 /// holds in steady state, `(fanout - 1) / fanout` of it, so the lower levels come
 /// out at their targets instead of 1/fanout below. Rounded to whole MiB and
-/// clamped to `[sstable_size_in_mb, 64 * sstable_size_in_mb]` (invariant 3); with
-/// `level_count == 0`, `sstable_size_in_mb`.
+/// clamped to `[sstable_size_in_mb, 64 * sstable_size_in_mb]`; with
+/// `level_count == 0`, `sstable_size_in_mb`. The strategy no longer uses it
+/// (sstables stay at `sstable_size_in_mb`); the model prints the seed's formula
+/// with it, beside the refined prediction of the current design.
 pub fn fixed_levels_sstable_size(total_bytes: u64, lcs: &LcsOptions) -> u64 {
     let min = lcs.sstable_size_bytes();
     if lcs.level_count == 0 {
@@ -107,8 +174,6 @@ struct LcsState {
     /// Per level: compactions proposed since one last targeted it (Cassandra's
     /// `compactionCounter`).
     rounds_without_compaction: Vec<u32>,
-    /// Fixed-levels mode: the current sstable size (invariant 3).
-    fixed_sstable_size_bytes: Option<u64>,
 }
 
 impl LcsState {
@@ -125,6 +190,13 @@ impl LcsState {
 /// whichever is higher, plus one spare so `top + 1` exists.
 fn level_count(view: &DecisionView<'_>, top: u32) -> u32 {
     view.level_slots().saturating_sub(1).max(top) + 2
+}
+
+/// Whether two of `set` have intersecting token ranges.
+fn any_overlap(set: &[&SSTableInfo]) -> bool {
+    let mut ranges: Vec<(i64, i64)> = set.iter().map(|s| (s.first_token, s.last_token)).collect();
+    ranges.sort_unstable();
+    ranges.windows(2).any(|w| w[1].0 <= w[0].1)
 }
 
 /// Highest level >= 1 below `count` holding an sstable.
@@ -149,7 +221,6 @@ impl LeveledCompactionStrategy {
             state: Mutex::new(LcsState {
                 last_compacted_token: Vec::new(),
                 rounds_without_compaction: Vec::new(),
-                fixed_sstable_size_bytes: None,
             }),
         }
     }
@@ -163,53 +234,32 @@ impl LeveledCompactionStrategy {
         }
     }
 
-    /// The sstable size decisions use now: `sstable_size_in_mb`, or in fixed-levels
-    /// mode [`fixed_levels_sstable_size`] of the total live bytes, with hysteresis
-    /// against the size in use (invariant 3). Advances that state; calling it
-    /// again with the same sstables gives the same answer.
-    pub fn effective_sstable_size(&self, sstables: &[SSTableInfo]) -> u64 {
-        self.sstable_size_in(sstables, &mut self.state.lock())
+    /// The sstable size decisions use: `sstable_size_in_mb`, in both modes
+    /// (fixed-levels mode bounds its sstables as RocksDB's dynamic levels do;
+    /// its level targets follow the data instead: [`level_target_bytes`]).
+    pub fn effective_sstable_size(&self, _sstables: &[SSTableInfo]) -> u64 {
+        self.lcs.sstable_size_bytes()
     }
 
-    /// [`Self::effective_sstable_size`] without storing it: what an observer
-    /// (`compactionstats`, level scores) uses, so observing changes no state.
+    /// [`Self::effective_sstable_size`], for observers.
     pub fn observed_sstable_size(&self, sstables: &[SSTableInfo]) -> u64 {
-        let mut copy = self.state.lock().clone();
-        self.sstable_size_in(sstables, &mut copy)
+        self.effective_sstable_size(sstables)
     }
 
     /// Whether `self` and `other` hold the same decision state (round-robin
-    /// positions, starvation counters, fixed-levels size): for tests that show
+    /// positions, starvation counters): for tests that show
     /// observing leaves the state alone.
     pub fn same_state_as(&self, other: &LeveledCompactionStrategy) -> bool {
         *self.state.lock() == *other.state.lock()
     }
 
-    fn sstable_size_in(&self, sstables: &[SSTableInfo], state: &mut LcsState) -> u64 {
-        let total = sstables
-            .iter()
-            .map(|s| s.size_bytes)
-            .fold(0u64, u64::saturating_add);
-        self.sstable_size_for(total, state)
-    }
-
-    /// The size in use for `total` live bytes (invariant 3), advancing `state`.
-    fn sstable_size_for(&self, total: u64, state: &mut LcsState) -> u64 {
+    /// The target of `level` given the top level's bytes
+    /// ([`level_target_bytes`]; `size` is the sstable size in use).
+    fn level_target(&self, level: u32, size: u64, top_bytes: u64) -> f64 {
         if self.lcs.level_count == 0 {
-            return self.lcs.sstable_size_bytes();
+            return self.max_bytes_for_level(level, size) as f64;
         }
-        let ideal = fixed_levels_sstable_size(total, &self.lcs);
-        let size = match state.fixed_sstable_size_bytes {
-            Some(current)
-                if (ideal as f64) <= current as f64 * FIXED_LEVELS_HYSTERESIS
-                    && (ideal as f64) >= current as f64 / FIXED_LEVELS_HYSTERESIS =>
-            {
-                current
-            }
-            _ => ideal,
-        };
-        state.fixed_sstable_size_bytes = Some(size);
-        size
+        level_target_bytes(&self.lcs, level, top_bytes)
     }
 
     /// Cassandra's `maxBytesForLevel`: `4 * sstable_size` for L0 (nominal), else
@@ -262,8 +312,8 @@ impl LeveledCompactionStrategy {
             if view.level_len(level) == 0 {
                 continue;
             }
-            let target = self.max_bytes_for_level(level, size);
-            let score = view.level_idle_bytes(level) as f64 / target as f64;
+            let target = self.level_target(level, size, view.level_bytes(top));
+            let score = view.level_idle_bytes(level) as f64 / target;
             if score <= SCORE_THRESHOLD {
                 continue;
             }
@@ -433,6 +483,13 @@ impl LeveledCompactionStrategy {
         view: &'a DecisionView<'_>,
         size: u64,
     ) -> Option<(Vec<&'a SSTableInfo>, u32)> {
+        // Fixed-levels mode promotes larger batches as the data grows (the
+        // first of its `N + 1` even steps); normal mode: one sstable's worth.
+        let batch = if self.lcs.level_count == 0 {
+            size
+        } else {
+            fixed_levels_l0_batch_bytes(view.level_bytes(self.top_level()), &self.lcs)
+        };
         let compacting = OverlapIndex::new(view.level_sorted(0).filter(|s| s.being_compacted));
         let compacting_hull = token_hull(compacting.sorted().iter().copied());
         let mut by_age: Vec<&SSTableInfo> = view.level_sorted(0).collect();
@@ -482,11 +539,15 @@ impl LeveledCompactionStrategy {
             .iter()
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add);
-        if total < size && self.lcs.l0_size_tiered {
-            return self.l0_tier(&candidates).map(|tier| (tier, 0));
+        if total < batch && self.lcs.l0_size_tiered {
+            // Fixed mode: as below, never a tier of disjoint slices.
+            return self
+                .l0_tier(&candidates)
+                .filter(|tier| self.lcs.level_count == 0 || any_overlap(tier))
+                .map(|tier| (tier, 0));
         }
         let mut output_level = 0;
-        if total >= size {
+        if total >= batch {
             let (first, last) = token_hull(candidates.iter().copied())?;
             let l1: Vec<&SSTableInfo> = view.overlapping_in_level(1, first, last).collect();
             if l1.iter().any(|s| s.being_compacted)
@@ -498,6 +559,14 @@ impl LeveledCompactionStrategy {
             output_level = 1;
         }
         if candidates.len() < 2 {
+            return None;
+        }
+        // Fixed-levels mode merges within L0 up to batches of many sstables,
+        // cut at `s` into disjoint slices: merging slices that no flush
+        // overlaps would rewrite them for nothing, and again at the next
+        // decision (the simulator's "did not settle"). Normal mode's piles are
+        // below one sstable, a single output: Cassandra's rule as is.
+        if output_level == 0 && self.lcs.level_count > 0 && !any_overlap(&candidates) {
             return None;
         }
         Some((candidates, output_level))
@@ -562,7 +631,7 @@ impl LeveledCompactionStrategy {
     /// The leveled task of `next_task` (drops and tombstone rewrites are the
     /// shared steps of [`super::common::next_task_in`]) on `state`.
     fn own_task_in(&self, view: &DecisionView<'_>, state: &mut LcsState) -> Option<CompactionTask> {
-        let size = self.sstable_size_for(view.total_bytes(), state);
+        let size = self.lcs.sstable_size_bytes();
         let count = level_count(view, self.top_level());
         state.ensure_levels(count as usize);
         self.leveled_task(view, count, size, state)
@@ -689,7 +758,8 @@ impl CompactionStrategy for LeveledCompactionStrategy {
             if level == top {
                 continue;
             }
-            let limit = (self.max_bytes_for_level(level, size) as f64 * SCORE_THRESHOLD) as u64;
+            let target = self.level_target(level, size, view.level_bytes(top));
+            let limit = (target * SCORE_THRESHOLD) as u64;
             let excess = view.level_bytes(level).saturating_sub(limit);
             tasks += excess.div_ceil(size.max(1)) as usize;
         }
@@ -706,7 +776,9 @@ impl CompactionStrategy for LeveledCompactionStrategy {
             .unwrap_or(0)
             .max(top);
         (0..=last)
-            .map(|l| view.level_idle_bytes(l) as f64 / self.max_bytes_for_level(l, size) as f64)
+            .map(|l| {
+                view.level_idle_bytes(l) as f64 / self.level_target(l, size, view.level_bytes(top))
+            })
             .collect()
     }
 }
@@ -1064,55 +1136,101 @@ mod tests {
     }
 
     #[test]
-    fn fixed_levels_size_grows_with_data_with_hysteresis() {
-        // N = 3 levels above L0, fanout 10: s = data / 1110. Minimum 10 MiB, max 640.
-        let s = lcs(", 'level_count': 3, 'sstable_size_in_mb': 10");
-        let data = |mib: u64| vec![sst(1, 0, mib * MIB)];
-        let steps: [(u64, u64); 8] = [
-            (1_000, 10),      // 0.9 MiB -> clamped to the 10 MiB minimum
-            (111_000, 100),   // 100 > 1.25 x 10: follows
-            (133_200, 100),   // 120 <= 125: holds
-            (144_300, 130),   // 130 > 125: follows
-            (122_100, 130),   // 110 >= 130 / 1.25 = 104: holds (hysteresis)
-            (105_450, 95),    // 95 < 104: follows down
-            (111_000, 95),    // 100: holds
-            (1_000_000, 640), // 901 -> clamped to 64 x 10 MiB
-        ];
-        for (mib, want) in steps {
-            assert_eq!(
-                s.effective_sstable_size(&data(mib)),
-                want * MIB,
-                "{mib} MiB"
-            );
-        }
-        assert_eq!(s.top_level(), 3);
-        // Level targets use the current size: L1 = 10 x 640 MiB.
-        let set = vec![sst(1, 0, 999_999 * MIB), sst_range(2, 1, 700 * MIB, 0, 0)];
+    fn fixed_levels_targets_follow_the_top_level() {
+        // N = 3, fanout 4, sstables of 10 MiB.
+        let s = lcs(", 'fanout_size': 4, 'level_count': 3, 'sstable_size_in_mb': 10");
+        let o = opts(
+            "'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'level_count': 3, 'sstable_size_in_mb': 10",
+        )
+        .lcs();
+        // Small data: the normal targets (4^i x 10 MiB), the ratio is the fanout.
+        assert_eq!(fixed_levels_ratio(0, &o), 4.0);
+        assert_eq!(level_target_bytes(&o, 1, 0), 40.0 * MIB as f64);
+        assert_eq!(level_target_bytes(&o, 2, 500 * MIB), 160.0 * MIB as f64);
+        // At exactly 4^3 x s in the top the two rules meet (no jump).
+        let meet = 640 * MIB;
+        assert!((fixed_levels_ratio(meet, &o) - 4.0).abs() < 1e-9);
+        assert!((level_target_bytes(&o, 2, meet) - 160.0 * MIB as f64).abs() < 1.0);
+        // 64,000 MiB in L3: four steps from one sstable, r = 6400^(1/4) = 8.94;
+        // L2 = 64,000 / r, L1 = L2 / r, L0 batches L1 / r.
+        let top = 64_000 * MIB;
+        let r = 6400f64.powf(1.0 / 4.0);
+        assert!((fixed_levels_ratio(top, &o) - r).abs() < 1e-9);
+        let l2 = level_target_bytes(&o, 2, top);
+        let l1 = level_target_bytes(&o, 1, top);
+        assert!((l2 - top as f64 / r).abs() < 1.0 && (l1 - l2 / r).abs() < 1.0);
+        let batch = fixed_levels_l0_batch_bytes(top, &o);
+        assert!((batch as f64 - l1 / r).abs() < 2.0, "{batch}");
+        assert_eq!(fixed_levels_l0_batch_bytes(0, &o), 10 * MIB);
+        // The top is full, never over: its target is its own size.
+        assert_eq!(level_target_bytes(&o, 3, top), top as f64);
+        // Normal mode: Cassandra's targets, whatever the top holds.
+        let normal = LcsOptions {
+            level_count: 0,
+            ..o.clone()
+        };
+        assert_eq!(level_target_bytes(&normal, 2, top), 160.0 * MIB as f64);
+        assert_eq!(fixed_levels_ratio(top, &normal), 4.0);
+
+        // Decisions: sstables stay at 10 MiB whatever the data.
+        let mut set = vec![sst_range(1, 3, top, 0, 1_000_000)];
+        assert_eq!(s.effective_sstable_size(&set), 10 * MIB);
+        // L2 at 3,000 MiB (< 7,155) and L1 at 150 MiB (< 800): nothing to do,
+        // where the normal targets (160 MiB, 40 MiB) would promote both.
+        set.extend(level(100, 2, 300, 10 * MIB, 0, 1000));
+        set.extend(level(1000, 1, 15, 10 * MIB, 0, 1000));
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        assert_eq!(s.estimated_pending_tasks(&set), 0);
         let scores = s.level_scores(&set);
-        assert_eq!(scores.len(), 4);
-        assert!((scores[1] - 700.0 / 6400.0).abs() < 1e-9, "{scores:?}");
-        // Merges are split at the current size: 107,201 MiB / 1110 -> 97 MiB.
-        let mut set = level(1, 1, 12, 600 * MIB, 0, 100);
-        set.push(sst_range(98, 2, MIB, 0, 50));
-        set.push(sst(99, 3, 100_000 * MIB));
+        assert!(
+            (scores[1] - 150.0 * MIB as f64 / l1).abs() < 1e-9,
+            "{scores:?}"
+        );
+        assert!((scores[3] - 1.0).abs() < 1e-9, "{scores:?}");
+        // L2 at 7,500 MiB: over target, promoted into the top at 10 MiB a piece.
+        set.extend(level(400, 2, 450, 10 * MIB, 400_000, 1000));
         assert_eq!(
             s.next_task(&set, &ctx(0)),
             Some(CompactionTask::Merge {
-                inputs: vec![1, 98],
-                output_level: 2,
+                inputs: vec![1, 100],
+                output_level: 3,
                 split: OutputSplit::Size {
-                    max_bytes: 97 * MIB
+                    max_bytes: 10 * MIB
                 },
-                reason: TaskReason::Leveled { from_level: 1 }
+                reason: TaskReason::Leveled { from_level: 2 }
             })
         );
-        // The pure formula, and off when level_count = 0.
-        let o =
+        // L0 waits for a batch of 89 MiB (not one 10 MiB sstable): 50 MiB is
+        // merged within L0, 100 MiB goes to L1 with the L1 sstables it meets.
+        let flush = |id, mib: u64| sst_range(id, 0, mib * MIB, 0, 1_000_000);
+        let mut set = vec![
+            sst_range(1, 3, top, 0, 1_000_000),
+            flush(2, 25),
+            flush(3, 25),
+        ];
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![2, 3], 0));
+        set.push(flush(4, 50));
+        let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![2, 3, 4], 1));
+        // Disjoint L0 slices (a merged pile cut at s) below the batch: left
+        // alone until a flush overlaps them.
+        let slices = vec![
+            sst_range(1, 3, top, 0, 1_000_000),
+            sst_range(5, 0, 10 * MIB, 0, 99),
+            sst_range(6, 0, 10 * MIB, 100, 199),
+        ];
+        assert_eq!(s.next_task(&slices, &ctx(0)), None);
+        // Normal mode promotes at one sstable's worth.
+        let n = lcs(", 'fanout_size': 4, 'sstable_size_in_mb': 10");
+        let (inputs, out, _) = merge_of(&n.next_task(&set[1..3], &ctx(0)));
+        assert_eq!((inputs, out), (vec![2, 3], 1));
+        // The pure seed formula is still there for the model: 169 GB / 84.
+        let o4 =
             opts("'class': 'LeveledCompactionStrategy', 'level_count': 3, 'fanout_size': 4").lcs();
-        let gib169 = 169_000_000_000u64;
-        assert_eq!(fixed_levels_sstable_size(gib169, &o), 1919 * MIB); // 169 GB / 84
+        assert_eq!(fixed_levels_sstable_size(169_000_000_000, &o4), 1919 * MIB);
         assert_eq!(
-            fixed_levels_sstable_size(gib169, &LcsOptions::default()),
+            fixed_levels_sstable_size(169_000_000_000, &LcsOptions::default()),
             160 * MIB
         );
     }

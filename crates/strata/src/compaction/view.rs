@@ -398,9 +398,21 @@ impl<'a> DecisionView<'a> {
         change(&mut self.infos.to_mut()[position]);
         let after = &self.infos[position];
         let same_place = (after.id, after.level, after.first_token, after.last_token)
-            == (before.id, before.level, before.first_token, before.last_token)
-            && (after.size_bytes, after.being_compacted, after.max_local_deletion_seconds)
-                == (before.size_bytes, before.being_compacted, before.max_local_deletion_seconds);
+            == (
+                before.id,
+                before.level,
+                before.first_token,
+                before.last_token,
+            )
+            && (
+                after.size_bytes,
+                after.being_compacted,
+                after.max_local_deletion_seconds,
+            ) == (
+                before.size_bytes,
+                before.being_compacted,
+                before.max_local_deletion_seconds,
+            );
         if same_place {
             let (old_key, new_key) = (ratio_key(&before), ratio_key(after));
             if old_key != new_key {

@@ -57,7 +57,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::compaction::lcs::fixed_levels_sstable_size;
+use crate::compaction::lcs::{level_target_bytes, MAX_LEVEL};
 use crate::compaction::view::DecisionView;
 use crate::compaction::{
     strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
@@ -274,6 +274,17 @@ pub struct SimResult {
     pub final_data_bytes: u64,
     pub final_sstables: usize,
     pub max_sstables: usize,
+    /// Sstables a point read consults, 99th percentile over the decision
+    /// instants of the steady window, for the worst key: the most L0 sstables
+    /// over one token plus one per non-empty level >= 1 (an upper bound: a
+    /// sparse level may miss the key). Strategies without levels keep
+    /// everything in level 0, counted the same way.
+    pub sstables_per_read_p99: u32,
+    /// Largest sstable ever written.
+    pub max_sstable_bytes: u64,
+    /// Most bytes on disk at once: live data plus, while a merge is being
+    /// installed, its outputs beside its inputs.
+    pub peak_space_bytes: u64,
     pub tasks: TaskCounts,
     pub elapsed_wall_seconds: f64,
 }
@@ -340,6 +351,10 @@ struct Sim<'a> {
     compacted_per_level: Vec<u64>,
     tasks: TaskCounts,
     max_sstables: usize,
+    /// Decision instants of the steady window by sstables per read (index).
+    reads: Vec<u64>,
+    max_sstable_bytes: u64,
+    peak_space_bytes: u64,
     /// Level flows are counted from here on.
     warmup: f64,
 }
@@ -479,6 +494,7 @@ impl<'a> Sim<'a> {
     fn new_info(&mut self, level: u32, size: u64, tokens: (i64, i64), hist: &Hist) -> SSTableInfo {
         let id = self.next_id;
         self.next_id += 1;
+        self.max_sstable_bytes = self.max_sstable_bytes.max(size);
         let (min_write, max_write) = hist.write_range();
         SSTableInfo {
             id,
@@ -820,6 +836,10 @@ impl<'a> Sim<'a> {
 
     /// Installs a finished merge: inputs out, outputs in, bytes counted.
     fn install(&mut self, run: Running) -> Result<()> {
+        // Outputs are on disk before the inputs go.
+        self.peak_space_bytes = self
+            .peak_space_bytes
+            .max(self.total_bytes().saturating_add(run.written));
         self.apply(&run.edit)?;
         self.compacted += run.written;
         self.tasks.purged_bytes += run.read - run.written;
@@ -1029,15 +1049,64 @@ impl<'a> Sim<'a> {
         Ok(())
     }
 
+    /// One decision instant's sstables per read (see
+    /// [`SimResult::sstables_per_read_p99`]), counted in the steady window.
+    fn count_read_fan_in(&mut self) {
+        self.peak_space_bytes = self.peak_space_bytes.max(self.total_bytes());
+        if self.now <= self.warmup {
+            return;
+        }
+        let levels = (1..self.view.level_slots())
+            .filter(|&l| self.view.level_len(l) > 0)
+            .count();
+        // L0: the most L0 sstables over any one token (merges within L0 are
+        // cut by size into disjoint slices; flushes span the ring). L0 is small.
+        let mut events: Vec<(i128, i32)> = self
+            .view
+            .level_sorted(0)
+            .flat_map(|s| [(s.first_token as i128, 1), (s.last_token as i128 + 1, -1)])
+            .collect();
+        events.sort_unstable();
+        let (mut depth, mut l0) = (0i32, 0i32);
+        for (_, delta) in events {
+            depth += delta;
+            l0 = l0.max(depth);
+        }
+        let n = l0 as usize + levels;
+        if self.reads.len() <= n {
+            self.reads.resize(n + 1, 0);
+        }
+        self.reads[n] += 1;
+    }
+
+    /// The 99th percentile of [`Sim::reads`] (0 when nothing was counted).
+    fn reads_p99(&self) -> u32 {
+        let total: u64 = self.reads.iter().sum();
+        let mut seen = 0u64;
+        for (n, count) in self.reads.iter().enumerate() {
+            seen += count;
+            if seen * 100 >= total * 99 && total > 0 {
+                return n as u32;
+            }
+        }
+        0
+    }
+
     fn fractional_levels(&self) -> Option<f64> {
         if self.cfg.compaction.class() != CompactionClass::LeveledCompactionStrategy {
             return None;
         }
         let lcs = self.cfg.compaction.lcs();
-        let s = fixed_levels_sstable_size(self.total_bytes(), &lcs) as f64;
         let stats = self.level_stats();
         let top = stats.iter().rev().find(|l| l.level >= 1 && l.bytes > 0)?;
-        let target = s * (lcs.fanout_size as f64).powi(top.level as i32);
+        // The strategy's own targets: `fanout^L * s`, or in fixed-levels mode
+        // those that follow the top level's bytes.
+        let top_level = if lcs.level_count > 0 {
+            lcs.level_count
+        } else {
+            MAX_LEVEL
+        };
+        let target = level_target_bytes(&lcs, top.level, self.view.level_bytes(top_level));
         Some((top.level - 1) as f64 + top.bytes as f64 / target)
     }
 
@@ -1090,6 +1159,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
         compacted_per_level: Vec::new(),
         tasks: TaskCounts::default(),
         max_sstables: 0,
+        reads: Vec::new(),
+        max_sstable_bytes: 0,
+        peak_space_bytes: 0,
         warmup: warmup as f64,
     };
     let flush_period = cfg.flush_bytes as f64 / cfg.ingest_bytes_per_second;
@@ -1132,6 +1204,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
         }
         sim.decide(last_flush)?;
         sim.max_sstables = sim.max_sstables.max(sim.live.len());
+        sim.count_read_fan_in();
         if next_sample <= next {
             let flushed = sim.flushed - sample_flushed;
             let compacted = sim.compacted - sample_compacted;
@@ -1193,6 +1266,9 @@ pub fn run(cfg: &SimConfig) -> Result<SimResult> {
         final_data_bytes: sim.total_bytes(),
         final_sstables: sim.live.len(),
         max_sstables: sim.max_sstables,
+        sstables_per_read_p99: sim.reads_p99(),
+        max_sstable_bytes: sim.max_sstable_bytes,
+        peak_space_bytes: sim.peak_space_bytes,
         tasks: sim.tasks.clone(),
         series,
         elapsed_wall_seconds: wall.elapsed().as_secs_f64(),

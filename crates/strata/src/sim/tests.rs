@@ -300,3 +300,67 @@ fn merge_outputs_trim_gaps() {
         assert!(c <= i64::MAX as i128 && c > i64::MIN as i128);
     }
 }
+
+#[test]
+fn fixed_levels_keep_n_levels_bounded_sstables_and_follow_the_model() {
+    // 112.5 MiB live (64 KiB/s x 30 min TTL) in 256 KiB sstables: D / s ~ 450,
+    // far past fanout^3 = 64, where the first fixed-levels design grew its
+    // sstables and the normal mode grows a fifth level.
+    let fixed = "'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'sstable_size_in_kb': 256, 'level_count': 3";
+    let normal =
+        "'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'sstable_size_in_kb': 256";
+    let cfg = |cql: &str| SimConfig {
+        duration_seconds: 3 * 3600,
+        ..small(cql)
+    };
+    let r = run(&cfg(fixed)).unwrap();
+    let levels = r.steady_levels.expect("LCS has levels");
+    assert!(
+        levels > 2.9 && levels <= 3.0 + 1e-9,
+        "steady levels {levels}"
+    );
+    assert!(r
+        .final_levels
+        .iter()
+        .all(|l| l.level <= 3 || l.sstables == 0));
+    // Bounded by the larger of a flush (512 KiB, L0) and the sstable size
+    // whatever the data: the first design grew them to 64 x.
+    assert!(r.max_sstable_bytes <= 512 * KIB, "{}", r.max_sstable_bytes);
+    assert!(
+        r.sstables_per_read_p99 >= 3 && r.sstables_per_read_p99 <= 3 + 4,
+        "{}",
+        r.sstables_per_read_p99
+    );
+    // The normal mode at the same fanout needs more levels (and reads) for
+    // this data: the cap is real.
+    let n = run(&cfg(normal)).unwrap();
+    assert!(
+        n.steady_levels.expect("levels") > 3.5,
+        "{:?}",
+        n.steady_levels
+    );
+    // The refined model follows the design within 10%.
+    let m = model::predict(
+        &ModelInput {
+            sstable_bytes: (256 * KIB) as f64,
+            fanout: 4,
+            level_count: 3,
+            flush_bytes: (512 * KIB) as f64,
+            ingest_bytes_per_second: Some((64 * KIB) as f64),
+            ttl_seconds: Some(1800.0),
+            gc_grace_seconds: 60.0,
+            ..ModelInput::default()
+        },
+        true,
+    )
+    .unwrap()
+    .refined;
+    let ratio = m.write_amplification / r.steady_write_amplification;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "model {} against simulator {}",
+        m.write_amplification,
+        r.steady_write_amplification
+    );
+    assert_eq!(m.levels, 3.0);
+}
