@@ -681,6 +681,36 @@ impl PartitionUpdate {
     }
 }
 
+/// A random row of clustering `ck`, built for collisions between two such
+/// rows: four columns, timestamps 1..6, every cell kind, an occasional row
+/// deletion and (with `paths`) collection cells in column 3. Test rows for
+/// `Row::superseded_by` and its encoded twin in the memtable.
+#[cfg(test)]
+pub(crate) fn colliding_row(rng: &mut impl rand::Rng, paths: bool) -> Row {
+    let mut r = Row::new(b"ck".to_vec());
+    if rng.gen_bool(0.7) {
+        r.liveness = LivenessInfo::new(rng.gen_range(1..6));
+    }
+    if rng.gen_bool(0.1) {
+        r.deletion = DeletionTime::new(rng.gen_range(1..6), 10);
+    }
+    for col in 0..4u32 {
+        if rng.gen_bool(0.7) {
+            let ts = rng.gen_range(1..6);
+            let mut cell = match rng.gen_range(0..3) {
+                0 => Cell::tombstone(col, ts, 100),
+                1 => Cell::expiring(col, ts, 60, 200, vec![rng.gen_range(0..3)]),
+                _ => Cell::live(col, ts, vec![rng.gen_range(0..3)]),
+            };
+            if paths && col == 3 && rng.gen_bool(0.2) {
+                cell.path = Some(vec![rng.gen_range(0..2)].into_boxed_slice());
+            }
+            r.add_cell(cell);
+        }
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -873,33 +903,12 @@ mod tests {
     /// on random rows built to collide in columns, timestamps and kinds.
     #[test]
     fn superseded_by_agrees_with_merge() {
-        use rand::{Rng, SeedableRng};
+        use rand::SeedableRng;
         let mut rng = rand::rngs::StdRng::seed_from_u64(33);
-        let random_row = |rng: &mut rand::rngs::StdRng| {
-            let mut r = Row::new(b"ck".to_vec());
-            if rng.gen_bool(0.7) {
-                r.liveness = LivenessInfo::new(rng.gen_range(1..6));
-            }
-            if rng.gen_bool(0.1) {
-                r.deletion = DeletionTime::new(rng.gen_range(1..6), 10);
-            }
-            for col in 0..4u32 {
-                if rng.gen_bool(0.7) {
-                    let ts = rng.gen_range(1..6);
-                    let cell = match rng.gen_range(0..3) {
-                        0 => Cell::tombstone(col, ts, 100),
-                        1 => Cell::expiring(col, ts, 60, 200, vec![rng.gen_range(0..3)]),
-                        _ => Cell::live(col, ts, vec![rng.gen_range(0..3)]),
-                    };
-                    r.add_cell(cell);
-                }
-            }
-            r
-        };
         let (mut yes, mut no) = (0, 0);
         for _ in 0..20_000 {
-            let old = random_row(&mut rng);
-            let new = random_row(&mut rng);
+            let old = colliding_row(&mut rng, false);
+            let new = colliding_row(&mut rng, false);
             if old.superseded_by(&new) {
                 yes += 1;
                 assert_eq!(old.clone().merge(new.clone()), new, "{old:?} / {new:?}");

@@ -1936,34 +1936,10 @@ mod tests {
     fn superseded_encoded_agrees_with_superseded_by() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(44);
         let base = EncodingBase::around(0);
-        let random_row = |rng: &mut rand_chacha::ChaCha8Rng| {
-            let mut r = Row::new(b"ck".to_vec());
-            if rng.gen_bool(0.7) {
-                r.liveness = LivenessInfo::new(rng.gen_range(1..6));
-            }
-            if rng.gen_bool(0.1) {
-                r.deletion = DeletionTime::new(rng.gen_range(1..6), 10);
-            }
-            for col in 0..4u32 {
-                if rng.gen_bool(0.7) {
-                    let ts = rng.gen_range(1..6);
-                    let mut cell = match rng.gen_range(0..3) {
-                        0 => Cell::tombstone(col, ts, 100),
-                        1 => Cell::expiring(col, ts, 60, 200, vec![rng.gen_range(0..3)]),
-                        _ => Cell::live(col, ts, vec![rng.gen_range(0..3)]),
-                    };
-                    if col == 3 && rng.gen_bool(0.2) {
-                        cell.path = Some(vec![rng.gen_range(0..2)].into_boxed_slice());
-                    }
-                    r.add_cell(cell);
-                }
-            }
-            r
-        };
         let (mut yes, mut no, mut unknown) = (0, 0, 0);
         for _ in 0..20_000 {
-            let old = random_row(&mut rng);
-            let new = random_row(&mut rng);
+            let old = crate::data::colliding_row(&mut rng, true);
+            let new = crate::data::colliding_row(&mut rng, true);
             let mut body = Vec::new();
             crate::encoding::encode_row(&old, &base, &mut body);
             match superseded_encoded(&body, &base, &new) {
