@@ -25,7 +25,7 @@
 //!    structure keeps. The memtable's own `memory_bytes()` is reported beside.
 //! 4. Flush iteration: the memtable filled by one thread, then every partition
 //!    in token order materialized with all its rows in clustering order, as a
-//!    flush hands them to the sstable writer: as encoded (`with_encoded`, what
+//!    flush hands them to the sstable writer: as encoded (`for_each_encoded`, what
 //!    a flush does now) and decoded (`materialize`, what it did before);
 //!    MiB/s of `data_bytes()`. Encoding, compression and I/O of the sstable
 //!    are not part of it.

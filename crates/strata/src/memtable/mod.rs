@@ -639,7 +639,7 @@ fn prefetch(p: *const u8) {
 /// nothing outside this module can read them (the field is private) and each
 /// call clears them before refilling.
 #[derive(Default)]
-pub struct EncodedScratch {
+struct EncodedScratch {
     rows: Vec<EncodedRow<'static>>,
 }
 
@@ -924,7 +924,7 @@ impl Memtable {
     }
 
     /// The base under which a flush can copy this memtable's encoded rows as
-    /// they are ([`Memtable::with_encoded`]): the rows' own base, when it is a
+    /// they are ([`Memtable::for_each_encoded`]): the rows' own base, when it is a
     /// lower bound of every timestamp, deletion time and TTL applied, as an
     /// sstable's base must be (salvage rejects data below its base). `None`
     /// when something older went in (a client timestamp in the past, a
@@ -1387,8 +1387,9 @@ impl Memtable {
         self.materialize_record(part.key.record(), part.decorated_key(), range)
     }
 
-    /// Every partition in token order, each handed to `f` as
-    /// [`Memtable::with_encoded`] hands it: a flush's loop. Stops at `f`'s
+    /// Every partition in token order, each handed to `f` as stored: its
+    /// rows encoded against [`Memtable::row_base`] (see `with_encoded`): a
+    /// flush's loop. Stops at `f`'s
     /// first error. Partition records sit in the arena in arrival order, so
     /// token order visits them at random and each would be a cache miss
     /// waited for; the loop prefetches records [`PREFETCH_RECORDS`] entries
@@ -1425,7 +1426,7 @@ impl Memtable {
     /// encoding it again was most of the flush). The rows stay valid for the
     /// call: the snapshot taken here keeps every row it reaches from being
     /// recycled (invariant 6).
-    pub fn with_encoded<R>(
+    fn with_encoded<R>(
         &self,
         part: &PartRef<'_>,
         key: &DecoratedKey,

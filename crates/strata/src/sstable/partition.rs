@@ -178,7 +178,7 @@ pub fn encode_row_entry(
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
-    encode_row_key(prev, row, out);
+    encode_row_key(prev, &row.clustering, out);
     scratch.clear();
     encode_row(row, base, scratch);
     put_bytes(out, scratch);
@@ -186,15 +186,15 @@ pub fn encode_row_entry(
 
 /// The part of a row entry before its body: the marker and the clustering,
 /// prefix-compressed against `prev`.
-fn encode_row_key(prev: &[u8], row: &Row, out: &mut Vec<u8>) {
+pub(super) fn encode_row_key(prev: &[u8], clustering: &[u8], out: &mut Vec<u8>) {
     let shared = prev
         .iter()
-        .zip(&row.clustering)
+        .zip(clustering)
         .take_while(|(a, b)| a == b)
         .count();
     out.push(MARKER_ROW);
     put_varint(out, shared as u64);
-    put_bytes(out, &row.clustering[shared..]);
+    put_bytes(out, &clustering[shared..]);
 }
 
 pub fn encode_end(out: &mut Vec<u8>) {
@@ -228,7 +228,7 @@ pub fn encode_partition_spliced<'a>(
     encode_header(p, base, &mut scratch, out);
     let mut prev: &[u8] = &[];
     for row in &p.rows {
-        encode_row_key(prev, row, out);
+        encode_row_key(prev, &row.clustering, out);
         // The body is encoded straight into `out` and its length prefix slid in
         // before it afterwards (a memmove of the small head, large values being
         // spliced) instead of going through a scratch buffer, grown by

@@ -16,14 +16,14 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
-    encode_end, encode_header_parts, EncodedPartition, MARKER_ROW, MARKER_ROW_INDEX,
+    encode_end, encode_header_parts, encode_row_key, EncodedPartition, MARKER_ROW_INDEX,
     ROW_INDEX_FRAMING_BYTES,
 };
 use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
 use crate::data::{DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
-use crate::encoding::{encode_row_spliced, put_bytes, put_varint, EncodingBase};
+use crate::encoding::{encode_row_spliced, put_varint, EncodingBase};
 use crate::error::{Error, Result};
 use crate::fs::{tmp_path, Fs, IoCause, IoCounters, IoTag, WritableFile};
 use std::path::{Path, PathBuf};
@@ -305,7 +305,7 @@ impl SSTableWriter {
                     prev = &[];
                 }
             }
-            self.append_row_key(prev, p.clustering(i));
+            encode_row_key(prev, p.clustering(i), &mut self.pending);
             p.write_body(i, self)?;
             prev = p.clustering(i);
         }
@@ -327,20 +327,7 @@ impl SSTableWriter {
         Ok(())
     }
 
-    /// The part of a row entry before its body: the marker and the
-    /// clustering, prefix-compressed against `prev`.
-    fn append_row_key(&mut self, prev: &[u8], clustering: &[u8]) {
-        let shared = prev
-            .iter()
-            .zip(clustering)
-            .take_while(|(a, b)| a == b)
-            .count();
-        self.pending.push(MARKER_ROW);
-        put_varint(&mut self.pending, shared as u64);
-        put_bytes(&mut self.pending, &clustering[shared..]);
-    }
-
-    /// Appends a row body (after [`Self::append_row_key`]), streaming it into
+    /// Appends a row body (after its key, `partition::encode_row_key`), streaming it into
     /// chunks: the body is encoded without its large values
     /// ([`encode_row_spliced`]), and the values are copied from the update
     /// straight into the chunk buffer, one chunk at a time. So a 64 MiB value
