@@ -283,7 +283,12 @@ fn drops_alone<'a>(
 
 /// The shared steps of [`next_task`] around a strategy's own task, over a
 /// [`DecisionView`] (strategies that decide on one: LCS). Same order and
-/// same answers as [`next_task`] gives for the view's sstables.
+/// same answers as [`next_task`] gives for the view's sstables, for a
+/// strategy that keeps the default `expired_to_drop`: this path drops what
+/// [`droppable_expired_in`] finds and never calls the hook, so a strategy
+/// that overrides it (TWCS, DTCS, blob) must stay on [`next_task`]. Two
+/// copies of the shared step exist until every strategy decides on a view
+/// (docs/STATUS.md).
 pub fn next_task_in<S: CompactionStrategy + ?Sized>(
     strategy: &S,
     view: &DecisionView<'_>,
