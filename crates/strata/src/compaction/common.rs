@@ -25,6 +25,7 @@
 //!    an estimate that turns out wrong cannot make the same sstable compact in a
 //!    loop (the reason Cassandra added the interval).
 
+use super::verdicts::{Rejection, RememberedRejections};
 use super::view::DecisionView;
 use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext};
 use crate::options::CommonCompactionOptions;
@@ -254,7 +255,7 @@ pub fn droppable_expired_in(
     let mut ids: Vec<u64> = view
         .expiry_candidates(ctx.gc_before())
         .filter(|s| {
-            !s.being_compacted && drops_alone(s, view.overlapping(s.first_token, s.last_token), ctx)
+            !s.being_compacted && drops_alone(s, view.overlapping_nearest_first(s).flatten(), ctx)
         })
         .map(|s| s.id)
         .collect();
@@ -264,21 +265,29 @@ pub fn droppable_expired_in(
 
 /// Whether the fully expired `s` may be dropped on its own, `overlapping`
 /// being every sstable whose range meets its own (itself included or not).
+/// The answer [`fully_expired`] gives for `[s]`, but it stops at the first
+/// blocker: a leveled set's candidates are mostly blocked by the level above,
+/// which callers pass first, and scanning every level for each of them made
+/// this most of a large simulated run.
 fn drops_alone<'a>(
     s: &'a SSTableInfo,
-    overlapping: impl Iterator<Item = &'a SSTableInfo>,
+    mut overlapping: impl Iterator<Item = &'a SSTableInfo>,
     ctx: &StrategyContext,
 ) -> bool {
     // The engine's row-level check (compaction::expiry) may have cleared what
     // the one-timestamp-per-sstable rule below would block.
-    s.expiry_verified
-        || !fully_expired(
-            [s],
-            overlapping.filter(|o| o.id != s.id),
-            ctx.gc_before(),
-            ctx.memtable_min_timestamp_micros,
-        )
-        .is_empty()
+    if s.expiry_verified {
+        return true;
+    }
+    let gc_before = ctx.gc_before();
+    let memtable_min = ctx.memtable_min_timestamp_micros.unwrap_or(i64::MAX);
+    s.max_local_deletion_seconds < gc_before
+        && s.max_timestamp_micros < memtable_min
+        && !overlapping.any(|o| {
+            o.id != s.id
+                && o.max_local_deletion_seconds >= gc_before
+                && o.min_timestamp_micros <= s.max_timestamp_micros
+        })
 }
 
 /// The shared steps of [`next_task`] around a strategy's own task, over a
@@ -306,27 +315,88 @@ pub fn next_task_in<S: CompactionStrategy + ?Sized>(
     if let Some(own) = own_task() {
         return Some(own);
     }
+    if common.only_purge_repaired_tombstones {
+        return None;
+    }
+    // A kept view (the simulator's) leaves out the candidates whose "no" it
+    // remembers and still holds (compaction::verdicts): the first worth in
+    // preference order is the same.
     let mut candidates: Vec<&SSTableInfo> = view
-        .tombstone_candidates(common.tombstone_threshold)
+        .tombstone_candidates_to_ask(
+            common.tombstone_threshold,
+            common.tombstone_compaction_interval_seconds,
+            ctx.now_seconds,
+            ctx.gc_before(),
+        )
         .into_iter()
         .filter(|s| !s.being_compacted)
         .collect();
     candidates.sort_by(|a, b| strategy.tombstone_preference(a, b));
-    candidates
-        .into_iter()
-        .find(|s| {
-            worth_dropping_tombstones_among(
-                s,
-                || view.overlapping(s.first_token, s.last_token).collect(),
-                ctx,
-                common,
-            )
-        })
-        .map(|s| CompactionTask::Rewrite {
-            id: s.id,
-            output_level: strategy.tombstone_output_level(s),
-            reason: super::TaskReason::Tombstone,
-        })
+    for s in candidates {
+        match tombstone_verdict(s, view.overlapping_nearest_first(s), ctx, common) {
+            TombstoneVerdict::Worth => {
+                return Some(CompactionTask::Rewrite {
+                    id: s.id,
+                    output_level: strategy.tombstone_output_level(s),
+                    reason: super::TaskReason::Tombstone,
+                })
+            }
+            TombstoneVerdict::No(Some(why)) => view.remember_tombstone_rejection(s.id, why),
+            TombstoneVerdict::No(None) => {}
+        }
+    }
+    None
+}
+
+/// The simulator's invariant check of a kept view's remembered answers: each
+/// still-binding "no" (not yet released by time) is what the rule says now,
+/// asked with every overlapping sstable. `Err` names the first that is not.
+pub fn check_remembered_tombstone_rejections(
+    view: &DecisionView<'_>,
+    ctx: &StrategyContext,
+    options: &CommonCompactionOptions,
+) -> Result<(), String> {
+    let RememberedRejections {
+        asked_with,
+        answers,
+    } = view.remembered_tombstone_rejections();
+    if asked_with
+        != Some((
+            options.tombstone_threshold,
+            options.tombstone_compaction_interval_seconds,
+        ))
+    {
+        return Ok(()); // forgotten at the next decision (contract 5)
+    }
+    for (id, why) in answers {
+        let released = match &why {
+            Rejection::Young { until_now } => ctx.now_seconds >= *until_now,
+            Rejection::Covered {
+                newest_deletion, ..
+            } => *newest_deletion < ctx.gc_before(),
+        };
+        let Some(s) = view.get(id) else {
+            return Err(format!(
+                "remembered answer for sstable {id}, not in the view"
+            ));
+        };
+        if released
+            || s.being_compacted
+            || s.droppable_tombstone_ratio <= options.tombstone_threshold
+        {
+            continue;
+        }
+        let all = std::iter::once(view.overlapping(s.first_token, s.last_token).collect());
+        if matches!(
+            tombstone_verdict(s, all, ctx, options),
+            TombstoneVerdict::Worth
+        ) {
+            return Err(format!(
+                "sstable {id}: remembered as not worth a tombstone rewrite ({why:?}), but it is now"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Cassandra's `worthDroppingTombstones`: whether rewriting `sstable` alone is
@@ -350,61 +420,111 @@ pub fn worth_dropping_tombstones(
     ctx: &StrategyContext,
     options: &CommonCompactionOptions,
 ) -> bool {
-    worth_dropping_tombstones_among(
-        sstable,
-        || {
-            index
-                .overlapping(sstable.first_token, sstable.last_token)
-                .collect()
-        },
-        ctx,
-        options,
+    let overlapping = std::iter::once(
+        index
+            .overlapping(sstable.first_token, sstable.last_token)
+            .collect(),
+    );
+    matches!(
+        tombstone_verdict(sstable, overlapping, ctx, options),
+        TombstoneVerdict::Worth
     )
 }
 
-/// [`worth_dropping_tombstones`] with the overlapping sstables given by
-/// `overlapping` (asked only once the cheap checks pass; it may include
-/// `sstable` itself, and its order does not matter).
-fn worth_dropping_tombstones_among<'a>(
+/// The rule's answer, and for a no that can be remembered, why
+/// (compaction::verdicts).
+enum TombstoneVerdict {
+    Worth,
+    No(Option<Rejection>),
+}
+
+/// [`worth_dropping_tombstones`] with the overlapping sstables given in
+/// groups (asked for only once the cheap checks pass; they may include
+/// `sstable` itself, and their order does not change the answer).
+///
+/// An sstable that cannot be fully expired yet (newest deletion at or after
+/// `gc_before`: [`fully_expired`] refuses it whatever overlaps it) is judged
+/// by coverage alone, group by group, and turned down as soon as the groups
+/// seen leave too little uncovered: more overlaps only cover more, and each
+/// step of `outside x ratio` is monotonic in floating point too, so the
+/// answer is the one all overlaps give. Nearest levels first is what makes
+/// this cheap: the next level up tiles the ring.
+fn tombstone_verdict<'a>(
     sstable: &SSTableInfo,
-    overlapping: impl FnOnce() -> Vec<&'a SSTableInfo>,
+    groups: impl Iterator<Item = Vec<&'a SSTableInfo>>,
     ctx: &StrategyContext,
     options: &CommonCompactionOptions,
-) -> bool {
+) -> TombstoneVerdict {
+    use TombstoneVerdict::{No, Worth};
     if options.only_purge_repaired_tombstones {
-        return false;
+        return No(None);
     }
     let interval = i64::try_from(options.tombstone_compaction_interval_seconds).unwrap_or(i64::MAX);
-    if ctx.now_seconds < sstable.creation_time_seconds.saturating_add(interval) {
-        return false;
+    let old_enough_at = sstable.creation_time_seconds.saturating_add(interval);
+    if ctx.now_seconds < old_enough_at {
+        return No(Some(Rejection::Young {
+            until_now: old_enough_at,
+        }));
     }
     let ratio = sstable.droppable_tombstone_ratio;
     if ratio <= options.tombstone_threshold {
-        return false;
+        return No(None);
     }
     if options.unchecked_tombstone_compaction {
-        return true;
+        return Worth;
     }
-    let mut overlaps = overlapping();
-    overlaps.retain(|o| o.id != sstable.id);
-    if overlaps.is_empty() {
-        return true;
+    let gc_before = ctx.gc_before();
+    let mut seen: Vec<&SSTableInfo> = Vec::new();
+    if sstable.max_local_deletion_seconds < gc_before {
+        seen.extend(groups.flatten().filter(|o| o.id != sstable.id));
+        if seen.is_empty() {
+            return Worth;
+        }
+        if !fully_expired(
+            [sstable],
+            seen.iter().copied(),
+            gc_before,
+            ctx.memtable_min_timestamp_micros,
+        )
+        .is_empty()
+        {
+            return Worth;
+        }
+        if sstable.partition_count < 2 {
+            return No(None);
+        }
+        let outside = 1.0 - covered_fraction(sstable, &seen);
+        return if outside * ratio > options.tombstone_threshold {
+            Worth
+        } else {
+            No(None)
+        };
     }
-    if !fully_expired(
-        [sstable],
-        overlaps.iter().copied(),
-        ctx.gc_before(),
-        ctx.memtable_min_timestamp_micros,
-    )
-    .is_empty()
-    {
-        return true;
+    for group in groups {
+        let before = seen.len();
+        seen.extend(group.into_iter().filter(|o| o.id != sstable.id));
+        if seen.len() == before {
+            continue;
+        }
+        let covered = |outside| {
+            No(Some(Rejection::Covered {
+                newest_deletion: sstable.max_local_deletion_seconds,
+                outside,
+                deps: seen.iter().map(|o| o.id).collect(),
+            }))
+        };
+        if sstable.partition_count < 2 {
+            return covered(None);
+        }
+        let outside = 1.0 - covered_fraction(sstable, &seen);
+        // The negation of the rule's test, so that a NaN decides as it does.
+        let passes = outside * ratio > options.tombstone_threshold;
+        if !passes {
+            return covered(Some(outside));
+        }
     }
-    if sstable.partition_count < 2 {
-        return false;
-    }
-    let outside = 1.0 - covered_fraction(sstable, &overlaps);
-    outside * ratio > options.tombstone_threshold
+    // Nothing overlaps, or everything that does leaves enough uncovered.
+    Worth
 }
 
 /// Fraction of `sstable`'s token span (inclusive) covered by the union of the

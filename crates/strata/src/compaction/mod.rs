@@ -61,6 +61,7 @@ pub mod purge;
 pub mod runtime;
 pub mod stcs;
 pub mod twcs;
+pub mod verdicts;
 pub mod view;
 
 #[cfg(test)]

@@ -32,9 +32,11 @@
 //!    reorder it (removal swaps the last sstable into the hole).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 
+use super::verdicts::{Rejection, RememberedRejections, TombstoneVerdicts};
 use super::SSTableInfo;
 
 /// Levels above this are indexed with it (only a corrupt or foreign manifest
@@ -82,6 +84,11 @@ pub struct DecisionView<'a> {
     by_expiry: BTreeSet<(i64, u64)>,
     by_ratio: BTreeSet<(u64, u64)>,
     total_bytes: u64,
+    /// A kept view's remembered tombstone-rewrite answers
+    /// (`compaction::verdicts`); `None` for a view built per decision.
+    /// Decisions borrow the view shared and record answers as they go, hence
+    /// the cell.
+    verdicts: Option<RefCell<TombstoneVerdicts>>,
 }
 
 impl Default for DecisionView<'static> {
@@ -100,6 +107,7 @@ impl DecisionView<'static> {
             by_expiry: BTreeSet::new(),
             by_ratio: BTreeSet::new(),
             total_bytes: 0,
+            verdicts: Some(RefCell::new(TombstoneVerdicts::default())),
         }
     }
 }
@@ -151,6 +159,7 @@ impl<'a> DecisionView<'a> {
                 .collect(),
             by_ratio: sstables.iter().filter_map(ratio_key).collect(),
             total_bytes,
+            verdicts: None,
         }
     }
 
@@ -266,6 +275,22 @@ impl<'a> DecisionView<'a> {
             .filter(move |s| s.last_token >= first)
     }
 
+    /// The sstables overlapping `s` (itself included when it is indexed), one
+    /// group per level, nearest first: the levels above it upwards, its own,
+    /// then those below it downwards. A leveled set's next level up tiles the
+    /// ring, so a coverage question is usually settled by the first group
+    /// (`common::tombstone_verdict`).
+    pub fn overlapping_nearest_first<'s>(
+        &'s self,
+        s: &SSTableInfo,
+    ) -> impl Iterator<Item = Vec<&'s SSTableInfo>> + 's {
+        let (own, first, last) = (level_slot(s.level) as u32, s.first_token, s.last_token);
+        let slots = self.levels.len() as u32;
+        (own + 1..slots)
+            .chain((0..=own.min(slots)).rev())
+            .map(move |l| self.overlapping_in_level(l, first, last).collect())
+    }
+
     /// Every sstable, any level, whose token range meets `[first, last]`
     /// (level by level; callers use it as a set).
     pub fn overlapping(&self, first: i64, last: i64) -> impl Iterator<Item = &SSTableInfo> + '_ {
@@ -320,10 +345,14 @@ impl<'a> DecisionView<'a> {
             level.busy_bytes = level.busy_bytes.saturating_add(s.size_bytes);
         }
         self.by_expiry.insert((s.max_local_deletion_seconds, s.id));
-        if let Some(k) = ratio_key(s) {
+        let key = ratio_key(s);
+        if let Some(k) = key {
             self.by_ratio.insert(k);
         }
         self.total_bytes = self.total_bytes.saturating_add(s.size_bytes);
+        if let Some(v) = &mut self.verdicts {
+            v.get_mut().indexed(key);
+        }
     }
 
     fn unindex(&mut self, position: usize) {
@@ -343,10 +372,14 @@ impl<'a> DecisionView<'a> {
             }
         }
         self.by_expiry.remove(&(s.max_local_deletion_seconds, s.id));
-        if let Some(k) = ratio_key(s) {
+        let (id, key) = (s.id, ratio_key(s));
+        if let Some(k) = key {
             self.by_ratio.remove(&k);
         }
         self.total_bytes = self.total_bytes.saturating_sub(s.size_bytes);
+        if let Some(v) = &mut self.verdicts {
+            v.get_mut().unindexed(id, key);
+        }
     }
 
     /// Adds `info`; false (and no change) if its id is already in the view.
@@ -370,6 +403,9 @@ impl<'a> DecisionView<'a> {
     pub fn remove(&mut self, id: u64) -> Option<SSTableInfo> {
         let position = self.positions().remove(&id)?;
         self.unindex(position);
+        if let Some(v) = &mut self.verdicts {
+            v.get_mut().dependency_changed(id);
+        }
         let infos = self.infos.to_mut();
         let removed = infos.swap_remove(position);
         if let Some(moved) = infos.get(position) {
@@ -422,9 +458,15 @@ impl<'a> DecisionView<'a> {
                 if let Some(k) = new_key {
                     self.by_ratio.insert(k);
                 }
+                let ratio = after.droppable_tombstone_ratio;
+                if let Some(v) = &mut self.verdicts {
+                    v.get_mut().ratio_changed(id, old_key, new_key, ratio);
+                }
             }
             return true;
         }
+        let moved = (after.id, after.first_token, after.last_token)
+            != (before.id, before.first_token, before.last_token);
         // Anything else: out of every index as it was, back in as it is.
         let after = std::mem::replace(&mut self.infos.to_mut()[position], before);
         self.unindex(position);
@@ -436,7 +478,51 @@ impl<'a> DecisionView<'a> {
             positions.insert(new_id, position);
         }
         self.index(position);
+        if moved {
+            if let Some(v) = &mut self.verdicts {
+                v.get_mut().dependency_changed(id);
+            }
+        }
         true
+    }
+
+    /// The sstables a tombstone-rewrite decision at `now` / `gc_before` should
+    /// ask the rule about: every one whose droppable ratio is above
+    /// `threshold`, less (for a kept view) those whose remembered answer still
+    /// holds (`compaction::verdicts`). In no meaningful order.
+    pub fn tombstone_candidates_to_ask(
+        &self,
+        threshold: f64,
+        interval_seconds: u64,
+        now: i64,
+        gc_before: i64,
+    ) -> Vec<&SSTableInfo> {
+        let Some(cell) = &self.verdicts else {
+            return self.tombstone_candidates(threshold);
+        };
+        let mut v = cell.borrow_mut();
+        v.prepare(threshold, interval_seconds, now, gc_before, || {
+            self.by_ratio.clone()
+        });
+        v.open_above(threshold)
+            .filter_map(|id| self.get(id))
+            .collect()
+    }
+
+    /// Remembers the rule's no for `id` (a kept view; otherwise nothing).
+    pub fn remember_tombstone_rejection(&self, id: u64, rejection: Rejection) {
+        if let (Some(cell), Some(s)) = (&self.verdicts, self.get(id)) {
+            cell.borrow_mut().remember(id, ratio_key(s), rejection);
+        }
+    }
+
+    /// The remembered answers, by candidate id (the simulator's invariant
+    /// checks ask the rule again).
+    pub fn remembered_tombstone_rejections(&self) -> RememberedRejections {
+        match &self.verdicts {
+            None => RememberedRejections::default(),
+            Some(cell) => cell.borrow().snapshot(),
+        }
     }
 
     /// Invariant 1: the indexes are what [`DecisionView::of`] builds from the
@@ -461,6 +547,9 @@ impl<'a> DecisionView<'a> {
         }
         if self.total_bytes != fresh.total_bytes {
             return Err("total bytes differ from a rebuild".into());
+        }
+        if let Some(v) = &self.verdicts {
+            v.borrow().check(&self.by_ratio)?;
         }
         if let Some(p) = &self.position {
             let fresh: HashMap<u64, usize> = self

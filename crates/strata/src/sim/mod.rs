@@ -60,7 +60,8 @@ use serde::Serialize;
 use crate::compaction::lcs::{level_target_bytes, MAX_LEVEL};
 use crate::compaction::view::DecisionView;
 use crate::compaction::{
-    strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext,
+    common, strategy_for, CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo,
+    StrategyContext,
 };
 use crate::options::{CompactionClass, CompactionOptions, TableOptions};
 use crate::version::{KeyedVersion, VersionEdit};
@@ -1030,7 +1031,19 @@ impl<'a> Sim<'a> {
         while self.running.len() < limit {
             let ctx = self.ctx(memtable_since);
             self.tasks.decisions += 1;
-            let Some(task) = self.strategy.next_task_in(&self.view, &ctx) else {
+            let decided = self.strategy.next_task_in(&self.view, &ctx);
+            if self.cfg.check_invariants {
+                // The answers the view remembers are the rule's (invariant 5).
+                common::check_remembered_tombstone_rejections(
+                    &self.view,
+                    &ctx,
+                    self.strategy.common_options(),
+                )
+                .map_err(|e| {
+                    Error::InvalidInput(format!("simulator invariant 5 at t = {} s: {e}", self.now))
+                })?;
+            }
+            let Some(task) = decided else {
                 break;
             };
             self.start(task)?;
