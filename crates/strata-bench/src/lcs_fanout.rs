@@ -42,6 +42,10 @@
 //!    size of the node's run and the scaled sstable size, so all three describe
 //!    the same scenario.
 //!
+//! The node machinery ([`EngineNode`], [`run_node`], [`calibrate`], [`Plan`])
+//! is public: `bench lcs-levels` (`crate::lcs_levels`) runs the same engine
+//! loop for other shapes (fixed-levels mode, other sizes and ingest rates).
+//!
 //! Contract:
 //! 1. The same configuration gives the same data for every node and every run
 //!    (ChaCha8 seeded from `seed`); only wall-clock figures vary.
@@ -60,10 +64,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use strata::clock::{Clock, SimClock};
+use strata::compaction::lcs::level_target_bytes;
 use strata::data::PartitionUpdate;
 use strata::db::{Database, DbOptions};
 use strata::fs::IoCause;
 use strata::model::{self, ModelInput, ModelStrategy};
+use strata::options::LcsOptions;
 use strata::schema::WriteOptions;
 use strata::sim::{self, SimConfig};
 use strata::table::Table;
@@ -117,6 +123,35 @@ struct NodeSpec {
     name: char,
     fanout: u32,
     full_sstable_mib: u32,
+}
+
+/// One engine run, everything [`run_node`] needs: the table's LCS shape in
+/// scaled units, the data and the schedule. `bench lcs-fanout` makes one per
+/// seed node; `bench lcs-levels` (`crate::lcs_levels`) one per configuration
+/// and data size.
+#[derive(Clone, Debug)]
+pub struct EngineNode {
+    /// For messages ("node B", "fixed3 10 GiB").
+    pub name: String,
+    pub fanout: u32,
+    /// LCS `level_count`: 0 for the normal mode, else fixed-levels mode.
+    pub level_count: u32,
+    /// Scaled sstable size ([`scaled_sstable_kib`]).
+    pub sstable_kib: u32,
+    pub l0_size_tiered: bool,
+    /// Scale of every byte figure; only used to report rates unscaled.
+    pub scale: f64,
+    /// Simulated hours to run.
+    pub hours: f64,
+    pub cells_per_partition: usize,
+    /// Seed of the data generator.
+    pub seed: u64,
+    pub plan: Plan,
+}
+
+/// The scaled sstable size in KiB, at least 16 (the `sstable_size_in_kb` minimum).
+pub fn scaled_sstable_kib(full_sstable_mib: f64, scale: f64) -> u32 {
+    ((full_sstable_mib * 1024.0 * scale).round() as u32).max(16)
 }
 
 fn node_spec(name: char) -> Result<NodeSpec> {
@@ -219,6 +254,11 @@ pub struct Parameters {
     pub gc_grace_seconds: u64,
 }
 
+/// Uncompressed payload of one partition of `cells` rows (what the generator writes).
+pub fn raw_partition_bytes(cells: usize) -> u64 {
+    Generator::new(0, cells).raw_bytes()
+}
+
 /// Deterministic data generator: the same partitions for every node.
 struct Generator {
     rng: ChaCha8Rng,
@@ -281,11 +321,12 @@ impl Generator {
     }
 }
 
-fn table_cql(fanout: u32, sstable_kib: u32, l0_size_tiered: bool) -> String {
+fn table_cql(fanout: u32, level_count: u32, sstable_kib: u32, l0_size_tiered: bool) -> String {
     format!(
         "CREATE TABLE bench.lcs (pk bigint, col uuid, v blob, PRIMARY KEY (pk, col)) \
          WITH compaction = {{'class': 'LeveledCompactionStrategy', 'fanout_size': {fanout}, \
-         'sstable_size_in_kb': {sstable_kib}, 'l0_size_tiered': {l0_size_tiered}}} \
+         'level_count': {level_count}, 'sstable_size_in_kb': {sstable_kib}, \
+         'l0_size_tiered': {l0_size_tiered}}} \
          AND default_time_to_live = {TTL_SECONDS} \
          AND gc_grace_seconds = {GC_GRACE_SECONDS} AND compression = {{'class': 'LZ4Compressor'}} \
          AND memtable_flush_threshold_mb = 4096"
@@ -308,11 +349,12 @@ fn compacted(t: &Table) -> u64 {
     t.io().written(IoCause::Compaction)
 }
 
-/// On-disk bytes per partition (flush bytes / partitions) of a flushed sample.
-fn calibrate(dir: &Path, seed: u64, cells: usize) -> Result<f64> {
+/// On-disk bytes per partition (flush bytes / partitions) of a flushed sample,
+/// written in `dir` (created).
+pub fn calibrate(dir: &Path, seed: u64, cells: usize) -> Result<f64> {
     let clock = SimClock::new(START_MICROS);
     let db = open(dir, clock.clone())?;
-    let table = db.create_table_cql(&table_cql(10, 160, false))?;
+    let table = db.create_table_cql(&table_cql(10, 0, 160, false))?;
     // Another seed: the calibration sample is not the benchmark's data.
     let mut gen = Generator::new(seed ^ 0x5eed, cells);
     for _ in 0..CALIBRATION_PARTITIONS {
@@ -326,34 +368,61 @@ fn calibrate(dir: &Path, seed: u64, cells: usize) -> Result<f64> {
     Ok(per)
 }
 
-fn fractional_levels(level_bytes: &[u64], sstable_bytes: f64, fanout: u32) -> Option<f64> {
+/// `top level - 1 + its fill`, the fill against the strategy's own target
+/// (`fanout^top x s`; in fixed-levels mode the target that follows the top
+/// level's bytes), as the simulator computes it.
+fn fractional_levels(level_bytes: &[u64], lcs: &LcsOptions) -> Option<f64> {
     let top = (1..level_bytes.len()).rev().find(|&l| level_bytes[l] > 0)?;
-    let target = sstable_bytes * (fanout as f64).powi(top as i32);
+    let top_bytes = level_bytes
+        .get(lcs.level_count as usize)
+        .copied()
+        .unwrap_or(0);
+    let target = level_target_bytes(lcs, top as u32, top_bytes);
     Some((top - 1) as f64 + level_bytes[top] as f64 / target)
 }
 
-struct Plan {
-    per_flush: u64,
-    micros_per_partition: f64,
+/// When to flush and how fast simulated time runs: what turns a target ingest
+/// rate and flush size into whole partitions.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// Partitions per explicit flush (at least one).
+    pub per_flush: u64,
+    /// Simulated microseconds per partition.
+    pub micros_per_partition: f64,
 }
 
-fn run_node(
-    spec: NodeSpec,
-    args: &LcsFanoutConfig,
-    params: &Parameters,
-    plan: &Plan,
-    dir: &Path,
-) -> Result<NodeResult> {
+impl Plan {
+    /// Flushes of `flush_bytes` on disk and `ingest_bytes_per_second` flushed to
+    /// disk, given the calibrated on-disk size of a partition.
+    pub fn new(disk_partition_bytes: f64, ingest_bytes_per_second: f64, flush_bytes: f64) -> Plan {
+        Plan {
+            per_flush: ((flush_bytes / disk_partition_bytes).round() as u64).max(1),
+            micros_per_partition: disk_partition_bytes / ingest_bytes_per_second * 1e6,
+        }
+    }
+}
+
+/// Runs one node in `dir` (created): writes, flushes and compacts on the
+/// calling thread, then runs the model and the simulator at the measured ingest
+/// rate and mean flush size.
+pub fn run_node(node: &EngineNode, dir: &Path) -> Result<NodeResult> {
     let started = Instant::now();
-    let sstable_kib = ((spec.full_sstable_mib as f64 * 1024.0 * args.scale).round() as u32).max(16);
+    let plan = &node.plan;
+    let sstable_kib = node.sstable_kib;
     let sstable_bytes = sstable_kib as u64 * 1024;
     let clock = SimClock::new(START_MICROS);
     let db = open(dir, clock.clone())?;
-    let table = db.create_table_cql(&table_cql(spec.fanout, sstable_kib, args.l0_size_tiered))?;
+    let table = db.create_table_cql(&table_cql(
+        node.fanout,
+        node.level_count,
+        sstable_kib,
+        node.l0_size_tiered,
+    ))?;
+    let lcs = table.schema().options.compaction.lcs();
     let limiter = db.compaction_limiter().clone();
-    let mut gen = Generator::new(args.seed, args.cells_per_partition);
+    let mut gen = Generator::new(node.seed, node.cells_per_partition);
 
-    let end_micros = START_MICROS + (args.hours * 3600.0 * 1e6) as i64;
+    let end_micros = START_MICROS + (node.hours * 3600.0 * 1e6) as i64;
     let steady_micros = START_MICROS + ((TTL_SECONDS + GC_GRACE_SECONDS) * 1_000_000) as i64;
     let mut sim_micros = START_MICROS as f64;
     let mut next_sample_micros = START_MICROS + 3_600_000_000;
@@ -374,8 +443,8 @@ fn run_node(
             n += 1;
             if n > MAX_TASKS_PER_FLUSH {
                 return Err(Error::InvalidInput(format!(
-                    "node {}: compaction did not settle after {n} tasks",
-                    spec.name
+                    "{}: compaction did not settle after {n} tasks",
+                    node.name
                 )));
             }
         }
@@ -400,13 +469,9 @@ fn run_node(
                 (df + dc) as f64 / df as f64
             },
             io_rate_bytes_per_second: io,
-            io_rate_unscaled_mb_s: io / args.scale / 1e6,
+            io_rate_unscaled_mb_s: io / node.scale / 1e6,
             data_bytes: st.sstable_bytes_in_each_level.iter().sum(),
-            fractional_levels: fractional_levels(
-                &st.sstable_bytes_in_each_level,
-                sstable_bytes as f64,
-                spec.fanout,
-            ),
+            fractional_levels: fractional_levels(&st.sstable_bytes_in_each_level, &lcs),
             sstables_in_each_level: st.sstables_in_each_level,
         }
     };
@@ -473,12 +538,7 @@ fn run_node(
     let st = TableStats::of(&table);
     let final_levels = st.sstables_in_each_level.clone();
     let final_data: u64 = st.sstable_bytes_in_each_level.iter().sum();
-    let measured_levels = fractional_levels(
-        &st.sstable_bytes_in_each_level,
-        sstable_bytes as f64,
-        spec.fanout,
-    )
-    .unwrap_or(0.0);
+    let measured_levels = fractional_levels(&st.sstable_bytes_in_each_level, &lcs).unwrap_or(0.0);
     let level_count = (1..final_levels.len())
         .filter(|&l| final_levels[l] > 0)
         .count();
@@ -504,28 +564,28 @@ fn run_node(
         strategy: ModelStrategy::Lcs,
         data_bytes: None,
         sstable_bytes: sstable_bytes as f64,
-        fanout: spec.fanout,
+        fanout: node.fanout,
+        level_count: node.level_count,
         flush_bytes: mean_flush,
         ingest_bytes_per_second: Some(ingest),
         ttl_seconds: Some(TTL_SECONDS as f64),
         gc_grace_seconds: GC_GRACE_SECONDS as f64,
-        l0_size_tiered: args.l0_size_tiered,
+        l0_size_tiered: node.l0_size_tiered,
         ..ModelInput::default()
     };
     let prediction = model::predict(&input, false)?;
     let mut cfg = SimConfig::with_compaction(&format!(
-        "'class': 'LeveledCompactionStrategy', 'fanout_size': {}, 'sstable_size_in_kb': {sstable_kib}, \
-         'l0_size_tiered': {}",
-        spec.fanout, args.l0_size_tiered
+        "'class': 'LeveledCompactionStrategy', 'fanout_size': {}, 'level_count': {}, \
+         'sstable_size_in_kb': {sstable_kib}, 'l0_size_tiered': {}",
+        node.fanout, node.level_count, node.l0_size_tiered
     ))?;
     cfg.ingest_bytes_per_second = ingest;
     cfg.flush_bytes = mean_flush.round() as u64;
     cfg.ttl_seconds = TTL_SECONDS;
     cfg.gc_grace_seconds = GC_GRACE_SECONDS as u32;
-    cfg.duration_seconds = (args.hours * 3600.0) as u64;
+    cfg.duration_seconds = (node.hours * 3600.0) as u64;
     cfg.check_invariants = false;
     let simr = sim::run(&cfg)?;
-    let _ = params;
     // The simulator's per-level flows cover its steady window; scale their shares
     // to its steady compaction WA (`steady WA - 1`).
     let flow_total: u64 = simr.tasks.flows.iter().map(|f| f.written_bytes).sum();
@@ -549,7 +609,7 @@ fn run_node(
         predicted_levels: prediction.seed.levels,
         measured_levels,
         final_data_bytes: final_data,
-        fanout: spec.fanout,
+        fanout: node.fanout,
         sstable_bytes,
         refined_write_amplification: prediction.refined.write_amplification,
         refined_levels: prediction.refined.levels,
@@ -648,7 +708,7 @@ fn run_in(
         args.seed,
         args.cells_per_partition,
     )?;
-    let raw = Generator::new(0, args.cells_per_partition).raw_bytes();
+    let raw = raw_partition_bytes(args.cells_per_partition);
     let ingest_target = args.scale * MIB;
     let flush_target = args.flush_mib * MIB * args.scale;
     let params = Parameters {
@@ -663,10 +723,7 @@ fn run_in(
         ttl_seconds: TTL_SECONDS,
         gc_grace_seconds: GC_GRACE_SECONDS,
     };
-    let plan = Plan {
-        per_flush: ((flush_target / disk_partition).round() as u64).max(1),
-        micros_per_partition: disk_partition / ingest_target * 1e6,
-    };
+    let plan = Plan::new(disk_partition, ingest_target, flush_target);
     progress(&format!(
         "calibration: {raw} B raw per partition, {disk_partition:.0} B on disk ({:.3}); \
          {} partitions per flush, {:.2} simulated s per partition",
@@ -675,13 +732,19 @@ fn run_in(
         plan.micros_per_partition / 1e6
     ));
     let run_one = |spec: NodeSpec| -> Result<NodeResult> {
-        let r = run_node(
-            spec,
-            args,
-            &params,
-            &plan,
-            &root.join(spec.name.to_string()),
-        )?;
+        let node = EngineNode {
+            name: format!("node {}", spec.name),
+            fanout: spec.fanout,
+            level_count: 0,
+            sstable_kib: scaled_sstable_kib(spec.full_sstable_mib as f64, args.scale),
+            l0_size_tiered: args.l0_size_tiered,
+            scale: args.scale,
+            hours: args.hours,
+            cells_per_partition: args.cells_per_partition,
+            seed: args.seed,
+            plan,
+        };
+        let r = run_node(&node, &root.join(spec.name.to_string()))?;
         progress(&format!(
             "node {}: measured WA {:.2} (whole run {:.2}), model {:.2}, simulator {:.2}; \
              {:.0} s wall, {:.0} s compacting at {:.1} MB/s",

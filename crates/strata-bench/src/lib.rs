@@ -29,6 +29,9 @@
 //!   writer-thread count (`strata bench commitlog`).
 //! - [`lcs_fanout`]: seed 000's leveling-multiplier experiment on the real
 //!   engine beside the model and the simulator (`strata bench lcs-fanout`).
+//! - [`lcs_levels`]: issue 16 item 4, normal LCS against fixed-levels mode
+//!   from 10 GiB to 10 TiB in the simulator beside the model, then on the
+//!   real engine at scaled sizes (`strata bench lcs-levels`).
 //! - [`simulate`]: a simulator configuration from a seed-node preset plus
 //!   overrides (`strata simulate`).
 //! - [`slice`]: 10-row slice reads from partitions of 1e3..1e6 rows, memtable
@@ -53,6 +56,7 @@ pub mod charts;
 pub mod commitlog;
 pub mod compression;
 pub mod lcs_fanout;
+pub mod lcs_levels;
 pub mod memtable;
 pub mod recompression;
 pub mod simulate;

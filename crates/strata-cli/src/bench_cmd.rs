@@ -4,7 +4,9 @@
 //! log sync mode with several writer-thread counts (`strata_bench::commitlog`,
 //! whose contract says what is timed); `strata bench lcs-fanout` runs seed 000's
 //! leveling-multiplier experiment (`strata_bench::lcs_fanout`, arguments in
-//! bench_lcs.rs); `strata bench blobstore` seed 002's TestDFSIO test
+//! bench_lcs.rs); `strata bench lcs-levels` issue 16's sweep of normal against
+//! fixed-levels LCS over data sizes (`strata_bench::lcs_levels`, arguments in
+//! bench_lcs_levels.rs); `strata bench blobstore` seed 002's TestDFSIO test
 //! (`strata_bench::blobstore`, arguments in bench_blobstore.rs); `strata bench
 //! compression` seed 001's codec matrix (`strata_bench::compression`, arguments
 //! in bench_compression.rs). This file parses the arguments, calls the library and prints.
@@ -21,6 +23,8 @@ mod bench_blobstore;
 mod bench_compression;
 #[path = "bench_lcs.rs"]
 mod bench_lcs;
+#[path = "bench_lcs_levels.rs"]
+mod bench_lcs_levels;
 #[path = "bench_slice_cmd.rs"]
 mod bench_slice_cmd;
 #[path = "bench_timeseries.rs"]
@@ -32,6 +36,9 @@ pub enum BenchCommand {
     Commitlog(CommitlogBenchArgs),
     /// Seed 000's leveling-multiplier experiment on the real engine (bench_lcs.rs).
     LcsFanout(bench_lcs::LcsFanoutArgs),
+    /// Issue 16 item 4: normal LCS against fixed levels from 10 GiB to 10 TiB
+    /// (simulator and model), then the real engine at scaled sizes (bench_lcs_levels.rs).
+    LcsLevels(bench_lcs_levels::LcsLevelsArgs),
     /// Seed 003's time-series test in simulated time: DTCS, TWCS, STCS and LCS on
     /// identical input, then TWCS with late writes, segregation on and off.
     Timeseries(bench_timeseries::TimeseriesArgs),
@@ -101,6 +108,18 @@ pub struct CommitlogBenchArgs {
     pub json: Option<PathBuf>,
 }
 
+/// A work directory of this process's own for experiment `name`, under `dir`
+/// or, without it, /dev/shm when present (the experiments measure bytes and
+/// counts, and tmpfs keeps fsyncs out of the way), else the system temp dir.
+pub fn bench_work_dir(dir: Option<&std::path::Path>, name: &str) -> PathBuf {
+    let parent = match dir {
+        Some(d) => d.to_path_buf(),
+        None if std::path::Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
+        None => std::env::temp_dir(),
+    };
+    parent.join(format!("strata-bench-{name}-{}", std::process::id()))
+}
+
 /// Where an experiment's report goes besides stdout (timeseries, blobstore).
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -143,6 +162,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Commitlog(args) => commitlog(args),
         BenchCommand::LcsFanout(args) => bench_lcs::run(args),
+        BenchCommand::LcsLevels(args) => bench_lcs_levels::run(args),
         BenchCommand::Timeseries(args) => bench_timeseries::run(args),
         BenchCommand::Slice(args) => bench_slice_cmd::run(args),
         BenchCommand::Blobstore(args) => bench_blobstore::run(args),

@@ -79,12 +79,7 @@ pub fn run(args: TimeseriesArgs) -> Result<()> {
         ..base.clone()
     };
     late_check.validate()?;
-    let work_dir = match &args.dir {
-        Some(d) => d.clone(),
-        None if std::path::Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
-        None => std::env::temp_dir(),
-    };
-    let work_dir = work_dir.join(format!("strata-bench-timeseries-{}", std::process::id()));
+    let work_dir = super::bench_work_dir(args.dir.as_deref(), "timeseries");
     let config = BenchConfig {
         base,
         late_fraction: args.late_fraction,
