@@ -34,8 +34,11 @@ use crate::error::{Error, Result};
 use crate::fs::IoTag;
 use crate::read::{merge_partition, SSTableEdit, View};
 use crate::split::{partitions_per_output, FinishedOutput, OutputSet, SSTableOutputs};
+use crate::sstable::bloom::KeyHash;
 use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
 use parking_lot::Mutex;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -272,14 +275,15 @@ fn merge(
         .map(|(r, _)| r.last_key().token)
         .max()
         .unwrap_or(i64::MAX);
-    let outside: Vec<Arc<SSTableReader>> = view
-        .sstables()
-        .iter()
-        .filter(|s| {
-            !inputs.contains(&s.id()) && s.first_key().token <= hi && s.last_key().token >= lo
-        })
-        .cloned()
-        .collect();
+    let outside = OutsideSSTables::new(
+        view.sstables()
+            .iter()
+            .filter(|s| {
+                !inputs.contains(&s.id()) && s.first_key().token <= hi && s.last_key().token >= lo
+            })
+            .cloned()
+            .collect(),
+    );
     let memtables = view.memtables.clone();
     let max_purgeable = |key: &DecoratedKey| -> i64 {
         // An unreadable sstable that may hold this partition could hold anything
@@ -287,12 +291,7 @@ fn merge(
         if table.unreadable_covers(key.token) {
             return i64::MIN;
         }
-        let mut m = i64::MAX;
-        for s in &outside {
-            if s.stats().min_timestamp_micros < m && s.may_contain(key) {
-                m = s.stats().min_timestamp_micros;
-            }
-        }
+        let mut m = outside.min_timestamp_holding(key);
         for mt in &memtables {
             if let Some(ts) = mt.min_timestamp() {
                 if ts < m && mt.contains(key) {
@@ -432,9 +431,164 @@ fn merge(
     Ok(())
 }
 
+/// The sstables outside a compaction that overlap its inputs, arranged so
+/// that "which of them may hold this partition" costs O(runs x log n) rather
+/// than a test of each: sorted into runs of token-disjoint sstables (greedy
+/// interval partitioning, so a leveled set gives about one run per level plus
+/// one per L0 sstable). Asked once per partition written, testing all of
+/// them was most of a large leveled compaction's time at ~6,000 sstables
+/// (BENCHMARKS.md, "Fixed levels across data sizes").
+struct OutsideSSTables<S = Arc<SSTableReader>> {
+    /// Each run sorted by first token, its sstables' token ranges disjoint.
+    runs: Vec<Vec<S>>,
+}
+
+/// What [`OutsideSSTables`] needs of an sstable (a trait so that its tests
+/// need no files).
+trait PurgeSource {
+    /// Inclusive token range.
+    fn tokens(&self) -> (i64, i64);
+    fn min_timestamp_micros(&self) -> i64;
+    /// Key range and bloom filter; `hash` carries the key's hash between
+    /// sstables.
+    fn may_hold(&self, key: &DecoratedKey, hash: &mut Option<KeyHash>) -> bool;
+}
+
+impl PurgeSource for Arc<SSTableReader> {
+    fn tokens(&self) -> (i64, i64) {
+        (self.first_key().token, self.last_key().token)
+    }
+    fn min_timestamp_micros(&self) -> i64 {
+        self.stats().min_timestamp_micros
+    }
+    fn may_hold(&self, key: &DecoratedKey, hash: &mut Option<KeyHash>) -> bool {
+        self.may_contain_hashed(key, hash)
+    }
+}
+
+impl<S: PurgeSource> OutsideSSTables<S> {
+    fn new(mut sstables: Vec<S>) -> OutsideSSTables<S> {
+        sstables.sort_by_key(|s| s.tokens());
+        let mut runs: Vec<Vec<S>> = Vec::new();
+        // (last token of the run, run): the run that ends first is the one to
+        // extend, if it ends before the next sstable starts.
+        let mut ends: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
+        for s in sstables {
+            let (first, last) = s.tokens();
+            let run = match ends.peek() {
+                Some(&Reverse((end, run))) if end < first => {
+                    ends.pop();
+                    run
+                }
+                _ => {
+                    runs.push(Vec::new());
+                    runs.len() - 1
+                }
+            };
+            runs[run].push(s);
+            ends.push(Reverse((last, run)));
+        }
+        OutsideSSTables { runs }
+    }
+
+    /// The oldest write (`min_timestamp_micros`) among the sstables that may
+    /// hold `key`, `i64::MAX` if none: what a purge of that partition must not
+    /// reach (invariant 2). At most one sstable per run can: the one that
+    /// starts last at or before the key's token.
+    fn min_timestamp_holding(&self, key: &DecoratedKey) -> i64 {
+        let mut m = i64::MAX;
+        let mut hash = None;
+        for run in &self.runs {
+            let i = run.partition_point(|s| s.tokens().0 <= key.token);
+            let Some(s) = i.checked_sub(1).map(|i| &run[i]) else {
+                continue;
+            };
+            if s.min_timestamp_micros() < m && s.may_hold(key, &mut hash) {
+                m = s.min_timestamp_micros();
+            }
+        }
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake sstable: a token range, an oldest write, and the tokens its
+    /// bloom filter admits (every token in range when `None`).
+    #[derive(Clone, Debug)]
+    struct Fake {
+        first: i64,
+        last: i64,
+        min_ts: i64,
+        admits: Option<Vec<i64>>,
+    }
+
+    impl PurgeSource for Fake {
+        fn tokens(&self) -> (i64, i64) {
+            (self.first, self.last)
+        }
+        fn min_timestamp_micros(&self) -> i64 {
+            self.min_ts
+        }
+        fn may_hold(&self, key: &DecoratedKey, _: &mut Option<KeyHash>) -> bool {
+            (self.first..=self.last).contains(&key.token)
+                && self.admits.as_ref().is_none_or(|a| a.contains(&key.token))
+        }
+    }
+
+    /// Runs give what testing every sstable gives, on leveled-looking sets
+    /// (disjoint levels, whole-ring L0 sstables, shared boundary tokens).
+    #[test]
+    fn outside_sstables_answer_as_a_scan_of_all() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for round in 0..40 {
+            let mut all: Vec<Fake> = Vec::new();
+            for level in 0..4 {
+                let mut t = -1_000i64;
+                while t < 1_000 {
+                    let width = rng.gen_range(0..[2_000, 300, 80, 20][level]);
+                    all.push(Fake {
+                        first: t,
+                        last: t + width,
+                        min_ts: rng.gen_range(0..1_000),
+                        admits: rng
+                            .gen_bool(0.5)
+                            .then(|| (0..5).map(|_| rng.gen_range(t..=t + width)).collect()),
+                    });
+                    // Sometimes the next one starts on this one's last token.
+                    t += width + rng.gen_range(0..3);
+                }
+            }
+            let runs = OutsideSSTables::new(all.clone());
+            for run in &runs.runs {
+                assert!(
+                    run.windows(2).all(|w| w[0].last < w[1].first),
+                    "round {round}"
+                );
+            }
+            assert!(runs.runs.len() < all.len() / 4, "round {round}: few runs");
+            for token in -1_010..1_010 {
+                let key = DecoratedKey {
+                    token,
+                    key: Arc::from(&[][..]),
+                };
+                let brute = all
+                    .iter()
+                    .filter(|s| s.may_hold(&key, &mut None))
+                    .map(|s| s.min_ts)
+                    .min()
+                    .unwrap_or(i64::MAX);
+                assert_eq!(
+                    runs.min_timestamp_holding(&key),
+                    brute,
+                    "round {round} token {token}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn rate_limiter_spaces_out_writes() {
