@@ -813,6 +813,52 @@ mod tests {
         assert!(worth_dropping_tombstones(&fresh, &index, &at(500), &eager));
     }
 
+    /// `drops_alone` restates `fully_expired`'s rule for one sstable so that
+    /// it can stop at the first blocker: the two must never drift apart.
+    #[test]
+    fn drops_alone_is_fully_expired_for_one_sstable() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut random = |id: u64| {
+            // Coarse timestamps, so that equal ones (the rule's edge) are common.
+            let newest = rng.gen_range(0..40i64);
+            expired(
+                id,
+                0,
+                0,
+                (newest - rng.gen_range(0..5), newest),
+                rng.gen_range(0..2_000),
+            )
+        };
+        let (mut drops, mut blocked) = (0, 0);
+        for round in 0..2_000u64 {
+            let s = random(0);
+            let others: Vec<SSTableInfo> = (1..=round % 5).map(&mut random).collect();
+            let c = StrategyContext {
+                now_seconds: 1_000,
+                gc_grace_seconds: 0,
+                memtable_min_timestamp_micros: (round % 3 == 0).then_some(30),
+            };
+            let want = !fully_expired(
+                [&s],
+                others.iter(),
+                c.gc_before(),
+                c.memtable_min_timestamp_micros,
+            )
+            .is_empty();
+            assert_eq!(drops_alone(&s, others.iter(), &c), want, "round {round}");
+            if want {
+                drops += 1;
+            } else if s.max_local_deletion_seconds < c.gc_before() {
+                blocked += 1;
+            }
+        }
+        assert!(
+            drops > 100 && blocked > 100,
+            "{drops} drops, {blocked} blocked"
+        );
+    }
+
     #[test]
     fn covered_fraction_handles_full_token_range() {
         let whole = sst(1, 0, MIB);
