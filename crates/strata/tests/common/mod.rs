@@ -6,6 +6,7 @@
 pub mod blob;
 pub mod child;
 pub mod large_values;
+pub mod old_format;
 pub mod upgrade;
 
 use std::path::{Path, PathBuf};
