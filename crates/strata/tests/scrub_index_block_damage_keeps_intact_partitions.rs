@@ -10,7 +10,9 @@ use strata::fs::{IoCause, IoTag};
 use strata::maintenance::{scrub, verify, ScrubOptions};
 use strata::types::Value;
 
-const N: i32 = 3000;
+// Enough small partitions for several index blocks of the sparse index
+// (format 4: one entry per ~2 KiB granule of partitions).
+const N: i32 = 60_000;
 
 #[test]
 fn a_damaged_index_block_loses_no_partition() {

@@ -11,12 +11,24 @@ use std::sync::Arc;
 /// identity header; bump on any incompatible change. Version 1 (no identity
 /// header) is still read, and still written when a writer is given no identity
 /// (low-level tests only).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
 /// The first version whose large partitions carry a row index (see
 /// [`super::row_index`]) and whose index entries say where it is.
 pub const FIRST_VERSION_WITH_ROW_INDEX: u32 = 3;
+/// The first version whose partition index is sparse: an entry names a
+/// *granule* of consecutive partitions (see [`IndexEntry`]) rather than one
+/// partition, so small partitions stop paying a whole entry each (issue 15:
+/// 26 of 104 bytes per 116-byte pair on disk was the dense index).
+pub const FIRST_VERSION_WITH_SPARSE_INDEX: u32 = 4;
+/// A granule takes further partitions only while it holds fewer than this many
+/// bytes of the data stream (and only partitions that start in its first
+/// partition's chunk). A point read walks the granule's partitions by their
+/// framing, up to this many bytes, where a dense index found the partition
+/// directly; the index shrinks by the partitions per granule. Measured in
+/// BENCHMARKS.md ("Sparse partition index").
+pub const GRANULE_TARGET_BYTES: u64 = 2048;
 /// Oldest version this build reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Last 8 bytes of every sstable.
@@ -161,7 +173,13 @@ pub struct RowIndexLocation {
     pub rows_offset: u64,
 }
 
-/// One partition index entry: where a partition lives in the data stream.
+/// One partition index entry. Up to version 3 it names one partition: where it
+/// starts in the data stream and its length. From version 4
+/// ([`FIRST_VERSION_WITH_SPARSE_INDEX`]) it names a granule: `key` and `offset`
+/// are its first partition's, `length` covers all its partitions (they follow
+/// each other with no gap, each self-delimiting by its framing). A granule with
+/// a row index is that one partition alone, and so is any granule whose first
+/// partition reaches [`GRANULE_TARGET_BYTES`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexEntry {
     pub key: DecoratedKey,
@@ -169,41 +187,77 @@ pub struct IndexEntry {
     pub length: u64,
     /// Version 3 and later, partitions large enough to have a row index.
     pub row_index: Option<RowIndexLocation>,
+    /// Partitions in the granule (always 1 before version 4).
+    pub partitions: u64,
+}
+
+impl IndexEntry {
+    /// Whether a partition of `length` bytes can be the first of this entry:
+    /// all of it when it is alone, a part of it otherwise.
+    pub fn starts(&self, length: u64) -> bool {
+        if self.partitions == 1 {
+            length == self.length
+        } else {
+            length < self.length
+        }
+    }
+}
+
+/// Which fields an index entry carries, by format version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct IndexLayout {
+    /// The row-index field (version 3 and later).
+    pub row_index: bool,
+    /// Entries are granules with a partition count (version 4 and later).
+    pub sparse: bool,
+}
+
+impl IndexLayout {
+    pub fn for_version(version: u32) -> IndexLayout {
+        IndexLayout {
+            row_index: version >= FIRST_VERSION_WITH_ROW_INDEX,
+            sparse: version >= FIRST_VERSION_WITH_SPARSE_INDEX,
+        }
+    }
 }
 
 /// Builds one index block's payload:
 /// `[count varint][first offset varint]` then per entry
-/// `[token i64 LE][key len varint][key][partition length varint]`, and from
+/// `[token i64 LE][key len varint][key][partition length varint]`, from
 /// version 3 on `[root offset varint]` (0: no row index) followed, when not 0,
-/// by `[rows offset varint]`. Entry offsets are the first offset plus the
-/// lengths before them (partitions are contiguous).
+/// by `[rows offset varint]`, and from version 4 on `[partitions varint]` (the
+/// length is then the granule's). Entry offsets are the first offset plus the
+/// lengths before them (partitions, and so granules, are contiguous).
 #[derive(Debug, Default)]
 pub struct IndexBlockBuilder {
     entries: Vec<u8>,
     count: u64,
     first_offset: u64,
     first_key: Option<DecoratedKey>,
-    /// Whether entries carry the row-index field (version 3 and later).
-    with_row_index: bool,
+    layout: IndexLayout,
 }
 
 impl IndexBlockBuilder {
-    pub fn new(with_row_index: bool) -> IndexBlockBuilder {
+    pub fn new(layout: IndexLayout) -> IndexBlockBuilder {
         IndexBlockBuilder {
-            with_row_index,
+            layout,
             ..IndexBlockBuilder::default()
         }
     }
 
-    /// Adds one entry; `row_index` must be `None` for a builder without the field.
+    /// Adds one entry; `row_index` must be `None` for a layout without the
+    /// field, and `partitions` 1 for a dense one.
     pub fn add(
         &mut self,
         key: &DecoratedKey,
         offset: u64,
         length: u64,
         row_index: Option<RowIndexLocation>,
+        partitions: u64,
     ) {
-        debug_assert!(self.with_row_index || row_index.is_none());
+        debug_assert!(self.layout.row_index || row_index.is_none());
+        debug_assert!(self.layout.sparse || partitions == 1);
+        debug_assert!(partitions >= 1 && (row_index.is_none() || partitions == 1));
         if self.first_key.is_none() {
             self.first_key = Some(key.clone());
             self.first_offset = offset;
@@ -211,7 +265,7 @@ impl IndexBlockBuilder {
         self.entries.extend_from_slice(&key.token.to_le_bytes());
         put_bytes(&mut self.entries, &key.key);
         put_varint(&mut self.entries, length);
-        if self.with_row_index {
+        if self.layout.row_index {
             match row_index {
                 // A root at offset 0 is impossible (the key comes first), so 0
                 // can mean "none" and small partitions pay one byte.
@@ -221,6 +275,9 @@ impl IndexBlockBuilder {
                     put_varint(&mut self.entries, loc.rows_offset);
                 }
             }
+        }
+        if self.layout.sparse {
+            put_varint(&mut self.entries, partitions);
         }
         self.count += 1;
     }
@@ -251,6 +308,7 @@ pub struct RawEntry<'a> {
     pub offset: u64,
     pub length: u64,
     pub row_index: Option<RowIndexLocation>,
+    pub partitions: u64,
 }
 
 /// Iterates the entries of an index block payload without allocating keys.
@@ -258,13 +316,12 @@ pub struct IndexBlockIter<'a> {
     r: Reader<'a>,
     left: u64,
     next_offset: u64,
-    with_row_index: bool,
+    layout: IndexLayout,
 }
 
 impl<'a> IndexBlockIter<'a> {
-    /// `with_row_index`: the file's version is at least
-    /// [`FIRST_VERSION_WITH_ROW_INDEX`].
-    pub fn new(payload: &'a [u8], with_row_index: bool) -> DecodeResult<IndexBlockIter<'a>> {
+    /// `layout`: the fields of the file's version ([`IndexLayout::for_version`]).
+    pub fn new(payload: &'a [u8], layout: IndexLayout) -> DecodeResult<IndexBlockIter<'a>> {
         let mut r = Reader::new(payload);
         let left = r.varint()?;
         let next_offset = r.varint()?;
@@ -275,7 +332,7 @@ impl<'a> IndexBlockIter<'a> {
             r,
             left,
             next_offset,
-            with_row_index,
+            layout,
         })
     }
 
@@ -290,7 +347,7 @@ impl<'a> IndexBlockIter<'a> {
         let token = self.r.i64_le()?;
         let key = self.r.bytes()?;
         let length = self.r.varint()?;
-        let row_index = if self.with_row_index {
+        let row_index = if self.layout.row_index {
             match self.r.varint()? {
                 0 => None,
                 root_offset => {
@@ -309,6 +366,19 @@ impl<'a> IndexBlockIter<'a> {
         } else {
             None
         };
+        let partitions = if self.layout.sparse {
+            self.r.varint()?
+        } else {
+            1
+        };
+        // A granule holds at least one partition, each at least four bytes
+        // (key length, a key byte, flags, end marker); a row index locates its
+        // partition, alone in its entry.
+        if partitions == 0 || partitions > length / 4 || (row_index.is_some() && partitions != 1) {
+            return Err(DecodeError(
+                "index entry with an impossible partition count",
+            ));
+        }
         let offset = self.next_offset;
         self.next_offset = offset
             .checked_add(length)
@@ -319,6 +389,7 @@ impl<'a> IndexBlockIter<'a> {
             offset,
             length,
             row_index,
+            partitions,
         }))
     }
 }
@@ -334,8 +405,8 @@ const SEARCH_ENTRY_BYTES: usize = 20;
 
 impl SearchableIndexBlock {
     /// Builds the searchable form of a verified index block payload.
-    pub fn build(payload: &[u8], with_row_index: bool) -> DecodeResult<Vec<u8>> {
-        let mut it = IndexBlockIter::new(payload, with_row_index)?;
+    pub fn build(payload: &[u8], layout: IndexLayout) -> DecodeResult<Vec<u8>> {
+        let mut it = IndexBlockIter::new(payload, layout)?;
         let mut table = Vec::new();
         let mut n = 0u32;
         loop {
@@ -358,12 +429,15 @@ impl SearchableIndexBlock {
         Ok(out)
     }
 
-    /// The entries from the first whose token is at least `token`, in order
-    /// (`block` is what [`build`](Self::build) returned).
-    pub fn seek(
+    /// The entries, in order, from the last whose token is below `token` (or
+    /// from the first, if none is): `block` is what [`build`](Self::build)
+    /// returned. The entry that may hold a key (the key's own in a dense
+    /// index, its granule in a sparse one) is the last entry not after the
+    /// key, which this iterator reaches first.
+    pub fn seek_floor(
         block: &[u8],
         token: i64,
-        with_row_index: bool,
+        layout: IndexLayout,
     ) -> DecodeResult<IndexBlockIter<'_>> {
         let head = block
             .get(..4)
@@ -396,12 +470,13 @@ impl SearchableIndexBlock {
                 hi = mid;
             }
         }
+        lo = lo.saturating_sub(1);
         if lo == n {
             return Ok(IndexBlockIter {
                 r: Reader::new(&payload[payload.len()..]),
                 left: 0,
                 next_offset: 0,
-                with_row_index,
+                layout,
             });
         }
         let (_, pos, offset) = entry(lo);
@@ -412,14 +487,14 @@ impl SearchableIndexBlock {
             r: Reader::new(rest),
             left: (n - lo) as u64,
             next_offset: offset,
-            with_row_index,
+            layout,
         })
     }
 }
 
 /// Decodes a whole index block (for scans), checking that keys increase.
-pub fn decode_index_block(payload: &[u8], with_row_index: bool) -> DecodeResult<Vec<IndexEntry>> {
-    let mut it = IndexBlockIter::new(payload, with_row_index)?;
+pub fn decode_index_block(payload: &[u8], layout: IndexLayout) -> DecodeResult<Vec<IndexEntry>> {
+    let mut it = IndexBlockIter::new(payload, layout)?;
     let mut out: Vec<IndexEntry> = Vec::new();
     while let Some(e) = it.next_entry()? {
         let key = DecoratedKey {
@@ -434,6 +509,7 @@ pub fn decode_index_block(payload: &[u8], with_row_index: bool) -> DecodeResult<
             offset: e.offset,
             length: e.length,
             row_index: e.row_index,
+            partitions: e.partitions,
         });
     }
     Ok(out)
@@ -542,28 +618,34 @@ mod tests {
 
     #[test]
     fn searchable_index_block_seeks_where_a_linear_scan_would() {
-        for with_row_index in [false, true] {
+        for version in [1, 3, 4] {
+            let layout = IndexLayout::for_version(version);
             // Tokens with repeats (collisions), as a real block may hold.
-            let mut b = IndexBlockBuilder::new(with_row_index);
+            let mut b = IndexBlockBuilder::new(layout);
             let mut keys = Vec::new();
             for i in 0..200u64 {
                 let key = DecoratedKey {
                     token: (i as i64 / 3) * 1000 - 50_000,
                     key: std::sync::Arc::from(i.to_be_bytes().to_vec()),
                 };
-                let ri = (with_row_index && i % 7 == 0).then_some(RowIndexLocation {
+                let ri = (layout.row_index && i % 7 == 0).then_some(RowIndexLocation {
                     root_offset: 40,
                     rows_offset: 10,
                 });
-                b.add(&key, 0, 100 + i, ri);
+                let partitions = if layout.sparse && ri.is_none() {
+                    1 + i % 5
+                } else {
+                    1
+                };
+                b.add(&key, 0, 100 + i, ri, partitions);
                 keys.push(key);
             }
             let mut sealed = Vec::new();
             b.finish_into(&mut sealed);
             let payload = open_block(&sealed).unwrap().to_vec();
-            let block = SearchableIndexBlock::build(&payload, with_row_index).unwrap();
+            let block = SearchableIndexBlock::build(&payload, layout).unwrap();
             let linear: Vec<(i64, u64, u64)> = {
-                let mut it = IndexBlockIter::new(&payload, with_row_index).unwrap();
+                let mut it = IndexBlockIter::new(&payload, layout).unwrap();
                 let mut v = Vec::new();
                 while let Some(e) = it.next_entry().unwrap() {
                     v.push((e.token, e.offset, e.length));
@@ -571,15 +653,20 @@ mod tests {
                 v
             };
             for probe in [-60_000, -50_000, -49_999, 0, 1000, 15_000, 16_000, 70_000] {
-                let mut it = SearchableIndexBlock::seek(&block, probe, with_row_index).unwrap();
+                // From the last entry whose token is below the probe, if any.
+                let mut it = SearchableIndexBlock::seek_floor(&block, probe, layout).unwrap();
                 let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
                     it.next_entry()
                         .unwrap()
                         .map(|e| (e.token, e.offset, e.length))
                 })
                 .collect();
-                let want: Vec<_> = linear.iter().copied().filter(|e| e.0 >= probe).collect();
-                assert_eq!(got, want, "probe {probe}, row index {with_row_index}");
+                let first = linear
+                    .iter()
+                    .position(|e| e.0 >= probe)
+                    .unwrap_or(linear.len());
+                let want: Vec<_> = linear[first.saturating_sub(1)..].to_vec();
+                assert_eq!(got, want, "floor probe {probe}, version {version}");
             }
         }
     }
@@ -615,34 +702,37 @@ mod tests {
         let mut b = IndexBlockBuilder::default();
         let mut off = 100;
         for k in &keys {
-            b.add(k, off, 7, None);
+            b.add(k, off, 7, None, 1);
             off += 7;
         }
         let mut out = Vec::new();
         assert_eq!(b.finish_into(&mut out).as_ref(), Some(&keys[0]));
         assert_eq!(b.size_bytes(), 0);
-        let entries = decode_index_block(open_block(&out).unwrap(), false).unwrap();
+        let v1 = IndexLayout::for_version(1);
+        let v3 = IndexLayout::for_version(3);
+        let v4 = IndexLayout::for_version(4);
+        let entries = decode_index_block(open_block(&out).unwrap(), v1).unwrap();
         assert_eq!(entries.len(), 50);
         assert_eq!(entries[3].offset, 121);
         assert_eq!(entries[49].key, keys[49]);
         // Version 3 entries: "no row index" costs one byte each, a location two
         // varints; a location outside its partition is refused.
-        let mut b3 = IndexBlockBuilder::new(true);
+        let mut b3 = IndexBlockBuilder::new(v3);
         let loc = RowIndexLocation {
             root_offset: 90,
             rows_offset: 12,
         };
         for (i, k) in keys.iter().enumerate() {
-            b3.add(k, 100 + i as u64 * 100, 100, (i % 2 == 1).then_some(loc));
+            b3.add(k, 100 + i as u64 * 100, 100, (i % 2 == 1).then_some(loc), 1);
         }
         let mut out3 = Vec::new();
         b3.finish_into(&mut out3);
         assert_eq!(out3.len(), out.len() + 25 + 25 * 2);
-        let entries3 = decode_index_block(open_block(&out3).unwrap(), true).unwrap();
+        let entries3 = decode_index_block(open_block(&out3).unwrap(), v3).unwrap();
         assert_eq!(entries3[0].row_index, None);
         assert_eq!(entries3[1].row_index, Some(loc));
-        assert!(decode_index_block(open_block(&out3).unwrap(), false).is_err());
-        let mut bad = IndexBlockBuilder::new(true);
+        assert!(decode_index_block(open_block(&out3).unwrap(), v1).is_err());
+        let mut bad = IndexBlockBuilder::new(v3);
         bad.add(
             &keys[0],
             0,
@@ -651,10 +741,34 @@ mod tests {
                 root_offset: 50,
                 rows_offset: 12,
             }),
+            1,
         );
         let mut out_bad = Vec::new();
         bad.finish_into(&mut out_bad);
-        assert!(decode_index_block(open_block(&out_bad).unwrap(), true).is_err());
+        assert!(decode_index_block(open_block(&out_bad).unwrap(), v3).is_err());
+        // Version 4 entries add a partition count: one byte for granules of
+        // up to 127 partitions. A count no granule of that length can hold is
+        // refused.
+        let mut b4 = IndexBlockBuilder::new(v4);
+        for (i, k) in keys.iter().enumerate() {
+            b4.add(k, 100 + i as u64 * 100, 100, None, 1 + i as u64 % 3);
+        }
+        let mut out4 = Vec::new();
+        b4.finish_into(&mut out4);
+        assert_eq!(out4.len(), out.len() + 50 * 2);
+        let entries4 = decode_index_block(open_block(&out4).unwrap(), v4).unwrap();
+        assert_eq!(entries4[4].partitions, 2);
+        assert_eq!(entries4[4].offset, 500);
+        for (length, partitions) in [(100, 26), (100, 0)] {
+            let mut bad = IndexBlockBuilder::new(v4);
+            // The builder asserts what a writer must never do; encode by hand.
+            bad.add(&keys[0], 0, length, None, 1);
+            let mut out_bad = Vec::new();
+            bad.finish_into(&mut out_bad);
+            let mut payload = open_block(&out_bad).unwrap().to_vec();
+            *payload.last_mut().unwrap() = partitions;
+            assert!(decode_index_block(&payload, v4).is_err(), "{partitions}");
+        }
         let s = vec![
             SummaryEntry {
                 first_key: keys[0].clone(),

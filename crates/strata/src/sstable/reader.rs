@@ -4,18 +4,22 @@
 //! Point lookup: token range and Bloom filter, then a binary search of the
 //! in-memory summary, one read of a ~4 KiB index block (checksum verified), then
 //! one read per chunk covering the partition (checksum verified, decompressed).
-//! There is no block cache yet: a lookup costs two reads.
+//! User reads go through the database's chunk cache for both. From format
+//! version 4 the index is sparse: its entry names the granule of partitions
+//! that may hold the key, and the lookup walks the granule's partitions by
+//! their framing (the chunks a dense index would read, as the writer starts a
+//! granule in every chunk) until it meets the key.
 
 use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexEntry, RowIndexLocation, SearchableIndexBlock, SummaryEntry, FIRST_VERSION_WITH_IDENTITY,
-    FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
+    IndexEntry, IndexLayout, RawEntry, RowIndexLocation, SearchableIndexBlock, SummaryEntry,
+    FIRST_VERSION_WITH_IDENTITY, FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
-use super::partition::decode_partition;
+use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
 use super::stats::SSTableStats;
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
@@ -62,6 +66,16 @@ pub struct SSTableReader {
 pub enum Admitted {
     Yes,
     No,
+}
+
+/// Where [`SSTableReader::locate`] found a partition.
+pub(super) struct Located {
+    pub offset: u64,
+    pub length: u64,
+    pub row_index: Option<RowIndexLocation>,
+    /// The partition's bytes, when finding it meant reading them (a walk of
+    /// a sparse index's granule), so that the caller does not read them again.
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// Chunk-cache keys of index blocks have this bit set in their second half,
@@ -387,14 +401,33 @@ impl SSTableReader {
         self.bloom.size_bytes()
     }
 
-    /// Every partition's key and length in the data stream, in order, read from
-    /// the index blocks alone (no data chunk is read): what the blob strategy's
-    /// accounting walks.
+    /// Every partition's key and length in the data stream, in order: what
+    /// the blob strategy's accounting walks. A dense index (before version 4)
+    /// and a sparse index's one-partition granules answer alone; a granule of
+    /// several (small) partitions is read and walked by its framing.
     pub fn partition_spans(&self, tag: IoTag) -> Result<Vec<(DecoratedKey, u64)>> {
         let mut out = Vec::with_capacity(self.stats.partition_count as usize);
         for b in 0..self.summary.len() {
             for e in self.decode_index_block(b, tag)? {
-                out.push((e.key, e.length));
+                if e.partitions == 1 {
+                    out.push((e.key, e.length));
+                    continue;
+                }
+                let bytes = self.read_range(e.offset, e.length, tag)?;
+                let mut walk = GranuleWalk::new(e.offset, e.length, e.partitions);
+                while let Some((at, p)) = walk
+                    .next(&e.key.key, &bytes, e.offset)
+                    .map_err(|r| self.corrupt_data(walk.pos, r))?
+                {
+                    let key = if at == e.offset {
+                        e.key.clone()
+                    } else {
+                        DecoratedKey::new(
+                            partition_key_bytes(p).map_err(|d| self.corrupt_data(at, d.0))?,
+                        )
+                    };
+                    out.push((key, p.len() as u64));
+                }
             }
         }
         Ok(out)
@@ -455,6 +488,11 @@ impl SSTableReader {
     /// Whether index entries carry row-index locations (version 3 and later).
     pub(super) fn has_row_index(&self) -> bool {
         self.format_version >= FIRST_VERSION_WITH_ROW_INDEX
+    }
+
+    /// The fields of this file's index entries.
+    pub(super) fn index_layout(&self) -> IndexLayout {
+        IndexLayout::for_version(self.format_version)
     }
 
     pub(super) fn base(&self) -> &crate::encoding::EncodingBase {
@@ -599,7 +637,7 @@ impl SSTableReader {
     /// index block, and no decoding of the entries before its own.
     fn index_block_cached(&self, b: usize, tag: IoTag) -> Result<Arc<[u8]>> {
         let searchable = |payload: Vec<u8>| -> Result<Arc<[u8]>> {
-            SearchableIndexBlock::build(&payload, self.has_row_index())
+            SearchableIndexBlock::build(&payload, self.index_layout())
                 .map(Arc::from)
                 .map_err(|e| {
                     corrupt(
@@ -627,7 +665,7 @@ impl SSTableReader {
     fn decode_index_block(&self, b: usize, tag: IoTag) -> Result<Vec<IndexEntry>> {
         let payload = self.read_index_block(b, tag)?;
         let s = &self.summary[b];
-        let entries = decode_index_block(&payload, self.has_row_index())
+        let entries = decode_index_block(&payload, self.index_layout())
             .map_err(|e| corrupt(&self.path, s.offset, format!("index block {b}: {}", e.0)))?;
         if entries.first().map(|e| &e.key) != Some(&s.first_key) {
             return Err(corrupt(
@@ -683,14 +721,14 @@ impl SSTableReader {
         })
     }
 
-    /// Where partition `key` is: `(offset, length, row index)`, or `None` if
-    /// this sstable does not hold it (counting Bloom filter outcomes).
+    /// Where partition `key` is, or `None` if this sstable does not hold it
+    /// (counting Bloom filter outcomes).
     pub(super) fn locate(
         &self,
         key: &DecoratedKey,
         tag: IoTag,
         admitted: Admitted,
-    ) -> Result<Option<(u64, u64, Option<RowIndexLocation>)>> {
+    ) -> Result<Option<Located>> {
         if admitted == Admitted::No && !self.may_contain(key) {
             return Ok(None);
         }
@@ -707,22 +745,88 @@ impl SSTableReader {
                 format!("index block {b}: {}", e.0),
             )
         };
-        let mut it =
-            SearchableIndexBlock::seek(&block, key.token, self.has_row_index()).map_err(bad)?;
-        let mut found = None;
+        // The last entry not after the key: the key's own entry in a dense
+        // index, the granule that may hold it in a sparse one.
+        let mut it = SearchableIndexBlock::seek_floor(&block, key.token, self.index_layout())
+            .map_err(bad)?;
+        let mut floor: Option<RawEntry<'_>> = None;
         while let Some(e) = it.next_entry().map_err(bad)? {
-            match (e.token, e.key).cmp(&(key.token, &key.key[..])) {
-                std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => found = Some((e.offset, e.length, e.row_index)),
-                std::cmp::Ordering::Greater => {}
+            if (e.token, e.key) > (key.token, &key.key[..]) {
+                break;
             }
-            break;
+            floor = Some(e);
         }
+        let found = match floor {
+            None => None,
+            Some(e) if e.partitions == 1 => (e.key == &key.key[..]).then_some(Located {
+                offset: e.offset,
+                length: e.length,
+                row_index: e.row_index,
+                bytes: None,
+            }),
+            Some(e) => self.find_in_granule(&e, key, tag)?,
+        };
         match found {
             None => self.bloom_false_positives.fetch_add(1, Ordering::Relaxed),
             Some(_) => self.bloom_true_positives.fetch_add(1, Ordering::Relaxed),
         };
         Ok(found)
+    }
+
+    /// Walks granule `e` (of several partitions) for partition `key`: its
+    /// first chunk, then, if the walk runs off that chunk, the rest of the
+    /// granule in one read (only a granule's last partition can, as the
+    /// writer starts a granule in each chunk).
+    fn find_in_granule(
+        &self,
+        e: &RawEntry<'_>,
+        key: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<Option<Located>> {
+        let mut walk = GranuleWalk::new(e.offset, e.length, e.partitions);
+        let (mut stored, mut scratch) = (Vec::new(), Vec::new());
+        let first = (e.offset / self.chunk_length) as usize;
+        let chunk = self.chunk_cached(first, tag, &mut stored, &mut scratch)?;
+        let first_start = first as u64 * self.chunk_length;
+        if let Some(found) = self.walk_to(&mut walk, e.key, &chunk, first_start, key)? {
+            return Ok(Some(found));
+        }
+        if walk.done() {
+            return Ok(None);
+        }
+        let start = walk.pos;
+        let rest = self.read_range(start, walk.end - start, tag)?;
+        match self.walk_to(&mut walk, e.key, &rest, start, key)? {
+            Some(found) => Ok(Some(found)),
+            None if walk.done() => Ok(None),
+            None => Err(self.corrupt_data(walk.pos, "partition runs past its granule")),
+        }
+    }
+
+    /// Walks on through `window` (data-stream bytes from `window_start`)
+    /// until partition `key`, the granule's end or the window's end.
+    fn walk_to(
+        &self,
+        walk: &mut GranuleWalk,
+        first_key: &[u8],
+        window: &[u8],
+        window_start: u64,
+        key: &DecoratedKey,
+    ) -> Result<Option<Located>> {
+        while let Some((at, bytes)) = walk
+            .next(first_key, window, window_start)
+            .map_err(|r| self.corrupt_data(walk.pos, r))?
+        {
+            if partition_key_bytes(bytes).is_ok_and(|k| k == &key.key[..]) {
+                return Ok(Some(Located {
+                    offset: at,
+                    length: bytes.len() as u64,
+                    row_index: None,
+                    bytes: Some(bytes.to_vec()),
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// The whole partition `key`, or `None` if this sstable does not hold it.
@@ -731,11 +835,14 @@ impl SSTableReader {
         key: &DecoratedKey,
         tag: IoTag,
     ) -> Result<Option<PartitionUpdate>> {
-        let Some((offset, length, _)) = self.locate(key, tag, Admitted::No)? else {
+        let Some(at) = self.locate(key, tag, Admitted::No)? else {
             return Ok(None);
         };
-        let bytes = self.read_range(offset, length, tag)?;
-        self.decode_at(key, offset, &bytes).map(Some)
+        let bytes = match at.bytes {
+            Some(b) => b,
+            None => self.read_range(at.offset, at.length, tag)?,
+        };
+        self.decode_at(key, at.offset, &bytes).map(Some)
     }
 
     /// The rows of partition `key` in `range`, in clustering order or reversed,
@@ -764,19 +871,22 @@ impl SSTableReader {
         tag: IoTag,
         admitted: Admitted,
     ) -> Result<Option<super::SSTableSlice>> {
-        let Some((offset, length, row_index)) = self.locate(key, tag, admitted)? else {
+        let Some(at) = self.locate(key, tag, admitted)? else {
             return Ok(None);
         };
-        match row_index {
+        match at.row_index {
             None => {
-                let bytes = self.read_range(offset, length, tag)?;
-                let p = self.decode_at(key, offset, &bytes)?;
+                let bytes = match at.bytes {
+                    Some(b) => b,
+                    None => self.read_range(at.offset, at.length, tag)?,
+                };
+                let p = self.decode_at(key, at.offset, &bytes)?;
                 Ok(Some(super::SSTableSlice::buffered(p, range, reversed)))
             }
             Some(loc) => super::SSTableSlice::indexed(
                 Arc::clone(self),
                 key,
-                (offset, length, loc),
+                (at.offset, at.length, loc),
                 range,
                 reversed,
                 tag,
@@ -792,40 +902,50 @@ impl SSTableReader {
         start: Option<&DecoratedKey>,
         tag: IoTag,
     ) -> Result<PartitionScanner> {
+        self.scan_from(start.map(|k| (k, false)), tag)
+    }
+
+    /// Like [`scan`](Self::scan), from the first partition strictly after
+    /// `start`: `start` itself is neither read nor decoded when its index
+    /// entry is its own (always for a partition with a row index: a scan page
+    /// that resumes inside a wide partition reads the rest of it as a slice).
+    pub fn scan_after(
+        self: &Arc<Self>,
+        start: &DecoratedKey,
+        tag: IoTag,
+    ) -> Result<PartitionScanner> {
+        self.scan_from(Some((start, true)), tag)
+    }
+
+    fn scan_from(
+        self: &Arc<Self>,
+        start: Option<(&DecoratedKey, bool)>,
+        tag: IoTag,
+    ) -> Result<PartitionScanner> {
         let mut s = PartitionScanner {
             reader: Arc::clone(self),
             tag,
             next_block: 0,
             entries: Vec::new(),
             pos: 0,
+            walk: None,
+            skip: None,
             buf: Vec::new(),
             buf_start: 0,
             next_chunk: 0,
             prev_key: None,
             done: false,
         };
-        if let Some(start) = start {
+        if let Some((start, after)) = start {
             let b = self.block_for(start).unwrap_or(0);
             s.next_block = b;
             s.load_block()?;
-            while s.pos < s.entries.len() && s.entries[s.pos].key < *start {
+            // From the last entry not after `start`: the one that may hold it
+            // (its partitions before it, or it, are skipped as they come).
+            while s.pos + 1 < s.entries.len() && s.entries[s.pos + 1].key <= *start {
                 s.pos += 1;
             }
-        }
-        Ok(s)
-    }
-
-    /// Like [`scan`](Self::scan), from the first partition strictly after
-    /// `start`: `start` itself is neither read nor decoded (a scan page that
-    /// resumes inside a wide partition reads the rest of it as a slice).
-    pub fn scan_after(
-        self: &Arc<Self>,
-        start: &DecoratedKey,
-        tag: IoTag,
-    ) -> Result<PartitionScanner> {
-        let mut s = self.scan(Some(start), tag)?;
-        while s.pos < s.entries.len() && s.entries[s.pos].key <= *start {
-            s.pos += 1;
+            s.skip = Some((start.clone(), after));
         }
         Ok(s)
     }
@@ -1004,6 +1124,96 @@ impl Drop for SSTableReader {
     }
 }
 
+/// A walk through one index entry's partitions by their framing (a format
+/// version 4 granule; an older entry is a granule of one partition). It
+/// checks what the entry promises: the first partition has the entry's key,
+/// the partitions tile the granule exactly, and there are as many as it says.
+#[derive(Debug)]
+pub(super) struct GranuleWalk {
+    /// Where the next partition starts, and where the granule ends.
+    pub pos: u64,
+    pub end: u64,
+    partitions: u64,
+    seen: u64,
+}
+
+impl GranuleWalk {
+    pub fn new(offset: u64, length: u64, partitions: u64) -> GranuleWalk {
+        GranuleWalk {
+            pos: offset,
+            end: offset.saturating_add(length),
+            partitions,
+            seen: 0,
+        }
+    }
+
+    /// Whether every partition of the granule has been walked.
+    pub fn done(&self) -> bool {
+        self.pos >= self.end
+    }
+
+    /// The next partition, `(offset, bytes)`, if `window` (data-stream bytes
+    /// from `window_start`) holds all of it; `None` at the granule's end or
+    /// when the window ends first. `first_key` is the entry's key. Errors
+    /// say how the bytes break the entry's promise.
+    pub fn next<'w>(
+        &mut self,
+        first_key: &[u8],
+        window: &'w [u8],
+        window_start: u64,
+    ) -> std::result::Result<Option<(u64, &'w [u8])>, String> {
+        if self.pos >= self.end {
+            if self.seen != self.partitions {
+                return Err(format!(
+                    "granule holds {} partitions, its index entry says {}",
+                    self.seen, self.partitions
+                ));
+            }
+            return Ok(None);
+        }
+        if self.seen == self.partitions {
+            return Err(format!(
+                "granule holds more than the {} partitions its index entry says",
+                self.partitions
+            ));
+        }
+        let Some(from) = self
+            .pos
+            .checked_sub(window_start)
+            .and_then(|f| usize::try_from(f).ok())
+            .filter(|&f| f < window.len())
+        else {
+            return Ok(None);
+        };
+        let granule_end = usize::try_from(self.end - window_start).unwrap_or(usize::MAX);
+        let to = granule_end.min(window.len());
+        let avail = &window[from..to];
+        let n = if self.partitions == 1 {
+            // The granule is this one partition, of the entry's length
+            // (decoding checks that it ends exactly there).
+            if to < granule_end {
+                return Ok(None);
+            }
+            avail.len()
+        } else {
+            match frame_partition(avail) {
+                Frame::Complete(n) => n,
+                Frame::Incomplete if to < granule_end => return Ok(None),
+                Frame::Incomplete => return Err("partition runs past its granule".into()),
+                Frame::Malformed => return Err("malformed partition framing in a granule".into()),
+            }
+        };
+        let bytes = &avail[..n];
+        if self.seen == 0 && partition_key_bytes(bytes).ok() != Some(first_key) {
+            return Err("granule does not start with its index entry's key".into());
+        }
+        self.seen += 1;
+        let at = self.pos;
+        self.pos += n as u64;
+        Ok(Some((at, bytes)))
+    }
+}
+
 /// Sequential iterator over an sstable's partitions (see [`SSTableReader::scan`]).
 /// After an error it yields nothing more.
 #[derive(Debug)]
@@ -1012,7 +1222,14 @@ pub struct PartitionScanner {
     tag: IoTag,
     next_block: usize,
     entries: Vec<IndexEntry>,
+    /// The next entry of `entries` to walk.
     pos: usize,
+    /// The entry being walked (`entries[pos - 1]`) and where in it.
+    walk: Option<GranuleWalk>,
+    /// Partitions before this key (up to it, when the flag says "after") are
+    /// passed over undecoded: the start of [`SSTableReader::scan`] inside a
+    /// granule.
+    skip: Option<(DecoratedKey, bool)>,
     /// Decompressed data-stream bytes starting at offset `buf_start` (a chunk
     /// boundary); the next chunk to load is `next_chunk`.
     buf: Vec<u8>,
@@ -1063,28 +1280,78 @@ impl PartitionScanner {
     }
 
     fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
-        if self.pos >= self.entries.len() {
-            if self.next_block >= self.reader.summary.len() {
-                return Ok(None);
+        loop {
+            let Some(walk) = self.walk.as_mut().filter(|w| !w.done()) else {
+                if self.walk.take().is_some() {
+                    // Every partition walked: let the walk check the count.
+                    continue;
+                }
+                if self.pos >= self.entries.len() {
+                    if self.next_block >= self.reader.summary.len() {
+                        return Ok(None);
+                    }
+                    self.load_block()?;
+                }
+                let e = &self.entries[self.pos];
+                self.pos += 1;
+                if self.prev_key.as_ref().is_some_and(|p| *p >= e.key) {
+                    let b = self.next_block - 1;
+                    return Err(corrupt(
+                        &self.reader.path,
+                        self.reader.summary[b].offset,
+                        "index blocks out of key order",
+                    ));
+                }
+                let skipped = self
+                    .skip
+                    .as_ref()
+                    .is_some_and(|(start, after)| e.key < *start || (*after && e.key == *start));
+                if skipped && e.partitions == 1 {
+                    // Passed over without reading it (a wide partition
+                    // before a scan page's start).
+                    self.prev_key = Some(e.key.clone());
+                    continue;
+                }
+                self.walk = Some(GranuleWalk::new(e.offset, e.length, e.partitions));
+                continue;
+            };
+            let e = &self.entries[self.pos - 1];
+            let (offset, end) = (walk.pos, walk.end);
+            let (first_key, granule_offset) = (e.key.clone(), e.offset);
+            self.fill(offset, end - offset)?;
+            let Some(walk) = self.walk.as_mut() else {
+                continue;
+            };
+            let reader = &self.reader;
+            let Some((at, bytes)) = walk
+                .next(&first_key.key, &self.buf, self.buf_start)
+                .map_err(|r| reader.corrupt_data(offset, r))?
+            else {
+                return Err(reader.corrupt_data(offset, "granule shorter than its index entry"));
+            };
+            let key = if at == granule_offset {
+                first_key
+            } else {
+                DecoratedKey::new(
+                    partition_key_bytes(bytes).map_err(|d| reader.corrupt_data(at, d.0))?,
+                )
+            };
+            if self.prev_key.as_ref().is_some_and(|p| *p >= key) {
+                return Err(reader.corrupt_data(at, "partitions out of key order"));
             }
-            self.load_block()?;
+            let skipped = self
+                .skip
+                .as_ref()
+                .is_some_and(|(start, after)| key < *start || (*after && key == *start));
+            if skipped {
+                self.prev_key = Some(key);
+                continue;
+            }
+            self.skip = None;
+            let p = reader.decode_at(&key, at, bytes)?;
+            self.prev_key = Some(key);
+            return Ok(Some(p));
         }
-        let entry = self.entries[self.pos].clone();
-        self.pos += 1;
-        if self.prev_key.as_ref().is_some_and(|p| *p >= entry.key) {
-            let b = self.next_block - 1;
-            return Err(corrupt(
-                &self.reader.path,
-                self.reader.summary[b].offset,
-                "index blocks out of key order",
-            ));
-        }
-        self.fill(entry.offset, entry.length)?;
-        let from = (entry.offset - self.buf_start) as usize;
-        let bytes = &self.buf[from..from + entry.length as usize];
-        let p = self.reader.decode_at(&entry.key, entry.offset, bytes)?;
-        self.prev_key = Some(entry.key);
-        Ok(Some(p))
     }
 }
 

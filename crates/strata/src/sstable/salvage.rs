@@ -29,7 +29,9 @@
 //! 1. A partition is passed on only if every chunk it spans passed its CRC, it
 //!    decodes completely, its key sorts strictly after the previous one passed
 //!    on, an intact index entry at its offset (if any) names the same key and
-//!    length, and its start is the start of the stream or follows one so passed
+//!    a length it fits (the same length, unless the entry is a version-4
+//!    granule of several partitions), and its start is the start of the
+//!    stream or follows one so passed
 //!    on or was confirmed by an intact index block. Salvage never invents data;
 //!    it can only lose it.
 //! 2. Memory: one window of intact data (from the partition being decoded to the
@@ -39,7 +41,7 @@
 use super::compression::{
     Codec, CODEC_ID_LZ4, CODEC_ID_LZ4_DICT, CODEC_ID_NONE, CODEC_ID_ZSTD, CODEC_ID_ZSTD_DICT,
 };
-use super::format::{decode_index_block, open_block, IndexEntry, CRC_BYTES};
+use super::format::{decode_index_block, open_block, IndexEntry, IndexLayout, CRC_BYTES};
 use super::identity::ColumnRole;
 use super::identity::{SSTableIdentity, IDENTITY_PREFIX_BYTES};
 use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
@@ -246,7 +248,7 @@ impl<'a, 'c> Walker<'a, 'c> {
                         Some(p)
                             if listed
                                 .as_ref()
-                                .is_none_or(|e| e.key == p.key && e.length == n as u64) =>
+                                .is_none_or(|e| e.key == p.key && e.starts(n as u64)) =>
                         {
                             self.last_key = Some(p.key.clone());
                             self.pos += n;
@@ -657,14 +659,19 @@ enum Region {
 /// The region at the start of `bytes`, if one whose CRC trailer matches and
 /// whose content decodes starts there: its length and content. Tries every end
 /// within `bytes` (a CRC match by chance is rejected by the content check).
-fn region_at(bytes: &[u8], cl: usize, row_index: bool, dict: Dict<'_>) -> Option<(usize, Region)> {
+fn region_at(
+    bytes: &[u8],
+    cl: usize,
+    layout: IndexLayout,
+    dict: Dict<'_>,
+) -> Option<(usize, Region)> {
     let mut crc = 0u32;
     let mut e = 0;
     while e + CRC_BYTES <= bytes.len() {
         if e > 0 {
             let stored = u32::from_le_bytes([bytes[e], bytes[e + 1], bytes[e + 2], bytes[e + 3]]);
             if stored == crc {
-                if let Some(r) = classify(&bytes[..e], cl, row_index, dict) {
+                if let Some(r) = classify(&bytes[..e], cl, layout, dict) {
                     return Some((e + CRC_BYTES, r));
                 }
             }
@@ -707,7 +714,7 @@ type Dict<'a> = Option<&'a crate::dictionary::CompressionDictionary>;
 
 /// A region body (CRC already checked) as a chunk of at most `cl` bytes or an
 /// index block.
-fn classify(body: &[u8], cl: usize, row_index: bool, dict: Dict<'_>) -> Option<Region> {
+fn classify(body: &[u8], cl: usize, layout: IndexLayout, dict: Dict<'_>) -> Option<Region> {
     let (&codec, payload) = body.split_first()?;
     let chunk = match codec {
         CODEC_ID_NONE if !payload.is_empty() && payload.len() <= cl => Some(payload.to_vec()),
@@ -739,7 +746,7 @@ fn classify(body: &[u8], cl: usize, row_index: bool, dict: Dict<'_>) -> Option<R
     let mut with_crc = body.to_vec();
     with_crc.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
     let payload = open_block(&with_crc).ok()?;
-    decode_index_block(payload, row_index)
+    decode_index_block(payload, layout)
         .ok()
         .map(|entries| Region::IndexBlock(entries.iter().map(|e| e.key.token).collect()))
 }
@@ -763,7 +770,7 @@ fn locate_regions(
     win: &mut Window<'_>,
     header_len: u64,
     cl: usize,
-    row_index: bool,
+    layout: IndexLayout,
     dict: Dict<'_>,
 ) -> Result<(Vec<Located>, Vec<i64>)> {
     // A stored chunk is at most codec byte + raw chunk + CRC (compressed forms are
@@ -777,8 +784,7 @@ fn locate_regions(
     let mut tokens = Vec::new();
     let mut pos = header_len;
     while pos < len {
-        let mut found =
-            region_at(win.slice(pos, max_region)?, cl, row_index, dict).map(|r| (pos, r));
+        let mut found = region_at(win.slice(pos, max_region)?, cl, layout, dict).map(|r| (pos, r));
         // Damaged: the next region is a chunk or an index block starting somewhere
         // after; try each start that can begin a chunk (a codec id byte, which
         // prunes most offsets). Index blocks in between are skipped with the damage.
@@ -786,7 +792,7 @@ fn locate_regions(
         while found.is_none() && q < len {
             let s = win.slice(q, max_chunk)?;
             if s[0] <= CODEC_ID_LZ4_DICT {
-                found = region_at(s, cl, row_index, dict).map(|r| (q, r));
+                found = region_at(s, cl, layout, dict).map(|r| (q, r));
             }
             q += 1;
         }
@@ -818,7 +824,7 @@ fn locate_regions(
                 for start in 0..crc_at.saturating_sub(2) {
                     let body = &window[start..crc_at];
                     if crc32c::crc32c(body) == stored {
-                        if let Some(Region::IndexBlock(t)) = classify(body, cl, row_index, dict) {
+                        if let Some(Region::IndexBlock(t)) = classify(body, cl, layout, dict) {
                             tokens.extend(t);
                             damaged_to = lo + start as u64;
                             break;
@@ -844,7 +850,7 @@ fn locate_regions(
                     // Only the last chunk is short: the data stream ends here;
                     // the last index block follows, then the tail.
                     if let Some((_, Region::IndexBlock(t))) =
-                        region_at(win.slice(pos, max_region)?, cl, row_index, dict)
+                        region_at(win.slice(pos, max_region)?, cl, layout, dict)
                     {
                         tokens.extend(t);
                     }
@@ -871,7 +877,7 @@ fn scan_regions(
 ) -> Result<()> {
     let cl = identity.chunk_length_bytes as usize;
     // Index entries of version 3 carry the row-index field.
-    let row_index = version >= super::format::FIRST_VERSION_WITH_ROW_INDEX;
+    let layout = IndexLayout::for_version(version);
     let mut win = Window {
         file,
         tag,
@@ -889,7 +895,7 @@ fn scan_regions(
         None => None,
     };
     let dict = dictionary.as_deref();
-    let (located, tokens) = locate_regions(&mut win, header_len, cl, row_index, dict)?;
+    let (located, tokens) = locate_regions(&mut win, header_len, cl, layout, dict)?;
     let mut w = Walker::new(identity.base(), Some(identity), None, counts);
     // With no intact index block nothing can confirm a resync candidate, and
     // the row framing resynchronises so well that bytes from the middle of a
@@ -924,7 +930,7 @@ fn scan_regions(
             }
             Located::Chunk { offset, length } => {
                 let Some((_, Region::Chunk(data))) =
-                    region_at(win.slice(offset, length)?, cl, row_index, dict)
+                    region_at(win.slice(offset, length)?, cl, layout, dict)
                 else {
                     return Err(Error::corruption(
                         path,

@@ -1336,3 +1336,227 @@ fn an_encoded_row_that_does_not_parse_fails_the_writer() {
     assert!(w.append_encoded(&p).is_err());
     assert!(w.append_encoded(&p).is_err(), "unusable after the failure");
 }
+
+/// Every index entry of `r`, in order.
+fn index_entries(r: &SSTableReader) -> Vec<format::IndexEntry> {
+    (0..r.index_block_count())
+        .flat_map(|b| r.index_block(b, READ).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_sparse_index_finds_every_partition_by_lookup_slice_cell_and_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    // Small partitions around one wide one (a row index, alone in its entry).
+    let parts = random_partitions(40, 1500);
+    for (id, chunk) in [(1u64, 256u32), (2, 4096), (3, 16 * 1024)] {
+        let r = write(
+            &fs,
+            dir.path(),
+            id,
+            &parts,
+            v2(id, options(Codec::Lz4, chunk, parts.len() as u64)),
+        );
+        assert_eq!(r.format_version(), FORMAT_VERSION);
+        let entries = index_entries(&r);
+        // The entries tile the data stream and count every partition once.
+        assert_eq!(
+            entries.iter().map(|e| e.partitions).sum::<u64>(),
+            parts.len() as u64
+        );
+        assert_eq!(
+            entries.iter().map(|e| e.length).sum::<u64>(),
+            r.uncompressed_bytes()
+        );
+        for e in &entries {
+            // A granule starts in one chunk and its partitions too; only a
+            // partition of its own may be as large as a granule's target.
+            assert!(e.row_index.is_none() || e.partitions == 1);
+            if e.partitions > 1 {
+                assert!(e.length < 2 * format::GRANULE_TARGET_BYTES, "{e:?}");
+            }
+        }
+        if chunk >= 4096 {
+            assert!(
+                entries.len() * 4 < parts.len(),
+                "{} entries for {} partitions",
+                entries.len(),
+                parts.len()
+            );
+        }
+        for p in &parts {
+            assert_eq!(
+                r.read_partition(&p.key, READ).unwrap().as_ref(),
+                Some(p),
+                "{chunk}"
+            );
+            let mut s = r
+                .slice(&p.key, &ClusteringRange::ALL, false, READ)
+                .unwrap()
+                .unwrap();
+            assert_eq!(drain(&mut s, usize::MAX).unwrap(), p.rows, "{chunk}");
+            if let Some(row) = p.rows.first() {
+                let col = row.cells.first().map_or(0, |c| c.column);
+                let cell = r
+                    .locate_cell(&p.key, &row.clustering, col, READ)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(cell.deletion, p.deletion, "{chunk}");
+                assert!(cell.row.is_some(), "{chunk}");
+            }
+        }
+        assert_eq!(
+            r.bloom_true_positives(),
+            2 * parts.len() as u64 + { parts.iter().filter(|p| !p.rows.is_empty()).count() as u64 }
+        );
+        for i in 0..3000u32 {
+            let k = DecoratedKey::new(format!("absent-{i}").as_bytes());
+            assert_eq!(r.read_partition(&k, READ).unwrap(), None);
+        }
+        let all: Vec<PartitionUpdate> = r.scan(None, READ).unwrap().map(|p| p.unwrap()).collect();
+        assert_eq!(all, parts, "{chunk} full scan");
+        for _ in 0..40 {
+            let start = if rng.gen() {
+                parts[rng.gen_range(0..parts.len())].key.clone()
+            } else {
+                DecoratedKey::new(&rng.gen::<[u8; 6]>())
+            };
+            let from: Vec<&PartitionUpdate> = parts.iter().filter(|p| p.key >= start).collect();
+            let got: Vec<PartitionUpdate> = r
+                .scan(Some(&start), READ)
+                .unwrap()
+                .map(|p| p.unwrap())
+                .collect();
+            assert_eq!(got.iter().collect::<Vec<_>>(), from, "{chunk} scan");
+            let after: Vec<&PartitionUpdate> = parts.iter().filter(|p| p.key > start).collect();
+            let got: Vec<PartitionUpdate> = r
+                .scan_after(&start, READ)
+                .unwrap()
+                .map(|p| p.unwrap())
+                .collect();
+            assert_eq!(got.iter().collect::<Vec<_>>(), after, "{chunk} scan after");
+        }
+        let spans = r.partition_spans(READ).unwrap();
+        assert_eq!(
+            spans.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            parts.iter().map(|p| &p.key).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            spans.iter().map(|(_, n)| n).sum::<u64>(),
+            r.uncompressed_bytes()
+        );
+        assert!(r.verify(READ).is_empty(), "{chunk}");
+    }
+}
+
+#[test]
+fn a_sparse_index_is_a_small_part_of_a_file_of_small_partitions() {
+    // The shape: 16-byte keys, one row with one 100-byte cell each.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut keys: Vec<DecoratedKey> = (0..20_000u64)
+        .map(|i| DecoratedKey::new(&[i.to_be_bytes(), (i * 7919).to_le_bytes()].concat()))
+        .collect();
+    keys.sort();
+    let parts: Vec<PartitionUpdate> = keys
+        .into_iter()
+        .map(|k| {
+            let mut p = PartitionUpdate::new(k);
+            let mut row = Row::new(Vec::new());
+            row.liveness = LivenessInfo::new(NOW_MICROS);
+            row.add_cell(Cell::live(0, NOW_MICROS, vec![7u8; 100]));
+            p.add_row(row);
+            p
+        })
+        .collect();
+    let dense = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        options(Codec::None, 16 * 1024, parts.len() as u64),
+    );
+    let sparse = write(
+        &fs,
+        dir.path(),
+        2,
+        &parts,
+        v2(2, options(Codec::None, 16 * 1024, parts.len() as u64)),
+    );
+    let per_key = |r: &SSTableReader| r.index_bytes() as f64 / parts.len() as f64;
+    // A dense entry is the key and its framing, about 28 bytes; a granule of
+    // ~2 KiB holds some 16 partitions.
+    assert!(per_key(&dense) > 25.0, "dense {}", per_key(&dense));
+    assert!(per_key(&sparse) < 3.0, "sparse {}", per_key(&sparse));
+}
+
+#[test]
+fn a_granule_walk_holds_its_entry_to_its_promises() {
+    use super::reader::GranuleWalk;
+    let base = EncodingBase::around(NOW_MICROS);
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let parts = random_partitions(9, 6);
+    let parts: Vec<PartitionUpdate> = parts.into_iter().filter(|p| p.rows.len() < 100).collect();
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for p in &parts {
+        partition::encode_partition(p, &base, &mut bytes);
+        ends.push(bytes.len() as u64);
+    }
+    let n = parts.len() as u64;
+    let first = &parts[0].key.key[..];
+    let walk_all = |offset: u64,
+                    partitions: u64,
+                    key: &[u8],
+                    window: usize|
+     -> std::result::Result<Vec<(u64, usize)>, String> {
+        // Data-stream offset 1000; the window slides as a reader's would.
+        let mut w = GranuleWalk::new(1000 + offset, bytes.len() as u64 - offset, partitions);
+        let mut seen = Vec::new();
+        let (mut start, mut window) = (offset as usize, window);
+        loop {
+            let end = (start + window).min(bytes.len());
+            match w.next(key, &bytes[start..end], 1000 + start as u64)? {
+                Some((at, b)) => seen.push((at - 1000, b.len())),
+                // The walk checked the count on reaching the end.
+                None if w.done() => return Ok(seen),
+                // The window ends inside a partition: from it, and larger
+                // if it held none whole.
+                None if start == (w.pos - 1000) as usize => window *= 2,
+                None => start = (w.pos - 1000) as usize,
+            }
+        }
+    };
+    let want: Vec<(u64, usize)> = std::iter::once(0)
+        .chain(ends.iter().copied())
+        .zip(ends.iter())
+        .map(|(a, b)| (a, (b - a) as usize))
+        .collect();
+    for window in [bytes.len(), 64 + rng.gen_range(0..64), 4096] {
+        assert_eq!(walk_all(0, n, first, window), Ok(want.clone()), "{window}");
+    }
+    assert!(
+        walk_all(0, n + 1, first, bytes.len()).is_err(),
+        "too many promised"
+    );
+    assert!(
+        walk_all(0, n - 1, first, bytes.len()).is_err(),
+        "too few promised"
+    );
+    assert!(
+        walk_all(0, n, b"someone else", bytes.len()).is_err(),
+        "wrong first key"
+    );
+    // A granule that ends inside its last partition.
+    let mut w = GranuleWalk::new(0, bytes.len() as u64 - 1, n);
+    let mut result = Ok(None);
+    for _ in 0..=n {
+        result = w.next(first, &bytes, 0);
+        if !matches!(result, Ok(Some(_))) {
+            break;
+        }
+    }
+    assert!(result.is_err(), "a cut last partition is corruption");
+}

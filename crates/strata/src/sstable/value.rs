@@ -143,7 +143,16 @@ impl SSTableReader {
         tag: IoTag,
         admitted: super::reader::Admitted,
     ) -> Result<Option<SSTableCell>> {
-        let Some((offset, length, row_index)) = self.locate(key, tag, admitted)? else {
+        // A located partition's bytes, when finding it read them (a walk of a
+        // sparse index's granule), are small and in the chunk cache for a
+        // user read: the cursor below reads them again from there.
+        let Some(super::reader::Located {
+            offset,
+            length,
+            row_index,
+            ..
+        }) = self.locate(key, tag, admitted)?
+        else {
             return Ok(None);
         };
         let end = offset

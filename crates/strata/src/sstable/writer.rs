@@ -12,7 +12,8 @@ use super::compression::{compress_chunk, CompressionParams};
 use super::data_file_path;
 use super::format::{
     encode_chunk_table, encode_summary, seal_block, ChunkLocation, Footer, IndexBlockBuilder,
-    RowIndexLocation, SummaryEntry, FORMAT_VERSION, INDEX_BLOCK_TARGET_BYTES,
+    IndexEntry, IndexLayout, RowIndexLocation, SummaryEntry, FORMAT_VERSION, GRANULE_TARGET_BYTES,
+    INDEX_BLOCK_TARGET_BYTES,
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
@@ -123,6 +124,12 @@ pub struct SSTableWriter {
     index: IndexBlockBuilder,
     /// Whether partitions get row indexes (version 3; not in version-1 files).
     row_index: bool,
+    /// Whether index entries name granules of partitions (version 4; every
+    /// file with an identity header) rather than single partitions.
+    sparse_index: bool,
+    /// The granule being gathered: its entry goes to the index block once a
+    /// partition that cannot join it arrives, or at `finish`.
+    granule: Option<IndexEntry>,
     /// Row blocks of the partition being appended: (first row, partition offset).
     /// Reused across partitions, so a small partition allocates nothing.
     blocks: Vec<(usize, u64)>,
@@ -183,8 +190,13 @@ impl SSTableWriter {
             out: Vec::new(),
             chunks: Vec::new(),
             compressed_bytes: 0,
-            index: IndexBlockBuilder::new(row_index),
+            index: IndexBlockBuilder::new(IndexLayout {
+                row_index,
+                sparse: row_index,
+            }),
             row_index,
+            sparse_index: row_index,
+            granule: None,
             blocks: Vec::new(),
             summary: Vec::new(),
             stats: StatsCollector::default(),
@@ -316,7 +328,7 @@ impl SSTableWriter {
         };
         encode_end(&mut self.pending);
         let length = self.uncompressed_bytes_written() - start;
-        self.index.add(p.key(), start, length, row_index);
+        self.index_partition(p.key(), start, length, row_index);
         self.bloom.add(KeyHash::of(&p.key().key));
         p.add_stats(&mut self.stats, length)?;
         self.last_key = Some(p.key().clone());
@@ -471,6 +483,56 @@ impl SSTableWriter {
         Ok(offset)
     }
 
+    /// Indexes the partition just written at `start`: its own entry (a dense
+    /// index, or a partition that cannot share a granule), or one more
+    /// partition in the open granule. A partition joins a granule only if
+    /// neither has a row index (whose entry must locate it exactly), both
+    /// are under [`GRANULE_TARGET_BYTES`], and it starts in the chunk where the
+    /// granule starts, so that walking a granule reads the chunks a dense
+    /// index would (only its last partition can run into the next chunk).
+    fn index_partition(
+        &mut self,
+        key: &DecoratedKey,
+        start: u64,
+        length: u64,
+        row_index: Option<RowIndexLocation>,
+    ) {
+        if !self.sparse_index {
+            self.index.add(key, start, length, row_index, 1);
+            return;
+        }
+        let cl = self.chunk_length as u64;
+        if let Some(g) = self.granule.as_mut() {
+            debug_assert_eq!(g.offset + g.length, start, "granules are contiguous");
+            if g.row_index.is_none()
+                && row_index.is_none()
+                && g.length < GRANULE_TARGET_BYTES
+                && length < GRANULE_TARGET_BYTES
+                && start / cl == g.offset / cl
+            {
+                g.length += length;
+                g.partitions += 1;
+                return;
+            }
+        }
+        self.close_granule();
+        self.granule = Some(IndexEntry {
+            key: key.clone(),
+            offset: start,
+            length,
+            row_index,
+            partitions: 1,
+        });
+    }
+
+    /// Adds the open granule's entry to the index block.
+    fn close_granule(&mut self) {
+        if let Some(g) = self.granule.take() {
+            self.index
+                .add(&g.key, g.offset, g.length, g.row_index, g.partitions);
+        }
+    }
+
     fn write_index_block(&mut self) -> Result<()> {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
@@ -519,6 +581,7 @@ impl SSTableWriter {
             self.pending_start += len as u64;
             self.pending.clear();
         }
+        self.close_granule();
         self.write_index_block()?;
         let stats = super::stats::SSTableStats {
             compressed_bytes: self.compressed_bytes,
