@@ -1,6 +1,7 @@
 //! SSTables: immutable sorted files of partitions, one file per sstable
-//! (`strata-{id}-Data.db`), format version 3 (version 2, without row indexes,
-//! and version 1, without the identity header either, are still read). The byte
+//! (`strata-{id}-Data.db`), format version 4 (version 3, with a dense
+//! partition index, version 2, without row indexes either, and version 1,
+//! without the identity header, are still read). The byte
 //! layout is drawn in docs/FORMAT.md; this page states the contract.
 //!
 //! Glossary:
@@ -12,6 +13,10 @@
 //! - **index block**: ~4 KiB of partition index entries (token, key, offset and
 //!   length in the data stream), checksummed. Index blocks are written between
 //!   chunks as they fill, so the writer never holds the index in memory.
+//! - **granule** (version 4): the partitions one index entry covers, up to
+//!   ~2 KiB of small ones starting in one chunk, or one large partition or
+//!   one with a row index; a read finds a granule's other partitions by their
+//!   framing (see [`format::IndexEntry`]).
 //! - **summary**: the first key and position of every index block; loaded at open.
 //! - **tail**: chunk offset table, summary, Bloom filter, statistics, footer.
 //! - **identity header** (version 2): at offset 0, before chunk 0: table id,
