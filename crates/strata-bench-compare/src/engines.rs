@@ -32,7 +32,7 @@ pub type Result<T> = std::result::Result<T, BoxError>;
 
 /// Bytes an engine says it wrote, by cause, since it was opened. `None` where
 /// the engine keeps no such counter (fjall keeps none).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct EngineWrites {
     pub log_bytes: Option<u64>,
     pub flush_bytes: Option<u64>,

@@ -31,7 +31,12 @@
 //!    gets of keys that sort between existing ones, so that no engine can answer
 //!    from a file's key range and each must consult its filters).
 //!
-//! One client thread; every engine has its own flush and compaction threads.
+//! Each database of each engine runs in a process of its own (this binary
+//! again, with a hidden `--child` option; the parent only collects the
+//! children's JSON lines and prints): peak memory and `/proc/self/io` are then
+//! that engine's alone, not inflated by a heap the previous engine freed but
+//! the allocator kept. One client thread; every engine has its own flush and
+//! compaction threads.
 //! Throughput is the operations divided by the loop's time, settling excluded
 //! (settle time is reported beside it: an engine that defers work pays there).
 //!
@@ -65,8 +70,9 @@
 //!   (Strata's commit-log segments and fjall's journals stay until recycled,
 //!   RocksDB deletes a WAL once flushed), so at small key counts the log
 //!   dominates; a split by file kind is still to do.
-//! - Peak memory: `VmHWM` after the phase, with the high-water mark reset (by
-//!   writing 5 to `/proc/self/clear_refs`) before the engine is opened.
+//! - Peak memory: the child's `VmHWM` after the phase, with the high-water mark
+//!   reset (by writing 5 to `/proc/self/clear_refs`) at the phase's start; the
+//!   phases after `fillrandom` include the heap that engine kept from it.
 //!
 //! Not implemented yet: short range scans and the time-series-with-TTL workload
 //! of the issue (Strata's partitioner hashes the key, so a key-range scan is a
@@ -122,10 +128,32 @@ struct Args {
     /// Writes every measurement (all rounds) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Internal: run one engine on one database in this process and print its
+    /// measures as one JSON line (the parent starts one such child per engine,
+    /// database and round).
+    #[arg(long, hide = true)]
+    child: Option<String>,
+    /// Internal, with `--child`: `fillseq` or `fillrandom`.
+    #[arg(long, hide = true)]
+    child_database: Option<String>,
+    /// Internal, with `--child`: the round, which names the data directory.
+    #[arg(long, hide = true, default_value_t = 0)]
+    child_round: u32,
 }
 
-/// One workload's figures for one engine in one round.
-#[derive(Clone, Debug, Default)]
+/// A database a child process builds and measures: `fillseq` alone, or
+/// `fillrandom` then the workloads that run on its data.
+const DATABASES: [(&str, &[&str]); 2] = [
+    ("fillseq", &["fillseq"]),
+    (
+        "fillrandom",
+        &["fillrandom", "overwrite", "readrandom", "readmissing"],
+    ),
+];
+
+/// One workload's figures for one engine in one round. Serialized whole from a
+/// child process to the parent (the parent's JSON output is [`Measure::to_json`]).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Measure {
     ops: u64,
     seconds: f64,
@@ -177,6 +205,9 @@ fn main() {
 
 fn run() -> Result<()> {
     let args = Args::parse();
+    if let Some(engine) = &args.child {
+        return run_child(engine, &args);
+    }
     for w in &args.workloads {
         if !ALL_WORKLOADS.contains(&w.as_str()) {
             return Err(format!(
@@ -208,7 +239,15 @@ fn run() -> Result<()> {
     let mut results: BTreeMap<String, BTreeMap<String, Vec<Measure>>> = BTreeMap::new();
     for round in 0..args.rounds {
         for engine in &args.engines {
-            let per = run_engine(engine, &parent.join(format!("{engine}-{round}")), &args)?;
+            let mut per = Vec::new();
+            for (database, workloads) in DATABASES {
+                if workloads
+                    .iter()
+                    .any(|w| args.workloads.iter().any(|x| x == w))
+                {
+                    per.extend(spawn_child(engine, database, round, &parent, &args)?);
+                }
+            }
             for (w, m) in per {
                 println!(
                     "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s",
@@ -262,48 +301,114 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-/// Runs the requested workloads on one engine: fillseq on its own database,
-/// the rest on the fillrandom database.
-fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Measure)>> {
+/// Runs one engine on one database in a process of its own: this binary again,
+/// with `--child`. Why a process each: the allocator keeps a freed heap, so in
+/// one process every engine's peak memory (`VmHWM`) would include the heap the
+/// previous engine left behind, and `/proc/self/io` would mix their writes. The
+/// child prints one JSON line on stdout, `{"measures": [[workload, Measure],
+/// ...]}`; its stderr is this process's, so its errors show as they happen.
+fn spawn_child(
+    engine: &str,
+    database: &str,
+    round: u32,
+    parent: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measure)>> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let output = std::process::Command::new(&exe)
+        .arg("--child")
+        .arg(engine)
+        .arg("--child-database")
+        .arg(database)
+        .arg("--child-round")
+        .arg(round.to_string())
+        .arg("--keys")
+        .arg(args.keys.to_string())
+        .arg("--workloads")
+        .arg(args.workloads.join(","))
+        .arg("--seed")
+        .arg(args.seed.to_string())
+        .arg("--dir")
+        .arg(parent)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let what = format!("{engine} {database} round {round}");
+    if !output.status.success() {
+        return Err(format!("the child process for {what} failed ({})", output.status).into());
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .last()
+        .ok_or_else(|| format!("the child process for {what} printed nothing"))?;
+    let doc: Json = serde_json::from_str(line)
+        .map_err(|e| format!("the child process for {what} printed '{line}': {e}"))?;
+    Ok(serde_json::from_value(doc["measures"].clone())
+        .map_err(|e| format!("the child process for {what}: {e}"))?)
+}
+
+/// The child's side of [`spawn_child`]: one database of one engine, its
+/// measures printed as the one line of stdout.
+fn run_child(engine: &str, args: &Args) -> Result<()> {
+    let database = args
+        .child_database
+        .as_deref()
+        .ok_or("--child needs --child-database")?;
+    let parent = args.dir.as_ref().ok_or("--child needs --dir")?;
+    let dir = parent
+        .join(format!("{engine}-{}", args.child_round))
+        .join(database);
+    let measures = run_database(engine, database, &dir, args)?;
+    println!("{}", json!({ "measures": measures }));
+    Ok(())
+}
+
+/// Runs the requested workloads of one database on one engine: `fillseq` on
+/// its own database, the others on the `fillrandom` database. Removes the
+/// database's directory after.
+fn run_database(
+    engine: &str,
+    database: &str,
+    d: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measure)>> {
     let wants = |w: &str| args.workloads.iter().any(|x| x == w);
     let mut out = Vec::new();
-    if wants("fillseq") {
-        let d = dir.join("fillseq");
-        let mut phase = Phase::start(&d)?;
-        let mut db = engines::open(engine, &d)?;
+    if database == "fillseq" {
+        let mut phase = Phase::start(d)?;
+        let mut db = engines::open(engine, d)?;
         let ids: Vec<u64> = (0..args.keys).collect();
-        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
         db.close()?;
-        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         out.push(("fillseq".to_string(), m));
-    }
-    let after_fill = ["overwrite", "readrandom", "readmissing"];
-    if wants("fillrandom") || after_fill.iter().any(|w| wants(w)) {
-        let d = dir.join("fillrandom");
-        let mut phase = Phase::start(&d)?;
-        let mut db = engines::open(engine, &d)?;
+    } else if database == "fillrandom" {
+        let mut phase = Phase::start(d)?;
+        let mut db = engines::open(engine, d)?;
         let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
         let mut ids: Vec<u64> = (0..args.keys).collect();
         // Fisher-Yates with the seeded stream: the same order for every engine.
         for i in (1..ids.len()).rev() {
             ids.swap(i, rng.gen_range(0..=i));
         }
-        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
         out.push(("fillrandom".to_string(), m));
         let drawn: Vec<u64> = (0..args.keys)
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("overwrite") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.write(&mut *db, &drawn, 1, args.seed, &d)?;
+            let mut phase = Phase::start(d)?;
+            let m = phase.write(&mut *db, &drawn, 1, args.seed, d)?;
             out.push(("overwrite".to_string(), m));
         }
         let reads: Vec<u64> = (0..args.keys)
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("readrandom") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.read(&mut *db, &reads, true, &d)?;
+            let mut phase = Phase::start(d)?;
+            let m = phase.read(&mut *db, &reads, true, d)?;
             if m.found != m.ops {
                 return Err(format!(
                     "{engine}: readrandom found {} of {} existing keys",
@@ -314,15 +419,17 @@ fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Meas
             out.push(("readrandom".to_string(), m));
         }
         if wants("readmissing") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.read(&mut *db, &reads, false, &d)?;
+            let mut phase = Phase::start(d)?;
+            let m = phase.read(&mut *db, &reads, false, d)?;
             if m.found != 0 {
                 return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
             }
             out.push(("readmissing".to_string(), m));
         }
         db.close()?;
-        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    } else {
+        return Err(format!("unknown database '{database}'").into());
     }
     // Report only what was asked for (fillrandom may have run as a load only).
     out.retain(|(w, _)| wants(w));
@@ -467,8 +574,8 @@ fn proc_io(field: &str) -> Result<u64> {
     Err(format!("/proc/self/io has no '{field}'").into())
 }
 
-/// Resets VmHWM to the current RSS (Linux 4.0+), so that each engine's peak is
-/// its own and not the maximum of everything run before in this process.
+/// Resets VmHWM to the current RSS (Linux 4.0+), so that a phase's peak is its
+/// own and not that of the phases before it in this child process.
 fn reset_peak_rss() -> Result<()> {
     std::fs::write("/proc/self/clear_refs", "5")
         .map_err(|e| format!("/proc/self/clear_refs: {e}"))?;
