@@ -45,6 +45,65 @@ impl EngineWrites {
     }
 }
 
+/// The settled sstables' bytes by content, from the engine's own metadata
+/// (`None` for engines that do not report it: fjall).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TableBreakdown {
+    /// Data blocks (Strata: chunks) as stored, compressed, checksums included.
+    pub data_bytes: u64,
+    /// The same data before compression, where the engine keeps it: RocksDB
+    /// counts it while writing a table but does not persist it in the table's
+    /// properties, so the aggregate it reports for live files is 0.
+    pub uncompressed_data_bytes: Option<u64>,
+    /// Index blocks (Strata: the partition index; RocksDB: the block index).
+    pub index_bytes: u64,
+    /// Bloom filters.
+    pub filter_bytes: u64,
+}
+
+/// What a file in an engine's data directory holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// The write-ahead log: Strata's `commitlog/` segments, RocksDB's `*.log`
+    /// WAL files, fjall's `journals/`.
+    Log,
+    /// Sorted tables: Strata's `strata-<id>-Data.db` (docs/FORMAT.md: one file
+    /// per sstable, with its index and filter), RocksDB's `*.sst`, fjall's
+    /// `partitions/<p>/segments/` (and `blobs/`, unused here).
+    Table,
+    /// Everything else: manifests, schema, options, RocksDB's text info `LOG`,
+    /// lock and marker files, compression dictionaries.
+    Other,
+}
+
+/// Classifies a file by its path relative to `engine`'s data directory, from
+/// each engine's directory layout.
+pub fn file_kind(engine: &str, relative: &Path) -> FileKind {
+    let first = relative
+        .components()
+        .next()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = relative
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let under = |dir: &str| relative.components().any(|c| c.as_os_str() == dir);
+    match engine {
+        // An sstable is written as `.tmp` and renamed: a `.tmp` is one in the
+        // making (a compaction's output), counted with the tables.
+        "strata" if first == "commitlog" => FileKind::Log,
+        "strata" if name.ends_with("-Data.db") || name.ends_with("-Data.db.tmp") => FileKind::Table,
+        // `LOG` (RocksDB's text info log) is not `*.log`: the extension is
+        // compared case-sensitively on purpose.
+        "rocksdb" if name.ends_with(".log") => FileKind::Log,
+        "rocksdb" if name.ends_with(".sst") => FileKind::Table,
+        "fjall" if first == "journals" => FileKind::Log,
+        "fjall" if under("segments") || under("blobs") => FileKind::Table,
+        _ => FileKind::Other,
+    }
+}
+
 pub trait Engine {
     /// Writes one key-value pair (for Strata: one partition, one row, one cell).
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
@@ -53,6 +112,8 @@ pub trait Engine {
     /// Flushes every memtable and waits until no compaction is pending or running.
     fn settle(&mut self) -> Result<()>;
     fn writes(&self) -> EngineWrites;
+    /// The live sstables' bytes by content (after `settle`).
+    fn tables(&self) -> Result<Option<TableBreakdown>>;
     fn close(self: Box<Self>) -> Result<()>;
 }
 
@@ -168,6 +229,17 @@ impl Engine for StrataEngine {
         }
     }
 
+    fn tables(&self) -> Result<Option<TableBreakdown>> {
+        let mut b = TableBreakdown::default();
+        for s in self.table.view().sstables().iter() {
+            b.data_bytes += s.stats().compressed_bytes;
+            *b.uncompressed_data_bytes.get_or_insert(0) += s.stats().uncompressed_bytes;
+            b.index_bytes += s.index_bytes();
+            b.filter_bytes += s.filter_bytes();
+        }
+        Ok(Some(b))
+    }
+
     fn close(self: Box<Self>) -> Result<()> {
         let StrataEngine { db, table, .. } = *self;
         drop(table);
@@ -242,6 +314,32 @@ impl Engine for RocksEngine {
             flush_bytes: Some(self.opts.get_ticker_count(Ticker::FlushWriteBytes)),
             compaction_bytes: Some(self.opts.get_ticker_count(Ticker::CompactWriteBytes)),
         }
+    }
+
+    fn tables(&self) -> Result<Option<TableBreakdown>> {
+        let text = self
+            .db
+            .property_value(rocksdb::properties::AGGREGATED_TABLE_PROPERTIES)?
+            .ok_or("rocksdb: no aggregated-table-properties")?;
+        // `name=value; name=value; ...` (TableProperties::ToString); the index
+        // entry's name carries its format, e.g. `index block size (user-key? 1,
+        // delta-value? 1)`.
+        let field = |prefix: &str| -> Result<u64> {
+            for item in text.split(';') {
+                if let Some((k, v)) = item.trim().rsplit_once('=') {
+                    if k.starts_with(prefix) {
+                        return Ok(v.trim().parse()?);
+                    }
+                }
+            }
+            Err(format!("rocksdb: no '{prefix}' in aggregated-table-properties: {text}").into())
+        };
+        Ok(Some(TableBreakdown {
+            data_bytes: field("data block size")?,
+            uncompressed_data_bytes: None,
+            index_bytes: field("index block size")?,
+            filter_bytes: field("filter block size")?,
+        }))
     }
 
     fn close(self: Box<Self>) -> Result<()> {
@@ -319,6 +417,10 @@ impl Engine for FjallEngine {
 
     fn writes(&self) -> EngineWrites {
         EngineWrites::default()
+    }
+
+    fn tables(&self) -> Result<Option<TableBreakdown>> {
+        Ok(None)
     }
 
     fn close(self: Box<Self>) -> Result<()> {

@@ -50,11 +50,12 @@
 //!
 //! Strata stores a pair as one partition (the key) with one row and one cell
 //! (`value`), each cell with its timestamp, and the row with its liveness info:
-//! that costs bytes the others do not write. The "log B/op" and "disk B/key"
+//! that costs bytes the others do not write. The "log B/op" and "sstable B/key"
 //! columns measure it: the commit log's bytes per write against RocksDB's WAL,
-//! and settled bytes on disk per key. Strata also hashes the partition key
-//! (Murmur3 tokens, as Cassandra), so its `fillseq` is not sequential on disk:
-//! it is a random-order load for Strata and a sorted one for the others.
+//! and the settled sstables' bytes per key (the space table splits them by
+//! content). Strata also hashes the partition key (Murmur3 tokens, as
+//! Cassandra), so its `fillseq` is not sequential on disk: it is a
+//! random-order load for Strata and a sorted one for the others.
 //!
 //! # Measures
 //!
@@ -66,10 +67,24 @@
 //!   no such counter (shown as `-`). A second, uniform figure for every engine:
 //!   this process's `wchar` from `/proc/self/io` (bytes handed to write(2)),
 //!   which counts every file the engine writes, whatever its own counters miss.
-//! - Bytes on disk: the data directory walked after settling, logs included
-//!   (Strata's commit-log segments and fjall's journals stay until recycled,
-//!   RocksDB deletes a WAL once flushed), so at small key counts the log
-//!   dominates; a split by file kind is still to do.
+//! - Bytes on disk: the data directory walked after settling, split by file
+//!   kind (`engines::file_kind`, from each engine's layout): log (Strata's
+//!   `commitlog/` segments, RocksDB's `*.log` WAL, fjall's `journals/`),
+//!   sstables (Strata's `strata-<id>-Data.db`, which holds its index and
+//!   filter too; RocksDB's `*.sst`; fjall's `segments/`) and other (manifests,
+//!   schema, options, RocksDB's text `LOG`). Logs stay until recycled in Strata
+//!   and fjall, while RocksDB deletes a WAL once flushed, so at small key
+//!   counts the log dominates the total: compare sstable bytes per key.
+//! - The sstables by content, from each engine's own metadata: data blocks as
+//!   stored and before compression, index, filter (Strata: the live sstables'
+//!   statistics; RocksDB: `rocksdb.aggregated-table-properties`; fjall reports
+//!   none). This is where the key-value mapping's cost shows: a pair is one
+//!   partition with one row and one cell for Strata, which stores the cell's
+//!   timestamp and the row's liveness (and one partition index entry per key),
+//!   against RocksDB's key, 8-byte sequence-and-type trailer and value.
+//!   Strata's uncompressed data bytes per key show its row encoding against
+//!   the 116 user bytes (RocksDB counts its own while writing a table but does
+//!   not persist it, so it shows `-`).
 //! - Peak memory: the child's `VmHWM` after the phase, with the high-water mark
 //!   reset (by writing 5 to `/proc/self/clear_refs`) at the phase's start; the
 //!   phases after `fillrandom` include the heap that engine kept from it.
@@ -81,7 +96,7 @@
 mod engines;
 
 use clap::Parser;
-use engines::{EngineWrites, Result};
+use engines::{EngineWrites, FileKind, Result, TableBreakdown};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -164,7 +179,14 @@ struct Measure {
     engine_written: EngineWrites,
     /// `/proc/self/io` wchar delta over the phase.
     wchar_bytes: u64,
+    /// The data directory's bytes at the phase's end (after settling), in all
+    /// and by [`FileKind`].
     disk_bytes: u64,
+    disk_log_bytes: u64,
+    disk_table_bytes: u64,
+    disk_other_bytes: u64,
+    /// The live sstables by content, from the engine (write phases only).
+    tables: Option<TableBreakdown>,
     peak_rss_bytes: u64,
     /// Reads that found the key (readrandom must equal ops, readmissing 0).
     found: u64,
@@ -190,6 +212,13 @@ impl Measure {
             "engine_compaction_bytes": self.engine_written.compaction_bytes,
             "wchar_bytes": self.wchar_bytes,
             "disk_bytes": self.disk_bytes,
+            "disk_log_bytes": self.disk_log_bytes,
+            "disk_table_bytes": self.disk_table_bytes,
+            "disk_other_bytes": self.disk_other_bytes,
+            "table_data_bytes": self.tables.map(|t| t.data_bytes),
+            "table_uncompressed_data_bytes": self.tables.and_then(|t| t.uncompressed_data_bytes),
+            "table_index_bytes": self.tables.map(|t| t.index_bytes),
+            "table_filter_bytes": self.tables.map(|t| t.filter_bytes),
             "peak_rss_bytes": self.peak_rss_bytes,
             "found": self.found,
         })
@@ -377,7 +406,7 @@ fn run_database(
     let wants = |w: &str| args.workloads.iter().any(|x| x == w);
     let mut out = Vec::new();
     if database == "fillseq" {
-        let mut phase = Phase::start(d)?;
+        let mut phase = Phase::start(engine, d)?;
         let mut db = engines::open(engine, d)?;
         let ids: Vec<u64> = (0..args.keys).collect();
         let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
@@ -385,7 +414,7 @@ fn run_database(
         std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         out.push(("fillseq".to_string(), m));
     } else if database == "fillrandom" {
-        let mut phase = Phase::start(d)?;
+        let mut phase = Phase::start(engine, d)?;
         let mut db = engines::open(engine, d)?;
         let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
         let mut ids: Vec<u64> = (0..args.keys).collect();
@@ -399,7 +428,7 @@ fn run_database(
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("overwrite") {
-            let mut phase = Phase::start(d)?;
+            let mut phase = Phase::start(engine, d)?;
             let m = phase.write(&mut *db, &drawn, 1, args.seed, d)?;
             out.push(("overwrite".to_string(), m));
         }
@@ -407,7 +436,7 @@ fn run_database(
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("readrandom") {
-            let mut phase = Phase::start(d)?;
+            let mut phase = Phase::start(engine, d)?;
             let m = phase.read(&mut *db, &reads, true, d)?;
             if m.found != m.ops {
                 return Err(format!(
@@ -419,7 +448,7 @@ fn run_database(
             out.push(("readrandom".to_string(), m));
         }
         if wants("readmissing") {
-            let mut phase = Phase::start(d)?;
+            let mut phase = Phase::start(engine, d)?;
             let m = phase.read(&mut *db, &reads, false, d)?;
             if m.found != 0 {
                 return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
@@ -438,16 +467,31 @@ fn run_database(
 
 /// The process-wide counters at a phase's start.
 struct Phase {
+    engine: String,
     wchar_start: u64,
 }
 
 impl Phase {
-    fn start(dir: &Path) -> Result<Phase> {
+    fn start(engine: &str, dir: &Path) -> Result<Phase> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         reset_peak_rss()?;
         Ok(Phase {
+            engine: engine.to_string(),
             wchar_start: proc_io("wchar")?,
         })
+    }
+
+    /// The measure's figures common to every phase, taken at its end.
+    fn finish(&self, db: &dyn engines::Engine, dir: &Path, m: &mut Measure) -> Result<()> {
+        m.wchar_bytes = proc_io("wchar")?.saturating_sub(self.wchar_start);
+        let disk = disk_bytes_by_kind(&self.engine, dir)?;
+        m.disk_log_bytes = disk[0];
+        m.disk_table_bytes = disk[1];
+        m.disk_other_bytes = disk[2];
+        m.disk_bytes = disk.iter().sum();
+        m.tables = db.tables()?;
+        m.peak_rss_bytes = peak_rss()?;
+        Ok(())
     }
 
     fn write(
@@ -475,7 +519,7 @@ impl Phase {
         let settle_seconds = settle_started.elapsed().as_secs_f64();
         let after = db.writes();
         let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
-        Ok(Measure {
+        let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
             p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
@@ -486,11 +530,10 @@ impl Phase {
                 flush_bytes: delta(after.flush_bytes, before.flush_bytes),
                 compaction_bytes: delta(after.compaction_bytes, before.compaction_bytes),
             },
-            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
-            disk_bytes: dir_bytes(dir)?,
-            peak_rss_bytes: peak_rss()?,
-            found: 0,
-        })
+            ..Measure::default()
+        };
+        self.finish(db, dir, &mut m)?;
+        Ok(m)
     }
 
     fn read(
@@ -517,18 +560,16 @@ impl Phase {
             }
         }
         let seconds = started.elapsed().as_secs_f64();
-        Ok(Measure {
+        let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
             p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
             p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
-            settle_seconds: 0.0,
-            engine_written: EngineWrites::default(),
-            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
-            disk_bytes: dir_bytes(dir)?,
-            peak_rss_bytes: peak_rss()?,
             found,
-        })
+            ..Measure::default()
+        };
+        self.finish(db, dir, &mut m)?;
+        Ok(m)
     }
 }
 
@@ -612,21 +653,38 @@ fn utc_now() -> String {
     format!("{secs} (Unix seconds)")
 }
 
-fn dir_bytes(dir: &Path) -> Result<u64> {
-    let mut total = 0;
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if meta.is_dir() {
-            total += dir_bytes(&entry.path())?;
-        } else {
-            total += meta.len();
+/// The bytes of the files under `dir`: `[log, table, other]` ([`FileKind`]).
+/// Apparent sizes (`len`, as `du --apparent-size`), not allocated blocks.
+fn disk_bytes_by_kind(engine: &str, dir: &Path) -> Result<[u64; 3]> {
+    fn walk(engine: &str, root: &Path, dir: &Path, out: &mut [u64; 3]) -> Result<()> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let path = entry.path();
+            // A file can vanish between the listing and the stat (a compaction
+            // or a log recycle finishing): it no longer counts.
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(format!("{}: {e}", path.display()).into()),
+            };
+            if meta.is_dir() {
+                walk(engine, root, &path, out)?;
+                continue;
+            }
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            let slot = match engines::file_kind(engine, relative) {
+                FileKind::Log => 0,
+                FileKind::Table => 1,
+                FileKind::Other => 2,
+            };
+            out[slot] += meta.len();
         }
+        Ok(())
     }
-    Ok(total)
+    let mut out = [0u64; 3];
+    walk(engine, dir, dir, &mut out)?;
+    Ok(out)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -693,8 +751,8 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
     }
     // Amplification, space and memory for the write phases.
     println!();
-    println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | peak RSS MB |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | sstable B/key | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for e in &engines {
         for w in [
             "fillseq",
@@ -741,12 +799,48 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
                 "-".to_string()
             };
             let disk = median(ms.iter().map(|m| m.disk_bytes as f64).collect());
+            let tables = median(ms.iter().map(|m| m.disk_table_bytes as f64).collect());
             let rss = median(ms.iter().map(|m| m.peak_rss_bytes as f64).collect());
             println!(
-                "| {e} | {w} | {settle:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.0} | {:.0} |",
+                "| {e} | {w} | {settle:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.0} | {:.0} | {:.0} |",
                 disk / 1e6,
                 disk / args.keys as f64,
+                tables / args.keys as f64,
                 rss / (1 << 20) as f64
+            );
+        }
+    }
+    // Space after settling, by file kind and (from the engines' own metadata)
+    // by content of the sstables; per key = per live key (every write phase
+    // leaves N keys).
+    println!();
+    println!("| engine | workload | log MB | sstable MB | other MB | sstable B/key | data B/key | uncompressed data B/key | index B/key | filter B/key |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for e in &engines {
+        for w in ["fillseq", "fillrandom", "overwrite"] {
+            let Some(ms) = get(e, w) else { continue };
+            let mb = |f: &dyn Fn(&Measure) -> u64| {
+                median(ms.iter().map(|m| f(m) as f64).collect()) / 1e6
+            };
+            let per_key = |f: &dyn Fn(&TableBreakdown) -> Option<u64>| {
+                let vs: Option<Vec<f64>> = ms
+                    .iter()
+                    .map(|m| m.tables.as_ref().and_then(f).map(|v| v as f64))
+                    .collect();
+                vs.map_or("-".to_string(), |vs| {
+                    format!("{:.1}", median(vs) / args.keys as f64)
+                })
+            };
+            println!(
+                "| {e} | {w} | {:.1} | {:.1} | {:.2} | {:.1} | {} | {} | {} | {} |",
+                mb(&|m| m.disk_log_bytes),
+                mb(&|m| m.disk_table_bytes),
+                mb(&|m| m.disk_other_bytes),
+                median(ms.iter().map(|m| m.disk_table_bytes as f64).collect()) / args.keys as f64,
+                per_key(&|t| Some(t.data_bytes)),
+                per_key(&|t| t.uncompressed_data_bytes),
+                per_key(&|t| Some(t.index_bytes)),
+                per_key(&|t| Some(t.filter_bytes)),
             );
         }
     }
