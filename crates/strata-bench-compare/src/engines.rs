@@ -104,11 +104,31 @@ pub fn file_kind(engine: &str, relative: &Path) -> FileKind {
     }
 }
 
+/// What one short scan read.
+#[derive(Clone, Debug, Default)]
+pub struct ScanResult {
+    pub entries: usize,
+    /// The sum of the values' lengths.
+    pub value_bytes: usize,
+    /// The last key read (for Strata: the partition key's bytes).
+    pub last_key: Option<Vec<u8>>,
+}
+
 pub trait Engine {
     /// Writes one key-value pair (for Strata: one partition, one row, one cell).
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
     /// The value's length if the key is found.
     fn get(&mut self, key: &[u8]) -> Result<Option<usize>>;
+    /// Reads the (at most) `limit` entries that follow `start` in the engine's
+    /// storage order, `start` itself excluded, through a new iterator (Strata:
+    /// a new scan) each call: RocksDB and fjall in key order from a seek; Strata
+    /// in token order, the partitions after `start`'s (token, key).
+    fn scan(&mut self, start: &[u8], limit: usize) -> Result<ScanResult>;
+    /// The token the engine orders keys by before their bytes (Strata's
+    /// Murmur3 token of the partition key), `None` when keys are ordered by
+    /// their bytes alone: what the driver needs to know which entries a scan
+    /// must return.
+    fn order_token(&self, key: &[u8]) -> Result<Option<i64>>;
     /// Flushes every memtable and waits until no compaction is pending or running.
     fn settle(&mut self) -> Result<()>;
     fn writes(&self) -> EngineWrites;
@@ -202,6 +222,35 @@ impl Engine for StrataEngine {
             .first()
             .and_then(|row| row.cells.first())
             .map(|cell| cell.value.len()))
+    }
+
+    fn scan(&mut self, start: &[u8], limit: usize) -> Result<ScanResult> {
+        use strata::read::PagingState;
+        use strata::types::Value;
+        // The public token-order scan, resumed after `start` as a client's
+        // paging state would (`SELECT ... WHERE token(key) > token(?)`, with
+        // the key breaking ties): a page of `limit` rows is `limit` partitions
+        // here, each holding one row.
+        let paging = PagingState {
+            key: self.schema.decorated_key(&[Value::Blob(start.to_vec())])?,
+            last_clustering: None,
+        };
+        let page = self.table.scan(Some(&paging), limit)?;
+        let mut r = ScanResult::default();
+        for p in &page.partitions {
+            for row in &p.rows {
+                r.entries += 1;
+                r.value_bytes += row.cells.first().map_or(0, |c| c.value.len());
+            }
+        }
+        r.last_key = page.partitions.last().map(|p| p.key.key.to_vec());
+        Ok(r)
+    }
+
+    fn order_token(&self, key: &[u8]) -> Result<Option<i64>> {
+        use strata::types::Value;
+        let dk = self.schema.decorated_key(&[Value::Blob(key.to_vec())])?;
+        Ok(Some(dk.token))
     }
 
     fn settle(&mut self) -> Result<()> {
@@ -298,6 +347,33 @@ impl Engine for RocksEngine {
         Ok(self.db.get_pinned(key)?.map(|v| v.len()))
     }
 
+    fn scan(&mut self, start: &[u8], limit: usize) -> Result<ScanResult> {
+        let mut it = self.db.raw_iterator();
+        it.seek(start);
+        if it.key() == Some(start) {
+            it.next();
+        }
+        let mut r = ScanResult::default();
+        let mut last = Vec::with_capacity(start.len());
+        while let (Some(k), Some(v)) = (it.key(), it.value()) {
+            r.entries += 1;
+            r.value_bytes += v.len();
+            last.clear();
+            last.extend_from_slice(k);
+            if r.entries == limit {
+                break; // not one step further than asked
+            }
+            it.next();
+        }
+        r.last_key = (r.entries > 0).then_some(last);
+        it.status()?;
+        Ok(r)
+    }
+
+    fn order_token(&self, _key: &[u8]) -> Result<Option<i64>> {
+        Ok(None)
+    }
+
     fn settle(&mut self) -> Result<()> {
         self.db.flush()?;
         let mut w = rocksdb::WaitForCompactOptions::default();
@@ -389,6 +465,26 @@ impl Engine for FjallEngine {
 
     fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
         Ok(self.partition.get(key)?.map(|v| v.len()))
+    }
+
+    fn scan(&mut self, start: &[u8], limit: usize) -> Result<ScanResult> {
+        use std::ops::Bound;
+        let mut r = ScanResult::default();
+        let mut last = Vec::with_capacity(start.len());
+        let range = (Bound::Excluded(start), Bound::Unbounded);
+        for item in self.partition.range::<&[u8], _>(range).take(limit) {
+            let (k, v) = item?;
+            r.entries += 1;
+            r.value_bytes += v.len();
+            last.clear();
+            last.extend_from_slice(&k);
+        }
+        r.last_key = (r.entries > 0).then_some(last);
+        Ok(r)
+    }
+
+    fn order_token(&self, _key: &[u8]) -> Result<Option<i64>> {
+        Ok(None)
     }
 
     fn settle(&mut self) -> Result<()> {
