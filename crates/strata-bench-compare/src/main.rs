@@ -16,9 +16,11 @@
 //!
 //! Options: `--keys N` (default 2,000,000; the issue's large option is
 //! 20,000,000), `--engines strata,rocksdb,fjall`, `--workloads
-//! fillseq,fillrandom,overwrite,readrandom,readmissing,scan`, `--rounds R`, `--seed S`,
-//! `--dir DIR` (default a directory under the system temp dir; each engine gets
-//! a fresh subdirectory, removed after its phase), `--json FILE`.
+//! fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries`,
+//! `--rounds R`, `--seed S`, `--dir DIR` (default a directory under the system
+//! temp dir; each engine gets a fresh subdirectory, removed after its phase),
+//! `--json FILE`; for the time series `--ts-ttl-seconds` (8), `--ts-ttls` (4)
+//! and `--ts-series` (1000).
 //!
 //! # What one round does, per engine (engines one after the other, rounds
 //! interleaved so that a noisy neighbour hits every engine alike)
@@ -31,6 +33,12 @@
 //!    gets of keys that sort between existing ones, so that no engine can answer
 //!    from a file's key range and each must consult its filters), then `scan`
 //!    (below).
+//! 3. `timeseries`: a fresh database configured to expire data (Strata TWCS
+//!    with a default TTL, RocksDB FIFO with a TTL, fjall FIFO with a TTL),
+//!    points written for several TTLs of wall clock, then recent reads
+//!    (`timeseries-read`). The design and what each engine does are in
+//!    `src/timeseries.rs`; its own table reports write amplification with the
+//!    log, bytes on disk against the live data, and the expired data still held.
 //!
 //! # Short range scans (`scan`)
 //!
@@ -108,10 +116,9 @@
 //! - Peak memory: the child's `VmHWM` after the phase, with the high-water mark
 //!   reset (by writing 5 to `/proc/self/clear_refs`) at the phase's start; the
 //!   phases after `fillrandom` include the heap that engine kept from it.
-//!
-//! Not implemented yet: the time-series-with-TTL workload of the issue.
 
 mod engines;
+mod timeseries;
 
 use clap::Parser;
 use engines::{EngineWrites, FileKind, Result, TableBreakdown};
@@ -125,13 +132,26 @@ use std::time::Instant;
 
 const KEY_BYTES: usize = 16;
 const VALUE_BYTES: usize = 100;
-const ALL_WORKLOADS: [&str; 6] = [
+const ALL_WORKLOADS: [&str; 7] = [
     "fillseq",
     "fillrandom",
     "overwrite",
     "readrandom",
     "readmissing",
     "scan",
+    "timeseries",
+];
+/// The result rows, in table order: a workload each, and the time series'
+/// recent reads beside its writes.
+const RESULT_ROWS: [&str; 8] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readmissing",
+    "scan",
+    "timeseries",
+    "timeseries-read",
 ];
 /// Entries one short scan reads.
 const SCAN_ENTRIES: usize = 10;
@@ -148,10 +168,11 @@ struct Args {
     #[arg(long, default_value = "strata,rocksdb,fjall", value_delimiter = ',')]
     engines: Vec<String>,
     /// Comma-separated workloads: fillseq, fillrandom, overwrite, readrandom,
-    /// readmissing, scan (the last four run on the fillrandom database).
+    /// readmissing, scan (these four run on the fillrandom database),
+    /// timeseries (writes, then recent reads, on a database of its own).
     #[arg(
         long,
-        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing,scan",
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries",
         value_delimiter = ','
     )]
     workloads: Vec<String>,
@@ -166,12 +187,21 @@ struct Args {
     /// Writes every measurement (all rounds) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Time series: a point's TTL, in wall-clock seconds (at least 6).
+    #[arg(long, default_value_t = 8)]
+    ts_ttl_seconds: u32,
+    /// Time series: the write loop lasts this many TTLs (at least 2).
+    #[arg(long, default_value_t = 4)]
+    ts_ttls: u32,
+    /// Time series: series written round-robin.
+    #[arg(long, default_value_t = 1000)]
+    ts_series: u64,
     /// Internal: run one engine on one database in this process and print its
     /// measures as one JSON line (the parent starts one such child per engine,
     /// database and round).
     #[arg(long, hide = true)]
     child: Option<String>,
-    /// Internal, with `--child`: `fillseq` or `fillrandom`.
+    /// Internal, with `--child`: `fillseq`, `fillrandom` or `timeseries`.
     #[arg(long, hide = true)]
     child_database: Option<String>,
     /// Internal, with `--child`: the round, which names the data directory.
@@ -181,7 +211,7 @@ struct Args {
 
 /// A database a child process builds and measures: `fillseq` alone, or
 /// `fillrandom` then the workloads that run on its data.
-const DATABASES: [(&str, &[&str]); 2] = [
+const DATABASES: [(&str, &[&str]); 3] = [
     ("fillseq", &["fillseq"]),
     (
         "fillrandom",
@@ -193,6 +223,7 @@ const DATABASES: [(&str, &[&str]); 2] = [
             "scan",
         ],
     ),
+    ("timeseries", &["timeseries"]),
 ];
 
 /// One workload's figures for one engine in one round. Serialized whole from a
@@ -216,6 +247,11 @@ struct Measure {
     disk_other_bytes: u64,
     /// The live sstables by content, from the engine (write phases only).
     tables: Option<TableBreakdown>,
+    /// Entries in the live sstables ([`engines::Engine::table_entries`]).
+    table_entries: u64,
+    /// Time series only: the points written less than a TTL before the disk
+    /// was measured.
+    live_ops: Option<u64>,
     peak_rss_bytes: u64,
     /// Reads that found the key (readrandom must equal ops, readmissing 0).
     found: u64,
@@ -248,6 +284,8 @@ impl Measure {
             "table_uncompressed_data_bytes": self.tables.and_then(|t| t.uncompressed_data_bytes),
             "table_index_bytes": self.tables.map(|t| t.index_bytes),
             "table_filter_bytes": self.tables.map(|t| t.filter_bytes),
+            "table_entries": self.table_entries,
+            "live_ops": self.live_ops,
             "peak_rss_bytes": self.peak_rss_bytes,
             "found": self.found,
         })
@@ -269,7 +307,7 @@ fn run() -> Result<()> {
     for w in &args.workloads {
         if !ALL_WORKLOADS.contains(&w.as_str()) {
             return Err(format!(
-                "unknown workload '{w}' (known: {}; the time series is not implemented yet)",
+                "unknown workload '{w}' (known: {})",
                 ALL_WORKLOADS.join(", ")
             )
             .into());
@@ -277,6 +315,9 @@ fn run() -> Result<()> {
     }
     if args.keys == 0 {
         return Err("--keys must be at least 1".into());
+    }
+    if args.workloads.iter().any(|w| w == "timeseries") {
+        series_config(&args).validate()?;
     }
     let parent = match &args.dir {
         Some(d) => d.clone(),
@@ -346,6 +387,9 @@ fn run() -> Result<()> {
             "value_bytes": VALUE_BYTES,
             "seed": args.seed,
             "rounds": args.rounds,
+            "ts_ttl_seconds": args.ts_ttl_seconds,
+            "ts_ttls": args.ts_ttls,
+            "ts_series": args.ts_series,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "results": by_engine,
@@ -386,6 +430,12 @@ fn spawn_child(
         .arg(args.workloads.join(","))
         .arg("--seed")
         .arg(args.seed.to_string())
+        .arg("--ts-ttl-seconds")
+        .arg(args.ts_ttl_seconds.to_string())
+        .arg("--ts-ttls")
+        .arg(args.ts_ttls.to_string())
+        .arg("--ts-series")
+        .arg(args.ts_series.to_string())
         .arg("--dir")
         .arg(parent)
         .stdin(std::process::Stdio::null())
@@ -495,12 +545,24 @@ fn run_database(
         }
         db.close()?;
         std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        // Report only what was asked for (fillrandom may have run as a load only).
+        out.retain(|(w, _)| wants(w));
+    } else if database == "timeseries" {
+        out = timeseries::run(engine, d, &series_config(args))?;
     } else {
         return Err(format!("unknown database '{database}'").into());
     }
-    // Report only what was asked for (fillrandom may have run as a load only).
-    out.retain(|(w, _)| wants(w));
     Ok(out)
+}
+
+fn series_config(args: &Args) -> timeseries::Config {
+    timeseries::Config {
+        ttl_seconds: args.ts_ttl_seconds,
+        ttls: args.ts_ttls,
+        series: args.ts_series,
+        reads: args.keys / 10,
+        seed: args.seed,
+    }
 }
 
 /// The process-wide counters at a phase's start.
@@ -528,6 +590,7 @@ impl Phase {
         m.disk_other_bytes = disk[2];
         m.disk_bytes = disk.iter().sum();
         m.tables = db.tables()?;
+        m.table_entries = db.table_entries()?;
         m.peak_rss_bytes = peak_rss()?;
         Ok(())
     }
@@ -832,9 +895,9 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
         "|{}",
         "---|".repeat(1 + 3 * engines.len() + if has_strata { others.len() } else { 0 })
     );
-    for w in ALL_WORKLOADS
+    for w in RESULT_ROWS
         .iter()
-        .filter(|w| args.workloads.iter().any(|x| x == *w))
+        .filter(|w| engines.iter().any(|e| get(e, w).is_some()))
     {
         let mut line = format!("| {w:12} |");
         for e in &engines {
@@ -862,55 +925,34 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
         }
         println!("{line}");
     }
-    // Amplification, space and memory for the write phases.
+    let kv = [
+        "fillseq",
+        "fillrandom",
+        "overwrite",
+        "readrandom",
+        "readmissing",
+        "scan",
+    ];
+    if !engines
+        .iter()
+        .any(|e| kv.iter().any(|w| get(e, w).is_some()))
+    {
+        print_series_table(args, &engines, &get);
+        return;
+    }
+    // Amplification, space and memory of the key-value workloads.
     println!();
     println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | sstable B/key | peak RSS MB |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for e in &engines {
-        for w in [
-            "fillseq",
-            "fillrandom",
-            "overwrite",
-            "readrandom",
-            "readmissing",
-            "scan",
-        ] {
+        for w in kv {
             let Some(ms) = get(e, w) else { continue };
-            let user = |m: &Measure| m.user_bytes().max(1) as f64;
             let is_write = matches!(w, "fillseq" | "fillrandom" | "overwrite");
             let settle = median(ms.iter().map(|m| m.settle_seconds).collect());
-            let wa_engine = if is_write && ms.iter().all(|m| m.engine_written.total().is_some()) {
-                format!(
-                    "{:.2}",
-                    median(
-                        ms.iter()
-                            .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
-                            .collect()
-                    )
-                )
+            let (wa_engine, wa_wchar, log) = if is_write {
+                write_figures(ms)
             } else {
-                "-".to_string()
-            };
-            let wa_wchar = if is_write {
-                format!(
-                    "{:.2}",
-                    median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
-                )
-            } else {
-                "-".to_string()
-            };
-            let log = if is_write && ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
-                format!(
-                    "{:.0}",
-                    median(
-                        ms.iter()
-                            .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64
-                                / m.ops.max(1) as f64)
-                            .collect()
-                    )
-                )
-            } else {
-                "-".to_string()
+                ("-".to_string(), "-".to_string(), "-".to_string())
             };
             let disk = median(ms.iter().map(|m| m.disk_bytes as f64).collect());
             let tables = median(ms.iter().map(|m| m.disk_table_bytes as f64).collect());
@@ -927,11 +969,19 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
     // Space after settling, by file kind and (from the engines' own metadata)
     // by content of the sstables; per key = per live key (every write phase
     // leaves N keys).
+    let writes = ["fillseq", "fillrandom", "overwrite"];
+    if !engines
+        .iter()
+        .any(|e| writes.iter().any(|w| get(e, w).is_some()))
+    {
+        print_series_table(args, &engines, &get);
+        return;
+    }
     println!();
-    println!("| engine | workload | log MB | sstable MB | other MB | sstable B/key | data B/key | uncompressed data B/key | index B/key | filter B/key |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| engine | workload | log MB | sstable MB | other MB | sstable B/key | sstable entries/key | data B/key | uncompressed data B/key | index B/key | filter B/key |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for e in &engines {
-        for w in ["fillseq", "fillrandom", "overwrite"] {
+        for w in writes {
             let Some(ms) = get(e, w) else { continue };
             let mb = |f: &dyn Fn(&Measure) -> u64| {
                 median(ms.iter().map(|m| f(m) as f64).collect()) / 1e6
@@ -946,11 +996,12 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
                 })
             };
             println!(
-                "| {e} | {w} | {:.1} | {:.1} | {:.2} | {:.1} | {} | {} | {} | {} |",
+                "| {e} | {w} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {} | {} | {} | {} |",
                 mb(&|m| m.disk_log_bytes),
                 mb(&|m| m.disk_table_bytes),
                 mb(&|m| m.disk_other_bytes),
                 median(ms.iter().map(|m| m.disk_table_bytes as f64).collect()) / args.keys as f64,
+                median(ms.iter().map(|m| m.table_entries as f64).collect()) / args.keys as f64,
                 per_key(&|t| Some(t.data_bytes)),
                 per_key(&|t| t.uncompressed_data_bytes),
                 per_key(&|t| Some(t.index_bytes)),
@@ -958,4 +1009,83 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
             );
         }
     }
+    print_series_table(args, &engines, &get);
+}
+
+/// The time series' table: amplification with the log, expiry, space.
+fn print_series_table<'a>(
+    args: &Args,
+    engines: &[&String],
+    get: &dyn Fn(&str, &str) -> Option<&'a Vec<Measure>>,
+) {
+    let ts: Vec<(&&String, &Vec<Measure>)> = engines
+        .iter()
+        .filter_map(|e| get(e, "timeseries").map(|ms| (e, ms)))
+        .collect();
+    if ts.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Time series: TTL {} s, written for {} TTLs, {} series (expired held: \
+         (sstable entries - live points) / live points, in TTLs; 0 = every expired point gone)",
+        args.ts_ttl_seconds, args.ts_ttls, args.ts_series
+    );
+    println!("| engine | settle s | WA (engine counters) | WA (wchar) | log B/op | written MB | live MB | disk MB | log MB | sstable MB | other MB | sstable B/live point | expired held (TTLs) | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (e, ms) in ts {
+        let (wa_engine, wa_wchar, log) = write_figures(ms);
+        let med = |f: &dyn Fn(&Measure) -> f64| median(ms.iter().map(f).collect());
+        let live = |m: &Measure| m.live_ops.unwrap_or(0).max(1) as f64;
+        let user = (KEY_BYTES + VALUE_BYTES) as f64;
+        println!(
+            "| {e} | {:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0} | {:.2} | {:.0} |",
+            med(&|m| m.settle_seconds),
+            med(&|m| m.user_bytes() as f64) / 1e6,
+            med(&|m| live(m) * user) / 1e6,
+            med(&|m| m.disk_bytes as f64) / 1e6,
+            med(&|m| m.disk_log_bytes as f64) / 1e6,
+            med(&|m| m.disk_table_bytes as f64) / 1e6,
+            med(&|m| m.disk_other_bytes as f64) / 1e6,
+            med(&|m| m.disk_table_bytes as f64 / live(m)),
+            med(&|m| (m.table_entries as f64 - live(m)) / live(m)),
+            med(&|m| m.peak_rss_bytes as f64) / (1 << 20) as f64,
+        );
+    }
+}
+
+/// Write amplification from the engine's counters and from `wchar`, and the
+/// log's bytes per write, each the median over rounds; `-` where the engine
+/// keeps no counter.
+fn write_figures(ms: &[Measure]) -> (String, String, String) {
+    let user = |m: &Measure| m.user_bytes().max(1) as f64;
+    let wa_engine = if ms.iter().all(|m| m.engine_written.total().is_some()) {
+        format!(
+            "{:.2}",
+            median(
+                ms.iter()
+                    .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
+                    .collect()
+            )
+        )
+    } else {
+        "-".to_string()
+    };
+    let wa_wchar = format!(
+        "{:.2}",
+        median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
+    );
+    let log = if ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
+        format!(
+            "{:.0}",
+            median(
+                ms.iter()
+                    .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64 / m.ops.max(1) as f64)
+                    .collect()
+            )
+        )
+    } else {
+        "-".to_string()
+    };
+    (wa_engine, wa_wchar, log)
 }
