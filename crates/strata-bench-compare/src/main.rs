@@ -40,6 +40,15 @@
 //!    `src/timeseries.rs`; its own table reports write amplification with the
 //!    log, bytes on disk against the live data, and the expired data still held.
 //!
+//! Each database of each engine runs in a process of its own (this binary
+//! again, with a hidden `--child` option; the parent only collects the
+//! children's JSON lines and prints): peak memory and `/proc/self/io` are then
+//! that engine's alone, not inflated by a heap the previous engine freed but
+//! the allocator kept. One client thread; every engine has its own flush and
+//! compaction threads. Throughput is the operations divided by the loop's
+//! time, settling excluded (settle time is reported beside it: an engine that
+//! defers work pays there).
+//!
 //! # Short range scans (`scan`)
 //!
 //! N/100 scans, each reading the 10 entries that follow a random existing key
@@ -59,14 +68,14 @@
 //! scan make the phase read N/10 entries, enough for a stable p99 (20,000 scans
 //! at 2 M keys) in seconds. Its ops/s are scans per second.
 //!
-//! Each database of each engine runs in a process of its own (this binary
-//! again, with a hidden `--child` option; the parent only collects the
-//! children's JSON lines and prints): peak memory and `/proc/self/io` are then
-//! that engine's alone, not inflated by a heap the previous engine freed but
-//! the allocator kept. One client thread; every engine has its own flush and
-//! compaction threads.
-//! Throughput is the operations divided by the loop's time, settling excluded
-//! (settle time is reported beside it: an engine that defers work pays there).
+//! What a Strata scan costs today, read from `read::scan` and profiles at
+//! 200,000 keys (2026-11-27, 0.25-0.5x RocksDB's scans/s, before and after
+//! the sparse partition index): every live sstable whose last key follows the
+//! start gets a scanner that decodes a whole index block into owned entries
+//! to seek, and reads and decompresses a whole 16 KiB chunk for its first
+//! partition (each a third to two fifths of a scan), before the merge returns
+//! anything; there is no per-level iterator that would open only the one
+//! sstable of a level the range touches.
 //!
 //! # Data
 //!
@@ -113,6 +122,9 @@
 //!   Strata's uncompressed data bytes per key show its row encoding against
 //!   the 116 user bytes (RocksDB counts its own while writing a table but does
 //!   not persist it, so it shows `-`).
+//! - Entries in the live sstables per key (`Engine::table_entries`): above 1
+//!   when stale versions wait for compaction (after `overwrite`); in the time
+//!   series, the expired points still on disk.
 //! - Peak memory: the child's `VmHWM` after the phase, with the high-water mark
 //!   reset (by writing 5 to `/proc/self/clear_refs`) at the phase's start; the
 //!   phases after `fillrandom` include the heap that engine kept from it.
