@@ -16,9 +16,11 @@
 //!
 //! Options: `--keys N` (default 2,000,000; the issue's large option is
 //! 20,000,000), `--engines strata,rocksdb,fjall`, `--workloads
-//! fillseq,fillrandom,overwrite,readrandom,readmissing`, `--rounds R`, `--seed S`,
-//! `--dir DIR` (default a directory under the system temp dir; each engine gets
-//! a fresh subdirectory, removed after its phase), `--json FILE`.
+//! fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries`,
+//! `--rounds R`, `--seed S`, `--dir DIR` (default a directory under the system
+//! temp dir; each engine gets a fresh subdirectory, removed after its phase),
+//! `--json FILE`; for the time series `--ts-ttl-seconds` (8), `--ts-ttls` (4)
+//! and `--ts-series` (1000).
 //!
 //! # What one round does, per engine (engines one after the other, rounds
 //! interleaved so that a noisy neighbour hits every engine alike)
@@ -29,11 +31,51 @@
 //!    existing keys, new values; settle), `readrandom` (N gets of drawn existing
 //!    keys; every one must be found with a 100-byte value) and `readmissing` (N
 //!    gets of keys that sort between existing ones, so that no engine can answer
-//!    from a file's key range and each must consult its filters).
+//!    from a file's key range and each must consult its filters), then `scan`
+//!    (below).
+//! 3. `timeseries`: a fresh database configured to expire data (Strata TWCS
+//!    with a default TTL, RocksDB FIFO with a TTL, fjall FIFO with a TTL),
+//!    points written for several TTLs of wall clock, then recent reads
+//!    (`timeseries-read`). The design and what each engine does are in
+//!    `src/timeseries.rs`; its own table reports write amplification with the
+//!    log, bytes on disk against the live data, and the expired data still held.
 //!
-//! One client thread; every engine has its own flush and compaction threads.
-//! Throughput is the operations divided by the loop's time, settling excluded
-//! (settle time is reported beside it: an engine that defers work pays there).
+//! Each database of each engine runs in a process of its own (this binary
+//! again, with a hidden `--child` option; the parent only collects the
+//! children's JSON lines and prints): peak memory and `/proc/self/io` are then
+//! that engine's alone, not inflated by a heap the previous engine freed but
+//! the allocator kept. One client thread; every engine has its own flush and
+//! compaction threads. Throughput is the operations divided by the loop's
+//! time, settling excluded (settle time is reported beside it: an engine that
+//! defers work pays there).
+//!
+//! # Short range scans (`scan`)
+//!
+//! N/100 scans, each reading the 10 entries that follow a random existing key
+//! in the engine's storage order (the start key excluded), each through a new
+//! iterator. RocksDB and fjall: a seek, then the next keys in key order.
+//! Strata orders partitions by Murmur3 token, so keys adjacent in byte order
+//! are scattered over the ring, and a key-range scan would need a different
+//! table shape (the keys as clustering columns of a few partitions). Its fair
+//! equivalent, and what a Cassandra client paging through a table does, is the
+//! 10 partitions that follow the start key's (token, key): `Table::scan` with a
+//! paging state that names the start key (CQL `SELECT * FROM kv WHERE
+//! token(key) > token(?) LIMIT 10`, the key breaking token ties). So every
+//! engine reads 10 neighbours in its own order, from a seek. Every scan is
+//! checked against the order computed beforehand (`expected_scans`): exactly 10
+//! entries (fewer only at the end of the order), ending on the expected key,
+//! with 100-byte values; anything else fails the run. Why N/100: 10 entries a
+//! scan make the phase read N/10 entries, enough for a stable p99 (20,000 scans
+//! at 2 M keys) in seconds. Its ops/s are scans per second.
+//!
+//! What a Strata scan costs today, read from `read::scan` and profiles at
+//! 200,000 keys (2026-11-27, 0.25-0.5x RocksDB's scans/s, before and after
+//! the sparse partition index): every live sstable whose last key follows the
+//! start gets a scanner that decodes a whole index block into owned entries
+//! to seek, and reads and decompresses a whole 16 KiB chunk for its first
+//! partition (each a third to two fifths of a scan), before the merge returns
+//! anything; there is no per-level iterator that would open only the one
+//! sstable of a level the range touches.
 //!
 //! # Data
 //!
@@ -45,11 +87,12 @@
 //!
 //! Strata stores a pair as one partition (the key) with one row and one cell
 //! (`value`), each cell with its timestamp, and the row with its liveness info:
-//! that costs bytes the others do not write. The "log B/op" and "disk B/key"
+//! that costs bytes the others do not write. The "log B/op" and "sstable B/key"
 //! columns measure it: the commit log's bytes per write against RocksDB's WAL,
-//! and settled bytes on disk per key. Strata also hashes the partition key
-//! (Murmur3 tokens, as Cassandra), so its `fillseq` is not sequential on disk:
-//! it is a random-order load for Strata and a sorted one for the others.
+//! and the settled sstables' bytes per key (the space table splits them by
+//! content). Strata also hashes the partition key (Murmur3 tokens, as
+//! Cassandra), so its `fillseq` is not sequential on disk: it is a
+//! random-order load for Strata and a sorted one for the others.
 //!
 //! # Measures
 //!
@@ -61,21 +104,36 @@
 //!   no such counter (shown as `-`). A second, uniform figure for every engine:
 //!   this process's `wchar` from `/proc/self/io` (bytes handed to write(2)),
 //!   which counts every file the engine writes, whatever its own counters miss.
-//! - Bytes on disk: the data directory walked after settling, logs included
-//!   (Strata's commit-log segments and fjall's journals stay until recycled,
-//!   RocksDB deletes a WAL once flushed), so at small key counts the log
-//!   dominates; a split by file kind is still to do.
-//! - Peak memory: `VmHWM` after the phase, with the high-water mark reset (by
-//!   writing 5 to `/proc/self/clear_refs`) before the engine is opened.
-//!
-//! Not implemented yet: short range scans and the time-series-with-TTL workload
-//! of the issue (Strata's partitioner hashes the key, so a key-range scan is a
-//! clustering-range scan in a different table shape, still to be designed).
+//! - Bytes on disk: the data directory walked after settling, split by file
+//!   kind (`engines::file_kind`, from each engine's layout): log (Strata's
+//!   `commitlog/` segments, RocksDB's `*.log` WAL, fjall's `journals/`),
+//!   sstables (Strata's `strata-<id>-Data.db`, which holds its index and
+//!   filter too; RocksDB's `*.sst`; fjall's `segments/`) and other (manifests,
+//!   schema, options, RocksDB's text `LOG`). Logs stay until recycled in Strata
+//!   and fjall, while RocksDB deletes a WAL once flushed, so at small key
+//!   counts the log dominates the total: compare sstable bytes per key.
+//! - The sstables by content, from each engine's own metadata: data blocks as
+//!   stored and before compression, index, filter (Strata: the live sstables'
+//!   statistics; RocksDB: `rocksdb.aggregated-table-properties`; fjall reports
+//!   none). This is where the key-value mapping's cost shows: a pair is one
+//!   partition with one row and one cell for Strata, which stores the cell's
+//!   timestamp and the row's liveness (and one partition index entry per key),
+//!   against RocksDB's key, 8-byte sequence-and-type trailer and value.
+//!   Strata's uncompressed data bytes per key show its row encoding against
+//!   the 116 user bytes (RocksDB counts its own while writing a table but does
+//!   not persist it, so it shows `-`).
+//! - Entries in the live sstables per key (`Engine::table_entries`): above 1
+//!   when stale versions wait for compaction (after `overwrite`); in the time
+//!   series, the expired points still on disk.
+//! - Peak memory: the child's `VmHWM` after the phase, with the high-water mark
+//!   reset (by writing 5 to `/proc/self/clear_refs`) at the phase's start; the
+//!   phases after `fillrandom` include the heap that engine kept from it.
 
 mod engines;
+mod timeseries;
 
 use clap::Parser;
-use engines::{EngineWrites, Result};
+use engines::{EngineWrites, FileKind, Result, TableBreakdown};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -86,13 +144,31 @@ use std::time::Instant;
 
 const KEY_BYTES: usize = 16;
 const VALUE_BYTES: usize = 100;
-const ALL_WORKLOADS: [&str; 5] = [
+const ALL_WORKLOADS: [&str; 7] = [
     "fillseq",
     "fillrandom",
     "overwrite",
     "readrandom",
     "readmissing",
+    "scan",
+    "timeseries",
 ];
+/// The result rows, in table order: a workload each, and the time series'
+/// recent reads beside its writes.
+const RESULT_ROWS: [&str; 8] = [
+    "fillseq",
+    "fillrandom",
+    "overwrite",
+    "readrandom",
+    "readmissing",
+    "scan",
+    "timeseries",
+    "timeseries-read",
+];
+/// Entries one short scan reads.
+const SCAN_ENTRIES: usize = 10;
+/// `--keys / KEYS_PER_SCAN` scans (the module doc says why).
+const KEYS_PER_SCAN: u64 = 100;
 
 #[derive(Parser, Debug)]
 #[command(about = "The same workloads on Strata, RocksDB and fjall, side by side")]
@@ -104,10 +180,11 @@ struct Args {
     #[arg(long, default_value = "strata,rocksdb,fjall", value_delimiter = ',')]
     engines: Vec<String>,
     /// Comma-separated workloads: fillseq, fillrandom, overwrite, readrandom,
-    /// readmissing (the last three run on the fillrandom database).
+    /// readmissing, scan (these four run on the fillrandom database),
+    /// timeseries (writes, then recent reads, on a database of its own).
     #[arg(
         long,
-        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing",
+        default_value = "fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries",
         value_delimiter = ','
     )]
     workloads: Vec<String>,
@@ -122,10 +199,48 @@ struct Args {
     /// Writes every measurement (all rounds) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Time series: a point's TTL, in wall-clock seconds (at least 6).
+    #[arg(long, default_value_t = 8)]
+    ts_ttl_seconds: u32,
+    /// Time series: the write loop lasts this many TTLs (at least 2).
+    #[arg(long, default_value_t = 4)]
+    ts_ttls: u32,
+    /// Time series: series written round-robin.
+    #[arg(long, default_value_t = 1000)]
+    ts_series: u64,
+    /// Internal: run one engine on one database in this process and print its
+    /// measures as one JSON line (the parent starts one such child per engine,
+    /// database and round).
+    #[arg(long, hide = true)]
+    child: Option<String>,
+    /// Internal, with `--child`: `fillseq`, `fillrandom` or `timeseries`.
+    #[arg(long, hide = true)]
+    child_database: Option<String>,
+    /// Internal, with `--child`: the round, which names the data directory.
+    #[arg(long, hide = true, default_value_t = 0)]
+    child_round: u32,
 }
 
-/// One workload's figures for one engine in one round.
-#[derive(Clone, Debug, Default)]
+/// A database a child process builds and measures: `fillseq` alone, or
+/// `fillrandom` then the workloads that run on its data.
+const DATABASES: [(&str, &[&str]); 3] = [
+    ("fillseq", &["fillseq"]),
+    (
+        "fillrandom",
+        &[
+            "fillrandom",
+            "overwrite",
+            "readrandom",
+            "readmissing",
+            "scan",
+        ],
+    ),
+    ("timeseries", &["timeseries"]),
+];
+
+/// One workload's figures for one engine in one round. Serialized whole from a
+/// child process to the parent (the parent's JSON output is [`Measure::to_json`]).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Measure {
     ops: u64,
     seconds: f64,
@@ -136,7 +251,19 @@ struct Measure {
     engine_written: EngineWrites,
     /// `/proc/self/io` wchar delta over the phase.
     wchar_bytes: u64,
+    /// The data directory's bytes at the phase's end (after settling), in all
+    /// and by [`FileKind`].
     disk_bytes: u64,
+    disk_log_bytes: u64,
+    disk_table_bytes: u64,
+    disk_other_bytes: u64,
+    /// The live sstables by content, from the engine (write phases only).
+    tables: Option<TableBreakdown>,
+    /// Entries in the live sstables ([`engines::Engine::table_entries`]).
+    table_entries: u64,
+    /// Time series only: the points written less than a TTL before the disk
+    /// was measured.
+    live_ops: Option<u64>,
     peak_rss_bytes: u64,
     /// Reads that found the key (readrandom must equal ops, readmissing 0).
     found: u64,
@@ -162,6 +289,15 @@ impl Measure {
             "engine_compaction_bytes": self.engine_written.compaction_bytes,
             "wchar_bytes": self.wchar_bytes,
             "disk_bytes": self.disk_bytes,
+            "disk_log_bytes": self.disk_log_bytes,
+            "disk_table_bytes": self.disk_table_bytes,
+            "disk_other_bytes": self.disk_other_bytes,
+            "table_data_bytes": self.tables.map(|t| t.data_bytes),
+            "table_uncompressed_data_bytes": self.tables.and_then(|t| t.uncompressed_data_bytes),
+            "table_index_bytes": self.tables.map(|t| t.index_bytes),
+            "table_filter_bytes": self.tables.map(|t| t.filter_bytes),
+            "table_entries": self.table_entries,
+            "live_ops": self.live_ops,
             "peak_rss_bytes": self.peak_rss_bytes,
             "found": self.found,
         })
@@ -177,10 +313,13 @@ fn main() {
 
 fn run() -> Result<()> {
     let args = Args::parse();
+    if let Some(engine) = &args.child {
+        return run_child(engine, &args);
+    }
     for w in &args.workloads {
         if !ALL_WORKLOADS.contains(&w.as_str()) {
             return Err(format!(
-                "unknown workload '{w}' (known: {}; scans and time series are not implemented yet)",
+                "unknown workload '{w}' (known: {})",
                 ALL_WORKLOADS.join(", ")
             )
             .into());
@@ -188,6 +327,9 @@ fn run() -> Result<()> {
     }
     if args.keys == 0 {
         return Err("--keys must be at least 1".into());
+    }
+    if args.workloads.iter().any(|w| w == "timeseries") {
+        series_config(&args).validate()?;
     }
     let parent = match &args.dir {
         Some(d) => d.clone(),
@@ -208,7 +350,15 @@ fn run() -> Result<()> {
     let mut results: BTreeMap<String, BTreeMap<String, Vec<Measure>>> = BTreeMap::new();
     for round in 0..args.rounds {
         for engine in &args.engines {
-            let per = run_engine(engine, &parent.join(format!("{engine}-{round}")), &args)?;
+            let mut per = Vec::new();
+            for (database, workloads) in DATABASES {
+                if workloads
+                    .iter()
+                    .any(|w| args.workloads.iter().any(|x| x == w))
+                {
+                    per.extend(spawn_child(engine, database, round, &parent, &args)?);
+                }
+            }
             for (w, m) in per {
                 println!(
                     "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s",
@@ -249,6 +399,9 @@ fn run() -> Result<()> {
             "value_bytes": VALUE_BYTES,
             "seed": args.seed,
             "rounds": args.rounds,
+            "ts_ttl_seconds": args.ts_ttl_seconds,
+            "ts_ttls": args.ts_ttls,
+            "ts_series": args.ts_series,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "results": by_engine,
@@ -262,48 +415,120 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-/// Runs the requested workloads on one engine: fillseq on its own database,
-/// the rest on the fillrandom database.
-fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Measure)>> {
+/// Runs one engine on one database in a process of its own: this binary again,
+/// with `--child`. Why a process each: the allocator keeps a freed heap, so in
+/// one process every engine's peak memory (`VmHWM`) would include the heap the
+/// previous engine left behind, and `/proc/self/io` would mix their writes. The
+/// child prints one JSON line on stdout, `{"measures": [[workload, Measure],
+/// ...]}`; its stderr is this process's, so its errors show as they happen.
+fn spawn_child(
+    engine: &str,
+    database: &str,
+    round: u32,
+    parent: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measure)>> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let output = std::process::Command::new(&exe)
+        .arg("--child")
+        .arg(engine)
+        .arg("--child-database")
+        .arg(database)
+        .arg("--child-round")
+        .arg(round.to_string())
+        .arg("--keys")
+        .arg(args.keys.to_string())
+        .arg("--workloads")
+        .arg(args.workloads.join(","))
+        .arg("--seed")
+        .arg(args.seed.to_string())
+        .arg("--ts-ttl-seconds")
+        .arg(args.ts_ttl_seconds.to_string())
+        .arg("--ts-ttls")
+        .arg(args.ts_ttls.to_string())
+        .arg("--ts-series")
+        .arg(args.ts_series.to_string())
+        .arg("--dir")
+        .arg(parent)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{}: {e}", exe.display()))?;
+    let what = format!("{engine} {database} round {round}");
+    if !output.status.success() {
+        return Err(format!("the child process for {what} failed ({})", output.status).into());
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .last()
+        .ok_or_else(|| format!("the child process for {what} printed nothing"))?;
+    let doc: Json = serde_json::from_str(line)
+        .map_err(|e| format!("the child process for {what} printed '{line}': {e}"))?;
+    Ok(serde_json::from_value(doc["measures"].clone())
+        .map_err(|e| format!("the child process for {what}: {e}"))?)
+}
+
+/// The child's side of [`spawn_child`]: one database of one engine, its
+/// measures printed as the one line of stdout.
+fn run_child(engine: &str, args: &Args) -> Result<()> {
+    let database = args
+        .child_database
+        .as_deref()
+        .ok_or("--child needs --child-database")?;
+    let parent = args.dir.as_ref().ok_or("--child needs --dir")?;
+    let dir = parent
+        .join(format!("{engine}-{}", args.child_round))
+        .join(database);
+    let measures = run_database(engine, database, &dir, args)?;
+    println!("{}", json!({ "measures": measures }));
+    Ok(())
+}
+
+/// Runs the requested workloads of one database on one engine: `fillseq` on
+/// its own database, the others on the `fillrandom` database. Removes the
+/// database's directory after.
+fn run_database(
+    engine: &str,
+    database: &str,
+    d: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measure)>> {
     let wants = |w: &str| args.workloads.iter().any(|x| x == w);
     let mut out = Vec::new();
-    if wants("fillseq") {
-        let d = dir.join("fillseq");
-        let mut phase = Phase::start(&d)?;
-        let mut db = engines::open(engine, &d)?;
+    if database == "fillseq" {
+        let mut phase = Phase::start(engine, d)?;
+        let mut db = engines::open(engine, d)?;
         let ids: Vec<u64> = (0..args.keys).collect();
-        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
         db.close()?;
-        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         out.push(("fillseq".to_string(), m));
-    }
-    let after_fill = ["overwrite", "readrandom", "readmissing"];
-    if wants("fillrandom") || after_fill.iter().any(|w| wants(w)) {
-        let d = dir.join("fillrandom");
-        let mut phase = Phase::start(&d)?;
-        let mut db = engines::open(engine, &d)?;
+    } else if database == "fillrandom" {
+        let mut phase = Phase::start(engine, d)?;
+        let mut db = engines::open(engine, d)?;
         let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
         let mut ids: Vec<u64> = (0..args.keys).collect();
         // Fisher-Yates with the seeded stream: the same order for every engine.
         for i in (1..ids.len()).rev() {
             ids.swap(i, rng.gen_range(0..=i));
         }
-        let m = phase.write(&mut *db, &ids, 0, args.seed, &d)?;
+        let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
         out.push(("fillrandom".to_string(), m));
         let drawn: Vec<u64> = (0..args.keys)
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("overwrite") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.write(&mut *db, &drawn, 1, args.seed, &d)?;
+            let mut phase = Phase::start(engine, d)?;
+            let m = phase.write(&mut *db, &drawn, 1, args.seed, d)?;
             out.push(("overwrite".to_string(), m));
         }
         let reads: Vec<u64> = (0..args.keys)
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("readrandom") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.read(&mut *db, &reads, true, &d)?;
+            let mut phase = Phase::start(engine, d)?;
+            let m = phase.read(&mut *db, &reads, true, d)?;
             if m.found != m.ops {
                 return Err(format!(
                     "{engine}: readrandom found {} of {} existing keys",
@@ -314,33 +539,72 @@ fn run_engine(engine: &str, dir: &Path, args: &Args) -> Result<Vec<(String, Meas
             out.push(("readrandom".to_string(), m));
         }
         if wants("readmissing") {
-            let mut phase = Phase::start(&d)?;
-            let m = phase.read(&mut *db, &reads, false, &d)?;
+            let mut phase = Phase::start(engine, d)?;
+            let m = phase.read(&mut *db, &reads, false, d)?;
             if m.found != 0 {
                 return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
             }
             out.push(("readmissing".to_string(), m));
         }
+        let starts: Vec<u64> = (0..(args.keys / KEYS_PER_SCAN).max(1))
+            .map(|_| rng.gen_range(0..args.keys))
+            .collect();
+        if wants("scan") {
+            let expected = expected_scans(&*db, args.keys, &starts)?;
+            let mut phase = Phase::start(engine, d)?;
+            let m = phase.scan(&mut *db, &starts, &expected, d)?;
+            out.push(("scan".to_string(), m));
+        }
         db.close()?;
-        std::fs::remove_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+        // Report only what was asked for (fillrandom may have run as a load only).
+        out.retain(|(w, _)| wants(w));
+    } else if database == "timeseries" {
+        out = timeseries::run(engine, d, &series_config(args))?;
+    } else {
+        return Err(format!("unknown database '{database}'").into());
     }
-    // Report only what was asked for (fillrandom may have run as a load only).
-    out.retain(|(w, _)| wants(w));
     Ok(out)
+}
+
+fn series_config(args: &Args) -> timeseries::Config {
+    timeseries::Config {
+        ttl_seconds: args.ts_ttl_seconds,
+        ttls: args.ts_ttls,
+        series: args.ts_series,
+        reads: args.keys / 10,
+        seed: args.seed,
+    }
 }
 
 /// The process-wide counters at a phase's start.
 struct Phase {
+    engine: String,
     wchar_start: u64,
 }
 
 impl Phase {
-    fn start(dir: &Path) -> Result<Phase> {
+    fn start(engine: &str, dir: &Path) -> Result<Phase> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         reset_peak_rss()?;
         Ok(Phase {
+            engine: engine.to_string(),
             wchar_start: proc_io("wchar")?,
         })
+    }
+
+    /// The measure's figures common to every phase, taken at its end.
+    fn finish(&self, db: &dyn engines::Engine, dir: &Path, m: &mut Measure) -> Result<()> {
+        m.wchar_bytes = proc_io("wchar")?.saturating_sub(self.wchar_start);
+        let disk = disk_bytes_by_kind(&self.engine, dir)?;
+        m.disk_log_bytes = disk[0];
+        m.disk_table_bytes = disk[1];
+        m.disk_other_bytes = disk[2];
+        m.disk_bytes = disk.iter().sum();
+        m.tables = db.tables()?;
+        m.table_entries = db.table_entries()?;
+        m.peak_rss_bytes = peak_rss()?;
+        Ok(())
     }
 
     fn write(
@@ -368,7 +632,7 @@ impl Phase {
         let settle_seconds = settle_started.elapsed().as_secs_f64();
         let after = db.writes();
         let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
-        Ok(Measure {
+        let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
             p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
@@ -379,11 +643,10 @@ impl Phase {
                 flush_bytes: delta(after.flush_bytes, before.flush_bytes),
                 compaction_bytes: delta(after.compaction_bytes, before.compaction_bytes),
             },
-            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
-            disk_bytes: dir_bytes(dir)?,
-            peak_rss_bytes: peak_rss()?,
-            found: 0,
-        })
+            ..Measure::default()
+        };
+        self.finish(db, dir, &mut m)?;
+        Ok(m)
     }
 
     fn read(
@@ -410,19 +673,92 @@ impl Phase {
             }
         }
         let seconds = started.elapsed().as_secs_f64();
-        Ok(Measure {
+        let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
             p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
             p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
-            settle_seconds: 0.0,
-            engine_written: EngineWrites::default(),
-            wchar_bytes: proc_io("wchar")?.saturating_sub(self.wchar_start),
-            disk_bytes: dir_bytes(dir)?,
-            peak_rss_bytes: peak_rss()?,
             found,
-        })
+            ..Measure::default()
+        };
+        self.finish(db, dir, &mut m)?;
+        Ok(m)
     }
+
+    /// One short scan from each of `starts` (existing keys), each checked
+    /// against `expected` ([`expected_scans`]): a scan that returns another
+    /// count, ends on another key or returns a value of another size fails
+    /// the run. `ops` counts scans; `found` the entries read.
+    fn scan(
+        &mut self,
+        db: &mut dyn engines::Engine,
+        starts: &[u64],
+        expected: &[(usize, Option<u64>)],
+        dir: &Path,
+    ) -> Result<Measure> {
+        let mut hist = new_histogram()?;
+        let mut entries = 0u64;
+        let started = Instant::now();
+        for (&id, &(want, want_last)) in starts.iter().zip(expected) {
+            let key = key_bytes(id, true);
+            let t = Instant::now();
+            let got = db.scan(&key, SCAN_ENTRIES)?;
+            hist.saturating_record(t.elapsed().as_nanos() as u64);
+            let want_last = want_last.map(|l| key_bytes(l, true).to_vec());
+            if got.entries != want
+                || got.last_key != want_last
+                || got.value_bytes != got.entries * VALUE_BYTES
+            {
+                return Err(format!(
+                    "{}: the scan after key {id} read {} entries ({} value bytes) ending at {:?}; \
+                     expected {want} entries of {VALUE_BYTES} bytes ending at {:?}",
+                    self.engine, got.entries, got.value_bytes, got.last_key, want_last
+                )
+                .into());
+            }
+            entries += got.entries as u64;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let mut m = Measure {
+            ops: starts.len() as u64,
+            seconds,
+            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
+            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            found: entries,
+            ..Measure::default()
+        };
+        self.finish(db, dir, &mut m)?;
+        Ok(m)
+    }
+}
+
+/// What the scan from each of `starts` must return in `db`'s storage order:
+/// the number of entries and the last key's id. Computed before the phase
+/// (the order of all N keys is built, then dropped).
+fn expected_scans(
+    db: &dyn engines::Engine,
+    keys: u64,
+    starts: &[u64],
+) -> Result<Vec<(usize, Option<u64>)>> {
+    // Keys sort by id (the big-endian `2 * id` prefix), so (token, id) is the
+    // storage order; the token is 0 for the engines that order by key alone.
+    let mut order: Vec<(i64, u64)> = Vec::with_capacity(keys as usize);
+    for id in 0..keys {
+        order.push((db.order_token(&key_bytes(id, true))?.unwrap_or(0), id));
+    }
+    order.sort_unstable();
+    let mut rank = vec![0u32; keys as usize];
+    for (r, &(_, id)) in order.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    Ok(starts
+        .iter()
+        .map(|&id| {
+            let r = rank[id as usize] as usize;
+            let n = SCAN_ENTRIES.min(order.len() - 1 - r);
+            (n, (n > 0).then(|| order[r + n].1))
+        })
+        .collect())
 }
 
 fn new_histogram() -> Result<Histogram<u64>> {
@@ -467,8 +803,8 @@ fn proc_io(field: &str) -> Result<u64> {
     Err(format!("/proc/self/io has no '{field}'").into())
 }
 
-/// Resets VmHWM to the current RSS (Linux 4.0+), so that each engine's peak is
-/// its own and not the maximum of everything run before in this process.
+/// Resets VmHWM to the current RSS (Linux 4.0+), so that a phase's peak is its
+/// own and not that of the phases before it in this child process.
 fn reset_peak_rss() -> Result<()> {
     std::fs::write("/proc/self/clear_refs", "5")
         .map_err(|e| format!("/proc/self/clear_refs: {e}"))?;
@@ -505,21 +841,38 @@ fn utc_now() -> String {
     format!("{secs} (Unix seconds)")
 }
 
-fn dir_bytes(dir: &Path) -> Result<u64> {
-    let mut total = 0;
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-        let meta = entry
-            .metadata()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if meta.is_dir() {
-            total += dir_bytes(&entry.path())?;
-        } else {
-            total += meta.len();
+/// The bytes of the files under `dir`: `[log, table, other]` ([`FileKind`]).
+/// Apparent sizes (`len`, as `du --apparent-size`), not allocated blocks.
+fn disk_bytes_by_kind(engine: &str, dir: &Path) -> Result<[u64; 3]> {
+    fn walk(engine: &str, root: &Path, dir: &Path, out: &mut [u64; 3]) -> Result<()> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let path = entry.path();
+            // A file can vanish between the listing and the stat (a compaction
+            // or a log recycle finishing): it no longer counts.
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(format!("{}: {e}", path.display()).into()),
+            };
+            if meta.is_dir() {
+                walk(engine, root, &path, out)?;
+                continue;
+            }
+            let relative = path.strip_prefix(root).unwrap_or(&path);
+            let slot = match engines::file_kind(engine, relative) {
+                FileKind::Log => 0,
+                FileKind::Table => 1,
+                FileKind::Other => 2,
+            };
+            out[slot] += meta.len();
         }
+        Ok(())
     }
-    Ok(total)
+    let mut out = [0u64; 3];
+    walk(engine, dir, dir, &mut out)?;
+    Ok(out)
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -554,9 +907,9 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
         "|{}",
         "---|".repeat(1 + 3 * engines.len() + if has_strata { others.len() } else { 0 })
     );
-    for w in ALL_WORKLOADS
+    for w in RESULT_ROWS
         .iter()
-        .filter(|w| args.workloads.iter().any(|x| x == *w))
+        .filter(|w| engines.iter().any(|e| get(e, w).is_some()))
     {
         let mut line = format!("| {w:12} |");
         for e in &engines {
@@ -584,63 +937,167 @@ fn print_tables(args: &Args, results: &BTreeMap<String, BTreeMap<String, Vec<Mea
         }
         println!("{line}");
     }
-    // Amplification, space and memory for the write phases.
+    let kv = [
+        "fillseq",
+        "fillrandom",
+        "overwrite",
+        "readrandom",
+        "readmissing",
+        "scan",
+    ];
+    if !engines
+        .iter()
+        .any(|e| kv.iter().any(|w| get(e, w).is_some()))
+    {
+        print_series_table(args, &engines, &get);
+        return;
+    }
+    // Amplification, space and memory of the key-value workloads.
     println!();
-    println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | peak RSS MB |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| engine | workload | settle s | WA (engine counters) | WA (wchar) | log B/op | disk MB | disk B/key | sstable B/key | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for e in &engines {
-        for w in [
-            "fillseq",
-            "fillrandom",
-            "overwrite",
-            "readrandom",
-            "readmissing",
-        ] {
+        for w in kv {
             let Some(ms) = get(e, w) else { continue };
-            let user = |m: &Measure| m.user_bytes().max(1) as f64;
-            let is_write = !w.starts_with("read");
+            let is_write = matches!(w, "fillseq" | "fillrandom" | "overwrite");
             let settle = median(ms.iter().map(|m| m.settle_seconds).collect());
-            let wa_engine = if is_write && ms.iter().all(|m| m.engine_written.total().is_some()) {
-                format!(
-                    "{:.2}",
-                    median(
-                        ms.iter()
-                            .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
-                            .collect()
-                    )
-                )
+            let (wa_engine, wa_wchar, log) = if is_write {
+                write_figures(ms)
             } else {
-                "-".to_string()
-            };
-            let wa_wchar = if is_write {
-                format!(
-                    "{:.2}",
-                    median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
-                )
-            } else {
-                "-".to_string()
-            };
-            let log = if is_write && ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
-                format!(
-                    "{:.0}",
-                    median(
-                        ms.iter()
-                            .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64
-                                / m.ops.max(1) as f64)
-                            .collect()
-                    )
-                )
-            } else {
-                "-".to_string()
+                ("-".to_string(), "-".to_string(), "-".to_string())
             };
             let disk = median(ms.iter().map(|m| m.disk_bytes as f64).collect());
+            let tables = median(ms.iter().map(|m| m.disk_table_bytes as f64).collect());
             let rss = median(ms.iter().map(|m| m.peak_rss_bytes as f64).collect());
             println!(
-                "| {e} | {w} | {settle:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.0} | {:.0} |",
+                "| {e} | {w} | {settle:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.0} | {:.0} | {:.0} |",
                 disk / 1e6,
                 disk / args.keys as f64,
+                tables / args.keys as f64,
                 rss / (1 << 20) as f64
             );
         }
     }
+    // Space after settling, by file kind and (from the engines' own metadata)
+    // by content of the sstables; per key = per live key (every write phase
+    // leaves N keys).
+    let writes = ["fillseq", "fillrandom", "overwrite"];
+    if !engines
+        .iter()
+        .any(|e| writes.iter().any(|w| get(e, w).is_some()))
+    {
+        print_series_table(args, &engines, &get);
+        return;
+    }
+    println!();
+    println!("| engine | workload | log MB | sstable MB | other MB | sstable B/key | sstable entries/key | data B/key | uncompressed data B/key | index B/key | filter B/key |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for e in &engines {
+        for w in writes {
+            let Some(ms) = get(e, w) else { continue };
+            let mb = |f: &dyn Fn(&Measure) -> u64| {
+                median(ms.iter().map(|m| f(m) as f64).collect()) / 1e6
+            };
+            let per_key = |f: &dyn Fn(&TableBreakdown) -> Option<u64>| {
+                let vs: Option<Vec<f64>> = ms
+                    .iter()
+                    .map(|m| m.tables.as_ref().and_then(f).map(|v| v as f64))
+                    .collect();
+                vs.map_or("-".to_string(), |vs| {
+                    format!("{:.1}", median(vs) / args.keys as f64)
+                })
+            };
+            println!(
+                "| {e} | {w} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {} | {} | {} | {} |",
+                mb(&|m| m.disk_log_bytes),
+                mb(&|m| m.disk_table_bytes),
+                mb(&|m| m.disk_other_bytes),
+                median(ms.iter().map(|m| m.disk_table_bytes as f64).collect()) / args.keys as f64,
+                median(ms.iter().map(|m| m.table_entries as f64).collect()) / args.keys as f64,
+                per_key(&|t| Some(t.data_bytes)),
+                per_key(&|t| t.uncompressed_data_bytes),
+                per_key(&|t| Some(t.index_bytes)),
+                per_key(&|t| Some(t.filter_bytes)),
+            );
+        }
+    }
+    print_series_table(args, &engines, &get);
+}
+
+/// The time series' table: amplification with the log, expiry, space.
+fn print_series_table<'a>(
+    args: &Args,
+    engines: &[&String],
+    get: &dyn Fn(&str, &str) -> Option<&'a Vec<Measure>>,
+) {
+    let ts: Vec<(&&String, &Vec<Measure>)> = engines
+        .iter()
+        .filter_map(|e| get(e, "timeseries").map(|ms| (e, ms)))
+        .collect();
+    if ts.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "Time series: TTL {} s, written for {} TTLs, {} series (expired held: \
+         (sstable entries - live points) / live points, in TTLs; 0 = every expired point gone)",
+        args.ts_ttl_seconds, args.ts_ttls, args.ts_series
+    );
+    println!("| engine | settle s | WA (engine counters) | WA (wchar) | log B/op | written MB | live MB | disk MB | log MB | sstable MB | other MB | sstable B/live point | expired held (TTLs) | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (e, ms) in ts {
+        let (wa_engine, wa_wchar, log) = write_figures(ms);
+        let med = |f: &dyn Fn(&Measure) -> f64| median(ms.iter().map(f).collect());
+        let live = |m: &Measure| m.live_ops.unwrap_or(0).max(1) as f64;
+        let user = (KEY_BYTES + VALUE_BYTES) as f64;
+        println!(
+            "| {e} | {:.1} | {wa_engine} | {wa_wchar} | {log} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.0} | {:.2} | {:.0} |",
+            med(&|m| m.settle_seconds),
+            med(&|m| m.user_bytes() as f64) / 1e6,
+            med(&|m| live(m) * user) / 1e6,
+            med(&|m| m.disk_bytes as f64) / 1e6,
+            med(&|m| m.disk_log_bytes as f64) / 1e6,
+            med(&|m| m.disk_table_bytes as f64) / 1e6,
+            med(&|m| m.disk_other_bytes as f64) / 1e6,
+            med(&|m| m.disk_table_bytes as f64 / live(m)),
+            med(&|m| (m.table_entries as f64 - live(m)) / live(m)),
+            med(&|m| m.peak_rss_bytes as f64) / (1 << 20) as f64,
+        );
+    }
+}
+
+/// Write amplification from the engine's counters and from `wchar`, and the
+/// log's bytes per write, each the median over rounds; `-` where the engine
+/// keeps no counter.
+fn write_figures(ms: &[Measure]) -> (String, String, String) {
+    let user = |m: &Measure| m.user_bytes().max(1) as f64;
+    let wa_engine = if ms.iter().all(|m| m.engine_written.total().is_some()) {
+        format!(
+            "{:.2}",
+            median(
+                ms.iter()
+                    .map(|m| m.engine_written.total().unwrap_or(0) as f64 / user(m))
+                    .collect()
+            )
+        )
+    } else {
+        "-".to_string()
+    };
+    let wa_wchar = format!(
+        "{:.2}",
+        median(ms.iter().map(|m| m.wchar_bytes as f64 / user(m)).collect())
+    );
+    let log = if ms.iter().all(|m| m.engine_written.log_bytes.is_some()) {
+        format!(
+            "{:.0}",
+            median(
+                ms.iter()
+                    .map(|m| m.engine_written.log_bytes.unwrap_or(0) as f64 / m.ops.max(1) as f64)
+                    .collect()
+            )
+        )
+    } else {
+        "-".to_string()
+    };
+    (wa_engine, wa_wchar, log)
 }
