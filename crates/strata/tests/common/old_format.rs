@@ -143,22 +143,26 @@ fn write_data(t: &Arc<Table>, first: bool, small_partitions: bool) {
         timestamp_micros: Some(ts),
         ttl_seconds: None,
     };
+    // Row `ts` of partition `k`, written at `T0 + ts`.
+    let row = |k: i32, ts: i64, v: String| {
+        schema
+            .insert(
+                &[
+                    ("k", Value::Int(k)),
+                    ("t", Value::BigInt(ts)),
+                    ("v", Value::Text(v)),
+                ],
+                &wo(T0 + ts),
+                T0,
+            )
+            .unwrap()
+    };
     if first {
         for k in 0..3 {
             let rows = if k == 0 { 3000 } else { 20 };
             let mut batch = None::<strata::data::PartitionUpdate>;
             for ts in 0..rows {
-                let u = schema
-                    .insert(
-                        &[
-                            ("k", Value::Int(k)),
-                            ("t", Value::BigInt(ts)),
-                            ("v", Value::Text(format!("v{k}-{ts}"))),
-                        ],
-                        &wo(T0 + ts),
-                        T0,
-                    )
-                    .unwrap();
+                let u = row(k, ts, format!("v{k}-{ts}"));
                 match &mut batch {
                     None => batch = Some(u),
                     Some(b) => {
@@ -173,18 +177,7 @@ fn write_data(t: &Arc<Table>, first: bool, small_partitions: bool) {
         if small_partitions {
             for k in SMALL_KEYS {
                 for ts in 0..(k % 3) as i64 + 1 {
-                    let u = schema
-                        .insert(
-                            &[
-                                ("k", Value::Int(k)),
-                                ("t", Value::BigInt(ts)),
-                                ("v", Value::Text(format!("small{k}-{ts}"))),
-                            ],
-                            &wo(T0 + ts),
-                            T0,
-                        )
-                        .unwrap();
-                    t.apply(&u).unwrap();
+                    t.apply(&row(k, ts, format!("small{k}-{ts}"))).unwrap();
                 }
             }
         }
