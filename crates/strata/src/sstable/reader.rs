@@ -1152,6 +1152,20 @@ impl GranuleWalk {
         self.pos >= self.end
     }
 
+    /// For a walk that is [`done`](Self::done): whether it met as many
+    /// partitions as the entry promised ([`next`](Self::next) checks this
+    /// too, when called at the end).
+    pub fn finish(&self) -> std::result::Result<(), String> {
+        if self.seen == self.partitions {
+            Ok(())
+        } else {
+            Err(format!(
+                "granule holds {} partitions, its index entry says {}",
+                self.seen, self.partitions
+            ))
+        }
+    }
+
     /// The next partition, `(offset, bytes)`, if `window` (data-stream bytes
     /// from `window_start`) holds all of it; `None` at the granule's end or
     /// when the window ends first. `first_key` is the entry's key. Errors
@@ -1163,13 +1177,7 @@ impl GranuleWalk {
         window_start: u64,
     ) -> std::result::Result<Option<(u64, &'w [u8])>, String> {
         if self.pos >= self.end {
-            if self.seen != self.partitions {
-                return Err(format!(
-                    "granule holds {} partitions, its index entry says {}",
-                    self.seen, self.partitions
-                ));
-            }
-            return Ok(None);
+            return self.finish().map(|()| None);
         }
         if self.seen == self.partitions {
             return Err(format!(
@@ -1282,8 +1290,10 @@ impl PartitionScanner {
     fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
         loop {
             let Some(walk) = self.walk.as_mut().filter(|w| !w.done()) else {
-                if self.walk.take().is_some() {
-                    // Every partition walked: let the walk check the count.
+                if let Some(done) = self.walk.take() {
+                    // Every byte walked: as many partitions as the entry says?
+                    done.finish()
+                        .map_err(|r| self.reader.corrupt_data(done.pos, r))?;
                     continue;
                 }
                 if self.pos >= self.entries.len() {

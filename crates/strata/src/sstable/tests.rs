@@ -1560,3 +1560,53 @@ fn a_granule_walk_holds_its_entry_to_its_promises() {
     }
     assert!(result.is_err(), "a cut last partition is corruption");
 }
+
+#[test]
+fn a_granule_count_the_data_does_not_match_is_corruption_for_scans_and_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(40, 1500);
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        v2(1, options(Codec::Lz4, 16 * 1024, parts.len() as u64)),
+    );
+    let (off, len) = r.index_block_ranges()[0];
+    let entries = r.index_block(0, READ).unwrap();
+    let i = entries.iter().position(|e| e.partitions > 2).unwrap();
+    let original = std::fs::read(r.path()).unwrap();
+    for (id, delta) in [(10u64, -1i64), (11, 1)] {
+        // The same block with one count off by one, under a valid checksum
+        // (a writer bug, not a flipped bit).
+        let mut b =
+            format::IndexBlockBuilder::new(format::IndexLayout::for_version(FORMAT_VERSION));
+        for (j, e) in entries.iter().enumerate() {
+            let n = if j == i {
+                (e.partitions as i64 + delta) as u64
+            } else {
+                e.partitions
+            };
+            b.add(&e.key, e.offset, e.length, e.row_index, n);
+        }
+        let mut block = Vec::new();
+        b.finish_into(&mut block);
+        assert_eq!(block.len() as u64, len);
+        let mut bytes = original.clone();
+        bytes[off as usize..(off + len) as usize].copy_from_slice(&block);
+        let path = data_file_path(dir.path(), id);
+        std::fs::write(&path, &bytes).unwrap();
+        let bad = SSTableReader::open(&fs, &path, id, None).unwrap();
+        let scanned: Vec<_> = bad.scan(None, READ).unwrap().collect();
+        assert!(
+            scanned.iter().any(|p| p.is_err()),
+            "a scan notices a count off by {delta}"
+        );
+        assert!(!bad.verify(READ).is_empty(), "verify notices it ({delta})");
+        assert!(
+            bad.partition_spans(READ).is_err(),
+            "spans notice it ({delta})"
+        );
+    }
+}
