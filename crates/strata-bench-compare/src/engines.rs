@@ -46,6 +46,17 @@ pub struct EngineWrites {
 }
 
 impl EngineWrites {
+    /// What was written between `before` and these counters (`None` where
+    /// the engine keeps no such counter).
+    pub fn since(&self, before: &EngineWrites) -> EngineWrites {
+        let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
+        EngineWrites {
+            log_bytes: delta(self.log_bytes, before.log_bytes),
+            flush_bytes: delta(self.flush_bytes, before.flush_bytes),
+            compaction_bytes: delta(self.compaction_bytes, before.compaction_bytes),
+        }
+    }
+
     pub fn total(&self) -> Option<u64> {
         Some(self.log_bytes? + self.flush_bytes? + self.compaction_bytes?)
     }

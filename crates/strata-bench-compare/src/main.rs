@@ -631,18 +631,13 @@ impl Phase {
         db.settle()?;
         let settle_seconds = settle_started.elapsed().as_secs_f64();
         let after = db.writes();
-        let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
         let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
-            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
-            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            p50_us: quantile_us(&hist, 0.50),
+            p99_us: quantile_us(&hist, 0.99),
             settle_seconds,
-            engine_written: EngineWrites {
-                log_bytes: delta(after.log_bytes, before.log_bytes),
-                flush_bytes: delta(after.flush_bytes, before.flush_bytes),
-                compaction_bytes: delta(after.compaction_bytes, before.compaction_bytes),
-            },
+            engine_written: after.since(&before),
             ..Measure::default()
         };
         self.finish(db, dir, &mut m)?;
@@ -676,8 +671,8 @@ impl Phase {
         let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
-            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
-            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            p50_us: quantile_us(&hist, 0.50),
+            p99_us: quantile_us(&hist, 0.99),
             found,
             ..Measure::default()
         };
@@ -722,8 +717,8 @@ impl Phase {
         let mut m = Measure {
             ops: starts.len() as u64,
             seconds,
-            p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
-            p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+            p50_us: quantile_us(&hist, 0.50),
+            p99_us: quantile_us(&hist, 0.99),
             found: entries,
             ..Measure::default()
         };
@@ -759,6 +754,11 @@ fn expected_scans(
             (n, (n > 0).then(|| order[r + n].1))
         })
         .collect())
+}
+
+/// Quantile `q` of a histogram of nanoseconds, in microseconds.
+fn quantile_us(hist: &Histogram<u64>, q: f64) -> f64 {
+    hist.value_at_quantile(q) as f64 / 1000.0
 }
 
 fn new_histogram() -> Result<Histogram<u64>> {

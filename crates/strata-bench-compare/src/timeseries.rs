@@ -74,7 +74,9 @@
 //! 2. A recent read that misses, or returns another size, fails the run.
 
 use crate::engines::{self, SeriesOptions};
-use crate::{fill_value, new_histogram, Measure, Phase, Result, KEY_BYTES, VALUE_BYTES};
+use crate::{
+    fill_value, new_histogram, quantile_us, Measure, Phase, Result, KEY_BYTES, VALUE_BYTES,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
@@ -181,18 +183,13 @@ pub fn run(engine: &str, dir: &Path, c: &Config) -> Result<Vec<(String, Measure)
     db.settle()?;
     let settle_seconds = settle_started.elapsed().as_secs_f64();
     let after = db.writes();
-    let delta = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
     let mut writes = Measure {
         ops: i,
         seconds,
-        p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
-        p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+        p50_us: quantile_us(&hist, 0.50),
+        p99_us: quantile_us(&hist, 0.99),
         settle_seconds,
-        engine_written: engines::EngineWrites {
-            log_bytes: delta(after.log_bytes, before.log_bytes),
-            flush_bytes: delta(after.flush_bytes, before.flush_bytes),
-            compaction_bytes: delta(after.compaction_bytes, before.compaction_bytes),
-        },
+        engine_written: after.since(&before),
         ..Measure::default()
     };
     // Live: written less than a TTL before the disk is measured (the tick
@@ -251,8 +248,8 @@ pub fn run(engine: &str, dir: &Path, c: &Config) -> Result<Vec<(String, Measure)
     let mut reads = Measure {
         ops: done,
         seconds: read_started.elapsed().as_secs_f64(),
-        p50_us: hist.value_at_quantile(0.50) as f64 / 1000.0,
-        p99_us: hist.value_at_quantile(0.99) as f64 / 1000.0,
+        p50_us: quantile_us(&hist, 0.50),
+        p99_us: quantile_us(&hist, 0.99),
         found: done,
         ..Measure::default()
     };
