@@ -860,6 +860,46 @@ pub fn format_micros_utc(micros: i64) -> String {
 mod tests {
     use super::*;
 
+    /// Regression (the flaky `bench_blobstore_json_keys`): a task a compactor
+    /// has chosen but not yet started is pending work. `pick` marks its inputs
+    /// busy and returns; `run_task` registers it as active later. A waiter
+    /// between the two once returned "settled" with the task still to run.
+    #[test]
+    fn a_chosen_task_not_yet_running_keeps_the_database_unsettled() {
+        use crate::clock::SystemClock;
+        use crate::schema::WriteOptions;
+        use crate::types::Value;
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = DbOptions::new(SystemClock::new());
+        // No background compactor: this thread plays the compactor's part.
+        opts.concurrent_compactors = 0;
+        opts.commitlog = None;
+        let db = Database::open(dir.path(), opts).unwrap();
+        let t = db
+            .create_table_cql("CREATE TABLE ks.t (k bigint PRIMARY KEY, v text)")
+            .unwrap();
+        // Four similar sstables: one STCS bucket at min_threshold 4.
+        for k in 0..4 {
+            t.insert(
+                &[("k", Value::BigInt(k)), ("v", Value::Text("x".repeat(100)))],
+                &WriteOptions::default(),
+            )
+            .unwrap();
+            t.flush().unwrap();
+        }
+        assert!(!db.wait_for_compactions(Duration::ZERO), "a merge is due");
+        let (host, task) = db.scheduler.pick(&db.tables()).expect("the merge");
+        assert!(
+            !db.wait_for_compactions(Duration::ZERO),
+            "chosen, not started: still pending"
+        );
+        crate::compaction::runtime::run_task(host.as_ref(), &task, &db.limiter).unwrap();
+        assert!(db.wait_for_compactions(Duration::ZERO), "ran: settled");
+        assert_eq!(t.sstable_infos().len(), 1);
+        drop((t, host));
+        db.close().unwrap();
+    }
+
     #[test]
     fn utc_formatting_matches_known_instants() {
         assert_eq!(format_micros_utc(0), "1970-01-01T00:00:00.000000Z");
