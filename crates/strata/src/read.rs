@@ -441,7 +441,13 @@ struct MemtableCursor {
     shard: usize,
     buf: std::collections::VecDeque<DecoratedKey>,
     last: Option<DecoratedKey>,
+    /// Keys fetched per batch: small at first (a page of ten rows copied 256
+    /// keys out of every memtable), growing for long scans.
+    batch: usize,
 }
+
+const FIRST_MEMTABLE_BATCH: usize = 16;
+const MAX_MEMTABLE_BATCH: usize = 256;
 
 impl MemtableCursor {
     /// From `start` on (after it when `exclusive`), or from the beginning.
@@ -455,6 +461,7 @@ impl MemtableCursor {
             memtable,
             buf: Default::default(),
             last: None,
+            batch: FIRST_MEMTABLE_BATCH,
         };
         // Seek to `start` within its shard; later batches continue after the
         // last key fetched.
@@ -464,7 +471,7 @@ impl MemtableCursor {
             } else {
                 Bound::Included(k)
             };
-            c.buf = c.memtable.shard_batch(c.shard, lower, 256).into();
+            c.buf = c.memtable.shard_batch(c.shard, lower, c.batch).into();
             c.last = c.buf.back().cloned();
             if c.buf.is_empty() {
                 c.shard += 1;
@@ -481,10 +488,11 @@ impl MemtableCursor {
             if self.shard >= SHARDS {
                 return None;
             }
+            self.batch = (self.batch * 4).min(MAX_MEMTABLE_BATCH);
             let batch = self.memtable.shard_batch(
                 self.shard,
                 self.last.as_ref().map_or(Bound::Unbounded, Bound::Excluded),
-                256,
+                self.batch,
             );
             if batch.is_empty() {
                 self.shard += 1;
@@ -497,12 +505,71 @@ impl MemtableCursor {
     }
 }
 
-enum Source {
-    Mem(MemtableCursor),
-    Sst(PartitionScanner),
+/// The sstables of one disjoint level from a scan's start on, in key order,
+/// each opened only when the scan reaches it: a short scan opens one sstable
+/// per level, not every sstable whose range ends after its start (each of
+/// which read an index block and a data chunk before the merge looked at it).
+struct RunCursor<'a> {
+    view: &'a View,
+    /// (first key, last key, position in the version), from the first
+    /// sstable whose last key is not before the start.
+    run: &'a [(DecoratedKey, DecoratedKey, usize)],
+    start: Option<&'a DecoratedKey>,
+    exclusive: bool,
+    current: Option<PartitionScanner>,
+    opened: usize,
 }
 
-impl Source {
+impl<'a> RunCursor<'a> {
+    fn new(
+        view: &'a View,
+        run: &'a [(DecoratedKey, DecoratedKey, usize)],
+        start: Option<&'a DecoratedKey>,
+        exclusive: bool,
+    ) -> RunCursor<'a> {
+        // Disjoint and sorted by first key, so sorted by last key too.
+        let from = start.map_or(0, |k| run.partition_point(|(_, last, _)| last < k));
+        RunCursor {
+            view,
+            run: &run[from..],
+            start,
+            exclusive,
+            current: None,
+            opened: 0,
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<PartitionUpdate>> {
+        loop {
+            if let Some(p) = self.current.as_mut().and_then(|c| c.next()).transpose()? {
+                return Ok(Some(p));
+            }
+            let Some((_, _, i)) = self.run.get(self.opened) else {
+                return Ok(None);
+            };
+            let Some(s) = self.view.sstables().get(*i) else {
+                return Ok(None);
+            };
+            let tag = IoTag::new(IoCause::UserRead);
+            // Only the first sstable can hold the start; the later ones begin
+            // after the previous one's last key, so after the start too.
+            self.current = Some(match self.start {
+                Some(k) if self.opened == 0 && self.exclusive => s.scan_after(k, tag)?,
+                Some(k) if self.opened == 0 => s.scan(Some(k), tag)?,
+                _ => s.scan(None, tag)?,
+            });
+            self.opened += 1;
+        }
+    }
+}
+
+enum Source<'a> {
+    Mem(MemtableCursor),
+    Sst(PartitionScanner),
+    Run(RunCursor<'a>),
+}
+
+impl Source<'_> {
     fn next(&mut self) -> Result<Option<PartitionUpdate>> {
         match self {
             Source::Mem(c) => {
@@ -516,6 +583,7 @@ impl Source {
                 Ok(None)
             }
             Source::Sst(s) => s.next().transpose(),
+            Source::Run(r) => r.next(),
         }
     }
 }
@@ -579,7 +647,10 @@ pub fn scan(
             exclusive,
         )));
     }
-    for s in view.sstables() {
+    // Overlapping sstables (level 0, and every level of a tiered strategy)
+    // each scan from the start; a disjoint level is one lazy source.
+    let handles = view.sstables();
+    for s in view.keys.others.iter().filter_map(|&i| handles.get(i)) {
         if start.is_none_or(|k| s.last_key() >= k) {
             let tag = IoTag::new(IoCause::UserRead);
             sources.push(Source::Sst(match start {
@@ -587,6 +658,9 @@ pub fn scan(
                 _ => s.scan(start, tag)?,
             }));
         }
+    }
+    for run in &view.keys.runs {
+        sources.push(Source::Run(RunCursor::new(view, run, start, exclusive)));
     }
     let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(sources.len());
     for s in sources.iter_mut() {

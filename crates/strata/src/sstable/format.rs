@@ -314,9 +314,21 @@ pub struct RawEntry<'a> {
 /// Iterates the entries of an index block payload without allocating keys.
 pub struct IndexBlockIter<'a> {
     r: Reader<'a>,
+    /// Position of `r`'s first byte in the payload (non-zero after a seek).
+    base: usize,
     left: u64,
     next_offset: u64,
     layout: IndexLayout,
+}
+
+/// Where an [`IndexBlockIter`] is in its payload, to pick up later without
+/// borrowing it: a scanner keeps this beside its block and decodes one entry
+/// at a time, as it walks, instead of the whole block up front.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexCursor {
+    pos: usize,
+    left: u64,
+    next_offset: u64,
 }
 
 impl<'a> IndexBlockIter<'a> {
@@ -330,8 +342,36 @@ impl<'a> IndexBlockIter<'a> {
         }
         Ok(IndexBlockIter {
             r,
+            base: 0,
             left,
             next_offset,
+            layout,
+        })
+    }
+
+    /// Where this iterator is: [`resume`](Self::resume) continues from here.
+    pub fn cursor(&self) -> IndexCursor {
+        IndexCursor {
+            pos: self.base + self.r.position(),
+            left: self.left,
+            next_offset: self.next_offset,
+        }
+    }
+
+    /// Continues at `cursor`, taken from an iterator over this same payload.
+    pub fn resume(
+        payload: &'a [u8],
+        cursor: IndexCursor,
+        layout: IndexLayout,
+    ) -> DecodeResult<IndexBlockIter<'a>> {
+        let rest = payload
+            .get(cursor.pos..)
+            .ok_or(DecodeError("index cursor past its block"))?;
+        Ok(IndexBlockIter {
+            r: Reader::new(rest),
+            base: cursor.pos,
+            left: cursor.left,
+            next_offset: cursor.next_offset,
             layout,
         })
     }
@@ -404,6 +444,24 @@ pub struct SearchableIndexBlock;
 const SEARCH_ENTRY_BYTES: usize = 20;
 
 impl SearchableIndexBlock {
+    /// The block's payload: what [`IndexBlockIter::new`] reads from its start.
+    pub fn payload(block: &[u8]) -> DecodeResult<&[u8]> {
+        Ok(Self::split(block)?.2)
+    }
+
+    /// `(n, search table, payload)`.
+    fn split(block: &[u8]) -> DecodeResult<(usize, &[u8], &[u8])> {
+        let head = block
+            .get(..4)
+            .ok_or(DecodeError("searchable index block too short"))?;
+        let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let table_end = 4 + n * SEARCH_ENTRY_BYTES;
+        let table = block
+            .get(4..table_end)
+            .ok_or(DecodeError("searchable index block too short"))?;
+        Ok((n, table, &block[table_end..]))
+    }
+
     /// Builds the searchable form of a verified index block payload.
     pub fn build(payload: &[u8], layout: IndexLayout) -> DecodeResult<Vec<u8>> {
         let mut it = IndexBlockIter::new(payload, layout)?;
@@ -439,15 +497,7 @@ impl SearchableIndexBlock {
         token: i64,
         layout: IndexLayout,
     ) -> DecodeResult<IndexBlockIter<'_>> {
-        let head = block
-            .get(..4)
-            .ok_or(DecodeError("searchable index block too short"))?;
-        let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
-        let table_end = 4 + n * SEARCH_ENTRY_BYTES;
-        let table = block
-            .get(4..table_end)
-            .ok_or(DecodeError("searchable index block too short"))?;
-        let payload = &block[table_end..];
+        let (n, table, payload) = Self::split(block)?;
         let entry = |i: usize| {
             let e = &table[i * SEARCH_ENTRY_BYTES..(i + 1) * SEARCH_ENTRY_BYTES];
             let mut t = [0u8; 8];
@@ -474,6 +524,7 @@ impl SearchableIndexBlock {
         if lo == n {
             return Ok(IndexBlockIter {
                 r: Reader::new(&payload[payload.len()..]),
+                base: payload.len(),
                 left: 0,
                 next_offset: 0,
                 layout,
@@ -485,6 +536,7 @@ impl SearchableIndexBlock {
         ))?;
         Ok(IndexBlockIter {
             r: Reader::new(rest),
+            base: pos,
             left: (n - lo) as u64,
             next_offset: offset,
             layout,

@@ -14,8 +14,9 @@ use super::bloom::{BloomFilter, KeyHash};
 use super::compression::decompress_chunk;
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
-    IndexEntry, IndexLayout, RawEntry, RowIndexLocation, SearchableIndexBlock, SummaryEntry,
-    FIRST_VERSION_WITH_IDENTITY, FIRST_VERSION_WITH_ROW_INDEX, FOOTER_BYTES, FORMAT_VERSION,
+    IndexBlockIter, IndexCursor, IndexEntry, IndexLayout, RawEntry, RowIndexLocation,
+    SearchableIndexBlock, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FIRST_VERSION_WITH_ROW_INDEX,
+    FOOTER_BYTES, FORMAT_VERSION,
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
@@ -926,8 +927,8 @@ impl SSTableReader {
             reader: Arc::clone(self),
             tag,
             next_block: 0,
-            entries: Vec::new(),
-            pos: 0,
+            block: None,
+            entry: None,
             walk: None,
             skip: None,
             buf: Vec::new(),
@@ -938,16 +939,61 @@ impl SSTableReader {
         };
         if let Some((start, after)) = start {
             let b = self.block_for(start).unwrap_or(0);
-            s.next_block = b;
-            s.load_block()?;
+            s.next_block = b + 1;
+            let mut block = self.scan_block(b, tag, Some(start.token))?;
             // From the last entry not after `start`: the one that may hold it
-            // (its partitions before it, or it, are skipped as they come).
-            while s.pos + 1 < s.entries.len() && s.entries[s.pos + 1].key <= *start {
-                s.pos += 1;
+            // (its partitions before it, or it, are skipped as they come). The
+            // first entry after it is decoded to know, then decoded again.
+            let mut floor = block.cursor;
+            while let Some(e) = block.next_entry(self)? {
+                if e.key > *start {
+                    break;
+                }
+                floor = block.cursor_before;
             }
+            block.cursor = floor;
+            s.block = Some(block);
             s.skip = Some((start.clone(), after));
         }
         Ok(s)
+    }
+
+    /// Index block `b` for a scanner, positioned at its first entry, or at
+    /// the last entry whose token is below `seek`'s: for a user read the
+    /// cached searchable form (no `pread`, a binary search to the start),
+    /// for others the payload read once, as compaction walks every entry.
+    fn scan_block(&self, b: usize, tag: IoTag, seek: Option<i64>) -> Result<ScanBlock> {
+        let layout = self.index_layout();
+        let bad = |e: crate::encoding::DecodeError| {
+            corrupt(
+                &self.path,
+                self.summary[b].offset,
+                format!("index block {b}: {}", e.0),
+            )
+        };
+        let bytes = if self.cache_slot(tag, b, true).is_some() {
+            ScanBlockBytes::Searchable(self.index_block_cached(b, tag)?)
+        } else {
+            ScanBlockBytes::Payload(self.read_index_block(b, tag)?)
+        };
+        let payload = bytes.payload().map_err(bad)?;
+        let (cursor, check_first) = match (&bytes, seek) {
+            (ScanBlockBytes::Searchable(block), Some(token)) => {
+                let it = SearchableIndexBlock::seek_floor(block, token, layout).map_err(bad)?;
+                (it.cursor(), false)
+            }
+            _ => (
+                IndexBlockIter::new(payload, layout).map_err(bad)?.cursor(),
+                true,
+            ),
+        };
+        Ok(ScanBlock {
+            index: b,
+            bytes,
+            cursor,
+            cursor_before: cursor,
+            check_first,
+        })
     }
 
     /// Checks every chunk and index block checksum, then (if they all pass)
@@ -1222,17 +1268,81 @@ impl GranuleWalk {
     }
 }
 
+/// The bytes of an index block a scanner walks.
+#[derive(Debug)]
+enum ScanBlockBytes {
+    /// The chunk cache's searchable form (user reads).
+    Searchable(Arc<[u8]>),
+    /// The verified payload, read for this scanner alone.
+    Payload(Vec<u8>),
+}
+
+impl ScanBlockBytes {
+    fn payload(&self) -> crate::encoding::DecodeResult<&[u8]> {
+        match self {
+            ScanBlockBytes::Searchable(b) => SearchableIndexBlock::payload(b),
+            ScanBlockBytes::Payload(p) => Ok(p),
+        }
+    }
+}
+
+/// An index block and where a scanner is in it: entries are decoded one at a
+/// time as the scan reaches them. A short scan (a page of ten rows) used to
+/// decode and allocate every entry of the block, most of them never walked:
+/// a third of its time (BENCHMARKS.md, "Scans").
+#[derive(Debug)]
+struct ScanBlock {
+    index: usize,
+    bytes: ScanBlockBytes,
+    /// Before the next entry to decode.
+    cursor: IndexCursor,
+    /// Before the entry decoded last.
+    cursor_before: IndexCursor,
+    /// Whether the next entry is the block's first, which the summary names.
+    check_first: bool,
+}
+
+impl ScanBlock {
+    fn next_entry(&mut self, reader: &SSTableReader) -> Result<Option<IndexEntry>> {
+        let (b, offset) = (self.index, reader.summary[self.index].offset);
+        let bad =
+            |reason: &str| corrupt(&reader.path, offset, format!("index block {b}: {reason}"));
+        let payload = self.bytes.payload().map_err(|e| bad(e.0))?;
+        let mut it = IndexBlockIter::resume(payload, self.cursor, reader.index_layout())
+            .map_err(|e| bad(e.0))?;
+        let Some(e) = it.next_entry().map_err(|e| bad(e.0))? else {
+            return Ok(None);
+        };
+        self.cursor_before = self.cursor;
+        self.cursor = it.cursor();
+        let key = DecoratedKey {
+            token: e.token,
+            key: Arc::from(e.key),
+        };
+        if std::mem::take(&mut self.check_first) && key != reader.summary[b].first_key {
+            return Err(bad("does not start at its summary key"));
+        }
+        Ok(Some(IndexEntry {
+            key,
+            offset: e.offset,
+            length: e.length,
+            row_index: e.row_index,
+            partitions: e.partitions,
+        }))
+    }
+}
+
 /// Sequential iterator over an sstable's partitions (see [`SSTableReader::scan`]).
 /// After an error it yields nothing more.
 #[derive(Debug)]
 pub struct PartitionScanner {
     reader: Arc<SSTableReader>,
     tag: IoTag,
+    /// The next index block to load once `block` is walked.
     next_block: usize,
-    entries: Vec<IndexEntry>,
-    /// The next entry of `entries` to walk.
-    pos: usize,
-    /// The entry being walked (`entries[pos - 1]`) and where in it.
+    block: Option<ScanBlock>,
+    /// The entry being walked, and where in it.
+    entry: Option<IndexEntry>,
     walk: Option<GranuleWalk>,
     /// Partitions before this key (up to it, when the flag says "after") are
     /// passed over undecoded: the start of [`SSTableReader::scan`] inside a
@@ -1248,11 +1358,20 @@ pub struct PartitionScanner {
 }
 
 impl PartitionScanner {
-    fn load_block(&mut self) -> Result<()> {
-        self.entries = self.reader.decode_index_block(self.next_block, self.tag)?;
-        self.next_block += 1;
-        self.pos = 0;
-        Ok(())
+    /// The next index entry, from this block or the next ones.
+    fn next_entry(&mut self) -> Result<Option<IndexEntry>> {
+        loop {
+            if let Some(block) = self.block.as_mut() {
+                if let Some(e) = block.next_entry(&self.reader)? {
+                    return Ok(Some(e));
+                }
+            }
+            if self.next_block >= self.reader.summary.len() {
+                return Ok(None);
+            }
+            self.block = Some(self.reader.scan_block(self.next_block, self.tag, None)?);
+            self.next_block += 1;
+        }
     }
 
     /// Makes `buf` cover data-stream bytes `[offset, offset + length)`.
@@ -1296,20 +1415,15 @@ impl PartitionScanner {
                         .map_err(|r| self.reader.corrupt_data(done.pos, r))?;
                     continue;
                 }
-                if self.pos >= self.entries.len() {
-                    if self.next_block >= self.reader.summary.len() {
-                        return Ok(None);
-                    }
-                    self.load_block()?;
-                }
-                let e = &self.entries[self.pos];
-                self.pos += 1;
+                let Some(e) = self.next_entry()? else {
+                    return Ok(None);
+                };
                 if self.prev_key.as_ref().is_some_and(|p| *p >= e.key) {
-                    let b = self.next_block - 1;
+                    let b = self.block.as_ref().map_or(0, |b| b.index);
                     return Err(corrupt(
                         &self.reader.path,
                         self.reader.summary[b].offset,
-                        "index blocks out of key order",
+                        "index entries out of key order",
                     ));
                 }
                 let skipped = self
@@ -1319,15 +1433,21 @@ impl PartitionScanner {
                 if skipped && e.partitions == 1 {
                     // Passed over without reading it (a wide partition
                     // before a scan page's start).
-                    self.prev_key = Some(e.key.clone());
+                    self.prev_key = Some(e.key);
                     continue;
                 }
                 self.walk = Some(GranuleWalk::new(e.offset, e.length, e.partitions));
+                self.entry = Some(e);
                 continue;
             };
-            let e = &self.entries[self.pos - 1];
             let (offset, end) = (walk.pos, walk.end);
-            let (first_key, granule_offset) = (e.key.clone(), e.offset);
+            let Some((first_key, granule_offset)) =
+                self.entry.as_ref().map(|e| (e.key.clone(), e.offset))
+            else {
+                return Err(self
+                    .reader
+                    .corrupt_data(offset, "granule walked without its entry"));
+            };
             self.fill(offset, end - offset)?;
             let Some(walk) = self.walk.as_mut() else {
                 continue;

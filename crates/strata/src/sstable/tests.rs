@@ -1346,8 +1346,22 @@ fn index_entries(r: &SSTableReader) -> Vec<format::IndexEntry> {
 
 #[test]
 fn a_sparse_index_finds_every_partition_by_lookup_slice_cell_and_scan() {
+    sparse_index_round_trip(false);
+}
+
+/// The same with a chunk cache: user reads then take the cached searchable
+/// index blocks, and a scan with a start seeks in one by binary search.
+#[test]
+fn a_sparse_index_through_the_chunk_cache_finds_every_partition() {
+    sparse_index_round_trip(true);
+}
+
+fn sparse_index_round_trip(cached: bool) {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
+    if cached {
+        fs.set_chunk_cache(Arc::new(crate::chunk_cache::ChunkCache::new(1 << 20)));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(41);
     // Small partitions around one wide one (a row index, alone in its entry).
     let parts = random_partitions(40, 1500);
