@@ -932,6 +932,8 @@ impl SSTableReader {
             walk: None,
             skip: None,
             buf: Vec::new(),
+            chunk: None,
+            stored: Vec::new(),
             buf_start: 0,
             next_chunk: 0,
             prev_key: None,
@@ -1349,8 +1351,14 @@ pub struct PartitionScanner {
     /// granule.
     skip: Option<(DecoratedKey, bool)>,
     /// Decompressed data-stream bytes starting at offset `buf_start` (a chunk
-    /// boundary); the next chunk to load is `next_chunk`.
+    /// boundary): `chunk` when they are one chunk the chunk cache holds
+    /// (shared, not copied: a short scan's reads are mostly that), else
+    /// `buf`. The next chunk to load is `next_chunk`.
     buf: Vec<u8>,
+    chunk: Option<Arc<[u8]>>,
+    /// The stored (compressed) bytes of a chunk read through the cache,
+    /// reused from one chunk to the next.
+    stored: Vec<u8>,
     buf_start: u64,
     next_chunk: usize,
     prev_key: Option<DecoratedKey>,
@@ -1389,6 +1397,30 @@ impl PartitionScanner {
             })?;
         let cl = r.chunk_length;
         let first_chunk_start = offset / cl * cl;
+        let held = self.chunk.as_ref().map_or(self.buf.len(), |c| c.len()) as u64;
+        if offset >= self.buf_start && end <= self.buf_start + held {
+            return Ok(());
+        }
+        let first = (offset / cl) as usize;
+        if end <= first_chunk_start + cl && r.cache_slot(self.tag, first, false).is_some() {
+            // One chunk, through the cache: hold it rather than copy it.
+            self.buf.clear();
+            let got = r.chunk_cached(first, self.tag, &mut self.stored, &mut self.buf)?;
+            if let ChunkBytes::Cached(c) = got {
+                self.chunk = Some(c);
+                self.buf.clear();
+                self.buf_start = first_chunk_start;
+                self.next_chunk = first + 1;
+                return Ok(());
+            }
+        }
+        // Several chunks: copied into `buf`, from the held chunk if it is
+        // the first of them.
+        if let Some(c) = self.chunk.take() {
+            self.buf.clear();
+            self.buf.extend_from_slice(&c);
+            self.next_chunk = (self.buf_start / cl) as usize + 1;
+        }
         let buf_end = self.buf_start + self.buf.len() as u64;
         if offset < self.buf_start || offset >= buf_end {
             self.buf.clear();
@@ -1453,8 +1485,12 @@ impl PartitionScanner {
                 continue;
             };
             let reader = &self.reader;
+            let held: &[u8] = match &self.chunk {
+                Some(c) => c,
+                None => &self.buf,
+            };
             let Some((at, bytes)) = walk
-                .next(&first_key.key, &self.buf, self.buf_start)
+                .next(&first_key.key, held, self.buf_start)
                 .map_err(|r| reader.corrupt_data(offset, r))?
             else {
                 return Err(reader.corrupt_data(offset, "granule shorter than its index entry"));
