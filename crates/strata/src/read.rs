@@ -10,7 +10,10 @@
 //!    associative), so sources may be visited in whatever order prunes best.
 //! 2. An sstable is skipped only when it provably cannot contribute: its token
 //!    range or bloom filter excludes the key, or its newest write is no newer than
-//!    a partition tombstone already found (everything in it is shadowed).
+//!    a partition tombstone already found (everything in it is shadowed), or,
+//!    for a read of one whole row ([`RowQuery`]), its newest write is older
+//!    than every part of the row already found (its marker and each column),
+//!    or than a deletion covering the row (nothing in it can win).
 //! 3. Paging never repeats or skips a row: a page ends after a whole row and the
 //!    [`PagingState`] names the last row returned.
 //! 4. A partition read pulls rows from its sources lazily: a read with `limit`
@@ -235,6 +238,62 @@ impl RowSource {
     }
 }
 
+/// A read of one row, whole: its clustering (empty in a table without
+/// clustering columns) and the table's regular columns. The caller promises
+/// the range selects at most this row and the table has no static columns
+/// (a static row would need every sstable's part). Cassandra reads such a
+/// "names" query in timestamp order and stops as soon as the sstables left
+/// are older than everything it has found; so does [`read_row`].
+#[derive(Clone, Copy, Debug)]
+pub struct RowQuery<'a> {
+    pub clustering: &'a [u8],
+    pub columns: &'a [crate::data::ColumnId],
+}
+
+impl RowQuery<'_> {
+    /// Whether an sstable whose newest write is at `max_ts` (and every one
+    /// older) can change what `row` reads as, given the partition's
+    /// deletions found so far. It cannot when a deletion newer than `max_ts`
+    /// covers the row (it shadows all of that sstable's data for the row, and
+    /// that sstable's deletions are older than anything they could still
+    /// shadow), or when the row has a marker and a cell in every column, each
+    /// newer than `max_ts` (reconciliation keeps the newer, and no older
+    /// deletion shadows them). A cell with a path (a collection element)
+    /// never settles its column.
+    fn settled(&self, row: Option<&Row>, deletion: &PartitionDeletion, max_ts: i64) -> bool {
+        let mut cover = deletion.covering(self.clustering);
+        if let Some(r) = row {
+            cover = cover.max(r.deletion);
+        }
+        if cover.marked_for_delete_at_micros > max_ts {
+            return true;
+        }
+        let Some(r) = row else {
+            return false;
+        };
+        r.liveness.timestamp_micros > max_ts
+            && self.columns.iter().all(|&c| {
+                r.cells.iter().any(|cell| {
+                    cell.column == c && cell.path.is_none() && cell.timestamp_micros > max_ts
+                })
+            })
+    }
+}
+
+/// Reads one row (`query`), consulting sstables newest write first and
+/// stopping once the rest cannot change it (invariant 2): a point read of a
+/// row that the newest sstables hold reads those alone, as a time-series
+/// read of a recent point reads its own window and not every older one.
+pub fn read_row(
+    view: &View,
+    key: &DecoratedKey,
+    range: &ClusteringRange,
+    query: &RowQuery<'_>,
+    now_seconds: i64,
+) -> Result<PartitionResult> {
+    read_partition_with(view, key, range, false, 1, now_seconds, Some(query))
+}
+
 /// Reads one partition restricted to `range`, forward or reverse, at most `limit`
 /// live rows.
 ///
@@ -251,6 +310,39 @@ pub fn read_partition(
     limit: usize,
     now_seconds: i64,
 ) -> Result<PartitionResult> {
+    read_partition_with(view, key, range, reversed, limit, now_seconds, None)
+}
+
+/// [`read_partition`], or [`read_row`] when `row` is given: then each
+/// source's rows are merged as it is added (the range holds at most the one
+/// row), so that before each sstable the read knows whether it can stop.
+fn read_partition_with(
+    view: &View,
+    key: &DecoratedKey,
+    range: &ClusteringRange,
+    reversed: bool,
+    limit: usize,
+    now_seconds: i64,
+    row: Option<&RowQuery<'_>>,
+) -> Result<PartitionResult> {
+    // One row asked for: each source's rows are merged here as it comes.
+    let mut found_row: Option<Row> = None;
+    let take_rows = |mut source: RowSource,
+                     sources: &mut Vec<RowSource>,
+                     found_row: &mut Option<Row>|
+     -> Result<()> {
+        if row.is_none() {
+            sources.push(source);
+            return Ok(());
+        }
+        while let Some(r) = source.next_row()? {
+            *found_row = Some(match found_row.take() {
+                None => r,
+                Some(m) => m.merge(r),
+            });
+        }
+        Ok(())
+    };
     let mut deletion = PartitionDeletion::default();
     let mut static_row: Option<Row> = None;
     let mut sources: Vec<RowSource> = Vec::new();
@@ -266,7 +358,7 @@ pub fn read_partition(
             found = true;
             deletion.merge(&s.deletion);
             merge_static(&mut static_row, s.static_row.take());
-            sources.push(RowSource::Mem(s));
+            take_rows(RowSource::Mem(s), &mut sources, &mut found_row)?;
         }
     }
     // Newest sstables first, so a partition tombstone found early lets older ones
@@ -280,18 +372,36 @@ pub fn read_partition(
         {
             break;
         }
+        if row.is_some_and(|q| {
+            q.settled(
+                found_row.as_ref(),
+                &deletion,
+                s.stats().max_timestamp_micros,
+            )
+        }) {
+            break;
+        }
         sstables_read += 1;
         let tag = IoTag::new(IoCause::UserRead);
         if let Some(mut slice) = s.slice_admitted(key, range, reversed, tag, Admitted::Yes)? {
             found = true;
             deletion.merge(&slice.deletion);
             merge_static(&mut static_row, slice.static_row.take());
-            sources.push(RowSource::Sst(slice));
+            take_rows(RowSource::Sst(slice), &mut sources, &mut found_row)?;
         }
     }
     let static_row =
         static_row.and_then(|r| r.live_view(deletion.partition_deletion(), now_seconds));
-    let rows = merge_rows(&mut sources, &deletion, reversed, limit, now_seconds)?;
+    let rows = match found_row {
+        Some(r) if limit > 0 => {
+            let covering = deletion.covering(&r.clustering);
+            r.into_live_view(covering, now_seconds)
+                .into_iter()
+                .collect()
+        }
+        Some(_) => Vec::new(),
+        None => merge_rows(&mut sources, &deletion, reversed, limit, now_seconds)?,
+    };
     Ok(PartitionResult {
         static_row,
         rows,

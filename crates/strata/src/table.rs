@@ -1055,8 +1055,20 @@ impl Table {
             return Err(e);
         }
         let view = self.view();
-        let result =
-            read::read_partition(&view, key, range, reversed, limit, self.clock.now_seconds())?;
+        let now = self.clock.now_seconds();
+        let schema = self.schema();
+        let result = match one_row(&schema, range) {
+            Some(clustering) if limit > 0 => {
+                let columns: Vec<ColumnId> =
+                    schema.regular_columns().filter_map(|c| c.id).collect();
+                let query = read::RowQuery {
+                    clustering: &clustering,
+                    columns: &columns,
+                };
+                read::read_row(&view, key, range, &query, now)?
+            }
+            _ => read::read_partition(&view, key, range, reversed, limit, now)?,
+        };
         let bucket = result.sstables_read.min(SSTABLES_PER_READ_BUCKETS - 1);
         self.metrics.sstables_per_read[bucket].fetch_add(1, Ordering::Relaxed);
         self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
@@ -1309,4 +1321,26 @@ impl Table {
         }
         Ok(total)
     }
+}
+
+/// The one row `range` selects, if it selects at most one and the table has
+/// no static columns: a read [`read::read_row`] may stop early. In a table
+/// without clustering columns every read is of the one row; otherwise the
+/// range must be `[c, c]` for a complete clustering `c` (a prefix selects
+/// every row under it).
+fn one_row(schema: &crate::schema::TableSchema, range: &ClusteringRange) -> Option<Vec<u8>> {
+    if schema.static_columns().next().is_some() {
+        return None;
+    }
+    let clustering_columns = schema.clustering_columns().count();
+    if clustering_columns == 0 {
+        return range.contains(&[]).then(Vec::new);
+    }
+    let (start, end) = (&range.start, &range.end);
+    if !(start.inclusive && end.inclusive && start.prefix == end.prefix) || start.prefix.is_empty()
+    {
+        return None;
+    }
+    let values = schema.decode_clustering(&start.prefix).ok()?;
+    (values.len() == clustering_columns).then(|| start.prefix.clone())
 }
