@@ -9,7 +9,6 @@
 mod common;
 use common::options;
 use std::sync::Arc;
-use strata::data::ClusteringRange;
 use strata::db::Database;
 use strata::schema::WriteOptions;
 use strata::table::Table;
