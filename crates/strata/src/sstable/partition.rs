@@ -370,22 +370,40 @@ pub fn decode_partition(
     key: &DecoratedKey,
     base: &EncodingBase,
 ) -> DecodeResult<PartitionUpdate> {
+    decode_partition_in(bytes, key, base, None)
+}
+
+/// [`decode_partition`] keeping only the rows in `range` (all if `None`):
+/// the rows outside it are framed and order-checked but their bodies not
+/// decoded. A point read of one row of a partition without a row index (a
+/// time series' series in a flush of a few seconds) decoded every row of it
+/// to return one.
+pub fn decode_partition_in(
+    bytes: &[u8],
+    key: &DecoratedKey,
+    base: &EncodingBase,
+    range: Option<&ClusteringRange>,
+) -> DecodeResult<PartitionUpdate> {
     let mut r = Reader::new(bytes);
     let (deletion, static_row) = decode_header(&mut r, key, base)?;
     let mut p = PartitionUpdate::new(key.clone());
     p.deletion = deletion;
     p.static_row = static_row;
     let mut prev: Vec<u8> = Vec::new();
+    let mut rows_seen = false;
     loop {
         match r.u8()? {
             MARKER_END => break,
             MARKER_ROW => {
                 let (clustering, body) = read_row_entry(&mut r, &prev)?;
-                if !p.rows.is_empty() && clustering <= prev {
+                if rows_seen && clustering <= prev {
                     return Err(DecodeError("rows out of clustering order"));
                 }
-                let row = decode_row_body(body, clustering.clone(), base)?;
-                p.rows.push(row);
+                rows_seen = true;
+                if range.is_none_or(|range| range.contains(&clustering)) {
+                    let row = decode_row_body(body, clustering.clone(), base)?;
+                    p.rows.push(row);
+                }
                 prev = clustering;
             }
             MARKER_ROW_INDEX => {
@@ -576,5 +594,43 @@ mod tests {
             assert_eq!(frame_partition(&out[..cut]), Frame::Incomplete, "{cut}");
         }
         assert_eq!(partition_key_bytes(&out).unwrap(), b"pk");
+        // Restricted to a range, the same partition with only its rows, for
+        // a point, a slice, and a range that holds none of them.
+        let ranges = [
+            ClusteringRange {
+                start: ClusteringBound::inclusive(b"aaa2".to_vec()),
+                end: ClusteringBound::inclusive(b"aaa2".to_vec()),
+            },
+            ClusteringRange {
+                start: ClusteringBound::inclusive(b"aaa".to_vec()),
+                end: ClusteringBound::exclusive(b"b".to_vec()),
+            },
+            ClusteringRange {
+                start: ClusteringBound::exclusive(b"b".to_vec()),
+                end: ClusteringBound::UNBOUNDED,
+            },
+        ];
+        for range in &ranges {
+            let mut want = p.clone();
+            want.rows.retain(|r| range.contains(&r.clustering));
+            assert_eq!(
+                decode_partition_in(&out, &p.key, &base, Some(range)).unwrap(),
+                want,
+                "{range:?}"
+            );
+        }
+        assert_eq!(
+            decode_partition_in(&out, &p.key, &base, Some(&ranges[0]))
+                .unwrap()
+                .rows
+                .len(),
+            1
+        );
+        // Rows outside the range are still checked for order.
+        let mut swapped = p.clone();
+        swapped.rows.swap(2, 3);
+        let mut bad = Vec::new();
+        encode_partition(&swapped, &base, &mut bad);
+        assert!(decode_partition_in(&bad, &p.key, &base, Some(&ranges[0])).is_err());
     }
 }

@@ -20,7 +20,7 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
-use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
+use super::partition::{decode_partition_in, frame_partition, partition_key_bytes, Frame};
 use super::stats::SSTableStats;
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
@@ -712,7 +712,18 @@ impl SSTableReader {
         offset: u64,
         bytes: &[u8],
     ) -> Result<PartitionUpdate> {
-        decode_partition(bytes, entry_key, &self.stats.base).map_err(|e| {
+        self.decode_at_in(entry_key, offset, bytes, None)
+    }
+
+    /// [`decode_at`](Self::decode_at) keeping the rows in `range` alone.
+    fn decode_at_in(
+        &self,
+        entry_key: &DecoratedKey,
+        offset: u64,
+        bytes: &[u8],
+        range: Option<&ClusteringRange>,
+    ) -> Result<PartitionUpdate> {
+        decode_partition_in(bytes, entry_key, &self.stats.base, range).map_err(|e| {
             let chunk = self.chunks[(offset / self.chunk_length) as usize];
             corrupt(
                 &self.path,
@@ -881,7 +892,7 @@ impl SSTableReader {
                     Some(b) => b,
                     None => self.read_range(at.offset, at.length, tag)?,
                 };
-                let p = self.decode_at(key, at.offset, &bytes)?;
+                let p = self.decode_at_in(key, at.offset, &bytes, Some(range))?;
                 Ok(Some(super::SSTableSlice::buffered(p, range, reversed)))
             }
             Some(loc) => super::SSTableSlice::indexed(
