@@ -856,6 +856,41 @@ pub fn format_micros_utc(micros: i64) -> String {
     )
 }
 
+/// Fixtures for the crate's unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::clock::SystemClock;
+    use crate::schema::WriteOptions;
+    use crate::types::Value;
+
+    /// A database with no background compactor (a test plays its part) and
+    /// no commit log, and one table `ks.t (k bigint PRIMARY KEY, v text)`.
+    pub(crate) fn without_compactors() -> (tempfile::TempDir, Database, Arc<Table>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = DbOptions::new(SystemClock::new());
+        opts.concurrent_compactors = 0;
+        opts.commitlog = None;
+        let db = Database::open(dir.path(), opts).unwrap();
+        let t = db
+            .create_table_cql("CREATE TABLE ks.t (k bigint PRIMARY KEY, v text)")
+            .unwrap();
+        (dir, db, t)
+    }
+
+    /// Four similar sstables: one STCS bucket at min_threshold 4.
+    pub(crate) fn flush_four_similar(t: &Arc<Table>) {
+        for k in 0..4 {
+            t.insert(
+                &[("k", Value::BigInt(k)), ("v", Value::Text("x".repeat(100)))],
+                &WriteOptions::default(),
+            )
+            .unwrap();
+            t.flush().unwrap();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -866,27 +901,8 @@ mod tests {
     /// between the two once returned "settled" with the task still to run.
     #[test]
     fn a_chosen_task_not_yet_running_keeps_the_database_unsettled() {
-        use crate::clock::SystemClock;
-        use crate::schema::WriteOptions;
-        use crate::types::Value;
-        let dir = tempfile::tempdir().unwrap();
-        let mut opts = DbOptions::new(SystemClock::new());
-        // No background compactor: this thread plays the compactor's part.
-        opts.concurrent_compactors = 0;
-        opts.commitlog = None;
-        let db = Database::open(dir.path(), opts).unwrap();
-        let t = db
-            .create_table_cql("CREATE TABLE ks.t (k bigint PRIMARY KEY, v text)")
-            .unwrap();
-        // Four similar sstables: one STCS bucket at min_threshold 4.
-        for k in 0..4 {
-            t.insert(
-                &[("k", Value::BigInt(k)), ("v", Value::Text("x".repeat(100)))],
-                &WriteOptions::default(),
-            )
-            .unwrap();
-            t.flush().unwrap();
-        }
+        let (_dir, db, t) = testing::without_compactors();
+        testing::flush_four_similar(&t);
         assert!(!db.wait_for_compactions(Duration::ZERO), "a merge is due");
         let (host, task) = db.scheduler.pick(&db.tables()).expect("the merge");
         assert!(

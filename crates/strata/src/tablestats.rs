@@ -650,33 +650,14 @@ pub fn compaction_stats(tables: &[Arc<Table>]) -> CompactionStats {
 #[cfg(test)]
 mod compaction_stats_tests {
     use super::*;
-    use crate::clock::SystemClock;
-    use crate::db::{Database, DbOptions};
-    use crate::schema::WriteOptions;
-    use crate::types::Value;
 
     #[test]
     fn pending_work_is_estimated_without_running_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut opts = DbOptions::new(SystemClock::new());
         // No background compactor: what the strategy wants stays pending.
-        opts.concurrent_compactors = 0;
-        opts.commitlog = None;
-        let db = Database::open(dir.path(), opts).unwrap();
-        let t = db
-            .create_table_cql("CREATE TABLE ks.t (k bigint PRIMARY KEY, v text)")
-            .unwrap();
+        let (_dir, db, t) = crate::db::testing::without_compactors();
         let idle = compaction_stats(std::slice::from_ref(&t));
         assert_eq!((idle.pending_tasks, idle.pending_bytes), (0, 0));
-        // Four similar sstables: one STCS bucket at min_threshold 4.
-        for k in 0..4 {
-            t.insert(
-                &[("k", Value::BigInt(k)), ("v", Value::Text("x".repeat(100)))],
-                &WriteOptions::default(),
-            )
-            .unwrap();
-            t.flush().unwrap();
-        }
+        crate::db::testing::flush_four_similar(&t);
         let total: u64 = t.sstable_infos().iter().map(|i| i.size_bytes).sum();
         let s = compaction_stats(std::slice::from_ref(&t));
         assert_eq!(s.pending_tasks, 1, "{s:?}");
