@@ -1302,7 +1302,7 @@ impl ScanBlockBytes {
 /// An index block and where a scanner is in it: entries are decoded one at a
 /// time as the scan reaches them. A short scan (a page of ten rows) used to
 /// decode and allocate every entry of the block, most of them never walked:
-/// a third of its time (BENCHMARKS.md, "Scans").
+/// a third of its time (BENCHMARKS.md, "Scans and one-row reads").
 #[derive(Debug)]
 struct ScanBlock {
     index: usize,
