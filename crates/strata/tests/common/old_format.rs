@@ -1,8 +1,9 @@
 //! Fixtures of data directories written by older builds (sstable format
-//! versions 2 and 3): the data they hold, the reads whose answers they
+//! versions 2, 3 and 4): the data they hold, the reads whose answers they
 //! recorded, and the check that this build answers the same. One scenario
 //! file per format version (`format2_sstables_still_read.rs`,
-//! `format3_sstables_still_read.rs`) names its fixture and its version.
+//! `format3_sstables_still_read.rs`, `format4_sstables_still_read.rs`) names
+//! its fixture and its version.
 //!
 //! A fixture is generated once, with the build of its version, by the
 //! scenario's ignored `generate_fixture` test; running that with a newer build
