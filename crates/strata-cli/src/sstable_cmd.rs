@@ -249,6 +249,12 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
             "first_key_hex": hex(&st.first_key.key),
             "last_token": st.last_key.token,
             "last_key_hex": hex(&st.last_key.key),
+            // Format version 5 on; null before (unknown: read for every slice).
+            "clustering_coverage": st.coverage.as_ref().map(|c| json!({
+                "min_clustering_hex": c.rows.as_ref().map(|r| hex(&r.0)),
+                "max_clustering_hex": c.rows.as_ref().map(|r| hex(&r.1)),
+                "beyond_rows": c.beyond_rows,
+            })),
         });
         println!("{}", to_json(&v)?);
         return Ok(());
@@ -287,6 +293,24 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
         st.last_key.token,
         hex(&st.last_key.key)
     );
+    match &st.coverage {
+        None => println!("Clustering span: not recorded (format version 4 or older)"),
+        Some(c) => println!(
+            "Clustering span: {}{}",
+            c.rows
+                .as_ref()
+                .map_or("no rows".to_string(), |(min, max)| format!(
+                    "{} .. {}",
+                    hex(min),
+                    hex(max)
+                )),
+            if c.beyond_rows {
+                " (and partition deletions, range tombstones or static rows: read for every slice)"
+            } else {
+                ""
+            }
+        ),
+    }
     Ok(())
 }
 

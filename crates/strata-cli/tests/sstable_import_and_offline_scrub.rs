@@ -63,6 +63,12 @@ fn import_checks_columns_and_salvaged_files_import() {
         "{meta}"
     );
     assert_eq!(meta["partition_count"].as_u64(), Some(OPS), "{meta}");
+    // One row per partition, its clustering `ck = 0` in every one: a span
+    // of one clustering, nothing beyond the rows.
+    let coverage = &meta["clustering_coverage"];
+    assert_eq!(coverage["min_clustering_hex"], "80000000", "{meta}");
+    assert_eq!(coverage["max_clustering_hex"], "80000000", "{meta}");
+    assert_eq!(coverage["beyond_rows"], false, "{meta}");
     let identity = &meta["identity"];
     assert_eq!(identity["keyspace"], "stress");
     assert_eq!(identity["table"], "standard1");

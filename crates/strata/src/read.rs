@@ -204,7 +204,9 @@ pub struct PartitionResult {
     pub rows: Vec<Row>,
     /// SSTables whose data was actually read (Cassandra's "SSTables per read").
     pub sstables_read: usize,
-    /// Whether anything (live or deleted) was found for the key.
+    /// Whether anything (live or deleted) was found for the key in the
+    /// sources read: an sstable whose clustering coverage excludes the range
+    /// is not read, even if it holds other rows of the partition.
     pub found: bool,
 }
 
@@ -380,6 +382,12 @@ fn read_partition_with(
             )
         }) {
             break;
+        }
+        // Nothing of this sstable is in the range (no row, deletion or static
+        // row: the stats' clustering coverage): a recent point of a time
+        // series skips every newer flush of its series this way.
+        if !s.stats().may_hold(range) {
+            continue;
         }
         sstables_read += 1;
         let tag = IoTag::new(IoCause::UserRead);

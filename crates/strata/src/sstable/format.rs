@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// identity header; bump on any incompatible change. Version 1 (no identity
 /// header) is still read, and still written when a writer is given no identity
 /// (low-level tests only).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
 /// The first version whose large partitions carry a row index (see
@@ -22,6 +22,12 @@ pub const FIRST_VERSION_WITH_ROW_INDEX: u32 = 3;
 /// partition, so small partitions stop paying a whole entry each (issue 15:
 /// 26 of 104 bytes per 116-byte pair on disk was the dense index).
 pub const FIRST_VERSION_WITH_SPARSE_INDEX: u32 = 4;
+/// The first version whose statistics say which clusterings the rows span and
+/// whether anything applies beyond them (see
+/// [`super::stats::ClusteringCoverage`]), so that a read of one row or slice
+/// skips sstables that cannot hold anything for it (issue 15: a recent point
+/// of a time series otherwise reads every newer flush of its series).
+pub const FIRST_VERSION_WITH_CLUSTERING_COVERAGE: u32 = 5;
 /// A granule takes further partitions only while it holds fewer than this many
 /// bytes of the data stream (and only partitions that start in its first
 /// partition's chunk). A point read walks the granule's partitions by their

@@ -1,7 +1,8 @@
 //! SSTables: immutable sorted files of partitions, one file per sstable
-//! (`strata-{id}-Data.db`), format version 4 (version 3, with a dense
-//! partition index, version 2, without row indexes either, and version 1,
-//! without the identity header, are still read). The byte
+//! (`strata-{id}-Data.db`), format version 5 (version 4, without the
+//! statistics' clustering coverage, version 3, with a dense partition index
+//! too, version 2, without row indexes either, and version 1, without the
+//! identity header, are still read). The byte
 //! layout is drawn in docs/FORMAT.md; this page states the contract.
 //!
 //! Glossary:
@@ -18,6 +19,10 @@
 //!   one with a row index; a read finds a granule's other partitions by their
 //!   framing (see [`format::IndexEntry`]).
 //! - **summary**: the first key and position of every index block; loaded at open.
+//! - **clustering coverage** (version 5): in the statistics, the smallest and
+//!   largest row clustering and whether anything reaches beyond the rows; a
+//!   read skips a file whose coverage misses its slice (see
+//!   [`stats::ClusteringCoverage`]).
 //! - **tail**: chunk offset table, summary, Bloom filter, statistics, footer.
 //! - **identity header** (version 2): at offset 0, before chunk 0: table id,
 //!   generation, names, column signature, chunk length, codec, encoding base

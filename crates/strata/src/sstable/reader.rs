@@ -182,7 +182,7 @@ impl SSTableReader {
             .map_err(|e| corrupt(path, f.filter_offset, format!("bloom filter: {e}")))?;
         let stats_payload = block(f.stats_offset, footer_offset)?;
         let mut sr = Reader::new(stats_payload);
-        let stats = SSTableStats::decode(&mut sr)
+        let stats = SSTableStats::decode(&mut sr, f.format_version)
             .map_err(|e| corrupt(path, f.stats_offset, format!("statistics: {}", e.0)))?;
         if !sr.is_empty() {
             return Err(corrupt(path, f.stats_offset, "statistics: trailing bytes"));

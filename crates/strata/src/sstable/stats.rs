@@ -15,12 +15,16 @@
 //!    sstable" relies on.
 //! 3. The encoding is varints with deltas (see docs/FORMAT.md); it is versioned
 //!    with the sstable format.
+//! 4. [`ClusteringCoverage`] (format version 5 on) is conservative: a range it
+//!    says an sstable cannot hold really holds nothing of that sstable (no row,
+//!    no deletion, no static row); older files have none and are always read.
 
 use super::compression::Codec;
+use super::format::FIRST_VERSION_WITH_CLUSTERING_COVERAGE;
 use super::partition::EncodedPartition;
 use crate::data::{
-    CellKind, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion, PartitionUpdate, Row,
-    NO_DELETION_TIME,
+    CellKind, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion,
+    PartitionUpdate, Row, NO_DELETION_TIME,
 };
 use crate::encoding::{
     put_bytes, put_varint, put_zigzag, visit_row, CellView, DecodeError, DecodeResult,
@@ -268,6 +272,83 @@ impl Log2Histogram {
     }
 }
 
+/// Which clusterings an sstable's rows span, and whether anything in it
+/// applies beyond its rows: what lets a read of a clustering range skip the
+/// sstable (invariant 4). Cassandra keeps the same bounds in its stats
+/// metadata (`coveredClustering`), widened by range tombstone bounds; here a
+/// range tombstone, like a partition deletion or a static row, sets
+/// `beyond_rows` instead, and such an sstable is always read: simpler to keep
+/// exact, and time-series tables, which gain from the bounds, rarely delete
+/// ranges.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusteringCoverage {
+    /// The smallest and largest clustering of any row (deleted rows
+    /// included), in the byte order clusterings compare in; `None` when the
+    /// sstable has no clustering row.
+    pub rows: Option<(Vec<u8>, Vec<u8>)>,
+    /// Whether some partition has a partition deletion, a range tombstone or a
+    /// static row.
+    pub beyond_rows: bool,
+}
+
+impl ClusteringCoverage {
+    /// Whether the sstable may hold a row, a deletion or a static row that a
+    /// read of `range` must see. Both bound tests are monotone (a start bound
+    /// that refuses the largest clustering refuses every smaller one, and an
+    /// end bound that refuses the smallest refuses every larger one), so a
+    /// `false` is exact: nothing of the sstable is in `range`.
+    pub fn may_hold(&self, range: &ClusteringRange) -> bool {
+        if self.beyond_rows {
+            return true;
+        }
+        match &self.rows {
+            Some((min, max)) => range.start.admits_as_start(max) && range.end.admits_as_end(min),
+            // Partitions with neither rows nor anything beyond them are not
+            // written; read such a file anyway rather than trust the flags.
+            None => true,
+        }
+    }
+
+    const BEYOND_ROWS: u8 = 1;
+    const HAS_ROWS: u8 = 2;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let mut flags = 0;
+        if self.beyond_rows {
+            flags |= Self::BEYOND_ROWS;
+        }
+        if self.rows.is_some() {
+            flags |= Self::HAS_ROWS;
+        }
+        out.push(flags);
+        if let Some((min, max)) = &self.rows {
+            put_bytes(out, min);
+            put_bytes(out, max);
+        }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> DecodeResult<ClusteringCoverage> {
+        let flags = r.u8()?;
+        if flags & !(Self::BEYOND_ROWS | Self::HAS_ROWS) != 0 {
+            return Err(DecodeError("unknown clustering coverage flags"));
+        }
+        let rows = if flags & Self::HAS_ROWS != 0 {
+            let min = r.bytes()?.to_vec();
+            let max = r.bytes()?.to_vec();
+            if min > max {
+                return Err(DecodeError("smallest clustering after the largest"));
+            }
+            Some((min, max))
+        } else {
+            None
+        };
+        Ok(ClusteringCoverage {
+            rows,
+            beyond_rows: flags & Self::BEYOND_ROWS != 0,
+        })
+    }
+}
+
 /// Everything recorded about one sstable (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SSTableStats {
@@ -310,6 +391,8 @@ pub struct SSTableStats {
     pub base: EncodingBase,
     /// Reserved for incremental repair (`repaired_at`); always 0 today.
     pub repaired_at: u64,
+    /// What the rows span (format version 5 on; `None` before: unknown).
+    pub coverage: Option<ClusteringCoverage>,
 }
 
 impl SSTableStats {
@@ -324,6 +407,13 @@ impl SSTableStats {
             return 0.0;
         }
         (droppable / self.tombstone_candidates as f64).min(1.0)
+    }
+
+    /// Whether a read of `range` must consult this sstable: always for a file
+    /// without coverage (before format version 5), else
+    /// [`ClusteringCoverage::may_hold`].
+    pub fn may_hold(&self, range: &ClusteringRange) -> bool {
+        self.coverage.as_ref().is_none_or(|c| c.may_hold(range))
     }
 
     /// `compressed / uncompressed`, Cassandra's "SSTable Compression Ratio".
@@ -380,9 +470,16 @@ impl SSTableStats {
         put_varint(out, self.level as u64);
         self.codec.encode(out);
         put_varint(out, self.repaired_at);
+        // Written by format version 5 on; a writer of an older version
+        // clears it (see [`SSTableStats::decode`]).
+        if let Some(c) = &self.coverage {
+            c.encode(out);
+        }
     }
 
-    pub fn decode(r: &mut Reader<'_>) -> DecodeResult<SSTableStats> {
+    /// Decodes the stats block of a file of format `version` (the coverage
+    /// is there from version 5 on).
+    pub fn decode(r: &mut Reader<'_>, version: u32) -> DecodeResult<SSTableStats> {
         let base = EncodingBase {
             min_timestamp: r.zigzag()?,
             min_local_deletion: r.zigzag()?,
@@ -420,6 +517,11 @@ impl SSTableStats {
         let level = u32::try_from(r.varint()?).map_err(|_| DecodeError("level out of range"))?;
         let codec = Codec::decode(r)?;
         let repaired_at = r.varint()?;
+        let coverage = if version >= FIRST_VERSION_WITH_CLUSTERING_COVERAGE {
+            Some(ClusteringCoverage::decode(r)?)
+        } else {
+            None
+        };
         if first_key > last_key {
             return Err(DecodeError("first key after last key"));
         }
@@ -447,6 +549,7 @@ impl SSTableStats {
             codec,
             base,
             repaired_at,
+            coverage,
         })
     }
 }
@@ -476,6 +579,12 @@ pub struct StatsCollector {
     row_has_complex: bool,
     first_key: Option<DecoratedKey>,
     last_key: Option<DecoratedKey>,
+    /// The smallest and largest row clustering so far (a partition's rows
+    /// are sorted: its first and last row are compared, nothing between).
+    min_clustering: Option<Vec<u8>>,
+    max_clustering: Option<Vec<u8>>,
+    /// A partition deletion, range tombstone or static row seen.
+    beyond_rows: bool,
 }
 
 impl Default for StatsCollector {
@@ -500,6 +609,9 @@ impl Default for StatsCollector {
             row_has_complex: false,
             first_key: None,
             last_key: None,
+            min_clustering: None,
+            max_clustering: None,
+            beyond_rows: false,
         }
     }
 }
@@ -589,6 +701,8 @@ impl StatsCollector {
 
     fn start_partition(&mut self, deletion: &PartitionDeletion, static_row: Option<&Row>) {
         self.partition_cells = 0;
+        self.beyond_rows |=
+            deletion.partition.is_some() || !deletion.ranges.is_empty() || static_row.is_some();
         if let Some(d) = &deletion.partition {
             self.deletion(d);
         }
@@ -597,6 +711,20 @@ impl StatsCollector {
         }
         if let Some(s) = static_row {
             self.row(s);
+        }
+    }
+
+    /// Widens the clustering span by a partition's first and last rows.
+    fn clustering_span(&mut self, first: Option<&[u8]>, last: Option<&[u8]>) {
+        if let Some(first) = first {
+            if self.min_clustering.as_deref().is_none_or(|m| first < m) {
+                self.min_clustering = Some(first.to_vec());
+            }
+        }
+        if let Some(last) = last {
+            if self.max_clustering.as_deref().is_none_or(|m| last > m) {
+                self.max_clustering = Some(last.to_vec());
+            }
         }
     }
 
@@ -633,6 +761,10 @@ impl StatsCollector {
         for r in &p.rows {
             self.row(r);
         }
+        self.clustering_span(
+            p.rows.first().map(|r| r.clustering.as_slice()),
+            p.rows.last().map(|r| r.clustering.as_slice()),
+        );
         self.finish_partition(&p.key, p.rows.len(), size_bytes);
     }
 
@@ -650,6 +782,10 @@ impl StatsCollector {
             visit_row(&mut Reader::new(r.body), &p.base, self)?;
             self.end_encoded_row();
         }
+        self.clustering_span(
+            p.rows.first().map(|r| r.clustering),
+            p.rows.last().map(|r| r.clustering),
+        );
         self.finish_partition(p.key, p.rows.len(), size_bytes);
         Ok(())
     }
@@ -695,6 +831,10 @@ impl StatsCollector {
             codec,
             base,
             repaired_at: 0,
+            coverage: Some(ClusteringCoverage {
+                rows: self.min_clustering.clone().zip(self.max_clustering.clone()),
+                beyond_rows: self.beyond_rows,
+            }),
         })
     }
 }
@@ -724,7 +864,8 @@ impl<'a> RowVisitor<'a> for StatsCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::{Cell, PartitionDeletion};
+    use crate::data::{Cell, ClusteringBound, PartitionDeletion, RangeTombstone};
+    use crate::sstable::format::FORMAT_VERSION;
 
     #[test]
     fn streaming_histogram_is_bounded_and_sums() {
@@ -829,10 +970,124 @@ mod tests {
             out.len()
         );
         let mut rd = Reader::new(&out);
-        assert_eq!(SSTableStats::decode(&mut rd).unwrap(), s);
+        assert_eq!(SSTableStats::decode(&mut rd, FORMAT_VERSION).unwrap(), s);
         assert!(rd.is_empty());
         assert!(StatsCollector::default()
             .finish(0, 0, 0, 0, Codec::None, EncodingBase::ZERO)
             .is_none());
+        // The partition deletion reaches every clustering.
+        let coverage = s.coverage.clone().unwrap();
+        assert!(coverage.beyond_rows);
+        assert_eq!(coverage.rows, Some((b"c".to_vec(), b"c".to_vec())));
+        // A version-4 block is the same bytes without the coverage.
+        let mut old = s.clone();
+        old.coverage = None;
+        let mut out = Vec::new();
+        old.encode(&mut out);
+        let mut rd = Reader::new(&out);
+        assert_eq!(SSTableStats::decode(&mut rd, 4).unwrap(), old);
+        assert!(rd.is_empty());
+        assert!(old.may_hold(&ClusteringRange {
+            start: ClusteringBound::inclusive(b"x".to_vec()),
+            end: ClusteringBound::UNBOUNDED,
+        }));
+    }
+
+    fn stats_of(partitions: &[PartitionUpdate]) -> SSTableStats {
+        let mut c = StatsCollector::default();
+        for p in partitions {
+            c.add_partition(p, 10);
+        }
+        c.finish(10, 10, 0, 0, Codec::None, EncodingBase::ZERO)
+            .unwrap()
+    }
+
+    fn partition(k: &[u8], clusterings: &[&[u8]]) -> PartitionUpdate {
+        let mut p = PartitionUpdate::new(key(k));
+        for c in clusterings {
+            let mut r = Row::new(c.to_vec());
+            r.add_cell(Cell::live(0, 1, b"v".to_vec()));
+            p.rows.push(r);
+        }
+        p
+    }
+
+    fn range(start: ClusteringBound, end: ClusteringBound) -> ClusteringRange {
+        ClusteringRange { start, end }
+    }
+
+    #[test]
+    fn clustering_coverage_spans_every_partitions_rows() {
+        let s = stats_of(&[
+            partition(b"a", &[b"m", b"p"]),
+            partition(b"b", &[b"d", b"f"]),
+            partition(b"c", &[b"g", b"t"]),
+        ]);
+        let c = s.coverage.clone().unwrap();
+        assert_eq!(c.rows, Some((b"d".to_vec(), b"t".to_vec())));
+        assert!(!c.beyond_rows);
+        let incl = |b: &[u8]| ClusteringBound::inclusive(b.to_vec());
+        let excl = |b: &[u8]| ClusteringBound::exclusive(b.to_vec());
+        let all = ClusteringBound::UNBOUNDED;
+        // Inside, touching either end, and the whole range.
+        assert!(s.may_hold(&range(incl(b"e"), incl(b"e"))));
+        assert!(s.may_hold(&range(incl(b"t"), all.clone())));
+        assert!(s.may_hold(&range(all.clone(), incl(b"d"))));
+        assert!(s.may_hold(&ClusteringRange::ALL));
+        // Before, after, and excluded by an exclusive end or start.
+        assert!(!s.may_hold(&range(incl(b"a"), incl(b"c"))));
+        assert!(!s.may_hold(&range(incl(b"u"), all.clone())));
+        assert!(!s.may_hold(&range(all.clone(), excl(b"d"))));
+        assert!(!s.may_hold(&range(excl(b"t"), all.clone())));
+        // A prefix bound: an inclusive end "d" admits "d..." clusterings, an
+        // exclusive start "t" refuses them.
+        let s = stats_of(&[partition(b"a", &[b"d\x01", b"t\x05"])]);
+        assert!(s.may_hold(&range(all.clone(), incl(b"d"))));
+        assert!(!s.may_hold(&range(excl(b"t"), all.clone())));
+        assert!(s.may_hold(&range(incl(b"t"), all)));
+        // The encoding keeps it.
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        let decoded = SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).unwrap();
+        assert_eq!(decoded.coverage, s.coverage);
+    }
+
+    #[test]
+    fn static_rows_and_range_tombstones_reach_beyond_the_rows() {
+        let mut with_static = partition(b"a", &[b"m"]);
+        let mut s = Row::new(Vec::new());
+        s.add_cell(Cell::live(1, 1, b"s".to_vec()));
+        with_static.static_row = Some(s);
+        let mut with_range = partition(b"b", &[b"m"]);
+        with_range.deletion.ranges.push(RangeTombstone {
+            range: range(
+                ClusteringBound::inclusive(b"a".to_vec()),
+                ClusteringBound::inclusive(b"z".to_vec()),
+            ),
+            deletion: DeletionTime::new(5, 100),
+        });
+        let far = range(
+            ClusteringBound::inclusive(b"x".to_vec()),
+            ClusteringBound::UNBOUNDED,
+        );
+        for p in [with_static, with_range] {
+            let s = stats_of(&[partition(b"0", &[b"m"]), p]);
+            assert!(s.coverage.as_ref().unwrap().beyond_rows);
+            assert!(s.may_hold(&far));
+        }
+        assert!(!stats_of(&[partition(b"0", &[b"m"])]).may_hold(&far));
+    }
+
+    #[test]
+    fn unknown_coverage_flags_are_refused() {
+        let s = stats_of(&[partition(b"a", &[b"m"])]);
+        let mut out = Vec::new();
+        s.encode(&mut out);
+        // The flags byte comes after the two bytes of "m"'s length-prefixed
+        // min and max (1 + 1 each).
+        let flags_at = out.len() - 5;
+        assert_eq!(out[flags_at], ClusteringCoverage::HAS_ROWS);
+        out[flags_at] |= 0x80;
+        assert!(SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).is_err());
     }
 }

@@ -12,7 +12,8 @@ use super::compression::{compress_chunk, CompressionParams};
 use super::data_file_path;
 use super::format::{
     encode_chunk_table, encode_summary, seal_block, ChunkLocation, Footer, IndexBlockBuilder,
-    IndexEntry, IndexLayout, RowIndexLocation, SummaryEntry, FORMAT_VERSION, GRANULE_TARGET_BYTES,
+    IndexEntry, IndexLayout, RowIndexLocation, SummaryEntry,
+    FIRST_VERSION_WITH_CLUSTERING_COVERAGE, FORMAT_VERSION, GRANULE_TARGET_BYTES,
     INDEX_BLOCK_TARGET_BYTES,
 };
 use super::identity::SSTableIdentity;
@@ -583,8 +584,17 @@ impl SSTableWriter {
         }
         self.close_granule();
         self.write_index_block()?;
+        let format_version = if self.opts.identity.is_some() {
+            FORMAT_VERSION
+        } else {
+            1
+        };
         let stats = super::stats::SSTableStats {
             compressed_bytes: self.compressed_bytes,
+            // A version-1 file's stats block ends before the coverage.
+            coverage: stats
+                .coverage
+                .filter(|_| format_version >= FIRST_VERSION_WITH_CLUSTERING_COVERAGE),
             ..stats
         };
 
@@ -611,11 +621,7 @@ impl SSTableWriter {
             stats_offset,
             uncompressed_bytes,
             chunk_length_bytes: self.opts.compression.chunk_length_bytes,
-            format_version: if self.opts.identity.is_some() {
-                FORMAT_VERSION
-            } else {
-                1
-            },
+            format_version,
         };
         tail.extend_from_slice(&footer.encode());
         self.write_region(&tail)?;
