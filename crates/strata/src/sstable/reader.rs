@@ -101,6 +101,25 @@ impl std::ops::Deref for ChunkBytes<'_> {
     }
 }
 
+/// A decompressed chunk its holder keeps: the chunk cache's own allocation
+/// (a user read: holding it copies nothing), or read for the holder alone
+/// (compaction, scrub and verify bypass the cache).
+#[derive(Debug)]
+pub(super) enum HeldChunk {
+    Cached(Arc<[u8]>),
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for HeldChunk {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            HeldChunk::Cached(c) => c,
+            HeldChunk::Read(r) => r,
+        }
+    }
+}
+
 fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
     Error::corruption(path, offset, reason)
 }
@@ -527,6 +546,23 @@ impl SSTableReader {
         let chunk = self.chunk_cached(i, tag, &mut Vec::new(), &mut scratch)?;
         out.extend_from_slice(&chunk);
         Ok(())
+    }
+
+    /// Chunk `i` to keep: shared with the chunk cache for a user read (no copy
+    /// of a cached chunk, where [`read_chunk`](Self::read_chunk) copies it
+    /// out), else decompressed into a buffer of its own.
+    pub(super) fn chunk_held(&self, i: usize, tag: IoTag) -> Result<HeldChunk> {
+        let mut out = Vec::new();
+        if self.cache_slot(tag, i, false).is_none() {
+            self.read_chunk_reusing(i, tag, &mut Vec::new(), &mut out)?;
+            return Ok(HeldChunk::Read(out));
+        }
+        Ok(
+            match self.chunk_cached(i, tag, &mut Vec::new(), &mut out)? {
+                ChunkBytes::Cached(c) => HeldChunk::Cached(c),
+                ChunkBytes::Read(r) => HeldChunk::Read(r.to_vec()),
+            },
+        )
     }
 
     /// The database's chunk cache and this reader's key in it for chunk `i`

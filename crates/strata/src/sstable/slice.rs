@@ -25,7 +25,7 @@
 
 use super::format::RowIndexLocation;
 use super::partition::{decode_header, decode_row_body, read_row_entry, MARKER_ROW};
-use super::reader::SSTableReader;
+use super::reader::{HeldChunk, SSTableReader};
 use super::row_index::{decode_node, seek_forward, seek_reverse, Entry, Node};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
 use crate::encoding::Reader;
@@ -88,7 +88,10 @@ struct Indexed {
     block: Block,
     /// No block after the current `buf` can hold rows of the range.
     done: bool,
-    chunks: Vec<(usize, Vec<u8>)>,
+    /// Held, not copied, when the chunk cache has them (a 16 KiB copy per
+    /// chunk was a fifth of a time-series point read: BENCHMARKS.md,
+    /// "Clustering coverage").
+    chunks: Vec<(usize, HeldChunk)>,
     blocks_read: usize,
 }
 
@@ -236,12 +239,11 @@ impl Indexed {
             let chunk = match self.chunks.iter().position(|(c, _)| *c == i) {
                 Some(k) => &self.chunks[k].1,
                 None => {
-                    let mut buf = Vec::with_capacity(cl as usize);
-                    r.read_chunk(i, self.tag, &mut buf)?;
+                    let held = r.chunk_held(i, self.tag)?;
                     if self.chunks.len() >= CACHED_CHUNKS {
                         self.chunks.remove(0);
                     }
-                    self.chunks.push((i, buf));
+                    self.chunks.push((i, held));
                     &self.chunks[self.chunks.len() - 1].1
                 }
             };
