@@ -323,9 +323,16 @@ pub fn decode_header(
     Ok((deletion, static_row))
 }
 
-/// One row entry, framing only: its clustering rebuilt from `prev` and its body
-/// still encoded. `r` is just past the row marker.
-pub fn read_row_entry<'a>(r: &mut Reader<'a>, prev: &[u8]) -> DecodeResult<(Vec<u8>, &'a [u8])> {
+/// One row entry, framing only: its clustering rebuilt from `prev` into
+/// `clustering` and its body, still encoded, returned. `r` is just past the
+/// row marker. A caller walking rows keeps two buffers (this row's and the
+/// previous one's, swapped after each row) and allocates a clustering only for
+/// the rows it keeps, not one per row it passes.
+pub fn read_row_entry<'a>(
+    r: &mut Reader<'a>,
+    prev: &[u8],
+    clustering: &mut Vec<u8>,
+) -> DecodeResult<&'a [u8]> {
     let shared = r.varint_usize()?;
     if shared > prev.len() {
         return Err(DecodeError(
@@ -333,10 +340,10 @@ pub fn read_row_entry<'a>(r: &mut Reader<'a>, prev: &[u8]) -> DecodeResult<(Vec<
         ));
     }
     let suffix = r.bytes()?;
-    let mut clustering = Vec::with_capacity(shared + suffix.len());
+    clustering.clear();
     clustering.extend_from_slice(&prev[..shared]);
     clustering.extend_from_slice(suffix);
-    Ok((clustering, r.bytes()?))
+    r.bytes()
 }
 
 /// Decodes a row body read by [`read_row_entry`].
@@ -389,13 +396,13 @@ pub fn decode_partition_in(
     let mut p = PartitionUpdate::new(key.clone());
     p.deletion = deletion;
     p.static_row = static_row;
-    let mut prev: Vec<u8> = Vec::new();
+    let (mut prev, mut clustering) = (Vec::new(), Vec::new());
     let mut rows_seen = false;
     loop {
         match r.u8()? {
             MARKER_END => break,
             MARKER_ROW => {
-                let (clustering, body) = read_row_entry(&mut r, &prev)?;
+                let body = read_row_entry(&mut r, &prev, &mut clustering)?;
                 if rows_seen && clustering <= prev {
                     return Err(DecodeError("rows out of clustering order"));
                 }
@@ -404,7 +411,7 @@ pub fn decode_partition_in(
                     let row = decode_row_body(body, clustering.clone(), base)?;
                     p.rows.push(row);
                 }
-                prev = clustering;
+                std::mem::swap(&mut prev, &mut clustering);
             }
             MARKER_ROW_INDEX => {
                 skip_row_index(&mut r)?;

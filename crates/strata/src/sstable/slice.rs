@@ -67,10 +67,44 @@ struct Level {
 /// not the ~100 of a 4 KiB block.
 #[derive(Debug, Default)]
 struct Block {
-    bytes: Vec<u8>,
+    bytes: Span,
     rows: Vec<(Vec<u8>, usize, usize)>,
     /// Data-stream offset of the block, for errors.
     at: u64,
+}
+
+/// Bytes of the partition: a range of a chunk the chunk cache holds (no
+/// copy), or copied out (bytes across chunks, or a chunk read for this slice
+/// alone).
+#[derive(Debug)]
+enum Span {
+    Shared(Arc<[u8]>, std::ops::Range<usize>),
+    Owned(Vec<u8>),
+}
+
+impl Default for Span {
+    fn default() -> Span {
+        Span::Owned(Vec::new())
+    }
+}
+
+impl Span {
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Span::Shared(chunk, range) => chunk[range].to_vec(),
+            Span::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl std::ops::Deref for Span {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Span::Shared(chunk, range) => &chunk[range.clone()],
+            Span::Owned(bytes) => bytes,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -217,8 +251,9 @@ impl SSTableSlice {
 }
 
 impl Indexed {
-    /// Partition bytes `[from, from + len)`, through the chunk cache.
-    fn bytes(&mut self, from: u64, len: u64) -> Result<Vec<u8>> {
+    /// Partition bytes `[from, from + len)`, through the chunk cache: shared
+    /// with it when they lie in one cached chunk (a row block usually does).
+    fn bytes(&mut self, from: u64, len: u64) -> Result<Span> {
         let r = Arc::clone(&self.reader);
         if from.checked_add(len).is_none_or(|end| end > self.length) {
             return Err(r.corrupt_data(
@@ -232,7 +267,7 @@ impl Indexed {
         let start = self.offset + from;
         let end = start + len;
         let cl = r.chunk_length();
-        let mut out = Vec::with_capacity(len as usize);
+        let mut out = Vec::new();
         let mut at = start;
         while at < end {
             let i = (at / cl) as usize;
@@ -253,14 +288,20 @@ impl Indexed {
             if lo >= hi {
                 return Err(r.corrupt_data(at, "chunk shorter than the data stream says"));
             }
+            if at == start && chunk_start + hi as u64 == end {
+                if let HeldChunk::Cached(c) = chunk {
+                    return Ok(Span::Shared(Arc::clone(c), lo..hi));
+                }
+            }
+            out.reserve_exact((end - at) as usize);
             out.extend_from_slice(&chunk[lo..hi]);
             at = chunk_start + hi as u64;
         }
-        Ok(out)
+        Ok(Span::Owned(out))
     }
 
     fn node(&mut self, offset: u64, width: u64) -> Result<Node> {
-        let bytes = self.bytes(offset, width)?;
+        let bytes = self.bytes(offset, width)?.into_vec();
         decode_node(bytes).map_err(|e| {
             self.reader
                 .corrupt_data(self.offset + offset, format!("row index node: {}", e.0))
@@ -393,14 +434,16 @@ impl Indexed {
         };
         let mut rows = Vec::new();
         let mut r = Reader::new(&bytes);
-        let mut prev: Vec<u8> = Vec::new();
+        // Two clustering buffers, swapped after each row: a clustering is
+        // allocated only for the rows in the range.
+        let (mut prev, mut ck) = (Vec::new(), Vec::new());
         let mut first = true;
         while !r.is_empty() {
             let marker = r.u8().map_err(|e| bad(e.0.to_string()))?;
             if marker != MARKER_ROW {
                 return Err(bad(format!("row marker {marker} inside a row block")));
             }
-            let (ck, body) = read_row_entry(&mut r, &prev).map_err(|e| bad(e.0.to_string()))?;
+            let body = read_row_entry(&mut r, &prev, &mut ck).map_err(|e| bad(e.0.to_string()))?;
             if first {
                 if ck != entry.first {
                     return Err(bad("first row differs from its index entry".into()));
@@ -413,7 +456,7 @@ impl Indexed {
                 let to = r.position();
                 rows.push((ck.clone(), to - body.len(), to));
             }
-            prev = ck;
+            std::mem::swap(&mut prev, &mut ck);
         }
         if first || prev != entry.last {
             return Err(bad("last row differs from its index entry".into()));
