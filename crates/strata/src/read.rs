@@ -370,6 +370,7 @@ fn read_partition_with(
     // its series this way.
     let candidates = sstables_newest_first(view, key, range);
     let mut sstables_read = 0;
+    let mut deferred: Vec<Deferred<'_>> = Vec::new();
     for s in candidates {
         if deletion
             .partition_deletion()
@@ -385,6 +386,21 @@ fn read_partition_with(
             )
         }) {
             break;
+        }
+        // An sstable whose coverage says its rows are all it holds (no
+        // partition deletion, range tombstone or static row) adds nothing to
+        // the deletions gathered here: the merge opens it only when it
+        // reaches the sstable's first row in the read's direction, so a
+        // "most recent N" read of a time series opens the newest windows
+        // and not every one (Cassandra's sstable lower bounds).
+        if row.is_none() {
+            if let Some(bound) = s.stats().coverage.as_ref().and_then(|c| {
+                let (min, max) = c.rows.as_ref().filter(|_| !c.beyond_rows)?;
+                Some(if reversed { max } else { min })
+            }) {
+                deferred.push(Deferred { bound, sstable: s });
+                continue;
+            }
         }
         sstables_read += 1;
         let tag = IoTag::new(IoCause::UserRead);
@@ -405,7 +421,35 @@ fn read_partition_with(
                 .collect()
         }
         Some(_) => Vec::new(),
-        None => merge_rows(&mut sources, &deletion, reversed, limit, now_seconds)?,
+        None => {
+            let mut open = |s: &Arc<SSTableReader>| -> Result<Option<RowSource>> {
+                sstables_read += 1;
+                let tag = IoTag::new(IoCause::UserRead);
+                let Some(slice) = s.slice_admitted(key, range, reversed, tag, Admitted::Yes)?
+                else {
+                    return Ok(None);
+                };
+                if !slice.deletion.is_empty() || slice.static_row.is_some() {
+                    return Err(Error::corruption(
+                        s.path(),
+                        0,
+                        "a partition deletion, range tombstone or static row in an sstable \
+                         whose statistics say it holds none",
+                    ));
+                }
+                found = true;
+                Ok(Some(RowSource::Sst(slice)))
+            };
+            merge_rows(
+                &mut sources,
+                deferred,
+                &mut open,
+                &deletion,
+                reversed,
+                limit,
+                now_seconds,
+            )?
+        }
     };
     Ok(PartitionResult {
         static_row,
@@ -441,10 +485,22 @@ fn sstables_newest_first<'a>(
     candidates
 }
 
+/// An sstable a merge opens only once it reaches `bound`, the first
+/// clustering the sstable can hold in the read's direction (its smallest
+/// forward, its largest reversed).
+struct Deferred<'a> {
+    bound: &'a [u8],
+    sstable: &'a Arc<SSTableReader>,
+}
+
 /// Merges the sources' rows (each in `reversed` order) into at most `limit`
-/// live rows, pulling each source only as far as needed.
+/// live rows, pulling each source only as far as needed, and opening each
+/// deferred sstable (through `open`) only when the merge reaches its bound:
+/// a row of it cannot come before that.
 fn merge_rows(
-    sources: &mut [RowSource],
+    sources: &mut Vec<RowSource>,
+    mut deferred: Vec<Deferred<'_>>,
+    open: &mut dyn FnMut(&Arc<SSTableReader>) -> Result<Option<RowSource>>,
     deletion: &PartitionDeletion,
     reversed: bool,
     limit: usize,
@@ -454,12 +510,20 @@ fn merge_rows(
     if limit == 0 {
         return Ok(rows);
     }
+    // The next to open last (popped first).
+    deferred.sort_by(|a, b| {
+        if reversed {
+            a.bound.cmp(b.bound)
+        } else {
+            b.bound.cmp(a.bound)
+        }
+    });
     let mut heads: Vec<Option<Row>> = Vec::with_capacity(sources.len());
     for s in sources.iter_mut() {
         heads.push(s.next_row()?);
     }
-    while rows.len() < limit {
-        // The next clustering in the read's direction among the heads.
+    // The next clustering in the read's direction among the heads.
+    let next_of = |heads: &[Option<Row>]| -> Option<Vec<u8>> {
         let mut next: Option<&[u8]> = None;
         for h in heads.iter().flatten() {
             let ck = h.clustering.as_slice();
@@ -472,7 +536,30 @@ fn merge_rows(
                 next = Some(ck);
             }
         }
-        let Some(next) = next.map(<[u8]>::to_vec) else {
+        next.map(<[u8]>::to_vec)
+    };
+    while rows.len() < limit {
+        let mut next = next_of(&heads);
+        // Open every deferred sstable whose first row could be at or before
+        // `next` (or any, when the open sources are exhausted).
+        while let Some(d) = deferred.last() {
+            let reached = match &next {
+                None => true,
+                Some(n) if reversed => d.bound >= n.as_slice(),
+                Some(n) => d.bound <= n.as_slice(),
+            };
+            if !reached {
+                break;
+            }
+            let sstable = d.sstable;
+            deferred.pop();
+            if let Some(mut source) = open(sstable)? {
+                heads.push(source.next_row()?);
+                sources.push(source);
+                next = next_of(&heads);
+            }
+        }
+        let Some(next) = next else {
             break;
         };
         let mut merged: Option<Row> = None;

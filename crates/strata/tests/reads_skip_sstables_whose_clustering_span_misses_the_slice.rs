@@ -1,7 +1,9 @@
 //! A read of a row or a slice skips the sstables whose clustering span (the
 //! stats' coverage, format version 5) cannot hold anything in its range: a
 //! recent point of a time series reads its own flush and not every newer one
-//! holding later points of the same series. An sstable with a range
+//! holding later points of the same series, and the newest N points of an
+//! unbounded slice open only the flushes that hold them (an sstable is opened
+//! when the merge reaches its first row). An sstable with a range
 //! tombstone, a partition deletion or a static row is always read (they reach
 //! beyond its rows). Every answer is checked, not only the count of sstables
 //! read.
@@ -9,6 +11,7 @@
 mod common;
 use common::options;
 use std::sync::Arc;
+use strata::data::ClusteringRange;
 use strata::db::Database;
 use strata::schema::WriteOptions;
 use strata::table::Table;
@@ -114,6 +117,27 @@ fn slices_read_only_the_sstables_whose_clustering_span_they_meet() {
     assert_eq!(slice(&t, 2, 0, 1_000, false), (expected(2, 0..500), 5));
     assert_eq!(slice(&t, 2, 500, 1_000, false), (vec![], 0));
     assert_eq!(slice(&t, 2, -10, -1, false), (vec![], 0));
+
+    // The first N rows of an unbounded slice: an sstable is opened only when
+    // the merge reaches its first row, so the newest N points read the
+    // newest flush, and the oldest the oldest.
+    let newest = |limit: usize, reversed: bool| {
+        let key = t.schema().decorated_key(&[Value::BigInt(3)]).expect("key");
+        let r = t
+            .read(&key, &ClusteringRange::ALL, reversed, limit)
+            .expect("read");
+        let times: Vec<i64> = r
+            .rows
+            .iter()
+            .map(|row| i64::from_be_bytes(row.clustering[..8].try_into().expect("8 bytes")))
+            .map(|t| t ^ i64::MIN)
+            .collect();
+        (times, r.sstables_read)
+    };
+    assert_eq!(newest(10, true), ((490..500).rev().collect(), 1));
+    assert_eq!(newest(150, true), ((350..500).rev().collect(), 2));
+    assert_eq!(newest(10, false), ((0..10).collect(), 1));
+    assert_eq!(newest(usize::MAX, false).1, 5);
 
     // A range tombstone in a newer flush reaches beyond its rows: that
     // sstable is always read, and its deletion applies. Newer than every
