@@ -13,7 +13,12 @@
 //!    a partition tombstone already found (everything in it is shadowed), or,
 //!    for a read of one whole row ([`RowQuery`]), its newest write is older
 //!    than every part of the row already found (its marker and each column),
-//!    or than a deletion covering the row (nothing in it can win).
+//!    or than a deletion covering the row (nothing in it can win), or its
+//!    clustering coverage (format 5) shows nothing of it in the range. An
+//!    sstable whose coverage says its rows are all it holds (no partition
+//!    deletion, range tombstone or static row) is opened only when the merge
+//!    reaches its first row in the read's direction; one that then shows
+//!    such a deletion is reported corrupt, never merged.
 //! 3. Paging never repeats or skips a row: a page ends after a whole row and the
 //!    [`PagingState`] names the last row returned.
 //! 4. A partition read pulls rows from its sources lazily: a read with `limit`

@@ -90,17 +90,24 @@ fn write_five_flushes(t: &Arc<Table>) {
     }
 }
 
-#[test]
-fn slices_read_only_the_sstables_whose_clustering_span_they_meet() {
+/// A fresh database with `ks.ts` of these columns (`k bigint, t bigint`
+/// first, clustered by `t`, compaction off) and five flushes of it.
+fn five_flushes(columns: &str) -> (tempfile::TempDir, Database, Arc<Table>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open(dir.path(), options()).expect("open");
     let t = db
-        .create_table_cql(
-            "CREATE TABLE ks.ts (k bigint, t bigint, v text, PRIMARY KEY (k, t)) \
-             WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
-        )
+        .create_table_cql(&format!(
+            "CREATE TABLE ks.ts (k bigint, t bigint, {columns}, PRIMARY KEY (k, t)) \
+             WITH compaction = {{'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}}"
+        ))
         .expect("table");
     write_five_flushes(&t);
+    (dir, db, t)
+}
+
+#[test]
+fn slices_read_only_the_sstables_whose_clustering_span_they_meet() {
+    let (_dir, db, t) = five_flushes("v text");
     assert_eq!(t.view().sstables().len(), 5);
 
     // A point reads its own flush: the newer ones hold only later points.
@@ -169,17 +176,8 @@ fn slices_read_only_the_sstables_whose_clustering_span_they_meet() {
 }
 
 #[test]
-fn a_static_row_makes_every_sstable_of_its_flush_read() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = Database::open(dir.path(), options()).expect("open");
-    let t = db
-        .create_table_cql(
-            "CREATE TABLE ks.ts (k bigint, t bigint, s text static, v text, \
-             PRIMARY KEY (k, t)) \
-             WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
-        )
-        .expect("table");
-    write_five_flushes(&t);
+fn an_sstable_with_a_static_row_is_read_for_every_slice() {
+    let (_dir, db, t) = five_flushes("s text static, v text");
     assert_eq!(point(&t, 2, 150), (expected(2, 150..151), 1));
     // A static value in a newer flush: that sstable is read for every slice.
     t.insert(
