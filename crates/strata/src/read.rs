@@ -308,7 +308,9 @@ pub fn read_row(
 /// the requested direction (an sstable through its row index: invariant 4);
 /// the sources' partition and range tombstones are gathered first, then rows
 /// are merged by clustering, reconciled, shadowed and expired, and pulled only
-/// until `limit` live rows are produced.
+/// until `limit` live rows are produced. An sstable that holds nothing but
+/// rows (its clustering coverage) has no tombstones to gather and is opened
+/// only when the merge reaches its first row.
 pub fn read_partition(
     view: &View,
     key: &DecoratedKey,
