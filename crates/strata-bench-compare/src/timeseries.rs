@@ -29,10 +29,10 @@
 //!   cell in it has expired and no overlapping sstable holds older data (or
 //!   the row-level check clears it), looked for every sixth of a window: a
 //!   window's sstable goes when its newest point expires, so up to a window of
-//!   expired points stays. A recent read of one point opens every sstable
-//!   that holds its series' partition, a window's worth or more each: Strata
-//!   keeps no per-sstable clustering bounds to skip them (docs/STATUS.md), and
-//!   the partition's Bloom filter cannot tell (every sstable has every series).
+//!   expired points stays. Every sstable holds every series, so the
+//!   partition's Bloom filter passes them all; a recent read of one point
+//!   skips those whose clustering span (format 5's statistics) cannot hold
+//!   its time, and so reads the flush that holds it.
 //! - RocksDB: FIFO compaction with `ttl`: files stay in L0 and one is deleted
 //!   once its newest key is older than the TTL (no size limit, no intra-L0
 //!   compaction). Entries are not expired on read: a point stays readable until
