@@ -549,18 +549,12 @@ fn merge_rows(
         let mut next = next_of(&heads);
         // Open every deferred sstable whose first row could be at or before
         // `next` (or any, when the open sources are exhausted).
-        while let Some(d) = deferred.last() {
-            let reached = match &next {
-                None => true,
-                Some(n) if reversed => d.bound >= n.as_slice(),
-                Some(n) => d.bound <= n.as_slice(),
-            };
-            if !reached {
-                break;
-            }
-            let sstable = d.sstable;
-            deferred.pop();
-            if let Some(mut source) = open(sstable)? {
+        while let Some(d) = deferred.pop_if(|d| match &next {
+            None => true,
+            Some(n) if reversed => d.bound >= n.as_slice(),
+            Some(n) => d.bound <= n.as_slice(),
+        }) {
+            if let Some(mut source) = open(d.sstable)? {
                 heads.push(source.next_row()?);
                 sources.push(source);
                 next = next_of(&heads);

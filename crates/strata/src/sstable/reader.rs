@@ -553,16 +553,12 @@ impl SSTableReader {
     /// out), else decompressed into a buffer of its own.
     pub(super) fn chunk_held(&self, i: usize, tag: IoTag) -> Result<HeldChunk> {
         let mut out = Vec::new();
-        if self.cache_slot(tag, i, false).is_none() {
-            self.read_chunk_reusing(i, tag, &mut Vec::new(), &mut out)?;
-            return Ok(HeldChunk::Read(out));
-        }
-        Ok(
-            match self.chunk_cached(i, tag, &mut Vec::new(), &mut out)? {
-                ChunkBytes::Cached(c) => HeldChunk::Cached(c),
-                ChunkBytes::Read(r) => HeldChunk::Read(r.to_vec()),
-            },
-        )
+        let cached = match self.chunk_cached(i, tag, &mut Vec::new(), &mut out)? {
+            ChunkBytes::Cached(c) => Some(c),
+            // Uncached: decompressed into `out`, which the holder keeps.
+            ChunkBytes::Read(_) => None,
+        };
+        Ok(cached.map_or(HeldChunk::Read(out), HeldChunk::Cached))
     }
 
     /// The database's chunk cache and this reader's key in it for chunk `i`

@@ -256,6 +256,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The format versions of `t`'s live sstables.
+fn versions(t: &Table) -> Vec<u32> {
+    t.view()
+        .sstables()
+        .iter()
+        .map(|s| s.format_version())
+        .collect()
+}
+
+/// Every answer `got` equals the recorded one, and there are as many.
+fn same_answers(got: &[String], expected: &[&str], when: &str) {
+    assert_eq!(got.len(), expected.len(), "{when}");
+    for (g, e) in got.iter().zip(expected) {
+        assert_eq!(g, e, "{when}");
+    }
+}
+
 /// Writes `f`'s fixture: two sstables, flushed one after the other. Must run
 /// with the build of `f.version` (the scenario says which commit).
 pub fn generate(f: Fixture) {
@@ -269,13 +286,7 @@ pub fn generate(f: Fixture) {
     t.flush().unwrap();
     write_data(&t, false, f.small_partitions);
     t.flush().unwrap();
-    let versions: Vec<u32> = t
-        .view()
-        .sstables()
-        .iter()
-        .map(|s| s.format_version())
-        .collect();
-    assert_eq!(versions, vec![f.version, f.version]);
+    assert_eq!(versions(&t), vec![f.version, f.version]);
     let expected = answers(&t, &f.keys());
     db.close().unwrap();
     let _ = std::fs::remove_file(db_dir.join("LOCK"));
@@ -290,40 +301,21 @@ pub fn check(f: Fixture) {
     copy_dir(&f.path().join("db"), tmp.path());
     let db = Database::open(tmp.path(), options()).unwrap();
     let t = db.table("fx", "ts").unwrap();
-    let versions: Vec<u32> = t
-        .view()
-        .sstables()
-        .iter()
-        .map(|s| s.format_version())
-        .collect();
     assert_eq!(
-        versions,
+        versions(&t),
         vec![f.version, f.version],
         "the fixture holds two version-{} sstables",
         f.version
     );
     let expected = std::fs::read_to_string(f.path().join("expected.txt")).unwrap();
-    let got = answers(&t, &f.keys());
     let expected: Vec<&str> = expected.lines().collect();
-    assert_eq!(got.len(), expected.len());
-    for (g, e) in got.iter().zip(&expected) {
-        assert_eq!(g, e);
-    }
+    same_answers(&answers(&t, &f.keys()), &expected, "as recorded");
     // `upgradesstables` rewrites both in the current format (with a
     // clustering coverage since version 5): the same answers.
     let report = upgrade_sstables(&t, &UpgradeOptions::default(), &mut |_, _| {}).unwrap();
     assert_eq!(report.rewritten.len(), 2);
-    let versions: Vec<u32> = t
-        .view()
-        .sstables()
-        .iter()
-        .map(|s| s.format_version())
-        .collect();
-    assert_eq!(versions, vec![FORMAT_VERSION, FORMAT_VERSION]);
-    let upgraded = answers(&t, &f.keys());
-    for (g, e) in upgraded.iter().zip(&expected) {
-        assert_eq!(g, e, "after upgradesstables");
-    }
+    assert_eq!(versions(&t), vec![FORMAT_VERSION, FORMAT_VERSION]);
+    same_answers(&answers(&t, &f.keys()), &expected, "after upgradesstables");
     // A flush after new writes mixes a new-format sstable into the same reads.
     write_data(&t, false, f.small_partitions);
     t.flush().unwrap();
