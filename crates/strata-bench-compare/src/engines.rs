@@ -20,7 +20,11 @@
 //!    fjall's cache). RocksDB's and fjall's hold compressed-or-raw blocks and
 //!    index/filter blocks; Strata's holds decompressed chunks only.
 //! 5. Leveled compaction everywhere (Strata: `LeveledCompactionStrategy` with
-//!    its defaults), no compaction throughput limit, one flush and one
+//!    its defaults but for `l0_compaction_trigger` 4, RocksDB's default
+//!    `level0_file_num_compaction_trigger`: L0 goes to L1 at four sstables
+//!    instead of at one sstable's worth with merges within L0 until then; the
+//!    engine `strata-cassandra-l0` is the same engine with Cassandra's rule,
+//!    Strata's default), no compaction throughput limit, one flush and one
 //!    compaction thread each (the machine has two cores and the driver uses one).
 //!
 //! The time series ([`open_series`]) keeps 1, 2 and 4 and the threads, with
@@ -109,8 +113,12 @@ pub fn file_kind(engine: &str, relative: &Path) -> FileKind {
     match engine {
         // An sstable is written as `.tmp` and renamed: a `.tmp` is one in the
         // making (a compaction's output), counted with the tables.
-        "strata" if first == "commitlog" => FileKind::Log,
-        "strata" if name.ends_with("-Data.db") || name.ends_with("-Data.db.tmp") => FileKind::Table,
+        "strata" | STRATA_CASSANDRA_L0 if first == "commitlog" => FileKind::Log,
+        "strata" | STRATA_CASSANDRA_L0
+            if name.ends_with("-Data.db") || name.ends_with("-Data.db.tmp") =>
+        {
+            FileKind::Table
+        }
         // `LOG` (RocksDB's text info log) is not `*.log`: the extension is
         // compared case-sensitively on purpose.
         "rocksdb" if name.ends_with(".log") => FileKind::Log,
@@ -167,12 +175,21 @@ pub const BLOCK_BYTES: u32 = 16 << 10;
 /// Settling longer than this is reported as an error rather than waited out.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// Strata with Cassandra's L0 rule (its default) instead of the harness's
+/// `l0_compaction_trigger` 4: an engine of its own, so that both rules run in
+/// one invocation (the key-value workloads only).
+pub const STRATA_CASSANDRA_L0: &str = "strata-cassandra-l0";
+
 pub fn open(name: &str, dir: &Path) -> Result<Box<dyn Engine>> {
     match name {
-        "strata" => Ok(Box::new(StrataEngine::open(dir, None)?)),
+        "strata" => Ok(Box::new(StrataEngine::open(dir, None, 4)?)),
+        STRATA_CASSANDRA_L0 => Ok(Box::new(StrataEngine::open(dir, None, 0)?)),
         "rocksdb" => Ok(Box::new(RocksEngine::open(dir, None)?)),
         "fjall" => Ok(Box::new(FjallEngine::open(dir, None)?)),
-        other => Err(format!("unknown engine '{other}' (strata, rocksdb, fjall)").into()),
+        other => Err(format!(
+            "unknown engine '{other}' (strata, {STRATA_CASSANDRA_L0}, rocksdb, fjall)"
+        )
+        .into()),
     }
 }
 
@@ -203,10 +220,14 @@ pub const SERIES_CLOCK_SPEEDUP: i64 = 60;
 /// with FIFO compaction and a TTL, fjall with its FIFO strategy and a TTL.
 pub fn open_series(name: &str, dir: &Path, o: &SeriesOptions) -> Result<Box<dyn Engine>> {
     match name {
-        "strata" => Ok(Box::new(StrataEngine::open(dir, Some(o))?)),
+        // The L0 rule is LCS's; the time series is TWCS in both.
+        "strata" | STRATA_CASSANDRA_L0 => Ok(Box::new(StrataEngine::open(dir, Some(o), 0)?)),
         "rocksdb" => Ok(Box::new(RocksEngine::open(dir, Some(o))?)),
         "fjall" => Ok(Box::new(FjallEngine::open(dir, Some(o))?)),
-        other => Err(format!("unknown engine '{other}' (strata, rocksdb, fjall)").into()),
+        other => Err(format!(
+            "unknown engine '{other}' (strata, {STRATA_CASSANDRA_L0}, rocksdb, fjall)"
+        )
+        .into()),
     }
 }
 
@@ -242,7 +263,9 @@ struct StrataEngine {
 }
 
 impl StrataEngine {
-    fn open(dir: &Path, series: Option<&SeriesOptions>) -> Result<StrataEngine> {
+    /// `l0_trigger`: the LCS `l0_compaction_trigger` of the key-value table
+    /// (0: Cassandra's rule); the time series uses TWCS.
+    fn open(dir: &Path, series: Option<&SeriesOptions>, l0_trigger: u32) -> Result<StrataEngine> {
         use strata::commitlog::{CommitLogOptions, SyncMode};
         let clock: Arc<dyn Clock> = match series {
             None => strata::clock::SystemClock::new(),
@@ -270,7 +293,8 @@ impl StrataEngine {
         let table = db.create_table_cql(&match series {
             None => format!(
                 "CREATE TABLE bench.kv (key blob PRIMARY KEY, value blob) \
-                 WITH compaction = {{'class': 'LeveledCompactionStrategy'}} \
+                 WITH compaction = {{'class': 'LeveledCompactionStrategy', \
+                 'l0_compaction_trigger': {l0_trigger}}} \
                  AND {common} AND memtable_flush_threshold_mb = {}",
                 MEMTABLE_BYTES >> 20
             ),

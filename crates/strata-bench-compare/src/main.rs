@@ -15,7 +15,9 @@
 //! ```
 //!
 //! Options: `--keys N` (default 2,000,000; the issue's large option is
-//! 20,000,000), `--engines strata,rocksdb,fjall`, `--workloads
+//! 20,000,000), `--engines strata,rocksdb,fjall` (also `strata-cassandra-l0`:
+//! Strata with Cassandra's L0 rule, its default, where `strata` runs LCS with
+//! `l0_compaction_trigger` 4 as RocksDB does), `--workloads
 //! fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries`,
 //! `--rounds R`, `--seed S`, `--dir DIR` (default a directory under the system
 //! temp dir; each engine gets a fresh subdirectory, removed after its phase),

@@ -54,6 +54,10 @@ pub struct PredictArgs {
     /// (refined model; the seed's formula assumes it anyway).
     #[arg(long)]
     pub l0_size_tiered: bool,
+    /// LCS `l0_compaction_trigger`: L0 goes to L1 at this many sstables and is
+    /// never merged within itself (0 = off, Cassandra's rule; refined model).
+    #[arg(long, default_value_t = 0)]
+    pub l0_compaction_trigger: u32,
     /// Memtable flush size (default 256 MiB: the seed's unstated flush size lies in
     /// (64, 256] MiB; 256 MiB is the benchmark's default too).
     #[arg(long, default_value = "256MiB")]
@@ -189,6 +193,7 @@ fn run_predict(a: PredictArgs) -> Result<()> {
         min_threshold: a.min_threshold,
         window_seconds: opt(&a.window, parse_duration_seconds)?,
         l0_size_tiered: a.l0_size_tiered,
+        l0_compaction_trigger: a.l0_compaction_trigger,
         ..ModelInput::default()
     };
     let out = model::predict(&input, a.refined)?;

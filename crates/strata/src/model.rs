@@ -121,6 +121,10 @@ pub struct ModelInput {
     /// instead of whole on every flush (refined model only; the seed's L0 term
     /// assumes size tiering anyway).
     pub l0_size_tiered: bool,
+    /// LCS `l0_compaction_trigger`: 0 = off; `n` = L0 goes to L1 at `n`
+    /// sstables, never merged within itself (refined model only; not with
+    /// `l0_size_tiered` or `level_count`, as the strategy's options).
+    pub l0_compaction_trigger: u32,
     /// TWCS window; `None` = TTL / 20 (Cassandra's advice: 20-30 windows per TTL),
     /// or one day without a TTL (Cassandra's default).
     pub window_seconds: Option<f64>,
@@ -143,6 +147,7 @@ impl Default for ModelInput {
             gc_grace_seconds: DEFAULT_GC_GRACE_SECONDS,
             min_threshold: 4,
             l0_size_tiered: false,
+            l0_compaction_trigger: 0,
             window_seconds: None,
             base_time_seconds: 60.0,
             max_window_seconds: 86_400.0,
@@ -193,6 +198,20 @@ impl ModelInput {
         if self.level_count == 1 || self.level_count > 10 {
             return Err(Error::InvalidInput(
                 "level_count must be 0 (off) or 2..=10".into(),
+            ));
+        }
+        if self.l0_compaction_trigger == 1
+            || self.l0_compaction_trigger as u64 > crate::options::MAX_L0_COMPACTION_TRIGGER
+        {
+            return Err(Error::InvalidInput(format!(
+                "l0_compaction_trigger must be 0 (off) or 2..={}",
+                crate::options::MAX_L0_COMPACTION_TRIGGER
+            )));
+        }
+        if self.l0_compaction_trigger > 0 && (self.l0_size_tiered || self.level_count > 0) {
+            return Err(Error::InvalidInput(
+                "l0_compaction_trigger cannot be combined with l0_size_tiered or level_count"
+                    .into(),
             ));
         }
         if self.data_bytes.is_none()
@@ -334,6 +353,7 @@ fn fixed_sstable_bytes(input: &ModelInput, data_bytes: f64) -> f64 {
         level_count: input.level_count,
         sstable_size_in_kb: None,
         l0_size_tiered: input.l0_size_tiered,
+        l0_compaction_trigger: input.l0_compaction_trigger,
     };
     fixed_levels_sstable_size(data_bytes as u64, &lcs) as f64
 }
@@ -548,8 +568,13 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
         }
     };
     // L0 batches: one sstable's worth, or in fixed-levels mode the first of
-    // its even steps; `k` flushes each.
+    // its even steps; `k` flushes each. With `l0_compaction_trigger` the batch
+    // is that many flushes, whatever their size.
     let batch_for = |shape: &LevelShape| {
+        if input.l0_compaction_trigger > 0 {
+            let k = input.l0_compaction_trigger as f64;
+            return (k, k * flush);
+        }
         let b0 = if input.level_count > 0 {
             shape.fixed_l0_batch(s, f, max_level)
         } else {
@@ -612,8 +637,11 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
     }];
     // L0: flushes 2..k-1 of a batch are merged within L0 (total < s), rewriting
     // 2F, 3F, ..., (k-1)F per k flushes; flush k takes L0 (kF >= s) into L1.
-    // Size-tiered L0 merges only tiers of `min_threshold` equal sstables.
-    let (l0, l0_most) = if input.l0_size_tiered {
+    // Size-tiered L0 merges only tiers of `min_threshold` equal sstables; a
+    // count trigger merges none (L0 holds up to `k` sstables).
+    let (l0, l0_most) = if input.l0_compaction_trigger > 0 {
+        (0.0, k as u64)
+    } else if input.l0_size_tiered {
         l0_size_tiered_batch(k as u64, input.min_threshold as u64)
     } else if k >= 3.0 {
         (((k - 1.0) * k / 2.0 - 1.0) / k, 2)
@@ -623,7 +651,13 @@ fn lcs_refined(input: &ModelInput) -> Prediction {
     terms.push(Term {
         name: format!(
             "L0 merges ({k} flushes per batch{})",
-            if input.l0_size_tiered { ", tiered" } else { "" }
+            if input.l0_compaction_trigger > 0 {
+                ", promoted at a count"
+            } else if input.l0_size_tiered {
+                ", tiered"
+            } else {
+                ""
+            }
         ),
         write_amplification: l0,
     });
@@ -947,15 +981,17 @@ pub fn advise(input: &AdviseInput) -> Result<Advice> {
         for mib in [160u32, 1024] {
             // Sstables three or more flushes wide pay Cassandra's L0 pile merges
             // (about k/2 rewrites per byte): offer the tiered L0 beside them.
+            // And RocksDB's rule (a batch of four flushes, no L0 merges),
+            // which writes less at any width and reads up to four L0 sstables.
             let tiered_too = mib as f64 * MIB >= 3.0 * base.flush_bytes;
-            for tiered in [false, true] {
+            for (tiered, trigger) in [(false, 0u32), (true, 0), (false, 4)] {
                 if tiered && !tiered_too {
                     continue;
                 }
-                let (label_suffix, option) = if tiered {
-                    (", tiered L0", ", 'l0_size_tiered': true")
-                } else {
-                    ("", "")
+                let (label_suffix, option) = match (tiered, trigger) {
+                    (true, _) => (", tiered L0", ", 'l0_size_tiered': true"),
+                    (false, 4) => (", L0 trigger 4", ", 'l0_compaction_trigger': 4"),
+                    _ => ("", ""),
                 };
                 candidates.push((
                     format!("LCS fanout {fanout}, {mib} MiB{label_suffix}"),
@@ -967,6 +1003,7 @@ pub fn advise(input: &AdviseInput) -> Result<Advice> {
                         fanout,
                         sstable_bytes: mib as f64 * MIB,
                         l0_size_tiered: tiered,
+                        l0_compaction_trigger: trigger,
                         ..base.clone()
                     },
                 ));
@@ -1660,6 +1697,15 @@ mod tests {
         assert!(tiered.sstables_per_read > plain.sstables_per_read);
         assert!(tiered.options.contains("'l0_size_tiered': true"));
         assert!(find("LCS fanout 4, 160 MiB, tiered L0").is_none());
+        // The count trigger is offered at every width: it writes less than
+        // Cassandra's rule and may read more.
+        for label in ["LCS fanout 10, 160 MiB", "LCS fanout 4, 1024 MiB"] {
+            let plain = find(label).unwrap();
+            let trigger = find(&format!("{label}, L0 trigger 4")).unwrap();
+            assert!(trigger.write_amplification < plain.write_amplification);
+            assert!(trigger.sstables_per_read >= plain.sstables_per_read);
+            assert!(trigger.options.contains("'l0_compaction_trigger': 4"));
+        }
 
         // With room, STCS (lowest write amplification) wins a write-heavy mix.
         let roomy = advise(&AdviseInput {

@@ -47,6 +47,10 @@ use crate::error::{Error, Result};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
+/// The largest LCS `l0_compaction_trigger`: an L0 compaction takes at most
+/// this many sstables (`compaction::lcs::MAX_COMPACTING_L0`, which checks the
+/// two agree), so a larger trigger could never fire.
+pub const MAX_L0_COMPACTION_TRIGGER: u64 = 32;
 
 // ---------------------------------------------------------------------------
 // Table options
@@ -986,6 +990,17 @@ pub struct LcsOptions {
     /// `sstable size / flush size` is well above 2. RocksDB has no intra-L0
     /// merging at all by default (L0 goes to L1 at `level0_file_num_compaction_trigger`).
     pub l0_size_tiered: bool,
+    /// Strata only: 0 = off (Cassandra's rule: L0 goes to L1 once it holds one
+    /// sstable's worth, and is merged within itself until then); `n` in
+    /// `2..=32` = L0 goes to L1, with L1's overlap, as soon as it holds `n`
+    /// sstables not being compacted, and is never merged within itself below
+    /// that (RocksDB's `level0_file_num_compaction_trigger`, 4 there by
+    /// default). Each flushed byte is then written once into L0 and once into
+    /// L1 per batch of `n` flushes, with no L0 rewrites at all; the price is
+    /// up to `n` L0 sstables per read, and batches whose size follows the
+    /// flushes rather than `sstable_size_in_mb`. Not with `l0_size_tiered` or
+    /// `level_count` (each has its own L0 rule).
+    pub l0_compaction_trigger: u32,
 }
 
 impl Default for LcsOptions {
@@ -997,6 +1012,7 @@ impl Default for LcsOptions {
             level_count: 0,
             sstable_size_in_kb: None,
             l0_size_tiered: false,
+            l0_compaction_trigger: 0,
         }
     }
 }
@@ -1174,6 +1190,7 @@ const LCS_KEYS: &[&str] = &[
     "single_sstable_uplevel",
     "level_count",
     "l0_size_tiered",
+    "l0_compaction_trigger",
 ];
 const TWCS_KEYS: &[&str] = &[
     "compaction_window_unit",
@@ -1253,6 +1270,12 @@ fn parse_compaction(
             ),
         ));
     }
+    if p.lcs.l0_compaction_trigger > 0 && (p.lcs.l0_size_tiered || p.lcs.level_count > 0) {
+        return Err(Error::option(
+            "l0_compaction_trigger",
+            "cannot be combined with l0_size_tiered or level_count, which have their own L0 rules",
+        ));
+    }
     if p.dtcs.max_window_size_seconds < p.dtcs.base_time_seconds {
         return Err(Error::option(
             "max_window_size_seconds",
@@ -1317,6 +1340,19 @@ fn set_lcs(l: &mut LcsOptions, k: &str, v: &str) -> Result<bool> {
         "fanout_size" => l.fanout_size = parse_int(k, v, 2, 1000)? as u32,
         "single_sstable_uplevel" => l.single_sstable_uplevel = parse_bool(k, v)?,
         "l0_size_tiered" => l.l0_size_tiered = parse_bool(k, v)?,
+        "l0_compaction_trigger" => {
+            let n = parse_int(k, v, 0, MAX_L0_COMPACTION_TRIGGER)? as u32;
+            if n == 1 {
+                // A batch of one is a merge of each flush into all of L1's
+                // overlap: not refused for being wrong, but for never being
+                // what was meant (and an L0 batch is at least two sstables).
+                return Err(Error::option(
+                    k,
+                    format!("must be 0 (off) or in 2..={MAX_L0_COMPACTION_TRIGGER}, got 1"),
+                ));
+            }
+            l.l0_compaction_trigger = n;
+        }
         "level_count" => {
             let n = parse_int(k, v, 0, 10)? as u32;
             if n == 1 {
@@ -1696,6 +1732,12 @@ mod tests {
         assert_eq!(l.compaction.lcs().level_count, 3);
         assert!(!l.compaction.lcs().single_sstable_uplevel);
         assert!(l.compaction.lcs().l0_size_tiered);
+        assert_eq!(l.compaction.lcs().l0_compaction_trigger, 0);
+        let t = TableOptions::parse(
+            "compaction = {'class': 'LeveledCompactionStrategy', 'l0_compaction_trigger': 4}",
+        )
+        .expect("trigger");
+        assert_eq!(t.compaction.lcs().l0_compaction_trigger, 4);
         assert_eq!(l.compaction.common().tombstone_threshold, 0.5);
         assert_eq!(
             l.compaction.common().tombstone_compaction_interval_seconds,
@@ -1801,6 +1843,10 @@ mod tests {
             ("compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 0}", "sstable_size_in_mb"),
             ("compaction = {'class': 'LeveledCompactionStrategy', 'level_count': 1}", "level_count"),
             ("compaction = {'class': 'LeveledCompactionStrategy', 'level_count': 11}", "level_count"),
+            ("compaction = {'class': 'LeveledCompactionStrategy', 'l0_compaction_trigger': 33}", "l0_compaction_trigger"),
+            ("compaction = {'class': 'LeveledCompactionStrategy', 'l0_compaction_trigger': 1}", "l0_compaction_trigger"),
+            ("compaction = {'class': 'LeveledCompactionStrategy', 'l0_compaction_trigger': 4, 'l0_size_tiered': true}", "l0_compaction_trigger"),
+            ("compaction = {'class': 'LeveledCompactionStrategy', 'l0_compaction_trigger': 4, 'level_count': 3}", "l0_compaction_trigger"),
             ("compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 1}", "min_threshold"),
             ("compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 8, 'max_threshold': 6}", "max_threshold"),
             ("compaction = {'class': 'SizeTieredCompactionStrategy', 'tombstone_threshold': 1.1}", "tombstone_threshold"),

@@ -231,6 +231,7 @@ const STRATEGIES: &[&str] = &[
     "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 16, 'fanout_size': 2}",
     "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 16, 'fanout_size': 4, 'level_count': 3}",
     "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 64, 'fanout_size': 4, 'l0_size_tiered': true, 'min_threshold': 2}",
+    "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_kb': 16, 'fanout_size': 4, 'l0_compaction_trigger': 2}",
     "compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
     // Time windows of a minute against clock steps of up to 10 s and timestamps
     // up to 50 ms out of order: windows close often and expired sstables are

@@ -8,7 +8,10 @@
 //! `fanout_size^L * sstable_size` bytes (Cassandra's `maxBytesForLevel`; L0's
 //! nominal target is `4 * sstable_size`, used only for scores), or in
 //! fixed-levels mode targets that follow the top level ([`level_target_bytes`]).
-//! The top level is
+//! L0 goes to L1 by Cassandra's rule (once it holds one sstable's worth; merged
+//! within itself until then, whole or, with `l0_size_tiered`, by size tiers) or,
+//! with `l0_compaction_trigger = n`, by RocksDB's (once it holds `n` sstables;
+//! never merged within itself below that). The top level is
 //! L8 (Cassandra's nine levels) or, in fixed-levels mode, `L{level_count}`; it is
 //! never compacted upwards.
 //!
@@ -53,6 +56,8 @@ use crate::options::{CommonCompactionOptions, CompactionOptions, LcsOptions, Stc
 /// Most L0 sstables compacted into L1 at once; above this many, L0 is size-tiered
 /// first when a higher level also needs work (Cassandra's `MAX_COMPACTING_L0`).
 pub const MAX_COMPACTING_L0: usize = 32;
+// The option's bound says why it must equal this.
+const _: () = assert!(MAX_COMPACTING_L0 as u64 == crate::options::MAX_L0_COMPACTION_TRIGGER);
 /// Compactions that may pass without one targeting the highest non-empty level
 /// before one of its sstables is pulled into the next compaction (Cassandra's
 /// `NO_COMPACTION_LIMIT`), so its tombstones eventually meet newer data and purge.
@@ -539,7 +544,15 @@ impl LeveledCompactionStrategy {
             .iter()
             .map(|s| s.size_bytes)
             .fold(0u64, u64::saturating_add);
-        if total < batch && self.lcs.l0_size_tiered {
+        // `l0_compaction_trigger` (RocksDB's rule): promote at a count of
+        // sstables, whatever their bytes, and never merge L0 within itself
+        // below it; Cassandra's rule promotes at one sstable's worth.
+        let trigger = self.lcs.l0_compaction_trigger as usize;
+        if trigger > 0 && candidates.len() < trigger {
+            return None;
+        }
+        let promote = if trigger > 0 { true } else { total >= batch };
+        if !promote && self.lcs.l0_size_tiered {
             // Fixed mode: as below, never a tier of disjoint slices.
             return self
                 .l0_tier(&candidates)
@@ -547,7 +560,7 @@ impl LeveledCompactionStrategy {
                 .map(|tier| (tier, 0));
         }
         let mut output_level = 0;
-        if total >= batch {
+        if promote {
             let (first, last) = token_hull(candidates.iter().copied())?;
             let l1: Vec<&SSTableInfo> = view.overlapping_in_level(1, first, last).collect();
             if l1.iter().any(|s| s.being_compacted)
@@ -1006,6 +1019,32 @@ mod tests {
         set.push(sst_range(20, 1, S, 0, 1000));
         let (inputs, out, _) = merge_of(&s.next_task(&set, &ctx(0)));
         assert_eq!((inputs, out), (vec![5, 6, 7, 8, 9, 20], 1));
+    }
+
+    #[test]
+    fn l0_compaction_trigger_promotes_at_a_count_and_never_merges_l0_below_it() {
+        let s = lcs(", 'l0_compaction_trigger': 4");
+        let flush = |id| sst_range(id, 0, 10 * MIB, 0, 1000);
+        // Three flushes wait, unmerged (Cassandra's rule merges them as a pile).
+        let mut set: Vec<SSTableInfo> = (1..=3).map(flush).collect();
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
+        let (inputs, out, _) = merge_of(&lcs("").next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![1, 2, 3], 0));
+        // The fourth takes all four into L1 with L1's overlap, though 40 MiB is
+        // far below one sstable's worth (160 MiB).
+        set.push(flush(4));
+        set.push(sst_range(20, 1, S, 0, 500));
+        set.push(sst_range(21, 1, S, 501, 1000));
+        set.push(sst_range(22, 1, S, 2000, 3000));
+        let (inputs, out, reason) = merge_of(&s.next_task(&set, &ctx(0)));
+        assert_eq!((inputs, out), (vec![1, 2, 3, 4, 20, 21], 1));
+        assert_eq!(reason, TaskReason::Leveled { from_level: 0 });
+        // Bytes do not count: three flushes of two sstables' worth each wait.
+        let big: Vec<SSTableInfo> = (1..=3).map(|id| sst_range(id, 0, 2 * S, 0, 1000)).collect();
+        assert_eq!(s.next_task(&big, &ctx(0)), None);
+        // While L1's overlap is being compacted the batch waits, whole.
+        set[4].being_compacted = true;
+        assert_eq!(s.next_task(&set, &ctx(0)), None);
     }
 
     #[test]

@@ -134,6 +134,7 @@ fn strategies() -> Vec<(Box<dyn CompactionStrategy>, u32)> {
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 3", 3),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'level_count': 2, 'fanout_size': 3", 2),
         ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'l0_size_tiered': true", lcs::MAX_LEVEL),
+        ("'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'fanout_size': 4, 'l0_compaction_trigger': 3", lcs::MAX_LEVEL),
         ("'class': 'BlobCompactionStrategy'", u32::MAX),
         ("'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': 1.5", u32::MAX),
     ];
@@ -413,7 +414,7 @@ proptest! {
     fn concurrent_tasks_in_any_completion_order_keep_levels_disjoint(
         raws in proptest::collection::vec(raw(), 0..60),
         choices in proptest::collection::vec(0u8..=255, 80),
-        which in 0usize..8,
+        which in 0usize..9,
     ) {
         // Small sstable sizes keep every level over target (promotions all the
         // way up); larger ones leave the levels happy so L0 compactions run.
@@ -426,6 +427,7 @@ proptest! {
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'fanout_size': 4",
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 200, 'level_count': 3",
             "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 300, 'fanout_size': 4, 'l0_size_tiered': true",
+            "'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 1, 'fanout_size': 4, 'l0_compaction_trigger': 2",
         ];
         let strategy = lcs::LeveledCompactionStrategy::new(&opts(texts[which]));
         let top = strategy.top_level();

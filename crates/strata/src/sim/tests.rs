@@ -364,3 +364,53 @@ fn fixed_levels_keep_n_levels_bounded_sstables_and_follow_the_model() {
     );
     assert_eq!(m.levels, 3.0);
 }
+
+#[test]
+fn l0_compaction_trigger_writes_less_than_cassandras_l0_and_follows_the_model() {
+    // Sstables four flushes wide (2 MiB against 512 KiB flushes): Cassandra's
+    // rule merges L0 as a pile at flushes 2 and 3 of each batch, the trigger
+    // takes the four flushes into L1 unmerged.
+    let lcs = "'class': 'LeveledCompactionStrategy', 'fanout_size': 4, 'sstable_size_in_kb': 2048";
+    let cfg = |cql: &str| SimConfig {
+        duration_seconds: 3 * 3600,
+        ..small(cql)
+    };
+    let cassandra = run(&cfg(lcs)).unwrap();
+    let trigger = run(&cfg(&format!("{lcs}, 'l0_compaction_trigger': 4"))).unwrap();
+    assert!(
+        trigger.steady_write_amplification < cassandra.steady_write_amplification - 0.5,
+        "trigger {} against Cassandra's rule {}",
+        trigger.steady_write_amplification,
+        cassandra.steady_write_amplification
+    );
+    // Never merged within L0: at most the four of a batch (and a flush that
+    // arrived while it was being promoted) wait there.
+    assert!(
+        trigger.sstables_per_read_p99 <= cassandra.sstables_per_read_p99 + 4,
+        "{} against {}",
+        trigger.sstables_per_read_p99,
+        cassandra.sstables_per_read_p99
+    );
+    let input = |l0_compaction_trigger| ModelInput {
+        sstable_bytes: (2 * MIB) as f64,
+        fanout: 4,
+        flush_bytes: (512 * KIB) as f64,
+        ingest_bytes_per_second: Some((64 * KIB) as f64),
+        ttl_seconds: Some(1800.0),
+        gc_grace_seconds: 60.0,
+        l0_compaction_trigger,
+        ..ModelInput::default()
+    };
+    for (sim, trigger_option) in [(&trigger, 4), (&cassandra, 0)] {
+        let m = model::predict(&input(trigger_option), true)
+            .unwrap()
+            .refined;
+        let ratio = m.write_amplification / sim.steady_write_amplification;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "trigger {trigger_option}: model {} against simulator {}",
+            m.write_amplification,
+            sim.steady_write_amplification
+        );
+    }
+}
