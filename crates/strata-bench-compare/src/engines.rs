@@ -171,6 +171,14 @@ pub trait Engine {
 
 pub const MEMTABLE_BYTES: u64 = 64 << 20;
 pub const CACHE_BYTES: u64 = 128 << 20;
+/// `--log-compression` (Strata's commit log only), set once by a child before
+/// it opens its engine.
+pub static LOG_COMPRESSION: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+fn log_compression() -> bool {
+    LOG_COMPRESSION.load(std::sync::atomic::Ordering::Relaxed)
+}
 pub const BLOCK_BYTES: u32 = 16 << 10;
 /// Settling longer than this is reported as an error rather than waited out.
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -279,6 +287,11 @@ impl StrataEngine {
         o.commitlog = Some(CommitLogOptions {
             sync: SyncMode::Periodic {
                 period: Duration::from_secs(10),
+            },
+            compression: if log_compression() {
+                strata::commitlog::LogCompression::Lz4
+            } else {
+                strata::commitlog::LogCompression::None
             },
             ..CommitLogOptions::default()
         });

@@ -21,7 +21,8 @@
 //! fillseq,fillrandom,overwrite,readrandom,readmissing,scan,timeseries`,
 //! `--rounds R`, `--seed S`, `--dir DIR` (default a directory under the system
 //! temp dir; each engine gets a fresh subdirectory, removed after its phase),
-//! `--json FILE`; for the time series `--ts-ttl-seconds` (8), `--ts-ttls` (4)
+//! `--json FILE`, `--log-compression` (Strata's commit log LZ4-compressed per
+//! record; the others' logs as they are); for the time series `--ts-ttl-seconds` (8), `--ts-ttls` (4)
 //! and `--ts-series` (1000).
 //!
 //! # What one round does, per engine (engines one after the other, rounds
@@ -210,6 +211,12 @@ struct Args {
     /// Time series: series written round-robin.
     #[arg(long, default_value_t = 1000)]
     ts_series: u64,
+    /// Compress Strata's commit log (LZ4 per record, `commitlog_compression`).
+    /// The others' logs stay as they are: RocksDB compresses its WAL with zstd
+    /// only, which this build of RocksDB leaves out (LZ4 alone; adding zstd is
+    /// another long C++ build), and fjall 2 cannot compress its journal.
+    #[arg(long)]
+    log_compression: bool,
     /// Internal: run one engine on one database in this process and print its
     /// measures as one JSON line (the parent starts one such child per engine,
     /// database and round).
@@ -342,11 +349,16 @@ fn run() -> Result<()> {
     let load_before = load_average()?;
     println!(
         "strata-bench-compare: {} keys, {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values (half compressible), \
-         seed {}, {} round(s), engines {}, load average {load_before}",
+         seed {}, {} round(s), engines {}, logs {}, load average {load_before}",
         args.keys,
         args.seed,
         args.rounds,
-        args.engines.join(",")
+        args.engines.join(","),
+        if args.log_compression {
+            "Strata's compressed, the others' not"
+        } else {
+            "uncompressed"
+        }
     );
     // results[engine][workload] = one Measure per round.
     let mut results: BTreeMap<String, BTreeMap<String, Vec<Measure>>> = BTreeMap::new();
@@ -404,6 +416,7 @@ fn run() -> Result<()> {
             "ts_ttl_seconds": args.ts_ttl_seconds,
             "ts_ttls": args.ts_ttls,
             "ts_series": args.ts_series,
+            "log_compression": args.log_compression,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "results": by_engine,
@@ -450,6 +463,7 @@ fn spawn_child(
         .arg(args.ts_ttls.to_string())
         .arg("--ts-series")
         .arg(args.ts_series.to_string())
+        .args(args.log_compression.then_some("--log-compression"))
         .arg("--dir")
         .arg(parent)
         .stdin(std::process::Stdio::null())
@@ -474,6 +488,7 @@ fn spawn_child(
 /// The child's side of [`spawn_child`]: one database of one engine, its
 /// measures printed as the one line of stdout.
 fn run_child(engine: &str, args: &Args) -> Result<()> {
+    engines::LOG_COMPRESSION.store(args.log_compression, std::sync::atomic::Ordering::Relaxed);
     let database = args
         .child_database
         .as_deref()

@@ -46,6 +46,24 @@ pub enum SyncModeArg {
     Group,
 }
 
+/// `--commitlog-compression` values (Cassandra's `commitlog_compression`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogCompressionArg {
+    /// Records as encoded.
+    None,
+    /// Each record LZ4-compressed on its own when that saves bytes.
+    Lz4,
+}
+
+impl LogCompressionArg {
+    pub fn to_library(self) -> strata::commitlog::LogCompression {
+        match self {
+            LogCompressionArg::None => strata::commitlog::LogCompression::None,
+            LogCompressionArg::Lz4 => strata::commitlog::LogCompression::Lz4,
+        }
+    }
+}
+
 impl SyncModeArg {
     /// The library's name for the same mode (the mapping is the only logic here).
     pub fn kind(self) -> SyncKind {
@@ -71,6 +89,7 @@ pub struct CommitLogFlags {
     pub commitlog_segment_size_mb: u64,
     pub max_mutation_size_mb: u64,
     pub ignore_replay_errors: bool,
+    pub commitlog_compression: LogCompressionArg,
     pub max_disk_bytes: Option<u64>,
     pub disk_reserve_mb: u64,
     pub compaction_throughput_mb_per_sec: u64,
@@ -88,6 +107,7 @@ impl CommitLogFlags {
             segment_size_bytes: self.commitlog_segment_size_mb.saturating_mul(1024 * 1024),
             max_mutation_size_bytes: self.max_mutation_size_mb.saturating_mul(1024 * 1024),
             ignore_replay_errors: self.ignore_replay_errors,
+            compression: self.commitlog_compression.to_library(),
         }
     }
 }
@@ -567,7 +587,7 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
         }
         match (&r.mutation, &r.error) {
             (Some(m), _) => println!(
-                "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  0x{}{}",
+                "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  0x{}{}{}",
                 r.offset,
                 r.end_offset,
                 r.size_bytes,
@@ -581,7 +601,8 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
                     " (partition deletion)"
                 } else {
                     ""
-                }
+                },
+                if r.compressed { " (compressed)" } else { "" }
             ),
             (None, err) => println!(
                 "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  {}: {}",

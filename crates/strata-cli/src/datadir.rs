@@ -23,7 +23,7 @@
 //! 3. Defaults are applied here, once, after merging; the fields stay `Option`
 //!    so that "not given" and "given the default" differ (contract 1 needs it).
 
-use crate::admin::{CommitLogFlags, SyncModeArg};
+use crate::admin::{CommitLogFlags, LogCompressionArg, SyncModeArg};
 use clap::Args;
 use std::path::PathBuf;
 use strata::commitlog::CommitLogOptions;
@@ -68,6 +68,10 @@ pub struct DataDirArgs {
     /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
     #[arg(long)]
     pub ignore_replay_errors: bool,
+    /// Compress each commit-log record with LZ4 when that saves bytes
+    /// (Cassandra's commitlog_compression); replay reads either [default: none].
+    #[arg(long = "commitlog-compression", value_enum)]
+    pub commitlog_compression: Option<LogCompressionArg>,
     /// Data-directory size limit: flushes and compactions that would pass it are
     /// refused and counted (Strata's max_disk_bytes; unset = free space only).
     #[arg(long)]
@@ -120,6 +124,10 @@ impl DataDirArgs {
             "--max-mutation-size-mb",
         );
         note(self.ignore_replay_errors, "--ignore-replay-errors");
+        note(
+            self.commitlog_compression.is_some(),
+            "--commitlog-compression",
+        );
         note(self.max_disk_bytes.is_some(), "--max-disk-bytes");
         note(self.disk_reserve_mb.is_some(), "--disk-reserve-mb");
         note(
@@ -222,6 +230,10 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             .or(before.max_mutation_size_mb)
             .unwrap_or(CommitLogOptions::DEFAULT_MAX_MUTATION_SIZE_BYTES >> 20),
         ignore_replay_errors: after.ignore_replay_errors || before.ignore_replay_errors,
+        commitlog_compression: after
+            .commitlog_compression
+            .or(before.commitlog_compression)
+            .unwrap_or(LogCompressionArg::None),
         max_disk_bytes: after.max_disk_bytes.or(before.max_disk_bytes),
         disk_reserve_mb: after
             .disk_reserve_mb

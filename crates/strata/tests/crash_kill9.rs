@@ -22,7 +22,8 @@
 //! then starts a new child on the same directory. One `#[test]` per sync mode:
 //! `batch` (acknowledged after the covering fsync), `group` (the same, fsyncs at
 //! most every 2 ms) and `periodic` (acknowledged as soon as the record is handed to
-//! the OS, which a process kill cannot take back).
+//! the OS, which a process kill cannot take back); periodic again with the commit
+//! log compressed (`periodic-lz4`).
 //!
 //! The child is this same test binary, re-executed with `STRATA_CRASH_CHILD=<dir>`
 //! and `child_entry --exact`; without the variable `child_entry` returns at once.
@@ -57,7 +58,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use strata::clock::SystemClock;
-use strata::commitlog::{CommitLogOptions, SyncMode};
+use strata::commitlog::{CommitLogOptions, LogCompression, SyncMode};
 use strata::data::ClusteringRange;
 use strata::db::{Database, DbOptions};
 use strata::fs::{IoCause, IoTag};
@@ -102,7 +103,7 @@ const BLOB_TABLE_OPTIONS: &str = "memtable_flush_threshold_kb = 64 \
      AND compaction = {'class': 'BlobCompactionStrategy', 'max_sstable_fragmentation': 1.5}";
 
 fn sync_mode(name: &str) -> SyncMode {
-    match name.trim_end_matches("-blob") {
+    match name.trim_end_matches("-blob").trim_end_matches("-lz4") {
         "batch" => SyncMode::Batch,
         "periodic" => SyncMode::Periodic {
             period: SyncMode::DEFAULT_PERIOD,
@@ -120,6 +121,11 @@ fn options(mode: &str) -> DbOptions {
         sync: sync_mode(mode),
         segment_size_bytes: SEGMENT_SIZE_BYTES,
         ignore_replay_errors: false,
+        compression: if mode.ends_with("-lz4") {
+            LogCompression::Lz4
+        } else {
+            LogCompression::None
+        },
         ..CommitLogOptions::default()
     });
     o
@@ -692,6 +698,15 @@ fn kill9_periodic_loses_no_acknowledged_write() {
 #[test]
 fn kill9_group_loses_no_acknowledged_write() {
     run_crash_test("group", 15, 0x5EED_0003);
+}
+
+#[test]
+fn kill9_with_a_compressed_log_loses_no_acknowledged_write() {
+    // Mode `<sync>-lz4`: every record whose value compresses (they all repeat
+    // one letter) is written compressed; periodic mode, where a record is
+    // acknowledged once handed to the OS, so a kill mid-append is the torn
+    // tail of a compressed record.
+    run_crash_test("periodic-lz4", 20, 0x5EED_0005);
 }
 
 #[test]

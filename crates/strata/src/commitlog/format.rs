@@ -5,10 +5,12 @@
 //!
 //! ```text
 //! segment  = header record* seal?
-//! header   = magic "STRATACL" (8) | format_version u32 LE = 2 | segment_id u64 LE
+//! header   = magic "STRATACL" (8) | format_version u32 LE = 3 | segment_id u64 LE
 //!            | crc32c u32 LE of the 20 bytes before it                     = 24 bytes
 //! record   = length u32 LE | crc32c u32 LE | payload (length bytes, length > 0)
-//!            crc32c covers the 4 length bytes and the payload
+//!            crc32c covers the 4 length bytes and the payload; from version 3
+//!            bit 31 of the length marks a compressed record, whose payload is
+//!            uncompressed length varint | LZ4 block of the payload below
 //! seal     = length u32 LE = 0 | crc32c u32 LE of those 4 zero bytes        = 8 bytes
 //! payload  = table_id varint | base_timestamp zigzag
 //!            | base_ldt_delta zigzag (base.min_local_deletion - base_timestamp / 1e6)
@@ -29,6 +31,13 @@
 //!    one can only be the newest, so an older segment cut at a record boundary
 //!    (which leaves only valid frames) is still detected. Version 1 segments have
 //!    no seal and are read as before.
+//! 6. A compressed record is the same payload, LZ4-compressed on its own (no
+//!    state shared with other records: each record still replays, or is
+//!    damaged, alone). The checksum covers the stored (compressed) bytes and
+//!    the length with its flag, so a flipped flag is a bad frame. No build
+//!    before version 3 sets the flag; a version-3 segment is refused by them
+//!    by its header instead of having its compressed records taken for a torn
+//!    tail and cut.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -37,9 +46,10 @@ use crate::sstable::partition::decode_partition;
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
 /// Segment format version written by this build, also the `2` in
-/// `CommitLog-2-<id>.log`. An incompatible change bumps it (never reinterpret old
-/// bytes). Version 2 added the seal (invariant 5).
-pub const SEGMENT_FORMAT_VERSION: u32 = 2;
+/// `CommitLog-3-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
+/// (invariant 6).
+pub const SEGMENT_FORMAT_VERSION: u32 = 3;
 /// Oldest segment format this build still replays.
 pub const OLDEST_SEGMENT_FORMAT_VERSION: u32 = 1;
 /// The first format whose non-newest segments must end with a seal.
@@ -50,6 +60,37 @@ pub const SEAL_BYTES: u64 = FRAME_BYTES;
 pub const HEADER_BYTES: u64 = 24;
 /// Bytes of a record frame before its payload (length, crc32c).
 pub const FRAME_BYTES: u64 = 8;
+/// Bit of a frame's length word marking a compressed record (invariant 6).
+/// Record lengths are at most 1 GiB (`max_mutation_size`), so it is free.
+const COMPRESSED_FLAG: u32 = 1 << 31;
+/// Payloads shorter than this are never compressed: a few bytes of varints
+/// and flags do not repay the LZ4 call.
+const MIN_COMPRESSED_PAYLOAD_BYTES: usize = 64;
+/// Payloads up to this are compressed (with splices absent): a record that
+/// carries a large value is written from the caller's buffer instead (issue
+/// 13), and large values are usually compressed blocks already.
+const MAX_COMPRESSED_PAYLOAD_BYTES: usize = 256 * 1024;
+/// Largest uncompressed payload a compressed record may claim: a record is
+/// at most 1 GiB, and LZ4 expands at most 255:1, so a claim beyond either is
+/// damage, refused before anything is allocated for it.
+const MAX_UNCOMPRESSED_PAYLOAD_BYTES: u64 = 1 << 30;
+
+/// How records are written (Cassandra's `commitlog_compression`). Reading
+/// needs no setting: every record says whether it is compressed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogCompression {
+    /// Payloads as encoded (the default, as Cassandra's).
+    #[default]
+    None,
+    /// Each record's payload LZ4-compressed on its own, kept only when that
+    /// saves at least [`MIN_COMPRESSION_SAVING_BYTES`].
+    Lz4,
+}
+
+/// A compressed record must be at least this much shorter than the plain one
+/// to be written compressed; otherwise the plain one is (smaller replay work
+/// for nothing).
+pub const MIN_COMPRESSION_SAVING_BYTES: usize = 8;
 
 const MICROS_PER_SECOND: i64 = 1_000_000;
 
@@ -135,12 +176,20 @@ pub struct RecordPieces<'a> {
     head: Vec<u8>,
     splices: crate::encoding::Splices<'a>,
     len: u64,
+    uncompressed_len: u64,
 }
 
 impl<'a> RecordPieces<'a> {
-    /// Framed bytes of the record.
+    /// Framed bytes of the record, as written.
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// Framed bytes of the record before compression (what
+    /// `max_mutation_size` limits, so that a mutation is accepted or refused
+    /// whatever the log's compression).
+    pub fn uncompressed_len(&self) -> u64 {
+        self.uncompressed_len
     }
 
     /// Never true: a record has a frame.
@@ -242,8 +291,13 @@ fn head_size_hint(update: &PartitionUpdate) -> usize {
 }
 
 /// Serialises and frames one mutation, values of
-/// [`crate::encoding::SPLICE_MIN_BYTES`] or more by reference.
-pub fn encode_record_pieces(table_id: u64, update: &PartitionUpdate) -> RecordPieces<'_> {
+/// [`crate::encoding::SPLICE_MIN_BYTES`] or more by reference; with
+/// `compression`, a small record's payload compressed (invariant 6).
+pub fn encode_record_pieces(
+    table_id: u64,
+    update: &PartitionUpdate,
+    compression: LogCompression,
+) -> RecordPieces<'_> {
     let base = base_for(update);
     let mut head = take_encode_buffer(head_size_hint(update));
     head.extend_from_slice(&[0u8; FRAME_BYTES as usize]);
@@ -251,10 +305,15 @@ pub fn encode_record_pieces(table_id: u64, update: &PartitionUpdate) -> RecordPi
     let mut splices = Vec::new();
     crate::sstable::partition::encode_partition_spliced(update, &base, &mut head, &mut splices);
     let spliced: u64 = splices.iter().map(|(_, v)| v.len() as u64).sum();
+    let uncompressed_len = head.len() as u64 + spliced;
+    let mut flag = 0;
+    if compression == LogCompression::Lz4 && splices.is_empty() && compress_payload(&mut head) {
+        flag = COMPRESSED_FLAG;
+    }
     let len = head.len() as u64 + spliced;
     // A length past u32 cannot be framed; the caller refuses it by size first
     // (max_mutation_size is at most 1 GiB), so the truncation never happens.
-    let payload_len = (len - FRAME_BYTES) as u32;
+    let payload_len = (len - FRAME_BYTES) as u32 | flag;
     head[0..4].copy_from_slice(&payload_len.to_le_bytes());
     let mut crc = crc32c::crc32c(&head[0..4]);
     let mut at = FRAME_BYTES as usize;
@@ -265,7 +324,137 @@ pub fn encode_record_pieces(table_id: u64, update: &PartitionUpdate) -> RecordPi
     }
     crc = crc32c::crc32c_append(crc, &head[at..]);
     head[4..8].copy_from_slice(&crc.to_le_bytes());
-    RecordPieces { head, splices, len }
+    RecordPieces {
+        head,
+        splices,
+        len,
+        uncompressed_len,
+    }
+}
+
+thread_local! {
+    /// Each writer thread's compression output, reused (as [`ENCODE_BUFFER`]).
+    static COMPRESS_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// Each writer thread's backoff after records that did not compress:
+    /// (records still to write plain, misses in a row). A thread writing
+    /// incompressible values (random bytes, compressed blobs) would otherwise
+    /// pay a wasted LZ4 call per record; from the
+    /// [`MISSES_BEFORE_BACKOFF`]-th miss in a row it skips 1, then 2, 4 ...
+    /// up to [`MAX_COMPRESSION_SKIP`] records before trying again, and one
+    /// success resets it. Occasional misses (a mix of compressible and
+    /// incompressible writes) never skip anything.
+    static COMPRESS_BACKOFF: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Longest run of records written plain, untried, after misses.
+const MAX_COMPRESSION_SKIP: u32 = 64;
+/// Misses in a row before records are skipped at all.
+const MISSES_BEFORE_BACKOFF: u32 = 4;
+
+/// Whether to try compressing this thread's next record (the backoff above).
+fn compression_due() -> bool {
+    COMPRESS_BACKOFF.with(|b| {
+        let (left, misses) = b.get();
+        if left > 0 {
+            b.set((left - 1, misses));
+            return false;
+        }
+        true
+    })
+}
+
+/// Records an attempt's outcome in the backoff.
+fn compression_outcome(kept: bool) {
+    COMPRESS_BACKOFF.with(|b| {
+        if kept {
+            b.set((0, 0));
+        } else {
+            let misses = b.get().1.saturating_add(1);
+            let skip = match misses.checked_sub(MISSES_BEFORE_BACKOFF) {
+                None => 0,
+                Some(n) => 1u32
+                    .checked_shl(n)
+                    .unwrap_or(MAX_COMPRESSION_SKIP)
+                    .min(MAX_COMPRESSION_SKIP),
+            };
+            b.set((skip, misses));
+        }
+    });
+}
+
+/// Replaces the payload of the framed record in `head` (frame not yet
+/// filled in) by its compressed form, if that is worth it; whether it did.
+fn compress_payload(head: &mut Vec<u8>) -> bool {
+    let payload_len = head.len() - FRAME_BYTES as usize;
+    if !(MIN_COMPRESSED_PAYLOAD_BYTES..=MAX_COMPRESSED_PAYLOAD_BYTES).contains(&payload_len)
+        || !compression_due()
+    {
+        return false;
+    }
+    let mut out = COMPRESS_BUFFER.with(|b| b.take());
+    out.clear();
+    put_varint(&mut out, payload_len as u64);
+    let at = out.len();
+    out.resize(
+        at + lz4_flex::block::get_maximum_output_size(payload_len),
+        0,
+    );
+    let kept = match lz4_flex::block::compress_into(&head[FRAME_BYTES as usize..], &mut out[at..]) {
+        Ok(n) if at + n + MIN_COMPRESSION_SAVING_BYTES <= payload_len => {
+            head.truncate(FRAME_BYTES as usize);
+            head.extend_from_slice(&out[..at + n]);
+            true
+        }
+        // Incompressible (or, never with a buffer of the maximum output size,
+        // too small): the plain record is written.
+        _ => false,
+    };
+    if out.capacity() <= ENCODE_BUFFER_KEEP_BYTES * 2 {
+        let _ = COMPRESS_BUFFER.try_with(|b| b.set(out));
+    }
+    compression_outcome(kept);
+    kept
+}
+
+/// The payload a record carries, decompressed if it is compressed
+/// (invariant 6); damage is an error string, as from [`decode_payload`].
+pub fn record_payload(
+    payload: &[u8],
+    compressed: bool,
+) -> std::result::Result<std::borrow::Cow<'_, [u8]>, String> {
+    if !compressed {
+        return Ok(std::borrow::Cow::Borrowed(payload));
+    }
+    let mut r = Reader::new(payload);
+    let claimed = r
+        .varint()
+        .map_err(|e| format!("undecodable compressed record: {}", e.0))?;
+    let block = r.rest();
+    if claimed == 0
+        || claimed > MAX_UNCOMPRESSED_PAYLOAD_BYTES
+        || claimed > 255 * block.len() as u64 + 16
+    {
+        return Err(format!(
+            "compressed record claims {claimed} bytes from a {}-byte block",
+            block.len()
+        ));
+    }
+    let mut out = vec![0u8; claimed as usize];
+    match lz4_flex::block::decompress_into(block, &mut out) {
+        Ok(n) if n as u64 == claimed => Ok(std::borrow::Cow::Owned(out)),
+        Ok(n) => Err(format!(
+            "compressed record decompresses to {n} bytes, claims {claimed}"
+        )),
+        Err(e) => Err(format!("compressed record does not decompress: {e}")),
+    }
+}
+
+/// [`record_payload`] then [`decode_payload`]: a scanned record's mutation.
+pub fn decode_record(
+    payload: &[u8],
+    compressed: bool,
+) -> std::result::Result<(u64, PartitionUpdate), String> {
+    decode_payload(&record_payload(payload, compressed)?)
 }
 
 fn encode_payload_prefix(table_id: u64, base: &EncodingBase, out: &mut Vec<u8>) {
@@ -284,7 +473,16 @@ fn encode_payload_prefix(table_id: u64, base: &EncodingBase, out: &mut Vec<u8>) 
 /// Serialises and frames one mutation: the returned bytes are exactly what is
 /// appended to the segment (tests and tools; the log writes the pieces).
 pub fn encode_record(table_id: u64, update: &PartitionUpdate) -> Vec<u8> {
-    let pieces = encode_record_pieces(table_id, update);
+    encode_record_with(table_id, update, LogCompression::None)
+}
+
+/// [`encode_record`] with the log's compression.
+pub fn encode_record_with(
+    table_id: u64,
+    update: &PartitionUpdate,
+    compression: LogCompression,
+) -> Vec<u8> {
+    let pieces = encode_record_pieces(table_id, update, compression);
     let mut out = Vec::new();
     pieces.append_to(&mut out);
     out
@@ -326,6 +524,8 @@ pub enum ScanItem<'a> {
         start: u64,
         end: u64,
         payload: &'a [u8],
+        /// Bit 31 of the length: `payload` is compressed ([`decode_record`]).
+        compressed: bool,
     },
     /// The seal frame at `[start, end)` (invariant 5).
     Seal { start: u64, end: u64 },
@@ -339,8 +539,8 @@ pub enum ScanItem<'a> {
     },
 }
 
-/// Checks the frame at `pos` of `bytes`; `Ok(end)` if valid.
-fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<usize, String> {
+/// Checks the frame at `pos` of `bytes`; `Ok((end, compressed))` if valid.
+fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<(usize, bool), String> {
     let remaining = bytes.len() - pos;
     if remaining < FRAME_BYTES as usize {
         return Err(format!(
@@ -348,13 +548,18 @@ fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<usize, String> {
         ));
     }
     let len_bytes = &bytes[pos..pos + 4];
-    let len = u32::from_le_bytes([len_bytes[0], len_bytes[1], len_bytes[2], len_bytes[3]]) as usize;
+    let word = u32::from_le_bytes([len_bytes[0], len_bytes[1], len_bytes[2], len_bytes[3]]);
+    let compressed = word & COMPRESSED_FLAG != 0;
+    let len = (word & !COMPRESSED_FLAG) as usize;
+    if word == COMPRESSED_FLAG {
+        return Err("zero record length (compressed)".to_string());
+    }
     if len == 0 {
         // The seal, or zeros never written (a preallocated or zero-filled tail):
         // the seal's checksum tells them apart (crc32c of zeros is not zero).
         let stored = &bytes[pos + 4..pos + FRAME_BYTES as usize];
         if stored == &encode_seal()[4..] {
-            return Ok(pos + FRAME_BYTES as usize);
+            return Ok((pos + FRAME_BYTES as usize, false));
         }
         return Err("zero record length".to_string());
     }
@@ -377,7 +582,7 @@ fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<usize, String> {
             "record checksum mismatch (stored {stored:08x}, computed {computed:08x})"
         ));
     }
-    Ok(pos + FRAME_BYTES as usize + len)
+    Ok((pos + FRAME_BYTES as usize + len, compressed))
 }
 
 /// Walks the records of a whole segment file (`bytes` includes the header, which
@@ -418,19 +623,20 @@ impl<'a> Iterator for Scanner<'a> {
         }
         let start = self.pos;
         match check_frame(self.bytes, start) {
-            Ok(end) if end - start == FRAME_BYTES as usize => {
+            Ok((end, _)) if end - start == FRAME_BYTES as usize => {
                 self.pos = end;
                 Some(ScanItem::Seal {
                     start: start as u64,
                     end: end as u64,
                 })
             }
-            Ok(end) => {
+            Ok((end, compressed)) => {
                 self.pos = end;
                 Some(ScanItem::Record {
                     start: start as u64,
                     end: end as u64,
                     payload: &self.bytes[start + FRAME_BYTES as usize..end],
+                    compressed,
                 })
             }
             Err(reason) => {
@@ -467,12 +673,126 @@ mod tests {
     fn record_round_trips_and_is_compact() {
         let p = update(b"key", 1_767_225_600_000_000);
         let rec = encode_record(7, &p);
-        let end = check_frame(&rec, 0).unwrap();
-        assert_eq!(end, rec.len());
+        let (end, compressed) = check_frame(&rec, 0).unwrap();
+        assert_eq!((end, compressed), (rec.len(), false));
         let (t, q) = decode_payload(&rec[FRAME_BYTES as usize..]).unwrap();
         assert_eq!((t, &q), (7, &p));
         // 8 frame + ~12 base/table + key + one row with two cells.
         assert!(rec.len() < 60, "record is {} bytes", rec.len());
+    }
+
+    /// A value with a repeated half, as the harness's (db_bench's
+    /// `compression_ratio` 0.5).
+    fn compressible_update(key: &[u8], ts: i64) -> PartitionUpdate {
+        let mut p = PartitionUpdate::new(DecoratedKey::new(key));
+        let mut r = Row::new(Vec::new());
+        r.liveness = LivenessInfo::new(ts);
+        let half: Vec<u8> = (0..50u32).map(|i| (i * 37 + 11) as u8).collect();
+        r.add_cell(Cell::live(0, ts, [half.clone(), half].concat()));
+        p.rows.push(r);
+        p
+    }
+
+    #[test]
+    fn compressed_records_round_trip_and_are_smaller() {
+        let p = compressible_update(b"0123456789abcdef", 1_767_225_600_000_000);
+        let plain = encode_record(7, &p);
+        let packed = encode_record_with(7, &p, LogCompression::Lz4);
+        assert!(
+            packed.len() + 30 < plain.len(),
+            "{} against {}",
+            packed.len(),
+            plain.len()
+        );
+        let (end, compressed) = check_frame(&packed, 0).unwrap();
+        assert_eq!((end, compressed), (packed.len(), true));
+        assert_eq!(decode_record(&packed[8..], true).unwrap(), (7, p.clone()));
+        // Read as plain, the compressed payload is damage, not a mutation.
+        assert!(decode_record(&packed[8..], false).is_err());
+        // The flag is covered by the checksum: cleared, the frame is bad.
+        let mut flipped = packed.clone();
+        flipped[3] &= 0x7f;
+        assert!(check_frame(&flipped, 0).is_err());
+        // A record that does not shrink by the margin is written plain.
+        let tiny = update(b"key", 5);
+        assert_eq!(
+            encode_record_with(1, &tiny, LogCompression::Lz4),
+            encode_record(1, &tiny)
+        );
+    }
+
+    #[test]
+    fn incompressible_records_back_off_and_one_success_resets() {
+        // A thread of its own: the backoff is per thread.
+        std::thread::spawn(|| {
+            // Four misses in a row, then skips of 1, 2, 4, 8, 16.
+            let tried: Vec<u32> = (0..40)
+                .filter(|_| {
+                    let due = compression_due();
+                    if due {
+                        compression_outcome(false);
+                    }
+                    due
+                })
+                .collect();
+            assert_eq!(tried, vec![0, 1, 2, 3, 5, 8, 13, 22, 39]);
+            // The skip is capped: a compressible record is tried again within
+            // MAX_COMPRESSION_SKIP records, compressed, and that resets it.
+            for _ in 0..20 {
+                while !compression_due() {}
+                compression_outcome(false);
+            }
+            let packed = (0..=MAX_COMPRESSION_SKIP).find(|_| {
+                let rec = encode_record_with(1, &compressible_update(b"k", 5), LogCompression::Lz4);
+                check_frame(&rec, 0).unwrap().1
+            });
+            assert!(packed.is_some());
+            assert_eq!(COMPRESS_BACKOFF.with(|b| b.get()), (0, 0));
+            // Random values never compress: written plain, decoded as written.
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let noise: Vec<u8> = (0..200)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut u = PartitionUpdate::new(DecoratedKey::new(b"k"));
+            let mut r = Row::new(Vec::new());
+            r.add_cell(Cell::live(0, 5, noise));
+            u.rows.push(r);
+            let rec = encode_record_with(1, &u, LogCompression::Lz4);
+            assert!(!check_frame(&rec, 0).unwrap().1);
+            assert_eq!(decode_record(&rec[8..], false).unwrap(), (1, u));
+            assert_ne!(COMPRESS_BACKOFF.with(|b| b.get()), (0, 0));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn damaged_compressed_payloads_are_errors_not_panics() {
+        let p = compressible_update(b"k", 1_000_000);
+        let packed = encode_record_with(1, &p, LogCompression::Lz4);
+        let payload = &packed[8..];
+        // Claims beyond what the block can expand to, or absurd ones, are
+        // refused before allocating.
+        let mut claim = Vec::new();
+        put_varint(&mut claim, 1 << 40);
+        claim.extend_from_slice(&payload[1..]);
+        assert!(record_payload(&claim, true).unwrap_err().contains("claims"));
+        assert!(record_payload(&[0], true).is_err());
+        assert!(record_payload(&[], true).is_err());
+        // Every truncation and every single-byte change decodes or errs.
+        for cut in 0..payload.len() {
+            let _ = decode_record(&payload[..cut], true);
+        }
+        for i in 0..payload.len() {
+            let mut b = payload.to_vec();
+            b[i] ^= 0x5a;
+            let _ = decode_record(&b, true);
+        }
     }
 
     #[test]
@@ -493,13 +813,15 @@ mod tests {
         let mut whole = len.to_vec();
         whole.extend_from_slice(&frame_crc(&len, &payload).to_le_bytes());
         whole.extend_from_slice(&payload);
-        let pieces = encode_record_pieces(3, &p);
+        // Compression leaves a record with splices whole.
+        let pieces = encode_record_pieces(3, &p, LogCompression::Lz4);
         assert_eq!(pieces.splices.len(), 2);
+        assert_eq!(pieces.uncompressed_len(), pieces.len());
         let mut joined = Vec::new();
         pieces.append_to(&mut joined);
         assert_eq!(pieces.len(), whole.len() as u64);
         assert_eq!(joined, whole);
-        assert_eq!(check_frame(&joined, 0), Ok(joined.len()));
+        assert_eq!(check_frame(&joined, 0), Ok((joined.len(), false)));
         drop(pieces);
         assert_eq!(decode_payload(&joined[8..]).unwrap(), (3, p));
     }
