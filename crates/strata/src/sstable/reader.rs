@@ -395,6 +395,12 @@ impl SSTableReader {
         &self.path
     }
 
+    /// The statistics as loaded, to make them lie (tests of `verify`).
+    #[cfg(test)]
+    pub(crate) fn stats_mut(&mut self) -> &mut SSTableStats {
+        &mut self.stats
+    }
+
     pub fn stats(&self) -> &SSTableStats {
         &self.stats
     }
@@ -1073,11 +1079,15 @@ impl SSTableReader {
         }
         if problems.is_empty() {
             let mut count = 0u64;
+            let mut seen = SeenBounds::default();
             match self.scan(None, tag) {
                 Ok(scanner) => {
                     for p in scanner {
                         match p {
-                            Ok(_) => count += 1,
+                            Ok(p) => {
+                                count += 1;
+                                seen.add(&p);
+                            }
                             Err(e) => {
                                 problems.push(e);
                                 break;
@@ -1086,6 +1096,11 @@ impl SSTableReader {
                     }
                 }
                 Err(e) => problems.push(e),
+            }
+            if problems.is_empty() {
+                if let Some(reason) = seen.contradicts(&self.stats) {
+                    problems.push(corrupt(&self.path, 0, reason));
+                }
             }
             if problems.is_empty() && count != self.stats.partition_count {
                 problems.push(corrupt(
@@ -1562,6 +1577,74 @@ impl PartitionScanner {
             return Ok(Some(p));
         }
     }
+}
+
+/// What `verify` saw of the bounds that reads trust the statistics for: the
+/// newest timestamp (a read stops at an sstable older than a deletion or a
+/// settled row) and the clustering coverage (a read skips an sstable whose
+/// span misses its slice). A writer bug there would make reads skip data
+/// silently, and no checksum catches it, so `verify` compares them with the
+/// data: the statistics must contain what was seen (they may be wider).
+#[derive(Default)]
+struct SeenBounds {
+    max_timestamp: Option<i64>,
+    rows: Option<(Vec<u8>, Vec<u8>)>,
+    beyond_rows: bool,
+}
+
+impl SeenBounds {
+    fn add(&mut self, p: &PartitionUpdate) {
+        let ts = p.max_timestamp();
+        self.max_timestamp = Some(self.max_timestamp.map_or(ts, |m| m.max(ts)));
+        self.beyond_rows |= !p.deletion.is_empty() || p.static_row.is_some();
+        // Rows are in clustering order: the first and last bound the partition.
+        if let (Some(first), Some(last)) = (p.rows.first(), p.rows.last()) {
+            self.rows = Some(match self.rows.take() {
+                None => (first.clustering.clone(), last.clustering.clone()),
+                Some((min, max)) => (
+                    min.min(first.clustering.clone()),
+                    max.max(last.clustering.clone()),
+                ),
+            });
+        }
+    }
+
+    /// Why the statistics contradict what was seen, if they do.
+    fn contradicts(&self, stats: &SSTableStats) -> Option<String> {
+        if let Some(ts) = self.max_timestamp {
+            if ts > stats.max_timestamp_micros {
+                return Some(format!(
+                    "a timestamp of {ts} us, newer than the statistics' maximum {}",
+                    stats.max_timestamp_micros
+                ));
+            }
+        }
+        // Files before format 5 have no coverage to check.
+        let c = stats.coverage.as_ref()?;
+        if self.beyond_rows && !c.beyond_rows {
+            return Some(
+                "a partition deletion, range tombstone or static row in an sstable whose \
+                 statistics say it holds none"
+                    .to_string(),
+            );
+        }
+        match (&self.rows, &c.rows) {
+            (None, _) => None,
+            (Some(_), None) => Some("rows in an sstable whose statistics say it has none".into()),
+            (Some((min, max)), Some((cmin, cmax))) if min < cmin || max > cmax => Some(format!(
+                "rows from {} to {} outside the statistics' clustering span {} to {}",
+                hex(min),
+                hex(max),
+                hex(cmin),
+                hex(cmax)
+            )),
+            _ => None,
+        }
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl Iterator for PartitionScanner {

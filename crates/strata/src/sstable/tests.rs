@@ -1624,3 +1624,56 @@ fn a_granule_count_the_data_does_not_match_is_corruption_for_scans_and_verify() 
         );
     }
 }
+
+/// `verify` compares the statistics reads trust (newest timestamp, clustering
+/// coverage) with the data: statistics that lie, which no checksum catches,
+/// are reported; true ones are not.
+#[test]
+fn verify_reports_statistics_that_contradict_the_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(41, 200);
+    // With an identity: the current format, which records the coverage.
+    let opts = v2(1, options(Codec::Lz4, 4096, 200));
+    let mut r = write(&fs, dir.path(), 1, &parts, opts);
+    assert!(r.verify(READ).is_empty());
+    let truth = r.stats().clone();
+    assert!(truth.coverage.is_some());
+    let lie = |r: &mut Arc<SSTableReader>, f: &dyn Fn(&mut SSTableStats)| {
+        let mut s = truth.clone();
+        f(&mut s);
+        *Arc::get_mut(r).expect("sole owner").stats_mut() = s;
+        let problems = r.verify(READ);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        problems[0].to_string()
+    };
+    let m = lie(&mut r, &|s| s.max_timestamp_micros -= 1);
+    assert!(m.contains("newer than the statistics' maximum"), "{m}");
+    let m = lie(&mut r, &|s| {
+        if let Some((min, _)) = s.coverage.as_mut().and_then(|c| c.rows.as_mut()) {
+            min.push(0xff);
+        }
+    });
+    assert!(m.contains("outside the statistics' clustering span"), "{m}");
+    let m = lie(&mut r, &|s| {
+        if let Some(c) = s.coverage.as_mut() {
+            c.rows = None;
+        }
+    });
+    assert!(m.contains("say it has none"), "{m}");
+    if truth.coverage.as_ref().is_some_and(|c| c.beyond_rows) {
+        let m = lie(&mut r, &|s| {
+            if let Some(c) = s.coverage.as_mut() {
+                c.beyond_rows = false;
+            }
+        });
+        assert!(m.contains("say it holds none"), "{m}");
+    }
+    // Wider statistics than the data are true, only less useful.
+    *Arc::get_mut(&mut r).unwrap().stats_mut() = SSTableStats {
+        max_timestamp_micros: truth.max_timestamp_micros + 1,
+        coverage: None,
+        ..truth.clone()
+    };
+    assert!(r.verify(READ).is_empty());
+}
