@@ -960,29 +960,40 @@ fn frames_after_a_seal_are_corruption() {
     }
 }
 
+/// Writes segments 4 and 5 as a build of segment format `version` did: three
+/// plain records each of `value_len`-byte values, and for format 2 on, a seal
+/// on segment 4 (the older one). Returns what they hold, in order.
+fn write_old_format_segments(
+    dir: &Path,
+    version: u32,
+    value_len: usize,
+) -> Vec<(u64, PartitionUpdate)> {
+    let mut expected = Vec::new();
+    for id in [4u64, 5] {
+        let mut seg = format::encode_header(id);
+        seg[8..12].copy_from_slice(&version.to_le_bytes());
+        let crc = crc32c::crc32c(&seg[..20]);
+        seg[20..24].copy_from_slice(&crc.to_le_bytes());
+        for i in 0..3u8 {
+            let u = update_with_value(&[id as u8, i], value_len);
+            seg.extend_from_slice(&format::encode_record(1, &u));
+            expected.push((1u64, u));
+        }
+        if id == 4 && format::is_sealed_format(version) {
+            seg.extend_from_slice(&format::encode_seal());
+        }
+        std::fs::write(dir.join(segment_file_name_for(version, id)), seg).unwrap();
+    }
+    expected
+}
+
 /// Segments written by a build before the seal (format 1: `CommitLog-1-<id>.log`,
 /// no seal) replay as before, and are deleted under their own name.
 #[test]
 fn format_1_segments_replay_and_are_deleted_by_their_own_name() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
-    let header_v1 = |id: u64| {
-        let mut h = format::encode_header(id);
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let crc = crc32c::crc32c(&h[..20]);
-        h[20..24].copy_from_slice(&crc.to_le_bytes());
-        h
-    };
-    let mut expected = Vec::new();
-    for id in [4u64, 5] {
-        let mut seg = header_v1(id);
-        for i in 0..3u8 {
-            let u = update_with_value(&[id as u8, i], 10);
-            seg.extend_from_slice(&format::encode_record(1, &u));
-            expected.push((1u64, u));
-        }
-        std::fs::write(dir.path().join(segment_file_name_for(1, id)), seg).unwrap();
-    }
+    let expected = write_old_format_segments(dir.path(), 1, 10);
     let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
     assert_eq!(log.current_position().segment, 6);
     let (got, stats) = replay_all(&log, &|_| None).unwrap();
@@ -1140,26 +1151,7 @@ fn compressed_and_plain_records_replay_together() {
 fn format_2_segments_replay() {
     let dir = tempfile::tempdir().unwrap();
     let fs = Fs::new();
-    let header_v2 = |id: u64| {
-        let mut h = format::encode_header(id);
-        h[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let crc = crc32c::crc32c(&h[..20]);
-        h[20..24].copy_from_slice(&crc.to_le_bytes());
-        h
-    };
-    let mut expected = Vec::new();
-    for id in [4u64, 5] {
-        let mut seg = header_v2(id);
-        for i in 0..3u8 {
-            let u = update_with_value(&[id as u8, i], 200);
-            seg.extend_from_slice(&format::encode_record(1, &u));
-            expected.push((1u64, u));
-        }
-        if id == 4 {
-            seg.extend_from_slice(&format::encode_seal());
-        }
-        std::fs::write(dir.path().join(segment_file_name_for(2, id)), seg).unwrap();
-    }
+    let expected = write_old_format_segments(dir.path(), 2, 200);
     let log = CommitLog::open(&fs, dir.path(), quiet(8 * 1024)).unwrap();
     let (got, stats) = replay_all(&log, &|_| None).unwrap();
     assert_eq!(got, expected);
