@@ -45,7 +45,7 @@ use crate::sstable::partition::decode_partition;
 
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
-/// Segment format version written by this build, also the `2` in
+/// Segment format version written by this build, also the `3` in
 /// `CommitLog-3-<id>.log`. An incompatible change bumps it (never reinterpret old
 /// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
 /// (invariant 6).

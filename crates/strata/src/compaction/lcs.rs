@@ -551,7 +551,7 @@ impl LeveledCompactionStrategy {
         if trigger > 0 && candidates.len() < trigger {
             return None;
         }
-        let promote = if trigger > 0 { true } else { total >= batch };
+        let promote = trigger > 0 || total >= batch;
         if !promote && self.lcs.l0_size_tiered {
             // Fixed mode: as below, never a tier of disjoint slices.
             return self
