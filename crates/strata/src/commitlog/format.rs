@@ -749,15 +749,9 @@ mod tests {
             assert!(packed.is_some());
             assert_eq!(COMPRESS_BACKOFF.with(|b| b.get()), (0, 0));
             // Random values never compress: written plain, decoded as written.
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            let noise: Vec<u8> = (0..200)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            use rand::{Rng, SeedableRng};
+            let mut noise = vec![0u8; 200];
+            rand_chacha::ChaCha8Rng::seed_from_u64(7).fill(&mut noise[..]);
             let mut u = PartitionUpdate::new(DecoratedKey::new(b"k"));
             let mut r = Row::new(Vec::new());
             r.add_cell(Cell::live(0, 5, noise));
