@@ -443,6 +443,11 @@ pub trait RowVisitor<'a> {
     /// Called once, before any cell; `cells` is the number of simple cells.
     fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, cells: usize);
     fn cell(&mut self, cell: CellView<'a>);
+    /// Checked before each cell: `false` ends the walk there, successfully
+    /// (a visitor that has its answer need not parse the rest).
+    fn wants_more(&self) -> bool {
+        true
+    }
 }
 
 /// Parses a row body written by [`encode_row`] without building it: the one
@@ -484,6 +489,9 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
             let bit = bits.trailing_zeros();
             bits &= bits - 1;
             let column = (byte_i as u32) * 8 + bit;
+            if !visitor.wants_more() {
+                return Ok(());
+            }
             visitor.cell(read_cell(r, column, None, row_ts, &liveness, base)?);
         }
     }
@@ -493,6 +501,9 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
             let column =
                 u32::try_from(r.varint()?).map_err(|_| DecodeError("column id too large"))?;
             let path = r.bytes()?;
+            if !visitor.wants_more() {
+                return Ok(());
+            }
             visitor.cell(read_cell(r, column, Some(path), row_ts, &liveness, base)?);
         }
     }

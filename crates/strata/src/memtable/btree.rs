@@ -781,7 +781,9 @@ fn insert_one<T: Item, F: FnMut(&T, T) -> T>(
 /// Nodes an update replaced, owned by the caller until it can prove no reader
 /// reaches them (module docs, "who frees").
 pub struct Garbage<T: Item> {
-    nodes: Vec<NodePtr<T>>,
+    /// Inline up to two: an update of a one-leaf tree (hot rows) retires one
+    /// node, and a heap list per update was an allocation and a free each.
+    nodes: smallvec::SmallVec<[NodePtr<T>; 2]>,
 }
 
 // SAFETY: a list of node pointers; see `NodePtr`'s impls.
@@ -802,7 +804,9 @@ impl<T: Item> fmt::Debug for Garbage<T> {
 
 impl<T: Item> Garbage<T> {
     pub fn new() -> Self {
-        Garbage { nodes: Vec::new() }
+        Garbage {
+            nodes: smallvec::SmallVec::new(),
+        }
     }
 
     /// Nodes held.
