@@ -22,7 +22,10 @@
 //!    = partition key bytes once per partition + clustering bytes + value bytes
 //!    (equal to `Memtable::data_bytes()`, checked) and cells = 5 per row. The
 //!    inputs exist before the first reading, so what the fill added is what the
-//!    structure keeps. The memtable's own `memory_bytes()` is reported beside.
+//!    structure keeps. The memtable's own `memory_bytes()` is reported beside,
+//!    and so is the empty memtable's size (its 64 shards, counters and bounds,
+//!    read the same way) with the overhead per cell beyond it: a shape that
+//!    holds few cells (hot rows: 160) spreads that fixed size over them.
 //! 4. Flush iteration: the memtable filled by one thread, then every partition
 //!    in token order materialized with all its rows in clustering order, as a
 //!    flush hands them to the sstable writer: as encoded (`for_each_encoded`, what
@@ -338,8 +341,8 @@ fn malloc_in_use() -> i64 {
     (info.uordblks + info.hblkhd) as i64
 }
 
-/// Protocol step 3 for `S`: overhead bytes per cell.
-fn overhead<S: Structure>(workload: Workload) -> f64 {
+/// Protocol step 3 for `S`: overhead bytes per cell, and the cells.
+fn overhead<S: Structure>(workload: Workload) -> (f64, u64) {
     let inputs = vec![inputs(workload, 0, 1)];
     let mut logical = 0u64;
     let mut cells = 0u64;
@@ -362,7 +365,16 @@ fn overhead<S: Structure>(workload: Workload) -> f64 {
     let held = malloc_in_use() - before;
     let per_cell = (held as f64 - logical as f64) / cells.max(1) as f64;
     drop(s);
-    per_cell
+    (per_cell, cells)
+}
+
+/// Protocol step 3's fixed part: the bytes an empty `S` holds.
+fn empty_bytes<S: Structure>() -> i64 {
+    let before = malloc_in_use();
+    let s = S::new();
+    let held = malloc_in_use() - before;
+    drop(s);
+    held
 }
 
 /// The memtable's own accounting: `memory_bytes() - data_bytes()` per cell.
@@ -404,12 +416,19 @@ pub struct Case {
     pub btreemap_overhead_bytes_per_cell: f64,
     /// `Memtable::memory_bytes()` minus `data_bytes()`, per cell.
     pub memtable_accounted_overhead_bytes_per_cell: f64,
+    /// `memtable_overhead_bytes_per_cell` less the empty memtable's bytes
+    /// ([`MemtableReport::memtable_empty_bytes`]) spread over the cells: what
+    /// each cell adds. Apart only where a shape holds few cells (hot rows: 160).
+    pub memtable_overhead_beyond_empty_bytes_per_cell: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct MemtableReport {
     pub config: MemtableConfig,
     pub rows_per_fill: usize,
+    /// Bytes an empty memtable holds (its shards, counters and bounds),
+    /// which every overhead figure includes.
+    pub memtable_empty_bytes: i64,
     pub cases: Vec<Case>,
     /// Protocol step 4, median over the runs (random-partitions and
     /// few-partitions fills, one thread).
@@ -532,10 +551,11 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
         ));
     }
     let mut cases = Vec::new();
+    let empty = empty_bytes::<Memtable>();
     for workload in Workload::ALL {
-        let m_over = overhead::<Memtable>(workload);
-        let s_over = overhead::<SkipListBaseline>(workload);
-        let b_over = overhead::<BTreeMapBaseline>(workload);
+        let (m_over, m_cells) = overhead::<Memtable>(workload);
+        let (s_over, _) = overhead::<SkipListBaseline>(workload);
+        let (b_over, _) = overhead::<BTreeMapBaseline>(workload);
         let own = memtable_accounting(workload);
         for &threads in &cfg.threads {
             let inputs: Vec<Vec<PartitionUpdate>> =
@@ -562,6 +582,8 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
                 skiplist_overhead_bytes_per_cell: s_over,
                 btreemap_overhead_bytes_per_cell: b_over,
                 memtable_accounted_overhead_bytes_per_cell: own,
+                memtable_overhead_beyond_empty_bytes_per_cell: m_over
+                    - empty as f64 / m_cells.max(1) as f64,
             };
             progress(&format!(
                 "{} x{}: memtable {:.0} rows/s, skiplist {:.0}, btreemap {:.0}",
@@ -601,6 +623,7 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
     Ok(MemtableReport {
         config: cfg.clone(),
         rows_per_fill: ROWS,
+        memtable_empty_bytes: empty,
         cases,
         flush_mib_per_s: median(flush.encoded.clone()),
         flush_runs_mib_per_s: flush.encoded,
@@ -653,6 +676,22 @@ impl MemtableReport {
                 c.btreemap_overhead_bytes_per_cell
             ));
         }
+        let beyond: Vec<String> = self
+            .cases
+            .iter()
+            .filter(|c| c.threads == self.config.threads[0])
+            .map(|c| {
+                format!(
+                    "{} {:.1}",
+                    c.workload, c.memtable_overhead_beyond_empty_bytes_per_cell
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "memtable overhead includes the empty memtable's {} bytes; beyond it, B/cell: {}\n",
+            self.memtable_empty_bytes,
+            beyond.join(", ")
+        ));
         out.push_str(&format!(
             "flush iteration: {:.0} MiB/s of row data, rows as encoded (median of {} fills); \
              {:.0} MiB/s decoding them\n",

@@ -2530,6 +2530,33 @@ mod tests {
         assert_eq!(live_nodes(), before, "nodes leaked or freed twice");
     }
 
+    /// Hot rows overwritten again and again keep the memtable's size flat
+    /// once their encoded size settles: replaced rows are recycled, and
+    /// versions, nodes and the per-update lists are freed.
+    #[test]
+    fn hot_row_overwrites_do_not_grow_the_memtable() {
+        let m = Memtable::new(1, 0);
+        // Timestamp deltas from 100,000 to 320,000 µs: all three-byte varints,
+        // so every rewrite of a row has the size of the one it replaces.
+        let mut ts = 100_000;
+        let mut overwrite = |n: usize| {
+            for _ in 0..n {
+                let mut u = PartitionUpdate::new(key(&[(ts % 4) as u8]));
+                u.add_row(row(&[(ts / 4 % 8) as u8], ts, &[7; 34]));
+                m.apply(&u);
+                ts += 1;
+            }
+        };
+        overwrite(20_000);
+        let settled = m.memory_bytes();
+        overwrite(200_000);
+        assert!(
+            m.memory_bytes() <= settled + 4096,
+            "{} bytes after 200,000 more overwrites, {settled} before",
+            m.memory_bytes()
+        );
+    }
+
     #[test]
     fn older_overwrites_leave_a_partition_as_it_was() {
         let m = Memtable::new(1, 0);
