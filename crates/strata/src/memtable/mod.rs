@@ -801,13 +801,15 @@ struct EncodedScratch {
 /// up. One set of shared counters cost every write four atomic updates on a
 /// line every writer thread bounced between cores (BENCHMARKS.md, "Write path
 /// (issue 15)").
-#[derive(Debug, Default)]
-#[repr(align(128))]
 ///
 /// Changed only by the writer holding the shard's writer lock, so with a plain
 /// load and store ([`bump`]) rather than a locked read-modify-write: four of
 /// those per mutation were 4% of a hot-row overwrite. Atomic so that any
-/// thread may read them.
+/// thread may read them. The running bounds (invariant 4) are per shard for
+/// the same reason: one memtable-wide newest timestamp was a line that every
+/// write moved, bouncing between two writers' cores.
+#[derive(Debug)]
+#[repr(align(128))]
 struct ShardCounters {
     data_bytes: AtomicU64,
     cell_count: AtomicU64,
@@ -816,6 +818,25 @@ struct ShardCounters {
     /// Node, version and set-entry bytes of this shard (invariant 3); the arena
     /// counts the rest.
     other_bytes: AtomicI64,
+    bounds: Bounds,
+}
+
+impl Default for ShardCounters {
+    fn default() -> Self {
+        ShardCounters {
+            data_bytes: AtomicU64::new(0),
+            cell_count: AtomicU64::new(0),
+            partition_count: AtomicU64::new(0),
+            operation_count: AtomicU64::new(0),
+            other_bytes: AtomicI64::new(0),
+            bounds: Bounds {
+                min_timestamp: AtomicI64::new(i64::MAX),
+                max_timestamp: AtomicI64::new(NO_TIMESTAMP),
+                min_local_deletion: AtomicI64::new(NO_DELETION_TIME),
+                min_ttl: AtomicU64::new(u64::MAX),
+            },
+        }
+    }
 }
 
 /// Adds `v` to a shard counter; the caller holds the shard's writer lock (the
@@ -835,7 +856,8 @@ fn bump_signed(counter: &AtomicI64, v: i64) {
     );
 }
 
-/// Running bounds over everything applied (invariant 4).
+/// Running bounds over everything applied to one shard (invariant 4); the
+/// memtable's are the bounds of its shards'.
 #[derive(Debug)]
 struct Bounds {
     min_timestamp: AtomicI64,
@@ -857,7 +879,6 @@ pub struct Memtable {
     shards: Box<[Shard]>,
     /// Indexed like `shards`.
     counters: Box<[ShardCounters]>,
-    bounds: Bounds,
     created_micros: i64,
     /// Commit-log position when this memtable was switched out: every record
     /// before it that belongs to this table is in this memtable or older ones.
@@ -1032,12 +1053,6 @@ impl Memtable {
             base: EncodingBase::around(now_micros),
             shards,
             counters: (0..SHARDS).map(|_| ShardCounters::default()).collect(),
-            bounds: Bounds {
-                min_timestamp: AtomicI64::new(i64::MAX),
-                max_timestamp: AtomicI64::new(NO_TIMESTAMP),
-                min_local_deletion: AtomicI64::new(NO_DELETION_TIME),
-                min_ttl: AtomicU64::new(u64::MAX),
-            },
             created_micros: now_micros,
             flush_position: OnceLock::new(),
             arena: Arena::new(),
@@ -1119,20 +1134,39 @@ impl Memtable {
     /// Smallest write timestamp applied, `None` while empty: bounds what this
     /// memtable may hold when compaction decides whether a tombstone is purgeable.
     pub fn min_timestamp(&self) -> Option<i64> {
-        let ts = self.bounds.min_timestamp.load(Ordering::Relaxed);
+        let ts = self.bound(|b| &b.min_timestamp, i64::MAX, i64::min);
         (ts != i64::MAX).then_some(ts)
     }
 
     pub fn max_timestamp(&self) -> i64 {
-        self.bounds.max_timestamp.load(Ordering::Relaxed)
+        self.bound(|b| &b.max_timestamp, NO_TIMESTAMP, i64::max)
+    }
+
+    /// One signed bound over every shard: `pick` folds the shards' values
+    /// from `init`, the value of a shard that saw nothing.
+    fn bound(
+        &self,
+        field: impl Fn(&Bounds) -> &AtomicI64,
+        init: i64,
+        pick: fn(i64, i64) -> i64,
+    ) -> i64 {
+        self.counters
+            .iter()
+            .map(|c| field(&c.bounds).load(Ordering::Relaxed))
+            .fold(init, pick)
     }
 
     /// Lower bounds of every timestamp, deletion time and TTL applied: the encoding
     /// base of the sstable this memtable flushes to (invariant 4).
     pub fn encoding_base(&self) -> EncodingBase {
-        let min_ts = self.bounds.min_timestamp.load(Ordering::Relaxed);
-        let min_ldt = self.bounds.min_local_deletion.load(Ordering::Relaxed);
-        let min_ttl = self.bounds.min_ttl.load(Ordering::Relaxed);
+        let min_ts = self.bound(|b| &b.min_timestamp, i64::MAX, i64::min);
+        let min_ldt = self.bound(|b| &b.min_local_deletion, NO_DELETION_TIME, i64::min);
+        let min_ttl = self
+            .counters
+            .iter()
+            .map(|c| c.bounds.min_ttl.load(Ordering::Relaxed))
+            .min()
+            .unwrap_or(u64::MAX);
         EncodingBase {
             min_timestamp: if min_ts == i64::MAX {
                 self.base.min_timestamp
@@ -1164,7 +1198,9 @@ impl Memtable {
             .then_some(own)
     }
 
-    fn note_bounds(&self, update: &PartitionUpdate) {
+    /// Widens shard `si`'s bounds over `update` (under the shard's writer
+    /// lock, as every writer of them).
+    fn note_bounds(&self, si: usize, update: &PartitionUpdate) {
         let mut min_ts = i64::MAX;
         let mut max_ts = NO_TIMESTAMP;
         let mut min_ldt = NO_DELETION_TIME;
@@ -1203,23 +1239,21 @@ impl Memtable {
                 }
             }
         }
-        // Read first, update only on a change: most writes move no bound but
-        // the newest timestamp, and a plain load of an unchanged line costs no
-        // cross-core traffic, unlike an unconditional fetch_min. Still exact
-        // (invariant 4): a bound another writer moves meanwhile only makes the
-        // skipped update unnecessary, since bounds only ever tighten.
-        let b = &self.bounds;
+        // Stored only on a change (most writes move no bound but the newest
+        // timestamp); a plain store suffices as the shard's lock holder is
+        // the only writer of its bounds.
+        let b = &self.counters[si].bounds;
         if min_ts < b.min_timestamp.load(Ordering::Relaxed) {
-            b.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
+            b.min_timestamp.store(min_ts, Ordering::Relaxed);
         }
         if max_ts > b.max_timestamp.load(Ordering::Relaxed) {
-            b.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);
+            b.max_timestamp.store(max_ts, Ordering::Relaxed);
         }
         if min_ldt < b.min_local_deletion.load(Ordering::Relaxed) {
-            b.min_local_deletion.fetch_min(min_ldt, Ordering::Relaxed);
+            b.min_local_deletion.store(min_ldt, Ordering::Relaxed);
         }
         if min_ttl < b.min_ttl.load(Ordering::Relaxed) {
-            b.min_ttl.fetch_min(min_ttl, Ordering::Relaxed);
+            b.min_ttl.store(min_ttl, Ordering::Relaxed);
         }
     }
 
@@ -1335,7 +1369,6 @@ impl Memtable {
 
     /// Applies one partition update atomically: a reader sees all of it or none.
     pub fn apply(&self, update: &PartitionUpdate) -> ApplyResult {
-        self.note_bounds(update);
         let data: u64 = update
             .rows
             .iter()
@@ -1349,6 +1382,8 @@ impl Memtable {
         let rows = sorted_rows(update);
         let shard = &self.shards[si];
         let mut versioned = shard.writer.lock();
+        // Widened before the rows go in, as they were before the lock.
+        self.note_bounds(si, update);
         let c = &self.counters[si];
         bump(&c.data_bytes, data);
         bump(&c.cell_count, update.cell_count() as u64);
