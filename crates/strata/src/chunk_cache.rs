@@ -19,6 +19,15 @@
 //! behind its own mutex held only for a map lookup or an insertion; a hit
 //! clones an `Arc`, the copy into the reader's buffer happens outside the lock.
 //!
+//! Pinned index blocks: an sstable reader keeps the partition-index blocks its
+//! user reads built ([`ChunkCache::try_pin`]) instead of looking each up here
+//! again (a point read made two lookups, the index block's and the data
+//! chunk's; RocksDB's table readers hold index blocks outside its block cache
+//! too). They count against this cache's capacity, so chunks and pinned
+//! blocks together stay within it, and at most [`PINNED_SHARE`] of it is
+//! pinned; beyond that, index blocks are cached here like chunks. A reader
+//! gives its pinned bytes back when it is dropped.
+//!
 //! Who uses it: `SSTableReader::read_chunk` for reads tagged `UserRead` only.
 //! Compaction, scrub, verify and large-value range reads bypass it, so a
 //! compaction streaming a whole table through does not evict the hot set
@@ -26,11 +35,16 @@
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Shards: enough that two reader threads rarely meet on a lock.
 pub const SHARDS: usize = 16;
+
+/// The share of the capacity that pinned index blocks may take (a quarter: 32
+/// MiB of the default 128, the sparse index of about 25 million small
+/// partitions).
+pub const PINNED_SHARE: usize = 4;
 
 /// `(reader serial, chunk index)`.
 pub type ChunkKey = (u64, u32);
@@ -86,6 +100,8 @@ pub struct ChunkCacheStats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
+    /// Index blocks pinned in sstable readers, within the capacity.
+    pub pinned_bytes: u64,
 }
 
 impl ChunkCacheStats {
@@ -104,6 +120,7 @@ impl ChunkCacheStats {
 pub struct ChunkCache {
     shards: Box<[Mutex<Shard>]>,
     capacity_bytes: usize,
+    pinned_bytes: AtomicUsize,
     hits: AtomicU64,
     misses: AtomicU64,
     evictions: AtomicU64,
@@ -130,6 +147,7 @@ impl ChunkCache {
         ChunkCache {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             capacity_bytes,
+            pinned_bytes: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
@@ -144,8 +162,28 @@ impl ChunkCache {
         &self.shards[(h >> 60) as usize % SHARDS]
     }
 
+    /// A shard's share of what pinned blocks leave.
     fn shard_capacity(&self) -> usize {
-        self.capacity_bytes / SHARDS
+        self.capacity_bytes
+            .saturating_sub(self.pinned_bytes.load(Ordering::Relaxed))
+            / SHARDS
+    }
+
+    /// Reserves `bytes` for an index block a reader will keep, if pinned
+    /// blocks stay within [`PINNED_SHARE`] of the capacity; the caller gives
+    /// them back with [`ChunkCache::unpin`].
+    pub fn try_pin(&self, bytes: usize) -> bool {
+        let limit = self.capacity_bytes / PINNED_SHARE;
+        self.pinned_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
+                p.checked_add(bytes).filter(|&n| n <= limit)
+            })
+            .is_ok()
+    }
+
+    /// Gives back what [`ChunkCache::try_pin`] reserved.
+    pub fn unpin(&self, bytes: usize) {
+        self.pinned_bytes.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// The cached chunk, marking it recently used; counts a hit or a miss.
@@ -211,6 +249,7 @@ impl ChunkCache {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
+            pinned_bytes: self.pinned_bytes.load(Ordering::Relaxed) as u64,
         }
     }
 }
@@ -252,6 +291,28 @@ mod tests {
         let s = c.stats();
         assert!(s.evictions > 4_000, "{s:?}");
         assert!(s.size_bytes as usize > cap / 2, "the cache fills: {s:?}");
+    }
+
+    #[test]
+    fn pinned_bytes_stay_within_their_share_and_shrink_the_chunks_room() {
+        let cap = SHARDS * 10_000;
+        let c = ChunkCache::new(cap);
+        let share = cap / PINNED_SHARE;
+        assert!(c.try_pin(share - 100));
+        assert!(!c.try_pin(101), "past the pinned share");
+        assert!(c.try_pin(100));
+        assert_eq!(c.stats().pinned_bytes as usize, share);
+        for i in 0..1_000u32 {
+            c.insert((1, i), chunk(i as u8, 1000));
+        }
+        let s = c.stats();
+        assert!(
+            (s.size_bytes + s.pinned_bytes) as usize <= cap,
+            "chunks and pinned blocks within the capacity: {s:?}"
+        );
+        c.unpin(share);
+        assert_eq!(c.stats().pinned_bytes, 0);
+        assert!(c.try_pin(share));
     }
 
     #[test]

@@ -481,7 +481,7 @@ impl TableStats {
             line(
                 "Chunk cache hits/misses (hit rate)",
                 format!(
-                    "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate",
+                    "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate, {} bytes of index blocks pinned",
                     if h + m == 0 {
                         0.0
                     } else {
@@ -490,7 +490,8 @@ impl TableStats {
                     c.size_bytes,
                     c.capacity_bytes,
                     c.entries,
-                    c.hit_rate()
+                    c.hit_rate(),
+                    c.pinned_bytes
                 ),
             );
         }

@@ -2,8 +2,10 @@
 //! from memory (hits counted per table and per database, no bytes read from
 //! the files) and returns exactly the same rows; compaction neither fills the
 //! cache nor is served by it, and reads after a compaction (new sstables, new
-//! cache keys) are right; a database opened with the cache disabled reads
-//! everything from the files.
+//! cache keys) are right; the index blocks user reads built are pinned in
+//! their readers within the cache's share and given back when the readers
+//! go; a database opened with the cache disabled reads everything from the
+//! files.
 
 mod common;
 
@@ -23,6 +25,11 @@ fn chunk_cache_serves_repeated_reads() {
     assert!(missing(&t, 0..4000).is_empty());
     let (io1, c1) = (t.io(), cache.stats());
     assert!(io1.chunk_cache_misses > 0 && c1.entries > 0, "{c1:?}");
+    assert!(c1.pinned_bytes > 0, "index blocks pinned: {c1:?}");
+    assert!(
+        c1.pinned_bytes <= c1.capacity_bytes / strata::chunk_cache::PINNED_SHARE as u64,
+        "{c1:?}"
+    );
     let read1 = io1.read(IoCause::UserRead);
 
     // The same reads again: every chunk is cached (the data is far below the
@@ -56,6 +63,8 @@ fn chunk_cache_serves_repeated_reads() {
     assert!(text.contains("Chunk cache hits/misses"), "{text}");
     drop(t);
     db.close().expect("close");
+    // Every reader is gone, and with them their pinned index blocks.
+    assert_eq!(cache.stats().pinned_bytes, 0, "{:?}", cache.stats());
 
     // Disabled: every read reads the files.
     let mut o = options(None);

@@ -58,6 +58,26 @@ pub struct SSTableReader {
     dictionary: Option<Arc<crate::dictionary::CompressionDictionary>>,
     /// This open's key in the chunk cache (`crate::chunk_cache`).
     cache_serial: u64,
+    pinned: PinnedIndex,
+}
+
+/// Searchable index blocks user reads built and a reader keeps, one slot per
+/// summary entry, within the chunk cache's pinned share (`crate::chunk_cache`,
+/// "Pinned index blocks").
+struct PinnedIndex {
+    slots: Box<[std::sync::OnceLock<Arc<[u8]>>]>,
+    /// Bytes held, given back to the chunk cache on drop.
+    bytes: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Debug for PinnedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PinnedIndex({} bytes)",
+            self.bytes.load(Ordering::Relaxed)
+        )
+    }
 }
 
 /// Whether a caller already tested a key against an sstable's key range and
@@ -313,6 +333,12 @@ impl SSTableReader {
             }
             None => None,
         };
+        let pinned = PinnedIndex {
+            slots: (0..summary.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+            bytes: std::sync::atomic::AtomicUsize::new(0),
+        };
         Ok(Arc::new(SSTableReader {
             id,
             path: path.to_path_buf(),
@@ -332,6 +358,7 @@ impl SSTableReader {
             identity,
             dictionary,
             cache_serial: crate::chunk_cache::next_reader_serial(),
+            pinned,
         }))
     }
 
@@ -689,6 +716,10 @@ impl SSTableReader {
         let Some((cache, key)) = self.cache_slot(tag, b, true) else {
             return searchable(self.read_index_block(b, tag)?);
         };
+        let slot = self.pinned.slots.get(b);
+        if let Some(block) = slot.and_then(|s| s.get()) {
+            return Ok(block.clone());
+        }
         let hit = cache.get(key);
         if let Some(io) = &self.table_io {
             io.count_chunk_cache(hit.is_some());
@@ -697,7 +728,17 @@ impl SSTableReader {
             return Ok(block);
         }
         let block = searchable(self.read_index_block(b, tag)?)?;
-        cache.insert(key, block.clone());
+        if let Some(slot) = slot.filter(|_| cache.try_pin(block.len())) {
+            match slot.set(block.clone()) {
+                Ok(()) => {
+                    self.pinned.bytes.fetch_add(block.len(), Ordering::Relaxed);
+                }
+                // Another read pinned it first.
+                Err(_) => cache.unpin(block.len()),
+            }
+        } else {
+            cache.insert(key, block.clone());
+        }
         Ok(block)
     }
 
@@ -1224,6 +1265,12 @@ impl Drop for SSTableReader {
     /// the flush thread and shutdown unlink queued files (fs.rs invariant 5); one
     /// still queued at a crash is unlisted and quarantined by the next open.
     fn drop(&mut self) {
+        let pinned = *self.pinned.bytes.get_mut();
+        if pinned > 0 {
+            if let Some(cache) = self.file.fs().chunk_cache() {
+                cache.unpin(pinned);
+            }
+        }
         if self.obsolete.load(Ordering::Acquire) {
             self.file.fs().queue_reclaim(std::mem::take(&mut self.path));
         }
