@@ -181,9 +181,14 @@ impl ChunkCache {
             .is_ok()
     }
 
-    /// Gives back what [`ChunkCache::try_pin`] reserved.
+    /// Gives back what [`ChunkCache::try_pin`] reserved. Saturating: a
+    /// miscount must not wrap into a cache with no room for chunks.
     pub fn unpin(&self, bytes: usize) {
-        self.pinned_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        let _ = self
+            .pinned_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
+                Some(p.saturating_sub(bytes))
+            });
     }
 
     /// The cached chunk, marking it recently used; counts a hit or a miss.
