@@ -166,6 +166,12 @@ pub trait Engine {
     /// or expiry removes them: in the time series, what is left of expired
     /// data.
     fn table_entries(&self) -> Result<u64>;
+    /// Live sstables per level, L0 first, up to the deepest non-empty level
+    /// (after `settle`); empty where the engine does not say (fjall). What a
+    /// read may consult depends on it: every L0 sstable, one per deeper level.
+    fn sstables_per_level(&self) -> Result<Vec<u64>> {
+        Ok(Vec::new())
+    }
     fn close(self: Box<Self>) -> Result<()>;
 }
 
@@ -486,6 +492,17 @@ impl Engine for StrataEngine {
             .sum())
     }
 
+    fn sstables_per_level(&self) -> Result<Vec<u64>> {
+        let view = self.table.view();
+        let mut levels: Vec<u64> = (0..10)
+            .map(|l| view.version.count_at_level(l) as u64)
+            .collect();
+        while levels.len() > 1 && levels.last() == Some(&0) {
+            levels.pop();
+        }
+        Ok(levels)
+    }
+
     fn close(self: Box<Self>) -> Result<()> {
         let StrataEngine { db, table, .. } = *self;
         drop(table);
@@ -642,6 +659,21 @@ impl Engine for RocksEngine {
 
     fn table_entries(&self) -> Result<u64> {
         self.table_property("# entries")
+    }
+
+    fn sstables_per_level(&self) -> Result<Vec<u64>> {
+        let mut levels = Vec::new();
+        for l in 0..7 {
+            let n = self
+                .db
+                .property_int_value(&format!("rocksdb.num-files-at-level{l}"))?
+                .ok_or("rocksdb: no per-level file count")?;
+            levels.push(n);
+        }
+        while levels.len() > 1 && levels.last() == Some(&0) {
+            levels.pop();
+        }
+        Ok(levels)
     }
 
     fn close(self: Box<Self>) -> Result<()> {

@@ -270,6 +270,9 @@ struct Measure {
     tables: Option<TableBreakdown>,
     /// Entries in the live sstables ([`engines::Engine::table_entries`]).
     table_entries: u64,
+    /// Live sstables per level, L0 first ([`engines::Engine::sstables_per_level`]).
+    #[serde(default)]
+    sstables_per_level: Vec<u64>,
     /// Time series only: the points written less than a TTL before the disk
     /// was measured.
     live_ops: Option<u64>,
@@ -306,6 +309,7 @@ impl Measure {
             "table_index_bytes": self.tables.map(|t| t.index_bytes),
             "table_filter_bytes": self.tables.map(|t| t.filter_bytes),
             "table_entries": self.table_entries,
+            "sstables_per_level": self.sstables_per_level,
             "live_ops": self.live_ops,
             "peak_rss_bytes": self.peak_rss_bytes,
             "found": self.found,
@@ -374,8 +378,13 @@ fn run() -> Result<()> {
                 }
             }
             for (w, m) in per {
+                let levels = if m.sstables_per_level.is_empty() {
+                    String::new()
+                } else {
+                    format!("  sstables per level {:?}", m.sstables_per_level)
+                };
                 println!(
-                    "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s",
+                    "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s{levels}",
                     m.ops_per_sec(),
                     m.p50_us,
                     m.p99_us,
@@ -620,6 +629,7 @@ impl Phase {
         m.disk_bytes = disk.iter().sum();
         m.tables = db.tables()?;
         m.table_entries = db.table_entries()?;
+        m.sstables_per_level = db.sstables_per_level()?;
         m.peak_rss_bytes = peak_rss()?;
         Ok(())
     }
