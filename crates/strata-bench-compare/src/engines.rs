@@ -156,6 +156,9 @@ pub trait Engine {
     fn order_token(&self, key: &[u8]) -> Result<Option<i64>>;
     /// Flushes every memtable and waits until no compaction is pending or running.
     fn settle(&mut self) -> Result<()>;
+    /// Settles, then compacts every sstable into the fewest the engine's
+    /// layout allows (`--compact-before-reads`: reads in equal states).
+    fn compact_all(&mut self) -> Result<()>;
     fn writes(&self) -> EngineWrites;
     /// The live sstables' bytes by content (after `settle`).
     fn tables(&self) -> Result<Option<TableBreakdown>>;
@@ -454,6 +457,13 @@ impl Engine for StrataEngine {
         Ok(())
     }
 
+    fn compact_all(&mut self) -> Result<()> {
+        self.settle()?;
+        let limiter = self.db.compaction_limiter().clone();
+        self.table.compact_major(&limiter)?;
+        self.settle()
+    }
+
     fn writes(&self) -> EngineWrites {
         use strata::fs::IoCause;
         let io = self.db.io();
@@ -639,6 +649,12 @@ impl Engine for RocksEngine {
         Ok(())
     }
 
+    fn compact_all(&mut self) -> Result<()> {
+        self.settle()?;
+        self.db.compact_range::<&[u8], &[u8]>(None, None);
+        self.settle()
+    }
+
     fn writes(&self) -> EngineWrites {
         use rocksdb::statistics::Ticker;
         EngineWrites {
@@ -780,6 +796,10 @@ impl Engine for FjallEngine {
             last_segments = segments;
         }
         Ok(())
+    }
+
+    fn compact_all(&mut self) -> Result<()> {
+        Err("fjall: --compact-before-reads is not supported (fjall 2 has no whole-tree compaction call this harness uses)".into())
     }
 
     fn writes(&self) -> EngineWrites {

@@ -217,6 +217,12 @@ struct Args {
     /// another long C++ build), and fjall 2 cannot compress its journal.
     #[arg(long)]
     log_compression: bool,
+    /// Before the reads, compact each engine's sstables into the fewest its
+    /// layout allows (Strata: a major compaction; RocksDB: `compact_range`
+    /// over everything), so that both read from equal states instead of
+    /// whatever L0 the load left (fjall: refused).
+    #[arg(long)]
+    compact_before_reads: bool,
     /// Internal: run one engine on one database in this process and print its
     /// measures as one JSON line (the parent starts one such child per engine,
     /// database and round).
@@ -353,7 +359,7 @@ fn run() -> Result<()> {
     let load_before = load_average()?;
     println!(
         "strata-bench-compare: {} keys, {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values (half compressible), \
-         seed {}, {} round(s), engines {}, logs {}, load average {load_before}",
+         seed {}, {} round(s), engines {}, logs {}{}, load average {load_before}",
         args.keys,
         args.seed,
         args.rounds,
@@ -362,6 +368,11 @@ fn run() -> Result<()> {
             "Strata's compressed, the others' not"
         } else {
             "uncompressed"
+        },
+        if args.compact_before_reads {
+            ", reads after a full compaction"
+        } else {
+            ""
         }
     );
     // results[engine][workload] = one Measure per round.
@@ -426,6 +437,7 @@ fn run() -> Result<()> {
             "ts_ttls": args.ts_ttls,
             "ts_series": args.ts_series,
             "log_compression": args.log_compression,
+            "compact_before_reads": args.compact_before_reads,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "results": by_engine,
@@ -473,6 +485,10 @@ fn spawn_child(
         .arg("--ts-series")
         .arg(args.ts_series.to_string())
         .args(args.log_compression.then_some("--log-compression"))
+        .args(
+            args.compact_before_reads
+                .then_some("--compact-before-reads"),
+        )
         .arg("--dir")
         .arg(parent)
         .stdin(std::process::Stdio::null())
@@ -552,6 +568,13 @@ fn run_database(
         let reads: Vec<u64> = (0..args.keys)
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
+        if args.compact_before_reads
+            && ["readrandom", "readmissing", "scan"]
+                .iter()
+                .any(|w| wants(w))
+        {
+            db.compact_all()?;
+        }
         if wants("readrandom") {
             let mut phase = Phase::start(engine, d)?;
             let m = phase.read(&mut *db, &reads, true, d)?;
