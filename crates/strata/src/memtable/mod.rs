@@ -808,7 +808,7 @@ struct EncodedScratch {
 /// thread may read them. The running bounds (invariant 4) are per shard for
 /// the same reason: one memtable-wide newest timestamp was a line that every
 /// write moved, bouncing between two writers' cores.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 #[repr(align(128))]
 struct ShardCounters {
     data_bytes: AtomicU64,
@@ -819,24 +819,6 @@ struct ShardCounters {
     /// counts the rest.
     other_bytes: AtomicI64,
     bounds: Bounds,
-}
-
-impl Default for ShardCounters {
-    fn default() -> Self {
-        ShardCounters {
-            data_bytes: AtomicU64::new(0),
-            cell_count: AtomicU64::new(0),
-            partition_count: AtomicU64::new(0),
-            operation_count: AtomicU64::new(0),
-            other_bytes: AtomicI64::new(0),
-            bounds: Bounds {
-                min_timestamp: AtomicI64::new(i64::MAX),
-                max_timestamp: AtomicI64::new(NO_TIMESTAMP),
-                min_local_deletion: AtomicI64::new(NO_DELETION_TIME),
-                min_ttl: AtomicU64::new(u64::MAX),
-            },
-        }
-    }
 }
 
 /// Adds `v` to a shard counter; the caller holds the shard's writer lock (the
@@ -864,6 +846,18 @@ struct Bounds {
     max_timestamp: AtomicI64,
     min_local_deletion: AtomicI64,
     min_ttl: AtomicU64,
+}
+
+impl Default for Bounds {
+    /// Nothing seen: every bound at its sentinel.
+    fn default() -> Self {
+        Bounds {
+            min_timestamp: AtomicI64::new(i64::MAX),
+            max_timestamp: AtomicI64::new(NO_TIMESTAMP),
+            min_local_deletion: AtomicI64::new(NO_DELETION_TIME),
+            min_ttl: AtomicU64::new(u64::MAX),
+        }
+    }
 }
 
 /// What one `apply` did, for table metrics.
@@ -939,10 +933,12 @@ enum Verdict {
     /// one hot row race, and about half their overwrites arrive behind a
     /// newer one.
     Stored,
-    /// Neither, or it cannot say (complex cells, which are encoded out of the
-    /// position order this walk needs, or bytes that do not parse): decode
-    /// and merge.
+    /// Neither wins whole: decode and merge.
     Merge,
+    /// It cannot say (complex cells, which are encoded out of the position
+    /// order this walk needs, or bytes that do not parse): decode, then
+    /// decide on the rows.
+    Unknown,
 }
 
 /// The [`Verdict`] for the stored row whose body is `body` (encoded against
@@ -955,6 +951,8 @@ fn reconcile_verdict(body: &[u8], base: &EncodingBase, incoming: &Row) -> Verdic
         theirs: std::iter::Peekable<std::slice::Iter<'n, crate::data::Cell>>,
         incoming_wins: bool,
         stored_wins: bool,
+        /// A complex cell met while a side could still win.
+        complex: bool,
     }
     impl<'a> RowVisitor<'a> for Walk<'_> {
         fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, _cells: usize) {
@@ -967,7 +965,7 @@ fn reconcile_verdict(body: &[u8], base: &EncodingBase, incoming: &Row) -> Verdic
         }
         fn cell(&mut self, c: CellView<'a>) {
             if c.path.is_some() {
-                (self.incoming_wins, self.stored_wins) = (false, false);
+                self.complex = true;
                 return;
             }
             // Both rows' cells in position order, merged: a cell one side has
@@ -997,7 +995,7 @@ fn reconcile_verdict(body: &[u8], base: &EncodingBase, incoming: &Row) -> Verdic
             }
         }
         fn wants_more(&self) -> bool {
-            self.incoming_wins || self.stored_wins
+            !self.complex && (self.incoming_wins || self.stored_wins)
         }
     }
     let mut walk = Walk {
@@ -1005,9 +1003,10 @@ fn reconcile_verdict(body: &[u8], base: &EncodingBase, incoming: &Row) -> Verdic
         theirs: incoming.cells.iter().peekable(),
         incoming_wins: false,
         stored_wins: false,
+        complex: false,
     };
-    if visit_row(&mut Reader::new(body), base, &mut walk).is_err() {
-        return Verdict::Merge;
+    if visit_row(&mut Reader::new(body), base, &mut walk).is_err() || walk.complex {
+        return Verdict::Unknown;
     }
     if walk.theirs.next().is_some() {
         // An incoming cell the stored row lacks.
@@ -1302,17 +1301,19 @@ impl Memtable {
     /// `new` reconciled with the stored row `old`: the new arena row, or
     /// `None` when the stored row wins whole and stays as it is.
     fn merge_into(&self, si: usize, old: RowRef, new: &Row) -> Option<RowRef> {
-        match reconcile_verdict(old.body(), &self.base, new) {
+        let verdict = reconcile_verdict(old.body(), &self.base, new);
+        match verdict {
             Verdict::Stored => return None,
             // Stored as it came: no copy of the update's row and no merged row
             // to build.
             Verdict::Incoming => return Some(self.write_row(si, new)),
-            Verdict::Merge => {}
+            Verdict::Merge | Verdict::Unknown => {}
         }
+        let unknown = verdict == Verdict::Unknown;
         Some(match old.decode(&self.base) {
             // What the verdict could not tell (complex cells) told here.
-            Some(o) if new.superseded_by(&o) => return None,
-            Some(o) if o.superseded_by(new) => self.write_row(si, new),
+            Some(o) if unknown && new.superseded_by(&o) => return None,
+            Some(o) if unknown && o.superseded_by(new) => self.write_row(si, new),
             Some(o) => self.write_row(si, &o.merge(new.clone())),
             // Unreachable unless the memtable corrupted its own encoding; keep the
             // newer version rather than panic on the write path.
@@ -2246,7 +2247,8 @@ mod tests {
             } else {
                 Verdict::Merge
             };
-            if complex && verdict == Verdict::Merge {
+            if verdict == Verdict::Unknown {
+                assert!(complex, "only complex cells leave it unsure");
                 counts[3] += 1;
             } else {
                 assert_eq!(verdict, expected, "{stored:?} / {incoming:?}");
@@ -2255,13 +2257,13 @@ mod tests {
             match verdict {
                 Verdict::Stored => assert_eq!(stored.clone().merge(incoming.clone()), stored),
                 Verdict::Incoming => assert_eq!(stored.clone().merge(incoming.clone()), incoming),
-                Verdict::Merge => {}
+                Verdict::Merge | Verdict::Unknown => {}
             }
         }
         assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
         assert_eq!(
             reconcile_verdict(&[0xff], &base, &Row::new(b"ck".to_vec())),
-            Verdict::Merge
+            Verdict::Unknown
         );
     }
 
@@ -2600,17 +2602,17 @@ mod tests {
         u.add_row(row(b"b", 5, b"b5"));
         m.apply(&u);
         let entry = m.entry(&key(b"p")).unwrap();
-        let Snap::Tree(before) = m.snapshot(&entry) else {
-            panic!("two rows make a version")
+        let version = || match m.snapshot(&entry) {
+            Snap::Tree(v) => v,
+            _ => panic!("two rows make a version, and it stays one"),
         };
+        let before = version();
         // Every cell older than the stored ones: absorbed, nothing published.
         let mut older = PartitionUpdate::new(key(b"p"));
         older.add_row(row(b"a", 3, b"a3"));
         let r = m.apply(&older);
         assert_eq!((r.rows_inserted, r.rows_merged), (0, 1));
-        let Snap::Tree(after) = m.snapshot(&entry) else {
-            panic!("still a version")
-        };
+        let after = version();
         assert!(
             Arc::ptr_eq(&before, &after),
             "an unchanged partition was republished"
@@ -2619,10 +2621,7 @@ mod tests {
         let mut tie = PartitionUpdate::new(key(b"p"));
         tie.add_row(row(b"b", 5, b"b5"));
         m.apply(&tie);
-        let Snap::Tree(tied) = m.snapshot(&entry) else {
-            panic!("still a version")
-        };
-        assert!(!Arc::ptr_eq(&before, &tied));
+        assert!(!Arc::ptr_eq(&before, &version()));
         // Mixed: one row older (left out), one newer (applied), one new.
         let mut mixed = PartitionUpdate::new(key(b"p"));
         mixed.add_row(row(b"a", 4, b"a4"));
