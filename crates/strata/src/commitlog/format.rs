@@ -440,7 +440,7 @@ pub fn record_payload(
         ));
     }
     let mut out = vec![0u8; claimed as usize];
-    match lz4_flex::block::decompress_into(block, &mut out) {
+    match crate::lz4::decompress_into(block, &mut out) {
         Ok(n) if n as u64 == claimed => Ok(std::borrow::Cow::Owned(out)),
         Ok(n) => Err(format!(
             "compressed record decompresses to {n} bytes, claims {claimed}"

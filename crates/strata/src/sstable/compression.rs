@@ -7,7 +7,8 @@
 //!
 //! Invariants:
 //! 1. Codec ids are written to disk and are **never renumbered**: 0 none, 1 LZ4
-//!    (lz4_flex block format, no size prefix), 2 zstd (one frame), 3 zstd (one
+//!    (the LZ4 block format, no size prefix: written by lz4_flex, read by
+//!    liblz4, `crate::lz4`), 2 zstd (one frame), 3 zstd (one
 //!    frame) compressed with the sstable's dictionary, 4 LZ4 block whose window
 //!    starts with the last 64 KiB of the sstable's dictionary. A new codec takes
 //!    a new id. The dictionary is the sstable's, not the chunk's: the sstable
@@ -183,6 +184,24 @@ pub fn decompress_chunk(
     dict: Option<&CompressionDictionary>,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    let start = out.len();
+    out.resize(start + expected_len, 0);
+    let r = decompress_chunk_into(stored, &mut out[start..], dict);
+    if r.is_err() {
+        out.truncate(start);
+    }
+    r
+}
+
+/// [`decompress_chunk`] into `dst`, which must be exactly the chunk's
+/// uncompressed length: a caller that owns the final allocation (the chunk
+/// cache's) decodes straight into it. On an error `dst` holds garbage.
+pub fn decompress_chunk_into(
+    stored: &[u8],
+    dst: &mut [u8],
+    dict: Option<&CompressionDictionary>,
+) -> Result<(), String> {
+    let expected_len = dst.len();
     if stored.len() < CHUNK_OVERHEAD_BYTES {
         return Err(format!(
             "chunk of {} bytes is shorter than its header and checksum",
@@ -198,8 +217,7 @@ pub fn decompress_chunk(
         ));
     }
     let (codec, payload) = (body[0], &body[1..]);
-    let start = out.len();
-    match codec {
+    let (name, decoded) = match codec {
         CODEC_ID_NONE => {
             if payload.len() != expected_len {
                 return Err(format!(
@@ -207,80 +225,49 @@ pub fn decompress_chunk(
                     payload.len()
                 ));
             }
-            out.extend_from_slice(payload);
+            dst.copy_from_slice(payload);
+            return Ok(());
         }
-        CODEC_ID_LZ4 => {
-            out.resize(start + expected_len, 0);
-            match lz4_flex::block::decompress_into(payload, &mut out[start..]) {
-                Ok(n) if n == expected_len => {}
-                Ok(n) => {
-                    out.truncate(start);
-                    return Err(format!(
-                        "lz4 chunk decoded to {n} bytes, expected {expected_len}"
-                    ));
-                }
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(format!("lz4 chunk does not decode: {e}"));
-                }
-            }
-        }
-        CODEC_ID_ZSTD => {
-            out.resize(start + expected_len, 0);
-            let r = zstd_decompress(payload, &mut out[start..]);
-            match r {
-                Ok(n) if n == expected_len => {}
-                Ok(n) => {
-                    out.truncate(start);
-                    return Err(format!(
-                        "zstd chunk decoded to {n} bytes, expected {expected_len}"
-                    ));
-                }
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(format!("zstd chunk does not decode: {e}"));
-                }
-            }
-        }
+        CODEC_ID_LZ4 => ("lz4", crate::lz4::decompress_into(payload, dst)),
+        CODEC_ID_ZSTD => (
+            "zstd",
+            zstd_decompress(payload, dst).map_err(|e| e.to_string()),
+        ),
         CODEC_ID_ZSTD_DICT | CODEC_ID_LZ4_DICT => {
             let d = dict.ok_or_else(|| {
                 format!("chunk uses codec {codec}, which needs the sstable's dictionary, and the sstable names none")
             })?;
-            out.resize(start + expected_len, 0);
-            let (name, r) = if codec == CODEC_ID_ZSTD_DICT {
-                ("zstd", zstd_dict_decompress(d, payload, &mut out[start..]))
+            let r = if codec == CODEC_ID_ZSTD_DICT {
+                zstd_dict_decompress(d, payload, dst)
             } else {
-                (
-                    "lz4",
-                    lz4_flex::block::decompress_into_with_dict(
-                        payload,
-                        &mut out[start..],
-                        d.lz4_window(),
-                    )
-                    .map_err(|e| e.to_string()),
-                )
+                crate::lz4::decompress_into_with_dict(payload, dst, d.lz4_window())
             };
-            match r {
-                Ok(n) if n == expected_len => {}
-                Ok(n) => {
-                    out.truncate(start);
-                    return Err(format!(
-                        "{name} chunk with dictionary {} decoded to {n} bytes, expected {expected_len}",
-                        d.id()
-                    ));
-                }
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(format!(
-                        "{name} chunk with dictionary {} does not decode: {e}",
-                        d.id()
-                    ));
-                }
-            }
+            let name = if codec == CODEC_ID_ZSTD_DICT {
+                "zstd"
+            } else {
+                "lz4"
+            };
+            return match r {
+                Ok(n) if n == expected_len => Ok(()),
+                Ok(n) => Err(format!(
+                    "{name} chunk with dictionary {} decoded to {n} bytes, expected {expected_len}",
+                    d.id()
+                )),
+                Err(e) => Err(format!(
+                    "{name} chunk with dictionary {} does not decode: {e}",
+                    d.id()
+                )),
+            };
         }
         other => return Err(format!("unknown codec id {other}")),
+    };
+    match decoded {
+        Ok(n) if n == expected_len => Ok(()),
+        Ok(n) => Err(format!(
+            "{name} chunk decoded to {n} bytes, expected {expected_len}"
+        )),
+        Err(e) => Err(format!("{name} chunk does not decode: {e}")),
     }
-    Ok(())
 }
 
 /// For salvage, which does not know a chunk's length: decodes a dictionary
@@ -300,7 +287,7 @@ pub(crate) fn decompress_chunk_up_to(
     let n = match codec {
         CODEC_ID_ZSTD_DICT => zstd_dict_decompress(dict, payload, &mut out).ok()?,
         CODEC_ID_LZ4_DICT => {
-            lz4_flex::block::decompress_into_with_dict(payload, &mut out, dict.lz4_window()).ok()?
+            crate::lz4::decompress_into_with_dict(payload, &mut out, dict.lz4_window()).ok()?
         }
         _ => return None,
     };

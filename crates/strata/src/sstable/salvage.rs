@@ -720,7 +720,7 @@ fn classify(body: &[u8], cl: usize, layout: IndexLayout, dict: Dict<'_>) -> Opti
         CODEC_ID_NONE if !payload.is_empty() && payload.len() <= cl => Some(payload.to_vec()),
         CODEC_ID_LZ4 => {
             let mut out = vec![0u8; cl];
-            match lz4_flex::block::decompress_into(payload, &mut out) {
+            match crate::lz4::decompress_into(payload, &mut out) {
                 Ok(n) if n > 0 => {
                     out.truncate(n);
                     Some(out)
