@@ -504,6 +504,11 @@ impl ClusteringBound {
     /// Whether `clustering` is at or after this bound used as a range start.
     #[inline]
     pub fn admits_as_start(&self, clustering: &[u8]) -> bool {
+        // The empty prefix (an unbounded range, every point read of a table
+        // without clustering columns) decides without comparing bytes.
+        if self.prefix.is_empty() {
+            return self.inclusive;
+        }
         if self.inclusive {
             clustering >= self.prefix.as_slice()
         } else {
@@ -514,6 +519,9 @@ impl ClusteringBound {
     /// Whether `clustering` is at or before this bound used as a range end.
     #[inline]
     pub fn admits_as_end(&self, clustering: &[u8]) -> bool {
+        if self.prefix.is_empty() {
+            return self.inclusive;
+        }
         if self.inclusive {
             clustering < self.prefix.as_slice() || clustering.starts_with(&self.prefix)
         } else {

@@ -8,6 +8,7 @@
 //!   the system time.
 //! - [`codec`]: an sstable's codec and chunk settings as values.
 //! - [`chunk_cache`]: the database's cache of decompressed chunks (user reads).
+//! - [`hash`]: a fast hasher for maps keyed by the engine's own integers.
 //! - [`lz4`]: LZ4 block decoding by the reference C library.
 //! - [`dictionary`]: trained compression dictionaries, one file each per table.
 //! - [`fs`]: every file access, counted per cause and level, with fault injection
@@ -60,6 +61,7 @@ pub mod dirlock;
 pub mod encoding;
 pub mod error;
 pub mod fs;
+pub mod hash;
 pub mod lz4;
 pub mod maintenance;
 pub mod manifest;

@@ -684,28 +684,7 @@ struct FreeRows {
 
 /// Hashing for [`FreeRows`]' keys, row sizes that only this memtable chooses:
 /// a multiply, not SipHash's flooding defence (1.3% of a hot-row overwrite).
-type SizeHash = std::hash::BuildHasherDefault<SizeHasher>;
-
-#[derive(Default)]
-struct SizeHasher(u64);
-
-impl std::hash::Hasher for SizeHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    fn finish(&self) -> u64 {
-        // hashbrown takes its control bits from the top and its bucket from the
-        // bottom: fold the well-mixed high half down as well.
-        self.0 ^ (self.0 >> 32)
-    }
-}
+type SizeHash = crate::hash::IntHash;
 
 // SAFETY: the pointers are dead arena rows, owned by this list, used only under its
 // shard's mutex.

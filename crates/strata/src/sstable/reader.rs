@@ -11,7 +11,7 @@
 //! granule in every chunk) until it meets the key.
 
 use super::bloom::{BloomFilter, KeyHash};
-use super::compression::decompress_chunk;
+use super::compression::{decompress_chunk, decompress_chunk_into};
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
     IndexBlockIter, IndexCursor, IndexEntry, IndexLayout, RawEntry, RowIndexLocation,
@@ -645,14 +645,26 @@ impl SSTableReader {
             }
             return Ok(ChunkBytes::Cached(chunk));
         }
-        scratch.clear();
-        self.read_chunk_reusing(i, tag, stored, scratch)?;
-        let chunk: Arc<[u8]> = Arc::from(&scratch[..]);
+        let chunk = self.read_chunk_shared(i, tag, stored)?;
         cache.insert(key, chunk.clone());
         if let Some(io) = &self.table_io {
             io.count_chunk_cache(false);
         }
         Ok(ChunkBytes::Cached(chunk))
+    }
+
+    /// Chunk `i` decoded straight into a new shared allocation, the one the
+    /// chunk cache keeps: a miss neither decodes into a scratch buffer nor
+    /// copies 16 KiB out of it (8% of a point read that missed, profiled).
+    fn read_chunk_shared(&self, i: usize, tag: IoTag, stored: &mut Vec<u8>) -> Result<Arc<[u8]>> {
+        let offset = self.read_stored_chunk(i, tag, stored)?;
+        // One allocation of the exact length (the iterator's length is known).
+        let mut chunk: Arc<[u8]> = std::iter::repeat_n(0u8, self.expected_chunk_len(i)).collect();
+        let dst = Arc::get_mut(&mut chunk)
+            .ok_or_else(|| corrupt(&self.path, offset, "a new chunk buffer is shared"))?;
+        decompress_chunk_into(stored, dst, self.dictionary.as_deref())
+            .map_err(|reason| corrupt(&self.path, offset, format!("chunk {i}: {reason}")))?;
+        Ok(chunk)
     }
 
     /// As [`read_chunk`](Self::read_chunk), reading the stored bytes into
@@ -665,6 +677,19 @@ impl SSTableReader {
         stored: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
+        let offset = self.read_stored_chunk(i, tag, stored)?;
+        decompress_chunk(
+            stored,
+            self.expected_chunk_len(i),
+            self.dictionary.as_deref(),
+            out,
+        )
+        .map_err(|reason| corrupt(&self.path, offset, format!("chunk {i}: {reason}")))
+    }
+
+    /// Reads chunk `i` as stored (codec byte, payload, checksum) into
+    /// `stored`; returns its file offset.
+    fn read_stored_chunk(&self, i: usize, tag: IoTag, stored: &mut Vec<u8>) -> Result<u64> {
         let loc = *self
             .chunks
             .get(i)
@@ -673,13 +698,7 @@ impl SSTableReader {
         stored.resize(loc.length as usize, 0);
         self.file
             .read_exact_at(stored, loc.offset, tag, self.table_io.as_deref())?;
-        decompress_chunk(
-            stored,
-            self.expected_chunk_len(i),
-            self.dictionary.as_deref(),
-            out,
-        )
-        .map_err(|reason| corrupt(&self.path, loc.offset, format!("chunk {i}: {reason}")))
+        Ok(loc.offset)
     }
 
     /// Reads index block `b` and returns its verified payload.
