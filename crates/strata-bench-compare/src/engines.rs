@@ -175,6 +175,14 @@ pub trait Engine {
     fn sstables_per_level(&self) -> Result<Vec<u64>> {
         Ok(Vec::new())
     }
+    /// Data-block lookups in the read cache so far, `(hits, misses)`:
+    /// Strata's chunk cache (data chunks, and index blocks beyond those its
+    /// readers pin), RocksDB's `block.cache.data` tickers; `None` where the
+    /// engine does not count them (fjall). Equal budgets can still hold
+    /// different shares of the data: this says which share each held.
+    fn cache_lookups(&self) -> Option<(u64, u64)> {
+        None
+    }
     fn close(self: Box<Self>) -> Result<()>;
 }
 
@@ -513,6 +521,11 @@ impl Engine for StrataEngine {
         Ok(levels)
     }
 
+    fn cache_lookups(&self) -> Option<(u64, u64)> {
+        let s = self.table.fs().chunk_cache()?.stats();
+        Some((s.hits, s.misses))
+    }
+
     fn close(self: Box<Self>) -> Result<()> {
         let StrataEngine { db, table, .. } = *self;
         drop(table);
@@ -690,6 +703,14 @@ impl Engine for RocksEngine {
             levels.pop();
         }
         Ok(levels)
+    }
+
+    fn cache_lookups(&self) -> Option<(u64, u64)> {
+        use rocksdb::statistics::Ticker;
+        Some((
+            self.opts.get_ticker_count(Ticker::BlockCacheDataHit),
+            self.opts.get_ticker_count(Ticker::BlockCacheDataMiss),
+        ))
     }
 
     fn close(self: Box<Self>) -> Result<()> {

@@ -279,6 +279,10 @@ struct Measure {
     /// Live sstables per level, L0 first ([`engines::Engine::sstables_per_level`]).
     #[serde(default)]
     sstables_per_level: Vec<u64>,
+    /// Data-block cache lookups during the phase, `(hits, misses)`
+    /// ([`engines::Engine::cache_lookups`]).
+    #[serde(default)]
+    cache_lookups: Option<(u64, u64)>,
     /// Time series only: the points written less than a TTL before the disk
     /// was measured.
     live_ops: Option<u64>,
@@ -316,6 +320,8 @@ impl Measure {
             "table_filter_bytes": self.tables.map(|t| t.filter_bytes),
             "table_entries": self.table_entries,
             "sstables_per_level": self.sstables_per_level,
+            "cache_hits": self.cache_lookups.map(|c| c.0),
+            "cache_misses": self.cache_lookups.map(|c| c.1),
             "live_ops": self.live_ops,
             "peak_rss_bytes": self.peak_rss_bytes,
             "found": self.found,
@@ -389,11 +395,18 @@ fn run() -> Result<()> {
                 }
             }
             for (w, m) in per {
-                let levels = if m.sstables_per_level.is_empty() {
+                let mut levels = if m.sstables_per_level.is_empty() {
                     String::new()
                 } else {
                     format!("  sstables per level {:?}", m.sstables_per_level)
                 };
+                if let Some((hits, misses)) = m.cache_lookups.filter(|c| c.0 + c.1 > 0) {
+                    levels += &format!(
+                        "  cache hits {:.1}% of {}",
+                        100.0 * hits as f64 / (hits + misses) as f64,
+                        hits + misses
+                    );
+                }
                 println!(
                     "round {round} {engine:8} {w:12} {:>10.0} ops/s  p50 {:>8.2} us  p99 {:>8.2} us  settle {:>6.1} s{levels}",
                     m.ops_per_sec(),
@@ -539,7 +552,7 @@ fn run_database(
     let wants = |w: &str| args.workloads.iter().any(|x| x == w);
     let mut out = Vec::new();
     if database == "fillseq" {
-        let mut phase = Phase::start(engine, d)?;
+        let mut phase = Phase::start(engine, None, d)?;
         let mut db = engines::open(engine, d)?;
         let ids: Vec<u64> = (0..args.keys).collect();
         let m = phase.write(&mut *db, &ids, 0, args.seed, d)?;
@@ -547,7 +560,7 @@ fn run_database(
         std::fs::remove_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         out.push(("fillseq".to_string(), m));
     } else if database == "fillrandom" {
-        let mut phase = Phase::start(engine, d)?;
+        let mut phase = Phase::start(engine, None, d)?;
         let mut db = engines::open(engine, d)?;
         let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
         let mut ids: Vec<u64> = (0..args.keys).collect();
@@ -561,7 +574,7 @@ fn run_database(
             .map(|_| rng.gen_range(0..args.keys))
             .collect();
         if wants("overwrite") {
-            let mut phase = Phase::start(engine, d)?;
+            let mut phase = Phase::start(engine, Some(&*db), d)?;
             let m = phase.write(&mut *db, &drawn, 1, args.seed, d)?;
             out.push(("overwrite".to_string(), m));
         }
@@ -576,7 +589,7 @@ fn run_database(
             db.compact_all()?;
         }
         if wants("readrandom") {
-            let mut phase = Phase::start(engine, d)?;
+            let mut phase = Phase::start(engine, Some(&*db), d)?;
             let m = phase.read(&mut *db, &reads, true, d)?;
             if m.found != m.ops {
                 return Err(format!(
@@ -588,7 +601,7 @@ fn run_database(
             out.push(("readrandom".to_string(), m));
         }
         if wants("readmissing") {
-            let mut phase = Phase::start(engine, d)?;
+            let mut phase = Phase::start(engine, Some(&*db), d)?;
             let m = phase.read(&mut *db, &reads, false, d)?;
             if m.found != 0 {
                 return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
@@ -600,7 +613,7 @@ fn run_database(
             .collect();
         if wants("scan") {
             let expected = expected_scans(&*db, args.keys, &starts)?;
-            let mut phase = Phase::start(engine, d)?;
+            let mut phase = Phase::start(engine, Some(&*db), d)?;
             let m = phase.scan(&mut *db, &starts, &expected, d)?;
             out.push(("scan".to_string(), m));
         }
@@ -630,15 +643,20 @@ fn series_config(args: &Args) -> timeseries::Config {
 struct Phase {
     engine: String,
     wchar_start: u64,
+    cache_start: Option<(u64, u64)>,
 }
 
 impl Phase {
-    fn start(engine: &str, dir: &Path) -> Result<Phase> {
+    /// A phase starting now; if its engine is already open, `open` gives it,
+    /// so that the phase counts only its own cache lookups (an engine opened
+    /// in the phase starts from zero).
+    fn start(engine: &str, open: Option<&dyn engines::Engine>, dir: &Path) -> Result<Phase> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         reset_peak_rss()?;
         Ok(Phase {
             engine: engine.to_string(),
             wchar_start: proc_io("wchar")?,
+            cache_start: open.and_then(|db| db.cache_lookups()),
         })
     }
 
@@ -653,6 +671,10 @@ impl Phase {
         m.tables = db.tables()?;
         m.table_entries = db.table_entries()?;
         m.sstables_per_level = db.sstables_per_level()?;
+        let (h0, m0) = self.cache_start.unwrap_or((0, 0));
+        m.cache_lookups = db
+            .cache_lookups()
+            .map(|(h, mi)| (h.saturating_sub(h0), mi.saturating_sub(m0)));
         m.peak_rss_bytes = peak_rss()?;
         Ok(())
     }

@@ -131,7 +131,7 @@ pub fn run(engine: &str, dir: &Path, c: &Config) -> Result<Vec<(String, Measure)
     let write_for = ttl * c.ttls;
     let recent_from = write_for - ttl / 2;
 
-    let phase = Phase::start(engine, dir)?;
+    let phase = Phase::start(engine, None, dir)?;
     let mut db = engines::open_series(
         engine,
         dir,
@@ -202,7 +202,7 @@ pub fn run(engine: &str, dir: &Path, c: &Config) -> Result<Vec<(String, Measure)
     // Recent reads, until a second before the oldest recent point expires.
     let deadline = started + recent_from + ttl - Duration::from_secs(1);
     let wanted = (c.reads as usize).min(recent.len());
-    let phase = Phase::start(engine, dir)?;
+    let phase = Phase::start(engine, Some(&*db), dir)?;
     let mut rng = ChaCha8Rng::seed_from_u64(c.seed);
     let mut hist = new_histogram()?;
     let mut done = 0u64;
