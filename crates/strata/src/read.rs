@@ -215,6 +215,25 @@ pub struct PartitionResult {
     pub found: bool,
 }
 
+/// [`live_rows`], consuming the partition: live rows and cells are moved, not
+/// cloned (a scan returned every row it decoded as a copy).
+pub fn into_live_rows(p: PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec<Row>) {
+    let partition_deletion = p.deletion.partition_deletion();
+    let static_row = p
+        .static_row
+        .and_then(|r| r.into_live_view(partition_deletion, now_seconds));
+    let deletion = &p.deletion;
+    let rows = p
+        .rows
+        .into_iter()
+        .filter_map(|r| {
+            let covering = deletion.covering(&r.clustering);
+            r.into_live_view(covering, now_seconds)
+        })
+        .collect();
+    (static_row, rows)
+}
+
 /// Applies deletions and expiry at `now_seconds`: only live rows remain.
 pub fn live_rows(p: &PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec<Row>) {
     let static_row = p
@@ -851,7 +870,9 @@ pub fn scan(
         }
     }
     let mut sources = Vec::new();
-    for m in &view.memtables {
+    // An empty memtable (the usual one after a flush) is no source: its cursor
+    // would take all 64 shard locks to find nothing, on every page.
+    for m in view.memtables.iter().filter(|m| !m.is_empty()) {
         sources.push(Source::Mem(MemtableCursor::new(
             m.clone(),
             start,
@@ -901,7 +922,7 @@ pub fn scan(
             acc.rows.retain(|r| r.clustering > *ck);
             acc.static_row = None;
         }
-        let (static_row, mut rows) = live_rows(&acc, now_seconds);
+        let (static_row, mut rows) = into_live_rows(acc, now_seconds);
         if rows.is_empty() && static_row.is_none() {
             continue;
         }
