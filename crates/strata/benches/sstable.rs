@@ -1,7 +1,9 @@
 //! SSTable micro-benchmarks: write throughput and point-read latency per codec on
 //! 64 MiB of cassandra-stress-shaped partitions (one row of 5 columns x 34 bytes,
 //! 10-byte keys), plus the zstd context-reuse measurement that justifies the
-//! thread-local contexts in `sstable/compression.rs`.
+//! thread-local contexts in `sstable/compression.rs`, and LZ4's two
+//! implementations on one 16 KiB chunk (why `strata::lz4` decodes with liblz4
+//! and chunks are still encoded with lz4_flex).
 //!
 //! Run: `cargo bench -p strata --bench sstable`. Sample sizes are minimal so the
 //! whole run stays under a minute.
@@ -160,6 +162,55 @@ fn bench_sstable(c: &mut Criterion) {
     });
     g.bench_function("fresh_context", |b| {
         b.iter(|| zstd::bulk::compress(black_box(chunk), 3).expect("zstd"))
+    });
+    g.finish();
+
+    bench_lz4(c, "lz4_16KiB_stress", chunk);
+    // The comparison harness's rows: 16-byte random keys, values half random
+    // and half one letter.
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let mut kv = Vec::with_capacity(16384);
+    while kv.len() < 16384 {
+        kv.extend((0..66).map(|_| rng.gen::<u8>()));
+        let letter = rng.gen_range(b'a'..=b'z');
+        kv.extend(std::iter::repeat_n(letter, 50));
+    }
+    kv.truncate(16384);
+    bench_lz4(c, "lz4_16KiB_kv", &kv);
+}
+
+/// Encoding and decoding `chunk` with lz4_flex and with liblz4.
+fn bench_lz4(c: &mut Criterion, group: &str, chunk: &[u8]) {
+    let block = lz4_flex::block::compress(chunk);
+    let mut g = c.benchmark_group(group);
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(1));
+    g.throughput(Throughput::Bytes(chunk.len() as u64));
+    let mut out = vec![0u8; chunk.len()];
+    g.bench_function("decode_lz4_flex", |b| {
+        b.iter(|| lz4_flex::block::decompress_into(black_box(&block), &mut out).expect("lz4"))
+    });
+    g.bench_function("decode_liblz4", |b| {
+        b.iter(|| strata::lz4::decompress_into(black_box(&block), &mut out).expect("lz4"))
+    });
+    let mut enc = vec![0u8; lz4_flex::block::get_maximum_output_size(chunk.len())];
+    g.bench_function("encode_lz4_flex", |b| {
+        b.iter(|| lz4_flex::block::compress_into(black_box(chunk), &mut enc).expect("lz4"))
+    });
+    g.bench_function("encode_liblz4", |b| {
+        b.iter(|| {
+            // SAFETY: both buffers are live for the lengths given; the C
+            // encoder writes at most `enc.len()` bytes.
+            unsafe {
+                lz4_sys::LZ4_compress_default(
+                    black_box(chunk).as_ptr().cast(),
+                    enc.as_mut_ptr().cast(),
+                    chunk.len() as i32,
+                    enc.len() as i32,
+                )
+            }
+        })
     });
     g.finish();
 }
