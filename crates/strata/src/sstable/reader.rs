@@ -622,11 +622,12 @@ impl SSTableReader {
         Some((cache, (self.cache_serial, index)))
     }
 
-    /// Chunk `i`, verified and decompressed: for a user read, from the
-    /// database's chunk cache when it holds it (a hit copies nothing), else
-    /// read into `scratch` (through `stored`) and, for a user read, cached.
-    /// Other reads (compaction, scrub, verify) never touch the cache
-    /// (`crate::chunk_cache`).
+    /// Chunk `i`, verified and decompressed (its stored bytes read through
+    /// `stored`). A user read takes it from the database's chunk cache when
+    /// it holds it (a hit copies nothing), else decodes it into a new
+    /// allocation that the cache keeps. Other reads (compaction, scrub,
+    /// verify) never touch the cache (`crate::chunk_cache`): they decode into
+    /// `scratch`.
     pub(super) fn chunk_cached<'a>(
         &self,
         i: usize,
@@ -654,8 +655,10 @@ impl SSTableReader {
     }
 
     /// Chunk `i` decoded straight into a new shared allocation, the one the
-    /// chunk cache keeps: a miss neither decodes into a scratch buffer nor
-    /// copies 16 KiB out of it (8% of a point read that missed, profiled).
+    /// chunk cache keeps: a miss no longer decodes into a scratch buffer and
+    /// copies 16 KiB out of it. (The copy was 7.6% of a point read; the first
+    /// touch of the new allocation now costs about as much, BENCHMARKS.md
+    /// "Reads in equal states: profiled", but it is one allocation, not two.)
     fn read_chunk_shared(&self, i: usize, tag: IoTag, stored: &mut Vec<u8>) -> Result<Arc<[u8]>> {
         let offset = self.read_stored_chunk(i, tag, stored)?;
         // One allocation of the exact length (the iterator's length is known).
