@@ -1,7 +1,10 @@
 //! LZ4 block decoding by the reference C implementation (liblz4, built from
-//! source by `lz4-sys`); encoding stays with `lz4_flex`.
+//! source by `lz4-sys`); chunk encoding stays with `lz4_flex`, and the commit
+//! log's small records are encoded by liblz4 with a per-thread state
+//! ([`compress_into`]).
 //!
-//! Contract: [`decompress_into`] and [`decompress_into_with_dict`] decode one
+//! Contract: [`compress_into`] writes one LZ4 block that both decoders read.
+//! [`decompress_into`] and [`decompress_into_with_dict`] decode one
 //! LZ4 block (the block format, no size prefix, as `lz4_flex::block` writes
 //! it) into `dst` and return the decoded length, or an error if the block is
 //! malformed or decodes to more than `dst` holds. They never read outside
@@ -17,9 +20,22 @@
 //! same ratio, so it stays, with no `unsafe` on the write path
 //! (BENCHMARKS.md, "LZ4 decoding by the reference library").
 
-use std::os::raw::{c_char, c_int};
+use std::cell::RefCell;
+use std::os::raw::{c_char, c_int, c_void};
 
 extern "C" {
+    // The three below are liblz4's too (lz4.h; the `_fastReset` variant is in
+    // its static-linking section, and lz4-sys links the library statically).
+    fn LZ4_sizeofState() -> c_int;
+    fn LZ4_initStream(buffer: *mut c_void, size: usize) -> *mut c_void;
+    fn LZ4_compress_fast_extState_fastReset(
+        state: *mut c_void,
+        src: *const c_char,
+        dst: *mut c_char,
+        src_size: c_int,
+        dst_capacity: c_int,
+        acceleration: c_int,
+    ) -> c_int;
     // Part of liblz4's stable API (lz4.h) since 1.7; lz4-sys builds it but
     // does not declare it.
     fn LZ4_decompress_safe_usingDict(
@@ -41,6 +57,67 @@ fn c_len(n: usize, what: &str) -> Result<c_int, String> {
 fn decoded(n: c_int) -> Result<usize, String> {
     usize::try_from(n)
         .map_err(|_| "malformed lz4 block (or it decodes to more than the room given)".to_string())
+}
+
+thread_local! {
+    /// This thread's encoder state (`u64`s: LZ4's state wants pointer
+    /// alignment), set up once by `LZ4_initStream`; each call after that
+    /// resets it cheaply instead of zeroing its 16 KiB hash table, which is
+    /// what lz4_flex does per call (and what made a compressed commit-log
+    /// record cost more than the bytes it saved, for small records).
+    static ENCODER: RefCell<Option<Box<[u64]>>> = const { RefCell::new(None) };
+}
+
+/// The most bytes one block of `n` input bytes can take (LZ4_compressBound).
+pub fn compress_bound(n: usize) -> usize {
+    n + n / 255 + 16
+}
+
+/// Encodes `src` as one LZ4 block into `dst`; returns its length, or an error
+/// if `dst` is too small (at least [`compress_bound`] is always enough).
+pub fn compress_into(src: &[u8], dst: &mut [u8]) -> Result<usize, String> {
+    let (src_len, dst_len) = (c_len(src.len(), "input")?, c_len(dst.len(), "output")?);
+    ENCODER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            // SAFETY: a pure function of the library's build.
+            let bytes = usize::try_from(unsafe { LZ4_sizeofState() })
+                .map_err(|_| "liblz4 reports no state size".to_string())?;
+            let mut state = vec![0u64; bytes.div_ceil(8)].into_boxed_slice();
+            // SAFETY: the buffer is live, 8-byte aligned and `bytes` long;
+            // LZ4_initStream returns null instead of using a buffer it cannot.
+            let init = unsafe { LZ4_initStream(state.as_mut_ptr().cast::<c_void>(), bytes) };
+            if init.is_null() {
+                return Err("liblz4 refused its encoder state".to_string());
+            }
+            *slot = Some(state);
+        }
+        let Some(state) = slot.as_mut() else {
+            return Err("no lz4 encoder state".to_string());
+        };
+        // SAFETY: the state was initialised above (a `_fastReset` call needs
+        // one initialised by LZ4_initStream or left by an earlier
+        // compression), the slices are live for the lengths given and do not
+        // overlap, and the encoder writes at most `dst_len` bytes.
+        let n = unsafe {
+            LZ4_compress_fast_extState_fastReset(
+                state.as_mut_ptr().cast::<c_void>(),
+                src.as_ptr().cast::<c_char>(),
+                dst.as_mut_ptr().cast::<c_char>(),
+                src_len,
+                dst_len,
+                1,
+            )
+        };
+        match usize::try_from(n) {
+            Ok(n) if n > 0 || src.is_empty() => Ok(n),
+            _ => Err(format!(
+                "lz4 encoding of {} bytes needs more than {} bytes of room",
+                src.len(),
+                dst.len()
+            )),
+        }
+    })
 }
 
 /// Decodes the block `src` into `dst`; returns how many bytes it wrote.
@@ -119,6 +196,30 @@ mod tests {
             );
             assert_eq!(out, input);
         }
+    }
+
+    #[test]
+    fn the_reused_encoder_state_writes_blocks_both_decoders_read() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        // Inputs of every size class, one after another on one thread's
+        // state: each must be whole on its own, nothing carried over.
+        for round in 0..300 {
+            let len = [0, 1, 12, 64, 300, 4096, 20_000][round % 7] + rng.gen_range(0..50);
+            let input = sample(&mut rng, len);
+            let mut block = vec![0u8; compress_bound(len)];
+            let n = compress_into(&input, &mut block).expect("room enough");
+            block.truncate(n);
+            let mut out = vec![0u8; len];
+            assert_eq!(decompress_into(&block, &mut out), Ok(len));
+            assert_eq!(out, input);
+            let other = lz4_flex::block::decompress(&block, len).expect("lz4_flex reads it");
+            assert_eq!(other, input);
+        }
+        let input = sample(&mut rng, 4096);
+        assert!(
+            compress_into(&input, &mut [0u8; 100]).is_err(),
+            "too little room"
+        );
     }
 
     #[test]

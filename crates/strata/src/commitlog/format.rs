@@ -395,11 +395,8 @@ fn compress_payload(head: &mut Vec<u8>) -> bool {
     out.clear();
     put_varint(&mut out, payload_len as u64);
     let at = out.len();
-    out.resize(
-        at + lz4_flex::block::get_maximum_output_size(payload_len),
-        0,
-    );
-    let kept = match lz4_flex::block::compress_into(&head[FRAME_BYTES as usize..], &mut out[at..]) {
+    out.resize(at + crate::lz4::compress_bound(payload_len), 0);
+    let kept = match crate::lz4::compress_into(&head[FRAME_BYTES as usize..], &mut out[at..]) {
         Ok(n) if at + n + MIN_COMPRESSION_SAVING_BYTES <= payload_len => {
             head.truncate(FRAME_BYTES as usize);
             head.extend_from_slice(&out[..at + n]);
