@@ -13,12 +13,15 @@
 //! point, the one meant for untrusted input (and fuzzed as such upstream).
 //!
 //! Why two implementations of one format: measured on 16 KiB chunks of the
-//! comparison harness's rows, the C decoder runs 1.9-2.2x faster than
-//! `lz4_flex`'s checked decoder (1.6-2.1 µs against 3.5-4.0 µs a chunk), and a
-//! point read that misses the chunk cache spent a third of its time decoding;
-//! `lz4_flex`'s encoder is as fast as the C one (0.85-0.95x its time) with the
-//! same ratio, so it stays, with no `unsafe` on the write path
-//! (BENCHMARKS.md, "LZ4 decoding by the reference library").
+//! comparison harness's rows, the C decoder runs 1.8-2.2x faster than
+//! `lz4_flex`'s checked decoder (3.1 µs against 5.6 µs a chunk in criterion),
+//! and a point read that misses the chunk cache spent a third of its time
+//! decoding. On whole chunks neither encoder wins consistently, so chunks
+//! stay with lz4_flex (safe code on the flush and compaction paths); on the
+//! commit log's records, 100-200 bytes each, lz4_flex zeroed its 8 KiB hash
+//! table per call, where liblz4 resets a kept state
+//! (BENCHMARKS.md, "Reads in equal states: profiled" and "The encoder state
+//! reused").
 
 use std::cell::RefCell;
 use std::os::raw::{c_char, c_int, c_void};
