@@ -234,18 +234,10 @@ pub fn into_live_rows(p: PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec
     (static_row, rows)
 }
 
-/// Applies deletions and expiry at `now_seconds`: only live rows remain.
+/// Applies deletions and expiry at `now_seconds`: only live rows remain
+/// ([`into_live_rows`] on a copy, for a caller that keeps the partition).
 pub fn live_rows(p: &PartitionUpdate, now_seconds: i64) -> (Option<Row>, Vec<Row>) {
-    let static_row = p
-        .static_row
-        .as_ref()
-        .and_then(|r| r.live_view(p.deletion.partition_deletion(), now_seconds));
-    let rows = p
-        .rows
-        .iter()
-        .filter_map(|r| r.live_view(p.deletion.covering(&r.clustering), now_seconds))
-        .collect();
-    (static_row, rows)
+    into_live_rows(p.clone(), now_seconds)
 }
 
 /// One source of a partition's rows in a read: a memtable's or an sstable's

@@ -217,7 +217,9 @@ pub fn decompress_chunk_into(
         ));
     }
     let (codec, payload) = (body[0], &body[1..]);
-    let (name, decoded) = match codec {
+    // The codec's name and, for the dictionary codecs, the dictionary's id,
+    // for the error.
+    let (name, dictionary, decoded) = match codec {
         CODEC_ID_NONE => {
             if payload.len() != expected_len {
                 return Err(format!(
@@ -228,45 +230,32 @@ pub fn decompress_chunk_into(
             dst.copy_from_slice(payload);
             return Ok(());
         }
-        CODEC_ID_LZ4 => ("lz4", crate::lz4::decompress_into(payload, dst)),
+        CODEC_ID_LZ4 => ("lz4", None, crate::lz4::decompress_into(payload, dst)),
         CODEC_ID_ZSTD => (
             "zstd",
+            None,
             zstd_decompress(payload, dst).map_err(|e| e.to_string()),
         ),
         CODEC_ID_ZSTD_DICT | CODEC_ID_LZ4_DICT => {
             let d = dict.ok_or_else(|| {
                 format!("chunk uses codec {codec}, which needs the sstable's dictionary, and the sstable names none")
             })?;
-            let r = if codec == CODEC_ID_ZSTD_DICT {
-                zstd_dict_decompress(d, payload, dst)
+            if codec == CODEC_ID_ZSTD_DICT {
+                ("zstd", Some(d.id()), zstd_dict_decompress(d, payload, dst))
             } else {
-                crate::lz4::decompress_into_with_dict(payload, dst, d.lz4_window())
-            };
-            let name = if codec == CODEC_ID_ZSTD_DICT {
-                "zstd"
-            } else {
-                "lz4"
-            };
-            return match r {
-                Ok(n) if n == expected_len => Ok(()),
-                Ok(n) => Err(format!(
-                    "{name} chunk with dictionary {} decoded to {n} bytes, expected {expected_len}",
-                    d.id()
-                )),
-                Err(e) => Err(format!(
-                    "{name} chunk with dictionary {} does not decode: {e}",
-                    d.id()
-                )),
-            };
+                let r = crate::lz4::decompress_into_with_dict(payload, dst, d.lz4_window());
+                ("lz4", Some(d.id()), r)
+            }
         }
         other => return Err(format!("unknown codec id {other}")),
     };
+    let with = dictionary.map_or(String::new(), |id| format!(" with dictionary {id}"));
     match decoded {
         Ok(n) if n == expected_len => Ok(()),
         Ok(n) => Err(format!(
-            "{name} chunk decoded to {n} bytes, expected {expected_len}"
+            "{name} chunk{with} decoded to {n} bytes, expected {expected_len}"
         )),
-        Err(e) => Err(format!("{name} chunk does not decode: {e}")),
+        Err(e) => Err(format!("{name} chunk{with} does not decode: {e}")),
     }
 }
 
