@@ -434,20 +434,25 @@ impl Engine for StrataEngine {
         // The public token-order scan, resumed after `start` as a client's
         // paging state would (`SELECT ... WHERE token(key) > token(?)`, with
         // the key breaking ties): a page of `limit` rows is `limit` partitions
-        // here, each holding one row.
+        // here, each holding one row. Rows are visited as the scan finds them
+        // (borrowed, as RocksDB's iterator hands out slices of its block),
+        // the last key copied as the others copy theirs.
         let paging = PagingState {
             key: self.schema.decorated_key(&[Value::Blob(start.to_vec())])?,
             last_clustering: None,
         };
-        let page = self.table.scan(Some(&paging), limit)?;
         let mut r = ScanResult::default();
-        for p in &page.partitions {
-            for row in &p.rows {
-                r.entries += 1;
-                r.value_bytes += row.cells.first().map_or(0, |c| c.value.len());
+        let mut last = Vec::with_capacity(start.len());
+        self.table.scan_rows(Some(&paging), limit, &mut |row| {
+            if row.is_static {
+                return;
             }
-        }
-        r.last_key = page.partitions.last().map(|p| p.key.key.to_vec());
+            r.entries += 1;
+            r.value_bytes += row.cells.first().map_or(0, |c| c.value.len());
+            last.clear();
+            last.extend_from_slice(row.key);
+        })?;
+        r.last_key = (r.entries > 0).then_some(last);
         Ok(r)
     }
 

@@ -104,6 +104,20 @@ pub enum CellKind {
     Tombstone,
 }
 
+impl CellKind {
+    /// Whether a cell of this kind and local deletion time is live at
+    /// `now_seconds`: not a tombstone and not expired (the one rule for a
+    /// built [`Cell`] and an encoded cell's view alike).
+    #[inline]
+    pub fn is_live(self, local_deletion_seconds: i64, now_seconds: i64) -> bool {
+        match self {
+            CellKind::Live => true,
+            CellKind::Expiring => now_seconds < local_deletion_seconds,
+            CellKind::Tombstone => false,
+        }
+    }
+}
+
 /// One column value (or its deletion).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
@@ -168,11 +182,7 @@ impl Cell {
     /// Live at `now_seconds`: not a tombstone and not expired.
     #[inline]
     pub fn is_live(&self, now_seconds: i64) -> bool {
-        match self.kind {
-            CellKind::Live => true,
-            CellKind::Expiring => now_seconds < self.local_deletion_seconds,
-            CellKind::Tombstone => false,
-        }
+        self.kind.is_live(self.local_deletion_seconds, now_seconds)
     }
 
     /// A tombstone, or an expiring cell past its expiry (which acts as one).
@@ -278,6 +288,17 @@ impl LivenessInfo {
 
     pub fn is_live(&self, now_seconds: i64) -> bool {
         !self.is_empty() && now_seconds < self.local_expiry_seconds
+    }
+
+    /// This marker as a read returns it under `deletion` at `now_seconds`:
+    /// itself, or empty if it has expired or the deletion shadows it.
+    #[inline]
+    pub fn live_under(self, deletion: DeletionTime, now_seconds: i64) -> LivenessInfo {
+        if !self.is_live(now_seconds) || deletion.deletes(self.timestamp_micros) {
+            LivenessInfo::EMPTY
+        } else {
+            self
+        }
     }
 
     /// Invariant 2 for markers: higher timestamp, then expiring over not, then later expiry.
@@ -438,9 +459,7 @@ impl Row {
     /// cloned, so a read of a 16 MiB value does not copy it once more here.
     pub fn into_live_view(mut self, covering: DeletionTime, now_seconds: i64) -> Option<Row> {
         let deletion = covering.max(self.deletion);
-        if !self.liveness.is_live(now_seconds) || deletion.deletes(self.liveness.timestamp_micros) {
-            self.liveness = LivenessInfo::EMPTY;
-        }
+        self.liveness = self.liveness.live_under(deletion, now_seconds);
         self.cells
             .retain(|c| c.is_live(now_seconds) && !deletion.deletes(c.timestamp_micros));
         if self.liveness.is_empty() && self.cells.is_empty() {

@@ -528,15 +528,7 @@ pub fn decode_row(
         }
         fn cell(&mut self, c: CellView<'a>) {
             self.complex |= c.path.is_some();
-            self.row.cells.push(Cell {
-                column: c.column,
-                path: c.path.map(|p| p.to_vec().into_boxed_slice()),
-                timestamp_micros: c.timestamp_micros,
-                kind: c.kind,
-                ttl_seconds: c.ttl_seconds,
-                local_deletion_seconds: c.local_deletion_seconds,
-                value: c.value.to_vec(),
-            });
+            self.row.cells.push(c.to_cell());
         }
     }
     let mut build = Build {
@@ -548,6 +540,91 @@ pub fn decode_row(
         build.row.cells.sort_by(|a, b| a.cmp_position(b));
     }
     Ok(build.row)
+}
+
+/// A row body parsed into views and cut to what a read returns under
+/// `covering` (the partition's deletion over this row) at `now_seconds`, as
+/// [`Row::into_live_view`] cuts a built row: the marker if it is live and not
+/// shadowed, and the live cells no deletion shadows, in `(column, path)`
+/// order, pushed onto `cells` (cleared first). `None` when nothing is left.
+/// A scan hands rows on this way without building them (issue 15).
+pub fn live_row_view<'a>(
+    body: &'a [u8],
+    base: &EncodingBase,
+    covering: DeletionTime,
+    now_seconds: i64,
+    cells: &mut smallvec::SmallVec<[CellView<'a>; 4]>,
+) -> DecodeResult<Option<LivenessInfo>> {
+    struct Collect<'c, 'a> {
+        liveness: LivenessInfo,
+        deletion: DeletionTime,
+        cells: &'c mut smallvec::SmallVec<[CellView<'a>; 4]>,
+        complex: bool,
+    }
+    impl<'a> RowVisitor<'a> for Collect<'_, 'a> {
+        fn row(&mut self, liveness: &LivenessInfo, deletion: &DeletionTime, _cells: usize) {
+            self.liveness = *liveness;
+            self.deletion = *deletion;
+        }
+        fn cell(&mut self, c: CellView<'a>) {
+            self.complex |= c.path.is_some();
+            self.cells.push(c);
+        }
+    }
+    cells.clear();
+    let mut collect = Collect {
+        liveness: LivenessInfo::EMPTY,
+        deletion: DeletionTime::LIVE,
+        cells,
+        complex: false,
+    };
+    let mut r = Reader::new(body);
+    visit_row(&mut r, base, &mut collect)?;
+    if !r.is_empty() {
+        return Err(DecodeError("row body longer than its row"));
+    }
+    let deletion = covering.max(collect.deletion);
+    let liveness = collect.liveness.live_under(deletion, now_seconds);
+    let complex = collect.complex;
+    cells.retain(|c| {
+        c.kind.is_live(c.local_deletion_seconds, now_seconds)
+            && !deletion.deletes(c.timestamp_micros)
+    });
+    if complex {
+        cells.sort_by(|a, b| a.column.cmp(&b.column).then_with(|| a.path.cmp(&b.path)));
+    }
+    if liveness.is_empty() && cells.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(liveness))
+}
+
+impl<'a> CellView<'a> {
+    /// A built cell seen as a view.
+    pub fn of(c: &'a Cell) -> CellView<'a> {
+        CellView {
+            column: c.column,
+            path: c.path.as_deref(),
+            timestamp_micros: c.timestamp_micros,
+            kind: c.kind,
+            ttl_seconds: c.ttl_seconds,
+            local_deletion_seconds: c.local_deletion_seconds,
+            value: &c.value,
+        }
+    }
+
+    /// The cell built from this view (its value and path copied).
+    pub fn to_cell(&self) -> Cell {
+        Cell {
+            column: self.column,
+            path: self.path.map(|p| p.to_vec().into_boxed_slice()),
+            timestamp_micros: self.timestamp_micros,
+            kind: self.kind,
+            ttl_seconds: self.ttl_seconds,
+            local_deletion_seconds: self.local_deletion_seconds,
+            value: self.value.to_vec(),
+        }
+    }
 }
 
 fn read_cell<'a>(
@@ -948,6 +1025,35 @@ mod tests {
             let back = decode_row(&mut r, row.clustering.clone(), &base).unwrap();
             prop_assert!(r.is_empty());
             prop_assert_eq!(back, row);
+        }
+
+        /// The scan's fast path (a row handed on as views) keeps exactly
+        /// what a built row keeps under the same deletion at the same time.
+        #[test]
+        fn live_row_view_keeps_what_into_live_view_keeps(
+            row in arb_row(),
+            covering in prop_oneof![Just(None), (0i64..5000, 0i64..1_000_000).prop_map(Some)],
+            now in prop_oneof![Just(0i64), 0i64..1_000_000, Just(i64::MAX - 1)],
+        ) {
+            let base = EncodingBase::around(1_000);
+            let covering = covering.map_or(DeletionTime::LIVE, |(ts, ldt)| DeletionTime::new(ts, ldt));
+            let mut out = Vec::new();
+            encode_row(&row, &base, &mut out);
+            let mut cells = smallvec::SmallVec::new();
+            let view = live_row_view(&out, &base, covering, now, &mut cells).unwrap();
+            let got = view.map(|liveness| Row {
+                clustering: row.clustering.clone(),
+                liveness,
+                deletion: DeletionTime::LIVE,
+                cells: cells.iter().map(CellView::to_cell).collect(),
+            });
+            prop_assert_eq!(got, row.into_live_view(covering, now));
+        }
+
+        #[test]
+        fn live_row_view_of_garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut cells = smallvec::SmallVec::new();
+            let _ = live_row_view(&bytes, &EncodingBase::ZERO, DeletionTime::LIVE, 0, &mut cells);
         }
 
         #[test]

@@ -33,13 +33,16 @@
 //!    break a timestamp tie between two live cells.
 
 use crate::data::{
-    ClusteringBound, ClusteringRange, DecoratedKey, PartitionDeletion, PartitionUpdate, Row,
+    ClusteringBound, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion,
+    PartitionUpdate, Row,
 };
+use crate::encoding::CellView;
 use crate::error::{Error, Result};
 use crate::fs::{IoCause, IoTag};
 use crate::memtable::{MemSlice, Memtable, SHARDS};
 use crate::sstable::{Admitted, PartitionScanner, SSTableReader, SSTableSlice};
 use crate::version::{Handles, Version, VersionEdit};
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -761,16 +764,21 @@ impl<'a> RunCursor<'a> {
         }
     }
 
-    fn next(&mut self) -> Result<Option<PartitionUpdate>> {
+    /// Moves to the run's next partition; `false` at its end.
+    fn advance(&mut self) -> Result<bool> {
         loop {
-            if let Some(p) = self.current.as_mut().and_then(|c| c.next()).transpose()? {
-                return Ok(Some(p));
+            if let Some(c) = self.current.as_mut() {
+                if c.advance()? {
+                    return Ok(true);
+                }
             }
             let Some((_, _, i)) = self.run.get(self.opened) else {
-                return Ok(None);
+                self.current = None;
+                return Ok(false);
             };
             let Some(s) = self.view.sstables().get(*i) else {
-                return Ok(None);
+                self.current = None;
+                return Ok(false);
             };
             let tag = IoTag::new(IoCause::UserRead);
             // Only the first sstable can hold the start; the later ones begin
@@ -785,43 +793,228 @@ impl<'a> RunCursor<'a> {
     }
 }
 
+/// One source of a scan, standing on its next partition (its head) once
+/// [`advance`](Source::advance) has returned `true`.
 enum Source<'a> {
-    Mem(MemtableCursor),
+    Mem {
+        cursor: MemtableCursor,
+        head: Option<PartitionUpdate>,
+    },
     Sst(PartitionScanner),
     Run(RunCursor<'a>),
 }
 
 impl Source<'_> {
-    fn next(&mut self) -> Result<Option<PartitionUpdate>> {
+    fn advance(&mut self) -> Result<bool> {
         match self {
-            Source::Mem(c) => {
+            Source::Mem { cursor, head } => {
                 // A key the cursor listed is always there (partitions are never
                 // removed from a memtable); the loop only keeps that total.
-                while let Some(k) = c.next() {
-                    if let Some(p) = c.memtable.read(&k, &ClusteringRange::ALL) {
-                        return Ok(Some(p));
+                *head = None;
+                while let Some(k) = cursor.next() {
+                    if let Some(p) = cursor.memtable.read(&k, &ClusteringRange::ALL) {
+                        *head = Some(p);
+                        return Ok(true);
                     }
                 }
-                Ok(None)
+                Ok(false)
             }
-            Source::Sst(s) => s.next().transpose(),
-            Source::Run(r) => r.next(),
+            Source::Sst(s) => s.advance(),
+            Source::Run(r) => r.advance(),
+        }
+    }
+
+    /// The head's scanner, when an sstable's: its partition still encoded.
+    fn scanner(&self) -> Option<&PartitionScanner> {
+        match self {
+            Source::Mem { .. } => None,
+            Source::Sst(s) => Some(s),
+            Source::Run(r) => r.current.as_ref(),
+        }
+    }
+
+    /// The head's key, `(token, key)`.
+    fn key(&self) -> Option<(i64, &[u8])> {
+        match self {
+            Source::Mem { head, .. } => head.as_ref().map(|p| (p.key.token, &p.key.key[..])),
+            _ => self
+                .scanner()
+                .and_then(|s| s.current())
+                .map(|p| (p.token, p.key)),
+        }
+    }
+
+    /// The head, built (moved out of a memtable's, decoded from an sstable's).
+    fn take(&mut self) -> Result<Option<PartitionUpdate>> {
+        match self {
+            Source::Mem { head, .. } => Ok(head.take()),
+            _ => self.scanner().map(|s| s.decode_current()).transpose(),
+        }
+    }
+}
+
+/// One live row of a scan, as [`scan_rows`] hands it to its visitor: borrowed
+/// from the cached chunk that holds it when one sstable holds its partition
+/// (then nothing is built for it), else from the partition merged from its
+/// sources.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanRow<'a> {
+    pub token: i64,
+    /// The partition key, serialized.
+    pub key: &'a [u8],
+    /// The partition's static row: handed over before its clustering rows,
+    /// and not counted towards the page.
+    pub is_static: bool,
+    pub clustering: &'a [u8],
+    /// The row marker, empty if it has expired or is shadowed.
+    pub liveness: LivenessInfo,
+    /// The live cells, in `(column, path)` order.
+    pub cells: &'a [CellView<'a>],
+}
+
+impl ScanRow<'_> {
+    /// The row built (its clustering and values copied).
+    pub fn to_row(&self) -> Row {
+        Row {
+            clustering: self.clustering.to_vec(),
+            liveness: self.liveness,
+            deletion: DeletionTime::LIVE,
+            cells: self.cells.iter().map(CellView::to_cell).collect(),
+        }
+    }
+}
+
+/// How full a scan page is, and the last row it holds.
+struct PageFill {
+    rows: usize,
+    limit: usize,
+    /// The clustering of the last row handed over.
+    last_clustering: Vec<u8>,
+    /// A live row was left out of the partition that ends the page.
+    partial: bool,
+}
+
+impl PageFill {
+    fn full(&self) -> bool {
+        self.partial || self.rows >= self.limit
+    }
+
+    /// Hands `row` to `visit` if the page has room for it (a static row
+    /// always has: it does not count); otherwise marks the page partial.
+    fn offer(&mut self, row: &ScanRow<'_>, visit: &mut dyn FnMut(&ScanRow<'_>)) -> bool {
+        if row.is_static {
+            visit(row);
+            return true;
+        }
+        if self.rows >= self.limit {
+            self.partial = true;
+            return false;
+        }
+        visit(row);
+        self.rows += 1;
+        self.last_clustering.clear();
+        self.last_clustering.extend_from_slice(row.clustering);
+        true
+    }
+
+    /// Hands over a built partition's live static row and rows.
+    fn offer_built(
+        &mut self,
+        (token, key): (i64, &[u8]),
+        static_row: Option<&Row>,
+        rows: &[Row],
+        visit: &mut dyn FnMut(&ScanRow<'_>),
+    ) {
+        let mut cells: SmallVec<[CellView<'_>; 4]> = SmallVec::new();
+        for (row, is_static) in static_row
+            .map(|r| (r, true))
+            .into_iter()
+            .chain(rows.iter().map(|r| (r, false)))
+        {
+            cells.clear();
+            cells.extend(row.cells.iter().map(CellView::of));
+            let view = ScanRow {
+                token,
+                key,
+                is_static,
+                clustering: &row.clustering,
+                liveness: row.liveness,
+                cells: &cells,
+            };
+            if !self.offer(&view, visit) {
+                return;
+            }
+        }
+    }
+
+    /// Where the next page starts when this one is full at partition `key`.
+    fn paging(&self, token: i64, key: &[u8]) -> PagingState {
+        PagingState {
+            key: DecoratedKey {
+                token,
+                key: Arc::from(key),
+            },
+            last_clustering: self.partial.then(|| self.last_clustering.clone()),
         }
     }
 }
 
 /// Scans live rows in token order, at most `page_rows` rows, resuming after
-/// `paging` (invariant 3).
+/// `paging` (invariant 3), built into a page ([`scan_rows`], each row copied).
 pub fn scan(
     view: &View,
     paging: Option<&PagingState>,
     page_rows: usize,
     now_seconds: i64,
 ) -> Result<ScanPage> {
-    let page_rows = page_rows.max(1);
+    let mut partitions: Vec<ScanPartition> = Vec::new();
+    let next = scan_rows(view, paging, page_rows, now_seconds, &mut |r| {
+        let same = partitions
+            .last()
+            .is_some_and(|p| p.key.token == r.token && *p.key.key == *r.key);
+        if !same {
+            partitions.push(ScanPartition {
+                key: DecoratedKey {
+                    token: r.token,
+                    key: Arc::from(r.key),
+                },
+                static_row: None,
+                rows: Vec::new(),
+            });
+        }
+        if let Some(p) = partitions.last_mut() {
+            if r.is_static {
+                p.static_row = Some(r.to_row());
+            } else {
+                p.rows.push(r.to_row());
+            }
+        }
+    })?;
+    Ok(ScanPage { partitions, next })
+}
+
+/// Scans live rows in token order, at most `page_rows` rows (static rows not
+/// counted), resuming after `paging` (invariant 3), handing each to `visit`
+/// as it is found; returns where the next page starts (`None` at the end).
+///
+/// A partition that one sstable alone holds, with nothing in its header but
+/// its key, is handed over row by row from the scanner's cached chunk,
+/// nothing built (issue 15: building each row was most of a scan's time);
+/// any other is built from its sources, merged, and cut to its live rows.
+pub fn scan_rows(
+    view: &View,
+    paging: Option<&PagingState>,
+    page_rows: usize,
+    now_seconds: i64,
+    visit: &mut dyn FnMut(&ScanRow<'_>),
+) -> Result<Option<PagingState>> {
+    let mut fill = PageFill {
+        rows: 0,
+        limit: page_rows.max(1),
+        last_clustering: Vec::new(),
+        partial: false,
+    };
     let start = paging.map(|p| &p.key);
-    let mut page = ScanPage::default();
-    let mut rows_returned = 0usize;
     // A page that resumes inside a partition reads the rest of it as a slice
     // after the last row returned (through row indexes), and the sources start
     // after that partition: paging through a wide partition costs a page per
@@ -839,25 +1032,11 @@ pub fn scan(
                 start: ClusteringBound::exclusive(ck.clone()),
                 end: ClusteringBound::UNBOUNDED,
             };
-            let mut rows =
-                read_partition(view, key, &range, false, page_rows + 1, now_seconds)?.rows;
-            let partial = rows.len() > page_rows;
-            rows.truncate(page_rows);
-            rows_returned = rows.len();
-            let last_ck = rows.last().map(|r| r.clustering.clone());
-            if !rows.is_empty() {
-                page.partitions.push(ScanPartition {
-                    key: key.clone(),
-                    static_row: None,
-                    rows,
-                });
-            }
-            if partial || rows_returned >= page_rows {
-                page.next = Some(PagingState {
-                    key: key.clone(),
-                    last_clustering: if partial { last_ck } else { None },
-                });
-                return Ok(page);
+            let rows = read_partition(view, key, &range, false, fill.limit + 1, now_seconds)?.rows;
+            let at = (key.token, &key.key[..]);
+            fill.offer_built(at, None, &rows, visit);
+            if fill.full() {
+                return Ok(Some(fill.paging(at.0, at.1)));
             }
         }
     }
@@ -865,11 +1044,10 @@ pub fn scan(
     // An empty memtable (the usual one after a flush) is no source: its cursor
     // would take all 64 shard locks to find nothing, on every page.
     for m in view.memtables.iter().filter(|m| !m.is_empty()) {
-        sources.push(Source::Mem(MemtableCursor::new(
-            m.clone(),
-            start,
-            exclusive,
-        )));
+        sources.push(Source::Mem {
+            cursor: MemtableCursor::new(m.clone(), start, exclusive),
+            head: None,
+        });
     }
     // Overlapping sstables (level 0, and every level of a tiered strategy)
     // each scan from the start; a disjoint level is one lazy source.
@@ -886,56 +1064,101 @@ pub fn scan(
     for run in &view.keys.runs {
         sources.push(Source::Run(RunCursor::new(view, run, start, exclusive)));
     }
-    let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(sources.len());
+    let mut live: Vec<bool> = Vec::with_capacity(sources.len());
     for s in sources.iter_mut() {
-        heads.push(s.next()?);
+        live.push(s.advance()?);
     }
+    let mut key: Vec<u8> = Vec::new();
+    let mut holders: SmallVec<[usize; 8]> = SmallVec::new();
     loop {
-        let Some(min_key) = heads.iter().flatten().map(|p| &p.key).min().cloned() else {
-            return Ok(page);
+        // The smallest head key, and the sources standing on it.
+        let Some(token) = min_head(&sources, &live).map(|(token, k)| {
+            key.clear();
+            key.extend_from_slice(k);
+            token
+        }) else {
+            return Ok(None);
         };
-        let mut acc = PartitionUpdate::new(min_key.clone());
-        for (i, head) in heads.iter_mut().enumerate() {
-            if head.as_ref().is_some_and(|p| p.key == min_key) {
-                if let Some(p) = head.take() {
-                    merge_partition(&mut acc, p);
+        holders.clear();
+        holders.extend(
+            (0..sources.len()).filter(|&i| live[i] && sources[i].key() == Some((token, &key))),
+        );
+        // `None`: pass the partition over (the previous page returned it
+        // whole); `Some(after)`: its rows after `after` (all if `None`).
+        let resume_after: Option<Option<&Vec<u8>>> = match paging {
+            Some(p) if (p.key.token, &p.key.key[..]) == (token, &key[..]) => {
+                p.last_clustering.as_ref().map(Some)
+            }
+            _ => Some(None),
+        };
+        if let Some(after) = resume_after {
+            let mut handed = false;
+            if let ([only], None) = (&holders[..], after) {
+                if let Some(scanner) = sources[*only].scanner() {
+                    // The fast path: rows straight from the cached chunk
+                    // (the cells of a row of four or fewer on the stack).
+                    let base = *scanner.base();
+                    let mut cells: SmallVec<[CellView<'_>; 4]> = SmallVec::new();
+                    let plain = scanner.visit_current_rows(|clustering, body| {
+                        let Some(liveness) = crate::encoding::live_row_view(
+                            body,
+                            &base,
+                            DeletionTime::LIVE,
+                            now_seconds,
+                            &mut cells,
+                        )?
+                        else {
+                            return Ok(true);
+                        };
+                        let row = ScanRow {
+                            token,
+                            key: &key,
+                            is_static: false,
+                            clustering,
+                            liveness,
+                            cells: &cells,
+                        };
+                        Ok(fill.offer(&row, visit))
+                    })?;
+                    handed = plain;
                 }
-                *head = sources[i].next()?;
+            }
+            if !handed {
+                let mut acc = PartitionUpdate::new(DecoratedKey {
+                    token,
+                    key: Arc::from(&key[..]),
+                });
+                for &i in &holders {
+                    if let Some(p) = sources[i].take()? {
+                        merge_partition(&mut acc, p);
+                    }
+                }
+                if let Some(ck) = after {
+                    acc.rows.retain(|r| r.clustering > *ck);
+                    acc.static_row = None;
+                }
+                let (static_row, rows) = into_live_rows(acc, now_seconds);
+                fill.offer_built((token, &key), static_row.as_ref(), &rows, visit);
+            }
+            if fill.full() {
+                return Ok(Some(fill.paging(token, &key)));
             }
         }
-        let resume_after = match paging {
-            Some(p) if p.key == min_key => match &p.last_clustering {
-                None => continue, // returned whole on the previous page
-                Some(ck) => Some(ck.clone()),
-            },
-            _ => None,
-        };
-        if let Some(ck) = &resume_after {
-            acc.rows.retain(|r| r.clustering > *ck);
-            acc.static_row = None;
-        }
-        let (static_row, mut rows) = into_live_rows(acc, now_seconds);
-        if rows.is_empty() && static_row.is_none() {
-            continue;
-        }
-        let room = page_rows - rows_returned;
-        let partial = rows.len() > room;
-        rows.truncate(room);
-        rows_returned += rows.len();
-        let last_ck = rows.last().map(|r| r.clustering.clone());
-        page.partitions.push(ScanPartition {
-            key: min_key.clone(),
-            static_row,
-            rows,
-        });
-        if partial || rows_returned >= page_rows {
-            page.next = Some(PagingState {
-                key: min_key,
-                last_clustering: if partial { last_ck } else { None },
-            });
-            return Ok(page);
+        for &i in &holders {
+            live[i] = sources[i].advance()?;
         }
     }
+}
+
+/// The smallest key among the sources' heads (`live`: the sources not yet at
+/// their end).
+fn min_head<'s>(sources: &'s [Source<'_>], live: &[bool]) -> Option<(i64, &'s [u8])> {
+    sources
+        .iter()
+        .zip(live)
+        .filter(|(_, l)| **l)
+        .filter_map(|(s, _)| s.key())
+        .min()
 }
 
 /// Bytes of one cell value returned by [`read_value_range`].

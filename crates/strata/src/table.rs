@@ -1086,6 +1086,27 @@ impl Table {
         read::scan(&self.view(), paging, page_rows, self.clock.now_seconds())
     }
 
+    /// [`scan`](Self::scan) handing each live row to `visit` as it is found,
+    /// borrowed rather than built (see `read::scan_rows`); returns where the
+    /// next page starts.
+    pub fn scan_rows(
+        &self,
+        paging: Option<&PagingState>,
+        page_rows: usize,
+        visit: &mut dyn FnMut(&read::ScanRow<'_>),
+    ) -> Result<Option<PagingState>> {
+        if let Some(e) = self.unreadable_covering(None) {
+            return Err(e);
+        }
+        read::scan_rows(
+            &self.view(),
+            paging,
+            page_rows,
+            self.clock.now_seconds(),
+            visit,
+        )
+    }
+
     /// `INSERT`: typed values by column name, validated by the schema, stamped with
     /// this table's clock (row marker + cells). Nothing is written on error.
     pub fn insert(self: &Arc<Self>, row: &[(&str, Value)], opts: &WriteOptions) -> Result<()> {

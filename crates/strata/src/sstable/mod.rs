@@ -88,7 +88,7 @@ pub use format::{
 };
 pub use identity::{ColumnRole, IdentityColumn, SSTableIdentity};
 pub use partition::{EncodedPartition, EncodedRow};
-pub use reader::{Admitted, PartitionScanner, SSTableReader};
+pub use reader::{Admitted, PartitionScanner, RawPartition, SSTableReader};
 pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
 pub use value::SSTableCell;

@@ -396,25 +396,69 @@ pub fn decode_partition_in(
     let mut p = PartitionUpdate::new(key.clone());
     p.deletion = deletion;
     p.static_row = static_row;
+    walk_rows(&mut r, |clustering, body| {
+        if range.is_none_or(|range| range.contains(clustering)) {
+            p.rows
+                .push(decode_row_body(body, clustering.to_vec(), base)?);
+        }
+        Ok(true)
+    })?;
+    Ok(p)
+}
+
+/// The rows of a serialized partition whose header holds nothing but its key
+/// (no partition deletion, range tombstone or static row: nearly every
+/// partition of a key-value table), walked without building them: `f` gets
+/// each row's clustering and still-encoded body, in clustering order, and
+/// returns whether to go on. `Ok(false)`, having visited nothing, when the
+/// header holds more; then the caller decodes the partition instead. The
+/// framing is checked as [`decode_partition`] checks it.
+pub fn visit_plain_rows<'a>(
+    bytes: &'a [u8],
+    f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
+) -> DecodeResult<bool> {
+    let mut r = Reader::new(bytes);
+    r.bytes()?;
+    let flags = r.u8()?;
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(DecodeError("unknown partition flags"));
+    }
+    if flags != 0 {
+        return Ok(false);
+    }
+    walk_rows(&mut r, f)?;
+    Ok(true)
+}
+
+/// The row entries from `r` (just past a partition's header) to its end
+/// marker: each row's clustering (rebuilt from the shared prefix) and body go
+/// to `f` until it returns `false`. Checks that clusterings strictly
+/// increase, that a row index is followed by the end, and, when walked to the
+/// end, that nothing follows it.
+fn walk_rows<'a>(
+    r: &mut Reader<'a>,
+    mut f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
+) -> DecodeResult<()> {
+    // Two buffers swapped after each row: an empty clustering (a table
+    // without clustering columns) allocates nothing.
     let (mut prev, mut clustering) = (Vec::new(), Vec::new());
     let mut rows_seen = false;
     loop {
         match r.u8()? {
             MARKER_END => break,
             MARKER_ROW => {
-                let body = read_row_entry(&mut r, &prev, &mut clustering)?;
+                let body = read_row_entry(r, &prev, &mut clustering)?;
                 if rows_seen && clustering <= prev {
                     return Err(DecodeError("rows out of clustering order"));
                 }
                 rows_seen = true;
-                if range.is_none_or(|range| range.contains(&clustering)) {
-                    let row = decode_row_body(body, clustering.clone(), base)?;
-                    p.rows.push(row);
+                if !f(&clustering, body)? {
+                    return Ok(());
                 }
                 std::mem::swap(&mut prev, &mut clustering);
             }
             MARKER_ROW_INDEX => {
-                skip_row_index(&mut r)?;
+                skip_row_index(r)?;
                 break;
             }
             _ => return Err(DecodeError("unknown row marker")),
@@ -423,7 +467,7 @@ pub fn decode_partition_in(
     if !r.is_empty() {
         return Err(DecodeError("bytes after the end-of-partition marker"));
     }
-    Ok(p)
+    Ok(())
 }
 
 /// What [`frame_partition`] found at the start of some bytes.
@@ -563,6 +607,67 @@ pub fn partition_key_bytes(bytes: &[u8]) -> DecodeResult<&[u8]> {
 mod tests {
     use super::*;
     use crate::data::{Cell, LivenessInfo};
+
+    /// The rows a scan hands on without building them are the rows a
+    /// decode builds; a partition with anything in its header is left to
+    /// the decode, and broken bytes are errors, never panics.
+    #[test]
+    fn plain_rows_are_visited_as_decoded() {
+        let base = EncodingBase::around(1_000_000_000);
+        let mut p = PartitionUpdate::new(DecoratedKey::new(b"pk"));
+        for ck in [&b"aaa1"[..], b"aaa2", b"ab", b"b"] {
+            let mut r = Row::new(ck.to_vec());
+            r.liveness = LivenessInfo::new(1_000_000_000);
+            r.add_cell(Cell::live(0, 1_000_000_000, ck.to_vec()));
+            p.rows.push(r);
+        }
+        let mut out = Vec::new();
+        encode_partition(&p, &base, &mut out);
+        let mut seen = Vec::new();
+        let plain = visit_plain_rows(&out, |ck, body| {
+            seen.push(decode_row_body(body, ck.to_vec(), &base)?);
+            Ok(true)
+        });
+        assert_eq!(plain, Ok(true));
+        assert_eq!(seen, p.rows);
+        // `f` ends the walk when it says so.
+        let mut n = 0;
+        let stopped = visit_plain_rows(&out, |_, _| {
+            n += 1;
+            Ok(n < 2)
+        });
+        assert_eq!((stopped, n), (Ok(true), 2));
+        // Trailing bytes, and every truncation, are errors.
+        let mut longer = out.clone();
+        longer.push(0);
+        assert!(visit_plain_rows(&longer, |_, _| Ok(true)).is_err());
+        for cut in 0..out.len() {
+            assert!(
+                visit_plain_rows(&out[..cut], |_, _| Ok(true)).is_err(),
+                "{cut}"
+            );
+        }
+        // A static row or a deletion in the header: nothing visited.
+        for with in 0..3 {
+            let mut q = p.clone();
+            match with {
+                0 => q.deletion.partition = Some(DeletionTime::new(5, 100)),
+                1 => q.deletion.ranges.push(RangeTombstone {
+                    range: ClusteringRange::ALL,
+                    deletion: DeletionTime::new(7, 101),
+                }),
+                _ => q.static_row = Some(Row::new(Vec::new())),
+            }
+            let mut out = Vec::new();
+            encode_partition(&q, &base, &mut out);
+            let mut visited = false;
+            let plain = visit_plain_rows(&out, |_, _| {
+                visited = true;
+                Ok(true)
+            });
+            assert_eq!((plain, visited), (Ok(false), false), "header {with}");
+        }
+    }
 
     #[test]
     fn round_trip_with_everything() {

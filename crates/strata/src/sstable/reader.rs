@@ -1048,7 +1048,8 @@ impl SSTableReader {
             stored: Vec::new(),
             buf_start: 0,
             next_chunk: 0,
-            prev_key: None,
+            prev: PrevKey::default(),
+            current: None,
             done: false,
         };
         if let Some((start, after)) = start {
@@ -1461,6 +1462,30 @@ impl ScanBlock {
     }
 }
 
+/// The partition a [`PartitionScanner`] stands on, still encoded: its key and
+/// bytes borrowed from the scanner's decompressed window (a cached chunk,
+/// mostly), so a scan that does not keep the partition builds nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct RawPartition<'a> {
+    pub token: i64,
+    pub key: &'a [u8],
+    /// Data-stream offset of the partition.
+    pub offset: u64,
+    pub bytes: &'a [u8],
+}
+
+/// Where the current partition is: its offset, and its bytes in the held
+/// window (`held()[from..from + len]`).
+#[derive(Clone, Copy, Debug)]
+struct Current {
+    at: u64,
+    from: usize,
+    len: usize,
+    token: i64,
+    /// The granule's first partition, whose key the index entry holds.
+    first_of_granule: bool,
+}
+
 /// Sequential iterator over an sstable's partitions (see [`SSTableReader::scan`]).
 /// After an error it yields nothing more.
 #[derive(Debug)]
@@ -1488,7 +1513,8 @@ pub struct PartitionScanner {
     stored: Vec<u8>,
     buf_start: u64,
     next_chunk: usize,
-    prev_key: Option<DecoratedKey>,
+    prev: PrevKey,
+    current: Option<Current>,
     done: bool,
 }
 
@@ -1565,7 +1591,12 @@ impl PartitionScanner {
         Ok(())
     }
 
-    fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
+    /// Moves to the next partition ([`current`](Self::current)); `false` at
+    /// the end. Partitions before the scan's start are framed and
+    /// order-checked, not decoded; nothing is built for any partition (its
+    /// token is hashed, its key copied into the order check's buffer).
+    pub fn advance(&mut self) -> Result<bool> {
+        self.current = None;
         loop {
             let Some(walk) = self.walk.as_mut().filter(|w| !w.done()) else {
                 if let Some(done) = self.walk.take() {
@@ -1575,9 +1606,9 @@ impl PartitionScanner {
                     continue;
                 }
                 let Some(e) = self.next_entry()? else {
-                    return Ok(None);
+                    return Ok(false);
                 };
-                if self.prev_key.as_ref().is_some_and(|p| *p >= e.key) {
+                if self.prev.not_before(e.key.token, &e.key.key) {
                     let b = self.block.as_ref().map_or(0, |b| b.index);
                     return Err(corrupt(
                         &self.reader.path,
@@ -1585,14 +1616,10 @@ impl PartitionScanner {
                         "index entries out of key order",
                     ));
                 }
-                let skipped = self
-                    .skip
-                    .as_ref()
-                    .is_some_and(|(start, after)| e.key < *start || (*after && e.key == *start));
-                if skipped && e.partitions == 1 {
+                if e.partitions == 1 && skips(&self.skip, e.key.token, &e.key.key) {
                     // Passed over without reading it (a wide partition
                     // before a scan page's start).
-                    self.prev_key = Some(e.key);
+                    self.prev.set(e.key.token, &e.key.key);
                     continue;
                 }
                 self.walk = Some(GranuleWalk::new(e.offset, e.length, e.partitions));
@@ -1600,16 +1627,11 @@ impl PartitionScanner {
                 continue;
             };
             let (offset, end) = (walk.pos, walk.end);
-            let Some((first_key, granule_offset)) =
-                self.entry.as_ref().map(|e| (e.key.clone(), e.offset))
-            else {
+            self.fill(offset, end - offset)?;
+            let (Some(walk), Some(entry)) = (self.walk.as_mut(), self.entry.as_ref()) else {
                 return Err(self
                     .reader
                     .corrupt_data(offset, "granule walked without its entry"));
-            };
-            self.fill(offset, end - offset)?;
-            let Some(walk) = self.walk.as_mut() else {
-                continue;
             };
             let reader = &self.reader;
             let held: &[u8] = match &self.chunk {
@@ -1617,34 +1639,137 @@ impl PartitionScanner {
                 None => &self.buf,
             };
             let Some((at, bytes)) = walk
-                .next(&first_key.key, held, self.buf_start)
+                .next(&entry.key.key, held, self.buf_start)
                 .map_err(|r| reader.corrupt_data(offset, r))?
             else {
                 return Err(reader.corrupt_data(offset, "granule shorter than its index entry"));
             };
-            let key = if at == granule_offset {
-                first_key
+            let first_of_granule = at == entry.offset;
+            let key = partition_key_bytes(bytes).map_err(|d| reader.corrupt_data(at, d.0))?;
+            // The walk checked that a granule's first key is its entry's.
+            let token = if first_of_granule {
+                entry.key.token
             } else {
-                DecoratedKey::new(
-                    partition_key_bytes(bytes).map_err(|d| reader.corrupt_data(at, d.0))?,
-                )
+                crate::token::token_of(key)
             };
-            if self.prev_key.as_ref().is_some_and(|p| *p >= key) {
+            if self.prev.not_before(token, key) {
                 return Err(reader.corrupt_data(at, "partitions out of key order"));
             }
-            let skipped = self
-                .skip
-                .as_ref()
-                .is_some_and(|(start, after)| key < *start || (*after && key == *start));
-            if skipped {
-                self.prev_key = Some(key);
+            self.prev.set(token, key);
+            if skips(&self.skip, token, key) {
                 continue;
             }
             self.skip = None;
-            let p = reader.decode_at(&key, at, bytes)?;
-            self.prev_key = Some(key);
-            return Ok(Some(p));
+            let from = (at - self.buf_start) as usize;
+            self.current = Some(Current {
+                at,
+                from,
+                len: bytes.len(),
+                token,
+                first_of_granule,
+            });
+            return Ok(true);
         }
+    }
+
+    /// The partition the scanner stands on after [`advance`](Self::advance)
+    /// returned `true`, still encoded.
+    pub fn current(&self) -> Option<RawPartition<'_>> {
+        let c = self.current?;
+        let held: &[u8] = match &self.chunk {
+            Some(c) => c,
+            None => &self.buf,
+        };
+        let bytes = held.get(c.from..c.from.checked_add(c.len)?)?;
+        Some(RawPartition {
+            token: c.token,
+            key: partition_key_bytes(bytes).ok()?,
+            offset: c.at,
+            bytes,
+        })
+    }
+
+    /// The current partition decoded.
+    pub fn decode_current(&self) -> Result<PartitionUpdate> {
+        let (Some(c), Some(raw)) = (self.current, self.current()) else {
+            return Err(Error::InvalidInput("no current partition to decode".into()));
+        };
+        let key = match &self.entry {
+            Some(e) if c.first_of_granule => e.key.clone(),
+            _ => DecoratedKey {
+                token: raw.token,
+                key: Arc::from(raw.key),
+            },
+        };
+        self.reader.decode_at(&key, raw.offset, raw.bytes)
+    }
+
+    /// The current partition's rows, if its header holds nothing but its
+    /// key: each row's clustering and encoded body to `f` (which returns
+    /// whether to go on), against [`base`](Self::base). `Ok(false)`, having
+    /// visited nothing, when the header holds a deletion or static row;
+    /// then [`decode_current`](Self::decode_current) is the way.
+    pub fn visit_current_rows<'s>(
+        &'s self,
+        f: impl FnMut(&[u8], &'s [u8]) -> crate::encoding::DecodeResult<bool>,
+    ) -> Result<bool> {
+        let Some(raw) = self.current() else {
+            return Err(Error::InvalidInput("no current partition to visit".into()));
+        };
+        super::partition::visit_plain_rows(raw.bytes, f).map_err(|e| {
+            self.reader
+                .corrupt_data(raw.offset, format!("partition: {}", e.0))
+        })
+    }
+
+    /// The base the scanned sstable's rows are encoded against.
+    pub fn base(&self) -> &crate::encoding::EncodingBase {
+        self.reader.base()
+    }
+
+    /// Reports a malformed row of the current partition as corruption at it.
+    pub fn corrupt_current(&self, reason: &str) -> Error {
+        let at = self.current.map_or(0, |c| c.at);
+        self.reader.corrupt_data(at, format!("partition: {reason}"))
+    }
+
+    fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
+        if self.advance()? {
+            self.decode_current().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// Whether a scan that starts at `skip` passes over partition `(token, key)`.
+fn skips(skip: &Option<(DecoratedKey, bool)>, token: i64, key: &[u8]) -> bool {
+    skip.as_ref().is_some_and(|(start, after)| {
+        let k = (token, key);
+        let s = (start.token, &start.key[..]);
+        k < s || (*after && k == s)
+    })
+}
+
+/// The last key a scanner passed, kept to check that keys strictly
+/// increase: a reused buffer, not a key built per partition.
+#[derive(Debug, Default)]
+struct PrevKey {
+    token: i64,
+    key: Vec<u8>,
+    set: bool,
+}
+
+impl PrevKey {
+    fn not_before(&self, token: i64, key: &[u8]) -> bool {
+        self.set && (self.token, &self.key[..]) >= (token, key)
+    }
+
+    fn set(&mut self, token: i64, key: &[u8]) {
+        self.token = token;
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.set = true;
     }
 }
 
