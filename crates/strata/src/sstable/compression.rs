@@ -21,6 +21,7 @@
 //!    and rejects any payload that does not decode to exactly that many bytes.
 
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 
 pub use crate::codec::{
     Codec, CompressionParams, CODEC_ID_LZ4, CODEC_ID_LZ4_DICT, CODEC_ID_NONE, CODEC_ID_ZSTD,
@@ -185,12 +186,16 @@ pub fn decompress_chunk(
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     let start = out.len();
-    out.resize(start + expected_len, 0);
-    let r = decompress_chunk_into(stored, &mut out[start..], dict);
-    if r.is_err() {
-        out.truncate(start);
-    }
-    r
+    out.reserve(expected_len);
+    let spare = out
+        .spare_capacity_mut()
+        .get_mut(..expected_len)
+        .ok_or("no room reserved for the chunk")?;
+    decompress_chunk_into_uninit(stored, spare, dict)?;
+    // SAFETY: the decode succeeded, so it initialized all `expected_len`
+    // bytes after `start`, which the reservation above holds.
+    unsafe { out.set_len(start + expected_len) };
+    Ok(())
 }
 
 /// [`decompress_chunk`] into `dst`, which must be exactly the chunk's
@@ -199,6 +204,28 @@ pub fn decompress_chunk(
 pub fn decompress_chunk_into(
     stored: &[u8],
     dst: &mut [u8],
+    dict: Option<&CompressionDictionary>,
+) -> Result<(), String> {
+    // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have one layout, and the decode
+    // writes only initialized bytes, so `dst` stays initialized.
+    let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    decompress_chunk_into_uninit(stored, dst, dict)
+}
+
+/// `dst` as initialized bytes, zeroed first: for the codecs whose decoders
+/// take initialized output (all but plain LZ4, the default and the hot one).
+fn zeroed(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
+    dst.fill(MaybeUninit::new(0));
+    // SAFETY: every byte was just initialized; one layout.
+    unsafe { &mut *(dst as *mut [MaybeUninit<u8>] as *mut [u8]) }
+}
+
+/// [`decompress_chunk_into`] into memory not yet initialized (a new chunk
+/// cache entry, a vector's spare capacity): on `Ok` every byte of `dst` is
+/// initialized; on an error `dst` holds garbage, perhaps uninitialized.
+pub fn decompress_chunk_into_uninit(
+    stored: &[u8],
+    dst: &mut [MaybeUninit<u8>],
     dict: Option<&CompressionDictionary>,
 ) -> Result<(), String> {
     let expected_len = dst.len();
@@ -227,19 +254,24 @@ pub fn decompress_chunk_into(
                     payload.len()
                 ));
             }
-            dst.copy_from_slice(payload);
+            zeroed(dst).copy_from_slice(payload);
             return Ok(());
         }
-        CODEC_ID_LZ4 => ("lz4", None, crate::lz4::decompress_into(payload, dst)),
+        CODEC_ID_LZ4 => (
+            "lz4",
+            None,
+            crate::lz4::decompress_into_uninit(payload, dst),
+        ),
         CODEC_ID_ZSTD => (
             "zstd",
             None,
-            zstd_decompress(payload, dst).map_err(|e| e.to_string()),
+            zstd_decompress(payload, zeroed(dst)).map_err(|e| e.to_string()),
         ),
         CODEC_ID_ZSTD_DICT | CODEC_ID_LZ4_DICT => {
             let d = dict.ok_or_else(|| {
                 format!("chunk uses codec {codec}, which needs the sstable's dictionary, and the sstable names none")
             })?;
+            let dst = zeroed(dst);
             if codec == CODEC_ID_ZSTD_DICT {
                 ("zstd", Some(d.id()), zstd_dict_decompress(d, payload, dst))
             } else {
