@@ -71,14 +71,12 @@
 //! scan make the phase read N/10 entries, enough for a stable p99 (20,000 scans
 //! at 2 M keys) in seconds. Its ops/s are scans per second.
 //!
-//! What a Strata scan costs today, read from `read::scan` and profiles at
-//! 200,000 keys (2026-11-27, 0.25-0.5x RocksDB's scans/s, before and after
-//! the sparse partition index): every live sstable whose last key follows the
-//! start gets a scanner that decodes a whole index block into owned entries
-//! to seek, and reads and decompresses a whole 16 KiB chunk for its first
-//! partition (each a third to two fifths of a scan), before the merge returns
-//! anything; there is no per-level iterator that would open only the one
-//! sstable of a level the range touches.
+//! Strata's scan visits each row as it finds it (`Table::scan_rows`): rows a
+//! single sstable holds are handed over as views of its cached chunk, as
+//! RocksDB's iterator hands out slices of its block, and each engine copies
+//! only the last key. (Built into a `ScanPage`, a page's rows cost about
+//! twice the time: BENCHMARKS.md, "Scans that build nothing".) A disjoint
+//! level is one lazy source that opens one sstable at a time.
 //!
 //! # Data
 //!
