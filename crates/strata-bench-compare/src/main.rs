@@ -74,8 +74,8 @@
 //! Strata's scan visits each row as it finds it (`Table::scan_rows`): rows a
 //! single sstable holds are handed over as views of its cached chunk, as
 //! RocksDB's iterator hands out slices of its block, and each engine copies
-//! only the last key. (Built into a `ScanPage`, a page's rows cost about
-//! twice the time: BENCHMARKS.md, "Scans that build nothing".) A disjoint
+//! only the last key. (Built into a `ScanPage` instead, scans ran at
+//! 0.53-0.84x this rate: BENCHMARKS.md, "Scans that build nothing".) A disjoint
 //! level is one lazy source that opens one sstable at a time.
 //!
 //! # Data
