@@ -1064,15 +1064,15 @@ pub fn scan_rows(
     for run in &view.keys.runs {
         sources.push(Source::Run(RunCursor::new(view, run, start, exclusive)));
     }
-    let mut live: Vec<bool> = Vec::with_capacity(sources.len());
+    // A source at its end has no head key.
     for s in sources.iter_mut() {
-        live.push(s.advance()?);
+        s.advance()?;
     }
     let mut key: Vec<u8> = Vec::new();
     let mut holders: SmallVec<[usize; 8]> = SmallVec::new();
     loop {
         // The smallest head key, and the sources standing on it.
-        let Some(token) = min_head(&sources, &live).map(|(token, k)| {
+        let Some(token) = min_head(&sources).map(|(token, k)| {
             key.clear();
             key.extend_from_slice(k);
             token
@@ -1080,9 +1080,7 @@ pub fn scan_rows(
             return Ok(None);
         };
         holders.clear();
-        holders.extend(
-            (0..sources.len()).filter(|&i| live[i] && sources[i].key() == Some((token, &key))),
-        );
+        holders.extend((0..sources.len()).filter(|&i| sources[i].key() == Some((token, &key))));
         // `None`: pass the partition over (the previous page returned it
         // whole); `Some(after)`: its rows after `after` (all if `None`).
         let resume_after: Option<Option<&Vec<u8>>> = match paging {
@@ -1145,20 +1143,14 @@ pub fn scan_rows(
             }
         }
         for &i in &holders {
-            live[i] = sources[i].advance()?;
+            sources[i].advance()?;
         }
     }
 }
 
-/// The smallest key among the sources' heads (`live`: the sources not yet at
-/// their end).
-fn min_head<'s>(sources: &'s [Source<'_>], live: &[bool]) -> Option<(i64, &'s [u8])> {
-    sources
-        .iter()
-        .zip(live)
-        .filter(|(_, l)| **l)
-        .filter_map(|(s, _)| s.key())
-        .min()
+/// The smallest key among the sources' heads (a source at its end has none).
+fn min_head<'s>(sources: &'s [Source<'_>]) -> Option<(i64, &'s [u8])> {
+    sources.iter().filter_map(Source::key).min()
 }
 
 /// Bytes of one cell value returned by [`read_value_range`].

@@ -608,12 +608,8 @@ mod tests {
     use super::*;
     use crate::data::{Cell, LivenessInfo};
 
-    /// The rows a scan hands on without building them are the rows a
-    /// decode builds; a partition with anything in its header is left to
-    /// the decode, and broken bytes are errors, never panics.
-    #[test]
-    fn plain_rows_are_visited_as_decoded() {
-        let base = EncodingBase::around(1_000_000_000);
+    /// Partition `pk` with four rows whose clusterings share prefixes.
+    fn four_rows() -> PartitionUpdate {
         let mut p = PartitionUpdate::new(DecoratedKey::new(b"pk"));
         for ck in [&b"aaa1"[..], b"aaa2", b"ab", b"b"] {
             let mut r = Row::new(ck.to_vec());
@@ -621,6 +617,16 @@ mod tests {
             r.add_cell(Cell::live(0, 1_000_000_000, ck.to_vec()));
             p.rows.push(r);
         }
+        p
+    }
+
+    /// The rows a scan hands on without building them are the rows a
+    /// decode builds; a partition with anything in its header is left to
+    /// the decode, and broken bytes are errors, never panics.
+    #[test]
+    fn plain_rows_are_visited_as_decoded() {
+        let base = EncodingBase::around(1_000_000_000);
+        let p = four_rows();
         let mut out = Vec::new();
         encode_partition(&p, &base, &mut out);
         let mut seen = Vec::new();
@@ -672,7 +678,7 @@ mod tests {
     #[test]
     fn round_trip_with_everything() {
         let base = EncodingBase::around(1_000_000_000);
-        let mut p = PartitionUpdate::new(DecoratedKey::new(b"pk"));
+        let mut p = four_rows();
         p.deletion.partition = Some(DeletionTime::new(5, 100));
         p.deletion.ranges.push(RangeTombstone {
             range: ClusteringRange {
@@ -684,12 +690,6 @@ mod tests {
         let mut s = Row::new(Vec::new());
         s.add_cell(Cell::live(3, 9, b"static".to_vec()));
         p.static_row = Some(s);
-        for ck in [&b"aaa1"[..], b"aaa2", b"ab", b"b"] {
-            let mut r = Row::new(ck.to_vec());
-            r.liveness = LivenessInfo::new(1_000_000_000);
-            r.add_cell(Cell::live(0, 1_000_000_000, ck.to_vec()));
-            p.rows.push(r);
-        }
         let mut out = Vec::new();
         encode_partition(&p, &base, &mut out);
         assert_eq!(decode_partition(&out, &p.key, &base).unwrap(), p);

@@ -1477,7 +1477,7 @@ pub struct RawPartition<'a> {
 }
 
 /// Where the current partition is: its offset, and its bytes in the held
-/// window (`held()[from..from + len]`).
+/// window (`[from, from + len)` of the cached chunk or `buf`).
 #[derive(Clone, Copy, Debug)]
 struct Current {
     at: u64,
