@@ -1055,7 +1055,7 @@ impl Table {
             return Err(e);
         }
         let view = self.view();
-        let now = self.clock.now_seconds();
+        let now = || self.clock.now_seconds();
         let schema = self.schema();
         let result = match one_row(&schema, range) {
             Some(clustering) if limit > 0 => {
@@ -1065,9 +1065,9 @@ impl Table {
                     clustering: &clustering,
                     columns: &columns,
                 };
-                read::read_row(&view, key, range, &query, now)?
+                read::read_row(&view, key, range, &query, &now)?
             }
-            _ => read::read_partition(&view, key, range, reversed, limit, now)?,
+            _ => read::read_partition(&view, key, range, reversed, limit, &now)?,
         };
         let bucket = result.sstables_read.min(SSTABLES_PER_READ_BUCKETS - 1);
         self.metrics.sstables_per_read[bucket].fetch_add(1, Ordering::Relaxed);
