@@ -198,20 +198,6 @@ pub fn decompress_chunk(
     Ok(())
 }
 
-/// [`decompress_chunk`] into `dst`, which must be exactly the chunk's
-/// uncompressed length: a caller that owns the final allocation (the chunk
-/// cache's) decodes straight into it. On an error `dst` holds garbage.
-pub fn decompress_chunk_into(
-    stored: &[u8],
-    dst: &mut [u8],
-    dict: Option<&CompressionDictionary>,
-) -> Result<(), String> {
-    // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have one layout, and the decode
-    // writes only initialized bytes, so `dst` stays initialized.
-    let dst = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
-    decompress_chunk_into_uninit(stored, dst, dict)
-}
-
 /// `dst` as initialized bytes, zeroed first: for the codecs whose decoders
 /// take initialized output (all but plain LZ4, the default and the hot one).
 fn zeroed(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
@@ -220,9 +206,11 @@ fn zeroed(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {
     unsafe { &mut *(dst as *mut [MaybeUninit<u8>] as *mut [u8]) }
 }
 
-/// [`decompress_chunk_into`] into memory not yet initialized (a new chunk
-/// cache entry, a vector's spare capacity): on `Ok` every byte of `dst` is
-/// initialized; on an error `dst` holds garbage, perhaps uninitialized.
+/// [`decompress_chunk`] into `dst`, which must be exactly the chunk's
+/// uncompressed length and need not be initialized: a caller that owns the
+/// final allocation (the chunk cache's new entry, a vector's spare capacity)
+/// decodes straight into it. On `Ok` every byte of `dst` is initialized; on
+/// an error `dst` holds garbage, perhaps uninitialized.
 pub fn decompress_chunk_into_uninit(
     stored: &[u8],
     dst: &mut [MaybeUninit<u8>],

@@ -1552,7 +1552,7 @@ impl PartitionScanner {
             })?;
         let cl = r.chunk_length;
         let first_chunk_start = offset / cl * cl;
-        let held = self.chunk.as_ref().map_or(self.buf.len(), |c| c.len()) as u64;
+        let held = window(&self.chunk, &self.buf).len() as u64;
         if offset >= self.buf_start && end <= self.buf_start + held {
             return Ok(());
         }
@@ -1636,10 +1636,7 @@ impl PartitionScanner {
                     .corrupt_data(offset, "granule walked without its entry"));
             };
             let reader = &self.reader;
-            let held: &[u8] = match &self.chunk {
-                Some(c) => c,
-                None => &self.buf,
-            };
+            let held = window(&self.chunk, &self.buf);
             let Some((at, bytes)) = walk
                 .next(&entry.key.key, held, self.buf_start)
                 .map_err(|r| reader.corrupt_data(offset, r))?
@@ -1678,11 +1675,7 @@ impl PartitionScanner {
     /// returned `true`, still encoded.
     pub fn current(&self) -> Option<RawPartition<'_>> {
         let c = self.current?;
-        let held: &[u8] = match &self.chunk {
-            Some(c) => c,
-            None => &self.buf,
-        };
-        let bytes = held.get(c.from..c.from.checked_add(c.len)?)?;
+        let bytes = window(&self.chunk, &self.buf).get(c.from..c.from.checked_add(c.len)?)?;
         Some(RawPartition {
             token: c.token,
             key: partition_key_bytes(bytes).ok()?,
@@ -1729,18 +1722,21 @@ impl PartitionScanner {
         self.reader.base()
     }
 
-    /// Reports a malformed row of the current partition as corruption at it.
-    pub fn corrupt_current(&self, reason: &str) -> Error {
-        let at = self.current.map_or(0, |c| c.at);
-        self.reader.corrupt_data(at, format!("partition: {reason}"))
-    }
-
     fn next_partition(&mut self) -> Result<Option<PartitionUpdate>> {
         if self.advance()? {
             self.decode_current().map(Some)
         } else {
             Ok(None)
         }
+    }
+}
+
+/// A scanner's decompressed window: the cached chunk it holds, else `buf`
+/// (a free function so that `advance` can borrow it beside the walk).
+fn window<'a>(chunk: &'a Option<Arc<[u8]>>, buf: &'a [u8]) -> &'a [u8] {
+    match chunk {
+        Some(c) => c,
+        None => buf,
     }
 }
 
