@@ -321,6 +321,12 @@ pub(crate) fn check_identity(
     Ok(())
 }
 
+/// How often a read-only open starts over because the owner moved the live
+/// set while it opened the listed sstables ([`Table::open`]); each start
+/// over costs a directory listing and the opens, and a compaction rarely
+/// lands twice in that window.
+const READ_ONLY_OPEN_ATTEMPTS: u32 = 5;
+
 impl Table {
     /// Opens (or creates) the table stored in `dir`, cleaning up after a crash
     /// (manifest invariant 3). `read_only` opens write nothing at all: unlisted
@@ -336,60 +342,79 @@ impl Table {
         commitlog: Option<Arc<CommitLog>>,
         read_only: bool,
     ) -> Result<Arc<Table>> {
-        let names = fs.list_dir(dir)?;
-        let data_files: Vec<(u64, &String)> = names
-            .iter()
-            .filter_map(|n| parse_data_file_name(n).map(|id| (id, n)))
-            .collect();
-        if !Manifest::exists(dir) && !data_files.is_empty() {
-            return Err(Error::NeedsRepair(format!(
-                "table {}: {} holds {} sstable file(s) but no MANIFEST, so which of them are \
-                 live is unknown; nothing was changed. Check that no sstable is missing, then run \
-                 `strata manifest rebuild {}` to rebuild the manifest from the files' own metadata",
-                schema.qualified_name(),
-                dir.display(),
-                data_files.len(),
-                schema.qualified_name()
-            )));
-        }
-        let mut manifest = Manifest::open(fs, dir)?;
-        if read_only {
-            manifest.set_read_only();
-        }
+        // A read-only open may run beside the directory's owner, which can
+        // replace sstables (a compaction) between this open's reading of the
+        // manifest and of the files: a listed file then vanishes though nothing
+        // is wrong (`verify` beside `stress write` reported a live sstable
+        // missing). So when a listed sstable fails to open, a read-only open
+        // reads the manifest again and starts over if the live set moved; only
+        // a failure under an unchanged manifest is reported. A read-write open
+        // owns the directory: nothing moves under it.
         let io = IoCounters::new();
-        let listed: std::collections::HashMap<u64, u32> = manifest
-            .data()
-            .sstables
-            .iter()
-            .map(|e| (e.id, e.level))
-            .collect();
-        let mut notes = Vec::new();
-        // Open every listed sstable. One that cannot be opened (missing, damaged
-        // tail, or not this table's) is set aside as unreadable instead of failing
-        // the whole database: reads that could need it fail, everything else works.
-        let mut sstables = Vec::new();
-        let mut unreadable = Vec::new();
-        for e in &manifest.data().sstables {
-            let path = dir.join(data_file_name(e.id));
-            let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
-                .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
-            match opened {
-                Ok(r) => sstables.push(LiveSSTable {
-                    id: e.id,
-                    level: e.level,
-                    handle: r,
-                    live: e.live,
-                }),
-                Err(err) => {
-                    notes.push(format!(
-                        "table {}: sstable {} is unreadable and left out of the live set: {err}",
-                        schema.qualified_name(),
-                        path.display()
-                    ));
-                    unreadable.push(Arc::new(UnreadableSSTable::new(e, path, err)));
+        let mut attempts = 0;
+        let (names, data_files, manifest, listed, sstables, unreadable, mut notes) = loop {
+            let names = fs.list_dir(dir)?;
+            let data_files: Vec<(u64, String)> = names
+                .iter()
+                .filter_map(|n| parse_data_file_name(n).map(|id| (id, n.clone())))
+                .collect();
+            if !Manifest::exists(dir) && !data_files.is_empty() {
+                return Err(Error::NeedsRepair(format!(
+                    "table {}: {} holds {} sstable file(s) but no MANIFEST, so which of them are \
+                     live is unknown; nothing was changed. Check that no sstable is missing, then run \
+                     `strata manifest rebuild {}` to rebuild the manifest from the files' own metadata",
+                    schema.qualified_name(),
+                    dir.display(),
+                    data_files.len(),
+                    schema.qualified_name()
+                )));
+            }
+            let mut manifest = Manifest::open(fs, dir)?;
+            if read_only {
+                manifest.set_read_only();
+            }
+            let listed: std::collections::HashMap<u64, u32> = manifest
+                .data()
+                .sstables
+                .iter()
+                .map(|e| (e.id, e.level))
+                .collect();
+            let mut notes = Vec::new();
+            // Open every listed sstable. One that cannot be opened (missing, damaged
+            // tail, or not this table's) is set aside as unreadable instead of failing
+            // the whole database: reads that could need it fail, everything else works.
+            let mut sstables = Vec::new();
+            let mut unreadable = Vec::new();
+            for e in &manifest.data().sstables {
+                let path = dir.join(data_file_name(e.id));
+                let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
+                    .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
+                match opened {
+                    Ok(r) => sstables.push(LiveSSTable {
+                        id: e.id,
+                        level: e.level,
+                        handle: r,
+                        live: e.live,
+                    }),
+                    Err(err) => {
+                        notes.push(format!(
+                            "table {}: sstable {} is unreadable and left out of the live set: {err}",
+                            schema.qualified_name(),
+                            path.display()
+                        ));
+                        unreadable.push(Arc::new(UnreadableSSTable::new(e, path, err)));
+                    }
                 }
             }
-        }
+            if read_only && !unreadable.is_empty() && attempts < READ_ONLY_OPEN_ATTEMPTS {
+                attempts += 1;
+                let ids = |m: &Manifest| m.data().sstables.iter().map(|e| e.id).collect::<Vec<_>>();
+                if ids(&Manifest::open(fs, dir)?) != ids(&manifest) {
+                    continue;
+                }
+            }
+            break (names, data_files, manifest, listed, sstables, unreadable, notes);
+        };
         for (id, name) in &data_files {
             if listed.contains_key(id) {
                 continue;
