@@ -17,12 +17,14 @@
 //! format is versioned with the sstable format, see docs/FORMAT.md):
 //! ```text
 //! flags u8        bit0 marker, bit1 marker expiring, bit2 row deletion,
-//!                 bit3 complex cells present, bit4 row timestamp present
+//!                 bit3 complex cells present, bit4 row timestamp present,
+//!                 bit5 (sstable format 6, commit log 4) the only simple cell
+//!                 is column 0 and no bitmap is written; bits 6-7 are corruption
 //! [row_ts]        zigzag(row_ts - base.min_timestamp)           if bit4
 //!                 row_ts = marker timestamp, else first cell's timestamp
 //! [ttl, expiry]   ttl - base.min_ttl, zigzag(expiry - base.min_local_deletion)   if bit1
 //! [del_ts, ldt]   zigzag(ts - base.min_timestamp), zigzag(ldt - base.min_local_deletion)  if bit2
-//! bitmap_len, bitmap bytes   bit i set = simple column i has a cell
+//! bitmap_len, bitmap bytes   bit i set = simple column i has a cell; absent if bit5
 //! simple cells, ascending column id, each:
 //!   cflags u8     bit0 tombstone, bit1 expiring, bit2 own timestamp,
 //!                 bit3 own ttl/expiry (else: the marker's), bit4 empty value
@@ -244,6 +246,16 @@ const ROW_MARKER_EXPIRING: u8 = 2;
 const ROW_DELETION: u8 = 4;
 const ROW_COMPLEX: u8 = 8;
 const ROW_HAS_TS: u8 = 16;
+/// The row's simple cells are exactly one, of column 0, and the bitmap
+/// (`01 01`) is left out: the row of a key-value table, whose one regular
+/// column is column 0. Two bytes of the 16 that framed a 116-byte pair on
+/// disk and in the chunk cache (issue 15; BENCHMARKS.md "One-row partitions
+/// in short").
+const ROW_SOLE_CELL0: u8 = 32;
+const KNOWN_ROW_FLAGS: u8 =
+    ROW_MARKER | ROW_MARKER_EXPIRING | ROW_DELETION | ROW_COMPLEX | ROW_HAS_TS | ROW_SOLE_CELL0;
+/// The bitmap [`ROW_SOLE_CELL0`] stands for.
+const SOLE_CELL0_BITMAP: &[u8] = &[1];
 
 const CELL_TOMBSTONE: u8 = 1;
 const CELL_EXPIRING: u8 = 2;
@@ -319,6 +331,11 @@ fn encode_row_inner<'a>(
     if row_ts.is_some() {
         flags |= ROW_HAS_TS;
     }
+    let mut simple = row.cells.iter().filter(|c| c.path.is_none());
+    let sole_cell0 = simple.next().is_some_and(|c| c.column == 0) && simple.next().is_none();
+    if sole_cell0 {
+        flags |= ROW_SOLE_CELL0;
+    }
     out.push(flags);
     let row_ts = row_ts.unwrap_or(base.min_timestamp);
     if flags & ROW_HAS_TS != 0 {
@@ -348,6 +365,7 @@ fn encode_row_inner<'a>(
         .map(|c| c.column)
         .max();
     match max_simple {
+        _ if sole_cell0 => {}
         None => put_varint(out, 0),
         Some(maxc) => {
             let nbytes = (maxc as usize) / 8 + 1;
@@ -459,6 +477,9 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
     visitor: &mut V,
 ) -> DecodeResult<()> {
     let flags = r.u8()?;
+    if flags & !KNOWN_ROW_FLAGS != 0 {
+        return Err(DecodeError("unknown row flags"));
+    }
     let row_ts = if flags & ROW_HAS_TS != 0 {
         r.zigzag()?.wrapping_add(base.min_timestamp)
     } else {
@@ -479,8 +500,12 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
         deletion.marked_for_delete_at_micros = r.zigzag()?.wrapping_add(base.min_timestamp);
         deletion.local_deletion_seconds = ldt_from(r.zigzag()?, base);
     }
-    let nbytes = r.varint_usize()?;
-    let bitmap = r.take(nbytes)?;
+    let bitmap = if flags & ROW_SOLE_CELL0 != 0 {
+        SOLE_CELL0_BITMAP
+    } else {
+        let nbytes = r.varint_usize()?;
+        r.take(nbytes)?
+    };
     let ncells: usize = bitmap.iter().map(|b| b.count_ones() as usize).sum();
     visitor.row(&liveness, &deletion, ncells);
     for (byte_i, &byte) in bitmap.iter().enumerate() {
@@ -786,6 +811,9 @@ pub fn locate_cell<S: ByteSource>(
     column: ColumnId,
 ) -> std::result::Result<(DeletionTime, Option<CellLocation>), S::Error> {
     let flags = src.u8()?;
+    if flags & !KNOWN_ROW_FLAGS != 0 {
+        return Err(DecodeError("unknown row flags").into());
+    }
     let row_ts = if flags & ROW_HAS_TS != 0 {
         src.zigzag()?.wrapping_add(base.min_timestamp)
     } else {
@@ -806,8 +834,14 @@ pub fn locate_cell<S: ByteSource>(
         deletion.marked_for_delete_at_micros = src.zigzag()?.wrapping_add(base.min_timestamp);
         deletion.local_deletion_seconds = ldt_from(src.zigzag()?, base);
     }
-    let nbytes = src.varint()?;
-    let bitmap = src.take_vec(nbytes)?;
+    let read_bitmap;
+    let bitmap = if flags & ROW_SOLE_CELL0 != 0 {
+        SOLE_CELL0_BITMAP
+    } else {
+        let nbytes = src.varint()?;
+        read_bitmap = src.take_vec(nbytes)?;
+        &read_bitmap[..]
+    };
     let wanted = (column as usize) / 8;
     if bitmap
         .get(wanted)
@@ -960,6 +994,62 @@ mod tests {
         assert_eq!(back, row);
     }
 
+    #[test]
+    fn a_key_value_row_leaves_its_bitmap_out() {
+        // One regular column, column 0: flags, timestamp delta, cell flags,
+        // value length and value; no bitmap length or bitmap.
+        let ts = 1_700_000_000_000_000;
+        let base = EncodingBase::around(ts - 1_000_000);
+        let mut row = Row::new(Vec::new());
+        row.liveness = LivenessInfo::new(ts);
+        row.add_cell(Cell::live(0, ts, vec![7u8; 100]));
+        let mut out = Vec::new();
+        encode_row(&row, &base, &mut out);
+        let ts_delta = varint_len(zigzag(ts - base.min_timestamp));
+        assert_eq!(out.len(), 1 + ts_delta + 1 + 1 + 100);
+        assert_eq!(out[0] & ROW_SOLE_CELL0, ROW_SOLE_CELL0);
+        assert_eq!(
+            decode_row(&mut Reader::new(&out), Vec::new(), &base).unwrap(),
+            row
+        );
+        let (_, loc) = locate_cell(&mut Reader::new(&out), &base, 0).unwrap();
+        assert_eq!(loc.map(|l| l.value_len), Some(100));
+        let (_, loc) = locate_cell(&mut Reader::new(&out), &base, 1).unwrap();
+        assert!(loc.is_none());
+        // Column 1 alone, or columns 0 and 1, keep their bitmap.
+        for cols in [&[1u32][..], &[0, 1]] {
+            let mut other = Row::new(Vec::new());
+            for &c in cols {
+                other.add_cell(Cell::live(c, ts, vec![7u8; 10]));
+            }
+            out.clear();
+            encode_row(&other, &base, &mut out);
+            assert_eq!(out[0] & ROW_SOLE_CELL0, 0, "{cols:?}");
+            assert_eq!(
+                decode_row(&mut Reader::new(&out), Vec::new(), &base).unwrap(),
+                other
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_row_flags_are_corruption() {
+        let base = EncodingBase::around(1_000_000_000);
+        let mut row = Row::new(Vec::new());
+        row.add_cell(Cell::live(0, 1_000_000_000, vec![1, 2]));
+        let mut out = Vec::new();
+        encode_row(&row, &base, &mut out);
+        for bit in [0x40u8, 0x80] {
+            let mut bad = out.clone();
+            bad[0] |= bit;
+            assert_eq!(
+                decode_row(&mut Reader::new(&bad), Vec::new(), &base),
+                Err(DecodeError("unknown row flags"))
+            );
+            assert!(locate_cell(&mut Reader::new(&bad), &base, 0).is_err());
+        }
+    }
+
     fn arb_cell() -> impl Strategy<Value = Cell> {
         (
             0u32..20,
@@ -991,7 +1081,12 @@ mod tests {
 
     fn arb_row() -> impl Strategy<Value = Row> {
         (
-            proptest::collection::vec(arb_cell(), 0..12),
+            prop_oneof![
+                proptest::collection::vec(arb_cell(), 0..12),
+                // A key-value row: one cell of column 0 (its bitmap left out
+                // when the cell is simple).
+                arb_cell().prop_map(|c| vec![Cell { column: 0, ..c }]),
+            ],
             prop_oneof![Just(None), (0i64..5000).prop_map(Some)],
             prop_oneof![Just(0u32), 1u32..1000],
             prop_oneof![Just(None), (0i64..5000, 0i64..1_000_000).prop_map(Some)],

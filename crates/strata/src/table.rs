@@ -413,7 +413,9 @@ impl Table {
                     continue;
                 }
             }
-            break (names, data_files, manifest, listed, sstables, unreadable, notes);
+            break (
+                names, data_files, manifest, listed, sstables, unreadable, notes,
+            );
         };
         for (id, name) in &data_files {
             if listed.contains_key(id) {

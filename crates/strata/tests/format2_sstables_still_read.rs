@@ -13,6 +13,7 @@ const FIXTURE: Fixture = Fixture {
     dir: "format2_sstables",
     version: 2,
     small_partitions: false,
+    kv_table: false,
 };
 
 /// Writes the fixture the test below reads. Ignored because it must run with a

@@ -14,6 +14,7 @@ const FIXTURE: Fixture = Fixture {
     dir: "format4_sstables",
     version: 4,
     small_partitions: true,
+    kv_table: false,
 };
 
 /// Writes the fixture the test below reads. Ignored because it must run with a

@@ -53,7 +53,11 @@ fn read_only_opens_beside_compactions_never_miss_an_sstable() {
         // Keys are flushed before `written` moves past them: all of them read
         // (checked on every 16th open, so that opens come fast).
         if opens % 16 == 0 {
-            assert_eq!(common::readable(&rt, 0..before), before as usize, "open {opens}");
+            assert_eq!(
+                common::readable(&rt, 0..before),
+                before as usize,
+                "open {opens}"
+            );
         }
         reader.close().unwrap();
         opens += 1;
@@ -61,6 +65,9 @@ fn read_only_opens_beside_compactions_never_miss_an_sstable() {
     stop.store(true, Ordering::Relaxed);
     let rounds = owner.join().unwrap();
     eprintln!("{opens} read-only opens beside {rounds} compactions");
-    assert!(rounds >= 3, "only {rounds} compactions ran beside {opens} opens");
+    assert!(
+        rounds >= 3,
+        "only {rounds} compactions ran beside {opens} opens"
+    );
     db.close().unwrap();
 }

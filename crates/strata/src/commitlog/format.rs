@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! segment  = header record* seal?
-//! header   = magic "STRATACL" (8) | format_version u32 LE = 3 | segment_id u64 LE
+//! header   = magic "STRATACL" (8) | format_version u32 LE = 4 | segment_id u64 LE
 //!            | crc32c u32 LE of the 20 bytes before it                     = 24 bytes
 //! record   = length u32 LE | crc32c u32 LE | payload (length bytes, length > 0)
 //!            crc32c covers the 4 length bytes and the payload; from version 3
@@ -38,6 +38,11 @@
 //!    before version 3 sets the flag; a version-3 segment is refused by them
 //!    by its header instead of having its compressed records taken for a torn
 //!    tail and cut.
+//! 7. From version 4 the payload's partition may be in the short form of
+//!    sstable format 6 (a one-row partition of empty clustering, a row whose
+//!    only simple cell is column 0 without its bitmap). Decoding takes both
+//!    forms in every version; the bump makes builds before it refuse a
+//!    version-4 segment by its header rather than meet bytes they misread.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -46,10 +51,10 @@ use crate::sstable::partition::decode_partition;
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
 /// Segment format version written by this build, also the `3` in
-/// `CommitLog-3-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// `CommitLog-4-<id>.log`. An incompatible change bumps it (never reinterpret old
 /// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
-/// (invariant 6).
-pub const SEGMENT_FORMAT_VERSION: u32 = 3;
+/// (invariant 6), version 4 short one-row partitions (invariant 7).
+pub const SEGMENT_FORMAT_VERSION: u32 = 4;
 /// Oldest segment format this build still replays.
 pub const OLDEST_SEGMENT_FORMAT_VERSION: u32 = 1;
 /// The first format whose non-newest segments must end with a seal.

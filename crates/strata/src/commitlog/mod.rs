@@ -1717,7 +1717,7 @@ fn find_tail(fs: &Fs, dir: &Path, ids: &[(u64, u32)]) -> Result<(Vec<(u64, u32)>
     Ok((tail, false))
 }
 
-/// `CommitLog-3-5.log, CommitLog-3-7.log .. CommitLog-3-9.log` (ids in the
+/// `CommitLog-4-5.log, CommitLog-4-7.log .. CommitLog-4-9.log` (ids in the
 /// current format's names: a missing file's format is unknown).
 fn describe_ids(ranges: &[(u64, u64)]) -> String {
     const SHOWN: usize = 8;

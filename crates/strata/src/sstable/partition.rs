@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! key            varint len + bytes   (the token is in the index, not here)
-//! flags          u8   bit0 partition deletion, bit1 range tombstones, bit2 static row
+//! flags          u8   bit0 partition deletion, bit1 range tombstones, bit2 static row,
+//!                     bit3 (format 6) single row, the short form below
 //! [deletion]     zigzag(ts - base.min_timestamp), zigzag(ldt - base.min_local_deletion)
 //! [tombstones]   count varint, then each:
 //!                  bounds u8 (bit0 start inclusive, bit1 end inclusive),
@@ -15,6 +16,14 @@
 //!                len u32 LE, payload (the nodes of [`super::row_index`])
 //! end            0x00
 //! ```
+//!
+//! **The short form** (sstable format 6, commit log format 4): a partition
+//! whose only row has an empty clustering (a key-value table's partition) is
+//! its header with bit3 set, then `body len varint, body`, and nothing else:
+//! no row marker, shared prefix, suffix or end marker, four bytes of the 16
+//! that framed a 116-byte pair (issue 15). Such a partition never has a row
+//! index (one row is one row block). Every decoder reads both forms in every
+//! version: older writers never set bit3.
 //!
 //! The row index is found through the partition's index entry, not by parsing
 //! the rows; a full decode skips it. Its length is a fixed-width u32 so that its
@@ -48,7 +57,26 @@ pub const ROW_INDEX_FRAMING_BYTES: u64 = 5;
 pub const FLAG_PARTITION_DELETION: u8 = 1;
 pub const FLAG_RANGE_TOMBSTONES: u8 = 2;
 pub const FLAG_STATIC_ROW: u8 = 4;
-const KNOWN_FLAGS: u8 = FLAG_PARTITION_DELETION | FLAG_RANGE_TOMBSTONES | FLAG_STATIC_ROW;
+/// The short form: the partition's one row, of empty clustering, follows the
+/// header as its body alone (module docs).
+pub const FLAG_SINGLE_ROW: u8 = 8;
+const KNOWN_FLAGS: u8 =
+    FLAG_PARTITION_DELETION | FLAG_RANGE_TOMBSTONES | FLAG_STATIC_ROW | FLAG_SINGLE_ROW;
+
+/// Whether a partition of `rows` rows, the first of clustering `first`, is
+/// written in the short form.
+pub fn is_single_row(rows: usize, first: impl FnOnce() -> bool) -> bool {
+    rows == 1 && first()
+}
+
+/// What [`decode_header`] reads.
+#[derive(Debug)]
+pub struct PartitionHeader {
+    pub deletion: PartitionDeletion,
+    pub static_row: Option<Row>,
+    /// The partition is in the short form: its one row's body follows.
+    pub single_row: bool,
+}
 
 fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime, base: &EncodingBase) {
     put_zigzag(
@@ -111,35 +139,44 @@ impl EncodedPartition<'_> {
     }
 }
 
-/// Writes the key, flags, deletions and static row.
+/// Writes the key, flags, deletions and static row; returns whether the
+/// partition takes the short form (then its one row's body follows alone).
 pub fn encode_header(
     p: &PartitionUpdate,
     base: &EncodingBase,
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
-) {
+) -> bool {
+    let single_row = is_single_row(p.rows.len(), || p.rows[0].clustering.is_empty());
     encode_header_parts(
         &p.key.key,
         &p.deletion,
         p.static_row.as_ref(),
+        single_row,
         base,
         scratch,
         out,
     );
+    single_row
 }
 
 /// [`encode_header`] from a partition's parts (the key bytes, its deletions
-/// and static row), for callers that hold no [`PartitionUpdate`].
+/// and static row, and whether it takes the short form: [`is_single_row`]),
+/// for callers that hold no [`PartitionUpdate`].
 pub fn encode_header_parts(
     key: &[u8],
     deletion: &PartitionDeletion,
     static_row: Option<&Row>,
+    single_row: bool,
     base: &EncodingBase,
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
     put_bytes(out, key);
     let mut flags = 0;
+    if single_row {
+        flags |= FLAG_SINGLE_ROW;
+    }
     if deletion.partition.is_some() {
         flags |= FLAG_PARTITION_DELETION;
     }
@@ -204,7 +241,12 @@ pub fn encode_end(out: &mut Vec<u8>) {
 /// Encodes a whole partition (tests and tools; the writer interleaves chunk cuts).
 pub fn encode_partition(p: &PartitionUpdate, base: &EncodingBase, out: &mut Vec<u8>) {
     let mut scratch = Vec::new();
-    encode_header(p, base, &mut scratch, out);
+    if encode_header(p, base, &mut scratch, out) {
+        scratch.clear();
+        encode_row(&p.rows[0], base, &mut scratch);
+        put_bytes(out, &scratch);
+        return;
+    }
     let mut prev: &[u8] = &[];
     for row in &p.rows {
         encode_row_entry(prev, row, base, &mut scratch, out);
@@ -225,10 +267,12 @@ pub fn encode_partition_spliced<'a>(
 ) {
     // Only a static row goes through `scratch` (an empty Vec allocates nothing).
     let mut scratch = Vec::new();
-    encode_header(p, base, &mut scratch, out);
+    let single_row = encode_header(p, base, &mut scratch, out);
     let mut prev: &[u8] = &[];
     for row in &p.rows {
-        encode_row_key(prev, &row.clustering, out);
+        if !single_row {
+            encode_row_key(prev, &row.clustering, out);
+        }
         // The body is encoded straight into `out` and its length prefix slid in
         // before it afterwards (a memmove of the small head, large values being
         // spliced) instead of going through a scratch buffer, grown by
@@ -248,7 +292,9 @@ pub fn encode_partition_spliced<'a>(
         }
         prev = &row.clustering;
     }
-    encode_end(out);
+    if !single_row {
+        encode_end(out);
+    }
 }
 
 /// `v` as the varint [`put_varint`] writes, in a stack array: `(bytes, length)`.
@@ -265,13 +311,14 @@ fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
 }
 
 /// Decodes the partition header (key, flags, deletions, static row) from the
-/// start of `r`, leaving `r` at the first row marker. `key` is the index's key
-/// for it, and the key stored in the data must be the same bytes.
+/// start of `r`, leaving `r` at the first row marker, or at the one row's
+/// body length in the short form. `key` is the index's key for it, and the
+/// key stored in the data must be the same bytes.
 pub fn decode_header(
     r: &mut Reader<'_>,
     key: &DecoratedKey,
     base: &EncodingBase,
-) -> DecodeResult<(PartitionDeletion, Option<Row>)> {
+) -> DecodeResult<PartitionHeader> {
     if r.bytes()? != &key.key[..] {
         return Err(DecodeError("partition key differs from the index entry"));
     }
@@ -320,7 +367,11 @@ pub fn decode_header(
         }
         static_row = Some(row);
     }
-    Ok((deletion, static_row))
+    Ok(PartitionHeader {
+        deletion,
+        static_row,
+        single_row: flags & FLAG_SINGLE_ROW != 0,
+    })
 }
 
 /// One row entry, framing only: its clustering rebuilt from `prev` into
@@ -392,11 +443,11 @@ pub fn decode_partition_in(
     range: Option<&ClusteringRange>,
 ) -> DecodeResult<PartitionUpdate> {
     let mut r = Reader::new(bytes);
-    let (deletion, static_row) = decode_header(&mut r, key, base)?;
+    let header = decode_header(&mut r, key, base)?;
     let mut p = PartitionUpdate::new(key.clone());
-    p.deletion = deletion;
-    p.static_row = static_row;
-    walk_rows(&mut r, |clustering, body| {
+    p.deletion = header.deletion;
+    p.static_row = header.static_row;
+    walk_rows(&mut r, header.single_row, |clustering, body| {
         if range.is_none_or(|range| range.contains(clustering)) {
             p.rows
                 .push(decode_row_body(body, clustering.to_vec(), base)?);
@@ -423,10 +474,10 @@ pub fn visit_plain_rows<'a>(
     if flags & !KNOWN_FLAGS != 0 {
         return Err(DecodeError("unknown partition flags"));
     }
-    if flags != 0 {
+    if flags & !FLAG_SINGLE_ROW != 0 {
         return Ok(false);
     }
-    walk_rows(&mut r, f)?;
+    walk_rows(&mut r, flags == FLAG_SINGLE_ROW, f)?;
     Ok(true)
 }
 
@@ -434,11 +485,20 @@ pub fn visit_plain_rows<'a>(
 /// marker: each row's clustering (rebuilt from the shared prefix) and body go
 /// to `f` until it returns `false`. Checks that clusterings strictly
 /// increase, that a row index is followed by the end, and, when walked to the
-/// end, that nothing follows it.
+/// end, that nothing follows it. `single_row`: the header said the short
+/// form, so one body of empty clustering is all there is.
 fn walk_rows<'a>(
     r: &mut Reader<'a>,
+    single_row: bool,
     mut f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
 ) -> DecodeResult<()> {
+    if single_row {
+        let body = r.bytes()?;
+        if f(&[], body)? && !r.is_empty() {
+            return Err(DecodeError("bytes after the partition's only row"));
+        }
+        return Ok(());
+    }
     // Two buffers swapped after each row: an empty clustering (a table
     // without clustering columns) allocates nothing.
     let (mut prev, mut clustering) = (Vec::new(), Vec::new());
@@ -559,6 +619,10 @@ pub fn frame_partition(bytes: &[u8]) -> Frame {
         if flags & FLAG_STATIC_ROW != 0 {
             c.skip_bytes(MAX_FRAMED_LENGTH)?;
         }
+        if flags & FLAG_SINGLE_ROW != 0 {
+            c.skip_bytes(MAX_FRAMED_LENGTH)?;
+            return Ok(());
+        }
         loop {
             match c.u8()? {
                 MARKER_END => return Ok(()),
@@ -673,6 +737,133 @@ mod tests {
             });
             assert_eq!((plain, visited), (Ok(false), false), "header {with}");
         }
+    }
+
+    /// A key-value partition: one row, empty clustering, one cell.
+    fn key_value() -> PartitionUpdate {
+        let mut p = PartitionUpdate::new(DecoratedKey::new(b"key-0000000001"));
+        let mut r = Row::new(Vec::new());
+        r.liveness = LivenessInfo::new(1_000_000_000);
+        r.add_cell(Cell::live(0, 1_000_000_000, vec![9; 100]));
+        p.rows.push(r);
+        p
+    }
+
+    /// Where the short form's one row body starts (after its length).
+    fn short_body_at(short: &[u8]) -> usize {
+        let mut r = Reader::new(short);
+        let h = decode_header(
+            &mut r,
+            &key_value().key,
+            &EncodingBase::around(1_000_000_000),
+        );
+        assert!(h.unwrap().single_row);
+        r.varint().unwrap();
+        r.position()
+    }
+
+    /// `p` in the long form, as formats 5 and older wrote every partition.
+    fn long_form(p: &PartitionUpdate, base: &EncodingBase) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        encode_header_parts(
+            &p.key.key,
+            &p.deletion,
+            p.static_row.as_ref(),
+            false,
+            base,
+            &mut scratch,
+            &mut out,
+        );
+        let mut prev: &[u8] = &[];
+        for row in &p.rows {
+            encode_row_entry(prev, row, base, &mut scratch, &mut out);
+            prev = &row.clustering;
+        }
+        encode_end(&mut out);
+        out
+    }
+
+    /// `body` (a row of one simple cell of column 0, as this build encodes
+    /// it) with its column bitmap written out, as formats 5 and older did.
+    fn with_bitmap(body: &[u8]) -> Vec<u8> {
+        let ts_end = 1 + body[1..].iter().position(|b| b & 0x80 == 0).unwrap() + 1;
+        let mut old = vec![body[0] & !32];
+        old.extend_from_slice(&body[1..ts_end]);
+        old.extend_from_slice(&[1, 1]);
+        old.extend_from_slice(&body[ts_end..]);
+        old
+    }
+
+    /// A one-row partition of empty clustering is written in the short form,
+    /// four bytes shorter, with or without a header; both forms decode, frame
+    /// and walk to the same partition, and the short one's truncations and
+    /// trailing bytes are errors.
+    #[test]
+    fn one_row_partitions_take_the_short_form() {
+        let base = EncodingBase::around(1_000_000_000);
+        for with in 0..3 {
+            let mut p = key_value();
+            match with {
+                0 => {}
+                1 => p.deletion.partition = Some(DeletionTime::new(5, 100)),
+                _ => {
+                    let mut s = Row::new(Vec::new());
+                    s.add_cell(Cell::live(1, 9, b"static".to_vec()));
+                    p.static_row = Some(s);
+                }
+            }
+            let mut short = Vec::new();
+            encode_partition(&p, &base, &mut short);
+            let long = long_form(&p, &base);
+            assert_eq!(short.len() + 4, long.len(), "header {with}");
+            // As format 5 wrote it: the long form, the row's bitmap written.
+            let body_at = long.len() - 1 - (short.len() - short_body_at(&short));
+            let mut format5 = long[..body_at - 1].to_vec();
+            let old_body = with_bitmap(&long[body_at..long.len() - 1]);
+            format5.push(old_body.len() as u8);
+            format5.extend_from_slice(&old_body);
+            format5.push(MARKER_END);
+            assert_eq!(format5.len(), long.len() + 2);
+            let mut spliced = Vec::new();
+            let mut splices = Vec::new();
+            encode_partition_spliced(&p, &base, &mut spliced, &mut splices);
+            assert_eq!((spliced.as_slice(), splices.len()), (short.as_slice(), 0));
+            for bytes in [&short, &long, &format5] {
+                assert_eq!(decode_partition(bytes, &p.key, &base).unwrap(), p);
+                assert_eq!(frame_partition(bytes), Frame::Complete(bytes.len()));
+                let mut seen = Vec::new();
+                let plain = visit_plain_rows(bytes, |ck, body| {
+                    seen.push(decode_row_body(body, ck.to_vec(), &base)?);
+                    Ok(true)
+                });
+                if with == 0 {
+                    assert_eq!((plain, &seen), (Ok(true), &p.rows));
+                } else {
+                    assert_eq!(plain, Ok(false));
+                }
+            }
+            for cut in 0..short.len() {
+                assert_eq!(frame_partition(&short[..cut]), Frame::Incomplete, "{cut}");
+                assert!(decode_partition(&short[..cut], &p.key, &base).is_err());
+            }
+            let mut longer = short.clone();
+            longer.push(0);
+            assert!(decode_partition(&longer, &p.key, &base).is_err());
+            assert_eq!(frame_partition(&longer), Frame::Complete(short.len()));
+        }
+        // Two rows, or one row with a clustering, keep the long form.
+        let mut two = key_value();
+        two.rows[0].clustering = b"a".to_vec();
+        let mut out = Vec::new();
+        encode_partition(&two, &base, &mut out);
+        assert_eq!(out, long_form(&two, &base));
+        let mut second = two.rows[0].clone();
+        second.clustering = b"b".to_vec();
+        two.rows.push(second);
+        out.clear();
+        encode_partition(&two, &base, &mut out);
+        assert_eq!(out, long_form(&two, &base));
     }
 
     #[test]

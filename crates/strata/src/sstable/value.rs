@@ -164,7 +164,8 @@ impl SSTableReader {
                     format!("index points past the data stream: {offset}+{length}"),
                 )
             })?;
-        let (deletion, rows_offset) = self.partition_header(key, offset, length, row_index, tag)?;
+        let (deletion, rows_offset, single_row) =
+            self.partition_header(key, offset, length, row_index, tag)?;
         let mut c = DataCursor {
             reader: self,
             tag,
@@ -187,7 +188,7 @@ impl SSTableReader {
                 }
             }
         }
-        let row = find_row(&mut c, clustering, self, column).map_err(|e| c.error(e))?;
+        let row = find_row(&mut c, clustering, self, column, single_row).map_err(|e| c.error(e))?;
         Ok(Some(SSTableCell { deletion, row }))
     }
 
@@ -202,7 +203,7 @@ impl SSTableReader {
         length: u64,
         row_index: Option<RowIndexLocation>,
         tag: IoTag,
-    ) -> Result<(PartitionDeletion, u64)> {
+    ) -> Result<(PartitionDeletion, u64, bool)> {
         let mut want = match row_index {
             Some(loc) => loc.rows_offset,
             None => self.chunk_length().min(length),
@@ -211,7 +212,7 @@ impl SSTableReader {
             let bytes = self.read_range(offset, want.min(length), tag)?;
             let mut r = Reader::new(&bytes);
             match decode_header(&mut r, key, self.base()) {
-                Ok((deletion, _static_row)) => return Ok((deletion, r.position() as u64)),
+                Ok(h) => return Ok((h.deletion, r.position() as u64, h.single_row)),
                 Err(e) if want >= length || row_index.is_some() => {
                     return Err(self.corrupt_data(offset, format!("partition header: {}", e.0)))
                 }
@@ -312,32 +313,42 @@ impl SSTableReader {
 /// Walks row entries from the cursor (at a row marker that starts a block or
 /// the partition's rows) to `clustering`; the row's deletion and cell, or
 /// `None` once a greater clustering or the end of the rows is reached.
+/// `single_row`: the partition is in the short form, the cursor at its one
+/// row's body length.
 fn find_row(
     c: &mut DataCursor<'_>,
     clustering: &[u8],
     reader: &SSTableReader,
     column: ColumnId,
+    single_row: bool,
 ) -> std::result::Result<Option<(DeletionTime, Option<CellLocation>)>, CursorError> {
     let mut prev: Vec<u8> = Vec::new();
     loop {
-        let marker = c.u8()?;
-        if marker != MARKER_ROW {
-            // The end marker or the row index: no more rows.
-            return Ok(None);
-        }
-        let shared = c.varint()?;
-        if shared > prev.len() as u64 {
-            return Err(DecodeError(
-                "shared clustering prefix longer than the previous clustering",
-            )
-            .into());
-        }
-        let suffix_len = c.varint()?;
-        let suffix = c.take_vec(suffix_len)?;
-        let mut ck = prev[..shared as usize].to_vec();
-        ck.extend_from_slice(&suffix);
+        let ck = if single_row {
+            Vec::new()
+        } else {
+            let marker = c.u8()?;
+            if marker != MARKER_ROW {
+                // The end marker or the row index: no more rows.
+                return Ok(None);
+            }
+            let shared = c.varint()?;
+            if shared > prev.len() as u64 {
+                return Err(DecodeError(
+                    "shared clustering prefix longer than the previous clustering",
+                )
+                .into());
+            }
+            let suffix_len = c.varint()?;
+            let suffix = c.take_vec(suffix_len)?;
+            let mut ck = prev[..shared as usize].to_vec();
+            ck.extend_from_slice(&suffix);
+            ck
+        };
         let body_len = c.varint()?;
         match ck.as_slice().cmp(clustering) {
+            // The short form's one row is the partition's last.
+            std::cmp::Ordering::Less if single_row => return Ok(None),
             std::cmp::Ordering::Less => {
                 c.skip(body_len)?;
                 prev = ck;

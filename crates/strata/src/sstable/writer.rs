@@ -18,8 +18,8 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
-    encode_end, encode_header_parts, encode_row_key, EncodedPartition, MARKER_ROW_INDEX,
-    ROW_INDEX_FRAMING_BYTES,
+    encode_end, encode_header_parts, encode_row_key, is_single_row, EncodedPartition,
+    MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
 };
 use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
@@ -296,10 +296,12 @@ impl SSTableWriter {
     fn append_checked<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
         let base = self.opts.base;
         let start = self.uncompressed_bytes_written();
+        let single_row = is_single_row(p.row_count(), || p.clustering(0).is_empty());
         encode_header_parts(
             &p.key().key,
             p.deletion(),
             p.static_row(),
+            single_row,
             &base,
             &mut self.scratch,
             &mut self.pending,
@@ -318,7 +320,9 @@ impl SSTableWriter {
                     prev = &[];
                 }
             }
-            encode_row_key(prev, p.clustering(i), &mut self.pending);
+            if !single_row {
+                encode_row_key(prev, p.clustering(i), &mut self.pending);
+            }
             p.write_body(i, self)?;
             prev = p.clustering(i);
         }
@@ -327,7 +331,9 @@ impl SSTableWriter {
         } else {
             None
         };
-        encode_end(&mut self.pending);
+        if !single_row {
+            encode_end(&mut self.pending);
+        }
         let length = self.uncompressed_bytes_written() - start;
         self.index_partition(p.key(), start, length, row_index);
         self.bloom.add(KeyHash::of(&p.key().key));

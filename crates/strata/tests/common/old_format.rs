@@ -1,10 +1,9 @@
 //! Fixtures of data directories written by older builds (sstable format
-//! versions 2, 3 and 4): the data they hold, the reads whose answers they
+//! versions 2 to 5): the data they hold, the reads whose answers they
 //! recorded, and the check that this build answers the same, before and
 //! after `upgradesstables` rewrites them in the current format. One scenario
-//! file per format version (`format2_sstables_still_read.rs`,
-//! `format3_sstables_still_read.rs`, `format4_sstables_still_read.rs`) names
-//! its fixture and its version.
+//! file per format version (`format2_sstables_still_read.rs` to
+//! `format5_sstables_still_read.rs`) names its fixture and its version.
 //!
 //! A fixture is generated once, with the build of its version, by the
 //! scenario's ignored `generate_fixture` test; running that with a newer build
@@ -31,6 +30,14 @@ const T0: i64 = 1_700_000_000_000_000;
 /// case a sparse index changes.
 const SMALL_KEYS: std::ops::Range<i32> = 100..400;
 
+/// A key-value table beside the clustered one, from the version-5 fixture
+/// on: one-row partitions with an empty clustering, the rows version 6
+/// writes in a shorter form (single cells of column 0, two cells, a cell of
+/// column 1 alone, TTLs, a row deletion, a partition deletion).
+const CREATE_KV: &str = "CREATE TABLE fx.kv (k int PRIMARY KEY, v text, w int) WITH \
+     compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}";
+const KV_KEYS: std::ops::Range<i32> = 0..200;
+
 /// What a fixture holds.
 #[derive(Clone, Copy)]
 pub struct Fixture {
@@ -38,6 +45,8 @@ pub struct Fixture {
     pub version: u32,
     /// Whether it holds the small partitions of [`SMALL_KEYS`].
     pub small_partitions: bool,
+    /// Whether it holds the key-value table `fx.kv` ([`CREATE_KV`]).
+    pub kv_table: bool,
 }
 
 impl Fixture {
@@ -139,6 +148,54 @@ fn answers(t: &Table, keys: &[i32]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The key-value table's answers: each key read whole.
+fn kv_answers(t: &Table) -> Vec<String> {
+    let schema = t.schema();
+    KV_KEYS
+        .map(|k| {
+            let key = schema.decorated_key(&[Value::Int(k)]).unwrap();
+            let r = t.read(&key, &ClusteringRange::ALL, false, 10).unwrap();
+            let rows: Vec<String> = r.rows.iter().map(render).collect();
+            format!("kv k={k} found={} rows={}", r.found, rows.join(","))
+        })
+        .collect()
+}
+
+/// The key-value table's data: in the first sstable every key, in the
+/// second overwrites and deletions of some.
+fn write_kv(t: &Arc<Table>, first: bool) {
+    let schema = t.schema();
+    let wo = |ts: i64, ttl: Option<u32>| WriteOptions {
+        timestamp_micros: Some(ts),
+        ttl_seconds: ttl,
+    };
+    for k in KV_KEYS {
+        let v = || ("v", Value::Text(format!("value-{k}")));
+        let w = || ("w", Value::Int(k * 7));
+        let u = if first {
+            let ttl = (k % 5 == 0).then_some(86_400);
+            match k % 4 {
+                0 | 1 => schema.insert(&[("k", Value::Int(k)), v()], &wo(T0 + 10, ttl), T0),
+                2 => schema.insert(&[("k", Value::Int(k)), v(), w()], &wo(T0 + 10, ttl), T0),
+                _ => schema.update(
+                    &[("k", Value::Int(k))],
+                    &[("w", Some(Value::Int(k)))],
+                    &wo(T0 + 10, ttl),
+                    T0,
+                ),
+            }
+        } else {
+            match k % 10 {
+                1 => schema.insert(&[("k", Value::Int(k)), w()], &wo(T0 + 20, None), T0),
+                4 => schema.delete_row(&[("k", Value::Int(k))], &wo(T0 + 20, None), T0),
+                7 => schema.delete_partition(&[("k", Value::Int(k))], &wo(T0 + 20, None), T0),
+                _ => continue,
+            }
+        };
+        t.apply(&u.unwrap()).unwrap();
+    }
 }
 
 fn write_data(t: &Arc<Table>, first: bool, small_partitions: bool) {
@@ -287,7 +344,16 @@ pub fn generate(f: Fixture) {
     write_data(&t, false, f.small_partitions);
     t.flush().unwrap();
     assert_eq!(versions(&t), vec![f.version, f.version]);
-    let expected = answers(&t, &f.keys());
+    let mut expected = answers(&t, &f.keys());
+    if f.kv_table {
+        let kv = db.create_table_cql(CREATE_KV).unwrap();
+        write_kv(&kv, true);
+        kv.flush().unwrap();
+        write_kv(&kv, false);
+        kv.flush().unwrap();
+        assert_eq!(versions(&kv), vec![f.version, f.version]);
+        expected.extend(kv_answers(&kv));
+    }
     db.close().unwrap();
     let _ = std::fs::remove_file(db_dir.join("LOCK"));
     std::fs::write(dir.join("expected.txt"), expected.join("\n") + "\n").unwrap();
@@ -309,15 +375,42 @@ pub fn check(f: Fixture) {
     );
     let expected = std::fs::read_to_string(f.path().join("expected.txt")).unwrap();
     let expected: Vec<&str> = expected.lines().collect();
-    same_answers(&answers(&t, &f.keys()), &expected, "as recorded");
+    let kv = f.kv_table.then(|| db.table("fx", "kv").unwrap());
+    if let Some(kv) = &kv {
+        assert_eq!(versions(kv), vec![f.version, f.version]);
+    }
+    let all_answers = || {
+        let mut got = answers(&t, &f.keys());
+        if let Some(kv) = &kv {
+            got.extend(kv_answers(kv));
+        }
+        got
+    };
+    same_answers(&all_answers(), &expected, "as recorded");
     // `upgradesstables` rewrites both in the current format (with a
-    // clustering coverage since version 5): the same answers.
-    let report = upgrade_sstables(&t, &UpgradeOptions::default(), &mut |_, _| {}).unwrap();
-    assert_eq!(report.rewritten.len(), 2);
-    assert_eq!(versions(&t), vec![FORMAT_VERSION, FORMAT_VERSION]);
-    same_answers(&answers(&t, &f.keys()), &expected, "after upgradesstables");
+    // clustering coverage since version 5, one-row partitions in their short
+    // form since version 6): the same answers.
+    for table in std::iter::once(&t).chain(kv.as_ref()) {
+        let report = upgrade_sstables(table, &UpgradeOptions::default(), &mut |_, _| {}).unwrap();
+        assert_eq!(report.rewritten.len(), 2);
+        assert_eq!(versions(table), vec![FORMAT_VERSION, FORMAT_VERSION]);
+    }
+    same_answers(&all_answers(), &expected, "after upgradesstables");
     // A flush after new writes mixes a new-format sstable into the same reads.
     write_data(&t, false, f.small_partitions);
     t.flush().unwrap();
-    assert_eq!(answers(&t, &f.keys()).len(), expected.len());
+    if let Some(kv) = &kv {
+        // The same writes at the same timestamps: the same answers.
+        write_kv(kv, false);
+        kv.flush().unwrap();
+    }
+    assert_eq!(all_answers().len(), expected.len());
+    if kv.is_some() {
+        let kv_expected = &expected[expected.len() - KV_KEYS.len()..];
+        same_answers(
+            &all_answers()[expected.len() - KV_KEYS.len()..],
+            kv_expected,
+            "with a new-format sstable of the key-value table",
+        );
+    }
 }
