@@ -481,7 +481,7 @@ impl TableStats {
             line(
                 "Chunk cache hits/misses (hit rate)",
                 format!(
-                    "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate, {} bytes of index blocks pinned",
+                    "{h}/{m} ({:.3}); database cache {} of {} bytes, {} entries, {:.3} hit rate, {} bytes of index blocks pinned beside it",
                     if h + m == 0 {
                         0.0
                     } else {
