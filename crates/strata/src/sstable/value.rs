@@ -166,6 +166,12 @@ impl SSTableReader {
             })?;
         let (deletion, rows_offset, single_row) =
             self.partition_header(key, offset, length, row_index, tag)?;
+        if single_row && row_index.is_some() {
+            return Err(self.corrupt_data(
+                offset,
+                "a one-row partition in the short form has a row index",
+            ));
+        }
         let mut c = DataCursor {
             reader: self,
             tag,
