@@ -923,6 +923,21 @@ fn filtered(p: &PartitionUpdate, range: &ClusteringRange, reversed: bool) -> Vec
     rows
 }
 
+/// `p` reads back whole from `r`, by the full decode and by a slice of all
+/// its rows (`what` names the case in failures).
+fn reads_back_whole(r: &Arc<SSTableReader>, p: &PartitionUpdate, what: &str) {
+    assert_eq!(
+        r.read_partition(&p.key, READ).unwrap().as_ref(),
+        Some(p),
+        "{what}"
+    );
+    let mut s = r
+        .slice(&p.key, &ClusteringRange::ALL, false, READ)
+        .unwrap()
+        .unwrap();
+    assert_eq!(drain(&mut s, usize::MAX).unwrap(), p.rows, "{what}");
+}
+
 fn drain(s: &mut SSTableSlice, limit: usize) -> crate::error::Result<Vec<Row>> {
     let mut out = Vec::new();
     while out.len() < limit {
@@ -1401,16 +1416,7 @@ fn sparse_index_round_trip(cached: bool) {
             );
         }
         for p in &parts {
-            assert_eq!(
-                r.read_partition(&p.key, READ).unwrap().as_ref(),
-                Some(p),
-                "{chunk}"
-            );
-            let mut s = r
-                .slice(&p.key, &ClusteringRange::ALL, false, READ)
-                .unwrap()
-                .unwrap();
-            assert_eq!(drain(&mut s, usize::MAX).unwrap(), p.rows, "{chunk}");
+            reads_back_whole(&r, p, &format!("chunk {chunk}"));
             if let Some(row) = p.rows.first() {
                 let col = row.cells.first().map_or(0, |c| c.column);
                 let cell = r
@@ -1732,16 +1738,7 @@ fn one_row_partitions_in_the_short_form_read_every_way() {
         );
         assert_eq!(r.format_version(), format::FORMAT_VERSION);
         for p in &parts {
-            assert_eq!(
-                r.read_partition(&p.key, READ).unwrap().as_ref(),
-                Some(p),
-                "{codec:?}"
-            );
-            let mut s = r
-                .slice(&p.key, &ClusteringRange::ALL, false, READ)
-                .unwrap()
-                .unwrap();
-            assert_eq!(drain(&mut s, usize::MAX).unwrap(), p.rows, "{codec:?}");
+            reads_back_whole(&r, p, &format!("{codec:?}"));
             let row = &p.rows[0];
             for col in 0..3u32 {
                 let cell = r.locate_cell(&p.key, &[], col, READ).unwrap().unwrap();
