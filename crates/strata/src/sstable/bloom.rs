@@ -3,39 +3,75 @@
 //!
 //! Contract: built once by the writer from every partition key it appends, then
 //! immutable; [`BloomFilter::may_contain`] is callable from any thread. A "no" is
-//! definite; a "yes" is wrong with probability about `bloom_filter_fp_chance`.
+//! definite; a "yes" is wrong with probability at most about
+//! `bloom_filter_fp_chance`.
 //!
-//! Sizing (the textbook optimum, as Cassandra's `BloomCalculations`):
-//! `m = -n ln p / (ln 2)^2` bits, rounded up to whole 64-bit words, and
-//! `k = round(m / n * ln 2)` probes, clamped to 1..=[`MAX_PROBES`].
+//! Two layouts, told apart by the filter's hash id (invariant 2):
 //!
-//! Probes use double hashing (Kirsch & Mitzenmacher): probe `i` sets bit
-//! `(h1 + i * h2) mod m`, with `(h1, h2)` the two halves of the 128-bit Murmur3
-//! hash of the key. Taking the bit index from the *low* bits with `mod` (rather than
-//! a multiply-shift range reduction, which keeps the high bits) matters: `h1` is
-//! the partition token, and an sstable of a token-range shard (LCS, UCS) holds keys
-//! whose tokens share their high bits, which would pile every first probe into one
-//! corner of the bit array.
+//! - **Blocked** (id 2, what writers choose since sstable format 7): the bit
+//!   array is a run of 512-bit lines aligned to 64 bytes, one cache line each.
+//!   A key's line is chosen from the hash's second half (`h2`, by a
+//!   multiply-shift range reduction), and its `k` probes all fall in that line:
+//!   probe 0 tests bit `x >> 23` of the line, with `x` the low 32 bits of `h1`,
+//!   and each next probe multiplies `x` by `0x9e3779b9` (wrapping) first. A
+//!   lookup costs one cache miss and no division, where the spread layout costs
+//!   `k` misses and `k` 64-bit divisions: for a key no sstable holds this was a
+//!   quarter of the read (BENCHMARKS.md, "A Bloom filter in one cache line").
+//!   Keys crowd some lines more than others, so at the same bits per key the
+//!   blocked filter answers "yes" wrongly a little more often; the writer sizes
+//!   it from the exact false-positive chance of the layout (a Poisson sum over
+//!   keys per line, [`blocked_fp_chance`]) so the table's
+//!   `bloom_filter_fp_chance` still holds: 4% more bits than the spread layout
+//!   at p = 0.01 (9.97 bits per key, 6 probes), 1% at 0.1, 8% at 0.001. When
+//!   that would cost more than a quarter more bits (p below about 5e-5, where
+//!   one line cannot hold enough probes), or `p > 0.5`, the writer uses the
+//!   spread layout.
+//! - **Spread** (id 1, every filter before format 7): the textbook optimum, as
+//!   Cassandra's `BloomCalculations`: `m = -n ln p / (ln 2)^2` bits, rounded up
+//!   to whole 64-bit words, and `k = round(m / n * ln 2)` probes, clamped to
+//!   1..=[`MAX_PROBES`]. Probe `i` sets bit `(h1 + i * h2) mod m` (double
+//!   hashing, Kirsch & Mitzenmacher).
+//!
+//! `h1` is the partition token, and an sstable of a token-range shard (LCS,
+//! UCS) holds keys whose tokens share their high bits. Neither layout lets
+//! those bits choose where a key goes: the spread one reduces with `mod` (the
+//! low bits), the blocked one picks the line from `h2` and the probes from
+//! `h1`'s low 32 bits.
 //!
 //! Invariants:
 //! 1. Every key added makes `may_contain` true forever (no false negatives).
-//! 2. The serialized form records the hash function id, `k` and `m`; a reader
-//!    never assumes them. Hash id 1 = Murmur3 x64 128, seed 0, Cassandra's variant
-//!    (tail bytes sign-extended): never renumbered.
+//! 2. The serialized form records the hash and layout id, `k` and the size; a
+//!    reader never assumes them. Ids are never renumbered: 1 = Murmur3 x64 128,
+//!    seed 0, Cassandra's variant (tail bytes sign-extended), spread; 2 = the
+//!    same hash, blocked.
 //! 3. `fp_chance >= 1` builds an empty filter that answers "maybe" to everything
 //!    (Cassandra's `AlwaysPresentFilter`).
 
 use crate::encoding::{put_varint, Reader};
 
-/// On-disk id of the hash function (invariant 2).
+/// On-disk id of the spread layout over Murmur3 (invariant 2).
 pub const HASH_MURMUR3_X64_128: u8 = 1;
+/// On-disk id of the blocked layout over the same Murmur3 (invariant 2).
+pub const HASH_MURMUR3_X64_128_BLOCKED: u8 = 2;
 /// More probes cost more than they save: at p = 1e-6, k = 20.
 pub const MAX_PROBES: u32 = 30;
+/// Bits in one line of the blocked layout: a 64-byte cache line.
+pub const LINE_BITS: u64 = 512;
+/// The blocked layout is chosen only while it needs at most this many times
+/// the spread layout's bits for the same false-positive chance.
+const BLOCKED_MAX_EXTRA: f64 = 1.25;
+/// Above this chance the blocked layout's sizing sum would need hundreds of
+/// keys per line (and such a filter saves little anyway): spread.
+const BLOCKED_MAX_FP_CHANCE: f64 = 0.5;
+/// The multiplier that moves a blocked probe to the next bit (the 32-bit
+/// golden ratio: odd, so every `x` maps to a distinct next one).
+const PROBE_STEP: u32 = 0x9e37_79b9;
 
 /// The filter hashes with the partitioner's Murmur3 (`h1` is the token), so the
-/// hash id 1 written in every filter means exactly `token::murmur3_x64_128(key, 0)`;
-/// `murmur3_h1_matches_cassandra_tokens` pins it, because changing it would make
-/// every existing filter answer "no" for present keys.
+/// hash ids 1 and 2 written in every filter mean exactly
+/// `token::murmur3_x64_128(key, 0)`; `murmur3_h1_matches_cassandra_tokens` pins
+/// it, because changing it would make every existing filter answer "no" for
+/// present keys.
 pub use crate::token::murmur3_x64_128;
 
 /// The hash pair a filter probes with; computed once per lookup.
@@ -49,37 +85,144 @@ impl KeyHash {
     }
 }
 
-/// A Bloom filter with `k` probes over `64 * words.len()` bits.
+/// Which layout a filter uses (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    Spread,
+    Blocked,
+}
+
+/// One line of the blocked layout; the alignment keeps it in one cache line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(64))]
+struct Line([u64; 8]);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Bits {
+    Spread(Vec<u64>),
+    Blocked(Vec<Line>),
+}
+
+/// A Bloom filter with `k` probes in one of the two layouts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BloomFilter {
-    words: Vec<u64>,
+    bits: Bits,
     probes: u32,
 }
 
+/// Bits per key and probes of the spread layout for chance `p`.
+fn spread_sizing(p: f64) -> (f64, u32) {
+    let ln2 = std::f64::consts::LN_2;
+    let bits_per_key = -p.ln() / (ln2 * ln2);
+    let probes = (bits_per_key * ln2).round().clamp(1.0, MAX_PROBES as f64) as u32;
+    (bits_per_key, probes)
+}
+
+/// The false-positive chance of a blocked filter with `bits_per_key` bits per
+/// key and `probes` probes: keys per line are Poisson with mean
+/// `LINE_BITS / bits_per_key`, and a line holding `j` keys has each bit set
+/// with chance `1 - (1 - 1/512)^(k j)`; an absent key is wrongly admitted when
+/// all its `k` probes of its line are set. Exact for uniform probes, which the
+/// multiplicative step approximates (measured in the tests below).
+pub fn blocked_fp_chance(bits_per_key: f64, probes: u32) -> f64 {
+    let mean = LINE_BITS as f64 / bits_per_key;
+    let keep = 1.0 - 1.0 / LINE_BITS as f64;
+    let last = (mean + 12.0 * mean.sqrt() + 30.0).ceil() as u32;
+    let mut chance_of_j = (-mean).exp(); // P(j = 0)
+    let mut fp = 0.0;
+    for j in 0..=last {
+        if j > 0 {
+            chance_of_j *= mean / j as f64;
+        }
+        let set = 1.0 - keep.powf((probes * j) as f64);
+        fp += chance_of_j * set.powi(probes as i32);
+    }
+    fp
+}
+
+/// Bits per key and probes of the blocked layout for chance `p`, or `None`
+/// when the spread layout should be used (module docs).
+fn blocked_sizing(p: f64) -> Option<(f64, u32)> {
+    if p > BLOCKED_MAX_FP_CHANCE {
+        return None;
+    }
+    let (spread_bits, _) = spread_sizing(p);
+    let mut bits = spread_bits;
+    // One percent more bits per step: at most 23 steps before giving up.
+    while bits <= spread_bits * BLOCKED_MAX_EXTRA {
+        let ideal = (bits * std::f64::consts::LN_2).round() as u32;
+        // A crowded line prefers a probe or two fewer than the textbook k.
+        let best = (ideal.saturating_sub(2).max(1)..=ideal.clamp(1, MAX_PROBES))
+            .map(|k| (blocked_fp_chance(bits, k), k))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((fp, k)) = best {
+            if fp <= p {
+                return Some((bits, k));
+            }
+        }
+        bits *= 1.01;
+    }
+    None
+}
+
 impl BloomFilter {
-    /// A filter sized for `expected_keys` at false-positive chance `fp_chance`.
+    /// A filter sized for `expected_keys` at false-positive chance
+    /// `fp_chance`, in the blocked layout where that layout can meet the
+    /// chance within a quarter more bits, else in the spread one.
     pub fn with_capacity(expected_keys: u64, fp_chance: f64) -> BloomFilter {
+        let layout = if blocked_sizing(fp_chance.max(1e-12)).is_some() {
+            Layout::Blocked
+        } else {
+            Layout::Spread
+        };
+        BloomFilter::with_layout(expected_keys, fp_chance, layout)
+    }
+
+    /// As [`with_capacity`](Self::with_capacity) in the given layout; a
+    /// blocked filter the chance does not suit is built spread.
+    pub fn with_layout(expected_keys: u64, fp_chance: f64, layout: Layout) -> BloomFilter {
         if fp_chance >= 1.0 || fp_chance.is_nan() {
             return BloomFilter {
-                words: Vec::new(),
+                bits: Bits::Spread(Vec::new()),
                 probes: 0,
             }; // invariant 3
         }
         let n = expected_keys.max(1) as f64;
         let p = fp_chance.max(1e-12);
-        let ln2 = std::f64::consts::LN_2;
-        let bits = (-n * p.ln() / (ln2 * ln2)).ceil().max(64.0);
+        if layout == Layout::Blocked {
+            if let Some((bits_per_key, probes)) = blocked_sizing(p) {
+                let lines = ((n * bits_per_key) / LINE_BITS as f64).ceil().max(1.0) as usize;
+                return BloomFilter {
+                    bits: Bits::Blocked(vec![Line([0; 8]); lines]),
+                    probes,
+                };
+            }
+        }
+        let (bits_per_key, _) = spread_sizing(p);
+        let bits = (n * bits_per_key).ceil().max(64.0);
         let words = (bits / 64.0).ceil() as usize;
         // k from the *requested* m (before rounding up to words), as the formula says.
-        let probes = ((bits / n) * ln2).round().clamp(1.0, MAX_PROBES as f64) as u32;
+        let probes = ((bits / n) * std::f64::consts::LN_2)
+            .round()
+            .clamp(1.0, MAX_PROBES as f64) as u32;
         BloomFilter {
-            words: vec![0; words],
+            bits: Bits::Spread(vec![0; words]),
             probes,
         }
     }
 
+    pub fn layout(&self) -> Layout {
+        match self.bits {
+            Bits::Spread(_) => Layout::Spread,
+            Bits::Blocked(_) => Layout::Blocked,
+        }
+    }
+
     pub fn bit_count(&self) -> u64 {
-        self.words.len() as u64 * 64
+        match &self.bits {
+            Bits::Spread(words) => words.len() as u64 * 64,
+            Bits::Blocked(lines) => lines.len() as u64 * LINE_BITS,
+        }
     }
 
     pub fn probes(&self) -> u32 {
@@ -88,12 +231,11 @@ impl BloomFilter {
 
     /// Bytes of the bit array (tablestats' "Bloom filter space used").
     pub fn size_bytes(&self) -> u64 {
-        self.words.len() as u64 * 8
+        self.bit_count() / 8
     }
 
     #[inline]
-    fn for_each_bit(&self, h: KeyHash, mut f: impl FnMut(usize) -> bool) -> bool {
-        let m = self.bit_count();
+    fn for_each_spread_bit(&self, m: u64, h: KeyHash, mut f: impl FnMut(usize) -> bool) -> bool {
         let mut x = h.0;
         for _ in 0..self.probes {
             if !f((x % m) as usize) {
@@ -104,65 +246,137 @@ impl BloomFilter {
         true
     }
 
+    /// The line a key's probes fall in: `h2` reduced to `0..lines` by its
+    /// high bits (a multiply, not a division).
+    #[inline]
+    fn line_index(h: KeyHash, lines: usize) -> usize {
+        ((h.1 as u128 * lines as u128) >> 64) as usize
+    }
+
     pub fn add(&mut self, h: KeyHash) {
-        if self.words.is_empty() {
-            return;
-        }
-        let mut bits = [0usize; MAX_PROBES as usize];
-        let mut n = 0;
-        self.for_each_bit(h, |b| {
-            bits[n] = b;
-            n += 1;
-            true
-        });
-        for &b in &bits[..n] {
-            self.words[b / 64] |= 1 << (b % 64);
+        let probes = self.probes;
+        match &mut self.bits {
+            Bits::Spread(words) => {
+                if words.is_empty() {
+                    return;
+                }
+                let m = words.len() as u64 * 64;
+                let mut x = h.0;
+                for _ in 0..probes {
+                    let b = (x % m) as usize;
+                    words[b / 64] |= 1 << (b % 64);
+                    x = x.wrapping_add(h.1);
+                }
+            }
+            Bits::Blocked(lines) => {
+                let i = Self::line_index(h, lines.len());
+                let line = &mut lines[i].0;
+                let mut x = h.0 as u32;
+                for _ in 0..probes {
+                    let b = (x >> 23) as usize;
+                    line[b / 64] |= 1 << (b % 64);
+                    x = x.wrapping_mul(PROBE_STEP);
+                }
+            }
         }
     }
 
     /// False only if the key was never added (invariant 1).
     #[inline]
     pub fn may_contain(&self, h: KeyHash) -> bool {
-        if self.words.is_empty() {
-            return true;
+        match &self.bits {
+            Bits::Blocked(lines) => {
+                let line = &lines[Self::line_index(h, lines.len())].0;
+                let mut x = h.0 as u32;
+                // Every probe is tested (no early exit): the line is one cache
+                // line, so the branch would cost more than the few ANDs.
+                let mut all = true;
+                for _ in 0..self.probes {
+                    let b = (x >> 23) as usize;
+                    all &= line[b / 64] & (1 << (b % 64)) != 0;
+                    x = x.wrapping_mul(PROBE_STEP);
+                }
+                all
+            }
+            Bits::Spread(words) => {
+                if words.is_empty() {
+                    return true;
+                }
+                self.for_each_spread_bit(words.len() as u64 * 64, h, |b| {
+                    words[b / 64] & (1 << (b % 64)) != 0
+                })
+            }
         }
-        self.for_each_bit(h, |b| self.words[b / 64] & (1 << (b % 64)) != 0)
     }
 
-    /// `[hash id u8][k u8][words varint][words × u64 LE]`.
+    /// `[hash id u8][k u8][units varint][units × (u64 LE) or units × (8 × u64 LE)]`:
+    /// words for the spread layout, 64-byte lines for the blocked one.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.push(HASH_MURMUR3_X64_128);
-        out.push(self.probes as u8);
-        put_varint(out, self.words.len() as u64);
-        out.reserve(self.words.len() * 8);
-        for w in &self.words {
-            out.extend_from_slice(&w.to_le_bytes());
+        match &self.bits {
+            Bits::Spread(words) => {
+                out.push(HASH_MURMUR3_X64_128);
+                out.push(self.probes as u8);
+                put_varint(out, words.len() as u64);
+                out.reserve(words.len() * 8);
+                for w in words {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+            Bits::Blocked(lines) => {
+                out.push(HASH_MURMUR3_X64_128_BLOCKED);
+                out.push(self.probes as u8);
+                put_varint(out, lines.len() as u64);
+                out.reserve(lines.len() * 64);
+                for line in lines {
+                    for w in &line.0 {
+                        out.extend_from_slice(&w.to_le_bytes());
+                    }
+                }
+            }
         }
     }
 
     pub fn decode(bytes: &[u8]) -> Result<BloomFilter, String> {
         let mut r = Reader::new(bytes);
         let hash = r.u8().map_err(|e| e.0.to_string())?;
-        if hash != HASH_MURMUR3_X64_128 {
-            return Err(format!("unknown bloom filter hash id {hash}"));
-        }
+        let unit_bytes = match hash {
+            HASH_MURMUR3_X64_128 => 8,
+            HASH_MURMUR3_X64_128_BLOCKED => 64,
+            _ => return Err(format!("unknown bloom filter hash id {hash}")),
+        };
         let probes = r.u8().map_err(|e| e.0.to_string())? as u32;
         let n = r.varint_usize().map_err(|e| e.0.to_string())?;
-        if probes > MAX_PROBES || (n > 0 && probes == 0) {
-            return Err(format!("bloom filter with {probes} probes over {n} words"));
+        // A blocked filter always has a line and a probe (an "always maybe"
+        // filter is written spread with no words).
+        let blocked = hash == HASH_MURMUR3_X64_128_BLOCKED;
+        if probes > MAX_PROBES || (n > 0 && probes == 0) || (blocked && n == 0) {
+            return Err(format!("bloom filter with {probes} probes over {n} units"));
         }
-        if r.remaining() != n.saturating_mul(8) {
+        if r.remaining() != n.saturating_mul(unit_bytes) {
             return Err(format!(
-                "bloom filter of {n} words but {} bytes of bits",
+                "bloom filter of {n} {}-byte units but {} bytes of bits",
+                unit_bytes,
                 r.remaining()
             ));
         }
-        let words = r
+        let mut words = r
             .rest()
             .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect();
-        Ok(BloomFilter { words, probes })
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
+        let bits = if blocked {
+            let mut lines = Vec::with_capacity(n);
+            for _ in 0..n {
+                let mut line = Line([0; 8]);
+                for w in line.0.iter_mut() {
+                    *w = words.next().unwrap_or(0);
+                }
+                lines.push(line);
+            }
+            Bits::Blocked(lines)
+        } else {
+            Bits::Spread(words.collect())
+        };
+        Ok(BloomFilter { bits, probes })
     }
 }
 
@@ -170,6 +384,8 @@ impl BloomFilter {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    const LAYOUTS: [Layout; 2] = [Layout::Spread, Layout::Blocked];
 
     #[test]
     fn murmur3_h1_matches_cassandra_tokens() {
@@ -194,15 +410,16 @@ mod tests {
         }
     }
 
-    fn measured_fp_rate(p: f64, n: u64, seed: u64) -> f64 {
+    fn measured_fp_rate(layout: Layout, p: f64, n: u64, seed: u64) -> f64 {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-        let mut f = BloomFilter::with_capacity(n, p);
+        let mut f = BloomFilter::with_layout(n, p, layout);
+        assert_eq!(f.layout(), layout);
         for i in 0..n {
             f.add(KeyHash::of(
                 format!("present-{i}-{}", rng.gen::<u32>()).as_bytes(),
             ));
         }
-        let trials = 200_000u64;
+        let trials = 400_000u64;
         let hits = (0..trials)
             .filter(|i| f.may_contain(KeyHash::of(format!("absent-{i}").as_bytes())))
             .count();
@@ -211,11 +428,41 @@ mod tests {
 
     #[test]
     fn false_positive_rate_is_near_target() {
-        for (p, seed) in [(0.01, 1), (0.1, 2)] {
-            let rate = measured_fp_rate(p, 50_000, seed);
+        for layout in LAYOUTS {
+            for (p, seed) in [(0.01, 1), (0.1, 2), (0.001, 4)] {
+                let rate = measured_fp_rate(layout, p, 50_000, seed);
+                assert!(
+                    rate <= p * 1.25 && rate >= p / 2.0,
+                    "{layout:?}: target {p}, measured {rate}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_blocked_sizing_sum_matches_a_filter() {
+        // The Poisson sum the writer sizes with predicts what a built filter
+        // measures, so the multiplicative probe step behaves as uniform probes.
+        for (bits_per_key, probes, seed) in [(8.0, 5, 5), (10.0, 6, 6), (5.0, 3, 7)] {
+            let n = 40_000u64;
+            let lines = (n as f64 * bits_per_key / LINE_BITS as f64).ceil() as usize;
+            let mut f = BloomFilter {
+                bits: Bits::Blocked(vec![Line([0; 8]); lines]),
+                probes,
+            };
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            for _ in 0..n {
+                f.add(KeyHash(rng.gen(), rng.gen()));
+            }
+            let trials = 400_000;
+            let hits = (0..trials)
+                .filter(|_| f.may_contain(KeyHash(rng.gen(), rng.gen())))
+                .count();
+            let measured = hits as f64 / trials as f64;
+            let predicted = blocked_fp_chance(bits_per_key, probes);
             assert!(
-                rate <= p * 1.5 && rate >= p / 1.5,
-                "target {p}, measured {rate}"
+                (measured / predicted - 1.0).abs() < 0.1,
+                "{bits_per_key} bits, {probes} probes: predicted {predicted}, measured {measured}"
             );
         }
     }
@@ -223,36 +470,92 @@ mod tests {
     #[test]
     fn narrow_token_range_keeps_the_rate() {
         // Keys whose h1 share their high 16 bits, as in a token-range shard.
-        let p = 0.01;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let n = 20_000;
-        let mut f = BloomFilter::with_capacity(n, p);
-        let mk = |rng: &mut rand_chacha::ChaCha8Rng| {
-            KeyHash((0xabcd << 48) | (rng.gen::<u64>() >> 16), rng.gen())
-        };
-        for _ in 0..n {
-            f.add(mk(&mut rng));
+        for layout in LAYOUTS {
+            let p = 0.01;
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let n = 20_000;
+            let mut f = BloomFilter::with_layout(n, p, layout);
+            let mk = |rng: &mut rand_chacha::ChaCha8Rng| {
+                KeyHash((0xabcd << 48) | (rng.gen::<u64>() >> 16), rng.gen())
+            };
+            for _ in 0..n {
+                f.add(mk(&mut rng));
+            }
+            let hits = (0..100_000).filter(|_| f.may_contain(mk(&mut rng))).count();
+            let rate = hits as f64 / 100_000.0;
+            assert!(rate <= p * 1.5, "{layout:?}: measured {rate}");
         }
-        let hits = (0..100_000).filter(|_| f.may_contain(mk(&mut rng))).count();
-        let rate = hits as f64 / 100_000.0;
-        assert!(rate <= p * 1.5, "measured {rate}");
+    }
+
+    #[test]
+    fn a_blocked_key_sets_bits_in_one_cache_line_only() {
+        let mut f = BloomFilter::with_capacity(10_000, 0.01);
+        assert_eq!(f.layout(), Layout::Blocked);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
+        for _ in 0..200 {
+            let before = f.clone();
+            let h = KeyHash(rng.gen(), rng.gen());
+            f.add(h);
+            let (Bits::Blocked(old), Bits::Blocked(new)) = (&before.bits, &f.bits) else {
+                panic!("blocked");
+            };
+            let changed: Vec<usize> = (0..old.len()).filter(|&i| old[i] != new[i]).collect();
+            assert!(changed.len() <= 1, "{changed:?}");
+            assert!(f.may_contain(h));
+        }
+        // And a line is one aligned cache line.
+        assert_eq!(std::mem::size_of::<Line>(), 64);
+        assert_eq!(std::mem::align_of::<Line>(), 64);
+    }
+
+    #[test]
+    fn writers_choose_blocked_where_it_meets_the_chance_cheaply() {
+        let n = 1000;
+        for (p, layout) in [
+            (0.5, Layout::Blocked),
+            (0.1, Layout::Blocked),
+            (0.01, Layout::Blocked),
+            (1e-4, Layout::Blocked),
+            (1e-5, Layout::Spread),
+            (1e-6, Layout::Spread),
+            (0.0, Layout::Spread),
+            (0.9, Layout::Spread),
+        ] {
+            let f = BloomFilter::with_capacity(n, p);
+            assert_eq!(f.layout(), layout, "p = {p}");
+            if layout == Layout::Blocked {
+                let spread = BloomFilter::with_layout(n, p, Layout::Spread);
+                let extra = f.bit_count() as f64 / spread.bit_count() as f64;
+                assert!(extra <= BLOCKED_MAX_EXTRA + 0.05, "p = {p}: {extra}");
+            }
+        }
+        // p = 0.01: 9.97 bits per key and 6 probes (module docs).
+        let f = BloomFilter::with_capacity(100_000, 0.01);
+        assert_eq!(f.probes(), 6);
+        assert_eq!(f.bit_count(), 1949 * LINE_BITS);
     }
 
     #[test]
     fn sizing_and_no_false_negatives() {
-        let f = BloomFilter::with_capacity(1000, 0.01);
+        let f = BloomFilter::with_layout(1000, 0.01, Layout::Spread);
         assert_eq!(f.probes(), 7);
         // 9585 bits -> 150 words.
         assert_eq!(f.bit_count(), 9600);
-        let mut f = BloomFilter::with_capacity(100, 0.01);
-        for i in 0..500u32 {
-            f.add(KeyHash::of(&i.to_le_bytes()));
-        }
-        for i in 0..500u32 {
-            assert!(
-                f.may_contain(KeyHash::of(&i.to_le_bytes())),
-                "overfilled filters still have no false negatives"
-            );
+        for layout in LAYOUTS {
+            let mut f = BloomFilter::with_layout(100, 0.01, layout);
+            for i in 0..500u32 {
+                f.add(KeyHash::of(&i.to_le_bytes()));
+            }
+            for i in 0..500u32 {
+                assert!(
+                    f.may_contain(KeyHash::of(&i.to_le_bytes())),
+                    "{layout:?}: overfilled filters still have no false negatives"
+                );
+            }
+            // One key: a single line (or 64 bits), never none.
+            let mut one = BloomFilter::with_layout(0, 0.01, layout);
+            one.add(KeyHash::of(b"only"));
+            assert!(one.may_contain(KeyHash::of(b"only")));
         }
         let always = BloomFilter::with_capacity(10, 1.0);
         assert!(always.may_contain(KeyHash::of(b"x")));
@@ -261,14 +564,53 @@ mod tests {
 
     #[test]
     fn encode_decode() {
-        let mut f = BloomFilter::with_capacity(10, 0.05);
+        for layout in LAYOUTS {
+            let mut f = BloomFilter::with_layout(300, 0.05, layout);
+            for i in 0..300u32 {
+                f.add(KeyHash::of(&i.to_be_bytes()));
+            }
+            let mut out = Vec::new();
+            f.encode(&mut out);
+            let back = BloomFilter::decode(&out).unwrap();
+            assert_eq!(back, f);
+            assert!((0..300u32).all(|i| back.may_contain(KeyHash::of(&i.to_be_bytes()))));
+            assert!(BloomFilter::decode(&out[..out.len() - 1]).is_err());
+            let mut bad = out.clone();
+            bad[0] = 9;
+            assert!(BloomFilter::decode(&bad).is_err());
+            let mut no_probes = out.clone();
+            no_probes[1] = 0;
+            assert!(BloomFilter::decode(&no_probes).is_err());
+        }
+        // A spread filter's bytes are not a blocked filter's: the unit sizes
+        // differ, so relabelling one as the other is refused.
+        let mut f = BloomFilter::with_layout(300, 0.05, Layout::Spread);
         f.add(KeyHash::of(b"k"));
         let mut out = Vec::new();
         f.encode(&mut out);
-        assert_eq!(BloomFilter::decode(&out).unwrap(), f);
-        assert!(BloomFilter::decode(&out[..out.len() - 1]).is_err());
-        let mut bad = out.clone();
-        bad[0] = 9;
-        assert!(BloomFilter::decode(&bad).is_err());
+        out[0] = HASH_MURMUR3_X64_128_BLOCKED;
+        assert!(BloomFilter::decode(&out).is_err());
+        // An empty blocked filter is refused; the empty spread one is "always maybe".
+        assert!(BloomFilter::decode(&[HASH_MURMUR3_X64_128_BLOCKED, 0, 0]).is_err());
+        let always = BloomFilter::decode(&[HASH_MURMUR3_X64_128, 0, 0]).unwrap();
+        assert!(always.may_contain(KeyHash::of(b"x")));
+    }
+
+    #[test]
+    fn spread_filters_keep_their_bits() {
+        // The spread layout's bit positions are on disk in every filter before
+        // format 7: pinned, so a change to its probing cannot pass unseen.
+        let mut f = BloomFilter::with_layout(13, 0.1, Layout::Spread);
+        f.add(KeyHash(5, 7));
+        let mut out = Vec::new();
+        f.encode(&mut out);
+        // m = 64 bits (one word, 62.3 asked), k = round(64 / 13 * ln 2) = 3:
+        // bits 5, 12 and 19.
+        assert_eq!(f.probes(), 3);
+        assert_eq!(&out[..3], &[1, 3, 1]);
+        assert_eq!(
+            u64::from_le_bytes(out[3..11].try_into().unwrap()),
+            (1 << 5) | (1 << 12) | (1 << 19)
+        );
     }
 }

@@ -18,7 +18,12 @@ use std::sync::Arc;
 /// 116-byte key-value pair (issue 15). Readers take both forms in every
 /// version, older writers never having produced the short ones, so no read
 /// path asks for 6.
-pub const FORMAT_VERSION: u32 = 6;
+///
+/// Version 7 writes Bloom filters in the blocked layout (hash id 2: a key's
+/// probes in one 64-byte line; `bloom.rs`). The filter block names its
+/// layout, so readers take both in every version; the bump keeps a version-6
+/// build from opening a file whose filter it cannot read.
+pub const FORMAT_VERSION: u32 = 7;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
 /// The first version whose large partitions carry a row index (see
