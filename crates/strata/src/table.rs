@@ -49,6 +49,7 @@ use crate::sstable::{
 use crate::types::Value;
 use crate::version::{EditError, LiveSSTable, Version};
 use parking_lot::{Condvar, Mutex, RwLock};
+use smallvec::SmallVec;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -65,9 +66,11 @@ pub const SSTABLES_PER_READ_BUCKETS: usize = 17;
 #[derive(Debug, Default)]
 pub struct TableMetrics {
     pub write_count: AtomicU64,
-    pub write_latency_micros_total: AtomicU64,
+    /// Nanoseconds, so that writes and reads under a microsecond count
+    /// (whole microseconds rounded each one down to 0).
+    pub write_latency_nanos_total: AtomicU64,
     pub read_count: AtomicU64,
-    pub read_latency_micros_total: AtomicU64,
+    pub read_latency_nanos_total: AtomicU64,
     pub write_stall_micros_total: AtomicU64,
     /// Writes refused because memtables were full and flushes were failing.
     pub writes_refused: AtomicU64,
@@ -158,7 +161,10 @@ pub struct Table {
     /// Opened by a read-only database: every change is refused.
     read_only: bool,
     /// Listed sstables that could not be opened; out of the view, never deleted.
-    unreadable: RwLock<Vec<Arc<UnreadableSSTable>>>,
+    /// Fixed when the table opens (a later failure to read an sstable is an
+    /// error of that read, not an entry here), so every read checks it without
+    /// a lock.
+    unreadable: Vec<Arc<UnreadableSSTable>>,
     open_notes: Vec<String>,
     /// The last accounting failure of the blob strategy (sstable id and error),
     /// shown by `tablestats`.
@@ -480,7 +486,7 @@ impl Table {
             compaction_signal: Mutex::new(None),
             metrics: TableMetrics::default(),
             read_only,
-            unreadable: RwLock::new(unreadable),
+            unreadable,
             open_notes: notes,
             last_accounting_error: Mutex::new(None),
             recovering: std::sync::atomic::AtomicBool::new(false),
@@ -495,15 +501,17 @@ impl Table {
 
     /// Listed sstables that could not be opened (see [`UnreadableSSTable`]).
     pub fn unreadable_sstables(&self) -> Vec<Arc<UnreadableSSTable>> {
-        self.unreadable.read().clone()
+        self.unreadable.clone()
     }
 
     /// The error of the first unreadable sstable whose token range covers
     /// `token` (`None` for every token when no range is known), if any: a read of
     /// that token could need its data, so it must fail rather than answer without.
     pub fn unreadable_covering(&self, token: Option<i64>) -> Option<Error> {
-        let list = self.unreadable.read();
-        list.iter().find(|u| u.covers(token)).map(|u| u.error())
+        self.unreadable
+            .iter()
+            .find(|u| u.covers(token))
+            .map(|u| u.error())
     }
 
     pub fn schema(&self) -> Arc<TableSchema> {
@@ -587,8 +595,8 @@ impl Table {
         }
         self.metrics.write_count.fetch_add(1, Ordering::Relaxed);
         self.metrics
-            .write_latency_micros_total
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            .write_latency_nanos_total
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -1086,7 +1094,10 @@ impl Table {
         let schema = self.schema();
         let result = match one_row(&schema, range) {
             Some(clustering) if limit > 0 => {
-                let columns: Vec<ColumnId> =
+                // On the stack: a read of one row allocated this list, a
+                // fifth of the cost of a key no sstable holds (BENCHMARKS.md,
+                // "A Bloom filter in one cache line").
+                let columns: SmallVec<[ColumnId; 16]> =
                     schema.regular_columns().filter_map(|c| c.id).collect();
                 let query = read::RowQuery {
                     clustering: &clustering,
@@ -1100,8 +1111,8 @@ impl Table {
         self.metrics.sstables_per_read[bucket].fetch_add(1, Ordering::Relaxed);
         self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
         self.metrics
-            .read_latency_micros_total
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            .read_latency_nanos_total
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(result)
     }
 
@@ -1241,8 +1252,8 @@ impl Table {
         )?;
         self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
         self.metrics
-            .read_latency_micros_total
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            .read_latency_nanos_total
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Ok(result)
     }
 

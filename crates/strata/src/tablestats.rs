@@ -183,11 +183,11 @@ pub struct LevelStats {
     pub compaction_seconds: f64,
 }
 
-fn mean_ms(total_micros: u64, count: u64) -> f64 {
+fn mean_ms(total_nanos: u64, count: u64) -> f64 {
     if count == 0 {
         0.0
     } else {
-        total_micros as f64 / count as f64 / 1000.0
+        total_nanos as f64 / count as f64 / 1e6
     }
 }
 
@@ -330,12 +330,12 @@ impl TableStats {
             index_space_used_bytes: index_bytes,
             local_read_count: reads,
             local_read_latency_ms: mean_ms(
-                m.read_latency_micros_total.load(Ordering::Relaxed),
+                m.read_latency_nanos_total.load(Ordering::Relaxed),
                 reads,
             ),
             local_write_count: writes,
             local_write_latency_ms: mean_ms(
-                m.write_latency_micros_total.load(Ordering::Relaxed),
+                m.write_latency_nanos_total.load(Ordering::Relaxed),
                 writes,
             ),
             compacted_partition_minimum_bytes: sizes.min().unwrap_or(0),
