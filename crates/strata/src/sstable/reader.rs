@@ -46,6 +46,9 @@ pub struct SSTableReader {
     pub(super) summary: Vec<SummaryEntry>,
     index_bytes: u64,
     bloom: BloomFilter,
+    /// Where the filter's block starts (named by `verify` when the filter
+    /// refuses a key the file holds).
+    filter_offset: u64,
     stats: SSTableStats,
     bloom_true_positives: AtomicU64,
     bloom_false_positives: AtomicU64,
@@ -350,6 +353,7 @@ impl SSTableReader {
             summary,
             index_bytes,
             bloom,
+            filter_offset: f.filter_offset,
             stats,
             bloom_true_positives: AtomicU64::new(0),
             bloom_false_positives: AtomicU64::new(0),
@@ -1146,12 +1150,19 @@ impl SSTableReader {
         if problems.is_empty() {
             let mut count = 0u64;
             let mut seen = SeenBounds::default();
+            // The filter is derived data a read trusts: a "no" for a key the
+            // file holds would make that partition vanish from point reads.
+            // Its checksum catches flipped bits, not a writer or layout bug.
+            let mut refused = None;
             match self.scan(None, tag) {
                 Ok(scanner) => {
                     for p in scanner {
                         match p {
                             Ok(p) => {
                                 count += 1;
+                                if refused.is_none() && !self.may_contain(&p.key) {
+                                    refused = Some(p.key.clone());
+                                }
                                 seen.add(&p);
                             }
                             Err(e) => {
@@ -1167,6 +1178,17 @@ impl SSTableReader {
                 if let Some(reason) = seen.contradicts(&self.stats) {
                     problems.push(corrupt(&self.path, 0, reason));
                 }
+            }
+            if let (true, Some(key)) = (problems.is_empty(), refused) {
+                problems.push(corrupt(
+                    &self.path,
+                    self.filter_offset,
+                    format!(
+                        "the Bloom filter refuses partition key {} (token {}), which the file holds",
+                        hex(&key.key),
+                        key.token
+                    ),
+                ));
             }
             if problems.is_empty() && count != self.stats.partition_count {
                 problems.push(corrupt(

@@ -1769,3 +1769,55 @@ fn one_row_partitions_in_the_short_form_read_every_way() {
         assert_eq!(all, parts, "{codec:?} full scan");
     }
 }
+
+#[test]
+fn verify_reports_a_filter_that_refuses_a_key_the_file_holds() {
+    // A filter whose bits are cleared and whose block checksum is recomputed:
+    // what a writer or layout bug would leave. Reads trust a "no", so the
+    // partitions vanish from point reads; verify must say so, naming the
+    // filter's block.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = random_partitions(93, 60);
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        options(Codec::Lz4, 4096, parts.len() as u64),
+    );
+    assert!(r.verify(READ).is_empty());
+    let path = r.path().to_path_buf();
+    drop(r);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let footer = Footer::decode(&bytes[bytes.len() - FOOTER_BYTES..]).unwrap();
+    let (from, to) = (
+        footer.filter_offset as usize,
+        footer.stats_offset as usize - format::CRC_BYTES,
+    );
+    // [hash id][k][units varint][bits]: clear the bits.
+    let mut bits_at = from + 2;
+    while bytes[bits_at] & 0x80 != 0 {
+        bits_at += 1;
+    }
+    bits_at += 1;
+    assert!(bits_at < to, "the filter has bits");
+    bytes[bits_at..to].fill(0);
+    let crc = crc32c::crc32c(&bytes[from..to]);
+    bytes[to..to + format::CRC_BYTES].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+
+    let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
+    assert!(
+        r.read_partition(&parts[0].key, READ).unwrap().is_none(),
+        "a cleared filter hides the partition from point reads"
+    );
+    let problems = r.verify(READ);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(corruption_offset(&problems[0], &path), footer.filter_offset);
+    assert!(
+        problems[0].to_string().contains("Bloom filter refuses"),
+        "{}",
+        problems[0]
+    );
+}
