@@ -312,27 +312,20 @@ impl BloomFilter {
     /// `[hash id u8][k u8][units varint][units × (u64 LE) or units × (8 × u64 LE)]`:
     /// words for the spread layout, 64-byte lines for the blocked one.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        match &self.bits {
-            Bits::Spread(words) => {
-                out.push(HASH_MURMUR3_X64_128);
-                out.push(self.probes as u8);
-                put_varint(out, words.len() as u64);
-                out.reserve(words.len() * 8);
-                for w in words {
-                    out.extend_from_slice(&w.to_le_bytes());
-                }
-            }
-            Bits::Blocked(lines) => {
-                out.push(HASH_MURMUR3_X64_128_BLOCKED);
-                out.push(self.probes as u8);
-                put_varint(out, lines.len() as u64);
-                out.reserve(lines.len() * 64);
-                for line in lines {
-                    for w in &line.0 {
-                        out.extend_from_slice(&w.to_le_bytes());
-                    }
-                }
-            }
+        let (id, units, words): (u8, usize, Box<dyn Iterator<Item = &u64>>) = match &self.bits {
+            Bits::Spread(words) => (HASH_MURMUR3_X64_128, words.len(), Box::new(words.iter())),
+            Bits::Blocked(lines) => (
+                HASH_MURMUR3_X64_128_BLOCKED,
+                lines.len(),
+                Box::new(lines.iter().flat_map(|line| line.0.iter())),
+            ),
+        };
+        out.push(id);
+        out.push(self.probes as u8);
+        put_varint(out, units as u64);
+        out.reserve(self.size_bytes() as usize);
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
         }
     }
 
