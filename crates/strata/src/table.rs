@@ -1094,8 +1094,8 @@ impl Table {
         let schema = self.schema();
         let result = match one_row(&schema, range) {
             Some(clustering) if limit > 0 => {
-                // On the stack: a read of one row allocated this list, a
-                // fifth of the cost of a key no sstable holds (BENCHMARKS.md,
+                // On the stack: a heap list here was an allocation and a
+                // free on every one-row read, found or not (BENCHMARKS.md,
                 // "A Bloom filter in one cache line").
                 let columns: SmallVec<[ColumnId; 16]> =
                     schema.regular_columns().filter_map(|c| c.id).collect();

@@ -170,12 +170,7 @@ impl BloomFilter {
     /// `fp_chance`, in the blocked layout where that layout can meet the
     /// chance within a quarter more bits, else in the spread one.
     pub fn with_capacity(expected_keys: u64, fp_chance: f64) -> BloomFilter {
-        let layout = if blocked_sizing(fp_chance.max(1e-12)).is_some() {
-            Layout::Blocked
-        } else {
-            Layout::Spread
-        };
-        BloomFilter::with_layout(expected_keys, fp_chance, layout)
+        BloomFilter::with_layout(expected_keys, fp_chance, Layout::Blocked)
     }
 
     /// As [`with_capacity`](Self::with_capacity) in the given layout; a
