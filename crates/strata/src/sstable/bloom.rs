@@ -165,6 +165,27 @@ fn blocked_sizing(p: f64) -> Option<(f64, u32)> {
     None
 }
 
+/// The bits a spread filter of `words` words sets for `h`, in probe order:
+/// `(h1 + i * h2) mod m`, wrapping (the layout's definition; module docs).
+#[inline]
+fn spread_bits(h: KeyHash, probes: u32, words: usize) -> impl Iterator<Item = usize> {
+    let m = words as u64 * 64;
+    (0..probes as u64).map(move |i| (h.0.wrapping_add(i.wrapping_mul(h.1)) % m) as usize)
+}
+
+/// The bits of its line a blocked filter sets for `h`, in probe order: the
+/// top 9 bits of `x`, `x` starting at `h1`'s low 32 bits and multiplied by
+/// [`PROBE_STEP`] before each next probe (module docs).
+#[inline]
+fn line_bits(h: KeyHash, probes: u32) -> impl Iterator<Item = usize> {
+    let mut x = h.0 as u32;
+    (0..probes).map(move |_| {
+        let b = (x >> 23) as usize;
+        x = x.wrapping_mul(PROBE_STEP);
+        b
+    })
+}
+
 impl BloomFilter {
     /// A filter sized for `expected_keys` at false-positive chance
     /// `fp_chance`, in the blocked layout where that layout can meet the
@@ -229,18 +250,6 @@ impl BloomFilter {
         self.bit_count() / 8
     }
 
-    #[inline]
-    fn for_each_spread_bit(&self, m: u64, h: KeyHash, mut f: impl FnMut(usize) -> bool) -> bool {
-        let mut x = h.0;
-        for _ in 0..self.probes {
-            if !f((x % m) as usize) {
-                return false;
-            }
-            x = x.wrapping_add(h.1);
-        }
-        true
-    }
-
     /// The line a key's probes fall in: `h2` reduced to `0..lines` by its
     /// high bits (a multiply, not a division).
     #[inline]
@@ -255,22 +264,15 @@ impl BloomFilter {
                 if words.is_empty() {
                     return;
                 }
-                let m = words.len() as u64 * 64;
-                let mut x = h.0;
-                for _ in 0..probes {
-                    let b = (x % m) as usize;
+                for b in spread_bits(h, probes, words.len()) {
                     words[b / 64] |= 1 << (b % 64);
-                    x = x.wrapping_add(h.1);
                 }
             }
             Bits::Blocked(lines) => {
                 let i = Self::line_index(h, lines.len());
                 let line = &mut lines[i].0;
-                let mut x = h.0 as u32;
-                for _ in 0..probes {
-                    let b = (x >> 23) as usize;
+                for b in line_bits(h, probes) {
                     line[b / 64] |= 1 << (b % 64);
-                    x = x.wrapping_mul(PROBE_STEP);
                 }
             }
         }
@@ -279,27 +281,16 @@ impl BloomFilter {
     /// False only if the key was never added (invariant 1).
     #[inline]
     pub fn may_contain(&self, h: KeyHash) -> bool {
+        let set = |words: &[u64], b: usize| words[b / 64] & (1 << (b % 64)) != 0;
         match &self.bits {
             Bits::Blocked(lines) => {
                 let line = &lines[Self::line_index(h, lines.len())].0;
-                let mut x = h.0 as u32;
                 // Every probe is tested (no early exit): the line is one cache
                 // line, so the branch would cost more than the few ANDs.
-                let mut all = true;
-                for _ in 0..self.probes {
-                    let b = (x >> 23) as usize;
-                    all &= line[b / 64] & (1 << (b % 64)) != 0;
-                    x = x.wrapping_mul(PROBE_STEP);
-                }
-                all
+                line_bits(h, self.probes).fold(true, |all, b| all & set(line, b))
             }
             Bits::Spread(words) => {
-                if words.is_empty() {
-                    return true;
-                }
-                self.for_each_spread_bit(words.len() as u64 * 64, h, |b| {
-                    words[b / 64] & (1 << (b % 64)) != 0
-                })
+                words.is_empty() || spread_bits(h, self.probes, words.len()).all(|b| set(words, b))
             }
         }
     }

@@ -278,6 +278,15 @@ fn flip(path: &Path, bit: u64) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// Recomputes the CRC32C trailer of the stored chunk or block at `stored`
+/// (payload then checksum), so that bytes a test changed inside it pass the
+/// checksum: what a writer bug, not a flipped bit, would leave.
+fn reseal(bytes: &mut [u8], stored: std::ops::Range<usize>) {
+    let trailer = stored.end - format::CRC_BYTES;
+    let crc = crc32c::crc32c(&bytes[stored.start..trailer]);
+    bytes[trailer..stored.end].copy_from_slice(&crc.to_le_bytes());
+}
+
 fn corruption_offset(e: &Error, path: &Path) -> u64 {
     match e {
         Error::Corruption {
@@ -1205,9 +1214,7 @@ fn an_inconsistent_row_index_under_valid_checksums_is_corruption() {
     let at = root + 1 + 1 + 1 + 3;
     bytes[locate(at)] = 1;
     let (off, len) = chunks[(at / cl) as usize];
-    let (off, len) = (off as usize, len as usize);
-    let crc = crc32c::crc32c(&bytes[off..off + len - 4]);
-    bytes[off + len - 4..off + len].copy_from_slice(&crc.to_le_bytes());
+    reseal(&mut bytes, off as usize..(off + len) as usize);
     std::fs::write(&path, &bytes).unwrap();
 
     let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
@@ -1791,10 +1798,8 @@ fn verify_reports_a_filter_that_refuses_a_key_the_file_holds() {
     drop(r);
     let mut bytes = std::fs::read(&path).unwrap();
     let footer = Footer::decode(&bytes[bytes.len() - FOOTER_BYTES..]).unwrap();
-    let (from, to) = (
-        footer.filter_offset as usize,
-        footer.stats_offset as usize - format::CRC_BYTES,
-    );
+    let block = footer.filter_offset as usize..footer.stats_offset as usize;
+    let (from, to) = (block.start, block.end - format::CRC_BYTES);
     // [hash id][k][units varint][bits]: clear the bits.
     let mut bits_at = from + 2;
     while bytes[bits_at] & 0x80 != 0 {
@@ -1803,8 +1808,7 @@ fn verify_reports_a_filter_that_refuses_a_key_the_file_holds() {
     bits_at += 1;
     assert!(bits_at < to, "the filter has bits");
     bytes[bits_at..to].fill(0);
-    let crc = crc32c::crc32c(&bytes[from..to]);
-    bytes[to..to + format::CRC_BYTES].copy_from_slice(&crc.to_le_bytes());
+    reseal(&mut bytes, block);
     std::fs::write(&path, &bytes).unwrap();
 
     let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
