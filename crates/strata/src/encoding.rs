@@ -19,19 +19,29 @@
 //! flags u8        bit0 marker, bit1 marker expiring, bit2 row deletion,
 //!                 bit3 complex cells present, bit4 row timestamp present,
 //!                 bit5 (sstable format 6, commit log 4) the only simple cell
-//!                 is column 0 and no bitmap is written; bits 6-7 are corruption
-//! [row_ts]        zigzag(row_ts - base.min_timestamp)           if bit4
+//!                 is column 0 and no bitmap is written,
+//!                 bit6 (sstable format 8, commit log 5) with bit5 and without
+//!                 bit3: that cell is plain (flags 0), its flags byte and value
+//!                 length are not written and its value is the rest of the
+//!                 body (every body is stored with its length),
+//!                 bit7 (sstable format 8) with bit4: the row timestamp is
+//!                 fixed-width (below); bit6 without bit5 or with bit3, or bit7 without
+//!                 bit4 or without a width in the base, is corruption
+//! [row_ts]        zigzag(row_ts - base.min_timestamp)           if bit4, not bit7
+//!                 row_ts - base.min_timestamp, base.row_ts_bytes bytes LE
+//!                                                              if bit4 and bit7
 //!                 row_ts = marker timestamp, else first cell's timestamp
 //! [ttl, expiry]   ttl - base.min_ttl, zigzag(expiry - base.min_local_deletion)   if bit1
 //! [del_ts, ldt]   zigzag(ts - base.min_timestamp), zigzag(ldt - base.min_local_deletion)  if bit2
 //! bitmap_len, bitmap bytes   bit i set = simple column i has a cell; absent if bit5
 //! simple cells, ascending column id, each:
-//!   cflags u8     bit0 tombstone, bit1 expiring, bit2 own timestamp,
+//!   cflags u8     (absent if row bit6) bit0 tombstone, bit1 expiring, bit2 own timestamp,
 //!                 bit3 own ttl/expiry (else: the marker's), bit4 empty value
 //!   [zigzag(ts - row_ts)]                                        if bit2
 //!   [ttl - base.min_ttl, zigzag(expiry - base.min_local_deletion)] if expiring && bit3
 //!   [zigzag(ldt - base.min_local_deletion)]                       if tombstone
 //!   [len, value bytes]                                            unless tombstone or bit4
+//!                 (row bit6: the value bytes alone, to the end of the body)
 //! [complex cells] count, then each: column, path len, path, cell as above   if bit3
 //! ```
 //!
@@ -222,6 +232,14 @@ pub struct EncodingBase {
     pub min_timestamp: i64,
     pub min_local_deletion: i64,
     pub min_ttl: u32,
+    /// Bytes of a fixed-width row timestamp (row flag bit7), 0 for none: the
+    /// width of the sstable's timestamp span (sstable format 8). A random
+    /// write order makes a row's delta as random as the span is wide, and a
+    /// varint spends a bit per byte on its continuation: 23 bits of
+    /// microseconds (8 s) take a 4-byte varint (zigzagged, 24 bits) and 3
+    /// fixed bytes. The encoder takes the shorter per row, so rows copied
+    /// from a memtable (width 0) and re-encoded rows share one file.
+    pub row_ts_bytes: u8,
 }
 
 impl EncodingBase {
@@ -229,6 +247,7 @@ impl EncodingBase {
         min_timestamp: 0,
         min_local_deletion: 0,
         min_ttl: 0,
+        row_ts_bytes: 0,
     };
 
     /// A base for data written around `now_micros`.
@@ -237,6 +256,22 @@ impl EncodingBase {
             min_timestamp: now_micros,
             min_local_deletion: now_micros.div_euclid(1_000_000),
             min_ttl: 0,
+            row_ts_bytes: 0,
+        }
+    }
+
+    /// This base with the row-timestamp width for data whose timestamps lie in
+    /// `[min_timestamp, max_timestamp]`: the bytes that hold the span, or 0
+    /// (none) when the span is negative or needs all eight.
+    pub fn with_row_ts_span_to(self, max_timestamp: i64) -> EncodingBase {
+        let span = max_timestamp.checked_sub(self.min_timestamp).unwrap_or(-1);
+        let row_ts_bytes = match u64::try_from(span) {
+            Ok(s) => ((64 - s.leading_zeros()).div_ceil(8)).max(1) as u8,
+            Err(_) => 0,
+        };
+        EncodingBase {
+            row_ts_bytes: if row_ts_bytes >= 8 { 0 } else { row_ts_bytes },
+            ..self
         }
     }
 }
@@ -252,8 +287,18 @@ const ROW_HAS_TS: u8 = 16;
 /// disk and in the chunk cache (issue 15; BENCHMARKS.md "One-row partitions
 /// in short").
 const ROW_SOLE_CELL0: u8 = 32;
-const KNOWN_ROW_FLAGS: u8 =
-    ROW_MARKER | ROW_MARKER_EXPIRING | ROW_DELETION | ROW_COMPLEX | ROW_HAS_TS | ROW_SOLE_CELL0;
+/// With [`ROW_SOLE_CELL0`] and no complex cells: that cell is live, has the
+/// row's timestamp, no TTL and a non-empty value (its flags byte would be 0);
+/// the flags byte and the value's length are left out, and the value runs to
+/// the end of the body. Every row body is stored with its length (a row
+/// entry, the short form, a static row, a memtable row) and every decoder is
+/// given exactly the body, so the length said it twice. Between two random
+/// fields (the timestamp and the value) LZ4 cannot match these bytes, so each
+/// cost a whole byte per key-value pair on disk (sstable format 8).
+const ROW_PLAIN_SOLE_CELL: u8 = 64;
+/// With [`ROW_HAS_TS`]: the row timestamp is `base.row_ts_bytes` bytes of
+/// unsigned delta, not a varint ([`EncodingBase::row_ts_bytes`]).
+const ROW_FIXED_TS: u8 = 128;
 /// The bitmap [`ROW_SOLE_CELL0`] stands for.
 const SOLE_CELL0_BITMAP: &[u8] = &[1];
 
@@ -331,15 +376,30 @@ fn encode_row_inner<'a>(
     if row_ts.is_some() {
         flags |= ROW_HAS_TS;
     }
+    let row_ts = row_ts.unwrap_or(base.min_timestamp);
     let mut simple = row.cells.iter().filter(|c| c.path.is_none());
-    let sole_cell0 = simple.next().is_some_and(|c| c.column == 0) && simple.next().is_none();
-    if sole_cell0 {
+    let sole_cell0 = match (simple.next(), simple.next()) {
+        (Some(c), None) if c.column == 0 => Some(c),
+        _ => None,
+    };
+    let plain_sole_cell =
+        !has_complex && sole_cell0.is_some_and(|c| cell_flags(c, row_ts, &row.liveness) == 0);
+    if sole_cell0.is_some() {
         flags |= ROW_SOLE_CELL0;
     }
+    if plain_sole_cell {
+        flags |= ROW_PLAIN_SOLE_CELL;
+    }
+    let ts_delta = row_ts.wrapping_sub(base.min_timestamp);
+    let fixed_ts = flags & ROW_HAS_TS != 0 && fixed_width_fits(ts_delta, base.row_ts_bytes);
+    if fixed_ts {
+        flags |= ROW_FIXED_TS;
+    }
     out.push(flags);
-    let row_ts = row_ts.unwrap_or(base.min_timestamp);
-    if flags & ROW_HAS_TS != 0 {
-        put_zigzag(out, row_ts.wrapping_sub(base.min_timestamp));
+    if fixed_ts {
+        out.extend_from_slice(&(ts_delta as u64).to_le_bytes()[..base.row_ts_bytes as usize]);
+    } else if flags & ROW_HAS_TS != 0 {
+        put_zigzag(out, ts_delta);
     }
     if flags & ROW_MARKER_EXPIRING != 0 {
         put_varint(
@@ -365,7 +425,7 @@ fn encode_row_inner<'a>(
         .map(|c| c.column)
         .max();
     match max_simple {
-        _ if sole_cell0 => {}
+        _ if sole_cell0.is_some() => {}
         None => put_varint(out, 0),
         Some(maxc) => {
             let nbytes = (maxc as usize) / 8 + 1;
@@ -378,7 +438,16 @@ fn encode_row_inner<'a>(
         }
     }
     for c in row.cells.iter().filter(|c| c.path.is_none()) {
-        encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
+        let f = cell_flags(c, row_ts, &row.liveness);
+        if plain_sole_cell {
+            match splices.as_deref_mut() {
+                Some(s) if c.value.len() >= SPLICE_MIN_BYTES => s.push((out.len(), &c.value)),
+                _ => out.extend_from_slice(&c.value),
+            }
+            continue;
+        }
+        out.push(f);
+        encode_cell_after_flags(c, f, row_ts, base, out, splices.as_deref_mut());
     }
     if has_complex {
         let complex: Vec<&Cell> = row.cells.iter().filter(|c| c.path.is_some()).collect();
@@ -386,19 +455,25 @@ fn encode_row_inner<'a>(
         for c in complex {
             put_varint(out, c.column as u64);
             put_bytes(out, c.path.as_deref().unwrap_or(&[]));
-            encode_cell(c, row_ts, &row.liveness, base, out, splices.as_deref_mut());
+            let f = cell_flags(c, row_ts, &row.liveness);
+            out.push(f);
+            encode_cell_after_flags(c, f, row_ts, base, out, splices.as_deref_mut());
         }
     }
 }
 
-fn encode_cell<'a>(
-    c: &'a Cell,
-    row_ts: i64,
-    marker: &LivenessInfo,
-    base: &EncodingBase,
-    out: &mut Vec<u8>,
-    splices: Option<&mut Splices<'a>>,
-) {
+/// Whether `delta` (a row timestamp less the base's minimum) is written in
+/// `width` fixed bytes: it fits, and they are fewer than its varint's.
+#[inline]
+fn fixed_width_fits(delta: i64, width: u8) -> bool {
+    width != 0
+        && delta >= 0
+        && (width >= 8 || (delta as u64) >> (8 * u32::from(width)) == 0)
+        && usize::from(width) < varint_len(zigzag(delta))
+}
+
+/// A cell's flags byte (module docs).
+fn cell_flags(c: &Cell, row_ts: i64, marker: &LivenessInfo) -> u8 {
     let mut f = 0u8;
     match c.kind {
         CellKind::Tombstone => f |= CELL_TOMBSTONE,
@@ -419,7 +494,18 @@ fn encode_cell<'a>(
     if c.kind != CellKind::Tombstone && c.value.is_empty() {
         f |= CELL_EMPTY;
     }
-    out.push(f);
+    f
+}
+
+/// A cell after its flags byte `f` ([`cell_flags`]), which the caller wrote.
+fn encode_cell_after_flags<'a>(
+    c: &'a Cell,
+    f: u8,
+    row_ts: i64,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    splices: Option<&mut Splices<'a>>,
+) {
     if f & CELL_OWN_TS != 0 {
         put_zigzag(out, c.timestamp_micros.wrapping_sub(row_ts));
     }
@@ -477,14 +563,7 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
     visitor: &mut V,
 ) -> DecodeResult<()> {
     let flags = r.u8()?;
-    if flags & !KNOWN_ROW_FLAGS != 0 {
-        return Err(DecodeError("unknown row flags"));
-    }
-    let row_ts = if flags & ROW_HAS_TS != 0 {
-        r.zigzag()?.wrapping_add(base.min_timestamp)
-    } else {
-        base.min_timestamp
-    };
+    let row_ts = read_row_ts(r, flags, base)?;
     let mut liveness = LivenessInfo::EMPTY;
     if flags & ROW_MARKER != 0 {
         liveness = LivenessInfo::new(row_ts);
@@ -517,7 +596,21 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
             if !visitor.wants_more() {
                 return Ok(());
             }
-            visitor.cell(read_cell(r, column, None, row_ts, &liveness, base)?);
+            if flags & ROW_PLAIN_SOLE_CELL != 0 {
+                let value = r.take(r.remaining())?;
+                visitor.cell(CellView {
+                    column,
+                    path: None,
+                    timestamp_micros: plain_cell_timestamp(row_ts)?,
+                    kind: CellKind::Live,
+                    ttl_seconds: 0,
+                    local_deletion_seconds: NO_DELETION_TIME,
+                    value,
+                });
+                continue;
+            }
+            let f = r.u8()?;
+            visitor.cell(read_cell(r, f, column, None, row_ts, &liveness, base)?);
         }
     }
     if flags & ROW_COMPLEX != 0 {
@@ -529,7 +622,16 @@ pub fn visit_row<'a, V: RowVisitor<'a>>(
             if !visitor.wants_more() {
                 return Ok(());
             }
-            visitor.cell(read_cell(r, column, Some(path), row_ts, &liveness, base)?);
+            let f = r.u8()?;
+            visitor.cell(read_cell(
+                r,
+                f,
+                column,
+                Some(path),
+                row_ts,
+                &liveness,
+                base,
+            )?);
         }
     }
     Ok(())
@@ -652,15 +754,54 @@ impl<'a> CellView<'a> {
     }
 }
 
+/// Checks a row's flags byte and reads its timestamp (the base's minimum if
+/// it has none): the start of [`visit_row`] and [`locate_cell`] alike.
+fn read_row_ts<S: ByteSource>(
+    src: &mut S,
+    flags: u8,
+    base: &EncodingBase,
+) -> std::result::Result<i64, S::Error> {
+    if flags & ROW_PLAIN_SOLE_CELL != 0 && (flags & ROW_SOLE_CELL0 == 0 || flags & ROW_COMPLEX != 0)
+    {
+        return Err(DecodeError("plain sole cell flag without a sole cell").into());
+    }
+    if flags & ROW_HAS_TS == 0 {
+        if flags & ROW_FIXED_TS != 0 {
+            return Err(DecodeError("fixed-width timestamp flag without a timestamp").into());
+        }
+        return Ok(base.min_timestamp);
+    }
+    if flags & ROW_FIXED_TS == 0 {
+        return Ok(src.zigzag()?.wrapping_add(base.min_timestamp));
+    }
+    if base.row_ts_bytes == 0 || base.row_ts_bytes > 8 {
+        return Err(DecodeError("fixed-width timestamp without a width in the base").into());
+    }
+    let mut delta = 0u64;
+    for i in 0..u32::from(base.row_ts_bytes) {
+        delta |= u64::from(src.u8()?) << (8 * i);
+    }
+    Ok((delta as i64).wrapping_add(base.min_timestamp))
+}
+
+/// The timestamp of a plain sole cell (the row's), checked as a cell's.
+fn plain_cell_timestamp(row_ts: i64) -> DecodeResult<i64> {
+    if row_ts == NO_TIMESTAMP {
+        return Err(DecodeError("cell without timestamp"));
+    }
+    Ok(row_ts)
+}
+
+/// A cell after its flags byte `f`, which the caller read.
 fn read_cell<'a>(
     r: &mut Reader<'a>,
+    f: u8,
     column: u32,
     path: Option<&'a [u8]>,
     row_ts: i64,
     marker: &LivenessInfo,
     base: &EncodingBase,
 ) -> DecodeResult<CellView<'a>> {
-    let f = r.u8()?;
     let timestamp_micros = if f & CELL_OWN_TS != 0 {
         r.zigzag()?.wrapping_add(row_ts)
     } else {
@@ -717,6 +858,9 @@ pub trait ByteSource {
     fn skip(&mut self, n: u64) -> std::result::Result<(), Self::Error>;
     /// Bytes consumed so far (skipped ones included).
     fn position(&self) -> u64;
+    /// Bytes left before the end of what the source was given (a row body's
+    /// end, for a plain sole cell's value).
+    fn remaining(&self) -> u64;
 
     fn varint(&mut self) -> std::result::Result<u64, Self::Error> {
         let mut v: u64 = 0;
@@ -767,6 +911,9 @@ impl ByteSource for Reader<'_> {
     fn position(&self) -> u64 {
         Reader::position(self) as u64
     }
+    fn remaining(&self) -> u64 {
+        Reader::remaining(self) as u64
+    }
 }
 
 /// A simple cell found by [`locate_cell`], with where its value is instead of
@@ -811,14 +958,7 @@ pub fn locate_cell<S: ByteSource>(
     column: ColumnId,
 ) -> std::result::Result<(DeletionTime, Option<CellLocation>), S::Error> {
     let flags = src.u8()?;
-    if flags & !KNOWN_ROW_FLAGS != 0 {
-        return Err(DecodeError("unknown row flags").into());
-    }
-    let row_ts = if flags & ROW_HAS_TS != 0 {
-        src.zigzag()?.wrapping_add(base.min_timestamp)
-    } else {
-        base.min_timestamp
-    };
+    let row_ts = read_row_ts(src, flags, base)?;
     let mut marker = LivenessInfo::EMPTY;
     if flags & ROW_MARKER != 0 {
         marker = LivenessInfo::new(row_ts);
@@ -855,6 +995,20 @@ pub fn locate_cell<S: ByteSource>(
             let bit = bits.trailing_zeros();
             bits &= bits - 1;
             let c = (byte_i as u32) * 8 + bit;
+            if flags & ROW_PLAIN_SOLE_CELL != 0 {
+                // The sole cell, column 0 (the bitmap test above passed).
+                return Ok((
+                    deletion,
+                    Some(CellLocation {
+                        timestamp_micros: plain_cell_timestamp(row_ts)?,
+                        kind: CellKind::Live,
+                        ttl_seconds: 0,
+                        local_deletion_seconds: NO_DELETION_TIME,
+                        value_at: src.position(),
+                        value_len: src.remaining(),
+                    }),
+                ));
+            }
             let f = src.u8()?;
             let ts = if f & CELL_OWN_TS != 0 {
                 src.zigzag()?.wrapping_add(row_ts)
@@ -996,8 +1150,9 @@ mod tests {
 
     #[test]
     fn a_key_value_row_leaves_its_bitmap_out() {
-        // One regular column, column 0: flags, timestamp delta, cell flags,
-        // value length and value; no bitmap length or bitmap.
+        // One regular column, column 0: flags, timestamp delta and value; no
+        // bitmap length or bitmap, and for a plain live cell at the row's
+        // timestamp no cell flags or value length (the value ends the body).
         let ts = 1_700_000_000_000_000;
         let base = EncodingBase::around(ts - 1_000_000);
         let mut row = Row::new(Vec::new());
@@ -1006,14 +1161,37 @@ mod tests {
         let mut out = Vec::new();
         encode_row(&row, &base, &mut out);
         let ts_delta = varint_len(zigzag(ts - base.min_timestamp));
-        assert_eq!(out.len(), 1 + ts_delta + 1 + 1 + 100);
+        assert_eq!(out.len(), 1 + ts_delta + 100);
         assert_eq!(out[0] & ROW_SOLE_CELL0, ROW_SOLE_CELL0);
+        assert_eq!(out[0] & ROW_PLAIN_SOLE_CELL, ROW_PLAIN_SOLE_CELL);
+        // A sole cell that is not plain (its own timestamp, a TTL, a
+        // tombstone, an empty value) keeps its flags byte.
+        for cell in [
+            Cell::live(0, ts + 1, vec![7u8; 100]),
+            Cell::expiring(0, ts, 60, 100, vec![7u8; 100]),
+            Cell::tombstone(0, ts, 100),
+            Cell::live(0, ts, Vec::new()),
+        ] {
+            let mut other = Row::new(Vec::new());
+            other.liveness = LivenessInfo::new(ts);
+            other.add_cell(cell.clone());
+            let mut bytes = Vec::new();
+            encode_row(&other, &base, &mut bytes);
+            assert_eq!(bytes[0] & ROW_PLAIN_SOLE_CELL, 0, "{cell:?}");
+            assert_eq!(
+                decode_row(&mut Reader::new(&bytes), Vec::new(), &base).unwrap(),
+                other
+            );
+        }
         assert_eq!(
             decode_row(&mut Reader::new(&out), Vec::new(), &base).unwrap(),
             row
         );
         let (_, loc) = locate_cell(&mut Reader::new(&out), &base, 0).unwrap();
-        assert_eq!(loc.map(|l| l.value_len), Some(100));
+        assert_eq!(
+            loc.map(|l| (l.value_at, l.value_len)),
+            Some(((1 + ts_delta) as u64, 100))
+        );
         let (_, loc) = locate_cell(&mut Reader::new(&out), &base, 1).unwrap();
         assert!(loc.is_none());
         // Column 1 alone, or columns 0 and 1, keep their bitmap.
@@ -1033,20 +1211,104 @@ mod tests {
     }
 
     #[test]
-    fn unknown_row_flags_are_corruption() {
+    fn row_flags_that_contradict_the_row_are_corruption() {
         let base = EncodingBase::around(1_000_000_000);
-        let mut row = Row::new(Vec::new());
-        row.add_cell(Cell::live(0, 1_000_000_000, vec![1, 2]));
-        let mut out = Vec::new();
-        encode_row(&row, &base, &mut out);
-        for bit in [0x40u8, 0x80] {
-            let mut bad = out.clone();
-            bad[0] |= bit;
+        let bad_row = |cells: &[u32], bit: u8| {
+            let mut row = Row::new(Vec::new());
+            for &c in cells {
+                row.add_cell(Cell::live(c, 1_000_000_000, vec![1, 2]));
+            }
+            let mut out = Vec::new();
+            encode_row(&row, &base, &mut out);
+            out[0] |= bit;
+            out
+        };
+        // The plain-sole-cell flag on a row with a bitmap, and the
+        // fixed-width timestamp flag where the base has no width.
+        for (bad, why) in [
+            (
+                bad_row(&[1], ROW_PLAIN_SOLE_CELL),
+                "plain sole cell flag without a sole cell",
+            ),
+            (
+                bad_row(&[0], ROW_FIXED_TS),
+                "fixed-width timestamp without a width in the base",
+            ),
+        ] {
             assert_eq!(
                 decode_row(&mut Reader::new(&bad), Vec::new(), &base),
-                Err(DecodeError("unknown row flags"))
+                Err(DecodeError(why))
             );
             assert!(locate_cell(&mut Reader::new(&bad), &base, 0).is_err());
+        }
+        // A fixed-width timestamp on a row without one.
+        let mut bad = Vec::new();
+        encode_row(&Row::new(Vec::new()), &base, &mut bad);
+        bad[0] |= ROW_FIXED_TS;
+        let wide = EncodingBase {
+            row_ts_bytes: 3,
+            ..base
+        };
+        assert_eq!(
+            decode_row(&mut Reader::new(&bad), Vec::new(), &wide),
+            Err(DecodeError(
+                "fixed-width timestamp flag without a timestamp"
+            ))
+        );
+    }
+
+    #[test]
+    fn row_timestamps_take_the_fixed_width_when_it_is_shorter() {
+        let min = 1_700_000_000_000_000i64;
+        // An 8-second span: 23 bits, 3 bytes fixed against a 4-byte varint.
+        let base = EncodingBase::around(min).with_row_ts_span_to(min + 8_000_000);
+        assert_eq!(base.row_ts_bytes, 3);
+        assert_eq!(
+            EncodingBase::around(min)
+                .with_row_ts_span_to(min)
+                .row_ts_bytes,
+            1
+        );
+        assert_eq!(
+            EncodingBase::around(min)
+                .with_row_ts_span_to(min - 1)
+                .row_ts_bytes,
+            0
+        );
+        assert_eq!(
+            EncodingBase::ZERO
+                .with_row_ts_span_to(i64::MAX)
+                .row_ts_bytes,
+            0
+        );
+        let row_at = |ts: i64| {
+            let mut row = Row::new(Vec::new());
+            row.liveness = LivenessInfo::new(ts);
+            row.add_cell(Cell::live(0, ts, vec![7u8; 10]));
+            row
+        };
+        for (ts, fixed) in [
+            (min + 7_999_999, true),
+            // Varints no longer than the width stay varints.
+            (min + 1_000, false),
+            (min + (1 << 20) - 1, false),
+            // Outside the span (before the minimum, beyond the width): varint.
+            (min - 5, false),
+            (min + (1 << 24), false),
+        ] {
+            let row = row_at(ts);
+            let mut out = Vec::new();
+            encode_row(&row, &base, &mut out);
+            assert_eq!(out[0] & ROW_FIXED_TS != 0, fixed, "{}", ts - min);
+            if fixed {
+                assert_eq!(out.len(), 1 + 3 + 10);
+            }
+            assert_eq!(
+                decode_row(&mut Reader::new(&out), Vec::new(), &base).unwrap(),
+                row
+            );
+            let (_, loc) = locate_cell(&mut Reader::new(&out), &base, 0).unwrap();
+            assert_eq!(loc.map(|l| l.timestamp_micros), Some(ts));
         }
     }
 
@@ -1112,13 +1374,21 @@ mod tests {
 
     proptest! {
         #[test]
-        fn row_round_trip(row in arb_row(), base_ts in -1000i64..1000, base_ldt in -100i64..100, base_ttl in 0u32..5) {
-            let base = EncodingBase { min_timestamp: base_ts, min_local_deletion: base_ldt, min_ttl: base_ttl };
+        fn row_round_trip(row in arb_row(), base_ts in -1000i64..1000, base_ldt in -100i64..100, base_ttl in 0u32..5, row_ts_bytes in 0u8..9) {
+            let base = EncodingBase { min_timestamp: base_ts, min_local_deletion: base_ldt, min_ttl: base_ttl, row_ts_bytes };
             let mut out = Vec::new();
             encode_row(&row, &base, &mut out);
             let mut r = Reader::new(&out);
             let back = decode_row(&mut r, row.clustering.clone(), &base).unwrap();
             prop_assert!(r.is_empty());
+            // The second parser reads every simple cell's fields alike.
+            for c in back.cells.iter().filter(|c| c.path.is_none()) {
+                let (del, loc) = locate_cell(&mut Reader::new(&out), &base, c.column).unwrap();
+                prop_assert_eq!(del, back.deletion);
+                let mut meta = c.clone();
+                meta.value = Vec::new();
+                prop_assert_eq!(loc.map(|l| l.to_cell(c.column)), Some(meta));
+            }
             prop_assert_eq!(back, row);
         }
 

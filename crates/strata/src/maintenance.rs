@@ -594,7 +594,10 @@ fn write_copy(
     let tag = level_tag(level);
     let st = reader.stats();
     let id = table.allocate_sstable_id();
-    let opts = table.writer_options(id, level, tag, st.base, st.partition_count);
+    // The file's own span sets the width of fixed-width row timestamps, so
+    // a rewrite of an older file (upgradesstables) takes the compact form.
+    let base = st.base.with_row_ts_span_to(st.max_timestamp_micros);
+    let opts = table.writer_options(id, level, tag, base, st.partition_count);
     let mut writer = Some(SSTableWriter::create(table.fs(), table.dir(), id, opts)?);
     let mut kept = 0u64;
     let streamed = stream_partitions(reader, tag, on_corruption, |p| {

@@ -43,6 +43,11 @@
 //!    only simple cell is column 0 without its bitmap). Decoding takes both
 //!    forms in every version; the bump makes builds before it refuse a
 //!    version-4 segment by its header rather than meet bytes they misread.
+//! 8. From version 5 a row whose sole cell is a plain live cell of column 0
+//!    leaves that cell's flags byte and value length out (row flag bit6 of
+//!    sstable format 8).
+//!    Records never use format 8's fixed-width row timestamps: a record's base
+//!    is its own, with no width. The bump is invariant 7's, for the same reason.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -50,11 +55,12 @@ use crate::sstable::partition::decode_partition;
 
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
-/// Segment format version written by this build, also the `3` in
-/// `CommitLog-4-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// Segment format version written by this build, also the `5` in
+/// `CommitLog-5-<id>.log`. An incompatible change bumps it (never reinterpret old
 /// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
-/// (invariant 6), version 4 short one-row partitions (invariant 7).
-pub const SEGMENT_FORMAT_VERSION: u32 = 4;
+/// (invariant 6), version 4 short one-row partitions (invariant 7), version 5
+/// plain sole cells without their flags byte (invariant 8).
+pub const SEGMENT_FORMAT_VERSION: u32 = 5;
 /// Oldest segment format this build still replays.
 pub const OLDEST_SEGMENT_FORMAT_VERSION: u32 = 1;
 /// The first format whose non-newest segments must end with a seal.
@@ -507,6 +513,8 @@ pub fn decode_payload(payload: &[u8]) -> std::result::Result<(u64, PartitionUpda
         min_timestamp,
         min_local_deletion: ldt_delta.wrapping_add(min_timestamp.div_euclid(MICROS_PER_SECOND)),
         min_ttl,
+        // Records carry varint row timestamps only (their base is per record).
+        row_ts_bytes: 0,
     };
     let partition = r.rest();
     // The partition starts with its key (varint length + bytes); decode_partition

@@ -311,10 +311,21 @@ fn merge(
                 min_timestamp: a.min_timestamp.min(b.min_timestamp),
                 min_local_deletion: a.min_local_deletion.min(b.min_local_deletion),
                 min_ttl: a.min_ttl.min(b.min_ttl),
+                row_ts_bytes: 0,
             },
         })
     });
-    let base = base.unwrap_or(EncodingBase::ZERO);
+    // Every input timestamp lies in [base, the inputs' latest]: that span
+    // sets the width of the outputs' fixed-width row timestamps (a row
+    // outside it would take a varint; none is).
+    let max_timestamp = readers
+        .iter()
+        .map(|(r, _)| r.stats().max_timestamp_micros)
+        .max();
+    let base = match (base, max_timestamp) {
+        (Some(b), Some(max)) => b.with_row_ts_span_to(max),
+        _ => EncodingBase::ZERO,
+    };
     let total_partitions: u64 = readers.iter().map(|(r, _)| r.stats().partition_count).sum();
     let total_uncompressed: u64 = readers
         .iter()

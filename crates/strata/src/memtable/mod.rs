@@ -1157,6 +1157,9 @@ impl Memtable {
                 min_ldt
             },
             min_ttl: u32::try_from(min_ttl).unwrap_or(0),
+            // Rows are copied to the flush's sstable as the memtable encoded
+            // them (varint timestamps), so its base keeps the memtable's.
+            row_ts_bytes: self.base.row_ts_bytes,
         }
     }
 

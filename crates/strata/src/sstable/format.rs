@@ -23,7 +23,17 @@ use std::sync::Arc;
 /// probes in one 64-byte line; `bloom.rs`). The filter block names its
 /// layout, so readers take both in every version; the bump keeps a version-6
 /// build from opening a file whose filter it cannot read.
-pub const FORMAT_VERSION: u32 = 7;
+///
+/// Version 8 lets a row carry its timestamp in a fixed width (row flag
+/// bit7, the width recorded in the identity header and the statistics as
+/// part of the encoding base) and a plain sole cell without its flags byte
+/// and value length (row flag bit6): `encoding.rs`. Readers take both row forms in every
+/// version; the header and statistics fields are read from version 8 on.
+pub const FORMAT_VERSION: u32 = 8;
+/// The first version whose encoding base has a row-timestamp width
+/// ([`crate::encoding::EncodingBase::row_ts_bytes`]), in the identity header
+/// and the statistics block.
+pub const FIRST_VERSION_WITH_ROW_TS_WIDTH: u32 = 8;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
 /// The first version whose large partitions carry a row index (see

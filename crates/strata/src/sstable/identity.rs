@@ -16,6 +16,7 @@
 //!    reader turns into `Error::Corruption` at offset 0.
 
 use super::compression::Codec;
+use super::format::FIRST_VERSION_WITH_ROW_TS_WIDTH;
 use crate::encoding::{
     put_bytes, put_u32_le, put_u64_le, put_varint, put_zigzag, DecodeError, DecodeResult,
     EncodingBase, Reader,
@@ -106,6 +107,8 @@ pub struct SSTableIdentity {
     pub min_timestamp: i64,
     pub min_local_deletion: i64,
     pub min_ttl: u32,
+    /// The base's row-timestamp width (format 8 on; 0 in older files).
+    pub row_ts_bytes: u8,
 }
 
 impl SSTableIdentity {
@@ -139,6 +142,7 @@ impl SSTableIdentity {
             min_timestamp: 0,
             min_local_deletion: 0,
             min_ttl: 0,
+            row_ts_bytes: 0,
         }
     }
 
@@ -151,6 +155,7 @@ impl SSTableIdentity {
             min_timestamp: self.min_timestamp,
             min_local_deletion: self.min_local_deletion,
             min_ttl: self.min_ttl,
+            row_ts_bytes: self.row_ts_bytes,
         }
     }
 
@@ -167,6 +172,9 @@ impl SSTableIdentity {
         put_zigzag(&mut payload, self.min_timestamp);
         put_zigzag(&mut payload, self.min_local_deletion);
         put_varint(&mut payload, u64::from(self.min_ttl));
+        if format_version >= FIRST_VERSION_WITH_ROW_TS_WIDTH {
+            payload.push(self.row_ts_bytes);
+        }
         put_varint(&mut payload, self.columns.len() as u64);
         for c in &self.columns {
             put_bytes(&mut payload, c.name.as_bytes());
@@ -232,6 +240,14 @@ impl SSTableIdentity {
         let min_timestamp = r.zigzag()?;
         let min_local_deletion = r.zigzag()?;
         let min_ttl = u32::try_from(r.varint()?).map_err(|_| DecodeError("min ttl too large"))?;
+        let row_ts_bytes = if version >= FIRST_VERSION_WITH_ROW_TS_WIDTH {
+            match r.u8()? {
+                w @ 0..=8 => w,
+                _ => return Err(DecodeError("row timestamp width beyond 8 bytes")),
+            }
+        } else {
+            0
+        };
         let n = r.varint_usize()?;
         let mut columns = Vec::with_capacity(n.min(r.remaining()));
         for _ in 0..n {
@@ -264,6 +280,7 @@ impl SSTableIdentity {
                 min_timestamp,
                 min_local_deletion,
                 min_ttl,
+                row_ts_bytes,
             },
             version,
         ))
@@ -385,6 +402,18 @@ mod tests {
             bad[bit / 8] ^= 1 << (bit % 8);
             assert!(SSTableIdentity::decode(&bad).is_err(), "bit {bit}");
         }
+        // Version 8 adds the row-timestamp width after the base's TTL.
+        id.row_ts_bytes = 3;
+        let b8 = id.encode(8);
+        assert_eq!(SSTableIdentity::decode(&b8).unwrap(), (id.clone(), 8));
+        assert_eq!(b8.len(), b.len() + 1);
+        let mut v7 = id.clone();
+        v7.row_ts_bytes = 0;
+        assert_eq!(SSTableIdentity::decode(&v7.encode(7)).unwrap(), (v7, 7));
+        let mut too_wide = id.clone();
+        too_wide.row_ts_bytes = 9;
+        let err = SSTableIdentity::decode(&too_wide.encode(8)).unwrap_err();
+        assert!(err.contains("beyond 8 bytes"), "{err}");
         assert!(id.column_mismatch(&schema(CqlType::Int)).is_none());
         let why = id.column_mismatch(&schema(CqlType::Text)).unwrap();
         assert_eq!(why, "column v is int in the file, text in the schema");

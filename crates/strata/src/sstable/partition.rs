@@ -788,9 +788,16 @@ mod tests {
     /// it) with its column bitmap written out, as formats 5 and older did.
     fn with_bitmap(body: &[u8]) -> Vec<u8> {
         let ts_end = 1 + body[1..].iter().position(|b| b & 0x80 == 0).unwrap() + 1;
-        let mut old = vec![body[0] & !32];
+        // Format 5 wrote the bitmap (`01 01`) and, before format 8, every
+        // cell's flags byte and value length (for the plain cell row flag
+        // bit6 stands for: 0, and the rest of the body's length).
+        let mut old = vec![body[0] & !(32 | 64)];
         old.extend_from_slice(&body[1..ts_end]);
         old.extend_from_slice(&[1, 1]);
+        if body[0] & 64 != 0 {
+            old.push(0);
+            old.push(u8::try_from(body.len() - ts_end).unwrap());
+        }
         old.extend_from_slice(&body[ts_end..]);
         old
     }
@@ -824,7 +831,11 @@ mod tests {
             format5.push(old_body.len() as u8);
             format5.extend_from_slice(&old_body);
             format5.push(MARKER_END);
-            assert_eq!(format5.len(), long.len() + 2);
+            assert_eq!(
+                format5.len(),
+                long.len() + 4,
+                "bitmap, cell flags, value length"
+            );
             let mut spliced = Vec::new();
             let mut splices = Vec::new();
             encode_partition_spliced(&p, &base, &mut spliced, &mut splices);

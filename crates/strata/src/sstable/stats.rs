@@ -20,7 +20,7 @@
 //!    no deletion, no static row); older files have none and are always read.
 
 use super::compression::Codec;
-use super::format::FIRST_VERSION_WITH_CLUSTERING_COVERAGE;
+use super::format::{FIRST_VERSION_WITH_CLUSTERING_COVERAGE, FIRST_VERSION_WITH_ROW_TS_WIDTH};
 use super::partition::EncodedPartition;
 use crate::data::{
     CellKind, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion,
@@ -424,7 +424,12 @@ impl SSTableStats {
         self.compressed_bytes as f64 / self.uncompressed_bytes as f64
     }
 
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    /// Encodes the block as format `version` reads it: the coverage from
+    /// version 5 on (a caller writing an older version clears it), the
+    /// base's row-timestamp width from version 8 on (older versions have
+    /// none: it must be 0).
+    pub fn encode(&self, out: &mut Vec<u8>, version: u32) {
+        debug_assert!(version >= FIRST_VERSION_WITH_ROW_TS_WIDTH || self.base.row_ts_bytes == 0);
         let b = &self.base;
         put_zigzag(out, b.min_timestamp);
         put_zigzag(out, b.min_local_deletion);
@@ -475,15 +480,19 @@ impl SSTableStats {
         if let Some(c) = &self.coverage {
             c.encode(out);
         }
+        if version >= FIRST_VERSION_WITH_ROW_TS_WIDTH {
+            out.push(b.row_ts_bytes);
+        }
     }
 
     /// Decodes the stats block of a file of format `version` (the coverage
     /// is there from version 5 on).
     pub fn decode(r: &mut Reader<'_>, version: u32) -> DecodeResult<SSTableStats> {
-        let base = EncodingBase {
+        let mut base = EncodingBase {
             min_timestamp: r.zigzag()?,
             min_local_deletion: r.zigzag()?,
             min_ttl: u32::try_from(r.varint()?).map_err(|_| DecodeError("min_ttl out of range"))?,
+            row_ts_bytes: 0,
         };
         let min_timestamp_micros = r.zigzag()?.wrapping_add(base.min_timestamp);
         let max_timestamp_micros = r.zigzag()?.wrapping_add(min_timestamp_micros);
@@ -522,6 +531,12 @@ impl SSTableStats {
         } else {
             None
         };
+        if version >= FIRST_VERSION_WITH_ROW_TS_WIDTH {
+            base.row_ts_bytes = r.u8()?;
+            if base.row_ts_bytes > 8 {
+                return Err(DecodeError("row timestamp width beyond 8 bytes"));
+            }
+        }
         if first_key > last_key {
             return Err(DecodeError("first key after last key"));
         }
@@ -963,7 +978,7 @@ mod tests {
         );
         assert!((s.estimate_droppable(now + 1000) - 4.0 / 5.0).abs() < 1e-9);
         let mut out = Vec::new();
-        s.encode(&mut out);
+        s.encode(&mut out, FORMAT_VERSION);
         assert!(
             out.len() < 120,
             "stats of one partition take {} bytes",
@@ -972,6 +987,24 @@ mod tests {
         let mut rd = Reader::new(&out);
         assert_eq!(SSTableStats::decode(&mut rd, FORMAT_VERSION).unwrap(), s);
         assert!(rd.is_empty());
+        // The base's row-timestamp width is in the block from version 8 on;
+        // a version-7 block is the same bytes without it.
+        let mut wide = s.clone();
+        wide.base.row_ts_bytes = 3;
+        let mut out = Vec::new();
+        wide.encode(&mut out, FORMAT_VERSION);
+        assert_eq!(
+            SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).unwrap(),
+            wide
+        );
+        let mut v7 = Vec::new();
+        s.encode(&mut v7, 7);
+        assert_eq!(v7.len() + 1, out.len());
+        let mut rd = Reader::new(&v7);
+        assert_eq!(SSTableStats::decode(&mut rd, 7).unwrap(), s);
+        assert!(rd.is_empty());
+        *out.last_mut().unwrap() = 9;
+        assert!(SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).is_err());
         assert!(StatsCollector::default()
             .finish(0, 0, 0, 0, Codec::None, EncodingBase::ZERO)
             .is_none());
@@ -983,7 +1016,7 @@ mod tests {
         let mut old = s.clone();
         old.coverage = None;
         let mut out = Vec::new();
-        old.encode(&mut out);
+        old.encode(&mut out, 4);
         let mut rd = Reader::new(&out);
         assert_eq!(SSTableStats::decode(&mut rd, 4).unwrap(), old);
         assert!(rd.is_empty());
@@ -1047,7 +1080,7 @@ mod tests {
         assert!(s.may_hold(&range(incl(b"t"), all)));
         // The encoding keeps it.
         let mut out = Vec::new();
-        s.encode(&mut out);
+        s.encode(&mut out, FORMAT_VERSION);
         let decoded = SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).unwrap();
         assert_eq!(decoded.coverage, s.coverage);
     }
@@ -1082,10 +1115,10 @@ mod tests {
     fn unknown_coverage_flags_are_refused() {
         let s = stats_of(&[partition(b"a", &[b"m"])]);
         let mut out = Vec::new();
-        s.encode(&mut out);
+        s.encode(&mut out, FORMAT_VERSION);
         // The flags byte comes after the two bytes of "m"'s length-prefixed
-        // min and max (1 + 1 each).
-        let flags_at = out.len() - 5;
+        // min and max (1 + 1 each), then the row-timestamp width (1).
+        let flags_at = out.len() - 6;
         assert_eq!(out[flags_at], ClusteringCoverage::HAS_ROWS);
         out[flags_at] |= 0x80;
         assert!(SSTableStats::decode(&mut Reader::new(&out), FORMAT_VERSION).is_err());

@@ -398,6 +398,7 @@ fn identity(id: u64) -> SSTableIdentity {
         min_timestamp: 0,
         min_local_deletion: 0,
         min_ttl: 0,
+        row_ts_bytes: 0,
     }
 }
 

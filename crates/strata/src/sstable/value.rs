@@ -117,6 +117,10 @@ impl ByteSource for DataCursor<'_> {
     fn position(&self) -> u64 {
         self.pos
     }
+
+    fn remaining(&self) -> u64 {
+        self.end.saturating_sub(self.pos)
+    }
 }
 
 impl SSTableReader {

@@ -147,7 +147,12 @@ impl SSTableWriter {
         opts.validate()?;
         let mut opts = opts;
         let header = match opts.identity.as_mut() {
-            None => None,
+            None => {
+                // A version-1 file (no identity header) has nowhere to
+                // record a row-timestamp width: its rows take varints.
+                opts.base.row_ts_bytes = 0;
+                None
+            }
             Some(identity) => {
                 if identity.generation != id {
                     return Err(Error::InvalidInput(format!(
@@ -160,6 +165,7 @@ impl SSTableWriter {
                 identity.min_timestamp = opts.base.min_timestamp;
                 identity.min_local_deletion = opts.base.min_local_deletion;
                 identity.min_ttl = opts.base.min_ttl;
+                identity.row_ts_bytes = opts.base.row_ts_bytes;
                 Some(identity.encode(FORMAT_VERSION))
             }
         };
@@ -618,7 +624,7 @@ impl SSTableWriter {
         seal_block(&mut tail, start);
         let stats_offset = chunk_table_offset + tail.len() as u64;
         let start = tail.len();
-        stats.encode(&mut tail);
+        stats.encode(&mut tail, format_version);
         seal_block(&mut tail, start);
         let footer = Footer {
             chunk_table_offset,
