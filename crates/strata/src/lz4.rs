@@ -1,7 +1,7 @@
 //! LZ4 block decoding by the reference C implementation (liblz4, built from
-//! source by `lz4-sys`); chunk encoding stays with `lz4_flex`, and the commit
-//! log's small records are encoded by liblz4 with a per-thread state
-//! ([`compress_into`]).
+//! source by `lz4-sys`), and encoding of plain LZ4 chunks and the commit
+//! log's small records by liblz4 with a per-thread state ([`compress_into`]);
+//! chunks with a dictionary are still encoded by `lz4_flex`.
 //!
 //! Contract: [`compress_into`] writes one LZ4 block that both decoders read.
 //! [`decompress_into`] and [`decompress_into_with_dict`] decode one
@@ -16,12 +16,14 @@
 //! comparison harness's rows, the C decoder runs 1.8-2.2x faster than
 //! `lz4_flex`'s checked decoder (3.1 µs against 5.6 µs a chunk in criterion),
 //! and a point read that misses the chunk cache spent a third of its time
-//! decoding. On whole chunks neither encoder wins consistently, so chunks
-//! stay with lz4_flex (safe code on the flush and compaction paths); on the
-//! commit log's records, 100-200 bytes each, lz4_flex zeroed its 8 KiB hash
-//! table per call, where liblz4 resets a kept state
-//! (BENCHMARKS.md, "Reads in equal states: profiled" and "The encoder state
-//! reused").
+//! decoding. On whole chunks neither encoder was faster consistently, but
+//! liblz4 finds matches lz4_flex leaves: on the comparison harness's rows,
+//! once their constant framing sits together (sstable format 8), 72.4 bytes
+//! per pair against 75.9 (BENCHMARKS.md, "Row timestamps of a fixed
+//! width"), so plain chunks are encoded by it too. On the commit log's
+//! records, 100-200 bytes each, lz4_flex zeroed its 8 KiB hash table per
+//! call, where liblz4 resets a kept state (BENCHMARKS.md, "Reads in equal
+//! states: profiled" and "The encoder state reused").
 
 use std::cell::RefCell;
 use std::mem::MaybeUninit;

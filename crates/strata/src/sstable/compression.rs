@@ -7,8 +7,8 @@
 //!
 //! Invariants:
 //! 1. Codec ids are written to disk and are **never renumbered**: 0 none, 1 LZ4
-//!    (the LZ4 block format, no size prefix: written by lz4_flex, read by
-//!    liblz4, `crate::lz4`), 2 zstd (one frame), 3 zstd (one
+//!    (the LZ4 block format, no size prefix: written and read by liblz4,
+//!    `crate::lz4`), 2 zstd (one frame), 3 zstd (one
 //!    frame) compressed with the sstable's dictionary, 4 LZ4 block whose window
 //!    starts with the last 64 KiB of the sstable's dictionary. A new codec takes
 //!    a new id. The dictionary is the sstable's, not the chunk's: the sstable
@@ -150,9 +150,12 @@ pub fn compress_chunk(
         }
         (Codec::ZstdDict { .. } | Codec::Lz4Dict { .. }, None) => false,
         (Codec::Lz4, _) => {
-            let bound = lz4_flex::block::get_maximum_output_size(input.len());
+            // liblz4, the encoder RocksDB links: on the comparison harness's
+            // rows it finds matches lz4_flex's leaves (BENCHMARKS.md, "Row
+            // timestamps of a fixed width").
+            let bound = crate::lz4::compress_bound(input.len());
             out.resize(start + 1 + bound, 0);
-            match lz4_flex::block::compress_into(input, &mut out[start + 1..]) {
+            match crate::lz4::compress_into(input, &mut out[start + 1..]) {
                 Ok(n) => {
                     out.truncate(start + 1 + n);
                     true
