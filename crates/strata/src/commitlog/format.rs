@@ -51,7 +51,7 @@
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
-use crate::sstable::partition::decode_partition;
+use crate::sstable::partition::{decode_partition, HeaderOrder};
 
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
@@ -521,7 +521,7 @@ pub fn decode_payload(payload: &[u8]) -> std::result::Result<(u64, PartitionUpda
     // wants the DecoratedKey up front to check it against.
     let key_bytes = Reader::new(partition).bytes().map_err(err)?;
     let key = DecoratedKey::new(key_bytes);
-    let update = decode_partition(partition, &key, &base).map_err(err)?;
+    let update = decode_partition(partition, &key, &base, HeaderOrder::KeyFirst).map_err(err)?;
     Ok((table_id, update))
 }
 

@@ -34,6 +34,9 @@ pub const FORMAT_VERSION: u32 = 8;
 /// ([`crate::encoding::EncodingBase::row_ts_bytes`]), in the identity header
 /// and the statistics block.
 pub const FIRST_VERSION_WITH_ROW_TS_WIDTH: u32 = 8;
+/// The first version whose partitions put their flags byte (and the short
+/// form's body length) before the key ([`super::partition::HeaderOrder`]).
+pub const FIRST_VERSION_WITH_FLAGS_FIRST: u32 = 8;
 /// The first version with an identity header at offset 0.
 pub const FIRST_VERSION_WITH_IDENTITY: u32 = 2;
 /// The first version whose large partitions carry a row index (see

@@ -25,6 +25,14 @@
 //! index (one row is one row block). Every decoder reads both forms in every
 //! version: older writers never set bit3.
 //!
+//! **Flags first** (sstable format 8, [`HeaderOrder::FlagsFirst`]): the flags
+//! byte, and in the short form the body length, come before the key instead
+//! of after it: `flags, [body len varint], key, [deletion], [tombstones],
+//! [static row], ...`. The bytes are the same; their order puts the
+//! partition's constant framing beside each other and beside the key's
+//! leading bytes, where LZ4 matches them as one run (BENCHMARKS.md, "Row
+//! timestamps of a fixed width"). Commit-log records keep the key first.
+//!
 //! The row index is found through the partition's index entry, not by parsing
 //! the rows; a full decode skips it. Its length is a fixed-width u32 so that its
 //! start, and hence the partition offsets inside it, are known before it is
@@ -63,6 +71,26 @@ pub const FLAG_SINGLE_ROW: u8 = 8;
 const KNOWN_FLAGS: u8 =
     FLAG_PARTITION_DELETION | FLAG_RANGE_TOMBSTONES | FLAG_STATIC_ROW | FLAG_SINGLE_ROW;
 
+/// Where a partition's flags byte (and the short form's body length) sit:
+/// after the key (sstable formats 1-7, every commit-log record) or before it
+/// (sstable format 8 on). Module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderOrder {
+    KeyFirst,
+    FlagsFirst,
+}
+
+impl HeaderOrder {
+    /// The order of an sstable of format `version`.
+    pub fn for_version(version: u32) -> HeaderOrder {
+        if version >= super::format::FIRST_VERSION_WITH_FLAGS_FIRST {
+            HeaderOrder::FlagsFirst
+        } else {
+            HeaderOrder::KeyFirst
+        }
+    }
+}
+
 /// Whether a partition of `rows` rows, the first of clustering `first`, is
 /// written in the short form.
 pub fn is_single_row(rows: usize, first: impl FnOnce() -> bool) -> bool {
@@ -76,6 +104,19 @@ pub struct PartitionHeader {
     pub static_row: Option<Row>,
     /// The partition is in the short form: its one row's body follows.
     pub single_row: bool,
+    /// The short form's body length when the header held it
+    /// ([`HeaderOrder::FlagsFirst`]); `None` when it precedes the body.
+    pub body_len: Option<usize>,
+}
+
+impl PartitionHeader {
+    /// The short form's one body, from `r` just past this header.
+    pub fn short_body<'a>(&self, r: &mut Reader<'a>) -> DecodeResult<&'a [u8]> {
+        match self.body_len {
+            Some(n) => r.take(n),
+            None => r.bytes(),
+        }
+    }
 }
 
 fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime, base: &EncodingBase) {
@@ -144,6 +185,7 @@ impl EncodedPartition<'_> {
 pub fn encode_header(
     p: &PartitionUpdate,
     base: &EncodingBase,
+    order: HeaderOrder,
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> bool {
@@ -154,6 +196,7 @@ pub fn encode_header(
         p.static_row.as_ref(),
         single_row,
         base,
+        order,
         scratch,
         out,
     );
@@ -162,17 +205,24 @@ pub fn encode_header(
 
 /// [`encode_header`] from a partition's parts (the key bytes, its deletions
 /// and static row, and whether it takes the short form: [`is_single_row`]),
-/// for callers that hold no [`PartitionUpdate`].
+/// for callers that hold no [`PartitionUpdate`]. In [`HeaderOrder::FlagsFirst`]
+/// a short-form partition's body length belongs right after the flags byte,
+/// the header's first: the caller inserts it there (its body may not be
+/// encoded yet).
+#[allow(clippy::too_many_arguments)]
 pub fn encode_header_parts(
     key: &[u8],
     deletion: &PartitionDeletion,
     static_row: Option<&Row>,
     single_row: bool,
     base: &EncodingBase,
+    order: HeaderOrder,
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
-    put_bytes(out, key);
+    if order == HeaderOrder::KeyFirst {
+        put_bytes(out, key);
+    }
     let mut flags = 0;
     if single_row {
         flags |= FLAG_SINGLE_ROW;
@@ -187,6 +237,9 @@ pub fn encode_header_parts(
         flags |= FLAG_STATIC_ROW;
     }
     out.push(flags);
+    if order == HeaderOrder::FlagsFirst {
+        put_bytes(out, key);
+    }
     if let Some(d) = &deletion.partition {
         put_deletion(out, d, base);
     }
@@ -238,13 +291,33 @@ pub fn encode_end(out: &mut Vec<u8>) {
     out.push(MARKER_END);
 }
 
-/// Encodes a whole partition (tests and tools; the writer interleaves chunk cuts).
+/// Encodes a whole partition with its key first (commit-log records, tests
+/// and tools; the sstable writer interleaves chunk cuts).
 pub fn encode_partition(p: &PartitionUpdate, base: &EncodingBase, out: &mut Vec<u8>) {
+    encode_partition_in_order(p, base, HeaderOrder::KeyFirst, out)
+}
+
+/// [`encode_partition`] in either header order.
+pub fn encode_partition_in_order(
+    p: &PartitionUpdate,
+    base: &EncodingBase,
+    order: HeaderOrder,
+    out: &mut Vec<u8>,
+) {
     let mut scratch = Vec::new();
-    if encode_header(p, base, &mut scratch, out) {
+    let start = out.len();
+    if encode_header(p, base, order, &mut scratch, out) {
         scratch.clear();
         encode_row(&p.rows[0], base, &mut scratch);
-        put_bytes(out, &scratch);
+        match order {
+            HeaderOrder::KeyFirst => put_bytes(out, &scratch),
+            HeaderOrder::FlagsFirst => {
+                let mut len = Vec::new();
+                put_varint(&mut len, scratch.len() as u64);
+                out.splice(start + 1..start + 1, len);
+                out.extend_from_slice(&scratch);
+            }
+        }
         return;
     }
     let mut prev: &[u8] = &[];
@@ -255,7 +328,7 @@ pub fn encode_partition(p: &PartitionUpdate, base: &EncodingBase, out: &mut Vec<
     encode_end(out);
 }
 
-/// As [`encode_partition`], leaving the large values of clustering rows out of
+/// As [`encode_partition`] (key first: the commit log's), leaving the large values of clustering rows out of
 /// `out` and listing them in `splices` (see [`crate::encoding::encode_row_spliced`]):
 /// the logical bytes are those of [`encode_partition`]. The static row is
 /// encoded whole (a static column is not where large blocks live).
@@ -267,7 +340,7 @@ pub fn encode_partition_spliced<'a>(
 ) {
     // Only a static row goes through `scratch` (an empty Vec allocates nothing).
     let mut scratch = Vec::new();
-    let single_row = encode_header(p, base, &mut scratch, out);
+    let single_row = encode_header(p, base, HeaderOrder::KeyFirst, &mut scratch, out);
     let mut prev: &[u8] = &[];
     for row in &p.rows {
         if !single_row {
@@ -318,11 +391,27 @@ pub fn decode_header(
     r: &mut Reader<'_>,
     key: &DecoratedKey,
     base: &EncodingBase,
+    order: HeaderOrder,
 ) -> DecodeResult<PartitionHeader> {
-    if r.bytes()? != &key.key[..] {
-        return Err(DecodeError("partition key differs from the index entry"));
-    }
-    let flags = r.u8()?;
+    let mut body_len = None;
+    let flags = match order {
+        HeaderOrder::KeyFirst => {
+            if r.bytes()? != &key.key[..] {
+                return Err(DecodeError("partition key differs from the index entry"));
+            }
+            r.u8()?
+        }
+        HeaderOrder::FlagsFirst => {
+            let flags = r.u8()?;
+            if flags & FLAG_SINGLE_ROW != 0 {
+                body_len = Some(r.varint_usize()?);
+            }
+            if r.bytes()? != &key.key[..] {
+                return Err(DecodeError("partition key differs from the index entry"));
+            }
+            flags
+        }
+    };
     if flags & !KNOWN_FLAGS != 0 {
         return Err(DecodeError("unknown partition flags"));
     }
@@ -371,6 +460,7 @@ pub fn decode_header(
         deletion,
         static_row,
         single_row: flags & FLAG_SINGLE_ROW != 0,
+        body_len,
     })
 }
 
@@ -427,8 +517,9 @@ pub fn decode_partition(
     bytes: &[u8],
     key: &DecoratedKey,
     base: &EncodingBase,
+    order: HeaderOrder,
 ) -> DecodeResult<PartitionUpdate> {
-    decode_partition_in(bytes, key, base, None)
+    decode_partition_in(bytes, key, base, order, None)
 }
 
 /// [`decode_partition`] keeping only the rows in `range` (all if `None`):
@@ -440,14 +531,16 @@ pub fn decode_partition_in(
     bytes: &[u8],
     key: &DecoratedKey,
     base: &EncodingBase,
+    order: HeaderOrder,
     range: Option<&ClusteringRange>,
 ) -> DecodeResult<PartitionUpdate> {
     let mut r = Reader::new(bytes);
-    let header = decode_header(&mut r, key, base)?;
+    let header = decode_header(&mut r, key, base, order)?;
     let mut p = PartitionUpdate::new(key.clone());
     p.deletion = header.deletion;
     p.static_row = header.static_row;
-    walk_rows(&mut r, header.single_row, |clustering, body| {
+    let short = header.single_row.then_some(header.body_len);
+    walk_rows(&mut r, short, |clustering, body| {
         if range.is_none_or(|range| range.contains(clustering)) {
             p.rows
                 .push(decode_row_body(body, clustering.to_vec(), base)?);
@@ -466,18 +559,32 @@ pub fn decode_partition_in(
 /// framing is checked as [`decode_partition`] checks it.
 pub fn visit_plain_rows<'a>(
     bytes: &'a [u8],
+    order: HeaderOrder,
     f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
 ) -> DecodeResult<bool> {
     let mut r = Reader::new(bytes);
-    r.bytes()?;
-    let flags = r.u8()?;
+    let mut body_len = None;
+    let flags = match order {
+        HeaderOrder::KeyFirst => {
+            r.bytes()?;
+            r.u8()?
+        }
+        HeaderOrder::FlagsFirst => {
+            let flags = r.u8()?;
+            if flags & FLAG_SINGLE_ROW != 0 {
+                body_len = Some(r.varint_usize()?);
+            }
+            r.bytes()?;
+            flags
+        }
+    };
     if flags & !KNOWN_FLAGS != 0 {
         return Err(DecodeError("unknown partition flags"));
     }
     if flags & !FLAG_SINGLE_ROW != 0 {
         return Ok(false);
     }
-    walk_rows(&mut r, flags == FLAG_SINGLE_ROW, f)?;
+    walk_rows(&mut r, (flags == FLAG_SINGLE_ROW).then_some(body_len), f)?;
     Ok(true)
 }
 
@@ -485,15 +592,19 @@ pub fn visit_plain_rows<'a>(
 /// marker: each row's clustering (rebuilt from the shared prefix) and body go
 /// to `f` until it returns `false`. Checks that clusterings strictly
 /// increase, that a row index is followed by the end, and, when walked to the
-/// end, that nothing follows it. `single_row`: the header said the short
-/// form, so one body of empty clustering is all there is.
+/// end, that nothing follows it. `short`: the header said the short form,
+/// so one body of empty clustering is all there is (`Some(Some(n))`: of the
+/// length `n` the header held, `Some(None)`: its length precedes it).
 fn walk_rows<'a>(
     r: &mut Reader<'a>,
-    single_row: bool,
+    short: Option<Option<usize>>,
     mut f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
 ) -> DecodeResult<()> {
-    if single_row {
-        let body = r.bytes()?;
+    if let Some(body_len) = short {
+        let body = match body_len {
+            Some(n) => r.take(n)?,
+            None => r.bytes()?,
+        };
         if f(&[], body)? && !r.is_empty() {
             return Err(DecodeError("bytes after the partition's only row"));
         }
@@ -549,7 +660,7 @@ const MAX_FRAMED_LENGTH: u64 = 256 << 20;
 /// deletions, static row, row markers and lengths: invariant 2) without decoding
 /// rows. This is what makes the data stream self-delimiting: a salvage finds
 /// where each partition ends without the index.
-pub fn frame_partition(bytes: &[u8]) -> Frame {
+pub fn frame_partition(bytes: &[u8], order: HeaderOrder) -> Frame {
     #[derive(Debug)]
     enum Stop {
         Incomplete,
@@ -590,10 +701,31 @@ pub fn frame_partition(bytes: &[u8]) -> Frame {
         }
     }
     let walk = |c: &mut Cur<'_>| -> Result<(), Stop> {
-        if c.skip_bytes(crate::schema::MAX_KEY_COMPONENT_BYTES as u64)? == 0 {
-            return Err(Stop::Malformed);
-        }
-        let flags = c.u8()?;
+        let key = |c: &mut Cur<'_>| -> Result<(), Stop> {
+            if c.skip_bytes(crate::schema::MAX_KEY_COMPONENT_BYTES as u64)? == 0 {
+                return Err(Stop::Malformed);
+            }
+            Ok(())
+        };
+        let mut body_len = None;
+        let flags = match order {
+            HeaderOrder::KeyFirst => {
+                key(c)?;
+                c.u8()?
+            }
+            HeaderOrder::FlagsFirst => {
+                let flags = c.u8()?;
+                if flags & FLAG_SINGLE_ROW != 0 {
+                    let n = c.varint()?;
+                    if n > MAX_FRAMED_LENGTH {
+                        return Err(Stop::Malformed);
+                    }
+                    body_len = Some(n as usize);
+                }
+                key(c)?;
+                flags
+            }
+        };
         if flags & !KNOWN_FLAGS != 0 {
             return Err(Stop::Malformed);
         }
@@ -620,7 +752,18 @@ pub fn frame_partition(bytes: &[u8]) -> Frame {
             c.skip_bytes(MAX_FRAMED_LENGTH)?;
         }
         if flags & FLAG_SINGLE_ROW != 0 {
-            c.skip_bytes(MAX_FRAMED_LENGTH)?;
+            match body_len {
+                None => {
+                    c.skip_bytes(MAX_FRAMED_LENGTH)?;
+                }
+                Some(n) => {
+                    let end = c.pos.checked_add(n).ok_or(Stop::Malformed)?;
+                    if end > c.b.len() {
+                        return Err(Stop::Incomplete);
+                    }
+                    c.pos = end;
+                }
+            }
             return Ok(());
         }
         loop {
@@ -662,15 +805,21 @@ pub fn frame_partition(bytes: &[u8]) -> Frame {
     }
 }
 
-/// The key bytes at the start of a framed partition.
-pub fn partition_key_bytes(bytes: &[u8]) -> DecodeResult<&[u8]> {
-    Reader::new(bytes).bytes()
+/// The key bytes of a framed partition (at its start, or after its flags and
+/// short-form body length).
+pub fn partition_key_bytes(bytes: &[u8], order: HeaderOrder) -> DecodeResult<&[u8]> {
+    let mut r = Reader::new(bytes);
+    if order == HeaderOrder::FlagsFirst && r.u8()? & FLAG_SINGLE_ROW != 0 {
+        r.varint()?;
+    }
+    r.bytes()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::{Cell, LivenessInfo};
+    use crate::encoding::varint_len;
 
     /// Partition `pk` with four rows whose clusterings share prefixes.
     fn four_rows() -> PartitionUpdate {
@@ -689,12 +838,18 @@ mod tests {
     /// the decode, and broken bytes are errors, never panics.
     #[test]
     fn plain_rows_are_visited_as_decoded() {
+        for order in [HeaderOrder::KeyFirst, HeaderOrder::FlagsFirst] {
+            plain_rows_are_visited_as_decoded_in(order);
+        }
+    }
+
+    fn plain_rows_are_visited_as_decoded_in(order: HeaderOrder) {
         let base = EncodingBase::around(1_000_000_000);
         let p = four_rows();
         let mut out = Vec::new();
-        encode_partition(&p, &base, &mut out);
+        encode_partition_in_order(&p, &base, order, &mut out);
         let mut seen = Vec::new();
-        let plain = visit_plain_rows(&out, |ck, body| {
+        let plain = visit_plain_rows(&out, order, |ck, body| {
             seen.push(decode_row_body(body, ck.to_vec(), &base)?);
             Ok(true)
         });
@@ -702,7 +857,7 @@ mod tests {
         assert_eq!(seen, p.rows);
         // `f` ends the walk when it says so.
         let mut n = 0;
-        let stopped = visit_plain_rows(&out, |_, _| {
+        let stopped = visit_plain_rows(&out, order, |_, _| {
             n += 1;
             Ok(n < 2)
         });
@@ -710,10 +865,10 @@ mod tests {
         // Trailing bytes, and every truncation, are errors.
         let mut longer = out.clone();
         longer.push(0);
-        assert!(visit_plain_rows(&longer, |_, _| Ok(true)).is_err());
+        assert!(visit_plain_rows(&longer, order, |_, _| Ok(true)).is_err());
         for cut in 0..out.len() {
             assert!(
-                visit_plain_rows(&out[..cut], |_, _| Ok(true)).is_err(),
+                visit_plain_rows(&out[..cut], order, |_, _| Ok(true)).is_err(),
                 "{cut}"
             );
         }
@@ -729,9 +884,9 @@ mod tests {
                 _ => q.static_row = Some(Row::new(Vec::new())),
             }
             let mut out = Vec::new();
-            encode_partition(&q, &base, &mut out);
+            encode_partition_in_order(&q, &base, order, &mut out);
             let mut visited = false;
-            let plain = visit_plain_rows(&out, |_, _| {
+            let plain = visit_plain_rows(&out, order, |_, _| {
                 visited = true;
                 Ok(true)
             });
@@ -756,6 +911,7 @@ mod tests {
             &mut r,
             &key_value().key,
             &EncodingBase::around(1_000_000_000),
+            HeaderOrder::KeyFirst,
         );
         assert!(h.unwrap().single_row);
         r.varint().unwrap();
@@ -772,6 +928,7 @@ mod tests {
             p.static_row.as_ref(),
             false,
             base,
+            HeaderOrder::KeyFirst,
             &mut scratch,
             &mut out,
         );
@@ -841,10 +998,16 @@ mod tests {
             encode_partition_spliced(&p, &base, &mut spliced, &mut splices);
             assert_eq!((spliced.as_slice(), splices.len()), (short.as_slice(), 0));
             for bytes in [&short, &long, &format5] {
-                assert_eq!(decode_partition(bytes, &p.key, &base).unwrap(), p);
-                assert_eq!(frame_partition(bytes), Frame::Complete(bytes.len()));
+                assert_eq!(
+                    decode_partition(bytes, &p.key, &base, HeaderOrder::KeyFirst).unwrap(),
+                    p
+                );
+                assert_eq!(
+                    frame_partition(bytes, HeaderOrder::KeyFirst),
+                    Frame::Complete(bytes.len())
+                );
                 let mut seen = Vec::new();
-                let plain = visit_plain_rows(bytes, |ck, body| {
+                let plain = visit_plain_rows(bytes, HeaderOrder::KeyFirst, |ck, body| {
                     seen.push(decode_row_body(body, ck.to_vec(), &base)?);
                     Ok(true)
                 });
@@ -855,13 +1018,22 @@ mod tests {
                 }
             }
             for cut in 0..short.len() {
-                assert_eq!(frame_partition(&short[..cut]), Frame::Incomplete, "{cut}");
-                assert!(decode_partition(&short[..cut], &p.key, &base).is_err());
+                assert_eq!(
+                    frame_partition(&short[..cut], HeaderOrder::KeyFirst),
+                    Frame::Incomplete,
+                    "{cut}"
+                );
+                assert!(
+                    decode_partition(&short[..cut], &p.key, &base, HeaderOrder::KeyFirst).is_err()
+                );
             }
             let mut longer = short.clone();
             longer.push(0);
-            assert!(decode_partition(&longer, &p.key, &base).is_err());
-            assert_eq!(frame_partition(&longer), Frame::Complete(short.len()));
+            assert!(decode_partition(&longer, &p.key, &base, HeaderOrder::KeyFirst).is_err());
+            assert_eq!(
+                frame_partition(&longer, HeaderOrder::KeyFirst),
+                Frame::Complete(short.len())
+            );
         }
         // Two rows, or one row with a clustering, keep the long form.
         let mut two = key_value();
@@ -877,8 +1049,86 @@ mod tests {
         assert_eq!(out, long_form(&two, &base));
     }
 
+    /// Flags first (format 8): the same bytes as the key-first short form,
+    /// the flags byte and body length moved before the key; they decode,
+    /// frame and walk to the same partition, and every truncation and a
+    /// trailing byte are errors.
+    #[test]
+    fn flags_first_short_partitions_hold_the_same_bytes_reordered() {
+        let base = EncodingBase::around(1_000_000_000);
+        for with in 0..3 {
+            let mut p = key_value();
+            match with {
+                0 => {}
+                1 => p.deletion.partition = Some(DeletionTime::new(5, 100)),
+                _ => {
+                    let mut s = Row::new(Vec::new());
+                    s.add_cell(Cell::live(1, 9, b"static".to_vec()));
+                    p.static_row = Some(s);
+                }
+            }
+            let order = HeaderOrder::FlagsFirst;
+            let (mut key_first, mut flags_first) = (Vec::new(), Vec::new());
+            encode_partition(&p, &base, &mut key_first);
+            encode_partition_in_order(&p, &base, order, &mut flags_first);
+            let key_len = 1 + p.key.key.len();
+            // key_first: key, flags, header rest, body length, body.
+            let body_at = short_body_at(&key_first);
+            let body = &key_first[body_at..];
+            let mut want = vec![key_first[key_len]];
+            put_varint(&mut want, body.len() as u64);
+            want.extend_from_slice(&key_first[..key_len]);
+            let len_bytes = varint_len(body.len() as u64);
+            want.extend_from_slice(&key_first[key_len + 1..body_at - len_bytes]);
+            want.extend_from_slice(body);
+            assert_eq!(flags_first, want, "header {with}");
+            assert_eq!(
+                decode_partition(&flags_first, &p.key, &base, order).unwrap(),
+                p
+            );
+            assert_eq!(
+                frame_partition(&flags_first, order),
+                Frame::Complete(flags_first.len())
+            );
+            assert_eq!(
+                partition_key_bytes(&flags_first, order).unwrap(),
+                &p.key.key[..]
+            );
+            let mut seen = Vec::new();
+            let plain = visit_plain_rows(&flags_first, order, |ck, body| {
+                seen.push(decode_row_body(body, ck.to_vec(), &base)?);
+                Ok(true)
+            });
+            assert_eq!(plain, Ok(with == 0));
+            if with == 0 {
+                assert_eq!(seen, p.rows);
+            }
+            for cut in 0..flags_first.len() {
+                let short = &flags_first[..cut];
+                assert_eq!(frame_partition(short, order), Frame::Incomplete, "{cut}");
+                assert!(decode_partition(short, &p.key, &base, order).is_err());
+            }
+            let mut longer = flags_first.clone();
+            longer.push(0);
+            assert!(decode_partition(&longer, &p.key, &base, order).is_err());
+            assert_eq!(
+                frame_partition(&longer, order),
+                Frame::Complete(flags_first.len())
+            );
+            // Read in the other order, neither form passes for the other.
+            assert!(decode_partition(&flags_first, &p.key, &base, HeaderOrder::KeyFirst).is_err());
+            assert!(decode_partition(&key_first, &p.key, &base, order).is_err());
+        }
+    }
+
     #[test]
     fn round_trip_with_everything() {
+        for order in [HeaderOrder::KeyFirst, HeaderOrder::FlagsFirst] {
+            round_trip_with_everything_in(order);
+        }
+    }
+
+    fn round_trip_with_everything_in(order: HeaderOrder) {
         let base = EncodingBase::around(1_000_000_000);
         let mut p = four_rows();
         p.deletion.partition = Some(DeletionTime::new(5, 100));
@@ -893,21 +1143,25 @@ mod tests {
         s.add_cell(Cell::live(3, 9, b"static".to_vec()));
         p.static_row = Some(s);
         let mut out = Vec::new();
-        encode_partition(&p, &base, &mut out);
-        assert_eq!(decode_partition(&out, &p.key, &base).unwrap(), p);
+        encode_partition_in_order(&p, &base, order, &mut out);
+        assert_eq!(decode_partition(&out, &p.key, &base, order).unwrap(), p);
         // The wrong key, a truncation and trailing bytes are all rejected.
-        assert!(decode_partition(&out, &DecoratedKey::new(b"other"), &base).is_err());
-        assert!(decode_partition(&out[..out.len() - 1], &p.key, &base).is_err());
+        assert!(decode_partition(&out, &DecoratedKey::new(b"other"), &base, order).is_err());
+        assert!(decode_partition(&out[..out.len() - 1], &p.key, &base, order).is_err());
         let mut longer = out.clone();
         longer.push(0);
-        assert!(decode_partition(&longer, &p.key, &base).is_err());
+        assert!(decode_partition(&longer, &p.key, &base, order).is_err());
         // Framing finds the same end without decoding, and asks for more bytes
         // for every strict prefix.
-        assert_eq!(frame_partition(&longer), Frame::Complete(out.len()));
+        assert_eq!(frame_partition(&longer, order), Frame::Complete(out.len()));
         for cut in 0..out.len() {
-            assert_eq!(frame_partition(&out[..cut]), Frame::Incomplete, "{cut}");
+            assert_eq!(
+                frame_partition(&out[..cut], order),
+                Frame::Incomplete,
+                "{cut}"
+            );
         }
-        assert_eq!(partition_key_bytes(&out).unwrap(), b"pk");
+        assert_eq!(partition_key_bytes(&out, order).unwrap(), b"pk");
         // Restricted to a range, the same partition with only its rows, for
         // a point, a slice, and a range that holds none of them.
         let ranges = [
@@ -928,13 +1182,13 @@ mod tests {
             let mut want = p.clone();
             want.rows.retain(|r| range.contains(&r.clustering));
             assert_eq!(
-                decode_partition_in(&out, &p.key, &base, Some(range)).unwrap(),
+                decode_partition_in(&out, &p.key, &base, order, Some(range)).unwrap(),
                 want,
                 "{range:?}"
             );
         }
         assert_eq!(
-            decode_partition_in(&out, &p.key, &base, Some(&ranges[0]))
+            decode_partition_in(&out, &p.key, &base, order, Some(&ranges[0]))
                 .unwrap()
                 .rows
                 .len(),
@@ -944,7 +1198,7 @@ mod tests {
         let mut swapped = p.clone();
         swapped.rows.swap(2, 3);
         let mut bad = Vec::new();
-        encode_partition(&swapped, &base, &mut bad);
-        assert!(decode_partition_in(&bad, &p.key, &base, Some(&ranges[0])).is_err());
+        encode_partition_in_order(&swapped, &base, order, &mut bad);
+        assert!(decode_partition_in(&bad, &p.key, &base, order, Some(&ranges[0])).is_err());
     }
 }

@@ -20,7 +20,9 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
-use super::partition::{decode_partition_in, frame_partition, partition_key_bytes, Frame};
+use super::partition::{
+    decode_partition_in, frame_partition, partition_key_bytes, Frame, HeaderOrder,
+};
 use super::stats::SSTableStats;
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
@@ -471,7 +473,8 @@ impl SSTableReader {
                     continue;
                 }
                 let bytes = self.read_range(e.offset, e.length, tag)?;
-                let mut walk = GranuleWalk::new(e.offset, e.length, e.partitions);
+                let mut walk =
+                    GranuleWalk::new(e.offset, e.length, e.partitions, self.header_order());
                 while let Some((at, p)) = walk
                     .next(&e.key.key, &bytes, e.offset)
                     .map_err(|r| self.corrupt_data(walk.pos, r))?
@@ -480,7 +483,8 @@ impl SSTableReader {
                         e.key.clone()
                     } else {
                         DecoratedKey::new(
-                            partition_key_bytes(p).map_err(|d| self.corrupt_data(at, d.0))?,
+                            partition_key_bytes(p, self.header_order())
+                                .map_err(|d| self.corrupt_data(at, d.0))?,
                         )
                     };
                     out.push((key, p.len() as u64));
@@ -554,6 +558,11 @@ impl SSTableReader {
 
     pub(super) fn base(&self) -> &crate::encoding::EncodingBase {
         &self.stats.base
+    }
+
+    /// Where this file's partitions keep their flags (by format version).
+    pub(super) fn header_order(&self) -> HeaderOrder {
+        HeaderOrder::for_version(self.format_version)
     }
 
     /// A corruption error for data-stream offset `data_offset`, naming the file
@@ -830,7 +839,14 @@ impl SSTableReader {
         bytes: &[u8],
         range: Option<&ClusteringRange>,
     ) -> Result<PartitionUpdate> {
-        decode_partition_in(bytes, entry_key, &self.stats.base, range).map_err(|e| {
+        decode_partition_in(
+            bytes,
+            entry_key,
+            &self.stats.base,
+            self.header_order(),
+            range,
+        )
+        .map_err(|e| {
             let chunk = self.chunks[(offset / self.chunk_length) as usize];
             corrupt(
                 &self.path,
@@ -902,7 +918,7 @@ impl SSTableReader {
         key: &DecoratedKey,
         tag: IoTag,
     ) -> Result<Option<Located>> {
-        let mut walk = GranuleWalk::new(e.offset, e.length, e.partitions);
+        let mut walk = GranuleWalk::new(e.offset, e.length, e.partitions, self.header_order());
         let (mut stored, mut scratch) = (Vec::new(), Vec::new());
         let first = (e.offset / self.chunk_length) as usize;
         let chunk = self.chunk_cached(first, tag, &mut stored, &mut scratch)?;
@@ -936,7 +952,7 @@ impl SSTableReader {
             .next(first_key, window, window_start)
             .map_err(|r| self.corrupt_data(walk.pos, r))?
         {
-            if partition_key_bytes(bytes).is_ok_and(|k| k == &key.key[..]) {
+            if partition_key_bytes(bytes, self.header_order()).is_ok_and(|k| k == &key.key[..]) {
                 return Ok(Some(Located {
                     offset: at,
                     length: bytes.len() as u64,
@@ -1335,15 +1351,17 @@ pub(super) struct GranuleWalk {
     pub end: u64,
     partitions: u64,
     seen: u64,
+    order: HeaderOrder,
 }
 
 impl GranuleWalk {
-    pub fn new(offset: u64, length: u64, partitions: u64) -> GranuleWalk {
+    pub fn new(offset: u64, length: u64, partitions: u64, order: HeaderOrder) -> GranuleWalk {
         GranuleWalk {
             pos: offset,
             end: offset.saturating_add(length),
             partitions,
             seen: 0,
+            order,
         }
     }
 
@@ -1404,7 +1422,7 @@ impl GranuleWalk {
             }
             avail.len()
         } else {
-            match frame_partition(avail) {
+            match frame_partition(avail, self.order) {
                 Frame::Complete(n) => n,
                 Frame::Incomplete if to < granule_end => return Ok(None),
                 Frame::Incomplete => return Err("partition runs past its granule".into()),
@@ -1412,7 +1430,7 @@ impl GranuleWalk {
             }
         };
         let bytes = &avail[..n];
-        if self.seen == 0 && partition_key_bytes(bytes).ok() != Some(first_key) {
+        if self.seen == 0 && partition_key_bytes(bytes, self.order).ok() != Some(first_key) {
             return Err("granule does not start with its index entry's key".into());
         }
         self.seen += 1;
@@ -1646,7 +1664,12 @@ impl PartitionScanner {
                     self.prev.set(e.key.token, &e.key.key);
                     continue;
                 }
-                self.walk = Some(GranuleWalk::new(e.offset, e.length, e.partitions));
+                self.walk = Some(GranuleWalk::new(
+                    e.offset,
+                    e.length,
+                    e.partitions,
+                    self.reader.header_order(),
+                ));
                 self.entry = Some(e);
                 continue;
             };
@@ -1666,7 +1689,8 @@ impl PartitionScanner {
                 return Err(reader.corrupt_data(offset, "granule shorter than its index entry"));
             };
             let first_of_granule = at == entry.offset;
-            let key = partition_key_bytes(bytes).map_err(|d| reader.corrupt_data(at, d.0))?;
+            let key = partition_key_bytes(bytes, reader.header_order())
+                .map_err(|d| reader.corrupt_data(at, d.0))?;
             // The walk checked that a granule's first key is its entry's.
             let token = if first_of_granule {
                 entry.key.token
@@ -1700,7 +1724,7 @@ impl PartitionScanner {
         let bytes = window(&self.chunk, &self.buf).get(c.from..c.from.checked_add(c.len)?)?;
         Some(RawPartition {
             token: c.token,
-            key: partition_key_bytes(bytes).ok()?,
+            key: partition_key_bytes(bytes, self.reader.header_order()).ok()?,
             offset: c.at,
             bytes,
         })
@@ -1733,7 +1757,7 @@ impl PartitionScanner {
         let Some(raw) = self.current() else {
             return Err(Error::InvalidInput("no current partition to visit".into()));
         };
-        super::partition::visit_plain_rows(raw.bytes, f).map_err(|e| {
+        super::partition::visit_plain_rows(raw.bytes, self.reader.header_order(), f).map_err(|e| {
             self.reader
                 .corrupt_data(raw.offset, format!("partition: {}", e.0))
         })

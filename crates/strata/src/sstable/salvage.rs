@@ -44,7 +44,9 @@ use super::compression::{
 use super::format::{decode_index_block, open_block, IndexEntry, IndexLayout, CRC_BYTES};
 use super::identity::ColumnRole;
 use super::identity::{SSTableIdentity, IDENTITY_PREFIX_BYTES};
-use super::partition::{decode_partition, frame_partition, partition_key_bytes, Frame};
+use super::partition::{
+    decode_partition, frame_partition, partition_key_bytes, Frame, HeaderOrder,
+};
 use super::reader::SSTableReader;
 use crate::data::{CellKind, DecoratedKey, DeletionTime, PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::encoding::EncodingBase;
@@ -136,6 +138,8 @@ enum Candidate {
 /// Walks a data stream delivered as runs of intact bytes (module docs).
 struct Walker<'a, 'c> {
     base: EncodingBase,
+    /// Where the file's partitions keep their flags (its format version's).
+    order: HeaderOrder,
     buf: Vec<u8>,
     /// Data-stream offset of `buf[0]`, when known.
     buf_start: Option<u64>,
@@ -158,6 +162,7 @@ struct Walker<'a, 'c> {
 impl<'a, 'c> Walker<'a, 'c> {
     fn new(
         base: EncodingBase,
+        order: HeaderOrder,
         identity: Option<&SSTableIdentity>,
         hints: Option<IndexCursor<'c>>,
         counts: &'a mut SalvageCounts,
@@ -167,6 +172,7 @@ impl<'a, 'c> Walker<'a, 'c> {
             column_ids: identity.map(|i| i.columns.iter().filter_map(|c| c.id).collect()),
             known_tokens: None,
             base,
+            order,
             buf: Vec::new(),
             buf_start: Some(0),
             pos: 0,
@@ -209,11 +215,11 @@ impl<'a, 'c> Walker<'a, 'c> {
 
     fn decode(&self, at: usize, len: usize) -> Option<PartitionUpdate> {
         let bytes = &self.buf[at..at + len];
-        let key = DecoratedKey::new(partition_key_bytes(bytes).ok()?);
+        let key = DecoratedKey::new(partition_key_bytes(bytes, self.order).ok()?);
         if self.last_key.as_ref().is_some_and(|l| *l >= key) {
             return None;
         }
-        decode_partition(bytes, &key, &self.base)
+        decode_partition(bytes, &key, &self.base, self.order)
             .ok()
             .filter(is_writable)
     }
@@ -237,7 +243,7 @@ impl<'a, 'c> Walker<'a, 'c> {
             if self.pos >= self.buf.len() {
                 break;
             }
-            match frame_partition(&self.buf[self.pos..]) {
+            match frame_partition(&self.buf[self.pos..], self.order) {
                 Frame::Complete(n) => {
                     let offset = self.buf_start.map(|s| s + self.pos as u64);
                     let listed = match (offset, self.hints.as_mut()) {
@@ -389,7 +395,7 @@ impl<'a, 'c> Walker<'a, 'c> {
         // candidate is dropped (so is a genuine partition that large right after
         // a loss: an accepted cost).
         let gave_up = at_end || self.buf.len() - c > RESYNC_LOOKAHEAD_BYTES;
-        let n = match frame_partition(&self.buf[c..]) {
+        let n = match frame_partition(&self.buf[c..], self.order) {
             Frame::Malformed => return Candidate::Reject,
             Frame::Incomplete if gave_up => return Candidate::Reject,
             Frame::Incomplete => return Candidate::NeedMore,
@@ -415,17 +421,17 @@ impl<'a, 'c> Walker<'a, 'c> {
                 Candidate::NeedMore
             };
         }
-        match frame_partition(&self.buf[next..]) {
+        match frame_partition(&self.buf[next..], self.order) {
             Frame::Malformed => Candidate::Reject,
             Frame::Incomplete if gave_up => Candidate::Accept,
             Frame::Incomplete => Candidate::NeedMore,
             Frame::Complete(m) => {
                 let bytes = &self.buf[next..next + m];
-                let ok = partition_key_bytes(bytes)
+                let ok = partition_key_bytes(bytes, self.order)
                     .ok()
                     .map(DecoratedKey::new)
                     .filter(|k| *k > first.key)
-                    .and_then(|k| decode_partition(bytes, &k, &self.base).ok())
+                    .and_then(|k| decode_partition(bytes, &k, &self.base, self.order).ok())
                     .is_some_and(|p| is_writable(&p) && self.plausible(&p));
                 if ok {
                     Candidate::Accept
@@ -500,7 +506,8 @@ pub fn salvage_reader(
     let cl = reader.chunk_length();
     let damaged_index;
     {
-        let mut w = Walker::new(base, reader.identity(), Some(cursor), &mut counts);
+        let order = HeaderOrder::for_version(reader.format_version());
+        let mut w = Walker::new(base, order, reader.identity(), Some(cursor), &mut counts);
         let mut contiguous = true;
         for (i, &(file_offset, stored)) in chunks.iter().enumerate() {
             match reader.chunk(i, tag) {
@@ -896,7 +903,8 @@ fn scan_regions(
     };
     let dict = dictionary.as_deref();
     let (located, tokens) = locate_regions(&mut win, header_len, cl, layout, dict)?;
-    let mut w = Walker::new(identity.base(), Some(identity), None, counts);
+    let order = HeaderOrder::for_version(version);
+    let mut w = Walker::new(identity.base(), order, Some(identity), None, counts);
     // With no intact index block nothing can confirm a resync candidate, and
     // the row framing resynchronises so well that bytes from the middle of a
     // partition pass every other check often enough (see the seeded test

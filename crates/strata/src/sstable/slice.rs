@@ -181,10 +181,11 @@ impl SSTableSlice {
         };
         let header = ix.bytes(0, loc.rows_offset)?;
         let mut r = Reader::new(&header);
-        let header = decode_header(&mut r, key, ix.reader.base()).map_err(|e| {
-            ix.reader
-                .corrupt_data(offset, format!("partition header: {}", e.0))
-        })?;
+        let header = decode_header(&mut r, key, ix.reader.base(), ix.reader.header_order())
+            .map_err(|e| {
+                ix.reader
+                    .corrupt_data(offset, format!("partition header: {}", e.0))
+            })?;
         let (deletion, static_row) = (header.deletion, header.static_row);
         if header.single_row {
             return Err(ix.reader.corrupt_data(

@@ -1522,6 +1522,7 @@ fn a_sparse_index_is_a_small_part_of_a_file_of_small_partitions() {
 
 #[test]
 fn a_granule_walk_holds_its_entry_to_its_promises() {
+    use super::partition::HeaderOrder;
     use super::reader::GranuleWalk;
     let base = EncodingBase::around(NOW_MICROS);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -1530,7 +1531,7 @@ fn a_granule_walk_holds_its_entry_to_its_promises() {
     let mut bytes = Vec::new();
     let mut ends = Vec::new();
     for p in &parts {
-        partition::encode_partition(p, &base, &mut bytes);
+        partition::encode_partition_in_order(p, &base, HeaderOrder::FlagsFirst, &mut bytes);
         ends.push(bytes.len() as u64);
     }
     let n = parts.len() as u64;
@@ -1541,7 +1542,12 @@ fn a_granule_walk_holds_its_entry_to_its_promises() {
                     window: usize|
      -> std::result::Result<Vec<(u64, usize)>, String> {
         // Data-stream offset 1000; the window slides as a reader's would.
-        let mut w = GranuleWalk::new(1000 + offset, bytes.len() as u64 - offset, partitions);
+        let mut w = GranuleWalk::new(
+            1000 + offset,
+            bytes.len() as u64 - offset,
+            partitions,
+            HeaderOrder::FlagsFirst,
+        );
         let mut seen = Vec::new();
         let (mut start, mut window) = (offset as usize, window);
         loop {
@@ -1578,7 +1584,7 @@ fn a_granule_walk_holds_its_entry_to_its_promises() {
         "wrong first key"
     );
     // A granule that ends inside its last partition.
-    let mut w = GranuleWalk::new(0, bytes.len() as u64 - 1, n);
+    let mut w = GranuleWalk::new(0, bytes.len() as u64 - 1, n, HeaderOrder::FlagsFirst);
     let mut result = Ok(None);
     for _ in 0..=n {
         result = w.next(first, &bytes, 0);

@@ -168,7 +168,7 @@ impl SSTableReader {
                     format!("index points past the data stream: {offset}+{length}"),
                 )
             })?;
-        let (deletion, rows_offset, single_row) =
+        let (deletion, rows_offset, single_row, short_body_len) =
             self.partition_header(key, offset, length, row_index, tag)?;
         if single_row && row_index.is_some() {
             return Err(self.corrupt_data(
@@ -198,14 +198,17 @@ impl SSTableReader {
                 }
             }
         }
-        let row = find_row(&mut c, clustering, self, column, single_row).map_err(|e| c.error(e))?;
+        let short = single_row.then_some(short_body_len);
+        let row = find_row(&mut c, clustering, self, column, short).map_err(|e| c.error(e))?;
         Ok(Some(SSTableCell { deletion, row }))
     }
 
     /// The partition header's deletions and where the rows start, relative to
-    /// the partition. With a row index the header's length is known; without
-    /// one, a prefix of the partition is decoded, doubled until the header
-    /// fits (it is a few bytes unless a static row is large).
+    /// the partition, whether it is in the short form, and the short form's
+    /// body length if the header held it. With a row index the header's
+    /// length is known; without one, a prefix of the partition is decoded,
+    /// doubled until the header fits (it is a few bytes unless a static row
+    /// is large).
     fn partition_header(
         &self,
         key: &DecoratedKey,
@@ -213,7 +216,7 @@ impl SSTableReader {
         length: u64,
         row_index: Option<RowIndexLocation>,
         tag: IoTag,
-    ) -> Result<(PartitionDeletion, u64, bool)> {
+    ) -> Result<(PartitionDeletion, u64, bool, Option<u64>)> {
         let mut want = match row_index {
             Some(loc) => loc.rows_offset,
             None => self.chunk_length().min(length),
@@ -221,8 +224,11 @@ impl SSTableReader {
         loop {
             let bytes = self.read_range(offset, want.min(length), tag)?;
             let mut r = Reader::new(&bytes);
-            match decode_header(&mut r, key, self.base()) {
-                Ok(h) => return Ok((h.deletion, r.position() as u64, h.single_row)),
+            match decode_header(&mut r, key, self.base(), self.header_order()) {
+                Ok(h) => {
+                    let body_len = h.body_len.map(|n| n as u64);
+                    return Ok((h.deletion, r.position() as u64, h.single_row, body_len));
+                }
                 Err(e) if want >= length || row_index.is_some() => {
                     return Err(self.corrupt_data(offset, format!("partition header: {}", e.0)))
                 }
@@ -323,15 +329,17 @@ impl SSTableReader {
 /// Walks row entries from the cursor (at a row marker that starts a block or
 /// the partition's rows) to `clustering`; the row's deletion and cell, or
 /// `None` once a greater clustering or the end of the rows is reached.
-/// `single_row`: the partition is in the short form, the cursor at its one
-/// row's body length.
+/// `short`: the partition is in the short form, the cursor at its one row's
+/// body (`Some(Some(len))`, the length read with the header) or at the
+/// body's length (`Some(None)`).
 fn find_row(
     c: &mut DataCursor<'_>,
     clustering: &[u8],
     reader: &SSTableReader,
     column: ColumnId,
-    single_row: bool,
+    short: Option<Option<u64>>,
 ) -> std::result::Result<Option<(DeletionTime, Option<CellLocation>)>, CursorError> {
+    let single_row = short.is_some();
     let mut prev: Vec<u8> = Vec::new();
     loop {
         let ck = if single_row {
@@ -355,7 +363,10 @@ fn find_row(
             ck.extend_from_slice(&suffix);
             ck
         };
-        let body_len = c.varint()?;
+        let body_len = match short {
+            Some(Some(n)) => n,
+            _ => c.varint()?,
+        };
         match ck.as_slice().cmp(clustering) {
             // The short form's one row is the partition's last.
             std::cmp::Ordering::Less if single_row => return Ok(None),

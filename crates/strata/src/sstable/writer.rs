@@ -18,7 +18,7 @@ use super::format::{
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
-    encode_end, encode_header_parts, encode_row_key, is_single_row, EncodedPartition,
+    encode_end, encode_header_parts, encode_row_key, is_single_row, EncodedPartition, HeaderOrder,
     MARKER_ROW_INDEX, ROW_INDEX_FRAMING_BYTES,
 };
 use super::reader::SSTableReader;
@@ -125,6 +125,12 @@ pub struct SSTableWriter {
     index: IndexBlockBuilder,
     /// Whether partitions get row indexes (version 3; not in version-1 files).
     row_index: bool,
+    /// Where partitions put their flags: first in the current version, after
+    /// the key in a version-1 file.
+    order: HeaderOrder,
+    /// A flags-first short partition's header, gathered before its body's
+    /// length is known (reused).
+    head: Vec<u8>,
     /// Whether index entries name granules of partitions (version 4; every
     /// file with an identity header) rather than single partitions.
     sparse_index: bool,
@@ -202,6 +208,12 @@ impl SSTableWriter {
                 sparse: row_index,
             }),
             row_index,
+            order: if row_index {
+                HeaderOrder::for_version(FORMAT_VERSION)
+            } else {
+                HeaderOrder::KeyFirst
+            },
+            head: Vec::new(),
             sparse_index: row_index,
             granule: None,
             blocks: Vec::new(),
@@ -303,12 +315,33 @@ impl SSTableWriter {
         let base = self.opts.base;
         let start = self.uncompressed_bytes_written();
         let single_row = is_single_row(p.row_count(), || p.clustering(0).is_empty());
+        if single_row && self.order == HeaderOrder::FlagsFirst {
+            // flags, body length, the rest of the header, the body: the
+            // length is known once the body is encoded, so the header waits.
+            let mut head = std::mem::take(&mut self.head);
+            head.clear();
+            encode_header_parts(
+                &p.key().key,
+                p.deletion(),
+                p.static_row(),
+                true,
+                &base,
+                self.order,
+                &mut self.scratch,
+                &mut head,
+            );
+            let r = p.write_body(0, self, Some(&head));
+            self.head = head;
+            r?;
+            return self.finish_partition(p, start, None);
+        }
         encode_header_parts(
             &p.key().key,
             p.deletion(),
             p.static_row(),
             single_row,
             &base,
+            self.order,
             &mut self.scratch,
             &mut self.pending,
         );
@@ -329,7 +362,7 @@ impl SSTableWriter {
             if !single_row {
                 encode_row_key(prev, p.clustering(i), &mut self.pending);
             }
-            p.write_body(i, self)?;
+            p.write_body(i, self, None)?;
             prev = p.clustering(i);
         }
         let row_index = if self.blocks.len() >= 2 {
@@ -340,6 +373,17 @@ impl SSTableWriter {
         if !single_row {
             encode_end(&mut self.pending);
         }
+        self.finish_partition(p, start, row_index)
+    }
+
+    /// Indexes and filters the partition appended from data-stream offset
+    /// `start`, and cuts what chunks and index blocks are full.
+    fn finish_partition<P: PartitionSource>(
+        &mut self,
+        p: &P,
+        start: u64,
+        row_index: Option<RowIndexLocation>,
+    ) -> Result<()> {
         let length = self.uncompressed_bytes_written() - start;
         self.index_partition(p.key(), start, length, row_index);
         self.bloom.add(KeyHash::of(&p.key().key));
@@ -359,14 +403,14 @@ impl SSTableWriter {
     /// is never encoded into a whole-row buffer (issue 13: that buffer and the
     /// pending buffer each grew to the row's size by doubling, ~4x the value
     /// in allocations), and the pending buffer stays under two chunks.
-    fn append_row_body(&mut self, row: &Row) -> Result<()> {
+    fn append_row_body(&mut self, row: &Row, head: Option<&[u8]>) -> Result<()> {
         let base = self.opts.base;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let mut splices = Vec::new();
         encode_row_spliced(row, &base, &mut scratch, &mut splices);
         let spliced: usize = splices.iter().map(|(_, v)| v.len()).sum();
-        put_varint(&mut self.pending, (scratch.len() + spliced) as u64);
+        self.put_body_length(head, scratch.len() + spliced);
         let mut at = 0;
         let mut r = Ok(());
         for &(pos, v) in &splices {
@@ -381,9 +425,22 @@ impl SSTableWriter {
     }
 
     /// Appends a body already encoded against this sstable's base.
-    fn append_encoded_body(&mut self, body: &[u8]) -> Result<()> {
-        put_varint(&mut self.pending, body.len() as u64);
+    fn append_encoded_body(&mut self, body: &[u8], head: Option<&[u8]>) -> Result<()> {
+        self.put_body_length(head, body.len());
         self.push_stream(body)
+    }
+
+    /// A body's length, and around it a flags-first short partition's
+    /// header `head` (its flags byte before the length, the rest after).
+    fn put_body_length(&mut self, head: Option<&[u8]>, len: usize) {
+        match head.and_then(|h| h.split_first()) {
+            Some((flags, rest)) => {
+                self.pending.push(*flags);
+                put_varint(&mut self.pending, len as u64);
+                self.pending.extend_from_slice(rest);
+            }
+            None => put_varint(&mut self.pending, len as u64),
+        }
     }
 
     /// Appends data-stream bytes, cutting each chunk as soon as it is full.
@@ -682,8 +739,9 @@ trait PartitionSource {
     fn static_row(&self) -> Option<&Row>;
     fn row_count(&self) -> usize;
     fn clustering(&self, i: usize) -> &[u8];
-    /// Appends row `i`'s body (length and bytes) to `w`'s data stream.
-    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()>;
+    /// Appends row `i`'s body (length and bytes) to `w`'s data stream, with
+    /// `head` around its length (`SSTableWriter::put_body_length`).
+    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()>;
     /// Records the partition, `length` uncompressed bytes, in `stats`.
     fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()>;
 }
@@ -704,8 +762,8 @@ impl PartitionSource for PartitionUpdate {
     fn clustering(&self, i: usize) -> &[u8] {
         &self.rows[i].clustering
     }
-    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()> {
-        w.append_row_body(&self.rows[i])
+    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()> {
+        w.append_row_body(&self.rows[i], head)
     }
     fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
         stats.add_partition(self, length);
@@ -729,8 +787,8 @@ impl PartitionSource for EncodedPartition<'_> {
     fn clustering(&self, i: usize) -> &[u8] {
         self.rows[i].clustering
     }
-    fn write_body(&self, i: usize, w: &mut SSTableWriter) -> Result<()> {
-        w.append_encoded_body(self.rows[i].body)
+    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()> {
+        w.append_encoded_body(self.rows[i].body, head)
     }
     fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
         // A body that does not parse came from a broken memtable, not the disk.
