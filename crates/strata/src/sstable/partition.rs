@@ -904,6 +904,22 @@ mod tests {
         p
     }
 
+    /// [`key_value`] with nothing else in its header (0), a partition
+    /// deletion (1) or a static row (2).
+    fn key_value_with(header: u8) -> PartitionUpdate {
+        let mut p = key_value();
+        match header {
+            0 => {}
+            1 => p.deletion.partition = Some(DeletionTime::new(5, 100)),
+            _ => {
+                let mut s = Row::new(Vec::new());
+                s.add_cell(Cell::live(1, 9, b"static".to_vec()));
+                p.static_row = Some(s);
+            }
+        }
+        p
+    }
+
     /// Where the short form's one row body starts (after its length).
     fn short_body_at(short: &[u8]) -> usize {
         let mut r = Reader::new(short);
@@ -967,16 +983,7 @@ mod tests {
     fn one_row_partitions_take_the_short_form() {
         let base = EncodingBase::around(1_000_000_000);
         for with in 0..3 {
-            let mut p = key_value();
-            match with {
-                0 => {}
-                1 => p.deletion.partition = Some(DeletionTime::new(5, 100)),
-                _ => {
-                    let mut s = Row::new(Vec::new());
-                    s.add_cell(Cell::live(1, 9, b"static".to_vec()));
-                    p.static_row = Some(s);
-                }
-            }
+            let p = key_value_with(with);
             let mut short = Vec::new();
             encode_partition(&p, &base, &mut short);
             let long = long_form(&p, &base);
@@ -1057,16 +1064,7 @@ mod tests {
     fn flags_first_short_partitions_hold_the_same_bytes_reordered() {
         let base = EncodingBase::around(1_000_000_000);
         for with in 0..3 {
-            let mut p = key_value();
-            match with {
-                0 => {}
-                1 => p.deletion.partition = Some(DeletionTime::new(5, 100)),
-                _ => {
-                    let mut s = Row::new(Vec::new());
-                    s.add_cell(Cell::live(1, 9, b"static".to_vec()));
-                    p.static_row = Some(s);
-                }
-            }
+            let p = key_value_with(with);
             let order = HeaderOrder::FlagsFirst;
             let (mut key_first, mut flags_first) = (Vec::new(), Vec::new());
             encode_partition(&p, &base, &mut key_first);
