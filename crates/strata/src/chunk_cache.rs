@@ -34,6 +34,13 @@
 //! beside the cache"). A reader gives its pinned bytes back when it is
 //! dropped.
 //!
+//! Spare buffers: a chunk evicted while no reader holds it is kept (up to
+//! [`SPARES_PER_SHARD`] per shard, beside the capacity) for the shard's next
+//! miss to decode into ([`ChunkCache::get_or_spare`]), instead of being freed
+//! and another 16 KiB allocated: `free` and `malloc` were about 6% of a point
+//! read in the equal-state harness (BENCHMARKS.md, "Row timestamps of a fixed
+//! width").
+//!
 //! Who uses it: `SSTableReader::read_chunk` for reads tagged `UserRead` only.
 //! Compaction, scrub, verify and large-value range reads bypass it, so a
 //! compaction streaming a whole table through does not evict the hot set
@@ -51,6 +58,11 @@ pub const SHARDS: usize = 16;
 /// it (a quarter: 32 MiB with the default 128, the sparse index of about 25
 /// million small partitions).
 pub const PINNED_SHARE: usize = 4;
+
+/// Evicted chunks a shard keeps for its next misses to decode into: two,
+/// since an insertion usually evicts one chunk and a miss takes one; 16
+/// shards x 2 x 16 KiB is 512 KiB beside the capacity at most.
+pub const SPARES_PER_SHARD: usize = 2;
 
 /// `(reader serial, chunk index)`.
 pub type ChunkKey = (u64, u32);
@@ -79,6 +91,8 @@ struct Shard {
     vacant: Vec<usize>,
     hand: usize,
     bytes: usize,
+    /// Evicted chunks no one else held (module docs, "Spare buffers").
+    spares: Vec<Arc<[u8]>>,
 }
 
 impl Shard {
@@ -97,11 +111,20 @@ impl Shard {
                 None => {}
                 Some(slot) if slot.referenced => slot.referenced = false,
                 Some(_) => {
-                    if let Some(slot) = self.slots[at].take() {
+                    if let Some(mut slot) = self.slots[at].take() {
                         self.map.remove(&slot.key);
                         self.bytes -= slot.data.len();
                         self.vacant.push(at);
-                        gone.push(slot.data);
+                        // `get_mut` succeeds only if this is the one
+                        // reference: no reader can still see the bytes
+                        // the next miss overwrites.
+                        if self.spares.len() < SPARES_PER_SHARD
+                            && Arc::get_mut(&mut slot.data).is_some()
+                        {
+                            self.spares.push(slot.data);
+                        } else {
+                            gone.push(slot.data);
+                        }
                     }
                 }
             }
@@ -245,6 +268,38 @@ impl ChunkCache {
         found
     }
 
+    /// As [`get`](Self::get); on a miss, a spare buffer of `len` bytes if the
+    /// key's shard holds one (an evicted chunk no one else references, its
+    /// old bytes still in it) for the caller to decode into and
+    /// [`insert`](Self::insert).
+    pub fn get_or_spare(
+        &self,
+        key: ChunkKey,
+        len: usize,
+    ) -> std::result::Result<Arc<[u8]>, Option<Arc<[u8]>>> {
+        let found = {
+            let mut shard = self.shard(key).lock();
+            match shard.map.get(&key).copied() {
+                Some(i) => shard.slots[i].as_mut().map(|slot| {
+                    slot.referenced = true;
+                    slot.data.clone()
+                }),
+                None => None,
+            }
+            .ok_or_else(|| {
+                let at = shard.spares.iter().position(|b| b.len() == len);
+                at.map(|i| shard.spares.swap_remove(i))
+            })
+        };
+        let counter = if found.is_ok() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
     /// Caches `data` under `key` (a chunk larger than a shard's share of the
     /// capacity is not cached). A key already present keeps its first value:
     /// both are the same bytes (module contract).
@@ -313,6 +368,42 @@ mod tests {
         // A chunk larger than a shard's share is not cached.
         c.insert((1, 1), chunk(1, 5000));
         assert!(c.get((1, 1)).is_none());
+    }
+
+    /// An evicted chunk no reader holds comes back as a spare for a miss in
+    /// its shard (the length must match); one a reader still holds is never
+    /// handed out, so its bytes never change under the reader.
+    #[test]
+    fn evicted_chunks_no_one_holds_become_spares_for_misses() {
+        // One chunk of 1000 bytes per shard fits: each insertion into a full
+        // shard evicts the one before.
+        let c = ChunkCache::new(SHARDS * 1000);
+        let keys: Vec<ChunkKey> = (0..4_000u32).map(|i| (1, i)).collect();
+        let same_shard: Vec<ChunkKey> = keys
+            .iter()
+            .copied()
+            .filter(|&k| std::ptr::eq(c.shard(k), c.shard(keys[0])))
+            .take(4)
+            .collect();
+        let [a, b, d, e] = same_shard[..] else {
+            panic!("four keys of one shard: {same_shard:?}");
+        };
+        c.insert(a, chunk(1, 1000));
+        let held = c.get(a).expect("cached");
+        c.insert(b, chunk(2, 1000)); // evicts `a`, which a reader holds
+        assert_eq!(c.get_or_spare(d, 1000), Err(None), "a held chunk is no spare");
+        assert_eq!(held, chunk(1, 1000));
+        c.insert(d, chunk(3, 1000)); // evicts `b`, held by no one
+        assert_eq!(c.get_or_spare(e, 999), Err(None), "wrong length");
+        let spare = c.get_or_spare(e, 1000).expect_err("a miss");
+        let mut spare = spare.expect("`b`'s buffer comes back");
+        assert_eq!(spare, chunk(2, 1000));
+        assert!(Arc::get_mut(&mut spare).is_some(), "no one else holds it");
+        assert_eq!(c.get_or_spare(e, 1000), Err(None), "handed out once");
+        // Hits and misses count as with `get`.
+        assert!(c.get_or_spare(d, 1000).is_ok());
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses), (2, 4), "{s:?}");
     }
 
     #[test]

@@ -201,6 +201,21 @@ pub fn decompress_chunk(
     Ok(())
 }
 
+/// As [`decompress_chunk_into_uninit`], into bytes already initialized (a
+/// buffer reused from the chunk cache): `dst`'s old contents are overwritten
+/// whole on success, and on an error hold some mix of old and decoded bytes.
+pub fn decompress_chunk_into(
+    stored: &[u8],
+    dst: &mut [u8],
+    dict: Option<&CompressionDictionary>,
+) -> Result<(), String> {
+    // SAFETY: `[u8]` and `[MaybeUninit<u8>]` have one layout, and every
+    // path of `decompress_chunk_into_uninit` writes only initialized bytes
+    // (decoded output, or the zeros of `zeroed`), so `dst` stays initialized.
+    let uninit = unsafe { &mut *(dst as *mut [u8] as *mut [MaybeUninit<u8>]) };
+    decompress_chunk_into_uninit(stored, uninit, dict)
+}
+
 /// `dst` as initialized bytes, zeroed first: for the codecs whose decoders
 /// take initialized output (all but plain LZ4, the default and the hot one).
 fn zeroed(dst: &mut [MaybeUninit<u8>]) -> &mut [u8] {

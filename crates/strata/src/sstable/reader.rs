@@ -11,7 +11,7 @@
 //! granule in every chunk) until it meets the key.
 
 use super::bloom::{BloomFilter, KeyHash};
-use super::compression::{decompress_chunk, decompress_chunk_into_uninit};
+use super::compression::{decompress_chunk, decompress_chunk_into, decompress_chunk_into_uninit};
 use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
     IndexBlockIter, IndexCursor, IndexEntry, IndexLayout, RawEntry, RowIndexLocation,
@@ -653,13 +653,16 @@ impl SSTableReader {
             self.read_chunk_reusing(i, tag, stored, scratch)?;
             return Ok(ChunkBytes::Read(scratch));
         };
-        if let Some(chunk) = cache.get(key) {
-            if let Some(io) = &self.table_io {
-                io.count_chunk_cache(true);
+        let spare = match cache.get_or_spare(key, self.expected_chunk_len(i)) {
+            Ok(chunk) => {
+                if let Some(io) = &self.table_io {
+                    io.count_chunk_cache(true);
+                }
+                return Ok(ChunkBytes::Cached(chunk));
             }
-            return Ok(ChunkBytes::Cached(chunk));
-        }
-        let chunk = self.read_chunk_shared(i, tag, stored)?;
+            Err(spare) => spare,
+        };
+        let chunk = self.read_chunk_shared(i, tag, stored, spare)?;
         cache.insert(key, chunk.clone());
         if let Some(io) = &self.table_io {
             io.count_chunk_cache(false);
@@ -672,8 +675,25 @@ impl SSTableReader {
     /// copies 16 KiB out of it. (The copy was 7.6% of a point read; the first
     /// touch of the new allocation now costs about as much, BENCHMARKS.md
     /// "Reads in equal states: profiled", but it is one allocation, not two.)
-    fn read_chunk_shared(&self, i: usize, tag: IoTag, stored: &mut Vec<u8>) -> Result<Arc<[u8]>> {
+    /// With `spare`, a buffer of the chunk's length the cache evicted and no
+    /// one else holds, it decodes into that instead and allocates nothing.
+    fn read_chunk_shared(
+        &self,
+        i: usize,
+        tag: IoTag,
+        stored: &mut Vec<u8>,
+        spare: Option<Arc<[u8]>>,
+    ) -> Result<Arc<[u8]>> {
         let offset = self.read_stored_chunk(i, tag, stored)?;
+        let len = self.expected_chunk_len(i);
+        if let Some(mut chunk) = spare {
+            if let Some(dst) = Arc::get_mut(&mut chunk).filter(|d| d.len() == len) {
+                decompress_chunk_into(stored, dst, self.dictionary.as_deref()).map_err(
+                    |reason| corrupt(&self.path, offset, format!("chunk {i}: {reason}")),
+                )?;
+                return Ok(chunk);
+            }
+        }
         // One allocation of the exact length, not zeroed: the decoder
         // writes every byte of it (zeroing first was 7% of a point read).
         let mut chunk = Arc::<[u8]>::new_uninit_slice(self.expected_chunk_len(i));
