@@ -391,7 +391,11 @@ mod tests {
         c.insert(a, chunk(1, 1000));
         let held = c.get(a).expect("cached");
         c.insert(b, chunk(2, 1000)); // evicts `a`, which a reader holds
-        assert_eq!(c.get_or_spare(d, 1000), Err(None), "a held chunk is no spare");
+        assert_eq!(
+            c.get_or_spare(d, 1000),
+            Err(None),
+            "a held chunk is no spare"
+        );
         assert_eq!(held, chunk(1, 1000));
         c.insert(d, chunk(3, 1000)); // evicts `b`, held by no one
         assert_eq!(c.get_or_spare(e, 999), Err(None), "wrong length");
