@@ -249,23 +249,7 @@ impl ChunkCache {
 
     /// The cached chunk, marking it recently used; counts a hit or a miss.
     pub fn get(&self, key: ChunkKey) -> Option<Arc<[u8]>> {
-        let found = {
-            let mut shard = self.shard(key).lock();
-            match shard.map.get(&key).copied() {
-                Some(i) => shard.slots[i].as_mut().map(|slot| {
-                    slot.referenced = true;
-                    slot.data.clone()
-                }),
-                None => None,
-            }
-        };
-        let counter = if found.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
-        found
+        self.lookup(key, None).ok()
     }
 
     /// As [`get`](Self::get); on a miss, a spare buffer of `len` bytes if the
@@ -277,6 +261,16 @@ impl ChunkCache {
         key: ChunkKey,
         len: usize,
     ) -> std::result::Result<Arc<[u8]>, Option<Arc<[u8]>>> {
+        self.lookup(key, Some(len))
+    }
+
+    /// [`get`](Self::get), and on a miss a spare of `spare_len` bytes if one
+    /// is asked for and the shard holds it.
+    fn lookup(
+        &self,
+        key: ChunkKey,
+        spare_len: Option<usize>,
+    ) -> std::result::Result<Arc<[u8]>, Option<Arc<[u8]>>> {
         let found = {
             let mut shard = self.shard(key).lock();
             match shard.map.get(&key).copied() {
@@ -287,8 +281,9 @@ impl ChunkCache {
                 None => None,
             }
             .ok_or_else(|| {
-                let at = shard.spares.iter().position(|b| b.len() == len);
-                at.map(|i| shard.spares.swap_remove(i))
+                let len = spare_len?;
+                let at = shard.spares.iter().position(|b| b.len() == len)?;
+                Some(shard.spares.swap_remove(at))
             })
         };
         let counter = if found.is_ok() {
