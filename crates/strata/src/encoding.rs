@@ -438,7 +438,6 @@ fn encode_row_inner<'a>(
         }
     }
     for c in row.cells.iter().filter(|c| c.path.is_none()) {
-        let f = cell_flags(c, row_ts, &row.liveness);
         if plain_sole_cell {
             match splices.as_deref_mut() {
                 Some(s) if c.value.len() >= SPLICE_MIN_BYTES => s.push((out.len(), &c.value)),
@@ -446,6 +445,7 @@ fn encode_row_inner<'a>(
             }
             continue;
         }
+        let f = cell_flags(c, row_ts, &row.liveness);
         out.push(f);
         encode_cell_after_flags(c, f, row_ts, base, out, splices.as_deref_mut());
     }

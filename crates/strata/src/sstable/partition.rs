@@ -393,27 +393,9 @@ pub fn decode_header(
     base: &EncodingBase,
     order: HeaderOrder,
 ) -> DecodeResult<PartitionHeader> {
-    let mut body_len = None;
-    let flags = match order {
-        HeaderOrder::KeyFirst => {
-            if r.bytes()? != &key.key[..] {
-                return Err(DecodeError("partition key differs from the index entry"));
-            }
-            r.u8()?
-        }
-        HeaderOrder::FlagsFirst => {
-            let flags = r.u8()?;
-            if flags & FLAG_SINGLE_ROW != 0 {
-                body_len = Some(r.varint_usize()?);
-            }
-            if r.bytes()? != &key.key[..] {
-                return Err(DecodeError("partition key differs from the index entry"));
-            }
-            flags
-        }
-    };
-    if flags & !KNOWN_FLAGS != 0 {
-        return Err(DecodeError("unknown partition flags"));
+    let (stored_key, flags, body_len) = read_key_and_flags(r, order)?;
+    if stored_key != &key.key[..] {
+        return Err(DecodeError("partition key differs from the index entry"));
     }
     let mut deletion = PartitionDeletion::default();
     if flags & FLAG_PARTITION_DELETION != 0 {
@@ -462,6 +444,34 @@ pub fn decode_header(
         single_row: flags & FLAG_SINGLE_ROW != 0,
         body_len,
     })
+}
+
+/// The start of a partition in either order: its key, its flags (checked
+/// for unknown bits) and, flags first, the short form's body length. Leaves
+/// `r` at the deletions.
+fn read_key_and_flags<'a>(
+    r: &mut Reader<'a>,
+    order: HeaderOrder,
+) -> DecodeResult<(&'a [u8], u8, Option<usize>)> {
+    let (key, flags, body_len) = match order {
+        HeaderOrder::KeyFirst => {
+            let key = r.bytes()?;
+            (key, r.u8()?, None)
+        }
+        HeaderOrder::FlagsFirst => {
+            let flags = r.u8()?;
+            let body_len = if flags & FLAG_SINGLE_ROW != 0 {
+                Some(r.varint_usize()?)
+            } else {
+                None
+            };
+            (r.bytes()?, flags, body_len)
+        }
+    };
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(DecodeError("unknown partition flags"));
+    }
+    Ok((key, flags, body_len))
 }
 
 /// One row entry, framing only: its clustering rebuilt from `prev` into
@@ -563,24 +573,7 @@ pub fn visit_plain_rows<'a>(
     f: impl FnMut(&[u8], &'a [u8]) -> DecodeResult<bool>,
 ) -> DecodeResult<bool> {
     let mut r = Reader::new(bytes);
-    let mut body_len = None;
-    let flags = match order {
-        HeaderOrder::KeyFirst => {
-            r.bytes()?;
-            r.u8()?
-        }
-        HeaderOrder::FlagsFirst => {
-            let flags = r.u8()?;
-            if flags & FLAG_SINGLE_ROW != 0 {
-                body_len = Some(r.varint_usize()?);
-            }
-            r.bytes()?;
-            flags
-        }
-    };
-    if flags & !KNOWN_FLAGS != 0 {
-        return Err(DecodeError("unknown partition flags"));
-    }
+    let (_, flags, body_len) = read_key_and_flags(&mut r, order)?;
     if flags & !FLAG_SINGLE_ROW != 0 {
         return Ok(false);
     }
@@ -808,11 +801,7 @@ pub fn frame_partition(bytes: &[u8], order: HeaderOrder) -> Frame {
 /// The key bytes of a framed partition (at its start, or after its flags and
 /// short-form body length).
 pub fn partition_key_bytes(bytes: &[u8], order: HeaderOrder) -> DecodeResult<&[u8]> {
-    let mut r = Reader::new(bytes);
-    if order == HeaderOrder::FlagsFirst && r.u8()? & FLAG_SINGLE_ROW != 0 {
-        r.varint()?;
-    }
-    r.bytes()
+    Ok(read_key_and_flags(&mut Reader::new(bytes), order)?.0)
 }
 
 #[cfg(test)]
