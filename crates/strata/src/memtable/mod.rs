@@ -9,9 +9,10 @@
 //!   [clustering][varint body length][body]`, the body in the compact row codec
 //!   (`encoding`) with deltas against the memtable's creation time. A handle to it is
 //!   a pointer plus the clustering's first 8 bytes, copied freely.
-//! - **partition record**: in the arena, `[single row pointer][version pointer]
-//!   [key length u32][key bytes]`. A partition holding one row and no deletion or
-//!   static row is just that row (`single`); any other is a **version**.
+//! - **partition record**: in the arena, `[state][varint key length][key bytes]`,
+//!   the state one word ([`PartState`]). A partition holding one row and no
+//!   deletion or static row is just that row (a **lone row**); any other is a
+//!   **version**.
 //! - **version** ([`Version`]): one immutable state of a partition with more than one
 //!   row, or with deletions or a static row: deletions, static row and a
 //!   copy-on-write B-tree ([`btree`], fan factor 32) of row handles, published by an
@@ -31,7 +32,7 @@
 //! # Threads
 //!
 //! Any number of writers and readers concurrently. Readers never lock a partition:
-//! they load its `single` row or its version ([`VersionPtr`]) and keep that snapshot
+//! they load its lone row or its version ([`PartState`]) and keep that snapshot
 //! as long as they like. A reader's handles point into the arena and into tree nodes, so
 //! everything a reader holds keeps the memtable alive (`Arc<Memtable>` in
 //! [`MemSlice`] and [`MemRow`]).
@@ -66,11 +67,10 @@
 //!
 //! # Invariants
 //!
-//! 1. A partition's state is only ever replaced whole (a release store of `single`,
-//!    or a [`VersionPtr`] swap of its version), never mutated, so a reader sees every
-//!    row of a mutation or none. A partition moves from `single` to a version at
-//!    most once: the version is stored before `single` is cleared, and readers load
-//!    the version, then `single`, then the version again.
+//! 1. A partition's state is only ever replaced whole (one atomic word,
+//!    [`PartState`]: a lone row's pointer or a version's), never mutated, so a
+//!    reader sees every row of a mutation or none. A partition moves from a lone
+//!    row to a version at most once, and never back.
 //! 2. Every handle stored in a tree or a record points into this memtable's arena,
 //!    which outlives every tree and reader (invariant 1 of [`arena`]).
 //! 3. `memory_bytes()` is the arena's bytes handed out (exact) plus the live trees' node
@@ -114,10 +114,13 @@ use std::sync::{Arc, OnceLock};
 pub const SHARDS: usize = 64;
 const SHARD_SHIFT: u32 = 64 - SHARDS.trailing_zeros();
 
-/// std's BTreeSet stores up to 11 entries per node; at the typical 2/3 fill an
-/// entry costs its own size * 1.5 plus a share of the node header. Estimated, not
-/// measured per node (invariant 3).
-const MAP_ENTRY_OVERHEAD_BYTES: usize = size_of::<PartKey>() * 3 / 2 + 8;
+/// std's BTreeSet stores up to 11 entries per node; at the fill random inserts
+/// leave, an entry costs about its own size * 1.5 plus a share of the node
+/// headers and internal nodes. Measured with a counting allocator over random
+/// inserts (5,000 to 1,000,000 entries): 27.1-27.5 bytes per 16-byte entry,
+/// 38.5-39.3 per 24-byte one; this rounds up (28 here). Estimated, not counted per
+/// node (invariant 3).
+const MAP_ENTRY_OVERHEAD_BYTES: usize = size_of::<PartKey>() * 3 / 2 + 4;
 
 fn shard_of(token: i64) -> usize {
     (((token as u64) ^ (1u64 << 63)) >> SHARD_SHIFT) as usize
@@ -428,77 +431,164 @@ impl Drop for Version {
     }
 }
 
-/// A partition in the arena (glossary); its key bytes follow it.
+/// A partition in the arena (glossary): its state, then `[varint key
+/// length][key bytes]`.
 #[repr(C)]
 struct PartRecord {
-    single: AtomicPtr<u8>,
-    version: VersionPtr,
+    state: PartState,
 }
 
-/// An `Option<Arc<Version>>` in one atomic pointer (the `Arc`'s raw pointer,
-/// owning one strong count; null for none), replaced only under its shard's
-/// writer lock and loaded by readers without one.
+impl PartRecord {
+    /// Bytes of a record holding `key`.
+    fn size_with(key: &[u8]) -> usize {
+        size_of::<PartRecord>() + varint_len(key.len() as u64) + key.len()
+    }
+
+    /// The partition's key bytes.
+    fn key<'a>(&self) -> &'a [u8] {
+        let p = (self as *const PartRecord).cast::<u8>();
+        // SAFETY: `insert_partition` wrote the key's varint length and bytes
+        // right after the state, in the same arena allocation, before the
+        // record was reachable; the arena keeps them while the memtable lives.
+        unsafe {
+            let at = p.add(size_of::<PartRecord>());
+            let (len, n) = read_varint(at);
+            std::slice::from_raw_parts(at.add(n), len)
+        }
+    }
+}
+
+/// Bit 0 of a [`PartState`]: set for a version, clear for a lone row.
+const VERSION_TAG: usize = 1;
+
+/// Rows are allocated at this alignment, so a lone row's pointer leaves bit 0
+/// for [`VERSION_TAG`] (half a byte of padding per row on average).
+const ROW_ALIGN: usize = 2;
+
+/// A partition's state in one atomic word: its lone row's arena pointer, or its
+/// version, an `Arc<Version>`'s raw pointer with [`VERSION_TAG`] set that owns
+/// one strong count. One word, not a row pointer beside a version pointer: 8
+/// bytes less per partition (issue 15: the memtable's bytes per pair decide
+/// how often it flushes), and a reader of a lone row does one load, no more.
+/// Replaced only under the shard's writer lock; read by readers without one.
 ///
-/// A reader ([`VersionPtr::load`]) announces itself in its shard's `pins`,
-/// loads the pointer, takes a strong count of its own and withdraws: a few
-/// instructions, never a wait. A writer ([`VersionPtr::replace`]) swaps the
-/// pointer, then waits until no reader of the shard is announced before it
-/// lets go of the old version's count. All four steps are `SeqCst`, so a
-/// reader whose load saw the old pointer announced itself before the swap:
-/// the writer either sees it announced and waits for it to withdraw, which
-/// it does only after taking its count, or sees the withdrawal, which
-/// happened after the count was taken. Either way the old version outlives
-/// the reader's load. (This replaced `arc_swap::ArcSwapOption`, whose store
-/// walks every thread's debt slots: 9% of an overwrite of a hot row.)
-struct VersionPtr(AtomicPtr<Version>);
+/// A lone row needs no protection: its bytes live as long as the arena. A
+/// version does. A reader that finds the tag set ([`PartState::snapshot`])
+/// announces itself in its shard's `pins`, loads the word again, takes a
+/// strong count of its own and withdraws: a few instructions, never a wait. A
+/// writer ([`PartState::publish`]) swaps the word, then, if it held a version,
+/// waits until no reader of the shard is announced before it lets go of that
+/// version's count. All four steps are `SeqCst`, so a reader whose second load
+/// saw the old version announced itself before the swap: the writer either
+/// sees it announced and waits for it to withdraw, which it does only after
+/// taking its count, or sees the withdrawal, which happened after the count was
+/// taken. Either way the old version outlives the reader's load. (This
+/// replaced `arc_swap::ArcSwapOption`, whose store walks every thread's debt
+/// slots: 9% of an overwrite of a hot row.)
+#[repr(transparent)]
+struct PartState(AtomicPtr<u8>);
 
-impl VersionPtr {
-    fn new(v: Option<Arc<Version>>) -> VersionPtr {
-        VersionPtr(AtomicPtr::new(Self::into_raw(v)))
+impl PartState {
+    fn lone(row: RowRef) -> PartState {
+        PartState(AtomicPtr::new(Self::lone_word(row)))
     }
 
-    fn into_raw(v: Option<Arc<Version>>) -> *mut Version {
-        v.map_or(std::ptr::null_mut(), |v| Arc::into_raw(v).cast_mut())
+    fn of_version(v: Arc<Version>) -> PartState {
+        PartState(AtomicPtr::new(Self::version_word(v)))
     }
 
-    /// The version now, for a reader (any thread, no lock); `pins` is the
+    fn lone_word(row: RowRef) -> *mut u8 {
+        let p = row.ptr.as_ptr();
+        debug_assert_eq!(p.addr() & VERSION_TAG, 0, "rows are ROW_ALIGN-aligned");
+        p
+    }
+
+    fn version_word(v: Arc<Version>) -> *mut u8 {
+        // `Version` is pointer-aligned, so bit 0 of its address is free.
+        Arc::into_raw(v)
+            .cast_mut()
+            .cast::<u8>()
+            .wrapping_byte_add(VERSION_TAG)
+    }
+
+    /// What `word` holds, taking a strong count of a version.
+    ///
+    /// # Safety
+    /// If `word` is a version, its count is held for the call (by the state,
+    /// or, for one swapped out, by the writer until the caller withdraws).
+    unsafe fn snap_of(word: *mut u8) -> Snap {
+        if word.addr() & VERSION_TAG == 0 {
+            return match NonNull::new(word) {
+                Some(p) => Snap::Single(RowRef::at(p)),
+                None => Snap::Empty,
+            };
+        }
+        let v = word.wrapping_byte_sub(VERSION_TAG).cast::<Version>();
+        // SAFETY: `v` came from `Arc::into_raw` (`version_word`); its count is
+        // held (the caller's promise).
+        unsafe {
+            Arc::increment_strong_count(v);
+            Snap::Tree(Arc::from_raw(v))
+        }
+    }
+
+    /// The state now, for a reader (any thread, no lock); `pins` is the
     /// partition's shard's.
-    fn load(&self, pins: &AtomicU32) -> Option<Arc<Version>> {
+    fn snapshot(&self, pins: &AtomicU32) -> Snap {
+        let word = self.0.load(Ordering::Acquire);
+        if word.addr() & VERSION_TAG == 0 {
+            // SAFETY: not a version: nothing to count.
+            return unsafe { Self::snap_of(word) };
+        }
         pins.fetch_add(1, Ordering::SeqCst);
-        let p = self.0.load(Ordering::SeqCst);
-        let v = NonNull::new(p).map(|p| {
-            // SAFETY: `p` came from `Arc::into_raw` and its count is held by
-            // this pointer or, once swapped out, by the writer until this
-            // reader withdraws below (type docs).
-            unsafe {
-                Arc::increment_strong_count(p.as_ptr());
-                Arc::from_raw(p.as_ptr())
-            }
-        });
+        let word = self.0.load(Ordering::SeqCst);
+        // SAFETY: announced before this load (type docs).
+        let snap = unsafe { Self::snap_of(word) };
         pins.fetch_sub(1, Ordering::Release);
-        v
+        snap
     }
 
-    /// The version now, for the writer holding the shard's writer lock: no
-    /// one else replaces it meanwhile, so no announcement is needed.
-    fn load_locked(&self) -> Option<Arc<Version>> {
-        NonNull::new(self.0.load(Ordering::Acquire)).map(|p| {
-            // SAFETY: as in `load`; only the caller could swap it out.
-            unsafe {
-                Arc::increment_strong_count(p.as_ptr());
-                Arc::from_raw(p.as_ptr())
-            }
-        })
+    /// The state for the writer holding the shard's writer lock: no one else
+    /// replaces it meanwhile, so no announcement is needed.
+    fn snapshot_locked(&self) -> Snap {
+        // SAFETY: only the caller could swap a version out.
+        unsafe { Self::snap_of(self.0.load(Ordering::Acquire)) }
     }
 
-    /// Publishes `v` (under the shard's writer lock) and drops the old
-    /// version's count once no reader can be taking one from it.
-    fn replace(&self, v: Option<Arc<Version>>, pins: &AtomicU32) {
-        let old = self.0.swap(Self::into_raw(v), Ordering::SeqCst);
+    /// The lone row's pointer, as a prefetch hint: null for a version.
+    fn lone_hint(&self) -> *const u8 {
+        let word = self.0.load(Ordering::Relaxed);
+        if word.addr() & VERSION_TAG == 0 {
+            word
+        } else {
+            std::ptr::null()
+        }
+    }
+
+    /// Publishes a new lone row over a lone row (under the shard's writer lock).
+    fn set_lone(&self, row: RowRef) {
+        debug_assert_eq!(
+            self.0.load(Ordering::Relaxed).addr() & VERSION_TAG,
+            0,
+            "a version never becomes a lone row again"
+        );
+        self.0.store(Self::lone_word(row), Ordering::Release);
+    }
+
+    /// Publishes `v` (under the shard's writer lock; `None` only when the
+    /// memtable is dropped) and drops the old version's count, if the state held
+    /// one, once no reader can be taking one from it.
+    fn publish(&self, v: Option<Arc<Version>>, pins: &AtomicU32) {
+        let word = v.map_or(std::ptr::null_mut(), Self::version_word);
+        let old = self.0.swap(word, Ordering::SeqCst);
+        if old.addr() & VERSION_TAG == 0 {
+            // A lone row (or nothing): no count to drop, and its bytes stay.
+            return;
+        }
         let mut spins = 0u32;
         while pins.load(Ordering::SeqCst) != 0 {
-            // A reader is inside `load` for a few instructions; yield only if
-            // it was descheduled there.
+            // A reader is inside `snapshot` for a few instructions; yield only
+            // if it was descheduled there.
             if spins < 128 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -506,16 +596,26 @@ impl VersionPtr {
                 std::thread::yield_now();
             }
         }
-        if let Some(old) = NonNull::new(old) {
-            // SAFETY: the count this pointer held; no reader is between its
-            // load of `old` and its own count (type docs).
-            drop(unsafe { Arc::from_raw(old.as_ptr()) });
-        }
+        let old = old.wrapping_byte_sub(VERSION_TAG).cast::<Version>();
+        // SAFETY: the count this state held; no reader is between its load of
+        // `old` and its own count (type docs).
+        drop(unsafe { Arc::from_raw(old) });
+    }
+}
+
+/// A version chain's link: an `Option<Arc<Version>>` in one atomic pointer (the
+/// `Arc`'s raw pointer, owning one strong count; null for none), set once by the
+/// writer before the version it points to is published, so readers reach it only
+/// through a [`PartState::publish`] and need no protocol of their own.
+struct VersionPtr(AtomicPtr<Version>);
+
+impl VersionPtr {
+    fn empty() -> VersionPtr {
+        VersionPtr(AtomicPtr::new(std::ptr::null_mut()))
     }
 
-    /// Sets a version chain's `next` link: once, by the writer, before the
-    /// version it points to is published (so no reader has to announce
-    /// itself: readers reach it only through a [`VersionPtr::replace`]).
+    /// Sets the link: once, by the writer, before the version it points to is
+    /// published.
     fn set_once(&self, v: Arc<Version>) {
         let old = self.0.swap(Arc::into_raw(v).cast_mut(), Ordering::Release);
         debug_assert!(old.is_null(), "a version's successor is set once");
@@ -547,47 +647,26 @@ enum Snap {
     Empty,
 }
 
-impl PartRecord {
-    /// The partition's current state, without locking (invariant 1's load
-    /// order); `pins` is the partition's shard's.
-    fn snapshot(&self, pins: &AtomicU32) -> Snap {
-        if let Some(v) = self.version.load(pins) {
-            return Snap::Tree(v);
-        }
-        if let Some(p) = NonNull::new(self.single.load(Ordering::Acquire)) {
-            return Snap::Single(RowRef::at(p));
-        }
-        // `single` is cleared only after the version is stored.
-        match self.version.load(pins) {
-            Some(v) => Snap::Tree(v),
-            None => Snap::Empty,
-        }
-    }
-
-    /// The state for the writer holding the partition's shard's writer lock:
-    /// nothing changes it meanwhile, so one look at each field suffices.
-    fn snapshot_locked(&self) -> Snap {
-        if let Some(v) = self.version.load_locked() {
-            return Snap::Tree(v);
-        }
-        match NonNull::new(self.single.load(Ordering::Acquire)) {
-            Some(p) => Snap::Single(RowRef::at(p)),
-            None => Snap::Empty,
-        }
-    }
-}
-
-/// A shard set entry: the token and the key bytes, which for entries in a set are
-/// the bytes right after their [`PartRecord`].
+/// A shard set entry: the token and the partition's record, whose key bytes
+/// follow it. Sixteen bytes: std's B-tree set then takes about 27 bytes per
+/// entry, against 39 when the entry also carried the key's pointer and length
+/// (`MAP_ENTRY_OVERHEAD_BYTES`). A lookup's probe carries its own key instead:
+/// `at` then points at the caller's `Arc<[u8]>` with [`PROBE_TAG`] set.
 #[derive(Clone, Copy)]
 struct PartKey {
     token: i64,
-    key: NonNull<u8>,
-    key_len: u32,
+    at: NonNull<u8>,
 }
 
-// SAFETY: an entry points at immutable key bytes in the arena (or, for a probe,
-// at the caller's key for the duration of one lookup).
+// The sizes the accounting and the module docs assume.
+const _: () = assert!(size_of::<PartKey>() == 16 && size_of::<PartRecord>() == size_of::<usize>());
+
+/// Bit 0 of [`PartKey::at`]: set for a probe (records and `Arc`s are
+/// pointer-aligned, so the bit is free in both).
+const PROBE_TAG: usize = 1;
+
+// SAFETY: an entry points at an immutable record's key in the arena (or, for a
+// probe, at the caller's key for the duration of one lookup).
 unsafe impl Send for PartKey {}
 unsafe impl Sync for PartKey {}
 
@@ -595,28 +674,44 @@ impl PartKey {
     fn probe(k: &DecoratedKey) -> PartKey {
         PartKey {
             token: k.token,
-            key: NonNull::from(&k.key[..]).cast::<u8>(),
-            key_len: k.key.len() as u32,
+            at: NonNull::from(&k.key)
+                .cast::<u8>()
+                .map_addr(|a| a | PROBE_TAG),
         }
     }
 
+    fn entry(token: i64, record: NonNull<PartRecord>) -> PartKey {
+        PartKey {
+            token,
+            at: record.cast::<u8>(),
+        }
+    }
+
+    fn is_probe(&self) -> bool {
+        self.at.addr().get() & PROBE_TAG != 0
+    }
+
     fn bytes<'a>(&self) -> &'a [u8] {
-        // SAFETY: `key_len` bytes at `key` (arena key bytes, or a probe's borrowed key
-        // while the lookup runs).
-        unsafe { std::slice::from_raw_parts(self.key.as_ptr(), self.key_len as usize) }
+        if self.is_probe() {
+            let key = self
+                .at
+                .as_ptr()
+                .wrapping_byte_sub(PROBE_TAG)
+                .cast::<Arc<[u8]>>();
+            // SAFETY: a probe points at the caller's key, borrowed while the
+            // lookup runs (`probe`).
+            let key: &'a Arc<[u8]> = unsafe { &*key };
+            return key;
+        }
+        self.record().key()
     }
 
     /// The record of an entry taken from a shard set (never of a probe).
     fn record<'a>(&self) -> &'a PartRecord {
-        // SAFETY: set entries are made by `insert_partition`, whose key bytes
-        // follow their record; the arena keeps both alive with the memtable.
-        unsafe {
-            &*self
-                .key
-                .as_ptr()
-                .sub(size_of::<PartRecord>())
-                .cast::<PartRecord>()
-        }
+        debug_assert!(!self.is_probe(), "a probe has no record");
+        // SAFETY: set entries are made by `insert_partition` from a record in
+        // the arena, which keeps it alive with the memtable.
+        unsafe { self.at.cast::<PartRecord>().as_ref() }
     }
 
     fn decorated(&self) -> DecoratedKey {
@@ -892,9 +987,7 @@ impl Drop for Memtable {
                 // its bytes after this (lone-row records never had a version).
                 // SAFETY: a record in this memtable's arena, alive until the
                 // arena is dropped after this body.
-                unsafe { record.as_ref() }
-                    .version
-                    .replace(None, &shard.pins);
+                unsafe { record.as_ref() }.state.publish(None, &shard.pins);
             }
         }
     }
@@ -1251,7 +1344,7 @@ impl Memtable {
         let ck = &row.clustering;
         let total = varint_len(ck.len() as u64) + ck.len() + varint_len(body_len as u64) + body_len;
         let recycled = self.shards[si].free_rows.lock().take(total);
-        let dst = recycled.unwrap_or_else(|| self.arena.alloc(total, 1));
+        let dst = recycled.unwrap_or_else(|| self.arena.alloc(total, ROW_ALIGN));
         let mut w = RawWriter {
             ptr: dst.as_ptr(),
             len: total,
@@ -1401,7 +1494,7 @@ impl Memtable {
             replaced_rows: ReplacedRows::new(),
             free_rows: NonNull::from(&self.shards[si].free_rows),
             lone,
-            next: VersionPtr::new(None),
+            next: VersionPtr::empty(),
         }
     }
 
@@ -1416,8 +1509,8 @@ impl Memtable {
         let key = &update.key.key;
         let lone = rows.len() == 1 && update.static_row.is_none() && deletion_is_empty(update);
         let has_version = !lone;
-        let (single, version, other) = if lone {
-            (self.write_row(si, &rows[0]).ptr.as_ptr(), None, 0)
+        let (state, other) = if lone {
+            (PartState::lone(self.write_row(si, &rows[0])), 0)
         } else {
             let (batch, _, _) = self.prepare_rows(si, rows, |_| None);
             let mut unused = Garbage::new();
@@ -1428,31 +1521,32 @@ impl Memtable {
             };
             let v = self.first_version(si, update, tree, None);
             let bytes = v.own_bytes() + tree.node_bytes();
-            (std::ptr::null_mut(), Some(Arc::new(v)), bytes)
+            (PartState::of_version(Arc::new(v)), bytes)
         };
-        let record_bytes = size_of::<PartRecord>() + key.len();
+        let record_bytes = PartRecord::size_with(key);
         let rec = self
             .arena
-            .alloc(record_bytes, std::mem::align_of::<PartRecord>());
-        // SAFETY: a fresh, aligned allocation of the record plus its key bytes; it
-        // becomes reachable only through the set entry inserted below.
-        let key_ptr = unsafe {
-            rec.as_ptr().cast::<PartRecord>().write(PartRecord {
-                single: AtomicPtr::new(single),
-                version: VersionPtr::new(version),
-            });
-            let key_ptr = rec.as_ptr().add(size_of::<PartRecord>());
-            std::ptr::copy_nonoverlapping(key.as_ptr(), key_ptr, key.len());
-            NonNull::new_unchecked(key_ptr)
+            .alloc(record_bytes, std::mem::align_of::<PartRecord>())
+            .cast::<PartRecord>();
+        let mut w = RawWriter {
+            ptr: rec.as_ptr().cast::<u8>(),
+            len: record_bytes,
+            at: size_of::<PartRecord>(),
         };
+        w.varint(key.len());
+        w.put(key);
+        // Every byte of the record must be written before it is reachable.
+        assert_eq!(w.at, record_bytes, "record shorter than its allocation");
+        // SAFETY: a fresh allocation aligned for the record; it becomes
+        // reachable only through the set entry inserted below.
+        unsafe { rec.as_ptr().write(PartRecord { state }) };
         if has_version {
-            versioned.0.push(rec.cast::<PartRecord>());
+            versioned.0.push(rec);
         }
-        self.shards[si].set.write().insert(PartKey {
-            token: update.key.token,
-            key: key_ptr,
-            key_len: key.len() as u32,
-        });
+        self.shards[si]
+            .set
+            .write()
+            .insert(PartKey::entry(update.key.token, rec));
         let c = &self.counters[si];
         bump_signed(&c.other_bytes, (other + MAP_ENTRY_OVERHEAD_BYTES) as i64);
         bump(&c.partition_count, 1);
@@ -1473,7 +1567,7 @@ impl Memtable {
         versioned: &mut Versioned,
     ) -> ApplyResult {
         let c = &self.counters[si];
-        match record.snapshot_locked() {
+        match record.state.snapshot_locked() {
             Snap::Single(old)
                 if rows.len() == 1
                     && update.static_row.is_none()
@@ -1483,7 +1577,7 @@ impl Memtable {
                 // An overwrite of a lone row stays a lone row. The old row's bytes
                 // are not recycled: a reader may hold it with no count to tell.
                 if let Some(merged) = self.merge_into(si, old, &rows[0]) {
-                    record.single.store(merged.ptr.as_ptr(), Ordering::Release);
+                    record.state.set_lone(merged);
                 }
                 ApplyResult {
                     rows_inserted: 0,
@@ -1491,7 +1585,7 @@ impl Memtable {
                 }
             }
             Snap::Single(old) => {
-                // The lone row becomes a version (invariant 1: version first).
+                // The lone row becomes a version (invariant 1).
                 // The lone row, if replaced here, is not recycled (as above).
                 let (batch, replaced, absorbed) =
                     self.prepare_rows(si, rows, |ck| (ck == old.clustering()).then_some(old));
@@ -1509,9 +1603,8 @@ impl Memtable {
                 let v = self.first_version(si, update, tree, Some(old.ptr));
                 let bytes = v.own_bytes() + tree.node_bytes();
                 record
-                    .version
-                    .replace(Some(Arc::new(v)), &self.shards[si].pins);
-                record.single.store(std::ptr::null_mut(), Ordering::Release);
+                    .state
+                    .publish(Some(Arc::new(v)), &self.shards[si].pins);
                 versioned.0.push(NonNull::from(record));
                 bump_signed(&c.other_bytes, bytes as i64);
                 ApplyResult {
@@ -1582,14 +1675,14 @@ impl Memtable {
                     replaced_rows,
                     free_rows: NonNull::from(&self.shards[si].free_rows),
                     lone: old.lone,
-                    next: VersionPtr::new(None),
+                    next: VersionPtr::empty(),
                 });
                 let delta = v.own_bytes() as isize - old.own_bytes() as isize + stats.bytes_delta;
                 // Link before publishing: a reader of `old` or anything older must
                 // reach the replaced nodes (module docs). The cell is empty: only
                 // the writer holding this shard's lock replaces `old`, once.
                 old.next.set_once(v.clone());
-                record.version.replace(Some(v), &self.shards[si].pins);
+                record.state.publish(Some(v), &self.shards[si].pins);
                 bump_signed(&c.other_bytes, delta as i64);
                 ApplyResult {
                     rows_inserted: stats.inserted,
@@ -1615,6 +1708,7 @@ impl Memtable {
     fn snapshot(&self, entry: &PartKey) -> Snap {
         entry
             .record()
+            .state
             .snapshot(&self.shards[shard_of(entry.token)].pins)
     }
 
@@ -1678,14 +1772,14 @@ impl Memtable {
         let mut scratch = EncodedScratch::default();
         for (i, part) in parts.iter().enumerate() {
             if let Some(ahead) = parts.get(i + PREFETCH_RECORDS) {
+                // The state and the key's first bytes share the record's line.
                 let record: *const PartRecord = ahead.key.record();
                 prefetch(record.cast());
-                prefetch(ahead.key.key.as_ptr());
             }
             if let Some(near) = parts.get(i + PREFETCH_ROWS) {
                 // A hint only: whatever the pointer holds, nothing is read
                 // through it here.
-                prefetch(near.key.record().single.load(Ordering::Relaxed));
+                prefetch(near.key.record().state.lone_hint());
             }
             let key = part.decorated_key();
             self.with_encoded(part, &key, &mut scratch, &mut f)?;
@@ -2659,6 +2753,68 @@ mod tests {
             assert!(r.join().unwrap() > 0);
         }
         assert_hot_holds(&m, 2999);
+    }
+
+    /// Readers on other threads see whole mutations while lone rows become
+    /// versions and versions are replaced (the state word's two kinds and the
+    /// swap between them, `PartState`).
+    #[test]
+    fn concurrent_readers_see_lone_rows_become_versions() {
+        const PARTS: u32 = 2_000;
+        let m = Arc::new(Memtable::new(1, 0));
+        let part = |p: u32| key(&p.to_be_bytes());
+        let write = |m: &Memtable, p: u32, round: u64| {
+            let mut u = PartitionUpdate::new(part(p));
+            // Round 0 writes a lone row; later rounds two rows, one mutation.
+            for ck in 0..if round == 0 { 1u8 } else { 2 } {
+                u.add_row(row(&[ck], round as i64 + 1, &round.to_be_bytes()));
+            }
+            m.apply(&u);
+        };
+        for p in 0..PARTS {
+            write(&m, p, 0);
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                let (m, stop) = (m.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut seen = 0u64;
+                    let mut p = r * 997;
+                    while !stop.load(Ordering::Relaxed) {
+                        p = (p + 7) % PARTS;
+                        let got = m.read(&part(p), &ClusteringRange::ALL).unwrap();
+                        let v = got.rows[0].cells[0].value.clone();
+                        let round = u64::from_be_bytes(v[..].try_into().unwrap());
+                        let want_rows = if round == 0 { 1 } else { 2 };
+                        assert_eq!(got.rows.len(), want_rows, "partition {p} round {round}");
+                        assert!(
+                            got.rows.iter().all(|r| r.cells[0].value == v),
+                            "a torn mutation in partition {p}"
+                        );
+                        seen += 1;
+                    }
+                    seen
+                })
+            })
+            .collect();
+        for round in 1..=3u64 {
+            for p in 0..PARTS {
+                write(&m, p, round);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
+        }
+        for p in 0..PARTS {
+            let got = m.read(&part(p), &ClusteringRange::ALL).unwrap();
+            assert_eq!(got.rows.len(), 2);
+            assert!(got
+                .rows
+                .iter()
+                .all(|r| r.cells[0].value == 3u64.to_be_bytes()));
+        }
     }
 
     /// One mutation of partition "hot": rows `0..rows`, each holding `round`.
