@@ -22,11 +22,24 @@
 //! `--rounds R`, `--seed S`, `--dir DIR` (default a directory under the system
 //! temp dir; each engine gets a fresh subdirectory, removed after its phase),
 //! `--json FILE`, `--log-compression` (Strata's commit log LZ4-compressed per
-//! record; the others' logs as they are); for the time series `--ts-ttl-seconds` (8), `--ts-ttls` (4)
-//! and `--ts-series` (1000).
+//! record; the others' logs as they are), `--compact-before-reads` (reads
+//! from equal states), `--interleave-reads K` (below); for the time series
+//! `--ts-ttl-seconds` (8), `--ts-ttls` (4) and `--ts-series` (1000).
 //!
-//! # What one round does, per engine (engines one after the other, rounds
-//! interleaved so that a noisy neighbour hits every engine alike)
+//! # Interleaved reads (`--interleave-reads K`)
+//!
+//! Engines that run one after the other meet the shared machine's noise at
+//! different minutes: in four equal-state rounds of 2026-11-28 one engine's
+//! readrandom rate alone swung 92k-132k op/s, so a round's ratio swung
+//! 0.80-1.44x. With `K` > 0 every engine's `fillrandom` database is loaded
+//! (one engine at a time, alone) and left open in its own process; then each
+//! read workload runs in `K` slices, engines alternating slice by slice (A B,
+//! B A, ...), one process running at a time. Each engine's figures are its
+//! slices' sums, so both sample the same seconds of noise.
+//!
+//! # What one round does, per database (engines one after the other on each
+//! database, rounds interleaved so that a noisy neighbour hits every engine
+//! alike)
 //!
 //! 1. `fillseq`: a fresh database; keys `0..N` in key order; settle.
 //! 2. `fillrandom`: a fresh database; the same keys in a seeded random order;
@@ -140,6 +153,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -221,6 +235,15 @@ struct Args {
     /// whatever L0 the load left (fjall: refused).
     #[arg(long)]
     compact_before_reads: bool,
+    /// Run the read workloads (readrandom, readmissing, scan) of every engine
+    /// in this many slices, alternating engines slice by slice (A B, then B A,
+    /// ...), with every engine's database loaded and open at once (each in its
+    /// own process, only one running at a time). Engines one after the other
+    /// sample the machine's noise at different minutes; slices of a few
+    /// seconds sample it alike, so their ratio is steadier. 0: off (each engine
+    /// reads whole, in turn).
+    #[arg(long, default_value_t = 0)]
+    interleave_reads: u32,
     /// Internal: run one engine on one database in this process and print its
     /// measures as one JSON line (the parent starts one such child per engine,
     /// database and round).
@@ -363,7 +386,7 @@ fn run() -> Result<()> {
     let load_before = load_average()?;
     println!(
         "strata-bench-compare: {} keys, {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values (half compressible), \
-         seed {}, {} round(s), engines {}, logs {}{}, load average {load_before}",
+         seed {}, {} round(s), engines {}, logs {}{}{}, load average {load_before}",
         args.keys,
         args.seed,
         args.rounds,
@@ -377,22 +400,42 @@ fn run() -> Result<()> {
             ", reads after a full compaction"
         } else {
             ""
+        },
+        if args.interleave_reads > 0 {
+            format!(
+                ", reads interleaved in {} slices per workload",
+                args.interleave_reads
+            )
+        } else {
+            String::new()
         }
     );
     // results[engine][workload] = one Measure per round.
     let mut results: BTreeMap<String, BTreeMap<String, Vec<Measure>>> = BTreeMap::new();
     for round in 0..args.rounds {
-        for engine in &args.engines {
-            let mut per = Vec::new();
-            for (database, workloads) in DATABASES {
-                if workloads
-                    .iter()
-                    .any(|w| args.workloads.iter().any(|x| x == w))
-                {
-                    per.extend(spawn_child(engine, database, round, &parent, &args)?);
-                }
+        for (database, workloads) in DATABASES {
+            if !workloads
+                .iter()
+                .any(|w| args.workloads.iter().any(|x| x == w))
+            {
+                continue;
             }
-            for (w, m) in per {
+            let per_engine = if args.interleave_reads > 0 && database == "fillrandom" {
+                interleaved_children(database, round, &parent, &args)?
+            } else {
+                let mut all = Vec::new();
+                for engine in &args.engines {
+                    all.push((
+                        engine.clone(),
+                        spawn_child(engine, database, round, &parent, &args)?,
+                    ));
+                }
+                all
+            };
+            for (engine, w, m) in per_engine
+                .into_iter()
+                .flat_map(|(e, per)| per.into_iter().map(move |(w, m)| (e.clone(), w, m)))
+            {
                 let mut levels = if m.sstables_per_level.is_empty() {
                     String::new()
                 } else {
@@ -449,6 +492,7 @@ fn run() -> Result<()> {
             "ts_series": args.ts_series,
             "log_compression": args.log_compression,
             "compact_before_reads": args.compact_before_reads,
+            "interleave_reads": args.interleave_reads,
             "load_average_before": load_before,
             "load_average_after": load_after,
             "results": by_engine,
@@ -462,22 +506,18 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-/// Runs one engine on one database in a process of its own: this binary again,
-/// with `--child`. Why a process each: the allocator keeps a freed heap, so in
-/// one process every engine's peak memory (`VmHWM`) would include the heap the
-/// previous engine left behind, and `/proc/self/io` would mix their writes. The
-/// child prints one JSON line on stdout, `{"measures": [[workload, Measure],
-/// ...]}`; its stderr is this process's, so its errors show as they happen.
-fn spawn_child(
+/// The command that runs one engine on one database in a child process
+/// ([`spawn_child`]).
+fn child_command(
     engine: &str,
     database: &str,
     round: u32,
     parent: &Path,
     args: &Args,
-) -> Result<Vec<(String, Measure)>> {
+) -> Result<std::process::Command> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let output = std::process::Command::new(&exe)
-        .arg("--child")
+    let mut c = std::process::Command::new(&exe);
+    c.arg("--child")
         .arg(engine)
         .arg("--child-database")
         .arg(database)
@@ -502,23 +542,137 @@ fn spawn_child(
         )
         .arg("--dir")
         .arg(parent)
+        .stderr(std::process::Stdio::inherit());
+    Ok(c)
+}
+
+/// One child's measures: `(workload, measure)` in the order it ran them.
+type Measures = Vec<(String, Measure)>;
+
+/// The measures a child printed as its last line.
+fn parse_child_measures(what: &str, line: Option<&str>) -> Result<Vec<(String, Measure)>> {
+    let line = line.ok_or_else(|| format!("the child process for {what} printed nothing"))?;
+    let doc: Json = serde_json::from_str(line)
+        .map_err(|e| format!("the child process for {what} printed '{line}': {e}"))?;
+    Ok(serde_json::from_value(doc["measures"].clone())
+        .map_err(|e| format!("the child process for {what}: {e}"))?)
+}
+
+/// Runs `database` (`fillrandom`) of every engine at once, each in its own
+/// child process, with the read phases interleaved (`--interleave-reads`):
+/// the children load one after the other (each alone on the machine), then
+/// every child's read phases run slice by slice, engines alternating in the
+/// order A B, B A, A B, ... Only one child runs at a time: the parent hands a
+/// child its next slice and waits until it says it waits again (or ends).
+fn interleaved_children(
+    database: &str,
+    round: u32,
+    parent: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measures)>> {
+    struct Running {
+        engine: String,
+        child: std::process::Child,
+        input: std::process::ChildStdin,
+        output: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+        last: Option<String>,
+        ended: bool,
+    }
+    impl Running {
+        /// Reads the child's lines until it waits or ends.
+        fn pump(&mut self) -> Result<()> {
+            loop {
+                match self.output.next() {
+                    Some(Ok(line)) if line == WAIT_LINE => return Ok(()),
+                    Some(Ok(line)) => self.last = Some(line),
+                    Some(Err(e)) => {
+                        return Err(format!("reading the {} child: {e}", self.engine).into())
+                    }
+                    None => {
+                        self.ended = true;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+    let mut running = Vec::new();
+    for engine in &args.engines {
+        let mut child = child_command(engine, database, round, parent, args)?
+            .arg("--interleave-reads")
+            .arg(args.interleave_reads.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting the {engine} child: {e}"))?;
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(format!("the {engine} child has no pipes").into());
+        };
+        let mut r = Running {
+            engine: engine.clone(),
+            child,
+            input,
+            output: std::io::BufReader::new(output).lines(),
+            last: None,
+            ended: false,
+        };
+        // Its load runs alone: the next child starts once this one waits.
+        r.pump()?;
+        running.push(r);
+    }
+    let mut turn = 0usize;
+    while running.iter().any(|r| !r.ended) {
+        let mut order: Vec<usize> = (0..running.len()).collect();
+        if turn % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let r = &mut running[i];
+            if r.ended {
+                continue;
+            }
+            writeln!(r.input, "{GO_LINE}")
+                .and_then(|()| r.input.flush())
+                .map_err(|e| format!("telling the {} child to go on: {e}", r.engine))?;
+            r.pump()?;
+        }
+        turn += 1;
+    }
+    let mut out = Vec::new();
+    for mut r in running {
+        let what = format!("{} {database} round {round}", r.engine);
+        let status = r.child.wait().map_err(|e| format!("{what}: {e}"))?;
+        if !status.success() {
+            return Err(format!("the child process for {what} failed ({status})").into());
+        }
+        out.push((r.engine, parse_child_measures(&what, r.last.as_deref())?));
+    }
+    Ok(out)
+}
+
+/// Runs one engine on one database in a process of its own: this binary again,
+/// with `--child`. Why a process each: the allocator keeps a freed heap, so in
+/// one process every engine's peak memory (`VmHWM`) would include the heap the
+/// previous engine left behind, and `/proc/self/io` would mix their writes. The
+/// child prints one JSON line on stdout, `{"measures": [[workload, Measure],
+/// ...]}`; its stderr is this process's, so its errors show as they happen.
+fn spawn_child(
+    engine: &str,
+    database: &str,
+    round: u32,
+    parent: &Path,
+    args: &Args,
+) -> Result<Vec<(String, Measure)>> {
+    let output = child_command(engine, database, round, parent, args)?
         .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| format!("{}: {e}", exe.display()))?;
+        .map_err(|e| format!("the {engine} child: {e}"))?;
     let what = format!("{engine} {database} round {round}");
     if !output.status.success() {
         return Err(format!("the child process for {what} failed ({})", output.status).into());
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout
-        .lines()
-        .last()
-        .ok_or_else(|| format!("the child process for {what} printed nothing"))?;
-    let doc: Json = serde_json::from_str(line)
-        .map_err(|e| format!("the child process for {what} printed '{line}': {e}"))?;
-    Ok(serde_json::from_value(doc["measures"].clone())
-        .map_err(|e| format!("the child process for {what}: {e}"))?)
+    parse_child_measures(&what, stdout.lines().last())
 }
 
 /// The child's side of [`spawn_child`]: one database of one engine, its
@@ -548,6 +702,7 @@ fn run_database(
     args: &Args,
 ) -> Result<Vec<(String, Measure)>> {
     let wants = |w: &str| args.workloads.iter().any(|x| x == w);
+    let mut gate = Gate::new(args.interleave_reads);
     let mut out = Vec::new();
     if database == "fillseq" {
         let mut phase = Phase::start(engine, None, d)?;
@@ -588,7 +743,7 @@ fn run_database(
         }
         if wants("readrandom") {
             let mut phase = Phase::start(engine, Some(&*db), d)?;
-            let m = phase.read(&mut *db, &reads, true, d)?;
+            let m = phase.read(&mut *db, &reads, true, &mut gate, d)?;
             if m.found != m.ops {
                 return Err(format!(
                     "{engine}: readrandom found {} of {} existing keys",
@@ -600,7 +755,7 @@ fn run_database(
         }
         if wants("readmissing") {
             let mut phase = Phase::start(engine, Some(&*db), d)?;
-            let m = phase.read(&mut *db, &reads, false, d)?;
+            let m = phase.read(&mut *db, &reads, false, &mut gate, d)?;
             if m.found != 0 {
                 return Err(format!("{engine}: readmissing found {} absent keys", m.found).into());
             }
@@ -612,7 +767,7 @@ fn run_database(
         if wants("scan") {
             let expected = expected_scans(&*db, args.keys, &starts)?;
             let mut phase = Phase::start(engine, Some(&*db), d)?;
-            let m = phase.scan(&mut *db, &starts, &expected, d)?;
+            let m = phase.scan(&mut *db, &starts, &expected, &mut gate, d)?;
             out.push(("scan".to_string(), m));
         }
         db.close()?;
@@ -719,25 +874,32 @@ impl Phase {
         db: &mut dyn engines::Engine,
         ids: &[u64],
         existing: bool,
+        gate: &mut Gate,
         dir: &Path,
     ) -> Result<Measure> {
         let mut hist = new_histogram()?;
         let mut found = 0u64;
-        let started = Instant::now();
-        for &id in ids {
-            let key = key_bytes(id, existing);
-            let t = Instant::now();
-            let got = db.get(&key)?;
-            hist.saturating_record(t.elapsed().as_nanos() as u64);
-            match got {
-                Some(VALUE_BYTES) => found += 1,
-                Some(n) => {
-                    return Err(format!("key {id}: a value of {n} bytes, not {VALUE_BYTES}").into())
+        let mut seconds = 0.0;
+        for slice in gate.slices(ids.len()) {
+            gate.wait()?;
+            let started = Instant::now();
+            for &id in &ids[slice] {
+                let key = key_bytes(id, existing);
+                let t = Instant::now();
+                let got = db.get(&key)?;
+                hist.saturating_record(t.elapsed().as_nanos() as u64);
+                match got {
+                    Some(VALUE_BYTES) => found += 1,
+                    Some(n) => {
+                        return Err(
+                            format!("key {id}: a value of {n} bytes, not {VALUE_BYTES}").into()
+                        )
+                    }
+                    None => {}
                 }
-                None => {}
             }
+            seconds += started.elapsed().as_secs_f64();
         }
-        let seconds = started.elapsed().as_secs_f64();
         let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
@@ -759,31 +921,36 @@ impl Phase {
         db: &mut dyn engines::Engine,
         starts: &[u64],
         expected: &[(usize, Option<u64>)],
+        gate: &mut Gate,
         dir: &Path,
     ) -> Result<Measure> {
         let mut hist = new_histogram()?;
         let mut entries = 0u64;
-        let started = Instant::now();
-        for (&id, &(want, want_last)) in starts.iter().zip(expected) {
-            let key = key_bytes(id, true);
-            let t = Instant::now();
-            let got = db.scan(&key, SCAN_ENTRIES)?;
-            hist.saturating_record(t.elapsed().as_nanos() as u64);
-            let want_last = want_last.map(|l| key_bytes(l, true).to_vec());
-            if got.entries != want
-                || got.last_key != want_last
-                || got.value_bytes != got.entries * VALUE_BYTES
-            {
-                return Err(format!(
-                    "{}: the scan after key {id} read {} entries ({} value bytes) ending at {:?}; \
-                     expected {want} entries of {VALUE_BYTES} bytes ending at {:?}",
-                    self.engine, got.entries, got.value_bytes, got.last_key, want_last
-                )
-                .into());
+        let mut seconds = 0.0;
+        for slice in gate.slices(starts.len()) {
+            gate.wait()?;
+            let started = Instant::now();
+            for (&id, &(want, want_last)) in starts[slice.clone()].iter().zip(&expected[slice]) {
+                let key = key_bytes(id, true);
+                let t = Instant::now();
+                let got = db.scan(&key, SCAN_ENTRIES)?;
+                hist.saturating_record(t.elapsed().as_nanos() as u64);
+                let want_last = want_last.map(|l| key_bytes(l, true).to_vec());
+                if got.entries != want
+                    || got.last_key != want_last
+                    || got.value_bytes != got.entries * VALUE_BYTES
+                {
+                    return Err(format!(
+                        "{}: the scan after key {id} read {} entries ({} value bytes) ending at {:?}; \
+                         expected {want} entries of {VALUE_BYTES} bytes ending at {:?}",
+                        self.engine, got.entries, got.value_bytes, got.last_key, want_last
+                    )
+                    .into());
+                }
+                entries += got.entries as u64;
             }
-            entries += got.entries as u64;
+            seconds += started.elapsed().as_secs_f64();
         }
-        let seconds = started.elapsed().as_secs_f64();
         let mut m = Measure {
             ops: starts.len() as u64,
             seconds,
@@ -794,6 +961,53 @@ impl Phase {
         };
         self.finish(db, dir, &mut m)?;
         Ok(m)
+    }
+}
+
+/// The line a child prints when it waits for its next read slice, and the one
+/// the parent answers with (`--interleave-reads`).
+const WAIT_LINE: &str = "wait";
+const GO_LINE: &str = "go";
+
+/// How a child runs a read phase: whole, or in slices that each start on the
+/// parent's word, so that the parent can alternate engines slice by slice
+/// (`--interleave-reads`). Whatever the child does between slices (a phase's
+/// end figures, the next phase's set-up) happens before it says it waits, so
+/// no two engines ever run at once.
+struct Gate {
+    slices: usize,
+    input: Option<std::io::Lines<std::io::StdinLock<'static>>>,
+}
+
+impl Gate {
+    fn new(slices: u32) -> Gate {
+        Gate {
+            slices: slices.max(1) as usize,
+            input: (slices > 0).then(|| std::io::stdin().lock().lines()),
+        }
+    }
+
+    /// A phase of `n` operations as consecutive ranges, one per slice.
+    fn slices(&self, n: usize) -> Vec<std::ops::Range<usize>> {
+        let k = self.slices;
+        (0..k).map(|i| i * n / k..(i + 1) * n / k).collect()
+    }
+
+    /// Tells the parent this child waits, and blocks until it says go (a no-op
+    /// when not interleaved).
+    fn wait(&mut self) -> Result<()> {
+        let Some(input) = &mut self.input else {
+            return Ok(());
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{WAIT_LINE}")?;
+        out.flush()?;
+        match input.next() {
+            Some(Ok(line)) if line == GO_LINE => Ok(()),
+            Some(Ok(line)) => Err(format!("the parent said '{line}', not '{GO_LINE}'").into()),
+            Some(Err(e)) => Err(format!("reading the parent's word: {e}").into()),
+            None => Err("the parent closed this child's input".into()),
+        }
     }
 }
 
