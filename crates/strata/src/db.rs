@@ -79,8 +79,8 @@ pub struct DbOptions {
     /// Bytes of decompressed chunks kept for user reads (Cassandra's
     /// `file_cache_size`, RocksDB's block cache); 0 disables it. Default 128
     /// MiB. Compaction and maintenance reads bypass it. The partition-index
-    /// blocks sstable readers pin have a budget of a quarter of this beside
-    /// it (`chunk_cache::PINNED_SHARE`).
+    /// blocks sstable readers pin have a budget as large as this beside it
+    /// (`chunk_cache::PINNED_SHARE`).
     pub chunk_cache_bytes: usize,
 }
 
