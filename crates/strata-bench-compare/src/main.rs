@@ -879,10 +879,7 @@ impl Phase {
     ) -> Result<Measure> {
         let mut hist = new_histogram()?;
         let mut found = 0u64;
-        let mut seconds = 0.0;
-        for slice in gate.slices(ids.len()) {
-            gate.wait()?;
-            let started = Instant::now();
+        let seconds = gate.timed(ids.len(), |slice| {
             for &id in &ids[slice] {
                 let key = key_bytes(id, existing);
                 let t = Instant::now();
@@ -898,8 +895,8 @@ impl Phase {
                     None => {}
                 }
             }
-            seconds += started.elapsed().as_secs_f64();
-        }
+            Ok(())
+        })?;
         let mut m = Measure {
             ops: ids.len() as u64,
             seconds,
@@ -926,10 +923,7 @@ impl Phase {
     ) -> Result<Measure> {
         let mut hist = new_histogram()?;
         let mut entries = 0u64;
-        let mut seconds = 0.0;
-        for slice in gate.slices(starts.len()) {
-            gate.wait()?;
-            let started = Instant::now();
+        let seconds = gate.timed(starts.len(), |slice| {
             for (&id, &(want, want_last)) in starts[slice.clone()].iter().zip(&expected[slice]) {
                 let key = key_bytes(id, true);
                 let t = Instant::now();
@@ -949,8 +943,8 @@ impl Phase {
                 }
                 entries += got.entries as u64;
             }
-            seconds += started.elapsed().as_secs_f64();
-        }
+            Ok(())
+        })?;
         let mut m = Measure {
             ops: starts.len() as u64,
             seconds,
@@ -987,10 +981,23 @@ impl Gate {
         }
     }
 
-    /// A phase of `n` operations as consecutive ranges, one per slice.
-    fn slices(&self, n: usize) -> Vec<std::ops::Range<usize>> {
+    /// Runs a phase of `n` operations as consecutive ranges, one per slice,
+    /// each on the parent's word ([`Gate::wait`]); returns the seconds `run`
+    /// took over all slices (the waits excluded).
+    fn timed(
+        &mut self,
+        n: usize,
+        mut run: impl FnMut(std::ops::Range<usize>) -> Result<()>,
+    ) -> Result<f64> {
         let k = self.slices;
-        (0..k).map(|i| i * n / k..(i + 1) * n / k).collect()
+        let mut seconds = 0.0;
+        for i in 0..k {
+            self.wait()?;
+            let started = Instant::now();
+            run(i * n / k..(i + 1) * n / k)?;
+            seconds += started.elapsed().as_secs_f64();
+        }
+        Ok(seconds)
     }
 
     /// Tells the parent this child waits, and blocks until it says go (a no-op

@@ -2722,36 +2722,26 @@ mod tests {
         const ROWS: u8 = 40;
         let write = |m: &Memtable, round: u64| write_hot(m, ROWS, round);
         write(&m, 0);
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let readers: Vec<_> = (0..2)
-            .map(|_| {
-                let (m, stop) = (m.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    let mut seen = 0u64;
-                    while !stop.load(Ordering::Relaxed) {
-                        let mut s = m
-                            .slice(&key(b"hot"), &ClusteringRange::ALL, seen % 2 == 1)
-                            .unwrap();
-                        let rows: Vec<Row> = std::iter::from_fn(|| s.next_row()).collect();
-                        assert_eq!(rows.len(), ROWS as usize);
-                        let v = &rows[0].cells[0].value;
-                        assert!(
-                            rows.iter().all(|r| &r.cells[0].value == v),
-                            "a torn mutation"
-                        );
-                        seen += 1;
-                    }
-                    seen
-                })
-            })
-            .collect();
-        for round in 1..3000u64 {
-            write(&m, round);
-        }
-        stop.store(true, Ordering::Relaxed);
-        for r in readers {
-            assert!(r.join().unwrap() > 0);
-        }
+        with_two_readers(
+            &m,
+            |m, _, seen| {
+                let mut s = m
+                    .slice(&key(b"hot"), &ClusteringRange::ALL, seen % 2 == 1)
+                    .unwrap();
+                let rows: Vec<Row> = std::iter::from_fn(|| s.next_row()).collect();
+                assert_eq!(rows.len(), ROWS as usize);
+                let v = &rows[0].cells[0].value;
+                assert!(
+                    rows.iter().all(|r| &r.cells[0].value == v),
+                    "a torn mutation"
+                );
+            },
+            || {
+                for round in 1..3000u64 {
+                    write(&m, round);
+                }
+            },
+        );
         assert_hot_holds(&m, 2999);
     }
 
@@ -2774,39 +2764,28 @@ mod tests {
         for p in 0..PARTS {
             write(&m, p, 0);
         }
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let readers: Vec<_> = (0..2)
-            .map(|r| {
-                let (m, stop) = (m.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    let mut seen = 0u64;
-                    let mut p = r * 997;
-                    while !stop.load(Ordering::Relaxed) {
-                        p = (p + 7) % PARTS;
-                        let got = m.read(&part(p), &ClusteringRange::ALL).unwrap();
-                        let v = got.rows[0].cells[0].value.clone();
-                        let round = u64::from_be_bytes(v[..].try_into().unwrap());
-                        let want_rows = if round == 0 { 1 } else { 2 };
-                        assert_eq!(got.rows.len(), want_rows, "partition {p} round {round}");
-                        assert!(
-                            got.rows.iter().all(|r| r.cells[0].value == v),
-                            "a torn mutation in partition {p}"
-                        );
-                        seen += 1;
+        with_two_readers(
+            &m,
+            move |m, r, seen| {
+                let p = ((r as u64 * 997 + seen * 7) % u64::from(PARTS)) as u32;
+                let got = m.read(&part(p), &ClusteringRange::ALL).unwrap();
+                let v = got.rows[0].cells[0].value.clone();
+                let round = u64::from_be_bytes(v[..].try_into().unwrap());
+                let want_rows = if round == 0 { 1 } else { 2 };
+                assert_eq!(got.rows.len(), want_rows, "partition {p} round {round}");
+                assert!(
+                    got.rows.iter().all(|r| r.cells[0].value == v),
+                    "a torn mutation in partition {p}"
+                );
+            },
+            || {
+                for round in 1..=3u64 {
+                    for p in 0..PARTS {
+                        write(&m, p, round);
                     }
-                    seen
-                })
-            })
-            .collect();
-        for round in 1..=3u64 {
-            for p in 0..PARTS {
-                write(&m, p, round);
-            }
-        }
-        stop.store(true, Ordering::Relaxed);
-        for r in readers {
-            assert!(r.join().unwrap() > 0);
-        }
+                }
+            },
+        );
         for p in 0..PARTS {
             let got = m.read(&part(p), &ClusteringRange::ALL).unwrap();
             assert_eq!(got.rows.len(), 2);
@@ -2814,6 +2793,34 @@ mod tests {
                 .rows
                 .iter()
                 .all(|r| r.cells[0].value == 3u64.to_be_bytes()));
+        }
+    }
+
+    /// Runs `write` while two reader threads call `read(memtable, reader,
+    /// reads so far)` in a loop; each reader must have read at least once.
+    fn with_two_readers(
+        m: &Arc<Memtable>,
+        read: impl Fn(&Arc<Memtable>, usize, u64) + Send + Clone + 'static,
+        write: impl FnOnce(),
+    ) {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                let (m, stop, read) = (m.clone(), stop.clone(), read.clone());
+                std::thread::spawn(move || {
+                    let mut seen = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        read(&m, r, seen);
+                        seen += 1;
+                    }
+                    seen
+                })
+            })
+            .collect();
+        write();
+        stop.store(true, Ordering::Relaxed);
+        for r in readers {
+            assert!(r.join().unwrap() > 0);
         }
     }
 
