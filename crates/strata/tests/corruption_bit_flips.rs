@@ -568,7 +568,7 @@ fn segment_bit_flips(compression: LogCompression, trials: usize, seed: u64) {
         let in_seal = seal.filter(|&(s, e)| s <= byte && byte < e);
         let in_header = rec.is_none() && in_seal.is_none();
         assert!(
-            in_header == (byte < 24),
+            in_header == (byte < strata::commitlog::format::HEADER_BYTES),
             "{what}: records and the seal tile the segment after its header"
         );
         let torn_tail = *id == newest && rec.is_some_and(|r| r.end == *len);

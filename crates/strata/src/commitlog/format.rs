@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! segment  = header record* seal?
-//! header   = magic "STRATACL" (8) | format_version u32 LE = 4 | segment_id u64 LE
-//!            | crc32c u32 LE of the 20 bytes before it                     = 24 bytes
+//! header   = magic "STRATACL" (8) | format_version u32 LE | segment_id u64 LE
+//!            | time_base i64 LE (version 6 on)
+//!            | crc32c u32 LE of the bytes before it           = 32 bytes (24 before 6)
 //! record   = length u32 LE | crc32c u32 LE | payload (length bytes, length > 0)
 //!            crc32c covers the 4 length bytes and the payload; from version 3
 //!            bit 31 of the length marks a compressed record, whose payload is
@@ -15,6 +16,9 @@
 //! payload  = table_id varint | base_timestamp zigzag
 //!            | base_ldt_delta zigzag (base.min_local_deletion - base_timestamp / 1e6)
 //!            | base_min_ttl varint | partition (sstable::partition::encode_partition)
+//! payload, version 6 on
+//!          = table_id varint | zigzag(base_timestamp - header.time_base)
+//!            | partition, its base EncodingBase::around(base_timestamp)
 //! ```
 //!
 //! Invariants:
@@ -48,6 +52,17 @@
 //!    sstable format 8).
 //!    Records never use format 8's fixed-width row timestamps: a record's base
 //!    is its own, with no width. The bump is invariant 7's, for the same reason.
+//! 9. From version 6 the header carries a time base (the wall clock, in
+//!    microseconds, when the segment was created) and a record's base
+//!    timestamp is stored as its distance from it: 3-5 bytes where the whole
+//!    timestamp took 8. The record's local-deletion and TTL bases are no longer
+//!    stored: every writer since version 1 derived them from the timestamp
+//!    (`EncodingBase::around`), so they were a constant two bytes. The time
+//!    base is only an encoding reference: any value decodes the same records
+//!    (a record written against a base a roll replaced is encoded again, see
+//!    `CommitLog::append`), and a clock that jumps costs bytes, never
+//!    correctness. Segments before version 6 have a 24-byte header and are
+//!    read with a time base of 0 and their own payload layout.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -55,20 +70,26 @@ use crate::sstable::partition::{decode_partition, HeaderOrder};
 
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
-/// Segment format version written by this build, also the `5` in
-/// `CommitLog-5-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// Segment format version written by this build, also the `6` in
+/// `CommitLog-6-<id>.log`. An incompatible change bumps it (never reinterpret old
 /// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
 /// (invariant 6), version 4 short one-row partitions (invariant 7), version 5
-/// plain sole cells without their flags byte (invariant 8).
-pub const SEGMENT_FORMAT_VERSION: u32 = 5;
+/// plain sole cells without their flags byte (invariant 8), version 6 the
+/// header's time base and record timestamps taken from it (invariant 9).
+pub const SEGMENT_FORMAT_VERSION: u32 = 6;
+/// The first format whose header carries a time base (invariant 9).
+pub const TIME_BASE_SINCE_VERSION: u32 = 6;
 /// Oldest segment format this build still replays.
 pub const OLDEST_SEGMENT_FORMAT_VERSION: u32 = 1;
 /// The first format whose non-newest segments must end with a seal.
 pub const SEALED_SINCE_VERSION: u32 = 2;
 /// Bytes of a seal frame.
 pub const SEAL_BYTES: u64 = FRAME_BYTES;
-/// Bytes of the segment header; the first record starts here.
-pub const HEADER_BYTES: u64 = 24;
+/// Bytes of this build's segment header; the first record of every segment it
+/// creates starts here. Older segments: [`header_bytes`].
+pub const HEADER_BYTES: u64 = 32;
+/// Bytes of a header before version 6 (no time base).
+const HEADER_BYTES_BEFORE_TIME_BASE: u64 = 24;
 /// Bytes of a record frame before its payload (length, crc32c).
 pub const FRAME_BYTES: u64 = 8;
 /// Bit of a frame's length word marking a compressed record (invariant 6).
@@ -105,14 +126,59 @@ pub const MIN_COMPRESSION_SAVING_BYTES: usize = 8;
 
 const MICROS_PER_SECOND: i64 = 1_000_000;
 
-/// The 24-byte segment header.
-pub fn encode_header(segment_id: u64) -> Vec<u8> {
+/// Bytes of the header of a segment of `format_version`: where its first
+/// record starts.
+pub fn header_bytes(format_version: u32) -> u64 {
+    if format_version >= TIME_BASE_SINCE_VERSION {
+        HEADER_BYTES
+    } else {
+        HEADER_BYTES_BEFORE_TIME_BASE
+    }
+}
+
+/// What a segment's header says: everything needed to walk and decode its
+/// records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentHeader {
+    pub format_version: u32,
+    pub segment_id: u64,
+    /// Microseconds the records' base timestamps are stored against
+    /// (invariant 9); 0 for segments before version 6, whose timestamps are
+    /// stored whole.
+    pub time_base: i64,
+}
+
+impl SegmentHeader {
+    /// The header this build writes for segment `segment_id`.
+    pub fn current(segment_id: u64, time_base: i64) -> SegmentHeader {
+        SegmentHeader {
+            format_version: SEGMENT_FORMAT_VERSION,
+            segment_id,
+            time_base,
+        }
+    }
+
+    /// Offset of the segment's first record.
+    pub fn len(&self) -> u64 {
+        header_bytes(self.format_version)
+    }
+
+    /// Never true: a header has a magic.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// This build's segment header (32 bytes).
+pub fn encode_header(segment_id: u64, time_base: i64) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_BYTES as usize);
     out.extend_from_slice(&SEGMENT_MAGIC);
     put_u32_le(&mut out, SEGMENT_FORMAT_VERSION);
     put_u64_le(&mut out, segment_id);
+    put_u64_le(&mut out, time_base as u64);
     let crc = crc32c::crc32c(&out);
     put_u32_le(&mut out, crc);
+    debug_assert_eq!(out.len() as u64, HEADER_BYTES);
     out
 }
 
@@ -131,36 +197,54 @@ pub fn is_sealed_format(format_version: u32) -> bool {
     format_version >= SEALED_SINCE_VERSION
 }
 
-/// Checks a segment header; returns `(format_version, segment_id)` or why it is bad.
-/// Every version from [`OLDEST_SEGMENT_FORMAT_VERSION`] to
-/// [`SEGMENT_FORMAT_VERSION`] is accepted.
-pub fn decode_header(bytes: &[u8]) -> std::result::Result<(u32, u64), String> {
-    if (bytes.len() as u64) < HEADER_BYTES {
-        return Err(format!(
-            "segment header truncated: {} of {HEADER_BYTES} bytes",
-            bytes.len()
-        ));
+/// Checks a segment header; returns what it says or why it is bad. Every
+/// version from [`OLDEST_SEGMENT_FORMAT_VERSION`] to [`SEGMENT_FORMAT_VERSION`]
+/// is accepted.
+pub fn decode_header(bytes: &[u8]) -> std::result::Result<SegmentHeader, String> {
+    let truncated =
+        |need: u64| format!("segment header truncated: {} of {need} bytes", bytes.len());
+    if (bytes.len() as u64) < HEADER_BYTES_BEFORE_TIME_BASE {
+        return Err(truncated(HEADER_BYTES_BEFORE_TIME_BASE));
     }
-    let mut r = Reader::new(&bytes[..HEADER_BYTES as usize]);
-    let magic = r.take(8).map_err(|e| e.0.to_string())?;
-    let version = r.u32_le().map_err(|e| e.0.to_string())?;
-    let id = r.u64_le().map_err(|e| e.0.to_string())?;
-    let stored = r.u32_le().map_err(|e| e.0.to_string())?;
-    let computed = crc32c::crc32c(&bytes[..20]);
-    if stored != computed {
-        return Err(format!(
-            "segment header checksum mismatch (stored {stored:08x}, computed {computed:08x})"
-        ));
-    }
-    if magic != SEGMENT_MAGIC {
+    if bytes[..8] != SEGMENT_MAGIC {
         return Err("bad segment magic".to_string());
     }
+    // The version says how long the header is; the checksum over that length
+    // then vouches for it (a flipped version bit fails it, or names a version
+    // this build does not read).
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
     if !(OLDEST_SEGMENT_FORMAT_VERSION..=SEGMENT_FORMAT_VERSION).contains(&version) {
         return Err(format!(
             "unsupported commit log format version {version} (this build reads {OLDEST_SEGMENT_FORMAT_VERSION} to {SEGMENT_FORMAT_VERSION})"
         ));
     }
-    Ok((version, id))
+    let len = header_bytes(version);
+    if (bytes.len() as u64) < len {
+        return Err(truncated(len));
+    }
+    let body = &bytes[..len as usize - 4];
+    let mut r = Reader::new(body);
+    r.take(12).map_err(|e| e.0.to_string())?;
+    let id = r.u64_le().map_err(|e| e.0.to_string())?;
+    let time_base = if len == HEADER_BYTES {
+        r.u64_le().map_err(|e| e.0.to_string())? as i64
+    } else {
+        0
+    };
+    let stored = Reader::new(&bytes[body.len()..len as usize])
+        .u32_le()
+        .map_err(|e| e.0.to_string())?;
+    let computed = crc32c::crc32c(body);
+    if stored != computed {
+        return Err(format!(
+            "segment header checksum mismatch (stored {stored:08x}, computed {computed:08x})"
+        ));
+    }
+    Ok(SegmentHeader {
+        format_version: version,
+        segment_id: id,
+        time_base,
+    })
 }
 
 /// The base a record's row deltas are taken against: around the update's newest
@@ -304,15 +388,19 @@ fn head_size_hint(update: &PartitionUpdate) -> usize {
 /// Serialises and frames one mutation, values of
 /// [`crate::encoding::SPLICE_MIN_BYTES`] or more by reference; with
 /// `compression`, a small record's payload compressed (invariant 6).
-pub fn encode_record_pieces(
+///
+/// `header` is the segment's the record is for: its version decides the
+/// payload's layout and its time base the stored timestamp (invariant 9).
+pub fn encode_record_pieces<'a>(
+    header: &SegmentHeader,
     table_id: u64,
-    update: &PartitionUpdate,
+    update: &'a PartitionUpdate,
     compression: LogCompression,
-) -> RecordPieces<'_> {
+) -> RecordPieces<'a> {
     let base = base_for(update);
     let mut head = take_encode_buffer(head_size_hint(update));
     head.extend_from_slice(&[0u8; FRAME_BYTES as usize]);
-    encode_payload_prefix(table_id, &base, &mut head);
+    encode_payload_prefix(header, table_id, &base, &mut head);
     let mut splices = Vec::new();
     crate::sstable::partition::encode_partition_spliced(update, &base, &mut head, &mut splices);
     let spliced: u64 = splices.iter().map(|(_, v)| v.len() as u64).sum();
@@ -459,14 +547,27 @@ pub fn record_payload(
 
 /// [`record_payload`] then [`decode_payload`]: a scanned record's mutation.
 pub fn decode_record(
+    header: &SegmentHeader,
     payload: &[u8],
     compressed: bool,
 ) -> std::result::Result<(u64, PartitionUpdate), String> {
-    decode_payload(&record_payload(payload, compressed)?)
+    decode_payload(header, &record_payload(payload, compressed)?)
 }
 
-fn encode_payload_prefix(table_id: u64, base: &EncodingBase, out: &mut Vec<u8>) {
+fn encode_payload_prefix(
+    header: &SegmentHeader,
+    table_id: u64,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+) {
     put_varint(out, table_id);
+    if header.format_version >= TIME_BASE_SINCE_VERSION {
+        // `base_for` gives every record `EncodingBase::around` its timestamp,
+        // so the timestamp alone says the whole base (invariant 9).
+        debug_assert_eq!(*base, EncodingBase::around(base.min_timestamp));
+        put_zigzag(out, base.min_timestamp.wrapping_sub(header.time_base));
+        return;
+    }
     put_zigzag(out, base.min_timestamp);
     // Stored as a delta from the timestamp's second so the usual case (the base
     // built by `EncodingBase::around`) costs one byte, yet any base round-trips.
@@ -478,19 +579,31 @@ fn encode_payload_prefix(table_id: u64, base: &EncodingBase, out: &mut Vec<u8>) 
     put_varint(out, u64::from(base.min_ttl));
 }
 
-/// Serialises and frames one mutation: the returned bytes are exactly what is
-/// appended to the segment (tests and tools; the log writes the pieces).
+/// Serialises and frames one mutation for a segment of this build's format
+/// with time base 0: the returned bytes are exactly what is appended to such
+/// a segment (tests and tools; the log writes the pieces).
 pub fn encode_record(table_id: u64, update: &PartitionUpdate) -> Vec<u8> {
-    encode_record_with(table_id, update, LogCompression::None)
+    encode_record_for(&SegmentHeader::current(0, 0), table_id, update)
 }
 
-/// [`encode_record`] with the log's compression.
+/// [`encode_record`] for the segment `header` describes (its format's layout,
+/// its time base).
+pub fn encode_record_for(
+    header: &SegmentHeader,
+    table_id: u64,
+    update: &PartitionUpdate,
+) -> Vec<u8> {
+    encode_record_with(header, table_id, update, LogCompression::None)
+}
+
+/// [`encode_record_for`] with the log's compression.
 pub fn encode_record_with(
+    header: &SegmentHeader,
     table_id: u64,
     update: &PartitionUpdate,
     compression: LogCompression,
 ) -> Vec<u8> {
-    let pieces = encode_record_pieces(table_id, update, compression);
+    let pieces = encode_record_pieces(header, table_id, update, compression);
     let mut out = Vec::new();
     pieces.append_to(&mut out);
     out
@@ -500,21 +613,30 @@ fn frame_crc(len_bytes: &[u8], payload: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(len_bytes), payload)
 }
 
-/// Decodes a checksummed payload into `(table_id, update)`.
-pub fn decode_payload(payload: &[u8]) -> std::result::Result<(u64, PartitionUpdate), String> {
+/// Decodes a checksummed payload of a segment with `header` into
+/// `(table_id, update)`.
+pub fn decode_payload(
+    header: &SegmentHeader,
+    payload: &[u8],
+) -> std::result::Result<(u64, PartitionUpdate), String> {
     let mut r = Reader::new(payload);
     let err = |e: crate::encoding::DecodeError| format!("undecodable mutation: {}", e.0);
     let table_id = r.varint().map_err(err)?;
-    let min_timestamp = r.zigzag().map_err(err)?;
-    let ldt_delta = r.zigzag().map_err(err)?;
-    let min_ttl = u32::try_from(r.varint().map_err(err)?)
-        .map_err(|_| "undecodable mutation: base ttl exceeds u32".to_string())?;
-    let base = EncodingBase {
-        min_timestamp,
-        min_local_deletion: ldt_delta.wrapping_add(min_timestamp.div_euclid(MICROS_PER_SECOND)),
-        min_ttl,
-        // Records carry varint row timestamps only (their base is per record).
-        row_ts_bytes: 0,
+    // Records carry varint row timestamps only (their base is per record, of
+    // no width), in every version.
+    let base = if header.format_version >= TIME_BASE_SINCE_VERSION {
+        EncodingBase::around(r.zigzag().map_err(err)?.wrapping_add(header.time_base))
+    } else {
+        let min_timestamp = r.zigzag().map_err(err)?;
+        let ldt_delta = r.zigzag().map_err(err)?;
+        let min_ttl = u32::try_from(r.varint().map_err(err)?)
+            .map_err(|_| "undecodable mutation: base ttl exceeds u32".to_string())?;
+        EncodingBase {
+            min_timestamp,
+            min_local_deletion: ldt_delta.wrapping_add(min_timestamp.div_euclid(MICROS_PER_SECOND)),
+            min_ttl,
+            row_ts_bytes: 0,
+        }
     };
     let partition = r.rest();
     // The partition starts with its key (varint length + bytes); decode_partition
@@ -596,7 +718,7 @@ fn check_frame(bytes: &[u8], pos: usize) -> std::result::Result<(usize, bool), S
 }
 
 /// Walks the records of a whole segment file (`bytes` includes the header, which
-/// the caller has checked). Yields every valid frame and every bad region; after a
+/// the caller has checked and decoded). Yields every valid frame and every bad region; after a
 /// bad frame it resynchronises at the next offset where a valid frame starts, so
 /// a damaged record in the middle is reported as such and the records after it
 /// are still seen.
@@ -606,10 +728,11 @@ pub struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
-    pub fn new(bytes: &'a [u8]) -> Scanner<'a> {
+    /// Walks the records after `header` (the segment's, decoded from `bytes`).
+    pub fn new(bytes: &'a [u8], header: &SegmentHeader) -> Scanner<'a> {
         Scanner {
             bytes,
-            pos: (HEADER_BYTES as usize).min(bytes.len()),
+            pos: (header.len() as usize).min(bytes.len()),
         }
     }
 
@@ -664,10 +787,32 @@ impl<'a> Iterator for Scanner<'a> {
     }
 }
 
+/// A header as builds before version 6 wrote it (24 bytes, no time base), for
+/// tests that make older segments.
+#[cfg(test)]
+pub fn encode_header_before_time_base(format_version: u32, segment_id: u64) -> Vec<u8> {
+    assert!(format_version < TIME_BASE_SINCE_VERSION);
+    let mut out = Vec::with_capacity(HEADER_BYTES_BEFORE_TIME_BASE as usize);
+    out.extend_from_slice(&SEGMENT_MAGIC);
+    put_u32_le(&mut out, format_version);
+    put_u64_le(&mut out, segment_id);
+    let crc = crc32c::crc32c(&out);
+    put_u32_le(&mut out, crc);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::{Cell, DeletionTime, LivenessInfo, Row};
+
+    /// 2026-01-01 in microseconds: the time base of the tests' segments.
+    const T0: i64 = 1_767_225_600_000_000;
+
+    /// The current format's header of a segment created at [`T0`].
+    fn hdr() -> SegmentHeader {
+        SegmentHeader::current(1, T0)
+    }
 
     fn update(key: &[u8], ts: i64) -> PartitionUpdate {
         let mut p = PartitionUpdate::new(DecoratedKey::new(key));
@@ -682,10 +827,10 @@ mod tests {
     #[test]
     fn record_round_trips_and_is_compact() {
         let p = update(b"key", 1_767_225_600_000_000);
-        let rec = encode_record(7, &p);
+        let rec = encode_record_for(&hdr(), 7, &p);
         let (end, compressed) = check_frame(&rec, 0).unwrap();
         assert_eq!((end, compressed), (rec.len(), false));
-        let (t, q) = decode_payload(&rec[FRAME_BYTES as usize..]).unwrap();
+        let (t, q) = decode_payload(&hdr(), &rec[FRAME_BYTES as usize..]).unwrap();
         assert_eq!((t, &q), (7, &p));
         // 8 frame + ~12 base/table + key + one row with two cells.
         assert!(rec.len() < 60, "record is {} bytes", rec.len());
@@ -706,8 +851,8 @@ mod tests {
     #[test]
     fn compressed_records_round_trip_and_are_smaller() {
         let p = compressible_update(b"0123456789abcdef", 1_767_225_600_000_000);
-        let plain = encode_record(7, &p);
-        let packed = encode_record_with(7, &p, LogCompression::Lz4);
+        let plain = encode_record_for(&hdr(), 7, &p);
+        let packed = encode_record_with(&hdr(), 7, &p, LogCompression::Lz4);
         assert!(
             packed.len() + 30 < plain.len(),
             "{} against {}",
@@ -716,9 +861,12 @@ mod tests {
         );
         let (end, compressed) = check_frame(&packed, 0).unwrap();
         assert_eq!((end, compressed), (packed.len(), true));
-        assert_eq!(decode_record(&packed[8..], true).unwrap(), (7, p.clone()));
+        assert_eq!(
+            decode_record(&hdr(), &packed[8..], true).unwrap(),
+            (7, p.clone())
+        );
         // Read as plain, the compressed payload is damage, not a mutation.
-        assert!(decode_record(&packed[8..], false).is_err());
+        assert!(decode_record(&hdr(), &packed[8..], false).is_err());
         // The flag is covered by the checksum: cleared, the frame is bad.
         let mut flipped = packed.clone();
         flipped[3] &= 0x7f;
@@ -726,8 +874,8 @@ mod tests {
         // A record that does not shrink by the margin is written plain.
         let tiny = update(b"key", 5);
         assert_eq!(
-            encode_record_with(1, &tiny, LogCompression::Lz4),
-            encode_record(1, &tiny)
+            encode_record_with(&hdr(), 1, &tiny, LogCompression::Lz4),
+            encode_record_for(&hdr(), 1, &tiny)
         );
     }
 
@@ -753,7 +901,12 @@ mod tests {
                 compression_outcome(false);
             }
             let packed = (0..=MAX_COMPRESSION_SKIP).find(|_| {
-                let rec = encode_record_with(1, &compressible_update(b"k", 5), LogCompression::Lz4);
+                let rec = encode_record_with(
+                    &hdr(),
+                    1,
+                    &compressible_update(b"k", 5),
+                    LogCompression::Lz4,
+                );
                 check_frame(&rec, 0).unwrap().1
             });
             assert!(packed.is_some());
@@ -766,9 +919,9 @@ mod tests {
             let mut r = Row::new(Vec::new());
             r.add_cell(Cell::live(0, 5, noise));
             u.rows.push(r);
-            let rec = encode_record_with(1, &u, LogCompression::Lz4);
+            let rec = encode_record_with(&hdr(), 1, &u, LogCompression::Lz4);
             assert!(!check_frame(&rec, 0).unwrap().1);
-            assert_eq!(decode_record(&rec[8..], false).unwrap(), (1, u));
+            assert_eq!(decode_record(&hdr(), &rec[8..], false).unwrap(), (1, u));
             assert_ne!(COMPRESS_BACKOFF.with(|b| b.get()), (0, 0));
         })
         .join()
@@ -778,7 +931,7 @@ mod tests {
     #[test]
     fn damaged_compressed_payloads_are_errors_not_panics() {
         let p = compressible_update(b"k", 1_000_000);
-        let packed = encode_record_with(1, &p, LogCompression::Lz4);
+        let packed = encode_record_with(&hdr(), 1, &p, LogCompression::Lz4);
         let payload = &packed[8..];
         // Claims beyond what the block can expand to, or absurd ones, are
         // refused before allocating.
@@ -790,12 +943,12 @@ mod tests {
         assert!(record_payload(&[], true).is_err());
         // Every truncation and every single-byte change decodes or errs.
         for cut in 0..payload.len() {
-            let _ = decode_record(&payload[..cut], true);
+            let _ = decode_record(&hdr(), &payload[..cut], true);
         }
         for i in 0..payload.len() {
             let mut b = payload.to_vec();
             b[i] ^= 0x5a;
-            let _ = decode_record(&b, true);
+            let _ = decode_record(&hdr(), &b, true);
         }
     }
 
@@ -811,14 +964,14 @@ mod tests {
         // The reference: the whole payload encoded by the sstable codec, framed.
         let base = base_for(&p);
         let mut payload = Vec::new();
-        encode_payload_prefix(3, &base, &mut payload);
+        encode_payload_prefix(&hdr(), 3, &base, &mut payload);
         crate::sstable::partition::encode_partition(&p, &base, &mut payload);
         let len = (payload.len() as u32).to_le_bytes();
         let mut whole = len.to_vec();
         whole.extend_from_slice(&frame_crc(&len, &payload).to_le_bytes());
         whole.extend_from_slice(&payload);
         // Compression leaves a record with splices whole.
-        let pieces = encode_record_pieces(3, &p, LogCompression::Lz4);
+        let pieces = encode_record_pieces(&hdr(), 3, &p, LogCompression::Lz4);
         assert_eq!(pieces.splices.len(), 2);
         assert_eq!(pieces.uncompressed_len(), pieces.len());
         let mut joined = Vec::new();
@@ -827,14 +980,14 @@ mod tests {
         assert_eq!(joined, whole);
         assert_eq!(check_frame(&joined, 0), Ok((joined.len(), false)));
         drop(pieces);
-        assert_eq!(decode_payload(&joined[8..]).unwrap(), (3, p));
+        assert_eq!(decode_payload(&hdr(), &joined[8..]).unwrap(), (3, p));
     }
 
     /// The reference framing: the payload encoded whole by the sstable codec.
     fn reference_record(table_id: u64, p: &PartitionUpdate) -> Vec<u8> {
         let base = base_for(p);
         let mut payload = Vec::new();
-        encode_payload_prefix(table_id, &base, &mut payload);
+        encode_payload_prefix(&hdr(), table_id, &base, &mut payload);
         crate::sstable::partition::encode_partition(p, &base, &mut payload);
         let len = (payload.len() as u32).to_le_bytes();
         let mut whole = len.to_vec();
@@ -862,9 +1015,9 @@ mod tests {
         let small = update(b"s", 9);
         for round in 0..3 {
             for (t, p) in [(1, &wide), (2, &small), (3, &wide), (4, &small)] {
-                let rec = encode_record(t, p);
+                let rec = encode_record_for(&hdr(), t, p);
                 assert_eq!(rec, reference_record(t, p), "round {round}, table {t}");
-                assert_eq!(decode_payload(&rec[8..]).unwrap(), (t, p.clone()));
+                assert_eq!(decode_payload(&hdr(), &rec[8..]).unwrap(), (t, p.clone()));
             }
         }
     }
@@ -872,19 +1025,22 @@ mod tests {
     #[test]
     fn empty_update_and_extreme_timestamps_round_trip() {
         let p = PartitionUpdate::new(DecoratedKey::new(b""));
-        let rec = encode_record(u64::MAX, &p);
-        assert_eq!(decode_payload(&rec[8..]).unwrap(), (u64::MAX, p.clone()));
+        let rec = encode_record_for(&hdr(), u64::MAX, &p);
+        assert_eq!(
+            decode_payload(&hdr(), &rec[8..]).unwrap(),
+            (u64::MAX, p.clone())
+        );
         let mut d = PartitionUpdate::new(DecoratedKey::new(b"k"));
         d.deletion.partition = Some(DeletionTime::new(i64::MAX, i64::MIN));
-        let rec = encode_record(0, &d);
-        assert_eq!(decode_payload(&rec[8..]).unwrap(), (0, d));
+        let rec = encode_record_for(&hdr(), 0, &d);
+        assert_eq!(decode_payload(&hdr(), &rec[8..]).unwrap(), (0, d));
     }
 
     #[test]
     fn header_round_trips_and_rejects_damage() {
-        let h = encode_header(42);
+        let h = encode_header(42, T0);
         assert_eq!(h.len() as u64, HEADER_BYTES);
-        assert_eq!(decode_header(&h), Ok((SEGMENT_FORMAT_VERSION, 42)));
+        assert_eq!(decode_header(&h), Ok(SegmentHeader::current(42, T0)));
         for bit in 0..h.len() * 8 {
             let mut bad = h.clone();
             bad[bit / 8] ^= 1 << (bit % 8);
@@ -895,23 +1051,29 @@ mod tests {
 
     #[test]
     fn scanner_classifies_tail_and_middle_damage() {
-        let mut seg = encode_header(1);
+        let mut seg = encode_header(1, T0);
         let recs: Vec<Vec<u8>> = (0..3)
-            .map(|i| encode_record(1, &update(format!("k{i}").as_bytes(), 1_000_000 + i)))
+            .map(|i| {
+                encode_record_for(
+                    &hdr(),
+                    1,
+                    &update(format!("k{i}").as_bytes(), 1_000_000 + i),
+                )
+            })
             .collect();
         for r in &recs {
             seg.extend_from_slice(r);
         }
-        let clean: Vec<_> = Scanner::new(&seg).collect();
+        let clean: Vec<_> = Scanner::new(&seg, &hdr()).collect();
         assert_eq!(clean.len(), 3);
         assert!(clean.iter().all(|i| matches!(i, ScanItem::Record { .. })));
 
         // Torn tail: half of a fourth record, then zeros.
         let mut torn = seg.clone();
-        let extra = encode_record(1, &update(b"k3", 5));
+        let extra = encode_record_for(&hdr(), 1, &update(b"k3", 5));
         torn.extend_from_slice(&extra[..extra.len() / 2]);
         torn.extend_from_slice(&[0u8; 100]);
-        let items: Vec<_> = Scanner::new(&torn).collect();
+        let items: Vec<_> = Scanner::new(&torn, &hdr()).collect();
         assert_eq!(items.len(), 4);
         assert!(matches!(items[3], ScanItem::Bad { tail: true, .. }));
 
@@ -919,7 +1081,7 @@ mod tests {
         let mut mid = seg.clone();
         let second = HEADER_BYTES as usize + recs[0].len();
         mid[second + 12] ^= 0x10;
-        let items: Vec<_> = Scanner::new(&mid).collect();
+        let items: Vec<_> = Scanner::new(&mid, &hdr()).collect();
         assert_eq!(items.len(), 3, "{items:?}");
         match &items[1] {
             ScanItem::Bad {
@@ -936,11 +1098,11 @@ mod tests {
 
     #[test]
     fn seal_is_told_apart_from_zeros_and_records() {
-        let mut seg = encode_header(3);
-        let rec = encode_record(1, &update(b"k", 7));
+        let mut seg = encode_header(1, T0);
+        let rec = encode_record_for(&hdr(), 1, &update(b"k", 7));
         seg.extend_from_slice(&rec);
         seg.extend_from_slice(&encode_seal());
-        let items: Vec<_> = Scanner::new(&seg).collect();
+        let items: Vec<_> = Scanner::new(&seg, &hdr()).collect();
         assert_eq!(items.len(), 2, "{items:?}");
         let end = HEADER_BYTES + rec.len() as u64;
         assert_eq!(
@@ -953,28 +1115,72 @@ mod tests {
         // Zeros are not a seal; neither is a seal with a flipped bit.
         let mut zeros = seg[..end as usize].to_vec();
         zeros.extend_from_slice(&[0u8; 8]);
-        let items: Vec<_> = Scanner::new(&zeros).collect();
+        let items: Vec<_> = Scanner::new(&zeros, &hdr()).collect();
         assert!(matches!(items[1], ScanItem::Bad { tail: true, .. }));
         for bit in 0..64 {
             let mut bad = seg.clone();
             bad[end as usize + bit / 8] ^= 1 << (bit % 8);
-            let items: Vec<_> = Scanner::new(&bad).collect();
+            let items: Vec<_> = Scanner::new(&bad, &hdr()).collect();
             assert!(
                 !items.iter().any(|i| matches!(i, ScanItem::Seal { .. })),
                 "bit {bit}: {items:?}"
             );
         }
         // Version 1 headers are still read; unknown versions are not.
-        let mut v1 = encode_header(3);
-        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let crc = crc32c::crc32c(&v1[..20]);
-        v1[20..24].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(decode_header(&v1), Ok((1, 3)));
+        let v1 = encode_header_before_time_base(1, 3);
+        let h1 = decode_header(&v1).unwrap();
+        assert_eq!((h1.format_version, h1.segment_id, h1.time_base), (1, 3, 0));
+        assert_eq!(h1.len(), 24);
         assert!(is_sealed_format(SEGMENT_FORMAT_VERSION) && !is_sealed_format(1));
         let mut v9 = v1.clone();
         v9[8..12].copy_from_slice(&9u32.to_le_bytes());
         let crc = crc32c::crc32c(&v9[..20]);
         v9[20..24].copy_from_slice(&crc.to_le_bytes());
         assert!(decode_header(&v9).unwrap_err().contains("version 9"));
+        // A version-5 header claiming version 6 is too short for it, or fails
+        // the checksum over the longer header.
+        let mut v6 = encode_header_before_time_base(5, 3);
+        v6[8..12].copy_from_slice(&6u32.to_le_bytes());
+        assert!(decode_header(&v6).unwrap_err().contains("truncated"));
+        v6.extend_from_slice(&[0u8; 8]);
+        assert!(decode_header(&v6).unwrap_err().contains("checksum"));
+    }
+
+    #[test]
+    fn record_timestamps_are_stored_from_the_time_base() {
+        // A key-value write (16-byte key, 100-byte value) a second after the
+        // segment was created: its base timestamp takes 3 bytes instead of
+        // 8, and the version-5 local-deletion and TTL bases (2 bytes) are
+        // gone: 140 bytes -> 133.
+        let p = compressible_update(&[7u8; 16], T0 + 1_000_000);
+        let v5 = SegmentHeader {
+            format_version: 5,
+            segment_id: 1,
+            time_base: 0,
+        };
+        let old = encode_record_for(&v5, 1, &p);
+        let new = encode_record_for(&hdr(), 1, &p);
+        assert_eq!((old.len(), new.len()), (140, 133));
+        assert_eq!(decode_payload(&v5, &old[8..]).unwrap(), (1, p.clone()));
+        assert_eq!(decode_payload(&hdr(), &new[8..]).unwrap(), (1, p.clone()));
+        // The time base is part of the record's meaning: read against another
+        // base, the same bytes say other timestamps (so a record must go to a
+        // segment of the base it was encoded for).
+        let elsewhere = SegmentHeader::current(1, T0 + 5);
+        let (_, moved) = decode_payload(&elsewhere, &new[8..]).unwrap();
+        assert_eq!(moved.max_timestamp(), p.max_timestamp() + 5);
+        // Any base and any timestamp round-trip, however far apart.
+        for base in [i64::MIN, -1, 0, T0, i64::MAX] {
+            for ts in [i64::MIN + 10, -7, 0, T0, i64::MAX] {
+                let h = SegmentHeader::current(9, base);
+                let p = update(b"k", ts);
+                let rec = encode_record_for(&h, 3, &p);
+                assert_eq!(
+                    decode_payload(&h, &rec[8..]).unwrap(),
+                    (3, p),
+                    "{base} {ts}"
+                );
+            }
+        }
     }
 }

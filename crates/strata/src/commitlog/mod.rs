@@ -91,7 +91,8 @@ pub use segment::{
 
 pub use self::format::LogCompression;
 use self::format::{
-    decode_header, decode_record, encode_record_pieces, ScanItem, Scanner, HEADER_BYTES,
+    decode_header, decode_record, encode_record_pieces, RecordPieces, ScanItem, Scanner,
+    SegmentHeader, HEADER_BYTES,
 };
 use crate::data::PartitionUpdate;
 use crate::error::{Error, Result};
@@ -101,7 +102,7 @@ use parking_lot::{Condvar, Mutex};
 use segment::{SegmentFile, TAG};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -315,6 +316,10 @@ pub struct CommitLogStats {
     pub segments_created: u64,
     pub segments_deleted: u64,
     pub active_segment: u64,
+    /// Records encoded a second time because a segment roll changed the time
+    /// base between their encoding and their placement (format invariant 9):
+    /// the writers that raced a roll, a few per segment at most.
+    pub records_reencoded: u64,
     /// Why the log refuses writes, if it does.
     pub poisoned: Option<String>,
 }
@@ -385,6 +390,15 @@ impl SkippedRegion {
     }
 }
 
+/// A new segment's time base (format invariant 9): the wall clock in
+/// microseconds, near the timestamps its records will carry. Only an encoding
+/// reference: a clock that is off costs a few bytes per record, nothing else.
+fn segment_time_base() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(0))
+}
+
 /// Per-segment bookkeeping.
 #[derive(Debug)]
 struct SegmentState {
@@ -422,6 +436,9 @@ struct LogState {
     /// append already holds, rather than in shared atomics updated per
     /// mutation (BENCHMARKS.md, "Write path (issue 15)").
     appended_bytes: u64,
+    /// The active segment's time base (format invariant 9): a record is
+    /// appended only if it was encoded against it.
+    time_base: i64,
     segments: BTreeMap<u64, SegmentState>,
     closed: bool,
 }
@@ -497,6 +514,7 @@ struct Counters {
     synced_mutations: AtomicU64,
     segments_created: AtomicU64,
     segments_deleted: AtomicU64,
+    records_reencoded: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -506,6 +524,10 @@ struct Shared {
     opts: CommitLogOptions,
     io: Mutex<IoState>,
     log: Mutex<LogState>,
+    /// `LogState::time_base`, readable without the lock: what a writer encodes
+    /// its record against before it takes the lock (a roll may change it in
+    /// between; the writer then encodes again).
+    time_base: AtomicI64,
     sync: Mutex<SyncState>,
     synced_cv: Condvar,
     poisoned: AtomicBool,
@@ -625,7 +647,8 @@ impl CommitLog {
             + 1;
         // The successor first (invariant 3), then the seals, oldest first, so
         // that a crash in between leaves a tail `find_tail` recognises.
-        let file = SegmentFile::create(fs, dir, active)?;
+        let time_base = segment_time_base();
+        let file = SegmentFile::create(fs, dir, active, time_base)?;
         let mut torn_tail_bytes = 0;
         for &(id, version) in tail.iter().rev() {
             match repair_newest_segment(fs, dir, id, version, ignore)? {
@@ -670,9 +693,11 @@ impl CommitLog {
                 pending: Vec::new(),
                 appended_count: 0,
                 appended_bytes: 0,
+                time_base,
                 segments,
                 closed: false,
             }),
+            time_base: AtomicI64::new(time_base),
             sync: Mutex::new(SyncState {
                 durable: start,
                 leader: false,
@@ -799,27 +824,27 @@ impl CommitLog {
                 });
                 Ok(())
             };
-            let header_ok = match decode_header(&bytes) {
+            let header = match decode_header(&bytes) {
                 Err(reason) => {
                     damage(0, bytes.len() as u64, reason, None, &mut stats)?;
-                    false
+                    None
                 }
-                Ok((_, header_id)) if header_id != id => {
-                    let reason = format!("header names segment {header_id}, file name {id}");
+                Ok(h) if h.segment_id != id => {
+                    let reason = format!("header names segment {}, file name {id}", h.segment_id);
                     damage(0, bytes.len() as u64, reason, None, &mut stats)?;
-                    false
+                    None
                 }
-                Ok(_) => true,
+                Ok(h) => Some(h),
             };
             let mut dirty = HashMap::new();
-            if header_ok {
+            if let Some(header) = header {
                 // End of the last valid frame, and where the seal was.
-                let mut valid_end = HEADER_BYTES.min(bytes.len() as u64);
+                let mut valid_end = header.len().min(bytes.len() as u64);
                 let mut seal_at: Option<u64> = None;
                 // A bad region reaching the end of the file was reported already
                 // (or is the newest segment's torn tail): the seal went with it.
                 let mut tail_bad = false;
-                for item in Scanner::new(&bytes) {
+                for item in Scanner::new(&bytes, &header) {
                     if let Some(at) = seal_at.take() {
                         // Nothing is ever appended after a seal.
                         let reason = "frames follow the segment's seal".to_string();
@@ -836,7 +861,7 @@ impl CommitLog {
                             end,
                             payload,
                             compressed,
-                        } => match decode_record(payload, compressed) {
+                        } => match decode_record(&header, payload, compressed) {
                             Ok((table, update)) => {
                                 valid_end = end;
                                 let pos = ReplayPosition {
@@ -944,22 +969,42 @@ impl CommitLog {
         let sh = &self.shared;
         check_update(update)?;
         // Serialise and frame before taking any lock; large values stay in the
-        // update (spliced by reference).
-        let record = encode_record_pieces(table_id, update, sh.opts.compression);
-        let len = record.len();
-        let max = sh.opts.max_mutation_bytes();
-        let uncompressed = record.uncompressed_len();
-        if uncompressed > max {
-            return Err(Error::InvalidInput(format!(
-                "mutation of {uncompressed} bytes is larger than max_mutation_size ({max} bytes)"
-            )));
-        }
-        let direct = len >= DIRECT_WRITE_BYTES;
+        // update (spliced by reference). The record is encoded against the
+        // active segment's time base as last published; if a roll replaces
+        // that segment before the record is placed, it is encoded again.
+        let encode = |time_base: i64| -> Result<RecordPieces<'_>> {
+            let header = SegmentHeader::current(0, time_base);
+            let record = encode_record_pieces(&header, table_id, update, sh.opts.compression);
+            let max = sh.opts.max_mutation_bytes();
+            let uncompressed = record.uncompressed_len();
+            if uncompressed > max {
+                return Err(Error::InvalidInput(format!(
+                    "mutation of {uncompressed} bytes is larger than max_mutation_size ({max} bytes)"
+                )));
+            }
+            Ok(record)
+        };
+        let mut time_base = sh.time_base.load(Ordering::Acquire);
+        let mut record = encode(time_base)?;
         let position = loop {
+            let len = record.len();
+            let direct = len >= DIRECT_WRITE_BYTES;
             // Lock order io → log: only a direct write needs `io`.
             let mut io = if direct { Some(sh.io.lock()) } else { None };
             let mut log = sh.log.lock();
             sh.check_writable(&log)?;
+            if log.time_base != time_base {
+                // A roll came between the encoding and the lock (rare: once
+                // per segment, for the writers racing it).
+                time_base = log.time_base;
+                drop(log);
+                drop(io);
+                sh.counters
+                    .records_reencoded
+                    .fetch_add(1, Ordering::Relaxed);
+                record = encode(time_base)?;
+                continue;
+            }
             let fits = log.offset + len <= sh.opts.segment_size_bytes || log.offset == HEADER_BYTES;
             if fits {
                 let before = if direct {
@@ -1141,6 +1186,7 @@ impl CommitLog {
             segments_created: c.segments_created.load(Ordering::Relaxed),
             segments_deleted: c.segments_deleted.load(Ordering::Relaxed),
             active_segment,
+            records_reencoded: c.records_reencoded.load(Ordering::Relaxed),
             poisoned: sh.poison_reason.lock().clone(),
         }
     }
@@ -1328,7 +1374,8 @@ impl Shared {
             // Nothing changed yet if this fails: no poison needed.
             self.retire(&[(from + 1, to - 1)])?;
         }
-        let file = SegmentFile::create(&self.fs, &self.dir, to)
+        let time_base = segment_time_base();
+        let file = SegmentFile::create(&self.fs, &self.dir, to, time_base)
             .inspect_err(|e| self.poison("segment creation", e))?;
         self.counters
             .segments_created
@@ -1348,6 +1395,8 @@ impl Shared {
         io_ref.file = file;
         log.active = to;
         log.offset = HEADER_BYTES;
+        log.time_base = time_base;
+        self.time_base.store(time_base, Ordering::Release);
         log.segments.insert(to, SegmentState::default());
         let dead = log.take_deletable();
         drop(log);
@@ -1463,20 +1512,25 @@ fn repair_newest_segment(
 ) -> Result<Repair> {
     let path = segment_path_for(dir, version, id);
     let bytes = fs.read_all(&path, TAG)?;
-    if let Err(reason) = decode_header(&bytes) {
-        if bytes.len() as u64 <= HEADER_BYTES || bytes.iter().all(|&b| b == 0) {
-            fs.remove(&path)?;
-            return Ok(Repair::Removed);
+    let header = match decode_header(&bytes) {
+        Ok(h) => h,
+        Err(reason) => {
+            // The file name says the format, and so how long its header is.
+            if bytes.len() as u64 <= format::header_bytes(version) || bytes.iter().all(|&b| b == 0)
+            {
+                fs.remove(&path)?;
+                return Ok(Repair::Removed);
+            }
+            if ignore {
+                // Replay skips the whole segment and counts it.
+                return Ok(Repair::Kept { torn_bytes: 0 });
+            }
+            return Err(Error::corruption(&path, 0, reason));
         }
-        if ignore {
-            // Replay skips the whole segment and counts it.
-            return Ok(Repair::Kept { torn_bytes: 0 });
-        }
-        return Err(Error::corruption(&path, 0, reason));
-    }
+    };
     let mut tail_start = None;
     let mut sealed = false;
-    for item in Scanner::new(&bytes) {
+    for item in Scanner::new(&bytes, &header) {
         match item {
             ScanItem::Bad {
                 start, tail: true, ..
@@ -1660,12 +1714,16 @@ enum Inspected {
 
 fn inspect_segment(fs: &Fs, dir: &Path, id: u64, version: u32) -> Result<Inspected> {
     let bytes = fs.read_all(&segment_path_for(dir, version, id), TAG)?;
-    if let Err(reason) = decode_header(&bytes) {
-        let blank = bytes.len() as u64 <= HEADER_BYTES || bytes.iter().all(|&b| b == 0);
-        return Ok(Inspected::BadHeader { blank, reason });
-    }
+    let header = match decode_header(&bytes) {
+        Ok(h) => h,
+        Err(reason) => {
+            let blank = bytes.len() as u64 <= format::header_bytes(version)
+                || bytes.iter().all(|&b| b == 0);
+            return Ok(Inspected::BadHeader { blank, reason });
+        }
+    };
     let (mut has_records, mut sealed) = (false, false);
-    for item in Scanner::new(&bytes) {
+    for item in Scanner::new(&bytes, &header) {
         match item {
             ScanItem::Bad { tail: true, .. } => {}
             ScanItem::Seal { .. } => sealed = true,
@@ -1832,9 +1890,8 @@ pub struct SegmentDump {
 /// A bad header is `Error::Corruption` at offset 0.
 pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
     let bytes = fs.read_all(path, TAG)?;
-    let (format_version, segment_id) =
-        decode_header(&bytes).map_err(|reason| Error::corruption(path, 0, reason))?;
-    let records = Scanner::new(&bytes)
+    let header = decode_header(&bytes).map_err(|reason| Error::corruption(path, 0, reason))?;
+    let records = Scanner::new(&bytes, &header)
         .map(|item| match item {
             ScanItem::Record {
                 start,
@@ -1842,7 +1899,8 @@ pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
                 payload,
                 compressed,
             } => {
-                let (table_id, mutation, error) = match decode_record(payload, compressed) {
+                let (table_id, mutation, error) = match decode_record(&header, payload, compressed)
+                {
                     Ok((t, u)) => (Some(t), Some(MutationSummary::of(&u)), None),
                     Err(e) => (None, None, Some(e)),
                 };
@@ -1892,8 +1950,8 @@ pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
         .collect();
     Ok(SegmentDump {
         path: path.to_path_buf(),
-        segment_id,
-        format_version,
+        segment_id: header.segment_id,
+        format_version: header.format_version,
         file_bytes: bytes.len() as u64,
         records,
     })

@@ -69,10 +69,11 @@ pub struct SegmentFile {
 impl SegmentFile {
     /// Creates segment `id` with its header, fsyncs the file and the directory
     /// (invariant 1). No preallocation: see docs/DURABILITY.md ("Preallocation").
-    pub fn create(fs: &Fs, dir: &Path, id: u64) -> Result<SegmentFile> {
+    /// Its records are encoded against `time_base` (format invariant 9).
+    pub fn create(fs: &Fs, dir: &Path, id: u64, time_base: i64) -> Result<SegmentFile> {
         let path = segment_path(dir, id);
         let mut file = fs.create(&path, TAG, None)?;
-        file.write_all(&encode_header(id))?;
+        file.write_all(&encode_header(id, time_base))?;
         file.sync()?;
         fs.sync_dir(dir)?;
         debug_assert_eq!(file.position(), HEADER_BYTES);
@@ -120,7 +121,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(segment_file_name(17), "CommitLog-5-17.log");
+        assert_eq!(segment_file_name(17), "CommitLog-6-17.log");
         assert_eq!(segment_file_name_for(1, 17), "CommitLog-1-17.log");
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log"), Some((1, 17)));
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log.tmp"), None);
