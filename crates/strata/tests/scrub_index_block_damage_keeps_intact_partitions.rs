@@ -11,8 +11,9 @@ use strata::maintenance::{scrub, verify, ScrubOptions};
 use strata::types::Value;
 
 // Enough small partitions for several index blocks of the sparse index
-// (format 4: one entry per ~2 KiB granule of partitions).
-const N: i32 = 60_000;
+// (format 4: one entry per ~2 KiB granule of partitions; format 9: entries
+// without their token, so more of them per block).
+const N: i32 = 100_000;
 
 #[test]
 fn a_damaged_index_block_loses_no_partition() {

@@ -29,7 +29,15 @@ use std::sync::Arc;
 /// part of the encoding base) and a plain sole cell without its flags byte
 /// and value length (row flag bit6): `encoding.rs`. Readers take both row forms in every
 /// version; the header and statistics fields are read from version 8 on.
-pub const FORMAT_VERSION: u32 = 8;
+///
+/// Version 9 leaves the token out of partition index entries: the key
+/// determines it (`crate::token::token_of`), and it was 8 of an entry's ~29
+/// bytes, about half a byte per key-value pair. Readers hash the key where
+/// they need the token, except a point read's search, which takes it from the
+/// searchable block's table, built once per cached block.
+pub const FORMAT_VERSION: u32 = 9;
+/// The first version whose partition index entries carry no token.
+pub const FIRST_VERSION_WITHOUT_INDEX_TOKENS: u32 = 9;
 /// The first version whose encoding base has a row-timestamp width
 /// ([`crate::encoding::EncodingBase::row_ts_bytes`]), in the identity header
 /// and the statistics block.
@@ -241,6 +249,8 @@ pub struct IndexLayout {
     pub row_index: bool,
     /// Entries are granules with a partition count (version 4 and later).
     pub sparse: bool,
+    /// Entries leave the token out: readers hash the key (version 9 and later).
+    pub tokenless: bool,
 }
 
 impl IndexLayout {
@@ -248,13 +258,14 @@ impl IndexLayout {
         IndexLayout {
             row_index: version >= FIRST_VERSION_WITH_ROW_INDEX,
             sparse: version >= FIRST_VERSION_WITH_SPARSE_INDEX,
+            tokenless: version >= FIRST_VERSION_WITHOUT_INDEX_TOKENS,
         }
     }
 }
 
 /// Builds one index block's payload:
 /// `[count varint][first offset varint]` then per entry
-/// `[token i64 LE][key len varint][key][partition length varint]`, from
+/// `[token i64 LE]` (before version 9) `[key len varint][key][partition length varint]`, from
 /// version 3 on `[root offset varint]` (0: no row index) followed, when not 0,
 /// by `[rows offset varint]`, and from version 4 on `[partitions varint]` (the
 /// length is then the granule's). Entry offsets are the first offset plus the
@@ -293,7 +304,9 @@ impl IndexBlockBuilder {
             self.first_key = Some(key.clone());
             self.first_offset = offset;
         }
-        self.entries.extend_from_slice(&key.token.to_le_bytes());
+        if !self.layout.tokenless {
+            self.entries.extend_from_slice(&key.token.to_le_bytes());
+        }
         put_bytes(&mut self.entries, &key.key);
         put_varint(&mut self.entries, length);
         if self.layout.row_index {
@@ -350,6 +363,10 @@ pub struct IndexBlockIter<'a> {
     left: u64,
     next_offset: u64,
     layout: IndexLayout,
+    /// After [`SearchableIndexBlock::seek_floor`]: the search table's tokens
+    /// from the next entry on, so a point read of a tokenless block hashes
+    /// no key (the table was built once, when the block was cached).
+    tokens: Option<&'a [u8]>,
 }
 
 /// Where an [`IndexBlockIter`] is in its payload, to pick up later without
@@ -377,6 +394,7 @@ impl<'a> IndexBlockIter<'a> {
             left,
             next_offset,
             layout,
+            tokens: None,
         })
     }
 
@@ -404,6 +422,7 @@ impl<'a> IndexBlockIter<'a> {
             left: cursor.left,
             next_offset: cursor.next_offset,
             layout,
+            tokens: None,
         })
     }
 
@@ -415,8 +434,25 @@ impl<'a> IndexBlockIter<'a> {
             return Ok(None);
         }
         self.left -= 1;
-        let token = self.r.i64_le()?;
+        let stored = if self.layout.tokenless {
+            None
+        } else {
+            Some(self.r.i64_le()?)
+        };
         let key = self.r.bytes()?;
+        let token = match (stored, self.tokens.as_mut()) {
+            (Some(t), _) => t,
+            (None, Some(table)) => {
+                let (entry, rest) = table
+                    .split_first_chunk::<SEARCH_ENTRY_BYTES>()
+                    .ok_or(DecodeError("searchable index block too short"))?;
+                *table = rest;
+                let mut t = [0u8; 8];
+                t.copy_from_slice(&entry[..8]);
+                i64::from_le_bytes(t)
+            }
+            (None, None) => crate::token::token_of(key),
+        };
         let length = self.r.varint()?;
         let row_index = if self.layout.row_index {
             match self.r.varint()? {
@@ -559,6 +595,7 @@ impl SearchableIndexBlock {
                 left: 0,
                 next_offset: 0,
                 layout,
+                tokens: None,
             });
         }
         let (_, pos, offset) = entry(lo);
@@ -571,6 +608,7 @@ impl SearchableIndexBlock {
             left: (n - lo) as u64,
             next_offset: offset,
             layout,
+            tokens: Some(&table[lo * SEARCH_ENTRY_BYTES..]),
         })
     }
 }
@@ -698,6 +736,67 @@ pub fn decode_chunk_table(payload: &[u8]) -> DecodeResult<Vec<ChunkLocation>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokenless_entries_are_shorter_and_give_back_the_keys_tokens() {
+        let mut keys: Vec<DecoratedKey> = (0..300u64)
+            .map(|i| DecoratedKey::new(&i.to_be_bytes()))
+            .collect();
+        keys.sort();
+        let build = |version: u32| {
+            let mut b = IndexBlockBuilder::new(IndexLayout::for_version(version));
+            for (i, k) in keys.iter().enumerate() {
+                b.add(k, 0, 100 + i as u64, None, 1 + i as u64 % 5);
+            }
+            let mut sealed = Vec::new();
+            b.finish_into(&mut sealed);
+            open_block(&sealed).unwrap().to_vec()
+        };
+        let (with, without) = (build(8), build(9));
+        assert_eq!(with.len() - without.len(), 8 * keys.len());
+        let layout = IndexLayout::for_version(9);
+        // Both versions decode to the same entries.
+        assert_eq!(
+            decode_index_block(&with, IndexLayout::for_version(8)).unwrap(),
+            decode_index_block(&without, layout).unwrap()
+        );
+        // Read in order, every entry's token is its key's.
+        let mut it = IndexBlockIter::new(&without, layout).unwrap();
+        let mut linear = Vec::new();
+        while let Some(e) = it.next_entry().unwrap() {
+            assert_eq!(e.token, crate::token::token_of(e.key));
+            linear.push((e.token, e.offset, e.length));
+        }
+        assert_eq!(linear.len(), keys.len());
+        // A seek takes the tokens from the search table and agrees.
+        let block = SearchableIndexBlock::build(&without, layout).unwrap();
+        let probes = [
+            i64::MIN,
+            keys[0].token,
+            keys[100].token,
+            keys[100].token + 1,
+            keys[299].token,
+            i64::MAX,
+        ];
+        for probe in probes {
+            let mut it = SearchableIndexBlock::seek_floor(&block, probe, layout).unwrap();
+            let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
+                it.next_entry()
+                    .unwrap()
+                    .map(|e| (e.token, e.offset, e.length))
+            })
+            .collect();
+            let first = linear
+                .iter()
+                .position(|e| e.0 >= probe)
+                .unwrap_or(linear.len());
+            assert_eq!(
+                got,
+                linear[first.saturating_sub(1)..].to_vec(),
+                "probe {probe}"
+            );
+        }
+    }
 
     #[test]
     fn searchable_index_block_seeks_where_a_linear_scan_would() {

@@ -206,6 +206,7 @@ impl SSTableWriter {
             index: IndexBlockBuilder::new(IndexLayout {
                 row_index,
                 sparse: row_index,
+                tokenless: row_index,
             }),
             row_index,
             order: if row_index {
