@@ -158,14 +158,9 @@ impl SegmentHeader {
         }
     }
 
-    /// Offset of the segment's first record.
-    pub fn len(&self) -> u64 {
+    /// Offset of the segment's first record: the header's length.
+    pub fn first_record_offset(&self) -> u64 {
         header_bytes(self.format_version)
-    }
-
-    /// Never true: a header has a magic.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -732,7 +727,7 @@ impl<'a> Scanner<'a> {
     pub fn new(bytes: &'a [u8], header: &SegmentHeader) -> Scanner<'a> {
         Scanner {
             bytes,
-            pos: (header.len() as usize).min(bytes.len()),
+            pos: (header.first_record_offset() as usize).min(bytes.len()),
         }
     }
 
@@ -1130,7 +1125,7 @@ mod tests {
         let v1 = encode_header_before_time_base(1, 3);
         let h1 = decode_header(&v1).unwrap();
         assert_eq!((h1.format_version, h1.segment_id, h1.time_base), (1, 3, 0));
-        assert_eq!(h1.len(), 24);
+        assert_eq!(h1.first_record_offset(), 24);
         assert!(is_sealed_format(SEGMENT_FORMAT_VERSION) && !is_sealed_format(1));
         let mut v9 = v1.clone();
         v9[8..12].copy_from_slice(&9u32.to_le_bytes());

@@ -436,9 +436,6 @@ struct LogState {
     /// append already holds, rather than in shared atomics updated per
     /// mutation (BENCHMARKS.md, "Write path (issue 15)").
     appended_bytes: u64,
-    /// The active segment's time base (format invariant 9): a record is
-    /// appended only if it was encoded against it.
-    time_base: i64,
     segments: BTreeMap<u64, SegmentState>,
     closed: bool,
 }
@@ -524,9 +521,10 @@ struct Shared {
     opts: CommitLogOptions,
     io: Mutex<IoState>,
     log: Mutex<LogState>,
-    /// `LogState::time_base`, readable without the lock: what a writer encodes
-    /// its record against before it takes the lock (a roll may change it in
-    /// between; the writer then encodes again).
+    /// The active segment's time base (format invariant 9). Changed only by a
+    /// roll, under the `log` lock, so under that lock it is exact: a record
+    /// is appended only if it was encoded against it. A writer reads it
+    /// without the lock to encode, and encodes again if a roll came between.
     time_base: AtomicI64,
     sync: Mutex<SyncState>,
     synced_cv: Condvar,
@@ -693,7 +691,6 @@ impl CommitLog {
                 pending: Vec::new(),
                 appended_count: 0,
                 appended_bytes: 0,
-                time_base,
                 segments,
                 closed: false,
             }),
@@ -839,7 +836,7 @@ impl CommitLog {
             let mut dirty = HashMap::new();
             if let Some(header) = header {
                 // End of the last valid frame, and where the seal was.
-                let mut valid_end = header.len().min(bytes.len() as u64);
+                let mut valid_end = header.first_record_offset().min(bytes.len() as u64);
                 let mut seal_at: Option<u64> = None;
                 // A bad region reaching the end of the file was reported already
                 // (or is the newest segment's torn tail): the seal went with it.
@@ -973,6 +970,7 @@ impl CommitLog {
         // active segment's time base as last published; if a roll replaces
         // that segment before the record is placed, it is encoded again.
         let encode = |time_base: i64| -> Result<RecordPieces<'_>> {
+            // Only the format and the time base shape a record, not the id.
             let header = SegmentHeader::current(0, time_base);
             let record = encode_record_pieces(&header, table_id, update, sh.opts.compression);
             let max = sh.opts.max_mutation_bytes();
@@ -993,10 +991,11 @@ impl CommitLog {
             let mut io = if direct { Some(sh.io.lock()) } else { None };
             let mut log = sh.log.lock();
             sh.check_writable(&log)?;
-            if log.time_base != time_base {
+            let active_base = sh.time_base.load(Ordering::Relaxed);
+            if active_base != time_base {
                 // A roll came between the encoding and the lock (rare: once
                 // per segment, for the writers racing it).
-                time_base = log.time_base;
+                time_base = active_base;
                 drop(log);
                 drop(io);
                 sh.counters
@@ -1395,7 +1394,6 @@ impl Shared {
         io_ref.file = file;
         log.active = to;
         log.offset = HEADER_BYTES;
-        log.time_base = time_base;
         self.time_base.store(time_base, Ordering::Release);
         log.segments.insert(to, SegmentState::default());
         let dead = log.take_deletable();

@@ -737,6 +737,40 @@ pub fn decode_chunk_table(payload: &[u8]) -> DecodeResult<Vec<ChunkLocation>> {
 mod tests {
     use super::*;
 
+    /// Checks that a seek of `payload`'s searchable form to each probe yields
+    /// the entries a linear read does, from the last whose token is below
+    /// the probe (if any); returns the linear read's `(token, offset,
+    /// length)`s.
+    fn assert_seeks_agree_with_a_linear_read(
+        payload: &[u8],
+        layout: IndexLayout,
+        probes: &[i64],
+    ) -> Vec<(i64, u64, u64)> {
+        let entries = |mut it: IndexBlockIter<'_>| -> Vec<(i64, u64, u64)> {
+            std::iter::from_fn(|| {
+                it.next_entry()
+                    .unwrap()
+                    .map(|e| (e.token, e.offset, e.length))
+            })
+            .collect()
+        };
+        let linear = entries(IndexBlockIter::new(payload, layout).unwrap());
+        let block = SearchableIndexBlock::build(payload, layout).unwrap();
+        for &probe in probes {
+            let got = entries(SearchableIndexBlock::seek_floor(&block, probe, layout).unwrap());
+            let first = linear
+                .iter()
+                .position(|e| e.0 >= probe)
+                .unwrap_or(linear.len());
+            assert_eq!(
+                got,
+                linear[first.saturating_sub(1)..].to_vec(),
+                "floor probe {probe}, {layout:?}"
+            );
+        }
+        linear
+    }
+
     #[test]
     fn tokenless_entries_are_shorter_and_give_back_the_keys_tokens() {
         let mut keys: Vec<DecoratedKey> = (0..300u64)
@@ -760,16 +794,8 @@ mod tests {
             decode_index_block(&with, IndexLayout::for_version(8)).unwrap(),
             decode_index_block(&without, layout).unwrap()
         );
-        // Read in order, every entry's token is its key's.
-        let mut it = IndexBlockIter::new(&without, layout).unwrap();
-        let mut linear = Vec::new();
-        while let Some(e) = it.next_entry().unwrap() {
-            assert_eq!(e.token, crate::token::token_of(e.key));
-            linear.push((e.token, e.offset, e.length));
-        }
-        assert_eq!(linear.len(), keys.len());
-        // A seek takes the tokens from the search table and agrees.
-        let block = SearchableIndexBlock::build(&without, layout).unwrap();
+        // Read in order, every entry's token is its key's; a seek takes the
+        // tokens from the search table and agrees.
         let probes = [
             i64::MIN,
             keys[0].token,
@@ -778,24 +804,9 @@ mod tests {
             keys[299].token,
             i64::MAX,
         ];
-        for probe in probes {
-            let mut it = SearchableIndexBlock::seek_floor(&block, probe, layout).unwrap();
-            let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
-                it.next_entry()
-                    .unwrap()
-                    .map(|e| (e.token, e.offset, e.length))
-            })
-            .collect();
-            let first = linear
-                .iter()
-                .position(|e| e.0 >= probe)
-                .unwrap_or(linear.len());
-            assert_eq!(
-                got,
-                linear[first.saturating_sub(1)..].to_vec(),
-                "probe {probe}"
-            );
-        }
+        let linear = assert_seeks_agree_with_a_linear_read(&without, layout, &probes);
+        let want: Vec<i64> = keys.iter().map(|k| k.token).collect();
+        assert_eq!(linear.iter().map(|e| e.0).collect::<Vec<_>>(), want);
     }
 
     #[test]
@@ -825,31 +836,8 @@ mod tests {
             let mut sealed = Vec::new();
             b.finish_into(&mut sealed);
             let payload = open_block(&sealed).unwrap().to_vec();
-            let block = SearchableIndexBlock::build(&payload, layout).unwrap();
-            let linear: Vec<(i64, u64, u64)> = {
-                let mut it = IndexBlockIter::new(&payload, layout).unwrap();
-                let mut v = Vec::new();
-                while let Some(e) = it.next_entry().unwrap() {
-                    v.push((e.token, e.offset, e.length));
-                }
-                v
-            };
-            for probe in [-60_000, -50_000, -49_999, 0, 1000, 15_000, 16_000, 70_000] {
-                // From the last entry whose token is below the probe, if any.
-                let mut it = SearchableIndexBlock::seek_floor(&block, probe, layout).unwrap();
-                let got: Vec<(i64, u64, u64)> = std::iter::from_fn(|| {
-                    it.next_entry()
-                        .unwrap()
-                        .map(|e| (e.token, e.offset, e.length))
-                })
-                .collect();
-                let first = linear
-                    .iter()
-                    .position(|e| e.0 >= probe)
-                    .unwrap_or(linear.len());
-                let want: Vec<_> = linear[first.saturating_sub(1)..].to_vec();
-                assert_eq!(got, want, "floor probe {probe}, version {version}");
-            }
+            let probes = [-60_000, -50_000, -49_999, 0, 1000, 15_000, 16_000, 70_000];
+            assert_seeks_agree_with_a_linear_read(&payload, layout, &probes);
         }
     }
 
