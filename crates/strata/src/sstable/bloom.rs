@@ -46,6 +46,15 @@
 //!    same hash, blocked.
 //! 3. `fp_chance >= 1` builds an empty filter that answers "maybe" to everything
 //!    (Cassandra's `AlwaysPresentFilter`).
+//!
+//! Sizing: a writer's [`FilterBuilder`] keeps the key hashes and sizes the
+//! filter at the file's end, for the keys it holds, up to
+//! [`EXACT_SIZING_MAX_KEYS`] (64 MiB of hashes); past that, from the
+//! caller's estimate. A compaction's estimate counts a key once per input
+//! holding it and adds a margin per split output, so at 20M keys its
+//! filters came out 1.5 bytes per key where 1.25 would do (BENCHMARKS.md,
+//! "Bloom filters sized from the keys"). RocksDB sizes its filters the same
+//! way, at the end of the file.
 
 use crate::encoding::{put_varint, Reader};
 
@@ -101,6 +110,75 @@ struct Line([u64; 8]);
 enum Bits {
     Spread(Vec<u64>),
     Blocked(Vec<Line>),
+}
+
+/// Keys a [`FilterBuilder`] holds hashes for (16 bytes each, 64 MiB) before
+/// it falls back to the caller's estimate: enough for any output a split
+/// compaction or a flush writes (a 160 MB sstable of 80-byte pairs holds 2M
+/// keys), while one huge unsplit output (a major compaction of a large STCS
+/// table) does not hold gigabytes.
+pub const EXACT_SIZING_MAX_KEYS: usize = 1 << 22;
+
+/// Builds one sstable's filter from the hashes of the keys it is given
+/// (the module's "Sizing").
+#[derive(Debug)]
+pub struct FilterBuilder {
+    fp_chance: f64,
+    expected_keys: u64,
+    max_pending: usize,
+    /// The hashes so far, while the filter can still be sized exactly.
+    pending: Vec<KeyHash>,
+    /// The filter once it is sized from the estimate (past the cap, or a
+    /// disabled filter from the start), fed as keys arrive.
+    sized: Option<BloomFilter>,
+}
+
+impl FilterBuilder {
+    /// `expected_keys` is only used past [`EXACT_SIZING_MAX_KEYS`] keys.
+    pub fn new(expected_keys: u64, fp_chance: f64) -> FilterBuilder {
+        FilterBuilder::with_cap(expected_keys, fp_chance, EXACT_SIZING_MAX_KEYS)
+    }
+
+    fn with_cap(expected_keys: u64, fp_chance: f64, max_pending: usize) -> FilterBuilder {
+        // A disabled filter (invariant 3) has nothing to size.
+        let disabled = fp_chance >= 1.0 || fp_chance.is_nan();
+        FilterBuilder {
+            fp_chance,
+            expected_keys,
+            max_pending,
+            pending: Vec::new(),
+            sized: disabled.then(|| BloomFilter::with_capacity(0, fp_chance)),
+        }
+    }
+
+    pub fn add(&mut self, h: KeyHash) {
+        if let Some(f) = self.sized.as_mut() {
+            f.add(h);
+            return;
+        }
+        self.pending.push(h);
+        if self.pending.len() >= self.max_pending {
+            let n = self.expected_keys.max(self.pending.len() as u64);
+            let mut f = BloomFilter::with_capacity(n, self.fp_chance);
+            for h in self.pending.drain(..) {
+                f.add(h);
+            }
+            self.pending = Vec::new();
+            self.sized = Some(f);
+        }
+    }
+
+    /// The filter over every key added.
+    pub fn finish(self) -> BloomFilter {
+        if let Some(f) = self.sized {
+            return f;
+        }
+        let mut f = BloomFilter::with_capacity(self.pending.len() as u64, self.fp_chance);
+        for &h in &self.pending {
+            f.add(h);
+        }
+        f
+    }
 }
 
 /// A Bloom filter with `k` probes in one of the two layouts.
@@ -591,5 +669,39 @@ mod tests {
             u64::from_le_bytes(out[3..11].try_into().unwrap()),
             (1 << 5) | (1 << 12) | (1 << 19)
         );
+    }
+
+    #[test]
+    fn builder_sizes_from_the_keys_it_got_until_its_cap() {
+        let keys: Vec<KeyHash> = (0..5_000u32)
+            .map(|i| KeyHash::of(&i.to_be_bytes()))
+            .collect();
+        // An estimate three times too high: the filter is the one the
+        // actual count asks for, and holds every key.
+        let mut b = FilterBuilder::new(15_000, 0.01);
+        keys.iter().for_each(|&h| b.add(h));
+        let f = b.finish();
+        assert_eq!(f, {
+            let mut exact = BloomFilter::with_capacity(5_000, 0.01);
+            keys.iter().for_each(|&h| exact.add(h));
+            exact
+        });
+        assert!(keys.iter().all(|&h| f.may_contain(h)));
+        // Past the cap, the estimate sizes it (never below the keys seen at
+        // the cap), and it still holds every key.
+        let mut b = FilterBuilder::with_cap(15_000, 0.01, 1_000);
+        keys.iter().for_each(|&h| b.add(h));
+        let f = b.finish();
+        assert_eq!(
+            f.size_bytes(),
+            BloomFilter::with_capacity(15_000, 0.01).size_bytes()
+        );
+        assert!(keys.iter().all(|&h| f.may_contain(h)));
+        // A disabled filter holds nothing and answers "maybe".
+        let mut b = FilterBuilder::new(15_000, 1.0);
+        keys.iter().for_each(|&h| b.add(h));
+        let f = b.finish();
+        assert_eq!(f.size_bytes(), 0);
+        assert!(f.may_contain(KeyHash::of(b"absent")));
     }
 }

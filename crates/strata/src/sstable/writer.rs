@@ -7,7 +7,7 @@
 //! `finish` would cost ~25 bytes per partition (67 MB for a 160 MiB LCS sstable of
 //! the seeds' 60-byte partitions).
 
-use super::bloom::{BloomFilter, KeyHash};
+use super::bloom::{FilterBuilder, KeyHash};
 use super::compression::{compress_chunk, CompressionParams};
 use super::data_file_path;
 use super::format::{
@@ -141,7 +141,7 @@ pub struct SSTableWriter {
     /// Reused across partitions, so a small partition allocates nothing.
     blocks: Vec<(usize, u64)>,
     summary: Vec<SummaryEntry>,
-    bloom: BloomFilter,
+    bloom: FilterBuilder,
     stats: StatsCollector,
     last_key: Option<DecoratedKey>,
     failed: bool,
@@ -194,7 +194,7 @@ impl SSTableWriter {
             final_path,
             tmp,
             file: Some(file),
-            bloom: BloomFilter::with_capacity(opts.expected_partitions, opts.bloom_fp_chance),
+            bloom: FilterBuilder::new(opts.expected_partitions, opts.bloom_fp_chance),
             opts,
             chunk_length,
             pending: Vec::with_capacity(chunk_length * 2),
@@ -678,7 +678,9 @@ impl SSTableWriter {
         seal_block(&mut tail, start);
         let filter_offset = chunk_table_offset + tail.len() as u64;
         let start = tail.len();
-        self.bloom.encode(&mut tail);
+        std::mem::replace(&mut self.bloom, FilterBuilder::new(0, 1.0))
+            .finish()
+            .encode(&mut tail);
         seal_block(&mut tail, start);
         let stats_offset = chunk_table_offset + tail.len() as u64;
         let start = tail.len();
