@@ -142,11 +142,19 @@ impl FilterBuilder {
     fn with_cap(expected_keys: u64, fp_chance: f64, max_pending: usize) -> FilterBuilder {
         // A disabled filter (invariant 3) has nothing to size.
         let disabled = fp_chance >= 1.0 || fp_chance.is_nan();
+        // Reserved up front, for the estimate: a large vector's untouched
+        // pages cost no memory, and growing by doubling would copy it and hold
+        // both copies for a moment.
+        let reserve = if disabled {
+            0
+        } else {
+            usize::try_from(expected_keys).map_or(max_pending, |n| n.min(max_pending))
+        };
         FilterBuilder {
             fp_chance,
             expected_keys,
             max_pending,
-            pending: Vec::new(),
+            pending: Vec::with_capacity(reserve),
             sized: disabled.then(|| BloomFilter::with_capacity(0, fp_chance)),
         }
     }
