@@ -167,22 +167,22 @@ impl FilterBuilder {
         self.pending.push(h);
         if self.pending.len() >= self.max_pending {
             let n = self.expected_keys.max(self.pending.len() as u64);
-            let mut f = BloomFilter::with_capacity(n, self.fp_chance);
-            for h in self.pending.drain(..) {
-                f.add(h);
-            }
-            self.pending = Vec::new();
-            self.sized = Some(f);
+            self.sized = Some(self.filter_of_pending(n));
         }
     }
 
-    /// The filter over every key added.
-    pub fn finish(self) -> BloomFilter {
-        if let Some(f) = self.sized {
-            return f;
+    /// The filter over every key added; the builder is empty afterwards.
+    pub fn finish(&mut self) -> BloomFilter {
+        match self.sized.take() {
+            Some(f) => f,
+            None => self.filter_of_pending(self.pending.len() as u64),
         }
-        let mut f = BloomFilter::with_capacity(self.pending.len() as u64, self.fp_chance);
-        for &h in &self.pending {
+    }
+
+    /// A filter sized for `keys` holding the pending hashes, which it frees.
+    fn filter_of_pending(&mut self, keys: u64) -> BloomFilter {
+        let mut f = BloomFilter::with_capacity(keys, self.fp_chance);
+        for h in std::mem::take(&mut self.pending) {
             f.add(h);
         }
         f

@@ -678,9 +678,7 @@ impl SSTableWriter {
         seal_block(&mut tail, start);
         let filter_offset = chunk_table_offset + tail.len() as u64;
         let start = tail.len();
-        std::mem::replace(&mut self.bloom, FilterBuilder::new(0, 1.0))
-            .finish()
-            .encode(&mut tail);
+        self.bloom.finish().encode(&mut tail);
         seal_block(&mut tail, start);
         let stats_offset = chunk_table_offset + tail.len() as u64;
         let start = tail.len();
