@@ -472,6 +472,39 @@ fn fixed_width_fits(delta: i64, width: u8) -> bool {
         && usize::from(width) < varint_len(zigzag(delta))
 }
 
+/// The head of a row body re-encoded with a fixed-width row timestamp: for a
+/// `body` encoded against `base` with a varint row timestamp, whose delta
+/// `base.row_ts_bytes` bytes hold in fewer bytes than the varint, writes the
+/// flags byte and the fixed-width timestamp into `head` and returns
+/// `(head length, bytes of body they replace)`; the body's rest follows
+/// unchanged. `None` when the body keeps its bytes (no row timestamp, already
+/// fixed, no width, no gain, or bytes that do not parse: those are copied as
+/// they are and found by whoever decodes them).
+///
+/// Lets a flush copy the memtable's rows (varint timestamps, since its span
+/// is unknown while it fills) into an sstable with a fixed width: a random
+/// write order spends a 4-byte varint where 3 fixed bytes hold a span of
+/// 16 s (BENCHMARKS.md, "Flushed rows with a fixed-width timestamp").
+pub fn fixed_width_row_head(
+    body: &[u8],
+    base: &EncodingBase,
+    head: &mut [u8; 9],
+) -> Option<(usize, usize)> {
+    let (&flags, _) = body.split_first()?;
+    if flags & ROW_HAS_TS == 0 || flags & ROW_FIXED_TS != 0 {
+        return None;
+    }
+    let mut r = Reader::new(&body[1..]);
+    let delta = r.zigzag().ok()?;
+    if !fixed_width_fits(delta, base.row_ts_bytes) {
+        return None;
+    }
+    let width = usize::from(base.row_ts_bytes);
+    head[0] = flags | ROW_FIXED_TS;
+    head[1..1 + width].copy_from_slice(&(delta as u64).to_le_bytes()[..width]);
+    Some((1 + width, 1 + r.position()))
+}
+
 /// A cell's flags byte (module docs).
 fn cell_flags(c: &Cell, row_ts: i64, marker: &LivenessInfo) -> u8 {
     let mut f = 0u8;
@@ -1390,6 +1423,23 @@ mod tests {
                 prop_assert_eq!(loc.map(|l| l.to_cell(c.column)), Some(meta));
             }
             prop_assert_eq!(back, row);
+        }
+
+        /// A copied row given a fixed-width timestamp is byte for byte the
+        /// row `encode_row` writes under that width.
+        #[test]
+        fn fixed_width_head_matches_the_encoder(row in arb_row(), base_ts in -1000i64..1000, row_ts_bytes in 0u8..9) {
+            let varint = EncodingBase { min_timestamp: base_ts, min_local_deletion: 0, min_ttl: 0, row_ts_bytes: 0 };
+            let fixed = EncodingBase { row_ts_bytes, ..varint };
+            let (mut copied, mut direct) = (Vec::new(), Vec::new());
+            encode_row(&row, &varint, &mut copied);
+            encode_row(&row, &fixed, &mut direct);
+            let mut head = [0u8; 9];
+            let rebuilt = match fixed_width_row_head(&copied, &fixed, &mut head) {
+                Some((len, replaced)) => [&head[..len], &copied[replaced..]].concat(),
+                None => copied,
+            };
+            prop_assert_eq!(rebuilt, direct);
         }
 
         /// The scan's fast path (a row handed on as views) keeps exactly

@@ -1041,7 +1041,11 @@ impl Table {
         let copy_base = memtable
             .copy_base()
             .filter(|_| split.keeps_partitions_whole());
-        let base = copy_base.unwrap_or_else(|| memtable.encoding_base());
+        // Row timestamps take the fixed width of the memtable's span, copied
+        // rows included (`SSTableWriter::append_encoded`).
+        let base = copy_base
+            .unwrap_or_else(|| memtable.encoding_base())
+            .with_row_ts_span_to(memtable.max_timestamp());
         // Each output's filter is sized for every partition: a flush's window
         // count is unknown up front and an oversized filter costs only memory
         // until the window is compacted.

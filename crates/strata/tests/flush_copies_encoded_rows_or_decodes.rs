@@ -4,7 +4,8 @@
 //! in with an older timestamp (issue 15). Either way every row, static row,
 //! TTL and deletion reads back after the flush exactly as it read from the
 //! memtable before it, and the sstable's base is a lower bound of its data
-//! (what the offline salvage relies on).
+//! (what the offline salvage relies on). Row timestamps take the fixed width
+//! of the data's span, copied rows included.
 
 mod common;
 
@@ -16,7 +17,19 @@ use strata::types::Value;
 
 const PARTITIONS: i32 = 120;
 
-fn write(t: &Arc<Table>, with_old_timestamp: bool) {
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Timestamps {
+    /// The wall clock's, as the writes go in.
+    Now,
+    /// The wall clock's, and one write far in the past.
+    OneOld,
+    /// Client timestamps spread over 5 s ahead of the clock: a span that
+    /// takes a 4-byte varint and 3 fixed bytes.
+    SpreadAhead,
+}
+
+fn write(t: &Arc<Table>, timestamps: Timestamps) {
+    let ahead = t.clock().now_micros() + 1_000_000;
     for p in 0..PARTITIONS {
         // One-row partitions (lone rows in the memtable) and wide ones (trees).
         for c in 0..(1 + (p % 7) * (p % 11) * 3) {
@@ -30,7 +43,8 @@ fn write(t: &Arc<Table>, with_old_timestamp: bool) {
             }
             let opts = WriteOptions {
                 ttl_seconds: (c % 4 == 1).then_some(86_400 + c as u32),
-                timestamp_micros: None,
+                timestamp_micros: (timestamps == Timestamps::SpreadAhead)
+                    .then_some(ahead + i64::from(p) * 40_000 + i64::from(c)),
             };
             t.insert(&row, &opts).unwrap();
         }
@@ -48,7 +62,7 @@ fn write(t: &Arc<Table>, with_old_timestamp: bool) {
         ];
         t.insert(&row, &WriteOptions::default()).unwrap();
     }
-    if with_old_timestamp {
+    if timestamps == Timestamps::OneOld {
         let row = [
             ("p", Value::Int(PARTITIONS + 1)),
             ("c", Value::Int(0)),
@@ -73,7 +87,8 @@ fn read_all(t: &Table) -> Vec<Vec<strata::table::TypedRow>> {
 
 #[test]
 fn flushed_rows_read_back_as_the_memtable_held_them() {
-    for with_old_timestamp in [false, true] {
+    for timestamps in [Timestamps::Now, Timestamps::OneOld, Timestamps::SpreadAhead] {
+        let with_old_timestamp = timestamps == Timestamps::OneOld;
         let dir = tempfile::tempdir().unwrap();
         let db = common::open(dir.path());
         let t = db
@@ -82,7 +97,7 @@ fn flushed_rows_read_back_as_the_memtable_held_them() {
                  WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}",
             )
             .unwrap();
-        write(&t, with_old_timestamp);
+        write(&t, timestamps);
         let before = read_all(&t);
         assert!(before.iter().map(Vec::len).sum::<usize>() > 1000);
         t.flush().unwrap();
@@ -94,6 +109,15 @@ fn flushed_rows_read_back_as_the_memtable_held_them() {
         assert!(base.min_timestamp <= stats.min_timestamp_micros);
         assert!(base.min_local_deletion <= stats.min_local_deletion_seconds);
         assert!(base.min_ttl <= stats.min_ttl_seconds);
+        assert_eq!(
+            base.row_ts_bytes,
+            base.with_row_ts_span_to(stats.max_timestamp_micros)
+                .row_ts_bytes,
+            "the width of the data's span ({timestamps:?})"
+        );
+        if timestamps == Timestamps::SpreadAhead {
+            assert_eq!(base.row_ts_bytes, 3, "{base:?} {stats:?}");
+        }
         if with_old_timestamp {
             // Decoded: the base is the data's own minimums.
             assert_eq!(base.min_timestamp, 1_000_000);
@@ -104,12 +128,12 @@ fn flushed_rows_read_back_as_the_memtable_held_them() {
             assert!(stats.min_ttl_seconds > 0);
         }
         drop(view);
-        assert_eq!(read_all(&t), before, "old timestamp: {with_old_timestamp}");
+        assert_eq!(read_all(&t), before, "{timestamps:?}");
         // And after a restart, from the sstable alone.
         drop(t);
         drop(db);
         let db = common::open(dir.path());
         let t = db.table("ks", "t").unwrap();
-        assert_eq!(read_all(&t), before, "old timestamp: {with_old_timestamp}");
+        assert_eq!(read_all(&t), before, "{timestamps:?}");
     }
 }

@@ -1250,8 +1250,9 @@ impl Memtable {
                 min_ldt
             },
             min_ttl: u32::try_from(min_ttl).unwrap_or(0),
-            // Rows are copied to the flush's sstable as the memtable encoded
-            // them (varint timestamps), so its base keeps the memtable's.
+            // The memtable encodes varint row timestamps (its span is unknown
+            // while it fills); the flush picks the sstable's width from
+            // `max_timestamp` (`Table::write_sstables`).
             row_ts_bytes: self.base.row_ts_bytes,
         }
     }

@@ -25,7 +25,7 @@ use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
 use crate::data::{DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
-use crate::encoding::{encode_row_spliced, put_varint, EncodingBase};
+use crate::encoding::{encode_row_spliced, fixed_width_row_head, put_varint, EncodingBase};
 use crate::error::{Error, Result};
 use crate::fs::{tmp_path, Fs, IoCause, IoCounters, IoTag, WritableFile};
 use std::path::{Path, PathBuf};
@@ -259,10 +259,17 @@ impl SSTableWriter {
     /// As [`SSTableWriter::append`] for a partition whose rows are already
     /// encoded (a flush from the memtable): each body is copied as it is, so
     /// its base must be this sstable's (`InvalidInput` otherwise, nothing
-    /// written). The bytes written are those `append` writes for the decoded
-    /// partition.
+    /// written), but for the row-timestamp width: bodies encoded without one
+    /// take this sstable's where it is shorter ([`fixed_width_row_head`]). The
+    /// bytes written are those `append` writes for the decoded partition.
     pub fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
-        if p.base != self.opts.base {
+        let widths_agree =
+            p.base.row_ts_bytes == 0 || p.base.row_ts_bytes == self.opts.base.row_ts_bytes;
+        let bases_agree = EncodingBase {
+            row_ts_bytes: self.opts.base.row_ts_bytes,
+            ..p.base
+        } == self.opts.base;
+        if !(widths_agree && bases_agree) {
             return Err(Error::InvalidInput(format!(
                 "rows encoded against base {:?} appended to sstable writer {} of base {:?}",
                 p.base,
@@ -425,10 +432,22 @@ impl SSTableWriter {
         r
     }
 
-    /// Appends a body already encoded against this sstable's base.
+    /// Appends a body already encoded against this sstable's base, its row
+    /// timestamp made fixed-width where that is shorter (`append_encoded`).
     fn append_encoded_body(&mut self, body: &[u8], head: Option<&[u8]>) -> Result<()> {
-        self.put_body_length(head, body.len());
-        self.push_stream(body)
+        let mut fixed = [0u8; 9];
+        match fixed_width_row_head(body, &self.opts.base, &mut fixed) {
+            Some((fixed_len, replaced)) => {
+                let rest = &body[replaced..];
+                self.put_body_length(head, fixed_len + rest.len());
+                self.push_stream(&fixed[..fixed_len])?;
+                self.push_stream(rest)
+            }
+            None => {
+                self.put_body_length(head, body.len());
+                self.push_stream(body)
+            }
+        }
     }
 
     /// A body's length, and around it a flags-first short partition's
