@@ -330,7 +330,7 @@ pub type Splices<'a> = Vec<(usize, &'a [u8])>;
 
 /// Encodes a row body (everything but the clustering) — see the module docs.
 pub fn encode_row(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
-    encode_row_inner(row, base, out, None);
+    encode_row_inner(row, base, out, None, false);
 }
 
 /// As [`encode_row`], but each value of [`SPLICE_MIN_BYTES`] or more is not
@@ -344,7 +344,31 @@ pub fn encode_row_spliced<'a>(
     out: &mut Vec<u8>,
     splices: &mut Splices<'a>,
 ) {
-    encode_row_inner(row, base, out, Some(splices));
+    encode_row_inner(row, base, out, Some(splices), false);
+}
+
+/// As [`encode_row_spliced`], but a row timestamp that fits
+/// `base.row_ts_bytes` takes the fixed width even where a varint would be
+/// shorter, so a row's size does not change as the clock moves on: the
+/// memtable's rows. A row overwritten again and again (a counter, a hot row)
+/// then needs the size of the row it replaces and reuses its bytes, where a
+/// varint grew a byte at 64 µs and 8 ms of the memtable's age and stranded
+/// every replaced row of the old size (BENCHMARKS.md, "Hot rows in less
+/// memory"). Decoders read either form.
+pub fn encode_row_spliced_steady<'a>(
+    row: &'a Row,
+    base: &EncodingBase,
+    out: &mut Vec<u8>,
+    splices: &mut Splices<'a>,
+) {
+    encode_row_inner(row, base, out, Some(splices), true);
+}
+
+/// [`encode_row_spliced_steady`] with every value in `out` (tests compare a
+/// memtable's rows with it).
+#[cfg(test)]
+pub fn encode_row_steady(row: &Row, base: &EncodingBase, out: &mut Vec<u8>) {
+    encode_row_inner(row, base, out, None, true);
 }
 
 fn encode_row_inner<'a>(
@@ -352,6 +376,7 @@ fn encode_row_inner<'a>(
     base: &EncodingBase,
     out: &mut Vec<u8>,
     mut splices: Option<&mut Splices<'a>>,
+    steady_ts: bool,
 ) {
     let marker = !row.liveness.is_empty();
     let row_ts = if marker {
@@ -391,7 +416,12 @@ fn encode_row_inner<'a>(
         flags |= ROW_PLAIN_SOLE_CELL;
     }
     let ts_delta = row_ts.wrapping_sub(base.min_timestamp);
-    let fixed_ts = flags & ROW_HAS_TS != 0 && fixed_width_fits(ts_delta, base.row_ts_bytes);
+    let fixed_ts = flags & ROW_HAS_TS != 0
+        && if steady_ts {
+            fits_width(ts_delta, base.row_ts_bytes)
+        } else {
+            fixed_width_fits(ts_delta, base.row_ts_bytes)
+        };
     if fixed_ts {
         flags |= ROW_FIXED_TS;
     }
@@ -466,43 +496,60 @@ fn encode_row_inner<'a>(
 /// `width` fixed bytes: it fits, and they are fewer than its varint's.
 #[inline]
 fn fixed_width_fits(delta: i64, width: u8) -> bool {
-    width != 0
-        && delta >= 0
-        && (width >= 8 || (delta as u64) >> (8 * u32::from(width)) == 0)
-        && usize::from(width) < varint_len(zigzag(delta))
+    fits_width(delta, width) && usize::from(width) < varint_len(zigzag(delta))
 }
 
-/// The head of a row body re-encoded with a fixed-width row timestamp: for a
-/// `body` encoded against `base` with a varint row timestamp, whose delta
-/// `base.row_ts_bytes` bytes hold in fewer bytes than the varint, writes the
-/// flags byte and the fixed-width timestamp into `head` and returns
-/// `(head length, bytes of body they replace)`; the body's rest follows
-/// unchanged. `None` when the body keeps its bytes (no row timestamp, already
-/// fixed, no width, no gain, or bytes that do not parse: those are copied as
-/// they are and found by whoever decodes them).
+/// Whether `width` fixed bytes hold `delta` at all.
+fn fits_width(delta: i64, width: u8) -> bool {
+    width != 0 && delta >= 0 && (width >= 8 || (delta as u64) >> (8 * u32::from(width)) == 0)
+}
+
+/// The head of a row body re-encoded for another row-timestamp width: for a
+/// `body` encoded against `from`, writes into `head` the flags byte and row
+/// timestamp that [`encode_row`] writes against `to` (whose timestamp,
+/// deletion and TTL minimums must be `from`'s) and returns `(head length,
+/// bytes of body they replace)`; the body's rest follows unchanged. `None`
+/// when the body's own bytes are already those (no row timestamp, the same
+/// form), or when they do not parse: those are copied as they are and found by
+/// whoever decodes them.
 ///
-/// Lets a flush copy the memtable's rows (varint timestamps, since its span
-/// is unknown while it fills) into an sstable with a fixed width: a random
-/// write order spends a 4-byte varint where 3 fixed bytes hold a span of
-/// 16 s (BENCHMARKS.md, "Flushed rows with a fixed-width timestamp").
-pub fn fixed_width_row_head(
+/// Lets a flush copy the memtable's rows (a fixed width for the memtable's
+/// life, [`encode_row_spliced_steady`]) into an sstable whose width fits the
+/// span it holds: a random write order spends a 4-byte varint where 3 fixed
+/// bytes hold 16 s (BENCHMARKS.md, "Flushed rows with a fixed-width
+/// timestamp").
+pub fn row_head_for_width(
     body: &[u8],
-    base: &EncodingBase,
-    head: &mut [u8; 9],
+    from: &EncodingBase,
+    to: &EncodingBase,
+    head: &mut [u8; 11],
 ) -> Option<(usize, usize)> {
     let (&flags, _) = body.split_first()?;
-    if flags & ROW_HAS_TS == 0 || flags & ROW_FIXED_TS != 0 {
+    if flags & ROW_HAS_TS == 0 {
         return None;
     }
     let mut r = Reader::new(&body[1..]);
-    let delta = r.zigzag().ok()?;
-    if !fixed_width_fits(delta, base.row_ts_bytes) {
+    let ts = read_row_ts(&mut r, flags, from).ok()?;
+    let delta = ts.wrapping_sub(to.min_timestamp);
+    let mut out = [0u8; 11];
+    let len = if fixed_width_fits(delta, to.row_ts_bytes) {
+        let width = usize::from(to.row_ts_bytes);
+        out[0] = flags | ROW_FIXED_TS;
+        out[1..1 + width].copy_from_slice(&(delta as u64).to_le_bytes()[..width]);
+        1 + width
+    } else {
+        let mut v = Vec::with_capacity(10);
+        put_zigzag(&mut v, delta);
+        out[0] = flags & !ROW_FIXED_TS;
+        out[1..1 + v.len()].copy_from_slice(&v);
+        1 + v.len()
+    };
+    let replaced = 1 + r.position();
+    if out[..len] == body[..replaced] {
         return None;
     }
-    let width = usize::from(base.row_ts_bytes);
-    head[0] = flags | ROW_FIXED_TS;
-    head[1..1 + width].copy_from_slice(&(delta as u64).to_le_bytes()[..width]);
-    Some((1 + width, 1 + r.position()))
+    head.copy_from_slice(&out);
+    Some((len, replaced))
 }
 
 /// A cell's flags byte (module docs).
@@ -1425,21 +1472,31 @@ mod tests {
             prop_assert_eq!(back, row);
         }
 
-        /// A copied row given a fixed-width timestamp is byte for byte the
-        /// row `encode_row` writes under that width.
+        /// A copied row given another width's timestamp is byte for byte
+        /// the row `encode_row` writes under that width, whichever form
+        /// (varint, canonical or steady fixed width) it was copied from.
         #[test]
-        fn fixed_width_head_matches_the_encoder(row in arb_row(), base_ts in -1000i64..1000, row_ts_bytes in 0u8..9) {
-            let varint = EncodingBase { min_timestamp: base_ts, min_local_deletion: 0, min_ttl: 0, row_ts_bytes: 0 };
-            let fixed = EncodingBase { row_ts_bytes, ..varint };
+        fn row_head_for_width_matches_the_encoder(row in arb_row(), base_ts in -1000i64..1000, from_width in 0u8..9, to_width in 0u8..9, steady: bool) {
+            let from = EncodingBase { min_timestamp: base_ts, min_local_deletion: 0, min_ttl: 0, row_ts_bytes: from_width };
+            let to = EncodingBase { row_ts_bytes: to_width, ..from };
             let (mut copied, mut direct) = (Vec::new(), Vec::new());
-            encode_row(&row, &varint, &mut copied);
-            encode_row(&row, &fixed, &mut direct);
-            let mut head = [0u8; 9];
-            let rebuilt = match fixed_width_row_head(&copied, &fixed, &mut head) {
+            if steady {
+                encode_row_spliced_steady(&row, &from, &mut copied, &mut Vec::new());
+            } else {
+                encode_row(&row, &from, &mut copied);
+            }
+            encode_row(&row, &to, &mut direct);
+            let mut head = [0u8; 11];
+            let rebuilt = match row_head_for_width(&copied, &from, &to, &mut head) {
                 Some((len, replaced)) => [&head[..len], &copied[replaced..]].concat(),
-                None => copied,
+                None => copied.clone(),
             };
-            prop_assert_eq!(rebuilt, direct);
+            prop_assert_eq!(&rebuilt, &direct);
+            // The steady form is what it says: the width whenever it holds.
+            if steady && from_width > 0 && !row.cells.is_empty() {
+                let decoded = decode_row(&mut Reader::new(&copied), row.clustering.clone(), &from).unwrap();
+                prop_assert_eq!(decoded, row);
+            }
         }
 
         /// The scan's fast path (a row handed on as views) keeps exactly

@@ -25,7 +25,7 @@ use super::reader::SSTableReader;
 use super::row_index::{self, ROW_BLOCK_BYTES};
 use super::stats::StatsCollector;
 use crate::data::{DecoratedKey, PartitionDeletion, PartitionUpdate, Row};
-use crate::encoding::{encode_row_spliced, fixed_width_row_head, put_varint, EncodingBase};
+use crate::encoding::{encode_row_spliced, put_varint, row_head_for_width, EncodingBase};
 use crate::error::{Error, Result};
 use crate::fs::{tmp_path, Fs, IoCause, IoCounters, IoTag, WritableFile};
 use std::path::{Path, PathBuf};
@@ -257,19 +257,17 @@ impl SSTableWriter {
     }
 
     /// As [`SSTableWriter::append`] for a partition whose rows are already
-    /// encoded (a flush from the memtable): each body is copied as it is, so
-    /// its base must be this sstable's (`InvalidInput` otherwise, nothing
-    /// written), but for the row-timestamp width: bodies encoded without one
-    /// take this sstable's where it is shorter ([`fixed_width_row_head`]). The
-    /// bytes written are those `append` writes for the decoded partition.
+    /// encoded (a flush from the memtable): each body is copied, so its base
+    /// must be this sstable's (`InvalidInput` otherwise, nothing written) but
+    /// for the row-timestamp width, which the copy changes to this sstable's
+    /// ([`row_head_for_width`]). The bytes written are those `append` writes
+    /// for the decoded partition.
     pub fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
-        let widths_agree =
-            p.base.row_ts_bytes == 0 || p.base.row_ts_bytes == self.opts.base.row_ts_bytes;
-        let bases_agree = EncodingBase {
+        let same_minimums = EncodingBase {
             row_ts_bytes: self.opts.base.row_ts_bytes,
             ..p.base
         } == self.opts.base;
-        if !(widths_agree && bases_agree) {
+        if !same_minimums {
             return Err(Error::InvalidInput(format!(
                 "rows encoded against base {:?} appended to sstable writer {} of base {:?}",
                 p.base,
@@ -432,15 +430,21 @@ impl SSTableWriter {
         r
     }
 
-    /// Appends a body already encoded against this sstable's base, its row
-    /// timestamp made fixed-width where that is shorter (`append_encoded`).
-    fn append_encoded_body(&mut self, body: &[u8], head: Option<&[u8]>) -> Result<()> {
-        let mut fixed = [0u8; 9];
-        match fixed_width_row_head(body, &self.opts.base, &mut fixed) {
-            Some((fixed_len, replaced)) => {
+    /// Appends a body encoded against `from` (this sstable's base but for the
+    /// row-timestamp width), its row timestamp in this sstable's form
+    /// (`append_encoded`).
+    fn append_encoded_body(
+        &mut self,
+        body: &[u8],
+        from: &EncodingBase,
+        head: Option<&[u8]>,
+    ) -> Result<()> {
+        let mut ts_head = [0u8; 11];
+        match row_head_for_width(body, from, &self.opts.base, &mut ts_head) {
+            Some((len, replaced)) => {
                 let rest = &body[replaced..];
-                self.put_body_length(head, fixed_len + rest.len());
-                self.push_stream(&fixed[..fixed_len])?;
+                self.put_body_length(head, len + rest.len());
+                self.push_stream(&ts_head[..len])?;
                 self.push_stream(rest)
             }
             None => {
@@ -808,7 +812,7 @@ impl PartitionSource for EncodedPartition<'_> {
         self.rows[i].clustering
     }
     fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()> {
-        w.append_encoded_body(self.rows[i].body, head)
+        w.append_encoded_body(self.rows[i].body, &self.base, head)
     }
     fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
         // A body that does not parse came from a broken memtable, not the disk.
