@@ -35,6 +35,13 @@
 //! 5. Flush into an sstable: the same fills appended to an LZ4 sstable in a
 //!    scratch directory under the system's temporary one, through each path;
 //!    the appends are timed, the final fsync is not (it measures the disk).
+//! 6. Overhead a hot row adds: hot rows hold only 160 cells, so step 3's
+//!    figure there is mostly what a structure holds once per instance (the
+//!    memtable's shards and first arena blocks). The same 100,000 overwrites
+//!    are applied to 8 and to 64 rows per hot partition, and the difference
+//!    of the two fills' overhead bytes is divided by the difference of their
+//!    cells (1,120): per-instance bytes cancel, per-row costs and what
+//!    overwrites leave behind per row remain.
 //!
 //! Fairness rules (why the baselines look as they do): all three encode each
 //! row with `encoding::encode_row` inside the timed region, so the comparison is
@@ -77,6 +84,9 @@ const FEW_PARTITIONS: usize = 16;
 /// and again by every thread.
 const HOT_PARTITIONS: usize = 4;
 const HOT_ROWS: usize = 8;
+/// Rows per hot partition of the second fill of the marginal overhead
+/// (protocol step 6).
+const HOT_ROWS_WIDE: usize = 64;
 const BATCH_ROWS: usize = 32;
 const NOW_MICROS: i64 = 1_700_000_000_000_000;
 const SEED: u64 = 0x5EED_0004;
@@ -138,6 +148,17 @@ fn insert_row(rng: &mut ChaCha8Rng, clustering: Vec<u8>, timestamp_micros: i64) 
 /// Partition sets are disjoint between threads except in `HotRows`, where
 /// contention is the point.
 pub fn inputs(workload: Workload, thread: usize, threads: usize) -> Vec<PartitionUpdate> {
+    inputs_with_hot_rows(workload, thread, threads, HOT_ROWS)
+}
+
+/// [`inputs`] with `hot_rows` rows per hot partition (the marginal overhead
+/// compares two widths of the same stream of overwrites).
+fn inputs_with_hot_rows(
+    workload: Workload,
+    thread: usize,
+    threads: usize,
+    hot_rows: usize,
+) -> Vec<PartitionUpdate> {
     let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ ((workload as u64) << 32) ^ thread as u64);
     let rows = ROWS / threads;
     let per_thread = (FEW_PARTITIONS / threads).max(1);
@@ -173,7 +194,7 @@ pub fn inputs(workload: Workload, thread: usize, threads: usize) -> Vec<Partitio
             Workload::HotRows => {
                 let p = rng.gen_range(0..HOT_PARTITIONS) as u64;
                 u = PartitionUpdate::new(DecoratedKey::new(&p.to_be_bytes()));
-                let r = rng.gen_range(0..HOT_ROWS) as u64;
+                let r = rng.gen_range(0..hot_rows) as u64;
                 u.add_row(insert_row(&mut rng, r.to_be_bytes().to_vec(), ts));
             }
         }
@@ -343,7 +364,30 @@ fn malloc_in_use() -> i64 {
 
 /// Protocol step 3 for `S`: overhead bytes per cell, and the cells.
 fn overhead<S: Structure>(workload: Workload) -> (f64, u64) {
-    let inputs = vec![inputs(workload, 0, 1)];
+    let (over, cells) = overhead_bytes::<S>(vec![inputs(workload, 0, 1)]);
+    (over / cells.max(1) as f64, cells)
+}
+
+/// Protocol step 6 for `S`: overhead bytes per cell a hot row adds, from two
+/// fills of the same 100,000 overwrites onto 8 and then 64 rows per hot
+/// partition (160 and 1,280 cells): the difference in overhead over the
+/// difference in cells. What a structure holds once per instance (the
+/// memtable's 64 shards, its first arena blocks) cancels; what each row
+/// costs, and what overwrites leave behind per row, remains.
+fn hot_rows_marginal_overhead<S: Structure>() -> f64 {
+    let (small, small_cells) = overhead_bytes::<S>(vec![inputs(Workload::HotRows, 0, 1)]);
+    let (wide, wide_cells) = overhead_bytes::<S>(vec![inputs_with_hot_rows(
+        Workload::HotRows,
+        0,
+        1,
+        HOT_ROWS_WIDE,
+    )]);
+    (wide - small) / (wide_cells - small_cells).max(1) as f64
+}
+
+/// Bytes `S` holds beyond the logical data after a single-threaded fill
+/// from `inputs`, and the cells it holds.
+fn overhead_bytes<S: Structure>(inputs: Vec<Vec<PartitionUpdate>>) -> (f64, u64) {
     let mut logical = 0u64;
     let mut cells = 0u64;
     let mut partitions = HashSet::new();
@@ -363,9 +407,8 @@ fn overhead<S: Structure>(workload: Workload) -> (f64, u64) {
     let before = malloc_in_use();
     let (_, s) = fill::<S>(&inputs);
     let held = malloc_in_use() - before;
-    let per_cell = (held as f64 - logical as f64) / cells.max(1) as f64;
     drop(s);
-    (per_cell, cells)
+    (held as f64 - logical as f64, cells)
 }
 
 /// Protocol step 3's fixed part: the bytes an empty `S` holds.
@@ -430,6 +473,9 @@ pub struct MemtableReport {
     /// which every overhead figure includes.
     pub memtable_empty_bytes: i64,
     pub cases: Vec<Case>,
+    /// Protocol step 6: overhead bytes per cell that a hot row adds, per
+    /// structure, with what each holds once per instance taken out.
+    pub hot_rows_marginal_overhead_bytes_per_cell: Marginal,
     /// Protocol step 4, median over the runs (random-partitions and
     /// few-partitions fills, one thread).
     pub flush_mib_per_s: f64,
@@ -443,6 +489,14 @@ pub struct MemtableReport {
     pub flush_sstable_mib_per_s: f64,
     /// Step 5 through the decoding path.
     pub flush_sstable_decoded_mib_per_s: f64,
+}
+
+/// Bytes per cell by structure (protocol step 6).
+#[derive(Clone, Debug, Serialize)]
+pub struct Marginal {
+    pub memtable: f64,
+    pub skiplist: f64,
+    pub btreemap: f64,
 }
 
 #[derive(Default)]
@@ -596,6 +650,11 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
             cases.push(case);
         }
     }
+    let marginal = Marginal {
+        memtable: hot_rows_marginal_overhead::<Memtable>(),
+        skiplist: hot_rows_marginal_overhead::<SkipListBaseline>(),
+        btreemap: hot_rows_marginal_overhead::<BTreeMapBaseline>(),
+    };
     let mut flush = FlushRuns::default();
     let scratch_dir =
         std::env::temp_dir().join(format!("strata-bench-flush-{}", std::process::id()));
@@ -625,6 +684,7 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
         rows_per_fill: ROWS,
         memtable_empty_bytes: empty,
         cases,
+        hot_rows_marginal_overhead_bytes_per_cell: marginal,
         flush_mib_per_s: median(flush.encoded.clone()),
         flush_runs_mib_per_s: flush.encoded,
         flush_decoded_mib_per_s: median(flush.decoded.clone()),
@@ -692,6 +752,12 @@ impl MemtableReport {
             self.memtable_empty_bytes,
             beyond.join(", ")
         ));
+        let m = &self.hot_rows_marginal_overhead_bytes_per_cell;
+        out.push_str(&format!(
+            "hot rows, overhead per cell added (8 -> {HOT_ROWS_WIDE} rows per partition, \
+             per-instance bytes cancelled): memtable {:.1}, skiplist {:.1}, btreemap {:.1}\n",
+            m.memtable, m.skiplist, m.btreemap
+        ));
         out.push_str(&format!(
             "flush iteration: {:.0} MiB/s of row data, rows as encoded (median of {} fills); \
              {:.0} MiB/s decoding them\n",
@@ -736,6 +802,14 @@ mod tests {
             .map(|u| (u.key.key.clone(), u.rows[0].clustering.clone()))
             .collect();
         assert_eq!(hot.len(), HOT_PARTITIONS * HOT_ROWS);
+        // Step 6's wider fill: the same overwrites, onto 64 rows each.
+        let wide = inputs_with_hot_rows(Workload::HotRows, 0, 1, HOT_ROWS_WIDE);
+        assert_eq!(wide.len(), inputs(Workload::HotRows, 0, 1).len());
+        let wide: HashSet<_> = wide
+            .iter()
+            .map(|u| (u.key.key.clone(), u.rows[0].clustering.clone()))
+            .collect();
+        assert_eq!(wide.len(), HOT_PARTITIONS * HOT_ROWS_WIDE);
     }
 
     #[test]

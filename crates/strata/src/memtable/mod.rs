@@ -60,7 +60,10 @@
 //! them lists them and, when released, hands their bytes to its shard's free rows,
 //! where the next row of exactly that encoded size reuses them. So rows overwritten
 //! again and again (hot rows, counters) do not grow the arena without bound, which
-//! Cassandra's slabs and RocksDB's arena let them do until the flush. A lone row
+//! Cassandra's slabs and RocksDB's arena let them do until the flush. Exact size
+//! is why row timestamps keep one width for the memtable's life
+//! ([`ROW_TS_BYTES`]): a rewrite with a later timestamp is then the size of the
+//! row it replaces, where a varint grew a byte as the memtable aged. A lone row
 //! (no version) has no such moment: a reader may hold it with nothing counting,
 //! so its replaced bytes stay until the flush, and so do they when a later
 //! version replaces it (every version remembers its partition's former lone row).
