@@ -2658,6 +2658,17 @@ mod tests {
         assert_eq!(live_nodes(), before, "nodes leaked or freed twice");
     }
 
+    /// `n` rewrites of 32 hot rows (4 partitions of 8) holding `value`, at
+    /// timestamps from `*ts` on, one microsecond apart.
+    fn rewrite_hot_rows(m: &Memtable, ts: &mut i64, n: usize, value: &[u8]) {
+        for _ in 0..n {
+            let mut u = PartitionUpdate::new(key(&[(*ts % 4) as u8]));
+            u.add_row(row(&[(*ts / 4 % 8) as u8], *ts, value));
+            m.apply(&u);
+            *ts += 1;
+        }
+    }
+
     /// Hot rows overwritten again and again keep the memtable's size flat
     /// once their encoded size settles: replaced rows are recycled, and
     /// versions, nodes and the per-update lists are freed.
@@ -2667,14 +2678,7 @@ mod tests {
         // Timestamp deltas from 100,000 to 320,000 µs: all three-byte varints,
         // so every rewrite of a row has the size of the one it replaces.
         let mut ts = 100_000;
-        let mut overwrite = |n: usize| {
-            for _ in 0..n {
-                let mut u = PartitionUpdate::new(key(&[(ts % 4) as u8]));
-                u.add_row(row(&[(ts / 4 % 8) as u8], ts, &[7; 34]));
-                m.apply(&u);
-                ts += 1;
-            }
-        };
+        let mut overwrite = |n: usize| rewrite_hot_rows(&m, &mut ts, n, &[7; 34]);
         overwrite(20_000);
         let settled = m.memory_bytes();
         overwrite(200_000);
@@ -2693,14 +2697,7 @@ mod tests {
         // rewrite the size of the row it replaces.
         let m = Memtable::new(1, 0);
         let mut ts = 0;
-        let mut overwrite = |n: usize| {
-            for _ in 0..n {
-                let mut u = PartitionUpdate::new(key(&[(ts % 4) as u8]));
-                u.add_row(row(&[(ts / 4 % 8) as u8], ts, &[7; 400]));
-                m.apply(&u);
-                ts += 1;
-            }
-        };
+        let mut overwrite = |n: usize| rewrite_hot_rows(&m, &mut ts, n, &[7; 400]);
         // Each row written twice (deltas under 64 µs): one spare row's bytes
         // and the arena block it took are in.
         overwrite(64);
