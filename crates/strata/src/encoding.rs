@@ -237,8 +237,11 @@ pub struct EncodingBase {
     /// write order makes a row's delta as random as the span is wide, and a
     /// varint spends a bit per byte on its continuation: 23 bits of
     /// microseconds (8 s) take a 4-byte varint (zigzagged, 24 bits) and 3
-    /// fixed bytes. The encoder takes the shorter per row, so rows copied
-    /// from a memtable (width 0) and re-encoded rows share one file.
+    /// fixed bytes. The encoder takes the shorter per row (the memtable's
+    /// steady encoding takes the width whenever it holds, and a flush
+    /// re-encodes those timestamps to the shorter, `row_head_for_width`);
+    /// files written before flushes did so hold copied varint rows beside
+    /// fixed-width ones, and every reader takes both.
     pub row_ts_bytes: u8,
 }
 

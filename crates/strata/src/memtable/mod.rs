@@ -1264,9 +1264,9 @@ impl Memtable {
                 min_ldt
             },
             min_ttl: u32::try_from(min_ttl).unwrap_or(0),
-            // The memtable encodes varint row timestamps (its span is unknown
-            // while it fills); the flush picks the sstable's width from
-            // `max_timestamp` (`Table::write_sstables`).
+            // The memtable's steady width (the span is unknown while it
+            // fills); a flush replaces it with the width of the data's span
+            // (`Table::write_sstables`).
             row_ts_bytes: self.base.row_ts_bytes,
         }
     }
@@ -2675,8 +2675,9 @@ mod tests {
     #[test]
     fn hot_row_overwrites_do_not_grow_the_memtable() {
         let m = Memtable::new(1, 0);
-        // Timestamp deltas from 100,000 to 320,000 µs: all three-byte varints,
-        // so every rewrite of a row has the size of the one it replaces.
+        // Timestamp deltas from 100 to 320 ms, past both of a varint's growths
+        // (the test below crosses them), so every rewrite of a row has the
+        // size of the one it replaces whatever the timestamp's form.
         let mut ts = 100_000;
         let mut overwrite = |n: usize| rewrite_hot_rows(&m, &mut ts, n, &[7; 34]);
         overwrite(20_000);
