@@ -40,6 +40,8 @@
 //! - [`table_compaction`]: a table's side of the compaction runtime and its
 //!   operator commands.
 //! - [`db`]: the data directory, recovery, the flush and compactor threads.
+//! - [`query`]: the CQL executor: statements run against a database, system
+//!   and virtual tables, roles; what the CQL server and the shell call.
 //! - [`maintenance`]: verify, scrub, snapshots, single-sstable rewrites.
 //! - [`repair`]: manifest rebuild and `sstable import`.
 //! - [`tablestats`]: `tablestats` and `compactionstats` figures.
@@ -69,6 +71,7 @@ pub mod memtable;
 pub mod model;
 pub mod options;
 pub mod quarantine;
+pub mod query;
 pub mod read;
 pub mod repair;
 pub mod schema;

@@ -30,7 +30,7 @@ use crate::types::CqlType;
 
 /// `name = value`.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Setting {
+pub struct Setting {
     /// Lower-cased, as CQL folds unquoted identifiers.
     pub name: String,
     pub name_pos: usize,

@@ -281,7 +281,7 @@ pub fn parse_value(ty: CqlType, text: &str) -> Result<Value> {
 
 /// A parsed literal value of a setting.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Literal {
+pub enum Literal {
     /// Strings, numbers and booleans, as text (Cassandra stores sub-options as strings).
     Scalar(String),
     /// `{key: value, ...}`; values are scalars.

@@ -23,6 +23,7 @@
 //!    `error` and `types`; `options` and `schema` call the parsers, never the
 //!    reverse, so a parser never reaches into the schema or option models.
 
+pub mod ast;
 pub mod ddl;
 pub mod lexer;
 pub mod literal;
