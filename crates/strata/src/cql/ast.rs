@@ -62,6 +62,33 @@ pub enum TypeExpr {
     Custom(String),
 }
 
+impl TypeExpr {
+    /// The type as CQL spells it (`frozen<map<text, int>>`).
+    pub fn to_cql(&self) -> String {
+        let join = |items: &[TypeExpr]| {
+            items
+                .iter()
+                .map(TypeExpr::to_cql)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            TypeExpr::Native(n) => n.clone(),
+            TypeExpr::List(e) => format!("list<{}>", e.to_cql()),
+            TypeExpr::Set(e) => format!("set<{}>", e.to_cql()),
+            TypeExpr::Map(k, v) => format!("map<{}, {}>", k.to_cql(), v.to_cql()),
+            TypeExpr::Tuple(items) => format!("tuple<{}>", join(items)),
+            TypeExpr::Frozen(e) => format!("frozen<{}>", e.to_cql()),
+            TypeExpr::Udt(q) => match &q.keyspace {
+                Some(k) => format!("{}.{}", k.text, q.name.text),
+                None => q.name.text.clone(),
+            },
+            TypeExpr::Vector(e, n) => format!("vector<{}, {n}>", e.to_cql()),
+            TypeExpr::Custom(c) => format!("'{}'", c.replace('\'', "''")),
+        }
+    }
+}
+
 /// A constant as typed (invariant 4).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {

@@ -31,12 +31,23 @@
 //! 4. Results carry their values in the protocol's serialized form
 //!    ([`crate::types::serialize`]), with metadata giving each column's type.
 
+mod auth;
+mod bind;
+mod describe;
 pub mod executor;
+mod json;
+mod modify;
+mod restrict;
+mod schema_ops;
+mod select;
+mod system;
 pub mod types;
+mod values;
 
 pub use executor::{
     Authenticator, BatchItem, ClientInfo, Executor, NodeInfo, Prepared, ServerState,
 };
+pub use auth::ROLES_FILE;
 pub use types::ColumnType;
 
 use crate::cql::CqlErrorKind;
