@@ -622,6 +622,9 @@ def scalar():
     q("SELECT k, v FROM pp WHERE k IN (3, 1, 2)")
     q("SELECT k, v FROM pp WHERE k IN (3, 1, 2, 1)")
     q("SELECT k, v FROM pp WHERE k IN ()")
+    q("INSERT INTO pp (k, v) VALUES (-5, 5)")
+    q("SELECT k, v FROM pp WHERE k IN (300, 3, -5, 1)")
+    q("SELECT k, token(k) FROM pp WHERE k IN (-5, 1)")
 
     # --- TRUNCATE ------------------------------------------------------------------------
     q("TRUNCATE pp")
