@@ -11,7 +11,8 @@ the keyspaces the corpus uses (outside the record), so every run starts from the
 state and the output is the same byte for byte.
 
 One JSON object per line:
-  {"cql": ..., "values": [...], "bind_types": [[name, type], ...], "page_size": N,
+  {"cql": ..., "values": [...], "bind_types": [[name, type], ...], "pk_indexes": [..],
+   "page_size": N,
    "result": {"kind": "rows", "columns": [[name, type], ...], "rows": [[...], ...],
               "paging_state_present": false, "warnings": [...]}}
   {"cql": ..., "error": {"code": "0x2200", "class": "InvalidRequest", "message": ...}}
@@ -21,6 +22,8 @@ One JSON object per line:
   bound values were sent as these exact bytes ("0x" hex, null for a null, {"unset": true}
   for an unset value), bypassing the driver's serialization and its own checks, to
   record the server's answer to malformed values.
+- "bind_types" and "pk_indexes" are the PREPARED answer's bind metadata: each marker's
+  name and type, and which markers hold the partition key columns, in key order.
 - "page_size": N: read with that page size; the result then has "pages", one object per
   page with its rows and paging_state_present, instead of "rows". page_size 0: paging
   off. Without page_size the driver's default (5000) is used and only the first page is
@@ -169,6 +172,8 @@ def run_entry(session, e):
                 out["error"] = dict(error_of(exc), at="prepare")
                 return out
             out["bind_types"] = [[c.name, type_text(c.type)] for c in prepared.column_metadata]
+            if prepared.routing_key_indexes is not None:
+                out["pk_indexes"] = list(prepared.routing_key_indexes)
             if "raw_values" in e:
                 out["raw_values"] = e["raw_values"]
                 bound = BoundStatement(prepared)
