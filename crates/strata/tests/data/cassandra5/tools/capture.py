@@ -108,8 +108,9 @@ def normalize(body):
         out["timestamp"] = "<time>"
     if "paging_state" in out:
         out["paging_state"] = "<paging_state>"
-    if "CLIENT_ID" in out:  # the Java driver sends a random uuid per session
-        out["CLIENT_ID"] = "<uuid>"
+    for key in ("CLIENT_ID", "SESSION_ID"):  # random per session (Java, Rust drivers)
+        if key in out:
+            out[key] = "<uuid>"
     return out
 
 
