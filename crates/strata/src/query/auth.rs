@@ -193,7 +193,10 @@ impl Roles {
                     return Err(crate::Error::corruption(
                         &path,
                         0,
-                        format!("roles file of {} bytes is over the {MAX_ROLES_FILE_BYTES} accepted", meta.len()),
+                        format!(
+                            "roles file of {} bytes is over the {MAX_ROLES_FILE_BYTES} accepted",
+                            meta.len()
+                        ),
                     ));
                 }
                 let bytes = db.fs().read_all(&path, IoTag::new(IoCause::Metadata))?;
@@ -221,7 +224,9 @@ impl Roles {
                     ..Role::default()
                 },
             );
-            roles.commit(next).map_err(|e| crate::Error::InvalidInput(e.message))?;
+            roles
+                .commit(next)
+                .map_err(|e| crate::Error::InvalidInput(e.message))?;
         }
         Ok(roles)
     }
@@ -265,9 +270,7 @@ impl Roles {
 
     pub(crate) fn require_login(&self, session: &Session) -> QueryOutcome<()> {
         if self.enabled && session.user.is_none() {
-            return Err(QueryError::unauthorized(
-                "You have not logged in",
-            ));
+            return Err(QueryError::unauthorized("You have not logged in"));
         }
         Ok(())
     }
@@ -308,7 +311,10 @@ impl Roles {
         };
         // Everyone may read the schema and the node's own tables (drivers
         // need them to connect).
-        if access == Access::Select && super::system::is_system_keyspace(keyspace) && keyspace != "system_auth" {
+        if access == Access::Select
+            && super::system::is_system_keyspace(keyspace)
+            && keyspace != "system_auth"
+        {
             return Ok(());
         }
         let state = self.state.lock();
@@ -354,7 +360,9 @@ impl Roles {
     fn hash_of(options: &RoleOptions) -> QueryOutcome<Option<String>> {
         if let Some(h) = &options.hashed_password {
             if bcrypt::verify("", h).is_err() {
-                return Err(QueryError::invalid("Hashed password is not a valid bcrypt hash"));
+                return Err(QueryError::invalid(
+                    "Hashed password is not a valid bcrypt hash",
+                ));
             }
             return Ok(Some(h.clone()));
         }
@@ -381,10 +389,7 @@ impl Roles {
                     if *if_not_exists {
                         return Ok(QueryResult::Void);
                     }
-                    return Err(QueryError::invalid(format!(
-                        "{} already exists",
-                        name.text
-                    )));
+                    return Err(QueryError::invalid(format!("{} already exists", name.text)));
                 }
                 let role = Role {
                     salted_hash: Self::hash_of(options)?,
@@ -427,7 +432,9 @@ impl Roles {
             Statement::DropRole { if_exists, name } => {
                 self.require_superuser(ctx, "drop roles")?;
                 if ctx.session.user.as_deref() == Some(name.text.as_str()) {
-                    return Err(QueryError::invalid("Cannot DROP primary role for current login"));
+                    return Err(QueryError::invalid(
+                        "Cannot DROP primary role for current login",
+                    ));
                 }
                 if next.roles.remove(&name.text).is_none() {
                     if *if_exists {
@@ -462,7 +469,10 @@ impl Roles {
             Statement::RevokeRole { role, revokee } => {
                 self.require_superuser(ctx, "revoke roles")?;
                 let Some(r) = next.roles.get_mut(&revokee.text) else {
-                    return Err(QueryError::invalid(format!("{} doesn't exist", revokee.text)));
+                    return Err(QueryError::invalid(format!(
+                        "{} doesn't exist",
+                        revokee.text
+                    )));
                 };
                 if !r.member_of.remove(&role.text) {
                     return Err(QueryError::invalid(format!(
@@ -483,7 +493,10 @@ impl Roles {
             } => {
                 self.require_superuser(ctx, "grant or revoke permissions")?;
                 if !next.roles.contains_key(&grantee.text) {
-                    return Err(QueryError::invalid(format!("{} doesn't exist", grantee.text)));
+                    return Err(QueryError::invalid(format!(
+                        "{} doesn't exist",
+                        grantee.text
+                    )));
                 }
                 let res = resource_name(ctx, resource)?;
                 if let Resource::Table(qn) = resource {
@@ -491,7 +504,10 @@ impl Roles {
                     ctx.exec.table(&ks, &qn.name.text)?;
                 }
                 let names: Vec<&str> = if permissions.contains(&Permission::All) {
-                    applicable(&res).iter().map(|p| permission_name(*p)).collect()
+                    applicable(&res)
+                        .iter()
+                        .map(|p| permission_name(*p))
+                        .collect()
                 } else {
                     for p in permissions {
                         if !applicable(&res).contains(p) {
@@ -525,7 +541,15 @@ impl Roles {
                 of,
                 recursive,
                 users,
-            } => return self.list_roles(ctx, &next, of.as_ref().map(|n| n.text.as_str()), *recursive, *users),
+            } => {
+                return self.list_roles(
+                    ctx,
+                    &next,
+                    of.as_ref().map(|n| n.text.as_str()),
+                    *recursive,
+                    *users,
+                )
+            }
             Statement::ListPermissions {
                 permissions,
                 resource,
@@ -563,8 +587,11 @@ impl Roles {
                 if recursive {
                     Self::closure(state, r)
                 } else {
-                    let mut s: BTreeSet<String> =
-                        state.roles.get(r).map(|x| x.member_of.clone()).unwrap_or_default();
+                    let mut s: BTreeSet<String> = state
+                        .roles
+                        .get(r)
+                        .map(|x| x.member_of.clone())
+                        .unwrap_or_default();
                     s.insert(r.to_string());
                     s
                 }
@@ -657,16 +684,25 @@ impl Roles {
         of: Option<&str>,
         recursive: bool,
     ) -> QueryOutcome<QueryResult> {
-        let wanted: BTreeSet<&str> = if permissions.contains(&Permission::All) || permissions.is_empty() {
-            [
-                "CREATE", "ALTER", "DROP", "SELECT", "MODIFY", "AUTHORIZE", "DESCRIBE", "EXECUTE",
-                "UNMASK", "SELECT_MASKED",
-            ]
-            .into_iter()
-            .collect()
-        } else {
-            permissions.iter().map(|p| permission_name(*p)).collect()
-        };
+        let wanted: BTreeSet<&str> =
+            if permissions.contains(&Permission::All) || permissions.is_empty() {
+                [
+                    "CREATE",
+                    "ALTER",
+                    "DROP",
+                    "SELECT",
+                    "MODIFY",
+                    "AUTHORIZE",
+                    "DESCRIBE",
+                    "EXECUTE",
+                    "UNMASK",
+                    "SELECT_MASKED",
+                ]
+                .into_iter()
+                .collect()
+            } else {
+                permissions.iter().map(|p| permission_name(*p)).collect()
+            };
         let res_filter = resource.map(|r| resource_name(ctx, r)).transpose()?;
         let roles: Option<BTreeSet<String>> = of.map(|r| {
             if recursive {
@@ -695,13 +731,23 @@ impl Roles {
                     continue;
                 }
                 for p in perms.iter().filter(|p| wanted.contains(p.as_str())) {
-                    rows.push(vec![text(role), text(role), text(&resource_display(res)), text(p)]);
+                    rows.push(vec![
+                        text(role),
+                        text(role),
+                        text(&resource_display(res)),
+                        text(p),
+                    ]);
                 }
             }
         }
         Ok(QueryResult::Rows(Rows {
             metadata: Arc::new(RowsMetadata {
-                columns: vec![spec("role"), spec("username"), spec("resource"), spec("permission")],
+                columns: vec![
+                    spec("role"),
+                    spec("username"),
+                    spec("resource"),
+                    spec("permission"),
+                ],
             }),
             rows,
             paging_state: None,

@@ -55,7 +55,11 @@ impl Specs {
     fn term(&mut self, t: &Term, name: &str, ty: ColumnType) -> QueryOutcome<()> {
         match t {
             Term::Bind(m) => {
-                let name = m.name.as_ref().map_or(name, |n| n.text.as_str()).to_string();
+                let name = m
+                    .name
+                    .as_ref()
+                    .map_or(name, |n| n.text.as_str())
+                    .to_string();
                 self.set(m.index, &name, ty);
                 Ok(())
             }
@@ -140,15 +144,21 @@ impl Specs {
                     let ty = self.column_type(&n.text)?;
                     if r.op == Operator::In {
                         if let Term::Bind(_) = r.value {
-                            self.term(&r.value, &format!("in({})", n.text), ColumnType::List(Box::new(ty)))?;
+                            self.term(
+                                &r.value,
+                                &format!("in({})", n.text),
+                                ColumnType::List(Box::new(ty)),
+                            )?;
                             continue;
                         }
                     }
                     self.term(&r.value, &n.text, ty)?;
                 }
-                RelationTarget::Token(_) => {
-                    self.term(&r.value, "partition key token", ColumnType::Native(CqlType::BigInt))?
-                }
+                RelationTarget::Token(_) => self.term(
+                    &r.value,
+                    "partition key token",
+                    ColumnType::Native(CqlType::BigInt),
+                )?,
                 RelationTarget::Columns(names) => {
                     let types: Vec<ColumnType> = names
                         .iter()
@@ -156,7 +166,11 @@ impl Specs {
                         .collect::<QueryOutcome<_>>()?;
                     let joined = format!(
                         "({})",
-                        names.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(",")
+                        names
+                            .iter()
+                            .map(|n| n.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(",")
                     );
                     let tuple = ColumnType::Tuple(types.clone());
                     match (&r.value, r.op) {
@@ -467,7 +481,9 @@ fn eq_markers(relations: &[Relation]) -> Vec<(String, usize)> {
     relations
         .iter()
         .filter_map(|r| match (&r.target, r.op, &r.value) {
-            (RelationTarget::Column(n), Operator::Eq, Term::Bind(m)) => Some((n.text.clone(), m.index)),
+            (RelationTarget::Column(n), Operator::Eq, Term::Bind(m)) => {
+                Some((n.text.clone(), m.index))
+            }
             _ => None,
         })
         .collect()

@@ -50,33 +50,42 @@ fn keyspace_cql(ks: &Keyspace) -> String {
 /// Runs a DESCRIBE statement.
 pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
     let catalog = ctx.exec.db.catalog();
-    let listing = |rows: Vec<(String, &str, String)>| QueryResult::Rows(Rows {
-        metadata: Arc::new(RowsMetadata {
-            columns: vec![spec("keyspace_name"), spec("type"), spec("name")],
-        }),
-        rows: rows
-            .into_iter()
-            .map(|(k, t, n)| vec![text(&k), text(t), text(&n)])
-            .collect(),
-        paging_state: None,
-    });
-    let elements = |rows: Vec<(String, &str, String, String)>| QueryResult::Rows(Rows {
-        metadata: Arc::new(RowsMetadata {
-            columns: vec![
-                spec("keyspace_name"),
-                spec("type"),
-                spec("name"),
-                spec("create_statement"),
-            ],
-        }),
-        rows: rows
-            .into_iter()
-            .map(|(k, t, n, c)| vec![text(&k), text(t), text(&n), text(&c)])
-            .collect(),
-        paging_state: None,
-    });
+    let listing = |rows: Vec<(String, &str, String)>| {
+        QueryResult::Rows(Rows {
+            metadata: Arc::new(RowsMetadata {
+                columns: vec![spec("keyspace_name"), spec("type"), spec("name")],
+            }),
+            rows: rows
+                .into_iter()
+                .map(|(k, t, n)| vec![text(&k), text(t), text(&n)])
+                .collect(),
+            paging_state: None,
+        })
+    };
+    let elements = |rows: Vec<(String, &str, String, String)>| {
+        QueryResult::Rows(Rows {
+            metadata: Arc::new(RowsMetadata {
+                columns: vec![
+                    spec("keyspace_name"),
+                    spec("type"),
+                    spec("name"),
+                    spec("create_statement"),
+                ],
+            }),
+            rows: rows
+                .into_iter()
+                .map(|(k, t, n, c)| vec![text(&k), text(t), text(&n), text(&c)])
+                .collect(),
+            paging_state: None,
+        })
+    };
     let keyspace_elements = |ks: &Keyspace, only: bool| {
-        let mut rows = vec![(ks.name.clone(), "keyspace", ks.name.clone(), keyspace_cql(ks))];
+        let mut rows = vec![(
+            ks.name.clone(),
+            "keyspace",
+            ks.name.clone(),
+            keyspace_cql(ks),
+        )];
         if !only {
             for t in ks.tables.values() {
                 rows.push((ks.name.clone(), "table", t.name.clone(), t.to_cql()));

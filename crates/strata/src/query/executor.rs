@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::modify;
 use super::values::Eval;
 use super::{ColumnSpec, ErrorDetail};
-use super::{QueryError, QueryOutcome, QueryParams, QueryResult, Response, RowsMetadata, Session, Values};
+use super::{
+    QueryError, QueryOutcome, QueryParams, QueryResult, Response, RowsMetadata, Session, Values,
+};
 use crate::cql::ast::{BatchKind, BatchStatement, Parsed, QualifiedName, Statement};
 use crate::cql::CqlErrorKind;
 use crate::data::DecoratedKey;
@@ -82,8 +84,14 @@ pub struct Prepared {
 /// One statement of a BATCH request.
 #[derive(Clone, Debug)]
 pub enum BatchItem {
-    Query { text: String, values: Values },
-    Prepared { prepared: Arc<Prepared>, values: Values },
+    Query {
+        text: String,
+        values: Values,
+    },
+    Prepared {
+        prepared: Arc<Prepared>,
+        values: Values,
+    },
 }
 
 /// How clients prove who they are.
@@ -148,7 +156,6 @@ impl Locks {
             last: self.stripes[i].lock(),
         }
     }
-
 }
 
 impl LockGuard<'_> {
@@ -251,7 +258,8 @@ impl Executor {
     }
 
     pub(crate) fn auto_snapshot(&self) -> bool {
-        self.auto_snapshot.load(std::sync::atomic::Ordering::Relaxed)
+        self.auto_snapshot
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A keyspace's durable_writes and replication, as stored.
@@ -259,7 +267,10 @@ impl Executor {
         match self.db.catalog().keyspaces.get(name) {
             Some(ks) => (
                 ks.durable_writes,
-                ks.replication.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ks.replication
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
             ),
             None => (true, Vec::new()),
         }
@@ -298,9 +309,7 @@ impl Executor {
             Ok(t) => Ok(t),
             Err(crate::Error::NotFound(_)) => {
                 if self.db.catalog().keyspaces.contains_key(keyspace) {
-                    Err(QueryError::invalid(format!(
-                        "table {name} does not exist"
-                    )))
+                    Err(QueryError::invalid(format!("table {name} does not exist")))
                 } else {
                     Err(QueryError::invalid(format!(
                         "keyspace {keyspace} does not exist"
@@ -492,10 +501,19 @@ impl Executor {
         Ok(Response::new(modify::apply_cas(&ctx, checks, mutations)?))
     }
 
-    fn check_modify(&self, session: &Session, table: &QualifiedName, ctx: &Ctx<'_>) -> QueryOutcome<()> {
+    fn check_modify(
+        &self,
+        session: &Session,
+        table: &QualifiedName,
+        ctx: &Ctx<'_>,
+    ) -> QueryOutcome<()> {
         let ks = ctx.keyspace_of(table)?;
-        self.auth
-            .check(session, super::auth::Access::Modify, &ks, Some(&table.name.text))
+        self.auth.check(
+            session,
+            super::auth::Access::Modify,
+            &ks,
+            Some(&table.name.text),
+        )
     }
 
     /// Runs one parsed statement.

@@ -60,10 +60,7 @@ fn json_string(s: &str) -> String {
 
 /// The JSON object key of a column: quoted inside when CQL needs quotes.
 fn json_key(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase())
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
@@ -107,18 +104,20 @@ pub(crate) fn row_to_json(
 /// A JSON value as a value of `ty` (Cassandra's `fromJSONObject`).
 fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<Bound> {
     use serde_json::Value as J;
-    let bad = |why: &str| {
-        QueryError::invalid(format!(
-            "Error decoding JSON value for {column}: {why}"
-        ))
-    };
+    let bad =
+        |why: &str| QueryError::invalid(format!("Error decoding JSON value for {column}: {why}"));
     let text = match j {
         J::Null => return Ok(Bound::Null),
         J::String(s) => s.clone(),
         J::Number(n) => {
             if matches!(
                 ty,
-                CqlType::Text | CqlType::Ascii | CqlType::Blob | CqlType::Uuid | CqlType::TimeUuid | CqlType::Inet
+                CqlType::Text
+                    | CqlType::Ascii
+                    | CqlType::Blob
+                    | CqlType::Uuid
+                    | CqlType::TimeUuid
+                    | CqlType::Inet
             ) {
                 return Err(bad(&format!(
                     "Expected a string representation of a {} value, but got a number",
@@ -129,7 +128,10 @@ fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<
         }
         J::Bool(b) => {
             if ty != CqlType::Boolean {
-                return Err(bad(&format!("Expected a {} value, but got a boolean", ty.name())));
+                return Err(bad(&format!(
+                    "Expected a {} value, but got a boolean",
+                    ty.name()
+                )));
             }
             b.to_string()
         }
@@ -177,7 +179,9 @@ pub(crate) fn insert_values(
             .iter()
             .find(|c| c.name == name)
             .ok_or_else(|| {
-                QueryError::invalid(format!("JSON values map contains unrecognized column: {key}"))
+                QueryError::invalid(format!(
+                    "JSON values map contains unrecognized column: {key}"
+                ))
             })?;
         out.push((col.name.clone(), json_value(value, col.ty, &col.name)?));
     }
@@ -211,10 +215,9 @@ mod tests {
 
     #[test]
     fn documents_are_checked_against_the_columns() {
-        let schema = TableSchema::from_cql(
-            "CREATE TABLE ks.t (k int PRIMARY KEY, v text, n bigint)",
-        )
-        .unwrap();
+        let schema =
+            TableSchema::from_cql("CREATE TABLE ks.t (k int PRIMARY KEY, v text, n bigint)")
+                .unwrap();
         let got = insert_values(&schema, r#"{"k": 1, "v": "x"}"#, JsonDefault::Null).unwrap();
         assert!(got.contains(&("k".to_string(), Bound::Value(Value::Int(1)))));
         assert!(got.contains(&("n".to_string(), Bound::Null)));

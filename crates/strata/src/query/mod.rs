@@ -44,14 +44,20 @@ mod system;
 pub mod types;
 mod values;
 
+pub use auth::ROLES_FILE;
 pub use executor::{
     Authenticator, BatchItem, ClientInfo, Executor, NodeInfo, Prepared, ServerState,
 };
-pub use auth::ROLES_FILE;
 pub use types::ColumnType;
 
 use crate::cql::CqlErrorKind;
 use crate::error::Error;
+
+/// The Cassandra release Strata reports in `system.local.release_version`:
+/// drivers and cqlsh pick the schema tables they read and the features they
+/// use (server-side DESCRIBE, virtual tables) from it, and Strata follows
+/// Cassandra 5.0.9's behaviour, so it answers as that release.
+pub const RELEASE_VERSION: &str = "5.0.9";
 
 /// A consistency level, as the protocol numbers them. Strata is one replica, so
 /// every level is met by the one node; they are accepted and echoed, never

@@ -117,7 +117,11 @@ pub(crate) struct BoundCondition {
     pub values: Vec<Option<Value>>,
 }
 
-fn key_pairs<'a>(schema: &'a TableSchema, pk: &'a [Value], ck: &'a [Value]) -> Vec<(&'a str, Value)> {
+fn key_pairs<'a>(
+    schema: &'a TableSchema,
+    pk: &'a [Value],
+    ck: &'a [Value],
+) -> Vec<(&'a str, Value)> {
     let mut out = Vec::with_capacity(pk.len() + ck.len());
     let mut pk_it = pk.iter();
     let mut ck_it = ck.iter();
@@ -155,10 +159,17 @@ pub(crate) fn insert(
 ) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
     let table = ctx.table(&ins.table)?;
     let schema = table.schema();
-    let mut opts = write_options(&ins.using, &ctx.eval, batch_timestamp.or(ctx.params.timestamp_micros))?;
+    let mut opts = write_options(
+        &ins.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
     let mut values: Vec<(String, Bound)> = Vec::new();
     match &ins.values {
-        InsertValues::Values { columns, values: terms } => {
+        InsertValues::Values {
+            columns,
+            values: terms,
+        } => {
             if columns.len() != terms.len() {
                 return Err(invalid(format!(
                     "Unmatched column names/values: {} names, {} values",
@@ -174,7 +185,10 @@ pub(crate) fn insert(
                         col.name
                     )));
                 }
-                values.push((col.name.clone(), values::scalar(term, col.ty, &col.name, &ctx.eval)?));
+                values.push((
+                    col.name.clone(),
+                    values::scalar(term, col.ty, &col.name, &ctx.eval)?,
+                ));
             }
         }
         InsertValues::Json { document, default } => {
@@ -198,7 +212,10 @@ pub(crate) fn insert(
             }
             Bound::Null => row.push((col.name.as_str(), None)),
             Bound::Unset if col.is_primary_key() => {
-                return Err(invalid(format!("Invalid unset value for column {}", col.name)))
+                return Err(invalid(format!(
+                    "Invalid unset value for column {}",
+                    col.name
+                )))
             }
             Bound::Unset => {}
         }
@@ -206,44 +223,64 @@ pub(crate) fn insert(
     for c in schema.columns.iter().filter(|c| c.is_primary_key()) {
         if !row.iter().any(|(n, _)| *n == c.name) {
             let statics_only = row.iter().all(|(n, _)| {
-                schema
-                    .columns
-                    .iter()
-                    .any(|d| d.name == *n && matches!(d.kind, ColumnKind::PartitionKey | ColumnKind::Static))
+                schema.columns.iter().any(|d| {
+                    d.name == *n && matches!(d.kind, ColumnKind::PartitionKey | ColumnKind::Static)
+                })
             });
             if c.kind == ColumnKind::Clustering && statics_only {
                 continue;
             }
             return Err(invalid(format!(
                 "Some {} key parts are missing: {}",
-                if c.kind == ColumnKind::PartitionKey { "partition" } else { "clustering" },
+                if c.kind == ColumnKind::PartitionKey {
+                    "partition"
+                } else {
+                    "clustering"
+                },
                 c.name
             )));
         }
     }
     let cas = if ins.if_not_exists {
         if ins.using.timestamp.is_some() {
-            return Err(invalid("Cannot provide custom timestamp for conditional updates"));
+            return Err(invalid(
+                "Cannot provide custom timestamp for conditional updates",
+            ));
         }
         let pk: Vec<Value> = schema
             .columns
             .iter()
             .filter(|c| c.kind == ColumnKind::PartitionKey)
-            .filter_map(|c| row.iter().find(|(n, _)| *n == c.name).and_then(|(_, v)| (*v).cloned()))
+            .filter_map(|c| {
+                row.iter()
+                    .find(|(n, _)| *n == c.name)
+                    .and_then(|(_, v)| (*v).cloned())
+            })
             .collect();
         let ck: Vec<Value> = schema
             .columns
             .iter()
             .filter(|c| c.kind == ColumnKind::Clustering)
-            .filter_map(|c| row.iter().find(|(n, _)| *n == c.name).and_then(|(_, v)| (*v).cloned()))
+            .filter_map(|c| {
+                row.iter()
+                    .find(|(n, _)| *n == c.name)
+                    .and_then(|(_, v)| (*v).cloned())
+            })
             .collect();
-        let has_ck = schema.columns.iter().any(|c| c.kind == ColumnKind::Clustering);
+        let has_ck = schema
+            .columns
+            .iter()
+            .any(|c| c.kind == ColumnKind::Clustering);
         // The LWT's own timestamp is chosen under the lock (invariant 2).
         opts.timestamp_micros = None;
         Some(Cas {
             table: table.clone(),
             key: schema.decorated_key(&pk).map_err(QueryError::from)?,
-            clustering: if has_ck && ck.is_empty() { None } else { Some(ck) },
+            clustering: if has_ck && ck.is_empty() {
+                None
+            } else {
+                Some(ck)
+            },
             check: CasCheck::NotExists,
         })
     } else {
@@ -263,7 +300,11 @@ pub(crate) fn update(
 ) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
     let table = ctx.table(&up.table)?;
     let schema = table.schema();
-    let mut opts = write_options(&up.using, &ctx.eval, batch_timestamp.or(ctx.params.timestamp_micros))?;
+    let mut opts = write_options(
+        &up.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
     let mut set: Vec<(String, Option<Value>)> = Vec::new();
     let mut statics_only = true;
     for a in &up.assignments {
@@ -296,7 +337,10 @@ pub(crate) fn update(
         };
         let col = column_of(&schema, &name.text)?;
         if col.is_primary_key() {
-            return Err(invalid(format!("PRIMARY KEY part {} found in SET part", col.name)));
+            return Err(invalid(format!(
+                "PRIMARY KEY part {} found in SET part",
+                col.name
+            )));
         }
         if set.iter().any(|(n, _)| *n == col.name) {
             return Err(invalid(format!(
@@ -317,7 +361,10 @@ pub(crate) fn update(
     let keys = r
         .partition_keys(&schema, &ctx.eval)?
         .ok_or_else(|| invalid("UPDATE needs the whole partition key"))?;
-    let has_ck = schema.columns.iter().any(|c| c.kind == ColumnKind::Clustering);
+    let has_ck = schema
+        .columns
+        .iter()
+        .any(|c| c.kind == ColumnKind::Clustering);
     let whole_rows = r.names_whole_rows(&schema);
     let prefixes = if whole_rows {
         r.clustering_prefixes(&schema, &ctx.eval)?
@@ -339,7 +386,15 @@ pub(crate) fn update(
         // Static columns with a full clustering: allowed (the clustering is ignored
         // for the static cells), as Cassandra does.
     }
-    let cas = conditions(ctx, &table, &schema, &up.conditions, &keys, &prefixes, &up.using)?;
+    let cas = conditions(
+        ctx,
+        &table,
+        &schema,
+        &up.conditions,
+        &keys,
+        &prefixes,
+        &up.using,
+    )?;
     if cas.is_some() {
         opts.timestamp_micros = None;
     }
@@ -377,7 +432,11 @@ pub(crate) fn delete(
     if del.using.ttl.is_some() {
         return Err(invalid("TTL attribute is not allowed for deletes"));
     }
-    let mut opts = write_options(&del.using, &ctx.eval, batch_timestamp.or(ctx.params.timestamp_micros))?;
+    let mut opts = write_options(
+        &del.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
     let mut columns: Vec<&ColumnDef> = Vec::new();
     for d in &del.columns {
         match d {
@@ -412,7 +471,10 @@ pub(crate) fn delete(
         .partition_keys(&schema, &ctx.eval)?
         .ok_or_else(|| invalid("DELETE needs the whole partition key"))?;
     let whole_rows = r.names_whole_rows(&schema);
-    let has_ck = schema.columns.iter().any(|c| c.kind == ColumnKind::Clustering);
+    let has_ck = schema
+        .columns
+        .iter()
+        .any(|c| c.kind == ColumnKind::Clustering);
     let statics_only = !columns.is_empty() && columns.iter().all(|c| c.kind == ColumnKind::Static);
     let no_clustering = r.clustering.prefix.is_empty() && r.clustering.slice.is_none();
     let prefixes = if whole_rows || (no_clustering && (statics_only || columns.is_empty())) {
@@ -424,7 +486,15 @@ pub(crate) fn delete(
     } else {
         Vec::new()
     };
-    let cas = conditions(ctx, &table, &schema, &del.conditions, &keys, &prefixes, &del.using)?;
+    let cas = conditions(
+        ctx,
+        &table,
+        &schema,
+        &del.conditions,
+        &keys,
+        &prefixes,
+        &del.using,
+    )?;
     if cas.is_some() {
         if !whole_rows && has_ck && !(no_clustering && statics_only) {
             return Err(invalid(
@@ -491,7 +561,9 @@ fn conditions(
         return Ok(None);
     }
     if using.timestamp.is_some() {
-        return Err(invalid("Cannot provide custom timestamp for conditional updates"));
+        return Err(invalid(
+            "Cannot provide custom timestamp for conditional updates",
+        ));
     }
     if keys.len() != 1 {
         return Err(invalid(
@@ -506,7 +578,13 @@ fn conditions(
     let key = schema.decorated_key(&keys[0]).map_err(QueryError::from)?;
     let clustering = prefixes
         .first()
-        .filter(|p| !p.is_empty() || !schema.columns.iter().any(|c| c.kind == ColumnKind::Clustering))
+        .filter(|p| {
+            !p.is_empty()
+                || !schema
+                    .columns
+                    .iter()
+                    .any(|c| c.kind == ColumnKind::Clustering)
+        })
         .cloned();
     let check = match conds {
         Conditions::None => return Ok(None),
@@ -573,7 +651,12 @@ fn bind_condition(
                     _ => None,
                 })
                 .collect(),
-            _ => return Err(invalid(format!("Invalid null list in IN condition on {}", col.name))),
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid null list in IN condition on {}",
+                    col.name
+                )))
+            }
         },
         (
             Operator::In,
@@ -598,7 +681,13 @@ fn bind_condition(
     };
     if !matches!(
         c.op,
-        Operator::Eq | Operator::Neq | Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte | Operator::In
+        Operator::Eq
+            | Operator::Neq
+            | Operator::Lt
+            | Operator::Lte
+            | Operator::Gt
+            | Operator::Gte
+            | Operator::In
     ) {
         return Err(invalid(format!(
             "Unsupported operator in condition on {}",
@@ -651,7 +740,11 @@ pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
     }
     let mut merged: BTreeMap<(u64, i64, Vec<u8>), Mutation> = BTreeMap::new();
     for m in mutations {
-        let id = (m.table.schema().id, m.update.key.token, m.update.key.key.to_vec());
+        let id = (
+            m.table.schema().id,
+            m.update.key.token,
+            m.update.key.key.to_vec(),
+        );
         match merged.get_mut(&id) {
             Some(acc) => merge_partition(&mut acc.update, m.update),
             None => {

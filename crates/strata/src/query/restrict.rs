@@ -68,7 +68,10 @@ pub(crate) struct SliceBound {
 pub(crate) enum TupleTerms {
     Terms(Vec<Term>),
     /// A marker bound to a serialized tuple of this many elements.
-    Marker { index: usize, arity: usize },
+    Marker {
+        index: usize,
+        arity: usize,
+    },
 }
 
 /// The clustering restriction: `=`/`IN` on a prefix, then an optional slice.
@@ -129,7 +132,9 @@ fn invalid(msg: impl Into<String>) -> QueryError {
 /// What the statement is, for the rules that differ between reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Purpose {
-    Select { allow_filtering: bool },
+    Select {
+        allow_filtering: bool,
+    },
     /// UPDATE and INSERT-like writes: full primary key (clustering may stop
     /// early only for static-only updates, checked by the caller).
     Update,
@@ -171,7 +176,12 @@ pub(crate) fn analyze(
     let mut multi_eq: Vec<(usize, PrefixPart)> = Vec::new();
     let mut multi_slice: Option<(usize, Option<SliceBound>, Option<SliceBound>)> = None;
     let mut filters = Vec::new();
-    let allow_filtering = matches!(purpose, Purpose::Select { allow_filtering: true });
+    let allow_filtering = matches!(
+        purpose,
+        Purpose::Select {
+            allow_filtering: true
+        }
+    );
 
     for r in relations {
         match &r.target {
@@ -193,13 +203,17 @@ pub(crate) fn analyze(
                 match r.op {
                     Operator::Gt | Operator::Gte => {
                         if token.0.is_some() {
-                            return Err(invalid("More than one restriction was found for the start bound on token"));
+                            return Err(invalid(
+                                "More than one restriction was found for the start bound on token",
+                            ));
                         }
                         token.0 = Some((r.value.clone(), r.op == Operator::Gte));
                     }
                     Operator::Lt | Operator::Lte => {
                         if token.1.is_some() {
-                            return Err(invalid("More than one restriction was found for the end bound on token"));
+                            return Err(invalid(
+                                "More than one restriction was found for the end bound on token",
+                            ));
                         }
                         token.1 = Some((r.value.clone(), r.op == Operator::Lte));
                     }
@@ -381,7 +395,11 @@ pub(crate) fn analyze(
                             return Err(invalid(format!(
                                 "More than one restriction was found for the {} bound on {}",
                                 if lower { "start" } else { "end" },
-                                names.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(", ")
+                                names
+                                    .iter()
+                                    .map(|n| n.text.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
                             )));
                         }
                         *slot = Some(b);
@@ -426,7 +444,10 @@ pub(crate) fn analyze(
             _ => {
                 return Err(invalid(format!(
                     "Some partition key parts are missing: {}",
-                    pk.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                    pk.iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )))
             }
         }
@@ -444,7 +465,10 @@ pub(crate) fn analyze(
                     missing.join(", ")
                 )
             } else {
-                format!("Some partition key parts are missing: {}", missing.join(", "))
+                format!(
+                    "Some partition key parts are missing: {}",
+                    missing.join(", ")
+                )
             }));
         }
         // Filter on the restricted parts of a scan.
@@ -509,7 +533,11 @@ pub(crate) fn analyze(
         if lo.is_none() && hi.is_none() {
             continue;
         }
-        if i == next && filtered_from.is_none() && clustering.slice.is_none() && multi_slice.is_none() {
+        if i == next
+            && filtered_from.is_none()
+            && clustering.slice.is_none()
+            && multi_slice.is_none()
+        {
             clustering.slice = Some((lo, hi));
         } else if allow_filtering {
             for (b, lower) in [(lo, true), (hi, false)] {
@@ -701,11 +729,7 @@ fn push_prefix_filter(
 // ---------------------------------------------------------------------------
 
 /// The values of one candidate set for a column of type `ty`, nulls refused.
-fn eval_candidates(
-    c: &Candidates,
-    col: &ColumnDef,
-    eval: &Eval<'_>,
-) -> QueryOutcome<Vec<Value>> {
+fn eval_candidates(c: &Candidates, col: &ColumnDef, eval: &Eval<'_>) -> QueryOutcome<Vec<Value>> {
     let one = |t: &Term| -> QueryOutcome<Value> {
         match values::scalar(t, col.ty, &col.name, eval)? {
             Bound::Value(v) => Ok(v),
@@ -829,7 +853,13 @@ impl Restrictions {
             .filter(|c| c.kind == ColumnKind::Clustering)
             .count();
         self.clustering.slice.is_none()
-            && self.clustering.prefix.iter().map(PrefixPart::arity).sum::<usize>() == ck
+            && self
+                .clustering
+                .prefix
+                .iter()
+                .map(PrefixPart::arity)
+                .sum::<usize>()
+                == ck
     }
 
     /// The clustering prefixes named by `=`/`IN` (cartesian product, in storage
@@ -901,7 +931,9 @@ impl Restrictions {
         let at: usize = self.clustering.prefix.iter().map(PrefixPart::arity).sum();
         let mut out = Vec::new();
         for p in &prefixes {
-            let prefix = schema.encode_clustering_prefix(p).map_err(QueryError::from)?;
+            let prefix = schema
+                .encode_clustering_prefix(p)
+                .map_err(QueryError::from)?;
             let whole = ClusteringRange {
                 start: bound_or_unbounded(prefix.clone(), true),
                 end: bound_or_unbounded(prefix.clone(), true),
@@ -1049,10 +1081,14 @@ fn slice_side(
         let last = i + 1 == vals.len();
         let mut eq: Vec<Value> = prefix_values.to_vec();
         eq.extend(vals[..i].iter().cloned());
-        let eq_prefix = schema.encode_clustering_prefix(&eq).map_err(QueryError::from)?;
+        let eq_prefix = schema
+            .encode_clustering_prefix(&eq)
+            .map_err(QueryError::from)?;
         let mut at: Vec<Value> = eq.clone();
         at.push(vals[i].clone());
-        let at_prefix = schema.encode_clustering_prefix(&at).map_err(QueryError::from)?;
+        let at_prefix = schema
+            .encode_clustering_prefix(&at)
+            .map_err(QueryError::from)?;
         let inclusive = last && b.inclusive;
         // In type order: values after vals[i] (lower) or before it (upper).
         // In storage order a DESC column runs the other way.
@@ -1103,8 +1139,20 @@ fn cmp_pos(a: Pos<'_>, b: Pos<'_>) -> Ordering {
     // The empty prefix: before = -inf, after = +inf.
     match (pa.is_empty(), pb.is_empty()) {
         (true, true) => return after_a.cmp(&after_b),
-        (true, false) => return if after_a { Ordering::Greater } else { Ordering::Less },
-        (false, true) => return if after_b { Ordering::Less } else { Ordering::Greater },
+        (true, false) => {
+            return if after_a {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (false, true) => {
+            return if after_b {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
         _ => {}
     }
     if pa == pb {
@@ -1112,10 +1160,18 @@ fn cmp_pos(a: Pos<'_>, b: Pos<'_>) -> Ordering {
     }
     if pb.starts_with(pa) {
         // pa is a shorter prefix of pb: before(pa) < anything of pb; after(pa) > it.
-        return if after_a { Ordering::Greater } else { Ordering::Less };
+        return if after_a {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
     }
     if pa.starts_with(pb) {
-        return if after_b { Ordering::Less } else { Ordering::Greater };
+        return if after_b {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
     }
     pa.cmp(pb)
 }
@@ -1154,8 +1210,6 @@ pub(crate) fn compare(a: &Value, b: &Value) -> Ordering {
 #[derive(Clone, Debug)]
 pub(crate) struct BoundFilter {
     pub column: String,
-    pub kind: ColumnKind,
-    pub position: usize,
     pub op: Operator,
     /// One value, or the candidates of IN.
     pub values: Vec<Value>,
@@ -1182,8 +1236,6 @@ impl Filter {
         };
         Ok(BoundFilter {
             column: self.column.clone(),
-            kind: self.kind,
-            position: self.position,
             op: self.op,
             values,
         })

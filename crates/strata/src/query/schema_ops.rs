@@ -117,11 +117,7 @@ fn keyspace_params(
                 }
             }
         }
-        "LocalStrategy" => {
-            return Err(config_error(
-                "LocalStrategy is only for internal use",
-            ))
-        }
+        "LocalStrategy" => return Err(config_error("LocalStrategy is only for internal use")),
         other => {
             return Err(config_error(format!(
                 "Unable to find replication strategy class '{other}'"
@@ -212,7 +208,9 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
             let ks = ctx.keyspace_of(&ct.table)?;
             auth.check(ctx.session, Access::Create, &ks, None)?;
             if !db.catalog().keyspaces.contains_key(&ks) {
-                return Err(QueryError::invalid(format!("Keyspace '{ks}' doesn't exist")));
+                return Err(QueryError::invalid(format!(
+                    "Keyspace '{ks}' doesn't exist"
+                )));
             }
             if ct.compact_storage {
                 return Err(QueryError::invalid(

@@ -26,7 +26,7 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::sync::Arc;
 
-use crate::cql::ast::{Ordering, QualifiedName, Select, Selection, Selector, Term};
+use crate::cql::ast::{Ordering, Select, Selection, Selector, Term};
 use crate::data::{ClusteringBound, ClusteringRange, DecoratedKey, Row};
 use crate::read::PagingState;
 use crate::schema::{ColumnDef, ColumnKind, TableSchema};
@@ -114,7 +114,10 @@ impl RowCtx<'_> {
         } else {
             self.row
         }?;
-        source.cells.iter().find(|c| c.column == id && c.path.is_none())
+        source
+            .cells
+            .iter()
+            .find(|c| c.column == id && c.path.is_none())
     }
 
     /// The serialized value of column `i`.
@@ -450,10 +453,7 @@ fn constant_name(t: &Term) -> String {
     }
 }
 
-fn constant_term(
-    t: &Term,
-    eval: &values::Eval<'_>,
-) -> QueryOutcome<(ColumnType, Option<Vec<u8>>)> {
+fn constant_term(t: &Term, eval: &values::Eval<'_>) -> QueryOutcome<(ColumnType, Option<Vec<u8>>)> {
     use crate::cql::ast::Literal;
     let ty = match t {
         Term::Literal { value, .. } => match value {
@@ -517,14 +517,13 @@ fn function_type(name: &str, args: &[ColumnType]) -> QueryOutcome<ColumnType> {
         "blobastext" | "blobasvarchar" => native(CqlType::Text),
         _ => {
             if let Some(t) = name.strip_suffix("asblob") {
-                CqlType::parse(t)
-                    .map_err(|_| invalid(format!("Unknown function '{name}'")))?;
+                CqlType::parse(t).map_err(|_| invalid(format!("Unknown function '{name}'")))?;
                 one()?;
                 return Ok(native(CqlType::Blob));
             }
             if let Some(t) = name.strip_prefix("blobas") {
-                let t = CqlType::parse(t)
-                    .map_err(|_| invalid(format!("Unknown function '{name}'")))?;
+                let t =
+                    CqlType::parse(t).map_err(|_| invalid(format!("Unknown function '{name}'")))?;
                 one()?;
                 return Ok(native(t));
             }
@@ -546,7 +545,8 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             let col = &r.schema.columns[*i];
             r.cell(col).and_then(|c| {
                 (c.kind == crate::data::CellKind::Expiring).then(|| {
-                    let left = (c.local_deletion_seconds - r.now_seconds).clamp(0, i64::from(i32::MAX));
+                    let left =
+                        (c.local_deletion_seconds - r.now_seconds).clamp(0, i64::from(i32::MAX));
                     (left as i32).to_be_bytes().to_vec()
                 })
             })
@@ -888,7 +888,11 @@ fn accumulators(cols: &[OutColumn], slots: usize) -> Vec<Acc> {
     fn walk(e: &Expr, accs: &mut Vec<Option<Acc>>) {
         match e {
             Expr::Aggregate {
-                kind, slot, arg, ty, ..
+                kind,
+                slot,
+                arg,
+                ty,
+                ..
             } => {
                 if let Some(a) = accs.get_mut(*slot) {
                     *a = Some(Acc::new(*kind, ty.clone()));
@@ -906,7 +910,9 @@ fn accumulators(cols: &[OutColumn], slots: usize) -> Vec<Acc> {
         walk(&c.expr, &mut accs);
     }
     accs.into_iter()
-        .map(|a| a.unwrap_or_else(|| Acc::new(AggKind::CountRows, ColumnType::Native(CqlType::BigInt))))
+        .map(|a| {
+            a.unwrap_or_else(|| Acc::new(AggKind::CountRows, ColumnType::Native(CqlType::BigInt)))
+        })
         .collect()
 }
 
@@ -1001,7 +1007,12 @@ impl Resume {
     }
 
     fn from_bytes(b: &[u8]) -> QueryOutcome<Resume> {
-        let bad = || QueryError::new(crate::cql::CqlErrorKind::ProtocolError, "Invalid value for the paging state");
+        let bad = || {
+            QueryError::new(
+                crate::cql::CqlErrorKind::ProtocolError,
+                "Invalid value for the paging state",
+            )
+        };
         if b.len() > MAX_PAGING_STATE_BYTES {
             return Err(bad());
         }
@@ -1132,7 +1143,10 @@ impl Collector<'_> {
             out.push(eval_expr(&c.expr, r, &self.accs)?);
         }
         if self.plan.json {
-            out = vec![Some(super::json::row_to_json(&self.plan.columns_json, &out)?)];
+            out = vec![Some(super::json::row_to_json(
+                &self.plan.columns_json,
+                &out,
+            )?)];
         }
         self.rows.push(out);
         self.remaining -= 1;
@@ -1156,7 +1170,10 @@ impl Collector<'_> {
             });
         }
         if self.plan.json {
-            out = vec![Some(super::json::row_to_json(&self.plan.columns_json, &out)?)];
+            out = vec![Some(super::json::row_to_json(
+                &self.plan.columns_json,
+                &out,
+            )?)];
         }
         self.rows.push(out);
         self.remaining = self.remaining.saturating_sub(1);
@@ -1221,11 +1238,6 @@ struct Plan {
     statics_as_rows: bool,
 }
 
-/// The table named by a SELECT, for the executor's system-table dispatch.
-pub(crate) fn table_name(s: &Select) -> &QualifiedName {
-    &s.table
-}
-
 fn limit_value(t: &Option<Term>, what: &str, ctx: &Ctx<'_>) -> QueryOutcome<u64> {
     let Some(t) = t else {
         return Ok(u64::MAX);
@@ -1234,7 +1246,11 @@ fn limit_value(t: &Option<Term>, what: &str, ctx: &Ctx<'_>) -> QueryOutcome<u64>
         Bound::Value(Value::Int(n)) if n > 0 => Ok(n as u64),
         Bound::Value(Value::Int(n)) => Err(invalid(format!(
             "{} must be strictly positive, got {n}",
-            if what == "[limit]" { "LIMIT" } else { "PER PARTITION LIMIT" }
+            if what == "[limit]" {
+                "LIMIT"
+            } else {
+                "PER PARTITION LIMIT"
+            }
         ))),
         Bound::Unset => Ok(u64::MAX),
         _ => Err(invalid(format!("Invalid null value of {what}"))),
@@ -1256,12 +1272,16 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
     let group_by = if s.group_by.is_empty() {
         None
     } else {
-        let pk_and_ck: Vec<&ColumnDef> = schema.columns.iter().filter(|c| c.is_primary_key()).collect();
+        let pk_and_ck: Vec<&ColumnDef> = schema
+            .columns
+            .iter()
+            .filter(|c| c.is_primary_key())
+            .collect();
         let mut idx = Vec::new();
         for (i, n) in s.group_by.iter().enumerate() {
-            let expected = pk_and_ck.get(i).ok_or_else(|| {
-                invalid("Group by is only supported on primary key columns")
-            })?;
+            let expected = pk_and_ck
+                .get(i)
+                .ok_or_else(|| invalid("Group by is only supported on primary key columns"))?;
             if expected.name != n.text {
                 return Err(invalid(format!(
                     "Group by currently only support groups of columns following their declared order in the PRIMARY KEY (expected {}, got {})",
@@ -1270,7 +1290,11 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
             }
             idx.push(column_index(&schema, &n.text)?);
         }
-        let pk_count = schema.columns.iter().filter(|c| c.kind == ColumnKind::PartitionKey).count();
+        let pk_count = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::PartitionKey)
+            .count();
         if idx.len() < pk_count {
             return Err(invalid("Group by currently only support groups of columns following their declared order in the PRIMARY KEY: the whole partition key first"));
         }
@@ -1309,7 +1333,10 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
     // ORDER BY: clustering columns, in clustering order or its reverse.
     let mut reversed = false;
     if !s.order_by.is_empty() {
-        if !matches!(restrictions.partition, restrict::PartitionRestriction::Keys(_)) {
+        if !matches!(
+            restrictions.partition,
+            restrict::PartitionRestriction::Keys(_)
+        ) {
             return Err(invalid(
                 "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
             ));
@@ -1358,7 +1385,10 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
             .filters
             .iter()
             .any(|f| matches!(f.kind, ColumnKind::Clustering | ColumnKind::Regular));
-    let columns_json = columns.iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
+    let columns_json = columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty.clone()))
+        .collect();
     Ok(Plan {
         table,
         schema,
@@ -1397,7 +1427,11 @@ fn result_metadata(p: &Plan) -> RowsMetadata {
         };
     }
     RowsMetadata {
-        columns: p.columns.iter().map(|c| spec(&c.name, c.ty.clone())).collect(),
+        columns: p
+            .columns
+            .iter()
+            .map(|c| spec(&c.name, c.ty.clone()))
+            .collect(),
     }
 }
 
@@ -1432,7 +1466,9 @@ fn ck_components(schema: &TableSchema, clustering: &[u8]) -> QueryOutcome<Vec<Op
     if clustering.is_empty() {
         return Ok(Vec::new());
     }
-    let values = schema.decode_clustering(clustering).map_err(QueryError::from)?;
+    let values = schema
+        .decode_clustering(clustering)
+        .map_err(QueryError::from)?;
     Ok(values.iter().map(|v| Some(types::serialize(v))).collect())
 }
 
@@ -1541,7 +1577,7 @@ fn read_keys(
         // (Cassandra sorts in memory too; paging is refused above).
         let mut all: Vec<(Vec<u8>, DecoratedKey, Option<Row>, Row)> = Vec::new();
         for key in &decorated {
-            let (static_row, rows) = read_partition(ctx, p, key, &ranges, None, u64::MAX)?;
+            let (static_row, rows) = read_partition(p, key, &ranges, None, u64::MAX)?;
             for r in rows {
                 all.push((r.clustering.clone(), key.clone(), static_row.clone(), r));
             }
@@ -1587,7 +1623,11 @@ fn read_keys(
         let exhausted = visit_partition(ctx, p, c, key, &ranges, after)?;
         if c.done() {
             // Finished only if this partition and every later one are done.
-            return Ok(exhausted && i + 1 == decorated.len() && c.remaining_in_partition > 0 && c.page_left > 0 || c.remaining == 0);
+            return Ok(exhausted
+                && i + 1 == decorated.len()
+                && c.remaining_in_partition > 0
+                && c.page_left > 0
+                || c.remaining == 0);
         }
     }
     Ok(true)
@@ -1596,7 +1636,6 @@ fn read_keys(
 /// Reads one partition's rows in the clustering ranges, after `after` in the
 /// read's direction; at most `limit` rows unless filters may drop some.
 fn read_partition(
-    ctx: &Ctx<'_>,
     p: &Plan,
     key: &DecoratedKey,
     ranges: &[ClusteringRange],
@@ -1708,9 +1747,9 @@ fn visit_partition(
         .saturating_add(1);
     let wants_rows = !p.distinct;
     let (static_row, rows) = if wants_rows {
-        read_partition(ctx, p, key, ranges, after.as_deref(), limit)?
+        read_partition(p, key, ranges, after.as_deref(), limit)?
     } else {
-        read_partition(ctx, p, key, &[], None, 0)?
+        read_partition(p, key, &[], None, 0)?
     };
     let pk_parts = pk_components(&p.schema, &key.key)?;
     let now = ctx.now_seconds();
@@ -1773,7 +1812,8 @@ fn scan(
         c.start_partition(&r.key);
         if let Some(ck) = &r.clustering {
             if c.remaining_in_partition > 0 {
-                let exhausted = visit_partition(ctx, p, c, &r.key, &[ClusteringRange::ALL], Some(ck.clone()))?;
+                let exhausted =
+                    visit_partition(ctx, p, c, &r.key, &[ClusteringRange::ALL], Some(ck.clone()))?;
                 if c.done() && !exhausted {
                     return Ok(false);
                 }
@@ -1853,8 +1893,12 @@ fn scan(
         let last_index = pending.len().saturating_sub(1);
         for (i, q) in pending.iter().enumerate() {
             // The scan's last partition may continue on its next page.
-            let partial = i == last_index && next.as_ref().is_some_and(|n| n.key == q.key && n.last_clustering.is_some());
-            let static_needed = q.static_row.is_none() && schema.columns.iter().any(|c| c.kind == ColumnKind::Static);
+            let partial = i == last_index
+                && next
+                    .as_ref()
+                    .is_some_and(|n| n.key == q.key && n.last_clustering.is_some());
+            let static_needed = q.static_row.is_none()
+                && schema.columns.iter().any(|c| c.kind == ColumnKind::Static);
             let static_row = if static_needed && !q.rows.is_empty() {
                 // A partition resumed mid-way by the scan comes without its
                 // static row: read it.
@@ -1868,8 +1912,8 @@ fn scan(
             c.start_partition(&q.key);
             let pk_parts = pk_components(&schema, &q.key.key)?;
             if q.rows.is_empty() || p.distinct {
-                let shows = (static_row.is_some() && p.statics_as_rows && q.rows.is_empty())
-                    || p.distinct;
+                let shows =
+                    (static_row.is_some() && p.statics_as_rows && q.rows.is_empty()) || p.distinct;
                 if shows && c.remaining_in_partition > 0 {
                     let r = RowCtx {
                         schema: &schema,
@@ -1914,7 +1958,9 @@ fn scan(
             Some(n) => {
                 // A partition the partition limit (or DISTINCT) has finished
                 // is skipped whole.
-                position = if c.remaining_in_partition == 0 && c.current_partition.as_ref() == Some(&n.key) {
+                position = if c.remaining_in_partition == 0
+                    && c.current_partition.as_ref() == Some(&n.key)
+                {
                     Some(PagingState {
                         key: n.key,
                         last_clustering: None,

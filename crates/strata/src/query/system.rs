@@ -340,9 +340,8 @@ pub(crate) fn virtual_columns(
     ks: &str,
     table: &str,
 ) -> QueryOutcome<Vec<(String, ColumnType, ColumnKind)>> {
-    let def = definition(ks, table).ok_or_else(|| {
-        QueryError::invalid(format!("table {table} does not exist"))
-    })?;
+    let def = definition(ks, table)
+        .ok_or_else(|| QueryError::invalid(format!("table {table} does not exist")))?;
     Ok(def
         .iter()
         .map(|(n, t, k)| (n.to_string(), parse_type(t), *k))
@@ -381,10 +380,6 @@ fn text_set(items: &[String]) -> Option<Vec<u8>> {
     sorted.sort();
     sorted.dedup();
     Some(encode_list(&sorted))
-}
-fn text_list(items: &[String]) -> Option<Vec<u8>> {
-    let items: Vec<Vec<u8>> = items.iter().map(|s| s.as_bytes().to_vec()).collect();
-    Some(encode_list(&items))
 }
 fn text_map(entries: &[(String, String)]) -> Option<Vec<u8>> {
     let mut e: Vec<(Vec<u8>, Vec<u8>)> = entries
@@ -440,20 +435,34 @@ fn compaction_class(short: &str) -> String {
 
 fn compression_map(o: &TableOptions) -> Vec<(String, String)> {
     let c = &o.compression;
-    let class = |name: &str| ("class".to_string(), format!("org.apache.cassandra.io.compress.{name}"));
-    let chunk = ("chunk_length_in_kb".to_string(), c.chunk_length_in_kb.to_string());
+    let class = |name: &str| {
+        (
+            "class".to_string(),
+            format!("org.apache.cassandra.io.compress.{name}"),
+        )
+    };
+    let chunk = (
+        "chunk_length_in_kb".to_string(),
+        c.chunk_length_in_kb.to_string(),
+    );
     match c.class {
         CompressorClass::None => vec![("enabled".to_string(), "false".to_string())],
         CompressorClass::Lz4 => vec![chunk, class("LZ4Compressor")],
         CompressorClass::Zstd => vec![
             chunk,
             class("ZstdCompressor"),
-            ("compression_level".to_string(), c.compression_level.to_string()),
+            (
+                "compression_level".to_string(),
+                c.compression_level.to_string(),
+            ),
         ],
         CompressorClass::ZstdWithDicts => vec![
             chunk,
             class("ZstdDictionaryCompressor"),
-            ("compression_level".to_string(), c.compression_level.to_string()),
+            (
+                "compression_level".to_string(),
+                c.compression_level.to_string(),
+            ),
         ],
         CompressorClass::Lz4WithDicts => vec![chunk, class("LZ4DictionaryCompressor")],
     }
@@ -464,16 +473,32 @@ fn keyspace_rows(ctx: &Ctx<'_>) -> VRows {
     let mut rows: VRows = Vec::new();
     for ks in catalog.keyspaces.values() {
         let (durable, replication) = ctx.exec.keyspace_params(&ks.name);
-        rows.push(vec![text(&ks.name), boolean(durable), text_map(&replication)]);
+        rows.push(vec![
+            text(&ks.name),
+            boolean(durable),
+            text_map(&replication),
+        ]);
     }
-    for ks in SYSTEM_KEYSPACES.iter().filter(|k| !VIRTUAL_KEYSPACES.contains(k)) {
+    for ks in SYSTEM_KEYSPACES
+        .iter()
+        .filter(|k| !VIRTUAL_KEYSPACES.contains(k))
+    {
         let class = if matches!(*ks, "system_auth" | "system_distributed" | "system_traces") {
             vec![
-                ("class".to_string(), "org.apache.cassandra.locator.SimpleStrategy".to_string()),
-                ("replication_factor".to_string(), if *ks == "system_auth" { "1" } else { "3" }.to_string()),
+                (
+                    "class".to_string(),
+                    "org.apache.cassandra.locator.SimpleStrategy".to_string(),
+                ),
+                (
+                    "replication_factor".to_string(),
+                    if *ks == "system_auth" { "1" } else { "3" }.to_string(),
+                ),
             ]
         } else {
-            vec![("class".to_string(), "org.apache.cassandra.locator.LocalStrategy".to_string())]
+            vec![(
+                "class".to_string(),
+                "org.apache.cassandra.locator.LocalStrategy".to_string(),
+            )]
         };
         rows.push(vec![text(ks), boolean(true), text_map(&class)]);
     }
@@ -488,7 +513,10 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    compaction.push(("class".to_string(), compaction_class(o.compaction.class().name())));
+    compaction.push((
+        "class".to_string(),
+        compaction_class(o.compaction.class().name()),
+    ));
     vec![
         text(&t.keyspace),
         text(&t.name),
@@ -666,8 +694,14 @@ fn settings_rows(ctx: &Ctx<'_>) -> VRows {
         ("cluster_name", n.cluster_name.clone()),
         ("native_transport_port", n.native_port.to_string()),
         ("rpc_address", n.listen_address.to_string()),
-        ("data_file_directories", ctx.exec.db.dir().display().to_string()),
-        ("partitioner", "org.apache.cassandra.dht.Murmur3Partitioner".to_string()),
+        (
+            "data_file_directories",
+            ctx.exec.db.dir().display().to_string(),
+        ),
+        (
+            "partitioner",
+            "org.apache.cassandra.dht.Murmur3Partitioner".to_string(),
+        ),
     ] {
         if !settings.iter().any(|(name, _)| name == k) {
             settings.push((k.to_string(), v));
@@ -750,12 +784,7 @@ fn rows_of(ctx: &Ctx<'_>, ks: &str, table: &str) -> QueryOutcome<VRows> {
             ]
         })?,
         ("system_views", "local_write_latency") => per_table_rows(ctx, &|_, s| {
-            vec![
-                bigint(s.local_write_count as i64),
-                None,
-                None,
-                None,
-            ]
+            vec![bigint(s.local_write_count as i64), None, None, None]
         })?,
         ("system_views", "sstable_tasks") => Vec::new(),
         ("system_views", "caches") => Vec::new(),
@@ -843,9 +872,16 @@ fn virtual_select(
                     }
                     Selector::Function { name, args, .. }
                         if name.name.text.eq_ignore_ascii_case("count")
-                            && matches!(args.as_slice(), [Selector::Star { .. }] | [Selector::Term(_)]) =>
+                            && matches!(
+                                args.as_slice(),
+                                [Selector::Star { .. }] | [Selector::Term(_)]
+                            ) =>
                     {
-                        (VSel::Count, "count".to_string(), ColumnType::Native(CqlType::BigInt))
+                        (
+                            VSel::Count,
+                            "count".to_string(),
+                            ColumnType::Native(CqlType::BigInt),
+                        )
                     }
                     _ => {
                         return Err(QueryError::invalid(format!(
@@ -944,11 +980,16 @@ fn virtual_select(
         } else {
             crate::token::token_of(&key)
         };
-        let clustering: Vec<Vec<u8>> = ck.iter().map(|&i| row[i].clone().unwrap_or_default()).collect();
+        let clustering: Vec<Vec<u8>> = ck
+            .iter()
+            .map(|&i| row[i].clone().unwrap_or_default())
+            .collect();
         (token, key, clustering)
     });
     if let Some(limit) = &s.limit {
-        if let Bound::Value(Value::Int(n)) = values::scalar(limit, CqlType::Int, "[limit]", &ctx.eval)? {
+        if let Bound::Value(Value::Int(n)) =
+            values::scalar(limit, CqlType::Int, "[limit]", &ctx.eval)?
+        {
             rows.truncate(n.max(0) as usize);
         }
     }
@@ -974,8 +1015,10 @@ fn virtual_select(
             .collect()
     };
     if s.json {
-        let json_cols: Vec<(String, ColumnType)> =
-            sel.iter().map(|(_, c)| (c.name.clone(), c.ty.clone())).collect();
+        let json_cols: Vec<(String, ColumnType)> = sel
+            .iter()
+            .map(|(_, c)| (c.name.clone(), c.ty.clone()))
+            .collect();
         return Ok((
             metadata,
             out.iter()

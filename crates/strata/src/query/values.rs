@@ -21,7 +21,7 @@
 use crate::cql::ast::{ArithOp, Literal, Name, Term};
 use crate::types::{self, CqlType, Value};
 
-use super::{BoundValue, ColumnType, QueryError, QueryOutcome, Values};
+use super::{BoundValue, QueryError, QueryOutcome, Values};
 
 /// A term's value once evaluated.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,8 +36,12 @@ impl Bound {
     pub(crate) fn required(self, what: &str) -> QueryOutcome<Value> {
         match self {
             Bound::Value(v) => Ok(v),
-            Bound::Null => Err(QueryError::invalid(format!("Invalid null value for {what}"))),
-            Bound::Unset => Err(QueryError::invalid(format!("Invalid unset value for {what}"))),
+            Bound::Null => Err(QueryError::invalid(format!(
+                "Invalid null value for {what}"
+            ))),
+            Bound::Unset => Err(QueryError::invalid(format!(
+                "Invalid unset value for {what}"
+            ))),
         }
     }
 }
@@ -133,7 +137,16 @@ fn assignable(l: &Literal, ty: CqlType) -> bool {
         Literal::String(_) => matches!(ty, Text | Ascii | Timestamp | Date | Inet),
         Literal::Integer(_) => matches!(
             ty,
-            TinyInt | SmallInt | Int | BigInt | Varint | Decimal | Float | Double | Timestamp | Date
+            TinyInt
+                | SmallInt
+                | Int
+                | BigInt
+                | Varint
+                | Decimal
+                | Float
+                | Double
+                | Timestamp
+                | Date
         ),
         Literal::Float(_) => matches!(ty, Float | Double | Decimal),
         Literal::Boolean(_) => ty == Boolean,
@@ -164,7 +177,10 @@ pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOu
                 .map_err(|_| QueryError::invalid(format!("Invalid timestamp value {s}")))?,
         ),
         other => crate::cql::literal::parse_value(ty, &literal_text(other)).map_err(|e| {
-            QueryError::invalid(format!("Invalid value for \"{receiver}\": {}", strip_kind(&e)))
+            QueryError::invalid(format!(
+                "Invalid value for \"{receiver}\": {}",
+                strip_kind(&e)
+            ))
         })?,
     };
     Ok(Bound::Value(v))
@@ -669,11 +685,6 @@ pub(crate) fn encode_map(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-/// The column type of an `IN ?` marker on a column of type `ty`.
-pub(crate) fn in_list_type(ty: CqlType) -> ColumnType {
-    ColumnType::List(Box::new(ColumnType::Native(ty)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -696,11 +707,23 @@ mod tests {
         let v = Values::None;
         let e = eval(&v);
         assert_eq!(
-            scalar(&lit(Literal::Integer("42".into())), CqlType::BigInt, "k", &e).unwrap(),
+            scalar(
+                &lit(Literal::Integer("42".into())),
+                CqlType::BigInt,
+                "k",
+                &e
+            )
+            .unwrap(),
             Bound::Value(Value::BigInt(42))
         );
         assert_eq!(
-            scalar(&lit(Literal::Integer("1000".into())), CqlType::Timestamp, "t", &e).unwrap(),
+            scalar(
+                &lit(Literal::Integer("1000".into())),
+                CqlType::Timestamp,
+                "t",
+                &e
+            )
+            .unwrap(),
             Bound::Value(Value::Timestamp(1000))
         );
         let err = scalar(&lit(Literal::String("x".into())), CqlType::Int, "k", &e).unwrap_err();
