@@ -48,7 +48,7 @@ impl Specs {
             .iter()
             .find(|c| c.0 == name)
             .map(|c| c.1.clone())
-            .ok_or_else(|| QueryError::invalid(format!("Undefined column name {name}")))
+            .ok_or_else(|| super::undefined_column(&self.keyspace, &self.table, name))
     }
 
     /// Markers inside a term whose receiver is `name` of type `ty`.

@@ -365,3 +365,13 @@ impl From<crate::cql::CqlError> for QueryError {
 }
 
 pub type QueryOutcome<T> = std::result::Result<T, QueryError>;
+
+/// Cassandra's error for a column the table does not have.
+pub(crate) fn undefined_column(keyspace: &str, table: &str, column: &str) -> QueryError {
+    use crate::cql::ddl::cql_name;
+    QueryError::invalid(format!(
+        "Undefined column name {column} in table {}.{}",
+        cql_name(keyspace),
+        cql_name(table)
+    ))
+}

@@ -148,7 +148,7 @@ fn column_of<'s>(schema: &'s TableSchema, name: &str) -> QueryOutcome<&'s Column
         .columns
         .iter()
         .find(|c| c.name == name)
-        .ok_or_else(|| invalid(format!("Undefined column name {name}")))
+        .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
 }
 
 /// The mutations of an INSERT, and its condition.

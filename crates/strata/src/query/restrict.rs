@@ -147,7 +147,7 @@ fn column<'s>(schema: &'s TableSchema, name: &str) -> QueryOutcome<&'s ColumnDef
         .columns
         .iter()
         .find(|c| c.name == name)
-        .ok_or_else(|| invalid(format!("Undefined column name {name}")))
+        .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
 }
 
 /// Checks `relations` against `schema` (at prepare time).

@@ -94,10 +94,12 @@ fn keyspace_params(
     let rf_ok = |v: &str| v.parse::<u32>().is_ok() || v.contains('/');
     match short.as_str() {
         "SimpleStrategy" => {
-            let rf = replication.get("replication_factor").ok_or_else(|| {
-                config_error("SimpleStrategy requires a replication_factor strategy option.")
-            })?;
-            if !rf_ok(rf) {
+            // Cassandra 5 fills a missing factor from `default_keyspace_rf` (1).
+            let rf = replication
+                .entry("replication_factor".to_string())
+                .or_insert_with(|| "1".to_string())
+                .clone();
+            if !rf_ok(&rf) {
                 return Err(config_error(format!(
                     "Replication factor must be non-negative; found {rf}"
                 )));
@@ -128,6 +130,28 @@ fn keyspace_params(
     Ok((replication, durable))
 }
 
+/// Cassandra's checks of a new keyspace's name, with its messages.
+fn check_keyspace_name(name: &str) -> QueryOutcome<()> {
+    if super::system::is_system_keyspace(name) {
+        return Err(QueryError::invalid(format!(
+            "System keyspace '{name}' is not user-modifiable"
+        )));
+    }
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(QueryError::invalid(format!(
+            "Keyspace name must not be empty and must contain alphanumeric or underscore characters only (got \"{name}\")"
+        )));
+    }
+    if name.len() > crate::schema::MAX_NAME_LENGTH {
+        return Err(QueryError::invalid(format!(
+            "Keyspace name must not be more than {} characters long (got {} characters for \"{name}\")",
+            crate::schema::MAX_NAME_LENGTH,
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Runs a schema statement.
 pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> {
     let db = &ctx.exec.db;
@@ -140,12 +164,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
             settings,
         } => {
             auth.check(ctx.session, Access::Create, &name.text, None)?;
-            if super::system::is_system_keyspace(&name.text) {
-                return Err(QueryError::invalid(format!(
-                    "Keyspace name '{}' is reserved",
-                    name.text
-                )));
-            }
+            check_keyspace_name(&name.text)?;
             let (replication, durable) = keyspace_params(settings, None)?;
             if db.catalog().keyspaces.contains_key(&name.text) {
                 if *if_not_exists {
@@ -154,7 +173,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 return Err(QueryError::already_exists(
                     &name.text,
                     "",
-                    format!("Keyspace {} already exists", name.text),
+                    format!("Cannot add existing keyspace \"{}\"", name.text),
                 ));
             }
             db.create_keyspace_with(&name.text, replication, durable)?;
@@ -228,7 +247,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 return Err(QueryError::already_exists(
                     &ks,
                     &table,
-                    format!("Table {ks}.{table} already exists"),
+                    format!("Cannot add already existing table \"{table}\" to keyspace \"{ks}\""),
                 ));
             }
             let schema = TableSchema::from_cql_in(Some(&ks), &ct.text)?;

@@ -145,7 +145,7 @@ fn column_index(schema: &TableSchema, name: &str) -> QueryOutcome<usize> {
         .columns
         .iter()
         .position(|c| c.name == name)
-        .ok_or_else(|| invalid(format!("Undefined column name {name}")))
+        .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
 }
 
 /// Plans the select clause.
@@ -1232,6 +1232,8 @@ struct Plan {
     restrictions: Restrictions,
     bound_filters: Vec<BoundFilter>,
     reversed: bool,
+    /// How many clustering columns ORDER BY names.
+    order_columns: usize,
     limit: u64,
     per_partition_limit: u64,
     /// Partitions with only static values show as a row.
@@ -1402,6 +1404,7 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
         restrictions,
         bound_filters,
         reversed,
+        order_columns: s.order_by.len(),
         limit,
         per_partition_limit: if s.distinct { 1 } else { per_partition_limit },
         statics_as_rows,
@@ -1565,28 +1568,51 @@ fn read_keys(
     resume: Option<&Resume>,
     sort_by_clustering: bool,
 ) -> QueryOutcome<bool> {
-    let mut decorated: Vec<DecoratedKey> = keys
+    // Partitions come in the key's type order (the IN list read as a sorted
+    // set, as Cassandra answers it), not in token order.
+    let decorated: Vec<DecoratedKey> = keys
         .iter()
         .map(|k| p.schema.decorated_key(k).map_err(QueryError::from))
         .collect::<QueryOutcome<_>>()?;
-    decorated.sort();
-    decorated.dedup();
     let ranges = p.restrictions.clustering_ranges(&p.schema, &ctx.eval)?;
     if sort_by_clustering {
         // IN with ORDER BY: all rows of every partition, sorted by clustering
         // (Cassandra sorts in memory too; paging is refused above).
+        // Cassandra reads each partition in clustering order and sorts the
+        // rows on the ORDER BY columns only, stably: ties keep partition
+        // order, then clustering order.
         let mut all: Vec<(Vec<u8>, DecoratedKey, Option<Row>, Row)> = Vec::new();
         for key in &decorated {
-            let (static_row, rows) = read_partition(p, key, &ranges, None, u64::MAX)?;
-            for r in rows {
-                all.push((r.clustering.clone(), key.clone(), static_row.clone(), r));
+            let mut static_row = None;
+            for range in &ranges {
+                let r = p
+                    .table
+                    .read(key, range, false, usize::MAX)
+                    .map_err(QueryError::from)?;
+                if static_row.is_none() {
+                    static_row = r.static_row;
+                }
+                for row in r.rows {
+                    let values = p
+                        .schema
+                        .decode_clustering(&row.clustering)
+                        .map_err(QueryError::from)?;
+                    let n = p.order_columns.min(values.len());
+                    let sort_key = p
+                        .schema
+                        .encode_clustering_prefix(&values[..n])
+                        .map_err(QueryError::from)?;
+                    all.push((sort_key, key.clone(), static_row.clone(), row));
+                }
             }
         }
-        all.sort_by(|a, b| a.0.cmp(&b.0));
         if p.reversed {
-            all.reverse();
+            all.sort_by(|a, b| b.0.cmp(&a.0));
+        } else {
+            all.sort_by(|a, b| a.0.cmp(&b.0));
         }
-        for (clustering, key, static_row, row) in &all {
+        for (_, key, static_row, row) in &all {
+            let clustering = &row.clustering;
             c.start_partition(key);
             let pk_parts = pk_components(&p.schema, &key.key)?;
             let ck_parts = ck_components(&p.schema, clustering)?;
@@ -1607,7 +1633,10 @@ fn read_keys(
         return Ok(true);
     }
     let start = match resume {
-        Some(r) => decorated.partition_point(|k| *k < r.key),
+        Some(r) => decorated
+            .iter()
+            .position(|k| *k == r.key)
+            .unwrap_or(decorated.len()),
         None => 0,
     };
     for (i, key) in decorated.iter().enumerate().skip(start) {
@@ -1623,11 +1652,7 @@ fn read_keys(
         let exhausted = visit_partition(ctx, p, c, key, &ranges, after)?;
         if c.done() {
             // Finished only if this partition and every later one are done.
-            return Ok(exhausted
-                && i + 1 == decorated.len()
-                && c.remaining_in_partition > 0
-                && c.page_left > 0
-                || c.remaining == 0);
+            return Ok((exhausted && i + 1 == decorated.len()) || c.remaining == 0);
         }
     }
     Ok(true)

@@ -513,6 +513,13 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // Cassandra lists the common thresholds with their defaults for every
+    // strategy.
+    for (k, v) in [("max_threshold", "32"), ("min_threshold", "4")] {
+        if !compaction.iter().any(|(key, _)| key == k) {
+            compaction.push((k.to_string(), v.to_string()));
+        }
+    }
     compaction.push((
         "class".to_string(),
         compaction_class(o.compaction.class().name()),
@@ -848,7 +855,7 @@ fn virtual_select(
     let index = |name: &str| -> QueryOutcome<usize> {
         cols.iter()
             .position(|c| c.0 == name)
-            .ok_or_else(|| QueryError::invalid(format!("Undefined column name {name}")))
+            .ok_or_else(|| super::undefined_column(ks, table, name))
     };
     let spec = |name: &str, ty: ColumnType| ColumnSpec {
         keyspace: ks.to_string(),
