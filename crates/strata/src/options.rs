@@ -94,6 +94,11 @@ pub struct TableOptions {
     /// tightly. Written as `max_value_size_in_mb` (1..=2047), or `max_value_size_in_kb`
     /// (for tests). Cassandra: `max_value_size_in_mb` (global there, per table here).
     pub max_value_size_bytes: u64,
+    /// A free-text description of the table, stored and shown (`DESCRIBE`,
+    /// `system_schema.tables`); it changes nothing else. Default empty.
+    /// Cassandra: `comment`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 /// Default of [`TableOptions::gc_grace_seconds`]: 10 days, as Cassandra.
@@ -121,6 +126,7 @@ impl Default for TableOptions {
             bloom_filter_fp_chance: DEFAULT_BLOOM_FILTER_FP_CHANCE,
             memtable_flush_threshold_bytes: DEFAULT_MEMTABLE_FLUSH_THRESHOLD_BYTES,
             max_value_size_bytes: DEFAULT_MAX_VALUE_SIZE_BYTES,
+            comment: String::new(),
         }
     }
 }
@@ -199,6 +205,9 @@ impl TableOptions {
                 let n = parse_int(&s.name, &v, min, MAX_MEMTABLE_BYTES / unit).map_err(at)?;
                 self.memtable_flush_threshold_bytes = n * unit;
             }
+                        "comment" => {
+                self.comment = s.value.as_scalar(&s.name, s.value_pos)?;
+            }
             "max_value_size_in_mb" | "max_value_size_in_kb" => {
                 let (unit, min) = if s.name.ends_with("_mb") {
                     (MIB, 1)
@@ -216,7 +225,7 @@ impl TableOptions {
                         "unknown table option (at byte {}); known: compaction, compression, \
                          default_time_to_live, gc_grace_seconds, bloom_filter_fp_chance, \
                          memtable_flush_threshold_mb, memtable_flush_threshold_kb, \
-                         max_value_size_in_mb, max_value_size_in_kb",
+                                                  max_value_size_in_mb, max_value_size_in_kb, comment",
                         s.name_pos
                     ),
                 ))
@@ -303,6 +312,13 @@ impl TableOptions {
                 self.max_value_size_bytes,
             ),
         ];
+        if !self.comment.is_empty() {
+            write!(
+                f,
+                "{separator}comment = {}",
+                crate::cql::lexer::quote(&self.comment)
+            )?;
+        }
         for (mb_name, kb_name, bytes) in sizes {
             // Whole MiB are written in the operator's usual unit; anything else was
             // necessarily given in KiB (validate requires a multiple of 1 KiB).

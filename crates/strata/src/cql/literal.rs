@@ -127,7 +127,9 @@ fn parse_timestamp(text: &str) -> Result<i64> {
     if let Ok(ms) = text.parse::<i64>() {
         return Ok(ms);
     }
-    let s = text.strip_suffix(['Z', 'z']).unwrap_or(text);
+    // A zone offset at the end (`+0000`, `-05:30`, `Z`), as Cassandra's
+    // formats take: the time is converted to UTC.
+    let (s, offset_seconds) = split_zone(text).ok_or_else(bad)?;
     // The date part ends at 'T' or ' '; a leading '-' belongs to a negative year.
     let (date, time) = match s.find(['T', 't', ' ']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
@@ -170,6 +172,7 @@ fn parse_timestamp(text: &str) -> Result<i64> {
     }
     days.checked_mul(MILLIS_PER_DAY)
         .and_then(|v| v.checked_add(ms_of_day))
+        .and_then(|v| v.checked_sub(offset_seconds * 1000))
         .ok_or_else(|| {
             invalid(
                 CqlType::Timestamp,
@@ -177,6 +180,42 @@ fn parse_timestamp(text: &str) -> Result<i64> {
                 "out of the 64-bit millisecond range",
             )
         })
+}
+
+/// Splits a timestamp's trailing zone off: `Z`, `+HHMM`, `+HH:MM`, `+HH`
+/// (and `-`). Returns the rest and the offset east of UTC in seconds; `None`
+/// for a malformed zone. A `-` that is part of the date is not a zone: the
+/// zone can only follow a time (`HH:MM`).
+fn split_zone(text: &str) -> Option<(&str, i64)> {
+    if let Some(rest) = text.strip_suffix(['Z', 'z']) {
+        return Some((rest, 0));
+    }
+    let Some(colon) = text.find(':') else {
+        return Some((text, 0));
+    };
+    let tail = &text[colon..];
+    let Some(at) = tail.find(['+', '-']) else {
+        return Some((text, 0));
+    };
+    let at = colon + at;
+    let (rest, zone) = text.split_at(at);
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m) = match digits.len() {
+        2 => (digits.parse::<i64>().ok()?, 0),
+        4 => (
+            digits[..2].parse::<i64>().ok()?,
+            digits[2..].parse::<i64>().ok()?,
+        ),
+        _ => return None,
+    };
+    if h > 23 || m > 59 {
+        return None;
+    }
+    Some((rest.trim_end(), sign * (h * 3600 + m * 60)))
 }
 
 fn parse_uuid(ty: CqlType, text: &str) -> Result<[u8; 16]> {

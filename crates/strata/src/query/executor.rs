@@ -532,7 +532,8 @@ impl Executor {
                 let ks = ctx.keyspace_of(&s.table)?;
                 self.auth
                     .check(&snapshot, super::auth::Access::Select, &ks, Some(&s.table.name.text))?;
-                Ok(Response::new(super::system::select(&ctx, s)?))
+                let (result, warnings) = super::system::select(&ctx, s)?;
+                Ok(Response { result, warnings })
             }
             Statement::Insert(i) => {
                 self.check_modify(&snapshot, &i.table, &ctx)?;
@@ -559,13 +560,18 @@ impl Executor {
                         "Global TTL on the BATCH statement is not supported.",
                     ));
                 }
-                let mut all = Vec::new();
+                                let mut all = Vec::new();
                 let mut checks = Vec::new();
                 for stmt in &b.statements {
                     self.check_modify(&snapshot, &stmt_table(stmt), &ctx)?;
                     let (m, cas) = modify::batch_statement(&ctx, stmt, ts, b.kind)?;
                     all.extend(m);
                     checks.extend(cas);
+                }
+                if ts.is_some() && !checks.is_empty() {
+                    return Err(QueryError::invalid(
+                        "Cannot provide custom timestamp for conditional BATCH",
+                    ));
                 }
                 self.finish_modification(&snapshot, params, all, checks)
             }

@@ -30,8 +30,19 @@ pub(crate) fn value_to_json(v: &Value) -> String {
         | Value::BigInt(_)
         | Value::Varint(_)
         | Value::Decimal { .. } => types::format_value(v),
-        Value::Float(f) => float_json(f64::from(*f), &types::format_value(v)),
-        Value::Double(f) => float_json(*f, &types::format_value(v)),
+        Value::Float(f) => float_json(
+            f64::from(*f),
+            &java_float_text(format!("{f:e}"), f64::from(*f)),
+        ),
+        Value::Double(f) => float_json(*f, &java_float_text(format!("{f:e}"), *f)),
+        Value::Inet(b) if b.len() == 16 => {
+            // Java's InetAddress prints IPv6 uncompressed, without leading zeros.
+            let groups: Vec<String> = b
+                .chunks(2)
+                .map(|g| format!("{:x}", u16::from_be_bytes([g[0], g[1]])))
+                .collect();
+            json_string(&groups.join(":"))
+        }
         Value::Timestamp(ms) => {
             // Cassandra's JSON timestamp: "yyyy-MM-dd HH:mm:ss.SSSZ" in UTC.
             let text = types::format_value(v);
@@ -42,6 +53,45 @@ pub(crate) fn value_to_json(v: &Value) -> String {
         }
         _ => json_string(&types::format_value(v)),
     }
+}
+
+/// A float as Java's `Double.toString` / `Float.toString` prints it:
+/// plain with at least one decimal between 10^-3 and 10^7 (`1.5`, `100.0`),
+/// otherwise `d.dddE±n` (`1.0E100`). `sci` is Rust's shortest scientific
+/// form of the same value (`1e100`), whose digits both keep.
+fn java_float_text(sci: String, f: f64) -> String {
+    if !f.is_finite() {
+        return types::format_value(&Value::Double(f));
+    }
+    let Some((mantissa, exp)) = sci.split_once('e') else {
+        return sci;
+    };
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (neg, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if neg { "-" } else { "" };
+    let abs = f.abs();
+    if abs == 0.0 || (1e-3..1e7).contains(&abs) {
+        // Plain: place the point `exp` digits after the first.
+        let point = exp + 1;
+        let text = if point <= 0 {
+            format!("0.{}{}", "0".repeat((-point) as usize), digits)
+        } else if point as usize >= digits.len() {
+            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
+        };
+        return format!("{sign}{text}");
+    }
+    let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
+    format!("{sign}{}.{rest}E{exp}", &digits[..1])
 }
 
 fn float_json(f: f64, text: &str) -> String {
@@ -101,28 +151,55 @@ pub(crate) fn row_to_json(
     Ok(out.into_bytes())
 }
 
+/// `fromJson(text)` for a receiver of type `ty`.
+pub(crate) fn from_json(text: &str, ty: CqlType, column: &str) -> QueryOutcome<Bound> {
+    let j: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        QueryError::new(
+            crate::cql::CqlErrorKind::FunctionFailure,
+            format!("Could not decode JSON string '{text}': {e}"),
+        )
+    })?;
+    json_value(&j, ty, column)
+}
+
 /// A JSON value as a value of `ty` (Cassandra's `fromJSONObject`).
 fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<Bound> {
     use serde_json::Value as J;
     let bad =
         |why: &str| QueryError::invalid(format!("Error decoding JSON value for {column}: {why}"));
+    // Java's class names, as Cassandra's messages name the JSON value.
+    let java_class = |j: &serde_json::Value| match j {
+        J::Number(n) if n.is_i64() || n.is_u64() => "Integer",
+        J::Number(_) => "Double",
+        J::Bool(_) => "Boolean",
+        J::Array(_) => "ArrayList",
+        J::Object(_) => "LinkedHashMap",
+        _ => "String",
+    };
     let text = match j {
         J::Null => return Ok(Bound::Null),
         J::String(s) => s.clone(),
         J::Number(n) => {
-            if matches!(
-                ty,
-                CqlType::Text
-                    | CqlType::Ascii
-                    | CqlType::Blob
-                    | CqlType::Uuid
-                    | CqlType::TimeUuid
-                    | CqlType::Inet
-            ) {
-                return Err(bad(&format!(
-                    "Expected a string representation of a {} value, but got a number",
-                    ty.name()
-                )));
+            match ty {
+                CqlType::Text | CqlType::Ascii => {
+                    return Err(bad(&format!(
+                        "Expected {} string, but got a {}: {n}",
+                        if ty == CqlType::Text {
+                            "a UTF-8"
+                        } else {
+                            "an ascii"
+                        },
+                        java_class(j)
+                    )))
+                }
+                CqlType::Blob | CqlType::Uuid | CqlType::TimeUuid | CqlType::Inet => {
+                    return Err(bad(&format!(
+                        "Expected a string representation of a {} value, but got a {}: {n}",
+                        ty.name(),
+                        java_class(j)
+                    )))
+                }
+                _ => {}
             }
             n.to_string()
         }
@@ -185,12 +262,11 @@ pub(crate) fn insert_values(
             })?;
         out.push((col.name.clone(), json_value(value, col.ty, &col.name)?));
     }
+    // Columns the document leaves out: null (DEFAULT NULL, a tombstone; a key
+    // column then fails as a null key, as in Cassandra) or left alone.
     for c in &schema.columns {
-        if !out.iter().any(|(n, _)| *n == c.name) {
-            match default {
-                JsonDefault::Null if !c.is_primary_key() => out.push((c.name.clone(), Bound::Null)),
-                _ => {}
-            }
+        if !out.iter().any(|(n, _)| *n == c.name) && default == JsonDefault::Null {
+            out.push((c.name.clone(), Bound::Null));
         }
     }
     Ok(out)

@@ -81,7 +81,8 @@ pub(crate) fn write_options(
                 }
                 opts.ttl_seconds = Some(ttl as u32);
             }
-            Bound::Null => return Err(invalid("Invalid null value of TTL")),
+            // A null TTL is no TTL (Cassandra 5 accepts it so).
+            Bound::Null => opts.ttl_seconds = Some(0),
             Bound::Unset | Bound::Value(_) => {}
         }
     }
@@ -171,19 +172,12 @@ pub(crate) fn insert(
             values: terms,
         } => {
             if columns.len() != terms.len() {
-                return Err(invalid(format!(
-                    "Unmatched column names/values: {} names, {} values",
-                    columns.len(),
-                    terms.len()
-                )));
+                return Err(invalid("Unmatched column names/values"));
             }
             for (name, term) in columns.iter().zip(terms) {
                 let col = column_of(&schema, &name.text)?;
                 if values.iter().any(|(n, _)| *n == col.name) {
-                    return Err(invalid(format!(
-                        "The column names contains duplicates: {}",
-                        col.name
-                    )));
+                    return Err(invalid("The column names contains duplicates"));
                 }
                 values.push((
                     col.name.clone(),
@@ -382,9 +376,25 @@ pub(crate) fn update(
             missing.join(", ")
         )));
     };
-    if statics_only && has_ck && !prefixes.iter().all(|p| p.is_empty()) && whole_rows {
-        // Static columns with a full clustering: allowed (the clustering is ignored
-        // for the static cells), as Cassandra does.
+    let conditions_on_rows = match &up.conditions {
+        Conditions::Columns(cs) => cs.iter().any(|c| {
+            schema
+                .columns
+                .iter()
+                .any(|d| d.name == c.column.text && d.kind != ColumnKind::Static)
+        }),
+        Conditions::Exists => true,
+        Conditions::None => false,
+    };
+    if statics_only
+        && has_ck
+        && !up.assignments.is_empty()
+        && !conditions_on_rows
+        && (!r.clustering.prefix.is_empty() || r.clustering.slice.is_some())
+    {
+        return Err(invalid(
+            "Invalid restrictions on clustering columns since the UPDATE statement modifies only static columns",
+        ));
     }
     let cas = conditions(
         ctx,
@@ -477,12 +487,17 @@ pub(crate) fn delete(
         .any(|c| c.kind == ColumnKind::Clustering);
     let statics_only = !columns.is_empty() && columns.iter().all(|c| c.kind == ColumnKind::Static);
     let no_clustering = r.clustering.prefix.is_empty() && r.clustering.slice.is_none();
+    if statics_only && has_ck && !no_clustering && matches!(del.conditions, Conditions::None) {
+        return Err(invalid(
+            "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns",
+        ));
+    }
     let prefixes = if whole_rows || (no_clustering && (statics_only || columns.is_empty())) {
         r.clustering_prefixes(&schema, &ctx.eval)?
     } else if !columns.is_empty() {
-        return Err(invalid(format!(
-            "Range deletions are not supported for specific columns; give the whole primary key"
-        )));
+        return Err(invalid(
+            "Range deletions are not supported for specific columns",
+        ));
     } else {
         Vec::new()
     };
@@ -498,7 +513,7 @@ pub(crate) fn delete(
     if cas.is_some() {
         if !whole_rows && has_ck && !(no_clustering && statics_only) {
             return Err(invalid(
-                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions",
+                                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns",
             ));
         }
         opts.timestamp_micros = None;
@@ -758,10 +773,13 @@ pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
     Ok(())
 }
 
-/// Runs a conditional statement or batch: reads the current row under the
-/// partition's lock, applies `mutations` (built without a timestamp) if the
-/// checks hold, and answers `[applied]` with the current values when not
-/// (invariant 2).
+/// Runs a conditional statement or batch: reads the current rows under the
+/// partition's lock, applies `mutations` (built at the statement's "now") at
+/// a timestamp above the lock's last one if every check holds, and answers
+/// as Cassandra does (invariant 2): `[applied]` alone when applied or when
+/// the checked row does not exist; otherwise the condition columns (regular
+/// before static, each by name) for one statement, the whole existing row for
+/// `IF NOT EXISTS`, and every existing row the batch touches for a batch.
 pub(crate) fn apply_cas(
     ctx: &Ctx<'_>,
     checks: Vec<Cas>,
@@ -769,49 +787,68 @@ pub(crate) fn apply_cas(
 ) -> QueryOutcome<QueryResult> {
     let first = checks.first().ok_or_else(|| invalid("no condition"))?;
     let (table, key) = (first.table.clone(), first.key.clone());
-    for c in &checks {
-        if !Arc::ptr_eq(&c.table, &table) || c.key != key {
-            return Err(invalid(
-                "Batch with conditions cannot span multiple tables or partitions",
-            ));
-        }
+    let same_table = |t: &Arc<Table>| Arc::ptr_eq(t, &table);
+    if checks.iter().any(|c| !same_table(&c.table))
+        || mutations.iter().any(|m| !same_table(&m.table))
+    {
+        return Err(invalid("Batch with conditions cannot span multiple tables"));
     }
+    if checks.iter().any(|c| c.key != key) || mutations.iter().any(|m| m.update.key != key) {
+        return Err(invalid(
+            "Batch with conditions cannot span multiple partitions",
+        ));
+    }
+    let batch = checks.len() > 1;
     let schema = table.schema();
     let mut guard = ctx.exec.locks.lock(schema.id, &key);
     let read = table
         .read(&key, &ClusteringRange::ALL, false, usize::MAX)
         .map_err(QueryError::from)?;
+    // The static row counts only with a live cell.
+    let static_row = read.static_row.as_ref().filter(|r| !r.cells.is_empty());
     let mut applied = true;
     let mut shown: Vec<(&ColumnDef, Option<Value>)> = Vec::new();
-    let mut show_row: Option<&crate::data::Row> = None;
+    let mut show_rows: Vec<&crate::data::Row> = Vec::new();
+    let mut show_static_only = false;
+    let mut missing_row_checked = false;
     for c in &checks {
         let row = match &c.clustering {
             Some(ck) => {
                 let enc = schema.encode_clustering(ck).map_err(QueryError::from)?;
                 read.rows.iter().find(|r| r.clustering == enc)
             }
-            None => read.static_row.as_ref().or(read.rows.first()),
+            None => None,
         };
         let exists = match &c.clustering {
             Some(_) => row.is_some(),
-            None => read.static_row.is_some() || !read.rows.is_empty(),
+            None => static_row.is_some() || !read.rows.is_empty(),
         };
+        if let Some(r) = row {
+            if !show_rows.iter().any(|x| x.clustering == r.clustering) {
+                show_rows.push(r);
+            }
+        } else if c.clustering.is_none() && static_row.is_some() {
+            show_static_only = true;
+        }
         match &c.check {
             CasCheck::NotExists => {
                 if exists {
                     applied = false;
-                    show_row = row;
                 }
             }
             CasCheck::Exists => {
                 if !exists {
                     applied = false;
+                    missing_row_checked = true;
                 }
             }
             CasCheck::Columns(conds) => {
+                if !exists {
+                    missing_row_checked = true;
+                }
                 for cond in conds {
                     let source = if cond.column.kind == ColumnKind::Static {
-                        read.static_row.as_ref()
+                        static_row
                     } else {
                         row
                     };
@@ -843,6 +880,15 @@ pub(crate) fn apply_cas(
         name: name.to_string(),
         ty,
     };
+    let applied_only = |b: bool| {
+        QueryResult::Rows(Rows {
+            metadata: Arc::new(RowsMetadata {
+                columns: vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))],
+            }),
+            rows: vec![vec![Some(vec![u8::from(b)])]],
+            paging_state: None,
+        })
+    };
     if applied {
         // The mutations were built at the statement's "now"; move them to the
         // timestamp chosen under the lock, keeping their relative order.
@@ -853,33 +899,62 @@ pub(crate) fn apply_cas(
         }
         apply_all(mutations)?;
         drop(guard);
+        return Ok(applied_only(true));
+    }
+    drop(guard);
+    let whole_rows = batch
+        || checks
+            .iter()
+            .any(|c| matches!(c.check, CasCheck::NotExists));
+    if whole_rows {
+        // Every column, in SELECT * order, for each existing row touched.
+        let order = super::select::select_order(&schema);
+        let mut columns = vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))];
+        for &i in &order {
+            columns.push(spec(
+                &schema.columns[i].name,
+                ColumnType::Native(schema.columns[i].ty),
+            ));
+        }
+        show_rows.sort_by(|a, b| a.clustering.cmp(&b.clustering));
+        let mut rows = Vec::new();
+        let empty = crate::data::Row::new(Vec::new());
+        let mut sources: Vec<&crate::data::Row> = show_rows;
+        if sources.is_empty() && show_static_only {
+            sources.push(&empty);
+        }
+        for r in sources {
+            let values = schema
+                .row_values_with_static(&key.key, static_row, r)
+                .map_err(QueryError::from)?;
+            let mut out: Vec<Option<Vec<u8>>> = vec![Some(vec![0])];
+            for &i in &order {
+                out.push(values[i].1.as_ref().map(crate::types::serialize));
+            }
+            rows.push(out);
+        }
+        if rows.is_empty() {
+            return Ok(applied_only(false));
+        }
         return Ok(QueryResult::Rows(Rows {
-            metadata: Arc::new(RowsMetadata {
-                columns: vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))],
-            }),
-            rows: vec![vec![Some(vec![1])]],
+            metadata: Arc::new(RowsMetadata { columns }),
+            rows,
             paging_state: None,
         }));
     }
-    drop(guard);
+    if missing_row_checked && shown.iter().all(|(_, v)| v.is_none()) {
+        // The checked row does not exist: Cassandra answers `[applied]` alone.
+        return Ok(applied_only(false));
+    }
+    // The condition columns: regular before static, each by name.
+    shown.sort_by(|(a, _), (b, _)| {
+        (a.kind == ColumnKind::Static, &a.name).cmp(&(b.kind == ColumnKind::Static, &b.name))
+    });
     let mut columns = vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))];
     let mut row_out: Vec<Option<Vec<u8>>> = vec![Some(vec![0])];
-    if let Some(r) = show_row {
-        // IF NOT EXISTS that failed: the existing row, every column.
-        let values = schema
-            .row_values_with_static(&key.key, read.static_row.as_ref(), r)
-            .map_err(QueryError::from)?;
-        for (c, (_, v)) in schema.columns.iter().zip(values) {
-            columns.push(spec(&c.name, ColumnType::Native(c.ty)));
-            row_out.push(v.map(|v| crate::types::serialize(&v)));
-        }
-    } else {
-        // Columns in schema order, as Cassandra lists them.
-        shown.sort_by_key(|(c, _)| schema.columns.iter().position(|d| d.name == c.name));
-        for (c, v) in shown {
-            columns.push(spec(&c.name, ColumnType::Native(c.ty)));
-            row_out.push(v.map(|v| crate::types::serialize(&v)));
-        }
+    for (c, v) in shown {
+        columns.push(spec(&c.name, ColumnType::Native(c.ty)));
+        row_out.push(v.map(|v| crate::types::serialize(&v)));
     }
     Ok(QueryResult::Rows(Rows {
         metadata: Arc::new(RowsMetadata { columns }),
@@ -934,7 +1009,7 @@ pub(crate) fn batch_statement(
     }
     if kind == BatchKind::Counter {
         return Err(invalid(
-            "Counter batches hold counter updates only, and this database has no counter columns yet",
+            "Cannot include non-counter statement in a counter batch",
         ));
     }
     match s {

@@ -121,6 +121,9 @@ pub(crate) struct Filter {
 #[derive(Clone, Debug)]
 pub(crate) struct Restrictions {
     pub partition: PartitionRestriction,
+    /// A `token()` range beside `=`/`IN` on the whole partition key (allowed,
+    /// as in Cassandra): the named keys outside it are left out.
+    pub key_token_filter: Option<(Option<(Term, bool)>, Option<(Term, bool)>)>,
     pub clustering: ClusteringRestriction,
     pub filters: Vec<Filter>,
 }
@@ -176,6 +179,9 @@ pub(crate) fn analyze(
     let mut multi_eq: Vec<(usize, PrefixPart)> = Vec::new();
     let mut multi_slice: Option<(usize, Option<SliceBound>, Option<SliceBound>)> = None;
     let mut filters = Vec::new();
+    // Non-key columns in the WHERE of a write: refused after the key checks,
+    // which Cassandra reports first.
+    let mut non_key: Vec<String> = Vec::new();
     let allow_filtering = matches!(
         purpose,
         Purpose::Select {
@@ -188,6 +194,11 @@ pub(crate) fn analyze(
             RelationTarget::Token(names) => {
                 let expected: Vec<&str> = pk.iter().map(|c| c.name.as_str()).collect();
                 let given: Vec<&str> = names.iter().map(|n| n.text.as_str()).collect();
+                if given.len() != expected.len() || !given.iter().all(|g| expected.contains(g)) {
+                    return Err(invalid(
+                        "The token() function must be applied to all partition key components or none of them",
+                    ));
+                }
                 if given != expected {
                     return Err(invalid(format!(
                         "The token function arguments must be in the partition key order: {}",
@@ -244,14 +255,18 @@ pub(crate) fn analyze(
                                     col.name
                                 )))
                             }
-                            _ => {
-                                if !allow_filtering {
-                                    return Err(invalid(
-                                        "Only EQ and IN relation are supported on the partition key (unless you use the token() function or allow filtering)",
-                                    ));
+                                                        _ => match purpose {
+                                Purpose::Select { allow_filtering: true } => {
+                                    filters.push(filter(col, r)?)
                                 }
-                                filters.push(filter(col, r)?);
-                            }
+                                Purpose::Select { .. } => return Err(filtering_needed()),
+                                Purpose::Update | Purpose::Delete => {
+                                    return Err(invalid(format!(
+                                        "Only EQ and IN relation are supported on the partition key (unless you use the token() function) for {} statements",
+                                        if purpose == Purpose::Update { "UPDATE" } else { "DELETE" }
+                                    )))
+                                }
+                            },
                         }
                     }
                     ColumnKind::Clustering => match r.op {
@@ -311,12 +326,7 @@ pub(crate) fn analyze(
                             }
                             filters.push(filter(col, r)?);
                         }
-                        _ => {
-                            return Err(invalid(format!(
-                                "Non PRIMARY KEY columns found in where clause: {}",
-                                col.name
-                            )))
-                        }
+                        _ => non_key.push(col.name.clone()),
                     },
                 }
             }
@@ -425,7 +435,11 @@ pub(crate) fn analyze(
 
     // -- Partition key ---------------------------------------------------------
     let restricted_pk = pk_candidates.iter().filter(|c| c.is_some()).count();
-    let partition = if has_token {
+    let mut key_token_filter = None;
+    let partition = if has_token && restricted_pk == pk.len() {
+        key_token_filter = Some((token.0, token.1));
+        PartitionRestriction::Keys(pk_candidates.into_iter().flatten().collect())
+    } else if has_token {
         if restricted_pk > 0 {
             return Err(invalid(format!(
                 "Columns \"{}\" cannot be restricted by both a normal relation and a token relation",
@@ -459,17 +473,14 @@ pub(crate) fn analyze(
             .map(|(c, _)| c.name.as_str())
             .collect();
         if !allow_filtering {
-            return Err(invalid(if matches!(purpose, Purpose::Select { .. }) {
-                format!(
-                    "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING (partition key parts {} are not restricted)",
-                    missing.join(", ")
-                )
+            return Err(if matches!(purpose, Purpose::Select { .. }) {
+                filtering_needed()
             } else {
-                format!(
+                invalid(format!(
                     "Some partition key parts are missing: {}",
                     missing.join(", ")
-                )
-            }));
+                ))
+            });
         }
         // Filter on the restricted parts of a scan.
         for (col, c) in pk.iter().zip(pk_candidates) {
@@ -498,6 +509,12 @@ pub(crate) fn analyze(
         }
         PartitionRestriction::All
     };
+
+    if let Some(c) = non_key.first() {
+        return Err(invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {c}"
+        )));
+    }
 
     // -- Clustering ------------------------------------------------------------
     let mut clustering = ClusteringRestriction::default();
@@ -586,6 +603,14 @@ pub(crate) fn analyze(
         }
         clustering.slice = Some((lo, hi));
     }
+    // Clustering restrictions on a scan filter every partition's rows.
+    let restricts_clustering = !clustering.prefix.is_empty() || clustering.slice.is_some();
+    if restricts_clustering
+        && !matches!(partition, PartitionRestriction::Keys(_))
+        && !allow_filtering
+    {
+        return Err(filtering_needed());
+    }
     match purpose {
         Purpose::Update => {
             if clustering.slice.is_some() {
@@ -599,6 +624,7 @@ pub(crate) fn analyze(
     }
     Ok(Restrictions {
         partition,
+        key_token_filter,
         clustering,
         filters,
     })
@@ -823,25 +849,47 @@ impl Restrictions {
     /// inclusiveness, as bigint tokens. `None` when not a token restriction.
     pub(crate) fn token_range(
         &self,
+        schema: &TableSchema,
         eval: &Eval<'_>,
     ) -> QueryOutcome<Option<(Option<(i64, bool)>, Option<(i64, bool)>)>> {
-        let PartitionRestriction::Token { start, end } = &self.partition else {
-            return Ok(None);
+        let (start, end) = match (&self.partition, &self.key_token_filter) {
+            (PartitionRestriction::Token { start, end }, _) => (start, end),
+            (_, Some((start, end))) => (start, end),
+            _ => return Ok(None),
         };
         let one = |b: &Option<(Term, bool)>| -> QueryOutcome<Option<(i64, bool)>> {
             match b {
                 None => Ok(None),
-                Some((t, incl)) => {
-                    let v = values::scalar(t, CqlType::BigInt, "partition key token", eval)?
-                        .required("partition key token")?;
-                    let Value::BigInt(x) = v else {
-                        return Err(invalid("a token is a bigint"));
-                    };
-                    Ok(Some((x, *incl)))
-                }
+                Some((t, incl)) => Ok(Some((token_value(schema, t, eval)?, *incl))),
             }
         };
         Ok(Some((one(start)?, one(end)?)))
+    }
+
+    /// Whether `token` passes the token restriction beside the named keys.
+    pub(crate) fn admits_token(
+        &self,
+        schema: &TableSchema,
+        eval: &Eval<'_>,
+        token: i64,
+    ) -> QueryOutcome<bool> {
+        if self.key_token_filter.is_none() {
+            return Ok(true);
+        }
+        let Some((start, end)) = self.token_range(schema, eval)? else {
+            return Ok(true);
+        };
+        let after_start = match start {
+            Some((t, true)) => token >= t,
+            Some((t, false)) => token > t,
+            None => true,
+        };
+        let before_end = match end {
+            Some((t, true)) => token <= t,
+            Some((t, false)) => token < t,
+            None => true,
+        };
+        Ok(after_start && before_end)
     }
 
     /// Whether the clustering restriction names whole rows (every clustering
@@ -961,6 +1009,41 @@ impl Restrictions {
         }
         out.sort_by(|a, b| cmp_pos(start_pos(&a.start), start_pos(&b.start)));
         Ok(out)
+    }
+}
+
+/// A token bound's value: a bigint, or `token(v, ...)` of partition key
+/// values (computed as Cassandra's partitioner does).
+fn token_value(schema: &TableSchema, t: &Term, eval: &Eval<'_>) -> QueryOutcome<i64> {
+    if let Term::Function { name, args, .. } = t {
+        if name.name.text.eq_ignore_ascii_case("token") && name.keyspace.is_none() {
+            let pk: Vec<&ColumnDef> = schema
+                .columns
+                .iter()
+                .filter(|c| c.kind == ColumnKind::PartitionKey)
+                .collect();
+            if args.len() != pk.len() {
+                return Err(invalid(format!(
+                    "Invalid number of arguments in call to function system.token: {} required but {} provided",
+                    pk.len(),
+                    args.len()
+                )));
+            }
+            let mut values = Vec::with_capacity(pk.len());
+            for (a, c) in args.iter().zip(&pk) {
+                values.push(values::scalar(a, c.ty, &c.name, eval)?.required(&c.name)?);
+            }
+            return Ok(schema
+                .decorated_key(&values)
+                .map_err(QueryError::from)?
+                .token);
+        }
+    }
+    let v = values::scalar(t, CqlType::BigInt, "partition key token", eval)?
+        .required("partition key token")?;
+    match v {
+        Value::BigInt(x) => Ok(x),
+        _ => Err(invalid("a token is a bigint")),
     }
 }
 

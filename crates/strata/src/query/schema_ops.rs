@@ -208,6 +208,12 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
         }
         Statement::DropKeyspace { if_exists, name } => {
             auth.check(ctx.session, Access::Drop, &name.text, None)?;
+            if super::system::is_system_keyspace(&name.text) {
+                return Err(QueryError::unauthorized(format!(
+                    "{} keyspace is not user-modifiable.",
+                    name.text
+                )));
+            }
             if !db.catalog().keyspaces.contains_key(&name.text) {
                 if *if_exists {
                     return Ok(QueryResult::Void);
@@ -267,7 +273,11 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
             let schema = match ctx.exec.table(&ks, &table) {
                 Ok(t) => t.schema(),
                 Err(_) if at.if_exists => return Ok(QueryResult::Void),
-                Err(e) => return Err(e),
+                Err(_) => {
+                    return Err(QueryError::invalid(format!(
+                        "Table '{ks}.{table}' doesn't exist"
+                    )))
+                }
             };
             match &at.action {
                 AlterTableAction::Add {
@@ -302,8 +312,8 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                         match schema.columns.iter().find(|d| d.name == c.text) {
                             None if *if_exists => continue,
                             None => {
-                                return Err(QueryError::invalid(format!(
-                                    "Column {} was not found in table {table}",
+                                                                return Err(QueryError::invalid(format!(
+                                    "Column {} was not found in table '{ks}.{table}'",
                                     c.text
                                 )))
                             }
@@ -326,11 +336,10 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                         "ALTER TABLE ... RENAME is not supported yet: create the table with the new column names",
                     ))
                 }
-                AlterTableAction::AlterType { column, .. } => {
-                    return Err(QueryError::invalid(format!(
-                        "Altering column types is no longer supported (column {})",
-                        column.text
-                    )))
+                                AlterTableAction::AlterType { .. } => {
+                    return Err(QueryError::invalid(
+                        "Altering column types is no longer supported",
+                    ))
                 }
                 AlterTableAction::With { settings } => {
                     db.alter_table_settings(&ks, &table, settings)?;

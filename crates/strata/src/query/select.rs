@@ -158,7 +158,8 @@ fn plan_selection(
     let mut out = Vec::new();
     match selection {
         Selection::Star { .. } => {
-            for (i, c) in schema.columns.iter().enumerate() {
+            for i in select_order(schema) {
+                let c = &schema.columns[i];
                 out.push(OutColumn {
                     name: c.name.clone(),
                     ty: ColumnType::Native(c.ty),
@@ -365,7 +366,24 @@ fn plan_selector(
                         format!("system.token({})", pk.join(", ")),
                     )
                 }
-                _ => {
+                                _ => {
+                    // A function of constants only (`now()`,
+                    // `toTimestamp(now())`, `bigintAsBlob(7)`) is evaluated once,
+                    // as a term, its arguments typed by the function.
+                    if let Some(term) = constant_selector(s) {
+                        let v = match &term {
+                            Term::Function { name, args, .. } => {
+                                values::call_function(&name.name.text, args, None, eval)?
+                            }
+                            _ => return Err(invalid("not a function")),
+                        };
+                        let names: Vec<String> = args.iter().map(selector_name).collect();
+                        return Ok((
+                            Expr::Constant(Some(types::serialize(&v))),
+                            ColumnType::Native(v.cql_type()),
+                            format!("system.{lower}({})", names.join(", ")),
+                        ));
+                    }
                     let mut planned = Vec::new();
                     let mut types = Vec::new();
                     let mut names = Vec::new();
@@ -408,8 +426,14 @@ fn plan_selector(
                 format!("cast({n} as {})", to.name()),
             )
         }
-        Selector::Term(t) => {
-            // A constant: typed by its literal kind.
+                Selector::Term(t) => {
+            // A constant needs a type hint, as in Cassandra (`(int)1`).
+            if let Term::Literal { .. } = t {
+                return Err(invalid(format!(
+                    "Cannot infer type for term {} in selection clause (try using a cast to force a type)",
+                    constant_name(t)
+                )));
+            }
             let (ty, v) = constant_term(t, eval)?;
             let text = constant_name(t);
             (Expr::Constant(v), ty, text)
@@ -426,6 +450,59 @@ fn plan_selector(
             ))
         }
     })
+}
+
+/// The selector as a term when it holds no column: a constant, or a function
+/// of constants.
+fn constant_selector(s: &Selector) -> Option<Term> {
+    match s {
+        Selector::Term(t) => Some(t.clone()),
+        Selector::Function { name, args, pos } => {
+            let lower = name.name.text.to_ascii_lowercase();
+            if matches!(
+                lower.as_str(),
+                "count" | "min" | "max" | "sum" | "avg" | "token" | "tojson"
+            ) {
+                return None;
+            }
+            let args = args
+                .iter()
+                .map(constant_selector)
+                .collect::<Option<Vec<_>>>()?;
+            Some(Term::Function {
+                name: name.clone(),
+                args,
+                pos: *pos,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A selector's result column name, as Cassandra prints it.
+fn selector_name(s: &Selector) -> String {
+    match s {
+        Selector::Column(n) => n.text.clone(),
+        Selector::Term(t) => constant_name(t),
+        Selector::Function { name, args, .. } => format!(
+            "system.{}({})",
+            name.name.text.to_ascii_lowercase(),
+            args.iter()
+                .map(selector_name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Selector::Cast { selector, ty, .. } => {
+            format!("cast({} as {})", selector_name(selector), ty.to_cql())
+        }
+        Selector::WriteTime { column, .. } => format!("writetime({})", selector_name(column)),
+        Selector::MaxWriteTime { column, .. } => {
+            format!("maxwritetime({})", selector_name(column))
+        }
+        Selector::Ttl { column, .. } => format!("ttl({})", selector_name(column)),
+        Selector::Star { .. } => "*".to_string(),
+        _ => "[selection]".to_string(),
+    }
 }
 
 /// The result column name of a constant selector, as written.
@@ -513,6 +590,28 @@ fn function_type(name: &str, args: &[ColumnType]) -> QueryOutcome<ColumnType> {
         "tojson" => {
             one()?;
             native(CqlType::Text)
+        }
+        // Cassandra 5's math functions keep the argument's type.
+        "abs" | "exp" | "log" | "log10" | "round" => {
+            let t = one()?.clone();
+            match t {
+                ColumnType::Native(
+                    CqlType::TinyInt
+                    | CqlType::SmallInt
+                    | CqlType::Int
+                    | CqlType::BigInt
+                    | CqlType::Float
+                    | CqlType::Double
+                    | CqlType::Varint
+                    | CqlType::Decimal,
+                ) => t,
+                other => {
+                    return Err(invalid(format!(
+                        "Invalid call to function {name}: it takes a number, not {}",
+                        other.to_cql()
+                    )))
+                }
+            }
         }
         "blobastext" | "blobasvarchar" => native(CqlType::Text),
         _ => {
@@ -612,6 +711,7 @@ fn scalar_function(
             other => return Err(bad_function_arg(name, other)),
         },
         "tojson" => Value::Text(super::json::value_to_json(v)),
+        "abs" | "exp" | "log" | "log10" | "round" => math(name, v)?,
         _ => {
             if name.ends_with("asblob") {
                 Value::Blob(types::serialize(v))
@@ -627,6 +727,36 @@ fn scalar_function(
             }
         }
     }))
+}
+
+/// `abs`, `exp`, `log`, `log10`, `round` on a number, in its own type (the
+/// transcendental ones compute in double precision, as Cassandra's do).
+fn math(name: &str, v: &Value) -> QueryOutcome<Value> {
+    let f = |x: f64| -> f64 {
+        match name {
+            "abs" => x.abs(),
+            "exp" => x.exp(),
+            "log" => x.ln(),
+            "log10" => x.log10(),
+            _ => x.round(),
+        }
+    };
+    let int = |x: i128| -> i128 {
+        match name {
+            "abs" => x.abs(),
+            "round" => x,
+            _ => f(x as f64) as i128,
+        }
+    };
+    Ok(match v {
+        Value::TinyInt(x) => Value::TinyInt(int(i128::from(*x)) as i8),
+        Value::SmallInt(x) => Value::SmallInt(int(i128::from(*x)) as i16),
+        Value::Int(x) => Value::Int(int(i128::from(*x)) as i32),
+        Value::BigInt(x) => Value::BigInt(int(i128::from(*x)) as i64),
+        Value::Float(x) => Value::Float(f(f64::from(*x)) as f32),
+        Value::Double(x) => Value::Double(f(*x)),
+        other => return Err(bad_function_arg(name, other)),
+    })
 }
 
 fn bad_function_arg(name: &str, v: &Value) -> QueryError {
@@ -1246,14 +1376,8 @@ fn limit_value(t: &Option<Term>, what: &str, ctx: &Ctx<'_>) -> QueryOutcome<u64>
     };
     match values::scalar(t, CqlType::Int, what, &ctx.eval)? {
         Bound::Value(Value::Int(n)) if n > 0 => Ok(n as u64),
-        Bound::Value(Value::Int(n)) => Err(invalid(format!(
-            "{} must be strictly positive, got {n}",
-            if what == "[limit]" {
-                "LIMIT"
-            } else {
-                "PER PARTITION LIMIT"
-            }
-        ))),
+        // Cassandra says LIMIT for both limits.
+        Bound::Value(Value::Int(_)) => Err(invalid("LIMIT must be strictly positive")),
         Bound::Unset => Ok(u64::MAX),
         _ => Err(invalid(format!("Invalid null value of {what}"))),
     }
@@ -1271,38 +1395,49 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
     )?;
     let (columns, slots) = plan_selection(&schema, &s.selection, &ctx.eval)?;
     let aggregate = columns.iter().any(|c| has_aggregate(&c.expr));
+    // Primary key columns restricted by a single `=`: ORDER BY and GROUP BY
+    // may leave them out.
+    let eq_restricted = |name: &str| {
+        s.where_clause.iter().any(|r| {
+            r.op == crate::cql::ast::Operator::Eq
+                && matches!(&r.target, crate::cql::ast::RelationTarget::Column(n) if n.text == name)
+        })
+    };
     let group_by = if s.group_by.is_empty() {
         None
     } else {
-        let pk_and_ck: Vec<&ColumnDef> = schema
+        let key: Vec<&ColumnDef> = schema
             .columns
             .iter()
             .filter(|c| c.is_primary_key())
             .collect();
         let mut idx = Vec::new();
-        for (i, n) in s.group_by.iter().enumerate() {
-            let expected = pk_and_ck
-                .get(i)
-                .ok_or_else(|| invalid("Group by is only supported on primary key columns"))?;
-            if expected.name != n.text {
+        let mut next = 0usize;
+        for n in &s.group_by {
+            let Some(at) = key.iter().position(|c| c.name == n.text) else {
                 return Err(invalid(format!(
-                    "Group by currently only support groups of columns following their declared order in the PRIMARY KEY (expected {}, got {})",
-                    expected.name, n.text
+                    "Group by is currently only supported on the columns of the PRIMARY KEY, got {}",
+                    n.text
                 )));
+            };
+            // Skipped key columns must be fixed by `=`.
+            if at < next || key[next..at].iter().any(|c| !eq_restricted(&c.name)) {
+                return Err(invalid(
+                    "Group by currently only support groups of columns following their declared order in the PRIMARY KEY",
+                ));
             }
+            next = at + 1;
             idx.push(column_index(&schema, &n.text)?);
-        }
-        let pk_count = schema
-            .columns
-            .iter()
-            .filter(|c| c.kind == ColumnKind::PartitionKey)
-            .count();
-        if idx.len() < pk_count {
-            return Err(invalid("Group by currently only support groups of columns following their declared order in the PRIMARY KEY: the whole partition key first"));
         }
         Some(idx)
     };
     let aggregate = aggregate || group_by.is_some();
+    let pk_names: Vec<&str> = schema
+        .columns
+        .iter()
+        .filter(|c| c.kind == ColumnKind::PartitionKey)
+        .map(|c| c.name.as_str())
+        .collect();
     if s.distinct {
         for c in &columns {
             match &c.expr {
@@ -1311,8 +1446,7 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
                         schema.columns[*i].kind,
                         ColumnKind::PartitionKey | ColumnKind::Static
                     ) => {}
-                Expr::Token => {}
-                Expr::Aggregate { .. } => {}
+                Expr::Token | Expr::Aggregate { .. } => {}
                 _ => {
                     return Err(invalid(format!(
                         "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
@@ -1321,20 +1455,82 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
                 }
             }
         }
-        if !s.where_clause.iter().all(|r| {
-            matches!(&r.target, crate::cql::ast::RelationTarget::Token(_))
-                || matches!(&r.target, crate::cql::ast::RelationTarget::Column(n)
-                    if schema.columns.iter().any(|c| c.name == n.text && c.kind == ColumnKind::PartitionKey))
-        }) && !s.allow_filtering
-        {
+        let selected: Vec<&str> = columns
+            .iter()
+            .filter_map(|c| match &c.expr {
+                Expr::Column(i) => Some(schema.columns[*i].name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<&str> = pk_names
+            .iter()
+            .filter(|n| !selected.contains(n))
+            .copied()
+            .collect();
+        if !missing.is_empty() && !columns.iter().any(|c| matches!(c.expr, Expr::Token)) {
+            return Err(invalid(format!(
+                "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+                missing.join(", ")
+            )));
+        }
+        if s.per_partition_limit.is_some() {
             return Err(invalid(
-                "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+                "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries",
             ));
         }
     }
-    // ORDER BY: clustering columns, in clustering order or its reverse.
+    // A selection of static and partition key columns only cannot restrict
+    // clustering columns (it reads no rows).
+    let statics_only = matches!(s.selection, Selection::Items(_))
+        && !columns.is_empty()
+        && columns.iter().all(|c| match &c.expr {
+            Expr::Column(i) => matches!(
+                schema.columns[*i].kind,
+                ColumnKind::PartitionKey | ColumnKind::Static
+            ),
+            _ => false,
+        })
+        && columns.iter().any(
+            |c| matches!(&c.expr, Expr::Column(i) if schema.columns[*i].kind == ColumnKind::Static),
+        );
+    if statics_only
+        && (!restrictions.clustering.prefix.is_empty() || restrictions.clustering.slice.is_some())
+    {
+        return Err(invalid(
+            "Cannot restrict clustering columns when selecting only static columns",
+        ));
+    }
+    // ORDER BY: clustering columns in their order (those fixed by `=` may be
+    // left out), all in the clustering order or all in its reverse.
     let mut reversed = false;
     if !s.order_by.is_empty() {
+        let ck: Vec<&ColumnDef> = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Clustering)
+            .collect();
+        let mut direction: Option<bool> = None;
+        let mut next = 0usize;
+        for Ordering { column, descending } in &s.order_by {
+            let Some(at) = ck.iter().position(|c| c.name == column.text) else {
+                return Err(invalid(format!(
+                    "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
+                    column.text
+                )));
+            };
+            if at < next || ck[next..at].iter().any(|c| !eq_restricted(&c.name)) {
+                return Err(invalid(
+                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+                ));
+            }
+            next = at + 1;
+            let rev = *descending != ck[at].descending;
+            match direction {
+                None => direction = Some(rev),
+                Some(d) if d != rev => return Err(invalid("Unsupported order by relation")),
+                _ => {}
+            }
+        }
         if !matches!(
             restrictions.partition,
             restrict::PartitionRestriction::Keys(_)
@@ -1342,35 +1538,6 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
             return Err(invalid(
                 "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
             ));
-        }
-        let ck: Vec<&ColumnDef> = schema
-            .columns
-            .iter()
-            .filter(|c| c.kind == ColumnKind::Clustering)
-            .collect();
-        let mut direction: Option<bool> = None;
-        for (i, Ordering { column, descending }) in s.order_by.iter().enumerate() {
-            let col = ck.get(i).ok_or_else(|| {
-                invalid(format!(
-                    "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
-                    column.text
-                ))
-            })?;
-            if col.name != column.text {
-                return Err(invalid(
-                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
-                ));
-            }
-            let rev = *descending != col.descending;
-            match direction {
-                None => direction = Some(rev),
-                Some(d) if d != rev => {
-                    return Err(invalid(
-                        "Unsupported order by relation: the order must be the clustering order or its exact reverse",
-                    ))
-                }
-                _ => {}
-            }
         }
         reversed = direction.unwrap_or(false);
     }
@@ -1389,7 +1556,21 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
             .any(|f| matches!(f.kind, ColumnKind::Clustering | ColumnKind::Regular));
     let columns_json = columns
         .iter()
-        .map(|c| (c.name.clone(), c.ty.clone()))
+        .map(|c| {
+            // A column of the table keeps CQL's quoting as its JSON key;
+            // other selectors are named as written.
+            let key = match &c.expr {
+                Expr::Column(_)
+                    if c.name.chars().any(|ch| {
+                        ch.is_ascii_uppercase() || !(ch.is_ascii_alphanumeric() || ch == '_')
+                    }) =>
+                {
+                    format!("\"{}\"", c.name.replace('"', "\"\""))
+                }
+                _ => c.name.clone(),
+            };
+            (key, c.ty.clone())
+        })
         .collect();
     Ok(Plan {
         table,
@@ -1409,6 +1590,25 @@ fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
         per_partition_limit: if s.distinct { 1 } else { per_partition_limit },
         statics_as_rows,
     })
+}
+
+/// The columns of `SELECT *`, as indexes into `schema.columns`: partition
+/// key and clustering columns in key order, then static columns, then regular
+/// columns, each by name (Cassandra's `allColumnsInSelectOrder`).
+pub(crate) fn select_order(schema: &TableSchema) -> Vec<usize> {
+    let mut key: Vec<usize> = (0..schema.columns.len())
+        .filter(|&i| schema.columns[i].is_primary_key())
+        .collect();
+    let by_name = |kind: ColumnKind| {
+        let mut v: Vec<usize> = (0..schema.columns.len())
+            .filter(|&i| schema.columns[i].kind == kind)
+            .collect();
+        v.sort_by(|&a, &b| schema.columns[a].name.cmp(&schema.columns[b].name));
+        v
+    };
+    key.extend(by_name(ColumnKind::Static));
+    key.extend(by_name(ColumnKind::Regular));
+    key
 }
 
 /// The result metadata of a SELECT (for PREPARE).
@@ -1476,8 +1676,9 @@ fn ck_components(schema: &TableSchema, clustering: &[u8]) -> QueryOutcome<Vec<Op
 }
 
 /// Runs a SELECT.
-pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
+pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<(QueryResult, Vec<String>)> {
     let p = plan(ctx, s)?;
+    let mut warnings = Vec::new();
     let resume = match &ctx.params.paging_state {
         Some(b) => Some(Resume::from_bytes(b)?),
         None => None,
@@ -1486,9 +1687,6 @@ pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
         Some(n) if n > 0 && !p.aggregate => u64::from(n),
         _ => u64::MAX,
     };
-    if p.aggregate && p.group_by.is_none() {
-        // One row over everything: paging does not apply to the result.
-    }
     let mut c = Collector {
         plan: &p,
         rows: Vec::new(),
@@ -1507,7 +1705,17 @@ pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
         c.remaining_in_partition = r.remaining_in_partition;
     }
     let keys = p.restrictions.partition_keys(&p.schema, &ctx.eval)?;
-    let exhausted = match keys {
+    if p.aggregate {
+        // Cassandra's warnings on aggregations that read many partitions.
+        match &keys {
+            None => warnings.push("Aggregation query used without partition key".to_string()),
+            Some(k) if k.len() > 1 => warnings.push(
+                "Aggregation query used on multiple partition keys (IN restriction)".to_string(),
+            ),
+            Some(_) => {}
+        }
+    }
+    match keys {
         Some(keys) => {
             let in_order = !s.order_by.is_empty() && keys.len() > 1;
             if in_order && page_rows != u64::MAX {
@@ -1515,10 +1723,12 @@ pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
                     "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
                 ));
             }
-            read_keys(ctx, &p, &mut c, keys, resume.as_ref(), in_order)?
+            read_keys(ctx, &p, &mut c, keys, resume.as_ref(), in_order)?;
         }
-        None => scan(ctx, &p, &mut c, resume.as_ref())?,
-    };
+        None => {
+            scan(ctx, &p, &mut c, resume.as_ref())?;
+        }
+    }
     if p.aggregate {
         // Without GROUP BY an aggregation always answers one row (count 0 on
         // nothing); with it, the last group.
@@ -1539,7 +1749,10 @@ pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
             c.flush_group()?;
         }
     }
-    let paging_state = if exhausted || p.aggregate || c.remaining == 0 {
+    // As Cassandra's pager: a full page carries a paging state (the next page
+    // may then be empty); a short page, or a reached LIMIT, ends the query.
+    let page_full = page_rows != u64::MAX && c.page_left == 0;
+    let paging_state = if !page_full || p.aggregate || c.remaining == 0 {
         None
     } else {
         c.last.as_ref().map(|(key, clustering)| {
@@ -1552,11 +1765,14 @@ pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
             .to_bytes()
         })
     };
-    Ok(QueryResult::Rows(Rows {
-        metadata: Arc::new(result_metadata(&p)),
-        rows: c.rows,
-        paging_state,
-    }))
+    Ok((
+        QueryResult::Rows(Rows {
+            metadata: Arc::new(result_metadata(&p)),
+            rows: c.rows,
+            paging_state,
+        }),
+        warnings,
+    ))
 }
 
 /// Reads the named partitions; returns whether every row was visited.
@@ -1570,10 +1786,16 @@ fn read_keys(
 ) -> QueryOutcome<bool> {
     // Partitions come in the key's type order (the IN list read as a sorted
     // set, as Cassandra answers it), not in token order.
-    let decorated: Vec<DecoratedKey> = keys
-        .iter()
-        .map(|k| p.schema.decorated_key(k).map_err(QueryError::from))
-        .collect::<QueryOutcome<_>>()?;
+    let mut decorated: Vec<DecoratedKey> = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let key = p.schema.decorated_key(k).map_err(QueryError::from)?;
+        // A token() restriction beside the keys leaves out those outside it.
+        if p.restrictions
+            .admits_token(&p.schema, &ctx.eval, key.token)?
+        {
+            decorated.push(key);
+        }
+    }
     let ranges = p.restrictions.clustering_ranges(&p.schema, &ctx.eval)?;
     if sort_by_clustering {
         // IN with ORDER BY: all rows of every partition, sorted by clustering
@@ -1765,24 +1987,34 @@ fn visit_partition(
     ranges: &[ClusteringRange],
     after: Option<Vec<u8>>,
 ) -> QueryOutcome<bool> {
-    let limit = c
-        .remaining_in_partition
-        .min(c.remaining)
-        .min(c.page_left)
-        .saturating_add(1);
-    let wants_rows = !p.distinct;
-    let (static_row, rows) = if wants_rows {
-        read_partition(p, key, ranges, after.as_deref(), limit)?
+    // An aggregation reads every row it aggregates; otherwise the rows the
+    // limits can still take, and one more to know whether the partition
+    // goes on (module invariant 1).
+    let limit = if p.aggregate {
+        u64::MAX
     } else {
-        read_partition(p, key, &[], None, 0)?
+        c.remaining_in_partition
+            .min(c.remaining)
+            .min(c.page_left)
+            .saturating_add(1)
     };
+    let (static_row, rows) = if p.distinct {
+        // One row tells whether the partition has anything live.
+        read_partition(p, key, &[ClusteringRange::ALL], None, 1)?
+    } else {
+        read_partition(p, key, ranges, after.as_deref(), limit)?
+    };
+    // A static row counts only with a live static cell (Cassandra's static
+    // row has no row marker of its own).
+    let static_row = static_row.filter(|r| !r.cells.is_empty());
     let pk_parts = pk_components(&p.schema, &key.key)?;
     let now = ctx.now_seconds();
     if rows.is_empty() || p.distinct {
         // A partition of static values only shows as one row when nothing
-        // restricts the clustering (and DISTINCT shows every partition once).
-        let shows = static_row.is_some() && (p.statics_as_rows || p.distinct) && after.is_none();
-        let shows = shows || (p.distinct && !rows.is_empty() && after.is_none());
+        // restricts the clustering; DISTINCT shows every live partition once.
+        let shows = after.is_none()
+            && ((static_row.is_some() && p.statics_as_rows)
+                || (p.distinct && (static_row.is_some() || !rows.is_empty())));
         if shows {
             let r = RowCtx {
                 schema: &p.schema,
@@ -1826,7 +2058,14 @@ fn scan(
     c: &mut Collector<'_>,
     resume: Option<&Resume>,
 ) -> QueryOutcome<bool> {
-    let range = p.restrictions.token_range(&ctx.eval)?;
+    let range = p.restrictions.token_range(&p.schema, &ctx.eval)?;
+    let clustering_ranges = if p.restrictions.clustering.prefix.is_empty()
+        && p.restrictions.clustering.slice.is_none()
+    {
+        None
+    } else {
+        Some(p.restrictions.clustering_ranges(&p.schema, &ctx.eval)?)
+    };
     let (start_tok, end_tok) = match range {
         Some((s, e)) => (s, e),
         None => (None, None),
@@ -1934,11 +2173,23 @@ fn scan(
             } else {
                 q.static_row.clone()
             };
+            // Static values show only with a live static cell.
+            let static_row = static_row.filter(|r| !r.cells.is_empty());
+            // A scan with clustering restrictions (ALLOW FILTERING) keeps the
+            // rows inside them.
+            let rows: Vec<&Row> = match &clustering_ranges {
+                Some(ranges) => q
+                    .rows
+                    .iter()
+                    .filter(|r| ranges.iter().any(|range| range.contains(&r.clustering)))
+                    .collect(),
+                None => q.rows.iter().collect(),
+            };
             c.start_partition(&q.key);
             let pk_parts = pk_components(&schema, &q.key.key)?;
-            if q.rows.is_empty() || p.distinct {
-                let shows =
-                    (static_row.is_some() && p.statics_as_rows && q.rows.is_empty()) || p.distinct;
+            if rows.is_empty() || p.distinct {
+                let shows = (static_row.is_some() && p.statics_as_rows && q.rows.is_empty())
+                    || (p.distinct && (static_row.is_some() || !q.rows.is_empty()));
                 if shows && c.remaining_in_partition > 0 {
                     let r = RowCtx {
                         schema: &schema,
@@ -1955,7 +2206,7 @@ fn scan(
                     c.offer(&r, &[])?;
                 }
             } else {
-                for row in &q.rows {
+                for row in rows {
                     let ck_parts = ck_components(&schema, &row.clustering)?;
                     let r = RowCtx {
                         schema: &schema,

@@ -535,7 +535,7 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
             ("rows_per_partition".to_string(), "NONE".to_string()),
         ]),
         boolean(false),
-        text(""),
+        text(&o.comment),
         text_map(&compaction),
         text_map(&compression_map(o)),
         double(1.0),
@@ -817,17 +817,20 @@ fn rows_of(ctx: &Ctx<'_>, ks: &str, table: &str) -> QueryOutcome<VRows> {
 // ---------------------------------------------------------------------------
 
 /// Routes a SELECT: user tables to the engine, system tables here.
-pub(crate) fn select(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
+pub(crate) fn select(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<(QueryResult, Vec<String>)> {
     let ks = ctx.keyspace_of(&s.table)?;
     if !is_system_keyspace(&ks) {
         return super::select::execute(ctx, s);
     }
     let (metadata, rows) = virtual_select(ctx, &ks, s, true)?;
-    Ok(QueryResult::Rows(Rows {
-        metadata: Arc::new(metadata),
-        rows,
-        paging_state: None,
-    }))
+    Ok((
+        QueryResult::Rows(Rows {
+            metadata: Arc::new(metadata),
+            rows,
+            paging_state: None,
+        }),
+        Vec::new(),
+    ))
 }
 
 /// The result metadata of a SELECT (for PREPARE).

@@ -61,14 +61,11 @@ impl Eval<'_> {
     /// The raw value bound to marker `index`.
     pub(crate) fn marker(&self, index: usize) -> QueryOutcome<&BoundValue> {
         match self.values {
-            Values::None => Err(QueryError::invalid(format!(
-                "There were {} markers(?) in CQL but 0 bound variables",
-                self.marker_names.len()
-            ))),
+            Values::None => Err(QueryError::invalid("Invalid amount of bind variables")),
             Values::Positional(v) => {
                 if v.len() != self.marker_names.len() {
                     return Err(QueryError::invalid(format!(
-                        "There were {} markers(?) in CQL but {} bound variables",
+                        "there were {} markers(?) in CQL but {} bound variables",
                         self.marker_names.len(),
                         v.len()
                     )));
@@ -176,32 +173,70 @@ pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOu
             s.parse::<i64>()
                 .map_err(|_| QueryError::invalid(format!("Invalid timestamp value {s}")))?,
         ),
-        other => crate::cql::literal::parse_value(ty, &literal_text(other)).map_err(|e| {
-            QueryError::invalid(format!(
-                "Invalid value for \"{receiver}\": {}",
-                strip_kind(&e)
-            ))
-        })?,
+        other => {
+            let text = literal_text(other);
+            crate::cql::literal::parse_value(ty, &text)
+                .map_err(|_| QueryError::invalid(literal_error(ty, &text)))?
+        }
     };
     Ok(Bound::Value(v))
 }
 
-fn strip_kind(e: &crate::Error) -> String {
-    match e {
-        crate::Error::InvalidInput(m) => m.clone(),
-        other => other.to_string(),
+/// Cassandra's message for a constant its type cannot read.
+fn literal_error(ty: CqlType, text: &str) -> String {
+    let make = |what: &str| format!("Unable to make {what} from '{text}'");
+    match ty {
+        CqlType::TinyInt => make("byte"),
+        CqlType::SmallInt => make("short"),
+        CqlType::Int => make("int"),
+        CqlType::BigInt => make("long"),
+        CqlType::Float => make("float"),
+        CqlType::Double => make("double"),
+        CqlType::Varint => make("varint"),
+        CqlType::Decimal => make("BigDecimal"),
+        CqlType::Inet => make("inet address"),
+        CqlType::Date => format!("Unable to coerce '{text}' to a formatted date (long)"),
+        CqlType::Timestamp => format!("Unable to parse a date/time from '{text}'"),
+        CqlType::TimeUuid => "TimeUUID supports only version 1 UUIDs".to_string(),
+        CqlType::Uuid => format!("Unable to make UUID from '{text}'"),
+        CqlType::Ascii => "Invalid ASCII character in string literal".to_string(),
+        CqlType::Boolean => format!("Unable to make boolean from '{text}'"),
+        CqlType::Blob => format!("cannot parse '{text}' as hex bytes"),
+        CqlType::Text => format!("Invalid text value '{text}'"),
+    }
+}
+
+/// Cassandra's message for serialized bytes its type refuses.
+fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
+    let n = bytes.len();
+    match ty {
+        CqlType::Int => format!("Expected 4 or 0 byte int ({n})"),
+        CqlType::BigInt | CqlType::Timestamp => format!("Expected 8 or 0 byte long ({n})"),
+        CqlType::SmallInt => format!("Expected 2 bytes for a smallint ({n})"),
+        CqlType::TinyInt => format!("Expected 1 byte for a tinyint ({n})"),
+        CqlType::Float => format!("Expected 4 or 0 byte value for a float ({n})"),
+        CqlType::Double => format!("Expected 8 or 0 byte value for a double ({n})"),
+        CqlType::Boolean => format!("Expected 1 or 0 byte value ({n})"),
+        CqlType::Uuid => format!("UUID should be 16 or 0 bytes ({n})"),
+        CqlType::TimeUuid if n != 16 => format!("UUID should be 16 or 0 bytes ({n})"),
+        CqlType::TimeUuid => format!("Invalid version for TimeUUID type: {:#x}", bytes[6] >> 4),
+        CqlType::Date => format!("Expected 4 byte long for date ({n})"),
+        CqlType::Ascii => match bytes.iter().find(|b| **b >= 0x80) {
+            Some(b) => format!("Invalid byte for ascii: {}", *b as i8),
+            None => "Invalid ascii value".to_string(),
+        },
+        CqlType::Text => "String didn't validate.".to_string(),
+        CqlType::Inet => format!("Unable to make inet address from {n} bytes"),
+        CqlType::Varint | CqlType::Decimal | CqlType::Blob => {
+            format!("Invalid {} value of {n} bytes", ty.name())
+        }
     }
 }
 
 /// Serialized bytes from a client as a value of `ty` (invariant 1).
 pub(crate) fn bytes_value(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Value> {
-    types::deserialize(ty, bytes).map_err(|e| {
-        QueryError::invalid(format!(
-            "Invalid value for \"{receiver}\" of type {}: {}",
-            ty.name(),
-            strip_kind(&e)
-        ))
-    })
+    let _ = receiver;
+    types::deserialize(ty, bytes).map_err(|_| QueryError::invalid(bytes_error(ty, bytes)))
 }
 
 /// Evaluates `term` for a receiver of scalar type `ty` named `receiver`.
@@ -473,6 +508,22 @@ pub(crate) fn call_function(
         }
     };
     Ok(match lower.as_str() {
+        "fromjson" => {
+            arity(1)?;
+            let Some(ty) = hint else {
+                return Err(QueryError::invalid(
+                    "fromJson() needs a receiver of a known type",
+                ));
+            };
+            let text = match arg(0, CqlType::Text)? {
+                Value::Text(t) => t,
+                other => return Err(bad_arg(&lower, &other)),
+            };
+            match super::json::from_json(&text, ty, &lower)? {
+                Bound::Value(v) => v,
+                _ => return Err(QueryError::invalid("fromJson() of null: use null instead")),
+            }
+        }
         "now" | "currenttimeuuid" => {
             arity(0)?;
             Value::TimeUuid(now_timeuuid(eval.now_micros))
