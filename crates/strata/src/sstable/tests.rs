@@ -139,6 +139,7 @@ fn options(codec: Codec, chunk_length_bytes: u32, expected: u64) -> WriterOption
         compression: CompressionParams {
             codec,
             chunk_length_bytes,
+            ..CompressionParams::default()
         },
         expected_partitions: expected,
         base: EncodingBase::around(NOW_MICROS),
