@@ -714,12 +714,22 @@ pub struct BenchConfig {
     pub strategies: Vec<String>,
     /// Also run the out-of-order pair (TWCS with late writes, segregation on and off).
     pub out_of_order: bool,
+    /// With the out-of-order pair, also the two mixed runs (segregation on
+    /// with the row-level expiry check off, and the reverse), which tell what
+    /// each mechanism does alone.
+    pub mechanisms: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct OutOfOrder {
     pub segregation_on: RunResult,
     pub segregation_off: RunResult,
+    /// Segregation on, row-level expiry check off (`mechanisms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segregation_only: Option<RunResult>,
+    /// Segregation off, row-level expiry check on (`mechanisms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_level_check_only: Option<RunResult>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -789,9 +799,27 @@ pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Resu
             ),
             cfg.late_fraction,
         )?;
+        let (segregation_only, row_level_check_only) = if cfg.mechanisms {
+            (
+                Some(one(
+                    "TWCS late, segregation only",
+                    format!("{}, 'row_level_expiry_check': 'false'", twcs_options()),
+                    cfg.late_fraction,
+                )?),
+                Some(one(
+                    "TWCS late, row-level check only",
+                    format!("{}, 'split_output_by_window': 'false'", twcs_options()),
+                    cfg.late_fraction,
+                )?),
+            )
+        } else {
+            (None, None)
+        };
         Some(OutOfOrder {
             segregation_on: on,
             segregation_off: off,
+            segregation_only,
+            row_level_check_only,
         })
     } else {
         None
@@ -810,6 +838,8 @@ impl BenchReport {
         if let Some(o) = &self.out_of_order {
             v.push(&o.segregation_on);
             v.push(&o.segregation_off);
+            v.extend(o.segregation_only.iter());
+            v.extend(o.row_level_check_only.iter());
         }
         v
     }
