@@ -13,16 +13,20 @@ use strata::schema::WriteOptions;
 use strata::table::Table;
 use strata::types::Value;
 
-/// 64 bytes, each uniform in 0..160 (7.3 bits of entropy in 8): zstd saves
-/// less than 1/8 of such values, as of hash-dominated rows.
+/// 1 KiB of random bytes with a 6-byte marker every 64: zstd saves a few
+/// percent of such rows (the markers), less than 1/8, as of hash-dominated
+/// data.
 fn value(k: u64) -> Vec<u8> {
     let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..64)
-        .map(|_| {
+    (0..1024usize)
+        .map(|i| {
+            if i % 64 >= 58 {
+                return b"strata"[i % 64 - 58];
+            }
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x % 160) as u8
+            (x >> 24) as u8
         })
         .collect()
 }
@@ -62,10 +66,10 @@ fn the_default_keeps_a_small_gain_and_a_higher_ratio_stores_raw() {
              compression = {'class': 'ZstdCompressor'}",
         )
         .expect("create");
-    fill(&t, 0..4000);
+    fill(&t, 0..2000);
     let default_ratio = newest_ratio(&t);
     assert!(
-        default_ratio < 1.0,
+        default_ratio < 0.97,
         "the default (0.0) keeps every chunk compressed: {default_ratio:.3}"
     );
     db.alter_table_options(
@@ -74,13 +78,13 @@ fn the_default_keeps_a_small_gain_and_a_higher_ratio_stores_raw() {
         "compression = {'class': 'ZstdCompressor', 'min_compress_ratio': 1.5}",
     )
     .expect("alter");
-    fill(&t, 4000..8000);
+    fill(&t, 2000..4000);
     let raw_ratio = newest_ratio(&t);
     assert!(
         raw_ratio > 1.0,
         "no chunk reaches 1.5: all stored raw, framing included: {raw_ratio:.3}"
     );
-    for k in [0u64, 3999, 4000, 7999] {
+    for k in [0u64, 1999, 2000, 3999] {
         let rows = t
             .select(&[Value::BigInt(k as i64)], &ClusteringRange::ALL, false, 1)
             .expect("select");

@@ -756,10 +756,16 @@ fn repetitive_data_compresses_and_random_data_is_stored_raw() {
         let ratio = r.stats().compression_ratio();
         assert!(ratio < 0.5, "{codec:?} on repetitive rows: ratio {ratio}");
         id += 1;
-        let r = write(&fs, dir.path(), id, &random, options(codec, 16384, 2000));
+        // min_compress_ratio 1.2: a chunk stays compressed only if it shrinks
+        // to 1/1.2 of its size or less.
+        let mut raw_unless_worth_it = options(codec, 16384, 2000);
+        raw_unless_worth_it.compression.max_compressed_bytes =
+            crate::codec::max_compressed_length(16384, 1.2);
+        let r = write(&fs, dir.path(), id, &random, raw_unless_worth_it);
         let s = r.stats();
-        // Random values leave only the per-row framing to compress: below the 1/8
-        // threshold, so every chunk is raw (5 bytes of codec + crc each).
+        // Random values leave only the per-row framing to compress: less than
+        // 1/8, so under ratio 1.2 every chunk is raw (5 bytes of codec + crc
+        // each).
         assert_eq!(
             s.compressed_bytes,
             s.uncompressed_bytes + 5 * r.chunk_count() as u64,
