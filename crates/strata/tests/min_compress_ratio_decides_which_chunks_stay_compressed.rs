@@ -80,9 +80,12 @@ fn the_default_keeps_a_small_gain_and_a_higher_ratio_stores_raw() {
     .expect("alter");
     fill(&t, 2000..4000);
     let raw_ratio = newest_ratio(&t);
+    // Every full chunk is raw (framing adds 5 bytes to each); only a short
+    // last chunk may stay compressed, as in Cassandra, whose limit is
+    // computed from the full chunk length.
     assert!(
-        raw_ratio > 1.0,
-        "no chunk reaches 1.5: all stored raw, framing included: {raw_ratio:.3}"
+        raw_ratio > 0.995 && raw_ratio > default_ratio + 0.02,
+        "no full chunk reaches 1.5: stored raw: {raw_ratio:.4} against {default_ratio:.4}"
     );
     for k in [0u64, 1999, 2000, 3999] {
         let rows = t
