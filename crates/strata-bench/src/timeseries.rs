@@ -245,6 +245,15 @@ pub struct Sample {
     /// Bytes of fully expired sstables still on disk past their drop time plus
     /// one check interval ([`RunResult::bytes_held_past_expiry`]).
     pub expired_bytes_held: u64,
+    /// The strategy's estimated pending compactions once compaction is idle
+    /// (`compactionstats`' figure): 0 when it counts only what it would do.
+    pub pending_compactions: usize,
+    /// TWCS runs: live sstables per closed window (a window older than the
+    /// newest one holding data), the average over closed windows; `None` for
+    /// other strategies or before a window has closed.
+    pub sstables_per_closed_window: Option<f64>,
+    /// TWCS runs: the most sstables any closed window holds.
+    pub max_sstables_in_a_closed_window: usize,
 }
 
 /// One run's outcome.
@@ -280,6 +289,14 @@ pub struct RunResult {
     pub bytes_held_past_expiry: u64,
     /// Distinct sstables ever counted in `bytes_held_past_expiry`.
     pub expired_sstables_blocked: usize,
+    /// The largest [`Sample::pending_compactions`] of the run.
+    pub pending_compactions_max: usize,
+    /// TWCS runs: [`Sample::sstables_per_closed_window`] averaged over the
+    /// samples of the write phase's second half (steady state); `None` for
+    /// other strategies.
+    pub sstables_per_closed_window: Option<f64>,
+    /// TWCS runs: the largest [`Sample::max_sstables_in_a_closed_window`].
+    pub max_sstables_in_a_closed_window: usize,
     pub wall_seconds: f64,
     pub samples: Vec<Sample>,
 }
@@ -321,6 +338,43 @@ fn check_interval_seconds(compaction: &str) -> Result<i64> {
     })
 }
 
+/// The window length of a TWCS run in its timestamp units (microseconds
+/// here), `None` for other strategies: what the per-window figures group by.
+fn twcs_window_micros(compaction: &str) -> Result<Option<i64>> {
+    use strata::options::{CompactionClass, TableOptions};
+    let options = TableOptions::parse(&format!("compaction = {{{compaction}}}"))?.compaction;
+    Ok(match options.class() {
+        CompactionClass::TimeWindowCompactionStrategy => {
+            Some((options.twcs().window_seconds() as i64).saturating_mul(1_000_000))
+        }
+        _ => None,
+    })
+}
+
+/// Sstables per closed window (TWCS): windows by each sstable's newest write,
+/// the newest window is the current one. Returns (average, most) over the
+/// closed windows, `None` when none has closed.
+fn closed_window_counts(maxima_micros: &[i64], window_micros: i64) -> Option<(f64, usize)> {
+    let mut per: BTreeMap<i64, usize> = BTreeMap::new();
+    for &t in maxima_micros {
+        *per.entry(t.div_euclid(window_micros.max(1))).or_default() += 1;
+    }
+    let newest = *per.keys().next_back()?;
+    let closed: Vec<usize> = per
+        .iter()
+        .filter(|(&w, _)| w < newest)
+        .map(|(_, &n)| n)
+        .collect();
+    if closed.is_empty() {
+        return None;
+    }
+    let most = closed.iter().copied().max().unwrap_or(0);
+    Some((
+        closed.iter().sum::<usize>() as f64 / closed.len() as f64,
+        most,
+    ))
+}
+
 /// Runs one configuration in `dir` (empty or absent). `progress` gets the
 /// simulated day after each sample.
 pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) -> Result<RunResult> {
@@ -348,6 +402,10 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
     let cold_start = write_end + (cfg.recent_read_days * DAY * 1e6) as i64;
     let quarter = (write_end - START_MICROS) / 4;
     let hold_slack_seconds = check_interval_seconds(&cfg.compaction)? + cfg.flush_seconds as i64;
+    let window_micros = twcs_window_micros(&cfg.compaction)?;
+    let steady_start = START_MICROS + (write_end - START_MICROS) / 2;
+    let mut steady_windows: Vec<f64> = Vec::new();
+    let (mut pending_max, mut window_max) = (0usize, 0usize);
 
     let mut sim = START_MICROS as f64;
     let mut next_flush = START_MICROS + cfg.flush_seconds as i64 * 1_000_000;
@@ -481,6 +539,22 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
             }
             peak_disk = peak_disk.max(disk);
             held_peak = held_peak.max(held);
+            let pending = table.pending_compaction_tasks();
+            pending_max = pending_max.max(pending);
+            let windows = window_micros.and_then(|w| {
+                let maxima: Vec<i64> = view
+                    .sstables()
+                    .iter()
+                    .map(|s| s.stats().max_timestamp_micros)
+                    .collect();
+                closed_window_counts(&maxima, w)
+            });
+            if let Some((mean, most)) = windows {
+                window_max = window_max.max(most);
+                if now >= steady_start && now < write_end {
+                    steady_windows.push(mean);
+                }
+            }
             let wall = interval.started.elapsed().as_secs_f64().max(1e-9);
             samples.push(Sample {
                 day: (now - START_MICROS) as f64 / (DAY * 1e6),
@@ -500,6 +574,9 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
                     interval.sstables.value_at_quantile(0.99)
                 },
                 expired_bytes_held: held,
+                pending_compactions: pending,
+                sstables_per_closed_window: windows.map(|(mean, _)| mean),
+                max_sstables_in_a_closed_window: windows.map_or(0, |(_, most)| most),
             });
             interval = Interval::new()?;
             progress((now - START_MICROS) as f64 / (DAY * 1e6));
@@ -558,6 +635,12 @@ pub fn run(cfg: &TimeseriesConfig, dir: &Path, progress: &mut dyn FnMut(f64)) ->
         recent_read_latency_ms_p50_last_day: p50_ms(last_day),
         bytes_held_past_expiry: held_peak,
         expired_sstables_blocked: held_ids.len(),
+        pending_compactions_max: pending_max,
+        sstables_per_closed_window: window_micros.and(
+            (!steady_windows.is_empty())
+                .then(|| steady_windows.iter().sum::<f64>() / steady_windows.len() as f64),
+        ),
+        max_sstables_in_a_closed_window: window_max,
         wall_seconds: started.elapsed().as_secs_f64(),
         samples,
     };
@@ -631,12 +714,22 @@ pub struct BenchConfig {
     pub strategies: Vec<String>,
     /// Also run the out-of-order pair (TWCS with late writes, segregation on and off).
     pub out_of_order: bool,
+    /// With the out-of-order pair, also the two mixed runs (segregation on
+    /// with the row-level expiry check off, and the reverse), which tell what
+    /// each mechanism does alone.
+    pub mechanisms: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct OutOfOrder {
     pub segregation_on: RunResult,
     pub segregation_off: RunResult,
+    /// Segregation on, row-level expiry check off (`mechanisms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segregation_only: Option<RunResult>,
+    /// Segregation off, row-level expiry check on (`mechanisms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_level_check_only: Option<RunResult>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -706,9 +799,27 @@ pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Resu
             ),
             cfg.late_fraction,
         )?;
+        let (segregation_only, row_level_check_only) = if cfg.mechanisms {
+            (
+                Some(one(
+                    "TWCS late, segregation only",
+                    format!("{}, 'row_level_expiry_check': 'false'", twcs_options()),
+                    cfg.late_fraction,
+                )?),
+                Some(one(
+                    "TWCS late, row-level check only",
+                    format!("{}, 'split_output_by_window': 'false'", twcs_options()),
+                    cfg.late_fraction,
+                )?),
+            )
+        } else {
+            (None, None)
+        };
         Some(OutOfOrder {
             segregation_on: on,
             segregation_off: off,
+            segregation_only,
+            row_level_check_only,
         })
     } else {
         None
@@ -727,6 +838,8 @@ impl BenchReport {
         if let Some(o) = &self.out_of_order {
             v.push(&o.segregation_on);
             v.push(&o.segregation_off);
+            v.extend(o.segregation_only.iter());
+            v.extend(o.row_level_check_only.iter());
         }
         v
     }
@@ -761,6 +874,18 @@ impl BenchReport {
         };
         for r in self.runs() {
             line(r);
+        }
+        out.push_str(
+            "\nrun                                  pending max  sst/closed window  most in one\n",
+        );
+        for r in self.runs() {
+            let per = r
+                .sstables_per_closed_window
+                .map_or("-".to_string(), |m| format!("{m:.2}"));
+            out.push_str(&format!(
+                "{:<34} {:>12} {:>18} {:>12}\n",
+                r.label, r.pending_compactions_max, per, r.max_sstables_in_a_closed_window
+            ));
         }
         out
     }
@@ -943,6 +1068,17 @@ mod tests {
             cold_read_days: 0.5,
             ..TimeseriesConfig::default()
         }
+    }
+
+    #[test]
+    fn closed_windows_are_those_older_than_the_newest() {
+        let w = 10;
+        // Windows 0 (two sstables), 1 (one), 3 (newest, three): closed are 0 and 1.
+        let maxima = [1, 9, 15, 31, 35, 39];
+        assert_eq!(closed_window_counts(&maxima, w), Some((1.5, 2)));
+        // Only the current window: nothing closed yet.
+        assert_eq!(closed_window_counts(&[31, 35], w), None);
+        assert_eq!(closed_window_counts(&[], w), None);
     }
 
     #[test]

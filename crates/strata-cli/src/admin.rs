@@ -95,6 +95,7 @@ pub struct CommitLogFlags {
     pub compaction_throughput_mb_per_sec: u64,
     pub concurrent_compactors: usize,
     pub chunk_cache_mb: u64,
+    pub allow_unsafe_aggressive_sstable_expiration: bool,
 }
 
 impl CommitLogFlags {
@@ -118,6 +119,7 @@ static COMMITLOG_OPTIONS: OnceLock<CommitLogOptions> = OnceLock::new();
 static ENGINE_FLAGS: OnceLock<(Option<u64>, u64, usize, u64, usize)> = OnceLock::new();
 /// The command line, recorded in the data directory's lock for whoever is refused.
 static PURPOSE: OnceLock<String> = OnceLock::new();
+static ALLOW_UNSAFE_EXPIRATION: OnceLock<bool> = OnceLock::new();
 
 /// Records the parsed flags (contract 1). A second call is ignored.
 pub fn set_commitlog_flags(flags: &CommitLogFlags) {
@@ -130,6 +132,7 @@ pub fn set_commitlog_flags(flags: &CommitLogFlags) {
         usize::try_from(flags.chunk_cache_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX),
     ));
     let _ = PURPOSE.set(std::env::args().collect::<Vec<_>>().join(" "));
+    let _ = ALLOW_UNSAFE_EXPIRATION.set(flags.allow_unsafe_aggressive_sstable_expiration);
 }
 
 /// Options for opening a database from the command line: the system clock and
@@ -148,6 +151,8 @@ pub fn db_options() -> DbOptions {
         opts.compaction_throughput_mb_per_sec = throughput;
         opts.concurrent_compactors = compactors;
     }
+    opts.table.allow_unsafe_aggressive_sstable_expiration =
+        ALLOW_UNSAFE_EXPIRATION.get().copied().unwrap_or(false);
     opts
 }
 

@@ -49,6 +49,10 @@ pub struct TimeseriesArgs {
     /// Skip the out-of-order pair (TWCS with late writes, segregation on and off).
     #[arg(long)]
     pub no_out_of_order: bool,
+    /// Also run segregation alone and the row-level expiry check alone (with
+    /// late writes), to see what each mechanism does.
+    #[arg(long)]
+    pub mechanisms: bool,
     #[arg(long, default_value_t = 3)]
     pub seed: u64,
     /// Parent of the per-run data directories (default /dev/shm when present:
@@ -86,6 +90,7 @@ pub fn run(args: TimeseriesArgs) -> Result<()> {
         work_dir: work_dir.clone(),
         strategies: args.strategies.clone(),
         out_of_order: !args.no_out_of_order,
+        mechanisms: args.mechanisms,
     };
     let mut last = String::new();
     let report = timeseries::run_bench(&config, &mut |label, day| {

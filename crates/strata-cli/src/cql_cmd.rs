@@ -60,6 +60,7 @@ pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
     let mut shell = Shell {
         executor,
         session: Session::default(),
+        data_dir: data_dir.to_path_buf(),
     };
     let result = shell.run(&args);
     drop(shell);
@@ -73,6 +74,7 @@ pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
 struct Shell {
     executor: Executor,
     session: Session,
+    data_dir: PathBuf,
 }
 
 impl Shell {
@@ -125,7 +127,7 @@ impl Shell {
         if let Some(h) = &history {
             let _ = editor.load_history(h);
         }
-        println!("Connected to Strata at {}.", "the data directory");
+        println!("Connected to Strata at {}.", self.data_dir.display());
         println!("Use HELP for help.");
         let mut buffer = String::new();
         loop {

@@ -94,6 +94,12 @@ pub struct DataDirArgs {
     /// file_cache_size) [default: 128].
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=1 << 20))]
     pub chunk_cache_mb: Option<u64>,
+    /// Let tables use TWCS's unsafe_aggressive_sstable_expiration (dropping
+    /// expired sstables without the overlap check, which can resurrect deleted
+    /// data); without it CREATE and ALTER refuse that option (Cassandra's
+    /// -Dcassandra.allow_unsafe_aggressive_sstable_expiration=true).
+    #[arg(long)]
+    pub allow_unsafe_aggressive_sstable_expiration: bool,
 }
 
 impl DataDirArgs {
@@ -139,6 +145,10 @@ impl DataDirArgs {
             "--concurrent-compactors",
         );
         note(self.chunk_cache_mb.is_some(), "--chunk-cache-mb");
+        note(
+            self.allow_unsafe_aggressive_sstable_expiration,
+            "--allow-unsafe-aggressive-sstable-expiration",
+        );
         v
     }
 }
@@ -251,6 +261,9 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             .chunk_cache_mb
             .or(before.chunk_cache_mb)
             .unwrap_or(DEFAULT_CHUNK_CACHE_MB),
+        allow_unsafe_aggressive_sstable_expiration: after
+            .allow_unsafe_aggressive_sstable_expiration
+            || before.allow_unsafe_aggressive_sstable_expiration,
     };
     Ok(Resolved {
         data_dir: Some((data_dir, flags)),

@@ -145,7 +145,7 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
                 .filter(|b| !b["blocks_because"].is_null())
                 .collect();
             let verdict = if blockers.is_empty() {
-                "nothing overlaps it: dropped at the strategy's next expiry check"
+                "no blocker counts against it: dropped at the strategy's next expiry check"
             } else if blocking.is_empty() {
                 "the overlap rule names blockers, the row-level check clears them all: dropped at the next check"
             } else {

@@ -158,7 +158,13 @@ fn bench_sstable(c: &mut Criterion) {
         let mut out = Vec::new();
         b.iter(|| {
             out.clear();
-            compress_chunk(Codec::Zstd { level: 3 }, None, black_box(chunk), &mut out)
+            compress_chunk(
+                Codec::Zstd { level: 3 },
+                None,
+                black_box(chunk),
+                &mut out,
+                strata::codec::NO_COMPRESSED_LIMIT,
+            )
         })
     });
     g.bench_function("fresh_context", |b| {

@@ -162,21 +162,48 @@ impl Codec {
 /// (`sstable::compression`'s layout).
 pub const CHUNK_OVERHEAD_BYTES: usize = 1 + 4;
 
-/// Whether a chunk of `input_len` bytes compressed to `payload_len` is kept
-/// compressed: only if that saves at least 1/8 (Cassandra's
-/// `min_compress_ratio` idea); otherwise it is stored raw. The one rule the
-/// writer applies and every estimate of stored size assumes.
-pub fn keeps_compressed(input_len: usize, payload_len: usize) -> bool {
-    payload_len <= input_len - input_len / 8
+/// [`CompressionParams::max_compressed_bytes`] when every chunk is kept
+/// compressed (`min_compress_ratio` 0, Cassandra's default).
+pub const NO_COMPRESSED_LIMIT: u32 = u32::MAX;
+
+/// Cassandra's `calcMaxCompressedLength`: `ceil(min(chunk / ratio, INT_MAX))`,
+/// the compressed length from which a chunk is stored uncompressed. A ratio
+/// of 0 (the default) means no limit: every chunk stays compressed, even one
+/// that grew.
+pub fn max_compressed_length(chunk_length_bytes: u32, min_compress_ratio: f64) -> u32 {
+    if min_compress_ratio <= 0.0 {
+        return NO_COMPRESSED_LIMIT;
+    }
+    (chunk_length_bytes as f64 / min_compress_ratio)
+        .min(i32::MAX as f64)
+        .ceil() as u32
+}
+
+/// Whether a chunk whose compressed payload is `payload_len` bytes is kept
+/// compressed: only if it is shorter than `max_compressed_bytes`, as
+/// Cassandra's `CompressedSequentialWriter` (`compressedLength >=
+/// maxCompressedLength` stores it raw). The one rule the writer applies and
+/// every estimate of stored size assumes.
+pub fn keeps_compressed(payload_len: usize, max_compressed_bytes: u32) -> bool {
+    payload_len < max_compressed_bytes as usize
 }
 
 /// Stored bytes of a chunk of `input_len` bytes whose compressed payload is
-/// `payload_len` (`None`: it could not be compressed).
-pub fn stored_chunk_bytes(input_len: usize, payload_len: Option<usize>) -> usize {
+/// `payload_len` (`None`: it could not be compressed), under
+/// `max_compressed_bytes`.
+pub fn stored_chunk_bytes(
+    input_len: usize,
+    payload_len: Option<usize>,
+    max_compressed_bytes: u32,
+) -> usize {
     let payload = payload_len
-        .filter(|&n| keeps_compressed(input_len, n))
+        .filter(|&n| keeps_compressed(n, max_compressed_bytes))
         .unwrap_or(input_len);
     payload + CHUNK_OVERHEAD_BYTES
+}
+
+fn no_compressed_limit() -> u32 {
+    NO_COMPRESSED_LIMIT
 }
 
 /// Compression options of an sstable (Cassandra's table option `compression`).
@@ -187,6 +214,13 @@ pub struct CompressionParams {
     /// 16 KiB). Larger chunks compress better but every point read decompresses a
     /// whole chunk: 16 KiB holds ~250 of the seeds' 60-byte partitions.
     pub chunk_length_bytes: u32,
+    /// A chunk whose compressed form is this long or longer is stored raw
+    /// (Cassandra's `maxCompressedLength`, from the table's
+    /// `min_compress_ratio` by [`max_compressed_length`]);
+    /// [`NO_COMPRESSED_LIMIT`] keeps every chunk compressed. A writer's
+    /// choice only: each chunk records its own codec, so readers need it not.
+    #[serde(default = "no_compressed_limit")]
+    pub max_compressed_bytes: u32,
 }
 
 /// Smallest and largest accepted chunk lengths: below 256 B the per-chunk overhead
@@ -200,6 +234,7 @@ impl Default for CompressionParams {
         CompressionParams {
             codec: Codec::Lz4,
             chunk_length_bytes: 16 * 1024,
+            max_compressed_bytes: NO_COMPRESSED_LIMIT,
         }
     }
 }

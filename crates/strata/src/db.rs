@@ -119,6 +119,11 @@ impl DbOptions {
     }
 }
 
+/// How often the flush thread looks for memtables past their table's
+/// `memtable_flush_period_in_ms` when no flush is queued (real time; the
+/// period itself is on the engine clock).
+const PERIOD_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Upper bound of `concurrent_compactors`: each is a thread, and an absurd value
 /// (a typo of 100000) used to panic spawning them.
 pub const MAX_CONCURRENT_COMPACTORS: usize = 64;
@@ -218,12 +223,27 @@ impl Database {
             None => None,
         };
         let (flush_tx, flush_rx) = channel::<FlushJob>();
+        let tables: Arc<RwLock<TableMap>> = Arc::new(RwLock::new(BTreeMap::new()));
+        let period_tables = tables.clone();
         let stopping = Arc::new(AtomicBool::new(false));
         let stop_seen = stopping.clone();
         let flusher = std::thread::Builder::new()
             .name("strata-flush".into())
             .spawn(move || {
-                while let Ok(job) = flush_rx.recv() {
+                loop {
+                    let job = match flush_rx.recv_timeout(PERIOD_CHECK_INTERVAL) {
+                        Ok(job) => job,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            // memtable_flush_period_in_ms: idle tables too.
+                            let open: Vec<Arc<Table>> =
+                                period_tables.read().values().cloned().collect();
+                            for t in open {
+                                t.flush_if_period_expired();
+                            }
+                            continue;
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
                     match job {
                         FlushJob::Shutdown => break,
                         FlushJob::Flush(table) => {
@@ -250,7 +270,7 @@ impl Database {
             dir: dir.to_path_buf(),
             opts,
             catalog: Mutex::new(catalog.clone()),
-            tables: Arc::new(RwLock::new(BTreeMap::new())),
+            tables,
             compaction_signal: Arc::new(Signal::default()),
             scheduler: Arc::new(Scheduler::new()),
             compactors: Mutex::new(Vec::new()),
@@ -550,7 +570,8 @@ impl Database {
             let path = dir.join(&name);
             let ours = crate::sstable::parse_data_file_name(&name).is_some()
                 || name.starts_with(crate::manifest::MANIFEST_FILE)
-                || crate::dictionary::parse_file_name(&name).is_some();
+                || crate::dictionary::parse_file_name(&name).is_some()
+                || name == crate::dictionary::NOTES_FILE;
             let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io(&path, e))?;
             if ours && meta.file_type().is_file() {
                 fs.remove(&path)?;
@@ -639,6 +660,7 @@ impl Database {
 
     /// Creates a table (invariant 1: the catalog is durable before it is usable).
     pub fn create_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
+        self.check_allowed_options(&schema.options)?;
         let mut catalog = self.catalog.lock();
         let mut next = catalog.clone();
         // The catalog assigns the table id; open the table with its schema.
@@ -690,6 +712,7 @@ impl Database {
         let mut catalog = self.catalog.lock();
         let mut next = catalog.clone();
         next.alter_table_options(keyspace, table, options)?;
+        self.check_allowed_options(&next.table(keyspace, table)?.options)?;
         self.persist(&next)?;
         let schema = next.table(keyspace, table)?.clone();
         *catalog = next;
@@ -709,10 +732,24 @@ impl Database {
         let mut catalog = self.catalog.lock();
         let mut next = catalog.clone();
         next.alter_table_settings(keyspace, table, settings)?;
+        self.check_allowed_options(&next.table(keyspace, table)?.options)?;
         self.persist(&next)?;
         let schema = next.table(keyspace, table)?.clone();
         *catalog = next;
         t.set_schema(schema);
+        Ok(())
+    }
+
+    /// Refuses options this database was not opened to allow: TWCS's
+    /// `unsafe_aggressive_sstable_expiration` without
+    /// `TableRuntimeOptions::allow_unsafe_aggressive_sstable_expiration`, as
+    /// Cassandra refuses it without its JVM property.
+    fn check_allowed_options(&self, options: &crate::options::TableOptions) -> Result<()> {
+        if options.compaction.asks_unsafe_aggressive_expiration()
+            && !self.opts.table.allow_unsafe_aggressive_sstable_expiration
+        {
+            return Err(crate::options::CompactionOptions::unsafe_aggressive_expiration_refused());
+        }
         Ok(())
     }
 

@@ -881,6 +881,7 @@ pub fn scrub_file(
         compression: crate::sstable::CompressionParams {
             codec: s.codec.without_dictionary(),
             chunk_length_bytes: s.chunk_length_bytes,
+            ..crate::sstable::CompressionParams::default()
         },
         expected_partitions: count,
         tag,

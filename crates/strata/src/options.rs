@@ -99,6 +99,15 @@ pub struct TableOptions {
     /// Cassandra: `comment`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// Flush a memtable this long after it was created even if it is not full.
+    /// Unit: milliseconds (engine clock); default 0 = off; 0..=2147483647 (a
+    /// Java int, as Cassandra). Bounds how long writes sit only in memory and
+    /// the commit log (replay time), and how long a time-window table's
+    /// window stays open in a memtable; shorter means more, smaller flushes.
+    /// Checked after writes and about once a second by the flush thread.
+    /// Cassandra: `memtable_flush_period_in_ms`.
+    #[serde(default)]
+    pub memtable_flush_period_in_ms: u32,
 }
 
 /// Default of [`TableOptions::gc_grace_seconds`]: 10 days, as Cassandra.
@@ -127,6 +136,7 @@ impl Default for TableOptions {
             memtable_flush_threshold_bytes: DEFAULT_MEMTABLE_FLUSH_THRESHOLD_BYTES,
             max_value_size_bytes: DEFAULT_MAX_VALUE_SIZE_BYTES,
             comment: String::new(),
+            memtable_flush_period_in_ms: 0,
         }
     }
 }
@@ -205,8 +215,13 @@ impl TableOptions {
                 let n = parse_int(&s.name, &v, min, MAX_MEMTABLE_BYTES / unit).map_err(at)?;
                 self.memtable_flush_threshold_bytes = n * unit;
             }
-                        "comment" => {
+            "comment" => {
                 self.comment = s.value.as_scalar(&s.name, s.value_pos)?;
+            }
+            "memtable_flush_period_in_ms" => {
+                let v = s.value.as_scalar(&s.name, s.value_pos)?;
+                self.memtable_flush_period_in_ms =
+                    parse_int(&s.name, &v, 0, i32::MAX as u64).map_err(at)? as u32;
             }
             "max_value_size_in_mb" | "max_value_size_in_kb" => {
                 let (unit, min) = if s.name.ends_with("_mb") {
@@ -225,7 +240,7 @@ impl TableOptions {
                         "unknown table option (at byte {}); known: compaction, compression, \
                          default_time_to_live, gc_grace_seconds, bloom_filter_fp_chance, \
                          memtable_flush_threshold_mb, memtable_flush_threshold_kb, \
-                                                  max_value_size_in_mb, max_value_size_in_kb, comment",
+                         memtable_flush_period_in_ms, max_value_size_in_mb, max_value_size_in_kb, comment",
                         s.name_pos
                     ),
                 ))
@@ -259,6 +274,16 @@ impl TableOptions {
             return Err(Error::option(
                 "memtable_flush_threshold_mb",
                 format!("must be a multiple of 1 KiB between 64 KiB and 64 GiB, got {m} bytes"),
+            ));
+        }
+        if self.memtable_flush_period_in_ms > i32::MAX as u32 {
+            return Err(Error::option(
+                "memtable_flush_period_in_ms",
+                format!(
+                    "must be in 0..={}, got {}",
+                    i32::MAX,
+                    self.memtable_flush_period_in_ms
+                ),
             ));
         }
         let v = self.max_value_size_bytes;
@@ -319,6 +344,11 @@ impl TableOptions {
                 crate::cql::lexer::quote(&self.comment)
             )?;
         }
+        write!(
+            f,
+            "{separator}memtable_flush_period_in_ms = {}",
+            self.memtable_flush_period_in_ms
+        )?;
         for (mb_name, kb_name, bytes) in sizes {
             // Whole MiB are written in the operator's usual unit; anything else was
             // necessarily given in KiB (validate requires a multiple of 1 KiB).
@@ -420,7 +450,7 @@ impl CompressorClass {
 }
 
 /// Compression sub-options (`compression = {...}`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CompressionOptions {
     /// The codec. Default LZ4. Cassandra: `class` (`sstable_compression` before 3.0).
     pub class: CompressorClass,
@@ -444,6 +474,15 @@ pub struct CompressionOptions {
     /// `training_max_total_sample_size`; RocksDB: `zstd_max_train_bytes`.
     #[serde(default = "default_max_sample_bytes")]
     pub training_max_total_sample_size: u64,
+    /// A chunk is stored compressed only if `chunk_length / compressed length`
+    /// is at least this; otherwise raw (no decompression on read). Default 0.0,
+    /// Cassandra's: every chunk stays compressed, even one that grew. Either 0
+    /// or >= 1 (1.1 keeps a chunk compressed when it saves at least ~9%).
+    /// Higher stores more chunks raw: larger files, cheaper reads of them.
+    /// Cassandra: `min_compress_ratio` (it stores the derived
+    /// `maxCompressedLength`, `ceil(chunk / ratio)`, which the writer compares).
+    #[serde(default)]
+    pub min_compress_ratio: f64,
 }
 
 fn default_max_dictionary_bytes() -> u32 {
@@ -467,6 +506,7 @@ impl Default for CompressionOptions {
             compression_level: DEFAULT_ZSTD_LEVEL,
             training_max_dictionary_size: default_max_dictionary_bytes(),
             training_max_total_sample_size: default_max_sample_bytes(),
+            min_compress_ratio: 0.0,
         }
     }
 }
@@ -503,9 +543,14 @@ impl CompressionOptions {
             },
             CompressorClass::Lz4WithDicts => crate::codec::Codec::Lz4Dict { dict: 0 },
         };
+        let chunk_length_bytes = self.chunk_length_in_kb * 1024;
         crate::codec::CompressionParams {
             codec,
-            chunk_length_bytes: self.chunk_length_in_kb * 1024,
+            chunk_length_bytes,
+            max_compressed_bytes: crate::codec::max_compressed_length(
+                chunk_length_bytes,
+                self.min_compress_ratio,
+            ),
         }
     }
 
@@ -564,6 +609,9 @@ impl CompressionOptions {
                     )?;
                     training_given = Some(k);
                 }
+                "min_compress_ratio" => {
+                    out.min_compress_ratio = parse_float(k, v)?;
+                }
                 // Cassandra's probability of verifying a chunk's checksum on read.
                 // Strata verifies every chunk on every read (sstable invariant 2):
                 // 1.0 is what it does, so it is accepted; a lower chance would
@@ -582,7 +630,7 @@ impl CompressionOptions {
                 other => {
                     return Err(Error::option(
                         other,
-                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level, crc_check_chance, training_max_dictionary_size, training_max_total_sample_size",
+                        "unknown compression sub-option; known: class, enabled, chunk_length_in_kb, compression_level, crc_check_chance, min_compress_ratio, training_max_dictionary_size, training_max_total_sample_size",
                     ))
                 }
             }
@@ -626,38 +674,52 @@ impl CompressionOptions {
                 format!("must be in -7..=22, got {}", self.compression_level),
             ));
         }
+        // Cassandra's `CompressionParams.validate`: a negative ratio gives a
+        // negative max length; one in (0, 1) a max above the chunk length.
+        let r = self.min_compress_ratio;
+        if !r.is_finite() || r < 0.0 {
+            return Err(Error::option(
+                "min_compress_ratio",
+                format!("must be 0 or a finite number >= 1, got {r}"),
+            ));
+        }
+        if r > 0.0 && r < 1.0 {
+            return Err(Error::option(
+                "min_compress_ratio",
+                format!("can either be 0 or greater than or equal to 1, got {r}"),
+            ));
+        }
         Ok(())
     }
 }
 
 impl fmt::Display for CompressionOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.class {
-            CompressorClass::None => write!(f, "{{'enabled': 'false'}}"),
-            CompressorClass::Lz4 => {
-                write!(f, "{{'class': 'LZ4Compressor', 'chunk_length_in_kb': '{}'}}", self.chunk_length_in_kb)
-            }
-            CompressorClass::Zstd => write!(
-                f,
-                "{{'class': 'ZstdCompressor', 'chunk_length_in_kb': '{}', 'compression_level': '{}'}}",
-                self.chunk_length_in_kb, self.compression_level
-            ),
-            CompressorClass::ZstdWithDicts => write!(
-                f,
-                "{{'class': 'ZstdWithDictsCompressor', 'chunk_length_in_kb': '{}', 'compression_level': '{}', 'training_max_dictionary_size': '{}', 'training_max_total_sample_size': '{}'}}",
-                self.chunk_length_in_kb,
-                self.compression_level,
-                self.training_max_dictionary_size,
-                self.training_max_total_sample_size
-            ),
-            CompressorClass::Lz4WithDicts => write!(
-                f,
-                "{{'class': 'LZ4WithDictsCompressor', 'chunk_length_in_kb': '{}', 'training_max_dictionary_size': '{}', 'training_max_total_sample_size': '{}'}}",
-                self.chunk_length_in_kb,
-                self.training_max_dictionary_size,
-                self.training_max_total_sample_size
-            ),
+        if self.class == CompressorClass::None {
+            return write!(f, "{{'enabled': 'false'}}");
         }
+        write!(
+            f,
+            "{{'class': '{}', 'chunk_length_in_kb': '{}'",
+            self.class.name(),
+            self.chunk_length_in_kb
+        )?;
+        if self.class.is_zstd() {
+            write!(f, ", 'compression_level': '{}'", self.compression_level)?;
+        }
+        if self.class.uses_dictionary() {
+            write!(
+                f,
+                ", 'training_max_dictionary_size': '{}', 'training_max_total_sample_size': '{}'",
+                self.training_max_dictionary_size, self.training_max_total_sample_size
+            )?;
+        }
+        // Written only when not the default, as Cassandra's `asMap`; `{}` on
+        // f64 prints the shortest text that parses back to the same bits.
+        if self.min_compress_ratio != 0.0 {
+            write!(f, ", 'min_compress_ratio': '{}'", self.min_compress_ratio)?;
+        }
+        write!(f, "}}")
     }
 }
 
@@ -733,13 +795,15 @@ impl CompactionClass {
     }
 
     /// Whether the strategy takes the size-tiered sub-options: STCS itself, LCS (for
-    /// size-tiering an overloaded L0) and TWCS (inside the newest window), as Cassandra.
+    /// size-tiering an overloaded L0), TWCS (inside the newest window) and DTCS
+    /// (inside each window), as Cassandra.
     fn uses_stcs_options(self) -> bool {
         matches!(
             self,
             CompactionClass::SizeTieredCompactionStrategy
                 | CompactionClass::LeveledCompactionStrategy
                 | CompactionClass::TimeWindowCompactionStrategy
+                | CompactionClass::DateTieredCompactionStrategy
         )
     }
 }
@@ -865,6 +929,33 @@ impl CompactionOptions {
     /// Blob strategy options (defaults unless the class is the blob strategy).
     pub fn blob(&self) -> BlobOptions {
         self.parsed.blob.clone()
+    }
+
+    /// Whether these options ask for TWCS's `unsafe_aggressive_sstable_expiration`.
+    pub fn asks_unsafe_aggressive_expiration(&self) -> bool {
+        self.class == CompactionClass::TimeWindowCompactionStrategy
+            && self.parsed.twcs.unsafe_aggressive_sstable_expiration
+    }
+
+    /// The options a database not allowed `unsafe_aggressive_sstable_expiration`
+    /// runs with: the same, with that option off (Cassandra's
+    /// `UNSAFE_AGGRESSIVE_SSTABLE_EXPIRATION_ENABLED && option`). The map is
+    /// kept as given, so the schema still shows what the operator wrote.
+    pub fn without_unsafe_aggressive_expiration(&self) -> CompactionOptions {
+        let mut out = self.clone();
+        out.parsed.twcs.unsafe_aggressive_sstable_expiration = false;
+        out
+    }
+
+    /// The error for `unsafe_aggressive_sstable_expiration: true` on a database
+    /// not opened to allow it (Cassandra's wording, Strata's switch).
+    pub fn unsafe_aggressive_expiration_refused() -> Error {
+        Error::option(
+            "unsafe_aggressive_sstable_expiration",
+            "is requested but not allowed: open the database with \
+             allow_unsafe_aggressive_sstable_expiration (the command line's \
+             --allow-unsafe-aggressive-sstable-expiration) to allow it",
+        )
     }
 }
 
@@ -1060,46 +1151,103 @@ impl WindowUnit {
     }
 }
 
-/// Unit in which the client writes timestamps (Cassandra's `timestamp_resolution`).
-/// Strata's own default timestamps are always microseconds.
+/// Unit in which the client writes timestamps (Cassandra's `timestamp_resolution`,
+/// a Java `TimeUnit` name). Strata's own default timestamps are always
+/// microseconds. TWCS takes NANOSECONDS to SECONDS; DTCS also MINUTES, HOURS
+/// and DAYS (Cassandra 4.1's DTCS accepts every `TimeUnit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimestampResolution {
     Nanoseconds,
     Microseconds,
     Milliseconds,
     Seconds,
+    Minutes,
+    Hours,
+    Days,
 }
 
 impl TimestampResolution {
-    /// A write timestamp in this resolution, in microseconds (saturating).
+    /// Java's `TimeUnit` name, as the option is written.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampResolution::Nanoseconds => "NANOSECONDS",
+            TimestampResolution::Microseconds => "MICROSECONDS",
+            TimestampResolution::Milliseconds => "MILLISECONDS",
+            TimestampResolution::Seconds => "SECONDS",
+            TimestampResolution::Minutes => "MINUTES",
+            TimestampResolution::Hours => "HOURS",
+            TimestampResolution::Days => "DAYS",
+        }
+    }
+
+    /// Units of this resolution in one second, as a fraction for the coarse
+    /// ones (`1/60` for MINUTES).
+    fn per_second(self) -> (i64, i64) {
+        match self {
+            TimestampResolution::Nanoseconds => (1_000_000_000, 1),
+            TimestampResolution::Microseconds => (1_000_000, 1),
+            TimestampResolution::Milliseconds => (1_000, 1),
+            TimestampResolution::Seconds => (1, 1),
+            TimestampResolution::Minutes => (1, 60),
+            TimestampResolution::Hours => (1, 3_600),
+            TimestampResolution::Days => (1, 86_400),
+        }
+    }
+
+    /// A write timestamp in this resolution, in microseconds (truncated
+    /// toward zero from nanoseconds, saturating for the coarse units).
     pub fn to_micros(self, timestamp: i64) -> i64 {
         match self {
             TimestampResolution::Nanoseconds => timestamp / 1000,
             TimestampResolution::Microseconds => timestamp,
             TimestampResolution::Milliseconds => timestamp.saturating_mul(1000),
             TimestampResolution::Seconds => timestamp.saturating_mul(1_000_000),
+            TimestampResolution::Minutes => timestamp.saturating_mul(60_000_000),
+            TimestampResolution::Hours => timestamp.saturating_mul(3_600_000_000),
+            TimestampResolution::Days => timestamp.saturating_mul(86_400_000_000),
         }
+    }
+
+    /// `seconds` in this resolution, as Java's `TimeUnit.convert`: truncated
+    /// toward zero into a coarser unit (90 s is 1 minute), saturating into a
+    /// finer one.
+    pub fn from_seconds(self, seconds: i64) -> i64 {
+        let (num, den) = self.per_second();
+        seconds.saturating_mul(num) / den
+    }
+
+    /// Units of this resolution in one day (`max_sstable_age_days`' scale).
+    pub fn per_day(self) -> f64 {
+        let (num, den) = self.per_second();
+        86_400.0 * num as f64 / den as f64
     }
 }
 
 /// Time-window options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TwcsOptions {
-    /// Unit of the window. MINUTES, HOURS or DAYS; default DAYS. Cassandra:
-    /// `compaction_window_unit`.
+    /// Unit of the window. MINUTES, HOURS or DAYS, upper case (Java's
+    /// `TimeUnit.valueOf`); default DAYS. Cassandra: `compaction_window_unit`.
     pub compaction_window_unit: WindowUnit,
-    /// Window length in `compaction_window_unit`s. Default 1, >= 1. Aim for 20-30
-    /// windows over the data's TTL: fewer windows mean bigger merges, more mean more
-    /// sstables per read. Cassandra: `compaction_window_size`.
+    /// Window length in `compaction_window_unit`s. Default 1, 1..=2147483647 (a
+    /// Java int, as Cassandra). Aim for 20-30 windows over the data's TTL: fewer
+    /// windows mean bigger merges, more mean more sstables per read. Cassandra:
+    /// `compaction_window_size`.
     pub compaction_window_size: u32,
-    /// Unit of write timestamps. Default MICROSECONDS. Cassandra: `timestamp_resolution`.
+    /// Unit of write timestamps: NANOSECONDS, MICROSECONDS, MILLISECONDS or
+    /// SECONDS, upper case; default MICROSECONDS. Cassandra: `timestamp_resolution`.
     pub timestamp_resolution: TimestampResolution,
     /// How often to look for fully expired sstables to drop. Unit: seconds; default
     /// 600, >= 0. Cassandra: `expired_sstable_check_frequency_seconds`.
     pub expired_sstable_check_frequency_seconds: u64,
     /// Drop an sstable once all its data has expired even if older sstables overlap it
-    /// (which could resurrect shadowed data). Default false. Cassandra:
-    /// `unsafe_aggressive_sstable_expiration`.
+    /// (which could resurrect shadowed data). Default false. Accepted only by a
+    /// database opened with `allow_unsafe_aggressive_sstable_expiration`
+    /// (`TableRuntimeOptions`; the CLI's
+    /// `--allow-unsafe-aggressive-sstable-expiration`), Cassandra's
+    /// `-Dcassandra.allow_unsafe_aggressive_sstable_expiration=true`; a table that
+    /// has it set, opened without that, keeps the overlap check (as Cassandra).
+    /// Cassandra: `unsafe_aggressive_sstable_expiration`.
     pub unsafe_aggressive_sstable_expiration: bool,
     /// Cut flush and compaction output by time window of each write's timestamp,
     /// so a write with an old timestamp (repair, hints, `USING TIMESTAMP`) lands
@@ -1130,6 +1278,9 @@ impl TwcsOptions {
     }
 }
 
+/// Default of [`DtcsOptions::max_sstable_age_days`]: Cassandra 4.1's `365 * 1000`.
+pub const DEFAULT_MAX_SSTABLE_AGE_DAYS: f64 = 365_000.0;
+
 /// Date-tiered options.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DtcsOptions {
@@ -1137,13 +1288,17 @@ pub struct DtcsOptions {
     /// by `min_threshold` each tier (seed 003). Cassandra: `base_time_seconds`.
     pub base_time_seconds: u64,
     /// Sstables whose newest data is older than this are no longer compacted. Unit:
-    /// days, fractional allowed; default 365 (Cassandra 2.1, the seed's version; 3.x
-    /// raised it to 1000), >= 0. Cassandra: `max_sstable_age_days`.
+    /// days, fractional allowed, >= 0 (0: no limit); default 365000 (Cassandra
+    /// 4.1's, which deprecated the option: in effect no limit; 2.1, the seed's
+    /// version, had 365). Applied as Cassandra does: `round(days x units per day)`
+    /// in `timestamp_resolution` units. Cassandra: `max_sstable_age_days`.
     pub max_sstable_age_days: f64,
-    /// Largest window. Unit: seconds; default 86400, >= base_time_seconds. Cassandra:
-    /// `max_window_size_seconds`.
+    /// Largest window. Unit: seconds; default 86400, >= 0; below
+    /// `base_time_seconds x min_threshold` windows never grow past the base.
+    /// Cassandra: `max_window_size_seconds`.
     pub max_window_size_seconds: u64,
-    /// Unit of write timestamps. Default MICROSECONDS. Cassandra: `timestamp_resolution`.
+    /// Unit of write timestamps. Default MICROSECONDS; any Java `TimeUnit`
+    /// name, upper case. Cassandra: `timestamp_resolution`.
     pub timestamp_resolution: TimestampResolution,
     /// How often to look for fully expired sstables to drop. Unit: seconds; default
     /// 600, >= 0. Cassandra: `expired_sstable_check_frequency_seconds`.
@@ -1158,12 +1313,35 @@ impl Default for DtcsOptions {
     fn default() -> Self {
         DtcsOptions {
             base_time_seconds: 60,
-            max_sstable_age_days: 365.0,
+            max_sstable_age_days: DEFAULT_MAX_SSTABLE_AGE_DAYS,
             max_window_size_seconds: 86_400,
             timestamp_resolution: TimestampResolution::Microseconds,
             expired_sstable_check_frequency_seconds: 600,
             split_output_by_window: true,
         }
+    }
+}
+
+impl DtcsOptions {
+    /// Cassandra's `maxSSTableAge`: `Math.round(days x units per day)` in
+    /// `timestamp_resolution` units, saturating (0: no limit).
+    pub fn max_sstable_age_units(&self) -> i64 {
+        (self.max_sstable_age_days * self.timestamp_resolution.per_day()).round() as i64
+    }
+
+    /// Cassandra's `baseTime`: `base_time_seconds` in `timestamp_resolution`
+    /// units, truncated (at least 1: validated).
+    pub fn base_units(&self) -> i64 {
+        self.timestamp_resolution
+            .from_seconds(self.base_time_seconds as i64)
+            .max(1)
+    }
+
+    /// Cassandra's `maxWindowSize`: `max_window_size_seconds` in
+    /// `timestamp_resolution` units, truncated.
+    pub fn max_window_units(&self) -> i64 {
+        self.timestamp_resolution
+            .from_seconds(self.max_window_size_seconds as i64)
     }
 }
 
@@ -1292,12 +1470,21 @@ fn parse_compaction(
             "cannot be combined with l0_size_tiered or level_count, which have their own L0 rules",
         ));
     }
-    if p.dtcs.max_window_size_seconds < p.dtcs.base_time_seconds {
+    // Cassandra converts base_time_seconds into timestamp_resolution units,
+    // truncating, and divides by it: a base below one unit (60 s with DAYS)
+    // would divide by zero there; here it is refused.
+    if class == CompactionClass::DateTieredCompactionStrategy
+        && p.dtcs
+            .timestamp_resolution
+            .from_seconds(p.dtcs.base_time_seconds as i64)
+            == 0
+    {
         return Err(Error::option(
-            "max_window_size_seconds",
+            "base_time_seconds",
             format!(
-                "must be >= base_time_seconds ({}), got {}",
-                p.dtcs.base_time_seconds, p.dtcs.max_window_size_seconds
+                "{} seconds is less than one {} unit of timestamp_resolution",
+                p.dtcs.base_time_seconds,
+                p.dtcs.timestamp_resolution.name()
             ),
         ));
     }
@@ -1383,23 +1570,38 @@ fn set_lcs(l: &mut LcsOptions, k: &str, v: &str) -> Result<bool> {
 
 fn set_twcs(t: &mut TwcsOptions, k: &str, v: &str) -> Result<bool> {
     match k {
+        // Java's `TimeUnit.valueOf`: exact, upper-case names.
         "compaction_window_unit" => {
-            t.compaction_window_unit = match v.to_ascii_uppercase().as_str() {
+            t.compaction_window_unit = match v {
                 "MINUTES" => WindowUnit::Minutes,
                 "HOURS" => WindowUnit::Hours,
                 "DAYS" => WindowUnit::Days,
                 _ => {
                     return Err(Error::option(
                         k,
-                        format!("must be MINUTES, HOURS or DAYS, got '{v}'"),
+                        format!("'{v}' is not valid: MINUTES, HOURS or DAYS (upper case)"),
                     ))
                 }
             }
         }
+        // A Java int, as Cassandra's `Integer.parseInt`.
         "compaction_window_size" => {
-            t.compaction_window_size = parse_int(k, v, 1, u32::MAX as u64)? as u32
+            t.compaction_window_size = parse_int(k, v, 1, i32::MAX as u64)? as u32
         }
-        "timestamp_resolution" => t.timestamp_resolution = parse_resolution(k, v)?,
+        "timestamp_resolution" => {
+            t.timestamp_resolution = parse_resolution(k, v)?;
+            if matches!(
+                t.timestamp_resolution,
+                TimestampResolution::Minutes
+                    | TimestampResolution::Hours
+                    | TimestampResolution::Days
+            ) {
+                return Err(Error::option(
+                    k,
+                    format!("'{v}' is not valid for TimeWindowCompactionStrategy: NANOSECONDS, MICROSECONDS, MILLISECONDS or SECONDS"),
+                ));
+            }
+        }
         "expired_sstable_check_frequency_seconds" => {
             t.expired_sstable_check_frequency_seconds = parse_int(k, v, 0, u64::MAX)?
         }
@@ -1414,7 +1616,8 @@ fn set_twcs(t: &mut TwcsOptions, k: &str, v: &str) -> Result<bool> {
 
 fn set_dtcs(d: &mut DtcsOptions, k: &str, v: &str) -> Result<bool> {
     match k {
-        "base_time_seconds" => d.base_time_seconds = parse_int(k, v, 1, u64::MAX)?,
+        // Java longs, as Cassandra's `Long.parseLong`.
+        "base_time_seconds" => d.base_time_seconds = parse_int(k, v, 1, i64::MAX as u64)?,
         "max_sstable_age_days" => {
             d.max_sstable_age_days = parse_float(k, v)?;
             if !(d.max_sstable_age_days >= 0.0 && d.max_sstable_age_days.is_finite()) {
@@ -1424,7 +1627,9 @@ fn set_dtcs(d: &mut DtcsOptions, k: &str, v: &str) -> Result<bool> {
                 ));
             }
         }
-        "max_window_size_seconds" => d.max_window_size_seconds = parse_int(k, v, 0, u64::MAX)?,
+        "max_window_size_seconds" => {
+            d.max_window_size_seconds = parse_int(k, v, 0, i64::MAX as u64)?
+        }
         "timestamp_resolution" => d.timestamp_resolution = parse_resolution(k, v)?,
         "expired_sstable_check_frequency_seconds" => {
             d.expired_sstable_check_frequency_seconds = parse_int(k, v, 0, u64::MAX)?
@@ -1451,15 +1656,22 @@ fn set_blob(c: &mut BlobOptions, k: &str, v: &str) -> Result<bool> {
     Ok(true)
 }
 
+/// Java's `TimeUnit.valueOf`: the exact, upper-case name of any unit (TWCS
+/// then refuses the coarse ones).
 fn parse_resolution(k: &str, v: &str) -> Result<TimestampResolution> {
-    match v.to_ascii_uppercase().as_str() {
+    match v {
         "NANOSECONDS" => Ok(TimestampResolution::Nanoseconds),
         "MICROSECONDS" => Ok(TimestampResolution::Microseconds),
         "MILLISECONDS" => Ok(TimestampResolution::Milliseconds),
         "SECONDS" => Ok(TimestampResolution::Seconds),
+        "MINUTES" => Ok(TimestampResolution::Minutes),
+        "HOURS" => Ok(TimestampResolution::Hours),
+        "DAYS" => Ok(TimestampResolution::Days),
         _ => Err(Error::option(
             k,
-            format!("must be NANOSECONDS, MICROSECONDS, MILLISECONDS or SECONDS, got '{v}'"),
+            format!(
+                "'{v}' is not valid: a Java TimeUnit name in upper case (NANOSECONDS ... DAYS)"
+            ),
         )),
     }
 }
@@ -1662,7 +1874,7 @@ mod tests {
                 d.max_sstable_age_days,
                 d.max_window_size_seconds
             ),
-            (60, 365.0, 86_400)
+            (60, 365_000.0, 86_400)
         );
         assert_eq!(o.compaction.blob().max_sstable_fragmentation, 5.0);
     }
@@ -1762,6 +1974,121 @@ mod tests {
     }
 
     #[test]
+    fn min_compress_ratio_is_cassandras_option() {
+        // Default 0.0: every chunk kept compressed (no limit).
+        let d = TableOptions::default().compression;
+        assert_eq!(d.min_compress_ratio, 0.0);
+        assert_eq!(
+            d.params().max_compressed_bytes,
+            crate::codec::NO_COMPRESSED_LIMIT
+        );
+        // 1.1 on 16 KiB chunks: Cassandra's ceil(16384 / 1.1) = 14895.
+        let o = TableOptions::parse(
+            "compression = {'class': 'ZstdCompressor', 'min_compress_ratio': 1.1}",
+        )
+        .expect("ratio");
+        assert_eq!(o.compression.params().max_compressed_bytes, 14895);
+        // Round trip, and only written when set.
+        assert_eq!(TableOptions::parse(&o.to_string()).expect("round trip"), o);
+        assert!(o.to_string().contains("'min_compress_ratio': '1.1'"));
+        assert!(!TableOptions::default()
+            .to_string()
+            .contains("min_compress_ratio"));
+        // 1 stores raw any chunk that does not shrink.
+        let one = TableOptions::parse(
+            "compression = {'class': 'LZ4Compressor', 'min_compress_ratio': 1}",
+        )
+        .expect("1");
+        assert_eq!(one.compression.params().max_compressed_bytes, 16384);
+        // Cassandra refuses (0, 1) and negatives; Strata also non-finite values.
+        for bad in ["0.5", "-1", "NaN", "inf"] {
+            let e = TableOptions::parse(&format!(
+                "compression = {{'class': 'LZ4Compressor', 'min_compress_ratio': '{bad}'}}"
+            ))
+            .expect_err(bad);
+            assert_eq!(option_name(&e), "min_compress_ratio", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn memtable_flush_period_in_ms_is_cassandras_option() {
+        let o = TableOptions::parse("memtable_flush_period_in_ms = 60000").expect("period");
+        assert_eq!(o.memtable_flush_period_in_ms, 60_000);
+        assert_eq!(TableOptions::default().memtable_flush_period_in_ms, 0);
+        assert_eq!(TableOptions::parse(&o.to_string()).expect("round trip"), o);
+        let max = TableOptions::parse("memtable_flush_period_in_ms = 2147483647").expect("int max");
+        assert_eq!(max.memtable_flush_period_in_ms, i32::MAX as u32);
+        for bad in ["-1", "2147483648", "'soon'"] {
+            let e = TableOptions::parse(&format!("memtable_flush_period_in_ms = {bad}"))
+                .expect_err(bad);
+            assert_eq!(option_name(&e), "memtable_flush_period_in_ms");
+        }
+        // A schema written before the option reads back with it off.
+        let mut json = serde_json::to_value(TableOptions::default()).expect("json");
+        json.as_object_mut()
+            .expect("object")
+            .remove("memtable_flush_period_in_ms");
+        let back: TableOptions = serde_json::from_value(json).expect("old schema");
+        assert_eq!(back.memtable_flush_period_in_ms, 0);
+    }
+
+    #[test]
+    fn time_series_options_parse_as_cassandras_option_classes() {
+        let parse = |text: &str| {
+            TableOptions::parse(&format!("compaction = {{{text}}}"))
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+                .compaction
+        };
+        // DTCS takes STCS's options (Cassandra's DTCS validates them through
+        // SizeTieredCompactionStrategyOptions and sizes its windows' tiers).
+        let d = parse(
+            "'class': 'DateTieredCompactionStrategy', 'bucket_low': 0.25, 'bucket_high': 2.0, \
+             'min_sstable_size': 1000",
+        );
+        let st = d.stcs();
+        assert_eq!(
+            (st.bucket_low, st.bucket_high, st.min_sstable_size_bytes),
+            (0.25, 2.0, 1000)
+        );
+        // Every Java TimeUnit for DTCS's resolution, and a max window of 0.
+        for unit in ["MINUTES", "HOURS", "DAYS"] {
+            let d = parse(&format!(
+                "'class': 'DateTieredCompactionStrategy', 'timestamp_resolution': '{unit}', \
+                 'base_time_seconds': 86400, 'max_window_size_seconds': 0"
+            ))
+            .dtcs();
+            assert_eq!(d.timestamp_resolution.name(), unit);
+            assert_eq!(d.max_window_units(), 0);
+        }
+        // Cassandra converts seconds into the resolution truncating: 90 s is 1
+        // minute; 86400 s is 1440 minutes.
+        let d = parse(
+            "'class': 'DateTieredCompactionStrategy', 'timestamp_resolution': 'MINUTES', \
+             'base_time_seconds': 90",
+        )
+        .dtcs();
+        assert_eq!((d.base_units(), d.max_window_units()), (1, 1440));
+        // max_sstable_age_days is rounded into resolution units, as
+        // Math.round: 1.4 days is 120960000000 us exactly (truncation gave one
+        // microsecond less, dropping an sstable exactly at the cut-off).
+        let d =
+            parse("'class': 'DateTieredCompactionStrategy', 'max_sstable_age_days': 1.4").dtcs();
+        assert_eq!(d.max_sstable_age_units(), 120_960_000_000);
+        assert!(std::hint::black_box(1.4f64) * 86_400e6 < 120_960_000_000.0);
+        let d = parse(
+            "'class': 'DateTieredCompactionStrategy', 'max_sstable_age_days': 0.0001, \
+             'timestamp_resolution': 'SECONDS'",
+        )
+        .dtcs();
+        assert_eq!(d.max_sstable_age_units(), 9); // 8.64 rounds to 9
+                                                  // TWCS: the largest Java int is a valid window size.
+        let t =
+            parse("'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': 2147483647")
+                .twcs();
+        assert_eq!(t.compaction_window_size, i32::MAX as u32);
+    }
+
+    #[test]
     fn unknown_options_are_named() {
         let e = TableOptions::parse("gc_grace = 5").expect_err("unknown");
         assert_eq!(option_name(&e), "gc_grace");
@@ -1772,10 +2099,10 @@ mod tests {
         assert_eq!(option_name(&e), "fanout_size");
         assert!(reason(&e).contains("SizeTieredCompactionStrategy"), "{e}");
         let e = TableOptions::parse(
-            "compaction = {'class': 'DateTieredCompactionStrategy', 'bucket_low': 0.1}",
+            "compaction = {'class': 'DateTieredCompactionStrategy', 'fanout_size': 4}",
         )
-        .expect_err("STCS option on DTCS");
-        assert_eq!(option_name(&e), "bucket_low");
+        .expect_err("LCS option on DTCS");
+        assert_eq!(option_name(&e), "fanout_size");
         let e = TableOptions::parse("compaction = {'class': 'NoSuchStrategy'}")
             .expect_err("unknown class");
         assert_eq!(option_name(&e), "class");
@@ -1871,6 +2198,14 @@ mod tests {
             ("compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': 0}", "compaction_window_size"),
             ("compaction = {'class': 'DateTieredCompactionStrategy', 'base_time_seconds': 0}", "base_time_seconds"),
             ("compaction = {'class': 'DateTieredCompactionStrategy', 'max_sstable_age_days': -1}", "max_sstable_age_days"),
+            ("compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'days'}", "compaction_window_unit"),
+            ("compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_size': 2147483648}", "compaction_window_size"),
+            ("compaction = {'class': 'TimeWindowCompactionStrategy', 'timestamp_resolution': 'microseconds'}", "timestamp_resolution"),
+            ("compaction = {'class': 'TimeWindowCompactionStrategy', 'timestamp_resolution': 'MINUTES'}", "timestamp_resolution"),
+            ("compaction = {'class': 'DateTieredCompactionStrategy', 'timestamp_resolution': 'Seconds'}", "timestamp_resolution"),
+            ("compaction = {'class': 'DateTieredCompactionStrategy', 'timestamp_resolution': 'DAYS'}", "base_time_seconds"),
+            ("compaction = {'class': 'DateTieredCompactionStrategy', 'base_time_seconds': 9223372036854775808}", "base_time_seconds"),
+            ("compaction = {'class': 'DateTieredCompactionStrategy', 'bucket_low': 0.9, 'bucket_high': 0.8}", "bucket_high"),
             ("compaction = {'class': 'CfsCompactionStrategy', 'max_sstable_fragmentation': 1.0}", "max_sstable_fragmentation"),
             ("compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 3}", "chunk_length_in_kb"),
             ("compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 2048}", "chunk_length_in_kb"),

@@ -115,6 +115,13 @@ pub struct TableRuntimeOptions {
     pub max_disk_bytes: Option<u64>,
     /// Free space kept in reserve on the filesystem (default 64 MiB).
     pub disk_reserve_bytes: u64,
+    /// Whether tables may use TWCS's `unsafe_aggressive_sstable_expiration`
+    /// (default false). Off, CREATE and ALTER refuse the option, and a table
+    /// that has it runs with the overlap check kept. Cassandra's JVM property
+    /// `cassandra.allow_unsafe_aggressive_sstable_expiration`, a per-node
+    /// switch for the same reason: dropping sstables without the overlap check
+    /// can resurrect deleted data, so one table option alone must not do it.
+    pub allow_unsafe_aggressive_sstable_expiration: bool,
 }
 
 impl Default for TableRuntimeOptions {
@@ -125,6 +132,7 @@ impl Default for TableRuntimeOptions {
             l0_stop_writes_trigger: 64,
             max_disk_bytes: None,
             disk_reserve_bytes: 64 << 20,
+            allow_unsafe_aggressive_sstable_expiration: false,
         }
     }
 }
@@ -165,6 +173,10 @@ pub struct Table {
     /// error of that read, not an entry here), so every read checks it without
     /// a lock.
     unreadable: Vec<Arc<UnreadableSSTable>>,
+    /// `memtable_flush_period_in_ms`: the memtable the next period check is
+    /// for and when it is due (engine clock, microseconds), so an empty
+    /// memtable is checked again one period later, as Cassandra reschedules.
+    period_check: Mutex<(u64, i64)>,
     open_notes: Vec<String>,
     /// The last accounting failure of the blob strategy (sstable id and error),
     /// shown by `tablestats`.
@@ -487,6 +499,7 @@ impl Table {
             metrics: TableMetrics::default(),
             read_only,
             unreadable,
+            period_check: Mutex::new((0, i64::MIN)),
             open_notes: notes,
             last_accounting_error: Mutex::new(None),
             recovering: std::sync::atomic::AtomicBool::new(false),
@@ -550,9 +563,13 @@ impl Table {
             return Err(self.read_only_error());
         }
         let started = Instant::now();
-        let (threshold, table_id) = {
+        let (threshold, table_id, flush_period) = {
             let schema = self.schema.read();
-            (schema.options.memtable_flush_threshold_bytes, schema.id)
+            (
+                schema.options.memtable_flush_threshold_bytes,
+                schema.id,
+                schema.options.memtable_flush_period_in_ms,
+            )
         };
         let (switch, ticket) = {
             // The commit-log append happens under the view's read lock, so a switch
@@ -587,6 +604,8 @@ impl Table {
         };
         if let Some(id) = switch {
             self.switch_memtable(id);
+        } else if flush_period > 0 {
+            self.flush_if_period_expired();
         }
         // Wait for durability (batch/group fsync) outside the lock, so a slow fsync
         // never holds up a memtable switch.
@@ -624,6 +643,41 @@ impl Table {
             .write_stall_micros_total
             .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         result
+    }
+
+    /// `memtable_flush_period_in_ms` (Cassandra's meaning): once the active
+    /// memtable has existed for a whole period on the engine clock, it is
+    /// switched out and queued for flush even if not full; an empty one is
+    /// looked at again a period later (Cassandra's checks run at creation +
+    /// k periods). Called after writes and by the database's flush thread
+    /// about once a second; returns whether a flush was queued. 0 = off.
+    pub fn flush_if_period_expired(self: &Arc<Self>) -> bool {
+        if self.read_only {
+            return false;
+        }
+        let period_ms = self.schema.read().options.memtable_flush_period_in_ms;
+        if period_ms == 0 {
+            return false;
+        }
+        let period = i64::from(period_ms) * 1000;
+        let now = self.clock.now_micros();
+        let active = self.view.read().active().clone();
+        let mut check = self.period_check.lock();
+        if check.0 != active.id() {
+            *check = (active.id(), active.created_micros().saturating_add(period));
+        }
+        if now < check.1 {
+            return false;
+        }
+        if active.is_empty() {
+            // The next check of Cassandra's chain after now.
+            let created = active.created_micros();
+            let periods = now.saturating_sub(created) / period + 1;
+            check.1 = created.saturating_add(periods.saturating_mul(period));
+            return false;
+        }
+        drop(check);
+        self.switch_memtable(active.id())
     }
 
     /// Switches the active memtable out if it is still `expected_id` and not empty,

@@ -90,8 +90,16 @@ impl CompactionHost for Table {
 }
 
 impl CompactionTable for Table {
+    /// The table's options, with `unsafe_aggressive_sstable_expiration` off
+    /// unless the database allows it (`TableRuntimeOptions`).
     fn compaction_options(&self) -> CompactionOptions {
-        self.schema().options.compaction.clone()
+        let options = self.schema().options.compaction.clone();
+        if options.asks_unsafe_aggressive_expiration()
+            && !self.runtime.allow_unsafe_aggressive_sstable_expiration
+        {
+            return options.without_unsafe_aggressive_expiration();
+        }
+        options
     }
 
     fn has_unreadable(&self) -> bool {
@@ -225,15 +233,34 @@ impl Table {
     /// sources Cassandra's overlap rule counts against it and what the row-level
     /// check ([`crate::compaction::expiry`]) found in each. A candidate with no
     /// blocker, or whose blockers all came out clear, goes at the strategy's next
-    /// expiry check. Reads the blockers' data; changes nothing.
+    /// expiry check. It says what the table's own options make of them: with
+    /// `row_level_expiry_check: false` every blocker blocks (nothing is read),
+    /// and with TWCS's `unsafe_aggressive_sstable_expiration` in effect nothing
+    /// does (the overlap rule is skipped). Changes nothing.
     pub fn expired_blockers(&self) -> Vec<crate::compaction::expiry::ExpiryCheck> {
         let view = self.view();
         let gc_before = self.strategy_context().gc_before();
+        let options = CompactionTable::compaction_options(self);
+        let row_level = options.common().row_level_expiry_check;
+        let ignores_overlaps = options.asks_unsafe_aggressive_expiration();
         view.sstables()
             .iter()
             .filter(|s| s.stats().max_local_deletion_seconds < gc_before)
             .map(|c| {
+                if ignores_overlaps {
+                    return crate::compaction::expiry::coarse_only(c, &[], &[], "");
+                }
                 let (sstables, memtables) = runtime::coarse_blockers(&view, c, gc_before);
+                if !row_level {
+                    return crate::compaction::expiry::coarse_only(
+                        c,
+                        &sstables,
+                        &memtables,
+                        "holds a write older than the candidate's newest; the row-level \
+                         check is off for this table (row_level_expiry_check: false), so \
+                         Cassandra's overlap rule keeps the candidate",
+                    );
+                }
                 crate::compaction::expiry::check(
                     c,
                     &sstables,

@@ -289,6 +289,10 @@ impl Table {
                     .unwrap_or_default()
             ),
         });
+        // The figures survive a reopen; failing to keep them fails no training.
+        if let Err(e) = self.dictionaries.save_notes(self.fs(), self.dir()) {
+            *self.dictionaries.last_error.lock() = Some(format!("saving training notes: {e}"));
+        }
         Ok(report)
     }
 

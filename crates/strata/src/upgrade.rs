@@ -170,7 +170,13 @@ fn ratio_of(data: &[u8], target: &CompressionParams, dict: Option<&CompressionDi
     let mut buf = Vec::new();
     for piece in data.chunks(target.chunk_length_bytes.max(1) as usize) {
         buf.clear();
-        compress_chunk(target.codec, dict, piece, &mut buf);
+        compress_chunk(
+            target.codec,
+            dict,
+            piece,
+            &mut buf,
+            target.max_compressed_bytes,
+        );
         stored += buf.len();
     }
     stored as f64 / data.len() as f64
@@ -178,7 +184,7 @@ fn ratio_of(data: &[u8], target: &CompressionParams, dict: Option<&CompressionDi
 
 /// The settings `--estimate-all` compares (ScyllaDB's estimate lists several
 /// candidates at once): none, LZ4, Zstd 1, 3 and 9, at the target chunk length.
-fn all_settings(chunk_length_bytes: u32) -> Vec<CompressionParams> {
+fn all_settings(chunk_length_bytes: u32, max_compressed_bytes: u32) -> Vec<CompressionParams> {
     [
         Codec::None,
         Codec::Lz4,
@@ -190,6 +196,7 @@ fn all_settings(chunk_length_bytes: u32) -> Vec<CompressionParams> {
     .map(|codec| CompressionParams {
         codec,
         chunk_length_bytes,
+        max_compressed_bytes,
     })
     .collect()
 }
@@ -302,7 +309,7 @@ pub fn upgrade_sstables(
     if opts.estimate_all {
         let all: Vec<u8> = samples.concat();
         let uncompressed = estimate_uncompressed;
-        for setting in all_settings(target.chunk_length_bytes) {
+        for setting in all_settings(target.chunk_length_bytes, target.max_compressed_bytes) {
             let ratio = ratio_of(&all, &setting, None);
             report.setting_estimates.push(SettingEstimate {
                 setting: setting_name(setting.codec, u64::from(setting.chunk_length_bytes)),
@@ -354,10 +361,7 @@ pub fn upgrade_sstables(
                 },
                 Codec::Lz4Dict { dict: d.id() },
             ] {
-                let setting = CompressionParams {
-                    codec,
-                    chunk_length_bytes: target.chunk_length_bytes,
-                };
+                let setting = CompressionParams { codec, ..target };
                 let ratio = ratio_of(&measured_on, &setting, Some(d));
                 report.setting_estimates.push(SettingEstimate {
                     setting: setting_name(codec, u64::from(setting.chunk_length_bytes)),
@@ -471,6 +475,7 @@ mod tests {
         let target = CompressionParams {
             codec: Codec::Lz4,
             chunk_length_bytes: 4096,
+            max_compressed_bytes: crate::codec::max_compressed_length(4096, 1.1),
         };
         // Zeros compress to almost nothing.
         assert!(ratio_of(&vec![0u8; 64 * 1024], &target, None) < 0.05);

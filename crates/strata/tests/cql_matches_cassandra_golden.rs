@@ -57,22 +57,6 @@ fn type_name(t: &ColumnType) -> String {
     }
 }
 
-/// Parses a type name of the corpus.
-fn parse_type(name: &str) -> ColumnType {
-    let name = name.trim();
-    if let Some(inner) = name.strip_prefix("list<").and_then(|r| r.strip_suffix('>')) {
-        return ColumnType::List(Box::new(parse_type(inner)));
-    }
-    if let Some(inner) = name.strip_prefix("set<").and_then(|r| r.strip_suffix('>')) {
-        return ColumnType::Set(Box::new(parse_type(inner)));
-    }
-    if let Some(inner) = name.strip_prefix("map<").and_then(|r| r.strip_suffix('>')) {
-        let (k, v) = inner.split_once(',').expect("map type");
-        return ColumnType::Map(Box::new(parse_type(k)), Box::new(parse_type(v)));
-    }
-    ColumnType::Native(CqlType::parse(name).expect("native type"))
-}
-
 /// A corpus value (golden_common.py's encoding) serialized as `ty`.
 fn to_bytes(v: &J, ty: &ColumnType) -> BoundValue {
     match v {

@@ -131,6 +131,7 @@ impl CompactionStrategy for BlobCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         let ids = self.dead_drops(sstables);
         if !ids.is_empty() {
@@ -157,8 +158,9 @@ impl CompactionStrategy for BlobCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
-        self.own_task(sstables, all)
+        self.own_task(sstables, all, _ctx)
     }
 
     /// Cassandra's rule, plus the accounting's: a tombstone-only sstable past gc
@@ -223,7 +225,7 @@ impl CompactionStrategy for BlobCompactionStrategy {
 
     /// One task for all the whole-sstable drops, one for the overwrite merge,
     /// one per fragmented sstable.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], _ctx: &StrategyContext) -> usize {
         usize::from(!self.dead_drops(sstables).is_empty())
             + usize::from(self.overwrite_merge(sstables).is_some())
             + self.fragmented(sstables).len()
@@ -263,7 +265,7 @@ mod tests {
     fn many_live_sstables_are_never_merged() {
         let set: Vec<SSTableInfo> = (1..=40).map(|i| acc(i, 64 * MIB, 0, 0)).collect();
         assert_eq!(decide(&blob(""), &set), None);
-        assert_eq!(blob("").estimated_pending_tasks(&set), 0);
+        assert_eq!(blob("").estimated_pending_tasks(&set, &ctx(0)), 0);
     }
 
     #[test]
@@ -316,7 +318,7 @@ mod tests {
             decide(&blob(""), &two),
             Some(CompactionTask::Rewrite { id: 2, .. })
         ));
-        assert_eq!(blob("").estimated_pending_tasks(&two), 2);
+        assert_eq!(blob("").estimated_pending_tasks(&two, &ctx(0)), 2);
     }
 
     #[test]

@@ -109,11 +109,14 @@ pub fn next_task<S: CompactionStrategy + ?Sized>(
         return Some(CompactionTask::Drop { ids });
     }
     let own = match decide {
-        Decide::Advance => strategy.own_task(sstables, &index),
-        Decide::Observe => strategy.peek_own_task(sstables, &index),
+        Decide::Advance => strategy.own_task(sstables, &index, ctx),
+        Decide::Observe => strategy.peek_own_task(sstables, &index, ctx),
     };
     if own.is_some() {
         return own;
+    }
+    if !strategy.tombstone_compactions() {
+        return None;
     }
     let mut candidates: Vec<&SSTableInfo> = sstables
         .iter()

@@ -33,7 +33,6 @@
 
 use super::common::{self, droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
-use super::twcs::window_split;
 use super::{
     CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
 };
@@ -143,6 +142,9 @@ pub struct DateTieredCompactionStrategy {
     common: CommonCompactionOptions,
     stcs: StcsOptions,
     dtcs: DtcsOptions,
+    /// Cassandra's DTCS constructor: tombstone compactions only when
+    /// `tombstone_compaction_interval` or `tombstone_threshold` is given.
+    tombstone_compactions: bool,
     state: Mutex<DtcsState>,
 }
 
@@ -152,55 +154,46 @@ impl DateTieredCompactionStrategy {
             common: options.common(),
             stcs: options.stcs(),
             dtcs: options.dtcs(),
+            tombstone_compactions: ["tombstone_compaction_interval", "tombstone_threshold"]
+                .iter()
+                .any(|k| options.options().contains_key(*k)),
             state: Mutex::new(DtcsState::default()),
         }
     }
 
-    fn micros(&self, t: i64) -> i64 {
-        self.dtcs.timestamp_resolution.to_micros(t)
-    }
-
     /// "Now": the newest write of any sstable, being compacted or not (Cassandra
-    /// reads the whole live set).
-    pub fn now_micros(&self, sstables: &[SSTableInfo]) -> Option<i64> {
-        sstables
-            .iter()
-            .map(|s| self.micros(s.max_timestamp_micros))
-            .max()
-    }
-
-    fn base_micros(&self) -> i64 {
-        (self.dtcs.base_time_seconds as i64).saturating_mul(1_000_000)
-    }
-
-    fn max_window_micros(&self) -> i64 {
-        (self.dtcs.max_window_size_seconds as i64).saturating_mul(1_000_000)
+    /// reads the whole live set), in `timestamp_resolution` units.
+    pub fn now_units(&self, sstables: &[SSTableInfo]) -> Option<i64> {
+        sstables.iter().map(|s| s.max_timestamp_micros).max()
     }
 
     /// The windows of the sstables that may still be compacted (not being
-    /// compacted, not older than the max age), newest first.
+    /// compacted, not older than the max age), newest first. Everything is in
+    /// the table's `timestamp_resolution` units, as Cassandra computes it:
+    /// window sizes are the options converted (truncated) into those units.
     pub fn buckets<'a>(&self, sstables: &'a [SSTableInfo]) -> Vec<(Target, Vec<&'a SSTableInfo>)> {
-        let Some(now) = self.now_micros(sstables) else {
+        let Some(now) = self.now_units(sstables) else {
             return Vec::new();
         };
-        // 0 means "no age limit", as in Cassandra's `filterOldSSTables`.
-        let max_age_micros = (self.dtcs.max_sstable_age_days * 86_400e6) as i64;
-        let cutoff = if max_age_micros > 0 {
-            now.saturating_sub(max_age_micros)
+        // Cassandra's `filterOldSSTables`: 0 means no age limit; otherwise an
+        // sstable stays while its newest write is at or after `now - age`.
+        let max_age = self.dtcs.max_sstable_age_units();
+        let cutoff = if max_age > 0 {
+            now.saturating_sub(max_age)
         } else {
             i64::MIN
         };
         let items: Vec<(&SSTableInfo, i64)> = sstables
             .iter()
-            .filter(|s| !s.being_compacted && self.micros(s.max_timestamp_micros) >= cutoff)
-            .map(|s| (s, self.micros(s.min_timestamp_micros)))
+            .filter(|s| !s.being_compacted && s.max_timestamp_micros >= cutoff)
+            .map(|s| (s, s.min_timestamp_micros))
             .collect();
         get_buckets_by_window(
             &items,
-            self.base_micros(),
+            self.dtcs.base_units(),
             self.common.min_threshold.max(2) as i64,
             now,
-            self.max_window_micros(),
+            self.dtcs.max_window_units(),
         )
     }
 
@@ -211,12 +204,12 @@ impl DateTieredCompactionStrategy {
         buckets: &[(Target, Vec<&'a SSTableInfo>)],
         now: i64,
     ) -> Option<Vec<&'a SSTableInfo>> {
-        let incoming = Target::initial(now, self.base_micros());
+        let incoming = Target::initial(now, self.dtcs.base_units());
         for (_, bucket) in buckets {
             let Some(first) = bucket.first() else {
                 continue;
             };
-            let in_first = incoming.on_target(self.micros(first.min_timestamp_micros));
+            let in_first = incoming.on_target(first.min_timestamp_micros);
             let min = if in_first {
                 self.common.min_threshold
             } else {
@@ -236,7 +229,7 @@ impl DateTieredCompactionStrategy {
 
 impl DateTieredCompactionStrategy {
     fn window_merge(&self, sstables: &[SSTableInfo]) -> Option<CompactionTask> {
-        let now = self.now_micros(sstables)?;
+        let now = self.now_units(sstables)?;
         let buckets = self.buckets(sstables);
         self.newest_bucket(&buckets, now)
             .map(|chosen| CompactionTask::Merge {
@@ -247,14 +240,16 @@ impl DateTieredCompactionStrategy {
             })
     }
 
-    /// The largest window the measuring stick uses: `base * T^k`, the largest
-    /// such size not above `max_window_size_seconds` (at least `base`). Every
-    /// window of the stick nests in one of these (invariant 1).
-    pub fn largest_window_seconds(&self) -> u64 {
-        let tier = self.common.min_threshold.max(2) as u64;
-        let mut size = self.dtcs.base_time_seconds.max(1);
+    /// The largest window the measuring stick uses, in timestamp units:
+    /// `base * T^k`, the largest such size not above `max_window_size_seconds`
+    /// (at least `base`). Every window of the stick nests in one of these
+    /// (invariant 1).
+    pub fn largest_window_units(&self) -> i64 {
+        let tier = self.common.min_threshold.max(2) as i64;
+        let max = self.dtcs.max_window_units();
+        let mut size = self.dtcs.base_units();
         while let Some(next) = size.checked_mul(tier) {
-            if next > self.dtcs.max_window_size_seconds {
+            if next > max {
                 break;
             }
             size = next;
@@ -272,10 +267,10 @@ impl DateTieredCompactionStrategy {
         if !self.dtcs.split_output_by_window {
             return OutputSplit::None;
         }
-        window_split(
-            self.largest_window_seconds(),
-            self.dtcs.timestamp_resolution,
-        )
+        OutputSplit::TimeWindow {
+            window: self.largest_window_units(),
+            max_bytes: u64::MAX,
+        }
     }
 }
 
@@ -314,6 +309,7 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         self.window_merge(sstables)
     }
@@ -322,8 +318,13 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         self.window_merge(sstables)
+    }
+
+    fn tombstone_compactions(&self) -> bool {
+        self.tombstone_compactions
     }
 
     /// The smallest first, as Cassandra's DTCS.
@@ -352,7 +353,7 @@ impl CompactionStrategy for DateTieredCompactionStrategy {
 
     /// Cassandra's DTCS estimate: per window, each size-tiered bucket with at least
     /// `min_threshold` sstables needs `ceil(len / max_threshold)` tasks.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], _ctx: &StrategyContext) -> usize {
         self.buckets(sstables)
             .iter()
             .map(|(_, bucket)| {
@@ -516,7 +517,7 @@ mod tests {
         let set: Vec<SSTableInfo> = (0..40).map(|m| m_sst(m as u64 + 1, m, m)).collect();
         assert!(s.buckets(&set).iter().all(|(t, _)| t.size <= 4 * MINUTE));
         assert_eq!(
-            s.estimated_pending_tasks(&set),
+            s.estimated_pending_tasks(&set, &ctx(0)),
             9,
             "nine full 4-minute windows"
         );
@@ -527,7 +528,7 @@ mod tests {
         // A merge cut by a length that is not a window of the stick would split
         // a window in two after every merge: it would never settle.
         for (extra, largest) in [
-            ("'base_time_seconds': 60", 61_440),
+            ("'base_time_seconds': 60", 61_440i64),
             (
                 "'max_window_size_seconds': 86400, 'base_time_seconds': 3600",
                 57_600,
@@ -540,11 +541,11 @@ mod tests {
             let s = DateTieredCompactionStrategy::new(&opts(&format!(
                 "'class': 'DateTieredCompactionStrategy', {extra}"
             )));
-            assert_eq!(s.largest_window_seconds(), largest, "{extra}");
-            let mut t = Target::initial(1_000_000 * MINUTE, s.base_micros());
+            assert_eq!(s.largest_window_units(), largest * 1_000_000, "{extra}");
+            let mut t = Target::initial(1_000_000 * MINUTE, s.dtcs.base_units());
             for _ in 0..40 {
-                assert_eq!((largest as i64 * 1_000_000) % t.size, 0, "{extra}: {t:?}");
-                t = t.next(4, s.max_window_micros());
+                assert_eq!((largest * 1_000_000) % t.size, 0, "{extra}: {t:?}");
+                t = t.next(4, s.dtcs.max_window_units());
             }
         }
     }
@@ -553,7 +554,7 @@ mod tests {
     fn estimating_changes_no_state() {
         let s = dtcs("");
         let set: Vec<SSTableInfo> = (0..8).map(|m| m_sst(m as u64 + 1, m, m)).collect();
-        assert_eq!(s.estimated_pending_tasks(&set), 1);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 1);
         assert_eq!(s.state.lock().last_expired_check_seconds, None);
     }
 }

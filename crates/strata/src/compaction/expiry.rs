@@ -82,6 +82,36 @@ impl ExpiryCheck {
 /// Checks `candidate` against `sstables` (every *other* live sstable that the
 /// coarse rule counts: overlapping token range, live data, a write at or below
 /// the candidate's newest) and `memtables` (those holding such a write).
+/// The verdict with the row-level check off (`row_level_expiry_check: false`):
+/// every source the coarse rule names blocks, for `reason`, and nothing is read.
+pub fn coarse_only(
+    candidate: &Arc<SSTableReader>,
+    sstables: &[Arc<SSTableReader>],
+    memtables: &[Arc<Memtable>],
+    reason: &str,
+) -> ExpiryCheck {
+    let mut blockers: Vec<Blocker> = sstables
+        .iter()
+        .map(|o| Blocker {
+            kind: "sstable",
+            id: o.id(),
+            min_timestamp_micros: o.stats().min_timestamp_micros,
+            blocks_because: Some(reason.to_string()),
+        })
+        .collect();
+    blockers.extend(memtables.iter().map(|m| Blocker {
+        kind: "memtable",
+        id: m.id(),
+        min_timestamp_micros: m.min_timestamp().unwrap_or(i64::MAX),
+        blocks_because: Some(reason.to_string()),
+    }));
+    ExpiryCheck {
+        candidate: candidate.id(),
+        candidate_max_timestamp_micros: candidate.stats().max_timestamp_micros,
+        blockers,
+    }
+}
+
 pub fn check(
     candidate: &Arc<SSTableReader>,
     sstables: &[Arc<SSTableReader>],

@@ -685,6 +685,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         self.own_task_in(&DecisionView::of(sstables), &mut self.state.lock())
     }
@@ -693,6 +694,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         let mut copy = self.state.lock().clone();
         self.own_task_in(&DecisionView::of(sstables), &mut copy)
@@ -758,7 +760,7 @@ impl CompactionStrategy for LeveledCompactionStrategy {
     /// 1.001 x target divided by the sstable size, rounded up; plus one task per
     /// sstable above the top level. (Cassandra also counts the top level's excess,
     /// which no compaction ever removes.)
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], _ctx: &StrategyContext) -> usize {
         let size = self.observed_sstable_size(sstables);
         let top = self.top_level();
         let view = DecisionView::of(sstables);
@@ -869,9 +871,9 @@ mod tests {
         // Exactly at target (score 1.0 <= 1.001): nothing to do.
         let set = level(1, 1, 10, S, 0, 1000);
         assert_eq!(s.next_task(&set, &ctx(0)), None);
-        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 0);
         let set = level(1, 1, 13, S, 0, 1000);
-        assert_eq!(s.estimated_pending_tasks(&set), 3);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 3);
     }
 
     #[test]
@@ -940,7 +942,7 @@ mod tests {
             let peeked = observed.peek_task(&set, &ctx(0));
             for _ in 0..5 {
                 assert_eq!(observed.peek_task(&set, &ctx(0)), peeked, "round {round}");
-                let _ = observed.estimated_pending_tasks(&set);
+                let _ = observed.estimated_pending_tasks(&set, &ctx(0));
                 let _ = observed.level_scores(&set);
                 let _ = observed.observed_sstable_size(&set);
             }
@@ -1219,7 +1221,7 @@ mod tests {
         set.extend(level(100, 2, 300, 10 * MIB, 0, 1000));
         set.extend(level(1000, 1, 15, 10 * MIB, 0, 1000));
         assert_eq!(s.next_task(&set, &ctx(0)), None);
-        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 0);
         let scores = s.level_scores(&set);
         assert!(
             (scores[1] - 150.0 * MIB as f64 / l1).abs() < 1e-9,
@@ -1281,7 +1283,7 @@ mod tests {
         // 10 GiB / 110 -> 93 MiB, L2 target 9.3 GiB < 10 GiB, yet nothing moves.
         let set = level(1, 2, 10, 1024 * MIB, 0, 100);
         assert_eq!(s.next_task(&set, &ctx(0)), None);
-        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 0);
         // After level_count was lowered, an L4 sstable folds into L2 with the L2
         // sstables it overlaps; one overlapping nothing just moves down.
         let mut set = level(1, 2, 10, 1024 * MIB, 0, 100);
@@ -1291,7 +1293,7 @@ mod tests {
             (inputs, out, reason),
             (vec![2, 3, 50], 2, TaskReason::Leveled { from_level: 4 })
         );
-        assert_eq!(s.estimated_pending_tasks(&set), 1);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 1);
         set.last_mut().expect("50").first_token = 5000;
         set.last_mut().expect("50").last_token = 6000;
         assert_eq!(

@@ -55,6 +55,8 @@ pub mod common;
 pub mod dtcs;
 pub mod executor;
 pub mod expiry;
+#[cfg(test)]
+mod golden;
 pub mod lcs;
 pub mod live_bytes;
 pub mod purge;
@@ -318,6 +320,7 @@ pub trait CompactionStrategy: Send + Sync {
         &self,
         sstables: &[SSTableInfo],
         all: &common::OverlapIndex<'_>,
+        ctx: &StrategyContext,
     ) -> Option<CompactionTask>;
 
     /// What [`CompactionStrategy::own_task`] would return now, without advancing
@@ -326,11 +329,19 @@ pub trait CompactionStrategy: Send + Sync {
         &self,
         sstables: &[SSTableInfo],
         all: &common::OverlapIndex<'_>,
+        ctx: &StrategyContext,
     ) -> Option<CompactionTask>;
 
     /// Order in which sstables worth a tombstone compaction are tried
     /// (`Less` = tried first).
     fn tombstone_preference(&self, a: &SSTableInfo, b: &SSTableInfo) -> std::cmp::Ordering;
+
+    /// Whether single-sstable tombstone compactions run at all. Default true.
+    /// Cassandra's TWCS and DTCS turn them off unless the table names a
+    /// tombstone option (`disableTombstoneCompactions`).
+    fn tombstone_compactions(&self) -> bool {
+        true
+    }
 
     /// The level a tombstone compaction of `sstable` writes into.
     /// Default level 0: every strategy without levels keeps its sstables there.
@@ -385,7 +396,7 @@ pub trait CompactionStrategy: Send + Sync {
 
     /// Estimated number of tasks needed to catch up (`compactionstats`'
     /// `pending_tasks`), with Cassandra's formulas. Changes no state.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize;
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> usize;
 
     /// Per-level score (level bytes / level target), index = level; empty for
     /// strategies without levels. Changes no state.

@@ -400,7 +400,7 @@ proptest! {
                     remaining.retain(|s| !ids.contains(&s.id));
                 }
             }
-            let _ = s.estimated_pending_tasks(&set);
+            let _ = s.estimated_pending_tasks(&set, &c);
             let scores = s.level_scores(&set);
             prop_assert!(scores.iter().all(|x| x.is_finite() && *x >= 0.0));
         }

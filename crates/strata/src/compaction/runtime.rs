@@ -351,8 +351,8 @@ pub fn pending_task(host: &dyn CompactionTable) -> Option<CompactionTask> {
 /// decision lock; changes no state.
 pub fn estimated_pending_tasks(host: &dyn CompactionTable) -> usize {
     let busy = host.compactions().decision_lock();
-    let (strategy, infos, _) = decision_inputs(host, &busy);
-    strategy.estimated_pending_tasks(&infos)
+    let (strategy, infos, ctx) = decision_inputs(host, &busy);
+    strategy.estimated_pending_tasks(&infos, &ctx)
 }
 
 /// Per-level scores (`tablestats`), under the decision lock; changes no state.

@@ -16,7 +16,9 @@
 //!    first). Outputs go to level 0, unsplit.
 
 use super::common::{largest_first, major_merge_of, sorted_ids, OverlapIndex};
-use super::{CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, TaskReason};
+use super::{
+    CompactionStrategy, CompactionTask, OutputSplit, SSTableInfo, StrategyContext, TaskReason,
+};
 use crate::options::{CommonCompactionOptions, CompactionOptions, StcsOptions};
 
 /// Cassandra's `getBuckets`: sort by size, then walk the sizes upwards; an sstable
@@ -60,12 +62,20 @@ pub fn get_buckets<'a>(
 
 /// Cassandra's `mostInterestingBucket`: drop buckets with fewer than
 /// `min_threshold` sstables, trim the others to `max_threshold`, pick the
-/// "hottest". Strata keeps no per-sstable read rates, so every bucket is equally
-/// cold and Cassandra's tie-breaker decides: the bucket with the smallest average
-/// size (it is cheapest and usually has the most sstables), ties by smallest id.
-/// Trimming likewise keeps the smallest sstables (Cassandra keeps the hottest; with
-/// equal hotness its stable sort keeps them in size order too). On a table that is
-/// never read this is exactly Cassandra's choice.
+/// "hottest" (`Collections.max` by read rate, then by average size).
+///
+/// Strata keeps no per-sstable read rates, so every bucket is equally cold (as
+/// in Cassandra on a table nobody reads) and the tie-breaker decides. Cassandra's
+/// comparator orders ties by *ascending* average size, and `Collections.max`
+/// returns the greatest: the bucket with the **largest** average size wins (the
+/// comment beside that comparator says "compacting the smallest sstables
+/// first", which is not what the code does). Strata matches the code. Averages
+/// are over the trimmed bucket, integer means as Cassandra's `avgSize`. When two
+/// buckets have the same average, Cassandra keeps whichever its `HashMap`
+/// iterates first; Strata takes the bucket holding the smallest id, so the
+/// choice is deterministic. Trimming keeps the smallest sstables (Cassandra
+/// keeps the hottest; with equal hotness its stable sort leaves them in the
+/// bucket's ascending size order, so it keeps the smallest too).
 pub fn most_interesting_bucket<'a>(
     buckets: &[Vec<&'a SSTableInfo>],
     min_threshold: u32,
@@ -84,7 +94,8 @@ pub fn most_interesting_bucket<'a>(
         let min_id = trimmed.iter().map(|s| s.id).min().unwrap_or(u64::MAX);
         let better = match &best {
             None => true,
-            Some((a, id, _)) => (avg, min_id) < (*a, *id),
+            // Larger average first; on equal averages the smaller id.
+            Some((a, id, _)) => (avg, std::cmp::Reverse(min_id)) > (*a, std::cmp::Reverse(*id)),
         };
         if better {
             best = Some((avg, min_id, trimmed));
@@ -143,6 +154,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
         most_interesting_bucket(
@@ -163,8 +175,9 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         all: &OverlapIndex<'_>,
+        _ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
-        self.own_task(sstables, all)
+        self.own_task(sstables, all, _ctx)
     }
 
     /// The largest first, as Cassandra (it holds the most purgeable bytes).
@@ -181,7 +194,7 @@ impl CompactionStrategy for SizeTieredCompactionStrategy {
         major_merge_of(rest, 1, 0, OutputSplit::None)
     }
 
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], _ctx: &StrategyContext) -> usize {
         estimated_tasks(
             &self.buckets(sstables),
             self.common.min_threshold,
@@ -249,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn most_interesting_bucket_respects_thresholds_and_prefers_small() {
+    fn most_interesting_bucket_respects_thresholds_and_prefers_large() {
         let o = StcsOptions::default();
         // Bucket of 3 small (< min_threshold 4) and a bucket of 4 at ~100 MiB.
         let set = set_of(&[1, 2, 3, 100, 101, 102, 103]);
@@ -257,12 +270,13 @@ mod tests {
         let chosen = most_interesting_bucket(&b, 4, 32).expect("bucket");
         assert_eq!(sorted_ids(chosen), vec![4, 5, 6, 7]);
         assert!(most_interesting_bucket(&b, 5, 32).is_none());
-        // Two eligible buckets: the smaller average wins.
+        // Two eligible buckets: the larger average wins (Cassandra's
+        // comparator under `Collections.max`).
         let set = set_of(&[1, 2, 3, 4, 100, 101, 102, 103]);
         let b = get_buckets(&set, &o);
         assert_eq!(
             sorted_ids(most_interesting_bucket(&b, 4, 32).expect("b")),
-            vec![1, 2, 3, 4]
+            vec![5, 6, 7, 8]
         );
         // max_threshold trims to the smallest sstables (ties by id).
         let set = set_of(&[10, 10, 9, 11, 10, 12]);
@@ -288,11 +302,11 @@ mod tests {
                 reason: TaskReason::SizeTiered
             })
         );
-        assert_eq!(s.estimated_pending_tasks(&set), 1);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 1);
         // One of them being compacted: the bucket falls below min_threshold.
         set[0].being_compacted = true;
         assert_eq!(s.next_task(&set, &ctx(now)), None);
-        assert_eq!(s.estimated_pending_tasks(&set), 0);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 0);
         // A fully expired sstable that nothing older overlaps is dropped first.
         set[4].max_local_deletion_seconds = 10;
         set[4].min_timestamp_micros = 1;

@@ -22,15 +22,18 @@
 //!    window.
 //! 3. Order of preference: drop fully expired sstables (when a check is due), then
 //!    the newest qualifying window (the newest window needs `min_threshold`
-//!    sstables of similar size; an older window needs 2 and merges all of them,
-//!    as in Cassandra, except that with segregation on, pieces written after the
-//!    window closed merge only among themselves once the window's own data is
-//!    one sstable, so late pieces never drag the bulk into a merge), then one
+//!    sstables and STCS's most interesting bucket among them; an older window
+//!    needs 2 and merges all of them, as in Cassandra, except that with
+//!    segregation on, pieces written after the window closed merge only
+//!    among themselves once the window's own data is one sstable, so late
+//!    pieces never drag the bulk into a merge), then one
 //!    single-sstable tombstone compaction (the smallest, as Cassandra's TWCS).
 //! 4. A drop names only sstables that [`super::common::droppable_expired`] allows,
 //!    unless `unsafe_aggressive_sstable_expiration` is set, in which case an
 //!    sstable is dropped as soon as everything in it is purgeable, whatever
 //!    overlaps it (the operator's explicit choice, as in Cassandra).
+//! 5. `estimated_pending_tasks` counts only windows that would merge now
+//!    (a window merging nothing counts 0), each with Cassandra's formula.
 
 use super::common::{self, droppable_expired, expiry_check_due, sorted_ids, Decide, OverlapIndex};
 use super::stcs::{get_buckets, most_interesting_bucket};
@@ -54,6 +57,10 @@ pub struct TimeWindowCompactionStrategy {
     common: CommonCompactionOptions,
     stcs: StcsOptions,
     twcs: TwcsOptions,
+    /// Cassandra's TWCS constructor: tombstone compactions only when one of
+    /// `unchecked_tombstone_compaction`, `tombstone_compaction_interval`,
+    /// `tombstone_threshold` is given with a value other than "false".
+    tombstone_compactions: bool,
     state: Mutex<TwcsState>,
 }
 
@@ -65,6 +72,14 @@ impl TimeWindowCompactionStrategy {
             common: options.common(),
             stcs: options.stcs(),
             twcs: options.twcs(),
+            tombstone_compactions: [
+                "unchecked_tombstone_compaction",
+                "tombstone_compaction_interval",
+                "tombstone_threshold",
+            ]
+            .iter()
+            .filter_map(|k| options.options().get(*k))
+            .any(|v| v != "false"),
             state: Mutex::new(TwcsState::default()),
         }
     }
@@ -96,57 +111,75 @@ impl TimeWindowCompactionStrategy {
         buckets
     }
 
-    /// Cassandra's `newestBucket` (invariant 3's middle step): walking windows from
-    /// the newest, the first that qualifies. `highest` is the newest window seen.
+    /// Cassandra's `newestBucket` (invariant 3's middle step): walking windows
+    /// from the newest, the first whose [`Self::window_choice`] is a merge.
+    /// `highest` is the newest window seen.
     fn newest_bucket<'a>(
         &self,
         buckets: &BTreeMap<i64, Vec<&'a SSTableInfo>>,
         highest: i64,
+        ctx: &StrategyContext,
     ) -> Option<Vec<&'a SSTableInfo>> {
-        for (&window, bucket) in buckets.iter().rev() {
-            if window >= highest {
-                if bucket.len() < self.common.min_threshold as usize {
-                    continue;
-                }
-                // The newest window is still being written: size-tier it so a
-                // small flush is not merged into a big sstable over and over.
-                let tiers = get_buckets(bucket.iter().copied(), &self.stcs);
-                if let Some(chosen) = most_interesting_bucket(
-                    &tiers,
-                    self.common.min_threshold,
-                    self.common.max_threshold,
-                ) {
-                    return Some(chosen);
-                }
-            } else if bucket.len() >= 2 {
-                if !self.twcs.split_output_by_window {
-                    return Some(trim_to_threshold(bucket, self.common.max_threshold));
-                }
-                // With segregation, late writes keep adding small pieces to
-                // closed windows. Merging each into the window's bulk would
-                // rewrite the whole window at every flush (measured: write
-                // amplification 37 instead of 2.6 with 1% late writes,
-                // BENCHMARKS.md). So a closed window merges whole only while it
-                // holds two or more sstables written while it was current (the
-                // first merge after it closes); after that, everything in it
-                // merges by size tier: late pieces among themselves, each late
-                // byte rewritten about log2(pieces) times, the bulk never again.
-                let own_until = (window + 1).saturating_mul(self.window_micros()) / 1_000_000;
-                let own = bucket
-                    .iter()
-                    .filter(|s| s.creation_time_seconds < own_until)
-                    .count();
-                if own >= 2 {
-                    return Some(trim_to_threshold(bucket, self.common.max_threshold));
-                }
-                let tiers = get_buckets(bucket.iter().copied(), &self.closed_window_tiers());
-                if let Some(chosen) = most_interesting_bucket(&tiers, 2, self.common.max_threshold)
-                {
-                    return Some(chosen);
-                }
+        buckets
+            .iter()
+            .rev()
+            .find_map(|(&window, bucket)| self.window_choice(window, bucket, highest, ctx))
+    }
+
+    /// What one window would merge now, if anything: Cassandra's rule for that
+    /// window inside `newestBucket`.
+    /// - The current window (at or above `highest`) with at least
+    ///   `min_threshold` sstables: STCS's most interesting bucket of them, if
+    ///   STCS has one (a small flush is not merged into a large sstable over
+    ///   and over while the window is written).
+    /// - A closed window with at least 2 sstables: all of them, trimmed to
+    ///   `max_threshold` smallest first (Cassandra's `trimToThreshold`).
+    ///   With segregation on, only while it holds two or more sstables
+    ///   written while it was current; otherwise its sstables merge by size
+    ///   tier only (docs/compaction/twcs.md, "Closed windows with
+    ///   segregation").
+    fn window_choice<'a>(
+        &self,
+        window: i64,
+        bucket: &[&'a SSTableInfo],
+        highest: i64,
+        _ctx: &StrategyContext,
+    ) -> Option<Vec<&'a SSTableInfo>> {
+        if window >= highest {
+            if bucket.len() < self.common.min_threshold as usize {
+                return None;
             }
+            let tiers = get_buckets(bucket.iter().copied(), &self.stcs);
+            return most_interesting_bucket(
+                &tiers,
+                self.common.min_threshold,
+                self.common.max_threshold,
+            );
         }
-        None
+        if bucket.len() < 2 {
+            return None;
+        }
+        if !self.twcs.split_output_by_window {
+            return Some(trim_to_threshold(bucket, self.common.max_threshold));
+        }
+        // With segregation, late writes keep adding small pieces to closed
+        // windows. Merging each into the window's bulk rewrites the whole
+        // window at nearly every flush: write amplification 28.7 instead of
+        // 2.2 with 1% late writes (docs/compaction/twcs.md, "Closed windows
+        // with segregation"). So a closed window merges whole only while it
+        // holds two or more sstables written while it was current (the first
+        // merge after it closes); after that its sstables merge by size tier:
+        // late pieces among themselves, the bulk never again.
+        let own_until = (window + 1).saturating_mul(self.window_micros()) / 1_000_000;
+        let own = bucket
+            .iter()
+            .filter(|s| s.creation_time_seconds < own_until)
+            .count();
+        if own >= 2 {
+            return Some(trim_to_threshold(bucket, self.common.max_threshold));
+        }
+        let tiers = get_buckets(bucket.iter().copied(), &self.closed_window_tiers());
+        most_interesting_bucket(&tiers, 2, self.common.max_threshold)
     }
 
     /// The fully expired sstables to drop now (invariant 4).
@@ -187,8 +220,9 @@ impl TimeWindowCompactionStrategy {
         &self,
         buckets: &BTreeMap<i64, Vec<&SSTableInfo>>,
         highest: i64,
+        ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
-        self.newest_bucket(buckets, highest)
+        self.newest_bucket(buckets, highest, ctx)
             .map(|chosen| CompactionTask::Merge {
                 inputs: sorted_ids(chosen.iter().copied()),
                 output_level: 0,
@@ -222,18 +256,8 @@ impl TimeWindowCompactionStrategy {
 /// timestamps use (`timestamp_resolution`), never rolled over by size.
 pub fn window_split(window_seconds: u64, resolution: TimestampResolution) -> OutputSplit {
     OutputSplit::TimeWindow {
-        window: (window_seconds as i64).saturating_mul(units_per_second(resolution)),
+        window: resolution.from_seconds(window_seconds.min(i64::MAX as u64) as i64),
         max_bytes: u64::MAX,
-    }
-}
-
-/// Write-timestamp units per second for a `timestamp_resolution`.
-pub fn units_per_second(resolution: TimestampResolution) -> i64 {
-    match resolution {
-        TimestampResolution::Nanoseconds => 1_000_000_000,
-        TimestampResolution::Microseconds => 1_000_000,
-        TimestampResolution::Milliseconds => 1_000,
-        TimestampResolution::Seconds => 1,
     }
 }
 
@@ -281,6 +305,7 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
         let highest = {
@@ -291,7 +316,7 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
             }
             state.highest_window_seen.unwrap_or(i64::MIN)
         };
-        self.window_merge(&buckets, highest)
+        self.window_merge(&buckets, highest, ctx)
     }
 
     /// The same decision with the highest window seen read, not advanced.
@@ -299,10 +324,15 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         &self,
         sstables: &[SSTableInfo],
         _all: &OverlapIndex<'_>,
+        ctx: &StrategyContext,
     ) -> Option<CompactionTask> {
         let buckets = self.buckets(sstables);
         let highest = self.highest_window(&buckets);
-        self.window_merge(&buckets, highest)
+        self.window_merge(&buckets, highest, ctx)
+    }
+
+    fn tombstone_compactions(&self) -> bool {
+        self.tombstone_compactions
     }
 
     /// The smallest first, as Cassandra's TWCS.
@@ -332,23 +362,40 @@ impl CompactionStrategy for TimeWindowCompactionStrategy {
         false
     }
 
-    /// Cassandra's `updateEstimatedCompactionsByTasks`: one task per window that
-    /// would qualify (the newest with `min_threshold` sstables, older ones with 2).
-    /// Reads the highest window seen but never advances it.
-    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo]) -> usize {
+    /// Cassandra's estimate from `newestBucket`: every window that would
+    /// merge now ([`Self::window_choice`]) counts `1 + ceil((n - max) / max)`
+    /// when `n - max > min_threshold` (else 1), `n` its sstables, `max` and
+    /// `min` the thresholds. A window that would merge nothing counts 0, so a
+    /// table with nothing to do shows 0. Reads the highest window seen but
+    /// never advances it.
+    fn estimated_pending_tasks(&self, sstables: &[SSTableInfo], ctx: &StrategyContext) -> usize {
         let buckets = self.buckets(sstables);
         let highest = self.highest_window(&buckets);
         buckets
             .iter()
-            .filter(|(&w, b)| {
-                if w >= highest {
-                    b.len() >= self.common.min_threshold as usize
-                } else {
-                    b.len() >= 2
-                }
+            .filter(|(&w, b)| self.window_choice(w, b, highest, ctx).is_some())
+            .map(|(_, b)| {
+                cassandra_window_tasks(
+                    b.len(),
+                    self.common.min_threshold,
+                    self.common.max_threshold,
+                )
             })
-            .count()
+            .sum()
     }
+}
+
+/// The tasks Cassandra's `newestBucket` counts for one window of `n` sstables
+/// that qualifies: `1 + (n - max > min ? ceil((n - max) / max) : 0)`, in
+/// floating point as there (`remaining` is a double).
+pub fn cassandra_window_tasks(n: usize, min_threshold: u32, max_threshold: u32) -> usize {
+    let remaining = n as f64 - max_threshold as f64;
+    let extra = if remaining > min_threshold as f64 {
+        (remaining / max_threshold.max(1) as f64).ceil() as usize
+    } else {
+        0
+    };
+    1 + extra
 }
 
 #[cfg(test)]
@@ -411,12 +458,12 @@ mod tests {
             ts_sst(6, 10, 10, 1),
         ];
         assert_eq!(merge_inputs(s.next_task(&set, &ctx(0))), vec![1, 2]);
-        assert_eq!(s.estimated_pending_tasks(&set), 1);
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 1);
         // A fourth flush in hour 10: the newest window now wins (newest first).
         let mut more = set.clone();
         more.push(ts_sst(7, 10, 10, 1));
         assert_eq!(merge_inputs(s.next_task(&more, &ctx(0))), vec![4, 5, 6, 7]);
-        assert_eq!(s.estimated_pending_tasks(&more), 2);
+        assert_eq!(s.estimated_pending_tasks(&more, &ctx(0)), 2);
     }
 
     #[test]
@@ -432,8 +479,10 @@ mod tests {
             ..ts_sst(1, 3, 3, 100)
         };
         let set = vec![bulk, late(2, 1), ts_sst(9, 20, 20, 1)];
-        // One late piece: nothing to merge it with of similar size.
+        // One late piece: nothing to merge it with of similar size, and the
+        // estimate says so (Strata once counted this window as pending).
         assert!(hourly("").next_task(&set, &ctx(0)).is_none());
+        assert_eq!(hourly("").estimated_pending_tasks(&set, &ctx(0)), 0);
         // Two: they merge together, not with the bulk.
         let mut more = set.clone();
         more.push(late(3, 1));
@@ -441,6 +490,7 @@ mod tests {
             merge_inputs(hourly("").next_task(&more, &ctx(0))),
             vec![2, 3]
         );
+        assert_eq!(hourly("").estimated_pending_tasks(&more, &ctx(0)), 1);
         // Two sstables of the window's own (written with it): the whole window
         // merges, late pieces included, as Cassandra.
         let mut own = more.clone();
@@ -455,6 +505,26 @@ mod tests {
         // Without segregation, Cassandra's rule: the whole window.
         let plain = hourly(", 'split_output_by_window': 'false'");
         assert_eq!(merge_inputs(plain.next_task(&more, &ctx(0))), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn estimated_tasks_follow_cassandras_formula_and_count_only_what_merges() {
+        // Cassandra: 1 + ceil((n - max) / max) when n - max > min, else 1.
+        assert_eq!(cassandra_window_tasks(2, 2, 4), 1);
+        assert_eq!(cassandra_window_tasks(8, 2, 4), 2);
+        assert_eq!(cassandra_window_tasks(6, 2, 4), 1); // 6 - 4 = 2, not > 2
+        assert_eq!(cassandra_window_tasks(7, 2, 4), 2);
+        assert_eq!(cassandra_window_tasks(70, 4, 32), 3);
+        let s = hourly(", 'min_threshold': 2, 'max_threshold': 4");
+        // A closed window of 8 sstables: 2 tasks (Strata once counted 1).
+        let mut set: Vec<SSTableInfo> = (1..=8).map(|i| ts_sst(i, 3, 3, 1)).collect();
+        set.push(ts_sst(20, 20, 20, 1));
+        assert_eq!(s.estimated_pending_tasks(&set, &ctx(0)), 2);
+        // The current window with two sstables STCS will not merge (846 and
+        // 123 MiB: not one size tier): 0 (Strata once counted 1).
+        let current = vec![ts_sst(1, 20, 20, 846), ts_sst(2, 20, 20, 123)];
+        assert!(s.next_task(&current, &ctx(0)).is_none());
+        assert_eq!(s.estimated_pending_tasks(&current, &ctx(0)), 0);
     }
 
     #[test]
@@ -493,7 +563,7 @@ mod tests {
         assert_eq!(merge_inputs(s.next_task(&set, &ctx(0))), vec![1, 3]);
         // Observing never advances it: a fresh strategy only observed stays put.
         let observer = hourly("");
-        assert_eq!(observer.estimated_pending_tasks(&newer), 0);
+        assert_eq!(observer.estimated_pending_tasks(&newer, &ctx(0)), 0);
         assert_eq!(observer.state.lock().highest_window_seen, None);
     }
 

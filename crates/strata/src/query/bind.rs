@@ -345,11 +345,14 @@ impl Specs {
     }
 }
 
-/// A table's keyspace, name and columns (name, type, kind), user or system.
+/// A table's columns: name, type, kind.
+type Columns = Vec<(String, ColumnType, ColumnKind)>;
+
+/// A table's keyspace, name and columns, user or system.
 fn table_of(
     ctx: &Ctx<'_>,
     qn: &crate::cql::ast::QualifiedName,
-) -> QueryOutcome<(String, String, Vec<(String, ColumnType, ColumnKind)>)> {
+) -> QueryOutcome<(String, String, Columns)> {
     let ks = ctx.keyspace_of(qn)?;
     if super::system::is_system_keyspace(&ks) {
         let columns = super::system::virtual_columns(&ks, &qn.name.text)?;

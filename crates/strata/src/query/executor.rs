@@ -430,7 +430,10 @@ impl Executor {
         params: &QueryParams,
     ) -> QueryOutcome<Response> {
         // Each item is parsed (or taken prepared) and must be a modification.
-        let mut statements: Vec<(Arc<Parsed>, Values, Vec<String>, Option<String>)> = Vec::new();
+        // Each item: the statement, its values, its markers' receiver names,
+        // the keyspace it was prepared in.
+        type Item = (Arc<Parsed>, Values, Vec<String>, Option<String>);
+        let mut statements: Vec<Item> = Vec::new();
         for item in items {
             match item {
                 BatchItem::Query { text, values } => {

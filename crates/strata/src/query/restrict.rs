@@ -42,6 +42,12 @@ pub(crate) enum Candidates {
     InMarker(usize),
 }
 
+/// One end of a `token()` range: the bound's term and whether it is
+/// inclusive.
+pub(crate) type TokenBound = Option<(Term, bool)>;
+/// A token range evaluated: each end `(token, inclusive)`.
+pub(crate) type TokenRange = (Option<(i64, bool)>, Option<(i64, bool)>);
+
 /// How a statement selects partitions.
 #[derive(Clone, Debug)]
 pub(crate) enum PartitionRestriction {
@@ -49,8 +55,8 @@ pub(crate) enum PartitionRestriction {
     Keys(Vec<Candidates>),
     /// `token(pk) > a AND token(pk) <= b`: each bound `(term, inclusive)`.
     Token {
-        start: Option<(Term, bool)>,
-        end: Option<(Term, bool)>,
+        start: Box<TokenBound>,
+        end: Box<TokenBound>,
     },
     /// Every partition (a scan).
     All,
@@ -123,7 +129,7 @@ pub(crate) struct Restrictions {
     pub partition: PartitionRestriction,
     /// A `token()` range beside `=`/`IN` on the whole partition key (allowed,
     /// as in Cassandra): the named keys outside it are left out.
-    pub key_token_filter: Option<(Option<(Term, bool)>, Option<(Term, bool)>)>,
+    pub key_token_filter: Option<(TokenBound, TokenBound)>,
     pub clustering: ClusteringRestriction,
     pub filters: Vec<Filter>,
 }
@@ -170,7 +176,7 @@ pub(crate) fn analyze(
         .filter(|c| c.kind == ColumnKind::Clustering)
         .collect();
     let mut pk_candidates: Vec<Option<Candidates>> = vec![None; pk.len()];
-    let mut token: (Option<(Term, bool)>, Option<(Term, bool)>) = (None, None);
+    let mut token: (TokenBound, TokenBound) = (None, None);
     let mut has_token = false;
     // Per clustering column: its single-column restrictions.
     let mut ck_eq: Vec<Option<Candidates>> = vec![None; ck.len()];
@@ -447,8 +453,8 @@ pub(crate) fn analyze(
             )));
         }
         PartitionRestriction::Token {
-            start: token.0,
-            end: token.1,
+            start: Box::new(token.0),
+            end: Box::new(token.1),
         }
     } else if restricted_pk == pk.len() {
         PartitionRestriction::Keys(pk_candidates.into_iter().flatten().collect())
@@ -614,9 +620,9 @@ pub(crate) fn analyze(
     match purpose {
         Purpose::Update => {
             if clustering.slice.is_some() {
-                return Err(invalid(format!(
-                    "Slice restrictions are not supported on the clustering columns in UPDATE statements"
-                )));
+                return Err(invalid(
+                    "Slice restrictions are not supported on the clustering columns in UPDATE statements",
+                ));
             }
         }
         Purpose::Delete => {}
@@ -851,13 +857,13 @@ impl Restrictions {
         &self,
         schema: &TableSchema,
         eval: &Eval<'_>,
-    ) -> QueryOutcome<Option<(Option<(i64, bool)>, Option<(i64, bool)>)>> {
+    ) -> QueryOutcome<Option<TokenRange>> {
         let (start, end) = match (&self.partition, &self.key_token_filter) {
-            (PartitionRestriction::Token { start, end }, _) => (start, end),
+            (PartitionRestriction::Token { start, end }, _) => (&**start, &**end),
             (_, Some((start, end))) => (start, end),
             _ => return Ok(None),
         };
-        let one = |b: &Option<(Term, bool)>| -> QueryOutcome<Option<(i64, bool)>> {
+        let one = |b: &TokenBound| -> QueryOutcome<Option<(i64, bool)>> {
             match b {
                 None => Ok(None),
                 Some((t, incl)) => Ok(Some((token_value(schema, t, eval)?, *incl))),

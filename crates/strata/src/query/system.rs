@@ -750,10 +750,11 @@ fn clients_rows(ctx: &Ctx<'_>) -> VRows {
         .collect()
 }
 
-fn per_table_rows(
-    ctx: &Ctx<'_>,
-    row: &dyn Fn(&crate::table::Table, &crate::tablestats::TableStats) -> Vec<Option<Vec<u8>>>,
-) -> QueryOutcome<VRows> {
+/// One table's values of a per-table virtual table, after its key columns.
+type TableRow<'a> =
+    &'a dyn Fn(&crate::table::Table, &crate::tablestats::TableStats) -> Vec<Option<Vec<u8>>>;
+
+fn per_table_rows(ctx: &Ctx<'_>, row: TableRow<'_>) -> QueryOutcome<VRows> {
     let mut rows = Vec::new();
     for t in ctx.exec.db.tables() {
         let stats = crate::tablestats::TableStats::of(&t);

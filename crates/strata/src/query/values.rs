@@ -323,37 +323,17 @@ fn negate(v: Value) -> QueryOutcome<Value> {
 /// Constant arithmetic on two values of one numeric type, with Java's
 /// overflow behaviour refused rather than wrapped silently.
 pub(crate) fn arith(op: ArithOp, l: Value, r: Value) -> QueryOutcome<Value> {
-    fn int<T: Copy>(
-        op: ArithOp,
-        a: T,
-        b: T,
-        add: fn(T, T) -> Option<T>,
-        sub: fn(T, T) -> Option<T>,
-        mul: fn(T, T) -> Option<T>,
-        div: fn(T, T) -> Option<T>,
-        rem: fn(T, T) -> Option<T>,
-    ) -> QueryOutcome<T> {
-        let r = match op {
-            ArithOp::Add => add(a, b),
-            ArithOp::Sub => sub(a, b),
-            ArithOp::Mul => mul(a, b),
-            ArithOp::Div => div(a, b),
-            ArithOp::Rem => rem(a, b),
-        };
-        r.ok_or_else(|| QueryError::invalid("arithmetic overflow or division by zero"))
-    }
+    let overflow = || QueryError::invalid("arithmetic overflow or division by zero");
     macro_rules! ints {
-        ($a:expr, $b:expr, $t:ty) => {
-            int::<$t>(
-                op,
-                $a,
-                $b,
-                <$t>::checked_add,
-                <$t>::checked_sub,
-                <$t>::checked_mul,
-                <$t>::checked_div,
-                <$t>::checked_rem,
-            )
+        ($a:expr, $b:expr) => {
+            match op {
+                ArithOp::Add => $a.checked_add($b),
+                ArithOp::Sub => $a.checked_sub($b),
+                ArithOp::Mul => $a.checked_mul($b),
+                ArithOp::Div => $a.checked_div($b),
+                ArithOp::Rem => $a.checked_rem($b),
+            }
+            .ok_or_else(overflow)
         };
     }
     fn float(op: ArithOp, a: f64, b: f64) -> f64 {
@@ -366,10 +346,10 @@ pub(crate) fn arith(op: ArithOp, l: Value, r: Value) -> QueryOutcome<Value> {
         }
     }
     Ok(match (l, r) {
-        (Value::TinyInt(a), Value::TinyInt(b)) => Value::TinyInt(ints!(a, b, i8)?),
-        (Value::SmallInt(a), Value::SmallInt(b)) => Value::SmallInt(ints!(a, b, i16)?),
-        (Value::Int(a), Value::Int(b)) => Value::Int(ints!(a, b, i32)?),
-        (Value::BigInt(a), Value::BigInt(b)) => Value::BigInt(ints!(a, b, i64)?),
+        (Value::TinyInt(a), Value::TinyInt(b)) => Value::TinyInt(ints!(a, b)?),
+        (Value::SmallInt(a), Value::SmallInt(b)) => Value::SmallInt(ints!(a, b)?),
+        (Value::Int(a), Value::Int(b)) => Value::Int(ints!(a, b)?),
+        (Value::BigInt(a), Value::BigInt(b)) => Value::BigInt(ints!(a, b)?),
         (Value::Float(a), Value::Float(b)) => {
             Value::Float(float(op, f64::from(a), f64::from(b)) as f32)
         }

@@ -13,10 +13,12 @@
 //!    starts with the last 64 KiB of the sstable's dictionary. A new codec takes
 //!    a new id. The dictionary is the sstable's, not the chunk's: the sstable
 //!    records its id (`Codec::encode`), and the caller passes it loaded.
-//! 2. A chunk is stored compressed only if that saves at least 1/8 of its size
-//!    (Cassandra's `min_compress_ratio` idea); otherwise it is stored raw with codec
-//!    0. Because the codec is per chunk, incompressible data costs one byte per chunk
-//!    and no decompression on read.
+//! 2. A chunk is stored compressed only if its compressed form is shorter than
+//!    the writer's `max_compressed_bytes` (Cassandra's `maxCompressedLength`,
+//!    from the table's `min_compress_ratio`; no limit by default, as Cassandra);
+//!    otherwise it is stored raw with codec 0. Because the codec is per chunk,
+//!    a raw chunk costs one byte and no decompression on read, and readers need
+//!    not know the limit it was written under.
 //! 3. Decompression knows the exact uncompressed length (the chunk grid is fixed)
 //!    and rejects any payload that does not decode to exactly that many bytes.
 
@@ -120,12 +122,15 @@ fn zstd_decompress(payload: &[u8], dst: &mut [u8]) -> std::io::Result<usize> {
 
 /// Appends `input` as one stored chunk to `out` (invariant 2) and returns the
 /// codec actually used. A dictionary codec needs `dict` (its id is the
-/// caller's to match); without it the chunk is stored raw, never wrongly.
+/// caller's to match); without it the chunk is stored raw, never wrongly. A
+/// compressed form of `max_compressed_bytes` or more is stored raw
+/// (`crate::codec::NO_COMPRESSED_LIMIT`: never).
 pub fn compress_chunk(
     codec: Codec,
     dict: Option<&CompressionDictionary>,
     input: &[u8],
     out: &mut Vec<u8>,
+    max_compressed_bytes: u32,
 ) -> Codec {
     let start = out.len();
     let mut used = codec;
@@ -165,9 +170,9 @@ pub fn compress_chunk(
         }
         (Codec::Zstd { level }, _) => zstd_compress(level, input, out).is_ok(),
     };
-    // Invariant 2: keep the compressed form only if it saves at least 1/8.
+    // Invariant 2: keep the compressed form only if it is under the limit.
     let payload_len = out.len() - start - 1;
-    if !compressed_ok || !crate::codec::keeps_compressed(input.len(), payload_len) {
+    if !compressed_ok || !crate::codec::keeps_compressed(payload_len, max_compressed_bytes) {
         out.truncate(start);
         out.push(CODEC_ID_NONE);
         out.extend_from_slice(input);
@@ -327,6 +332,8 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    const NO_LIMIT: u32 = crate::codec::NO_COMPRESSED_LIMIT;
+
     fn codecs() -> [Codec; 6] {
         [
             Codec::None,
@@ -384,7 +391,8 @@ mod tests {
         assert!(Codec::Zstd { level: -8 }.validate().is_err());
         assert!(CompressionParams {
             codec: Codec::Lz4,
-            chunk_length_bytes: 1
+            chunk_length_bytes: 1,
+            ..CompressionParams::default()
         }
         .validate()
         .is_err());
@@ -393,16 +401,19 @@ mod tests {
     }
 
     #[test]
-    fn repetitive_data_compresses_random_data_is_stored_raw() {
+    fn repetitive_data_compresses_random_data_is_stored_raw_under_a_ratio() {
         let repetitive: Vec<u8> = (0..16384u32)
             .map(|i| b"cassandra-stress"[(i % 16) as usize])
             .collect();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let random: Vec<u8> = (0..16384).map(|_| rng.gen()).collect();
         let d = dict();
+        // min_compress_ratio 1.1: compressed only when at most 16384 / 1.1.
+        let limit = crate::codec::max_compressed_length(16384, 1.1);
+        assert_eq!(limit, 14895);
         for codec in codecs() {
             let mut out = Vec::new();
-            let used = compress_chunk(codec, Some(&d), &repetitive, &mut out);
+            let used = compress_chunk(codec, Some(&d), &repetitive, &mut out, limit);
             assert_eq!(used, codec);
             if codec != Codec::None {
                 assert!(
@@ -417,7 +428,7 @@ mod tests {
 
             let mut out = Vec::new();
             assert_eq!(
-                compress_chunk(codec, Some(&d), &random, &mut out),
+                compress_chunk(codec, Some(&d), &random, &mut out, limit),
                 Codec::None,
                 "{codec:?} on random data"
             );
@@ -425,7 +436,37 @@ mod tests {
             let mut back = Vec::new();
             decompress_chunk(&out, random.len(), Some(&d), &mut back).unwrap();
             assert_eq!(back, random);
+
+            // Cassandra's default (ratio 0, no limit): kept compressed even
+            // though it grew, and still read back.
+            let mut out = Vec::new();
+            assert_eq!(
+                compress_chunk(codec, Some(&d), &random, &mut out, NO_LIMIT),
+                codec
+            );
+            let mut back = Vec::new();
+            decompress_chunk(&out, random.len(), Some(&d), &mut back).unwrap();
+            assert_eq!(back, random);
         }
+    }
+
+    #[test]
+    fn a_chunk_compressed_to_exactly_the_limit_is_stored_raw() {
+        // Cassandra: `compressedLength >= maxCompressedLength` stores raw.
+        let data: Vec<u8> = (0..4096u32).map(|i| (i % 7) as u8).collect();
+        let mut probe = Vec::new();
+        compress_chunk(Codec::Lz4, None, &data, &mut probe, NO_LIMIT);
+        let payload = (probe.len() - CHUNK_OVERHEAD_BYTES) as u32;
+        let mut at = Vec::new();
+        assert_eq!(
+            compress_chunk(Codec::Lz4, None, &data, &mut at, payload),
+            Codec::None
+        );
+        let mut above = Vec::new();
+        assert_eq!(
+            compress_chunk(Codec::Lz4, None, &data, &mut above, payload + 1),
+            Codec::Lz4
+        );
     }
 
     #[test]
@@ -440,15 +481,21 @@ mod tests {
             (Codec::Lz4Dict { dict: 0 }, Codec::Lz4),
         ] {
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            assert_eq!(compress_chunk(with, Some(&d), &chunk, &mut a), with);
-            compress_chunk(without, None, &chunk, &mut b);
+            assert_eq!(
+                compress_chunk(with, Some(&d), &chunk, &mut a, NO_LIMIT),
+                with
+            );
+            compress_chunk(without, None, &chunk, &mut b, NO_LIMIT);
             assert!(a.len() < b.len(), "{with:?}: {} vs {}", a.len(), b.len());
             let err = decompress_chunk(&a, chunk.len(), None, &mut Vec::new()).unwrap_err();
             assert!(err.contains("needs the sstable's dictionary"), "{err}");
             // Asked to compress without its dictionary, a chunk is stored raw
             // rather than with a codec id that promises one.
             let mut raw = Vec::new();
-            assert_eq!(compress_chunk(with, None, &chunk, &mut raw), Codec::None);
+            assert_eq!(
+                compress_chunk(with, None, &chunk, &mut raw, NO_LIMIT),
+                Codec::None
+            );
         }
     }
 
@@ -458,7 +505,7 @@ mod tests {
         let d = dict();
         for codec in codecs() {
             let mut stored = Vec::new();
-            compress_chunk(codec, Some(&d), &data, &mut stored);
+            compress_chunk(codec, Some(&d), &data, &mut stored, NO_LIMIT);
             for bit in 0..stored.len() * 8 {
                 let mut bad = stored.clone();
                 bad[bit / 8] ^= 1 << (bit % 8);
@@ -479,7 +526,7 @@ mod tests {
         for codec in codecs() {
             for input in [&b""[..], b"x", b"abcabcab"] {
                 let mut stored = Vec::new();
-                compress_chunk(codec, Some(&d), input, &mut stored);
+                compress_chunk(codec, Some(&d), input, &mut stored, NO_LIMIT);
                 let mut back = Vec::new();
                 decompress_chunk(&stored, input.len(), Some(&d), &mut back).unwrap();
                 assert_eq!(back, input);

@@ -557,6 +557,7 @@ impl SSTableWriter {
             self.opts.dictionary.as_deref(),
             &self.pending[range],
             &mut out,
+            self.opts.compression.max_compressed_bytes,
         );
         let r = self.write_region(&out).map(|offset| {
             self.chunks.push(ChunkLocation {
