@@ -24,7 +24,7 @@
 //!    converts it to the receiving column's type, so `1` can be an int, a bigint
 //!    or a varint and `'2024-01-01'` a date, a timestamp or a text.
 
-use super::ddl::Setting;
+use super::settings::Setting;
 
 /// An identifier after CQL's folding (invariant 1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -292,7 +292,10 @@ pub enum RelationTarget {
     /// `token(k1, k2, ...)`
     Token(Vec<Name>),
     /// `col[key]` (a map entry restriction, filtering only).
-    Element { column: Name, key: Term },
+    Element {
+        column: Name,
+        key: Term,
+    },
 }
 
 /// `target op value`. For `IN`, the value is `Term::Tuple` of candidates (or a
@@ -350,9 +353,15 @@ pub enum JsonDefault {
 #[derive(Clone, Debug, PartialEq)]
 pub enum InsertValues {
     /// `(c1, c2) VALUES (v1, v2)`
-    Values { columns: Vec<Name>, values: Vec<Term> },
+    Values {
+        columns: Vec<Name>,
+        values: Vec<Term>,
+    },
     /// `JSON 'doc'` or `JSON ?`
-    Json { document: Term, default: JsonDefault },
+    Json {
+        document: Term,
+        default: JsonDefault,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -369,9 +378,17 @@ pub enum Assignment {
     /// `col = term`
     Set { column: Name, value: Term },
     /// `col[key] = term`
-    SetElement { column: Name, key: Term, value: Term },
+    SetElement {
+        column: Name,
+        key: Term,
+        value: Term,
+    },
     /// `col.field = term`
-    SetField { column: Name, field: Name, value: Term },
+    SetField {
+        column: Name,
+        field: Name,
+        value: Term,
+    },
     /// `col = col + term` or `col += term` (counters, collections).
     Add { column: Name, value: Term },
     /// `col = col - term` or `col -= term`.
@@ -558,8 +575,13 @@ pub enum Resource {
     Table(QualifiedName),
     AllRoles,
     Role(Name),
-    AllFunctions { keyspace: Option<Name> },
-    Function { name: QualifiedName, arg_types: Vec<TypeExpr> },
+    AllFunctions {
+        keyspace: Option<Name>,
+    },
+    Function {
+        name: QualifiedName,
+        arg_types: Vec<TypeExpr>,
+    },
     AllMbeans,
     Mbean(String),
 }
@@ -583,9 +605,14 @@ pub struct RoleOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Describe {
     Cluster,
-    Schema { full: bool },
+    Schema {
+        full: bool,
+    },
     Keyspaces,
-    Keyspace { name: Option<Name>, only: bool },
+    Keyspace {
+        name: Option<Name>,
+        only: bool,
+    },
     Tables,
     Table(QualifiedName),
     Types,

@@ -8,7 +8,13 @@
 //!   and [`CqlError`], the structured error a statement returns.
 //! - [`lexer`]: tokens with byte offsets.
 //! - [`literal`]: values of CQL types from text; option scalars and maps.
-//! - [`ddl`]: CREATE TABLE and the `WITH` settings clause.
+//! - [`ast`]: the statement tree; [`parser`]: text to tree for every statement of
+//!   Cassandra 5.0's grammar ([`parse_statement`], [`split_statements`] for
+//!   scripts); [`print`]: tree to text.
+//! - [`settings`]: the `WITH` settings clause, shared by statements and
+//!   `--table-options`.
+//! - [`ddl`]: CREATE TABLE as the schema layer takes it (scalar types), on top of
+//!   the parser.
 //!
 //! Invariants:
 //! 1. Parsing is pure: no I/O, no clock, no catalog; what a statement means for
@@ -27,6 +33,11 @@ pub mod ast;
 pub mod ddl;
 pub mod lexer;
 pub mod literal;
+pub mod parser;
+pub mod print;
+pub mod settings;
+
+pub use parser::{parse_statement, split_statements};
 
 /// The error kinds live with the crate's error type (`crate::error::cql`), so
 /// that `error`, at the bottom of the module graph, depends on nothing above it.
