@@ -1139,7 +1139,8 @@ impl<'a> Parser<'a> {
                     self.expect_p(">")?;
                     return Ok(TypeExpr::Vector(Box::new(e), dim));
                 }
-                _ if one_of(NATIVE_TYPES, &lw) => {
+                // `int.x` is the user type x of a keyspace named int.
+                _ if one_of(NATIVE_TYPES, &lw) && !self.is_p_at(1, ".") => {
                     self.advance();
                     return Ok(TypeExpr::Native(lw));
                 }

@@ -645,7 +645,7 @@ fn option_scalar() -> BoxedStrategy<String> {
 
 fn setting() -> BoxedStrategy<Setting> {
     (
-        "[a-z][a-z_]{0,10}",
+        "[a-z][a-z_]{0,10}".prop_filter("an option name is not reserved", |n| !is_reserved(n)),
         prop_oneof![
             option_scalar().prop_map(OptionLiteral::Scalar),
             prop::collection::btree_map(".{0,6}", option_scalar(), 0..3)

@@ -46,8 +46,8 @@ fn select_forms() {
         ("SELECT DISTINCT k FROM t", "SELECT DISTINCT k FROM t"),
         ("SELECT JSON DISTINCT k, s FROM t", "SELECT JSON DISTINCT k, s FROM t"),
         // `json` and `distinct` are column names where no selector follows.
-        ("SELECT json FROM t", "SELECT json FROM t"),
-        ("SELECT json, distinct FROM t", "SELECT json, distinct FROM t"),
+        ("SELECT json FROM t", "SELECT \"json\" FROM t"),
+        ("SELECT json, distinct FROM t", "SELECT \"json\", distinct FROM t"),
         ("SELECT \"json\" - json FROM t", "SELECT \"json\" - json FROM t"),
         ("SELECT count(*) FROM t", "SELECT count(*) FROM t"),
         ("SELECT COUNT(*) AS n FROM t", "SELECT count(*) AS n FROM t"),
@@ -412,6 +412,7 @@ fn schema_forms() {
         ("ALTER TYPE addr ALTER a TYPE blob", "ALTER TYPE addr ALTER a TYPE blob"),
         ("DROP TYPE IF EXISTS ks.addr", "DROP TYPE IF EXISTS ks.addr"),
         ("CREATE TYPE key (a int)", "CREATE TYPE key (a int)"),
+        ("CREATE TABLE t (k int PRIMARY KEY, v int.a, w frozen<text.b>)", "CREATE TABLE t (k int PRIMARY KEY, v int.a, w frozen<text.b>)"),
     ]);
     let p = parse("CREATE TABLE t (k int PRIMARY KEY) WITH comment = 'x';");
     let Statement::CreateTable(ct) = p.statement else {
@@ -847,4 +848,22 @@ fn scripts_split_into_statements() {
     assert!(split_statements(" ;; -- x").unwrap().is_empty());
     let e = split_statements("SELECT 'x").unwrap_err();
     assert_eq!(e.position, Some(7));
+}
+
+/// Shrunk from the round-trip property: a user type in a keyspace spelled like
+/// a native type (`int.a`) was read as the native type `int`, then failed at `.`.
+#[test]
+fn regression_user_type_in_a_keyspace_named_like_a_native_type() {
+    let p = parse("ALTER TABLE a ADD a tuple<vector<int.a, 1>>");
+    let Statement::AlterTable(t) = p.statement else { panic!() };
+    let AlterTableAction::Add { columns, .. } = &t.action else { panic!() };
+    let TypeExpr::Tuple(items) = &columns[0].ty else { panic!() };
+    let TypeExpr::Vector(e, 1) = &items[0] else { panic!() };
+    match e.as_ref() {
+        TypeExpr::Udt(q) => {
+            assert_eq!(q.keyspace.as_ref().map(|k| k.text.as_str()), Some("int"));
+            assert_eq!(q.name.text, "a");
+        }
+        other => panic!("{other:?}"),
+    }
 }
