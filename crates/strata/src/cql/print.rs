@@ -222,11 +222,16 @@ fn selector_at(s: &Selector, min: u8) -> String {
     }
 }
 
-/// The base of `.field` / `[key]`: constants and expressions in parentheses
-/// (`1.f` would read as the number `1.`).
+/// The base of `.field` / `[key]`: numbers and expressions in parentheses
+/// (`1.f` would read as the number `1.`); a string bare (`('')[0]` would read as
+/// a cast to the custom type `''`).
 fn selector_base(s: &Selector) -> String {
     match s {
-        Selector::Column(_)
+        Selector::Term(Term::Literal {
+            value: Literal::String(_),
+            ..
+        })
+        | Selector::Column(_)
         | Selector::Function { .. }
         | Selector::WriteTime { .. }
         | Selector::MaxWriteTime { .. }
