@@ -572,9 +572,11 @@ impl<'a> Parser<'a> {
         if self.tok().kind == Kind::Qmark {
             return Err(self.syntax(self.pos(), &format!("a bind marker cannot be {what}")));
         }
-        let first = self.name(what)?;
+        // `""` reads as a name here, so the schema layer refuses it as an
+        // invalid table or keyspace name rather than as a syntax error.
+        let first = self.cident(what)?;
         if self.eat_p(".") {
-            let name = self.name(what)?;
+            let name = self.cident(what)?;
             Ok(QualifiedName {
                 keyspace: Some(first),
                 name,
@@ -591,7 +593,7 @@ impl<'a> Parser<'a> {
         if self.tok().kind == Kind::Qmark {
             return Err(self.syntax(self.pos(), "a bind marker cannot be a keyspace name"));
         }
-        self.name("a keyspace name")
+        self.cident("a keyspace name")
     }
 
     /// Whether token `k` starts a role name (`roleName`).
