@@ -24,7 +24,7 @@
 //!    converts it to the receiving column's type, so `1` can be an int, a bigint
 //!    or a varint and `'2024-01-01'` a date, a timestamp or a text.
 
-use super::ddl::Setting;
+use super::settings::Setting;
 
 /// An identifier after CQL's folding (invariant 1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,29 +63,10 @@ pub enum TypeExpr {
 }
 
 impl TypeExpr {
-    /// The type as CQL spells it (`frozen<map<text, int>>`).
+    /// The type as CQL spells it (`frozen<map<text, int>>`): the printer's
+    /// `Display`.
     pub fn to_cql(&self) -> String {
-        let join = |items: &[TypeExpr]| {
-            items
-                .iter()
-                .map(TypeExpr::to_cql)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match self {
-            TypeExpr::Native(n) => n.clone(),
-            TypeExpr::List(e) => format!("list<{}>", e.to_cql()),
-            TypeExpr::Set(e) => format!("set<{}>", e.to_cql()),
-            TypeExpr::Map(k, v) => format!("map<{}, {}>", k.to_cql(), v.to_cql()),
-            TypeExpr::Tuple(items) => format!("tuple<{}>", join(items)),
-            TypeExpr::Frozen(e) => format!("frozen<{}>", e.to_cql()),
-            TypeExpr::Udt(q) => match &q.keyspace {
-                Some(k) => format!("{}.{}", k.text, q.name.text),
-                None => q.name.text.clone(),
-            },
-            TypeExpr::Vector(e, n) => format!("vector<{}, {n}>", e.to_cql()),
-            TypeExpr::Custom(c) => format!("'{}'", c.replace('\'', "''")),
-        }
+        self.to_string()
     }
 }
 

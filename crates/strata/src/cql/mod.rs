@@ -8,7 +8,13 @@
 //!   and [`CqlError`], the structured error a statement returns.
 //! - [`lexer`]: tokens with byte offsets.
 //! - [`literal`]: values of CQL types from text; option scalars and maps.
-//! - [`ddl`]: CREATE TABLE and the `WITH` settings clause.
+//! - [`ast`]: the statement tree; [`parser`]: text to tree for every statement of
+//!   Cassandra 5.0's grammar ([`parse_statement`], [`split_statements`] for
+//!   scripts); [`print`]: tree to text.
+//! - [`settings`]: the `WITH` settings clause, shared by statements and
+//!   `--table-options`.
+//! - [`ddl`]: CREATE TABLE as the schema layer takes it (scalar types), on top of
+//!   the parser.
 //!
 //! Invariants:
 //! 1. Parsing is pure: no I/O, no clock, no catalog; what a statement means for
@@ -27,43 +33,14 @@ pub mod ast;
 pub mod ddl;
 pub mod lexer;
 pub mod literal;
+pub mod parser;
+pub mod print;
+pub mod settings;
+
+pub use parser::{parse_statement, split_statements};
 
 /// The error kinds live with the crate's error type (`crate::error::cql`), so
 /// that `error`, at the bottom of the module graph, depends on nothing above it.
 pub use crate::error::cql as error;
 pub use crate::error::cql::{CqlError, CqlErrorKind};
 
-/// Parses one statement. (Stand-in until the statement parser lands: refuses
-/// everything with a syntax error.)
-pub fn parse_statement(text: &str) -> std::result::Result<ast::Parsed, CqlError> {
-    let _ = text;
-    Err(CqlError::syntax(
-        "statement",
-        0,
-        "the statement parser is not built yet",
-    ))
-}
-
-/// Splits a script into statements, as byte ranges. (Stand-in until the
-/// statement parser lands: splits at `;` outside quotes.)
-pub fn split_statements(text: &str) -> std::result::Result<Vec<(usize, usize)>, CqlError> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut quote: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, ';') => {
-                out.push((start, i));
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if !text[start..].trim().is_empty() {
-        out.push((start, text.len()));
-    }
-    Ok(out)
-}
