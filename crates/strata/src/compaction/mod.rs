@@ -57,6 +57,7 @@ pub mod executor;
 pub mod expiry;
 pub mod lcs;
 pub mod live_bytes;
+pub mod merge;
 pub mod purge;
 pub mod runtime;
 pub mod stcs;
