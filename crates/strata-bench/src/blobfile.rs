@@ -36,7 +36,7 @@
 use crate::values::value_bytes;
 use serde::Serialize;
 use std::sync::Arc;
-use strata::data::{ClusteringRange, PartitionUpdate};
+use strata::data::PartitionUpdate;
 use strata::schema::{TableSchema, WriteOptions};
 use strata::table::Table;
 use strata::types::Value;
@@ -216,65 +216,94 @@ impl FileCheck {
 /// failed read (I/O, corruption the engine detected); a block that is missing
 /// or wrong is counted in the returned [`FileCheck`].
 pub fn verify_file(table: &Table, shape: &FileShape, seed: u64, f: u64) -> Result<FileCheck> {
-    let rows = table.select(
-        &[Value::Text(file_name(f))],
-        &ClusteringRange::ALL,
-        false,
-        usize::MAX,
-    )?;
+    let schema = table.schema();
+    let key = [Value::Text(file_name(f))];
+    // A page of blocks at a time: a file of any size is read back within
+    // about VERIFY_PAGE_BYTES of blocks.
+    let page = (VERIFY_PAGE_BYTES / shape.block_size_bytes.max(1)).clamp(1, 1024) as usize;
+    let blocks = shape.blocks();
     let mut check = FileCheck::default();
-    // Rows come in clustering order, `block` ascending; walk both in step.
-    let mut rows = rows.iter().peekable();
-    for b in 0..shape.blocks() {
-        let block_of = |row: &Vec<(String, Option<Value>)>| {
-            row.iter().find_map(|(n, v)| match (n.as_str(), v) {
-                ("block", Some(Value::Int(x))) => Some(*x as i64),
-                _ => None,
-            })
+    let mut next: u32 = 0;
+    while next < blocks {
+        let range = schema.clustering_range((&[Value::Int(next as i32)], true), (&[], true))?;
+        let rows = table.select(&key, &range, false, page)?;
+        // Every block up to the page's last row is settled by this page;
+        // a short page is the file's end.
+        let end = match rows.last().and_then(|r| block_of(r)) {
+            Some(last) if rows.len() == page => (last.max(0) as u64 + 1).min(blocks as u64) as u32,
+            _ => blocks,
         };
-        while rows
-            .peek()
-            .is_some_and(|r| block_of(r).is_none_or(|x| x < b as i64))
-        {
-            rows.next();
+        // Rows come in clustering order, `block` ascending; walk both in step.
+        let mut rows = rows.iter().peekable();
+        for b in next..end {
+            while rows
+                .peek()
+                .is_some_and(|r| block_of(r).is_none_or(|x| x < b as i64))
+            {
+                rows.next();
+            }
+            let Some(row) = rows.next_if(|r| block_of(r) == Some(b as i64)) else {
+                check.missing += 1;
+                check.problem(format!("block {b} missing"));
+                continue;
+            };
+            check_block(&mut check, shape, seed, f, b, row);
         }
-        let Some(row) = rows.next_if(|r| block_of(r) == Some(b as i64)) else {
-            check.missing += 1;
-            check.problem(format!("block {b} missing"));
-            continue;
-        };
-        let data = row.iter().find_map(|(n, v)| match (n.as_str(), v) {
-            ("data", Some(Value::Blob(d))) => Some(d),
-            _ => None,
-        });
-        let crc = row.iter().find_map(|(n, v)| match (n.as_str(), v) {
-            ("crc", Some(Value::Int(c))) => Some(*c),
-            _ => None,
-        });
-        match (data, crc) {
-            (Some(d), Some(c)) if crc_of(d) != c => {
-                check.corrupt += 1;
-                check.problem(format!(
-                    "block {b}: stored crc {:08x}, data's {:08x}",
-                    c as u32,
-                    crc_of(d) as u32
-                ));
-            }
-            (Some(d), Some(_)) if *d != block_data(shape, seed, f, b) => {
-                check.corrupt += 1;
-                check.problem(format!(
-                    "block {b}: {} bytes with a valid crc, but not the bytes written",
-                    d.len()
-                ));
-            }
-            (Some(_), Some(_)) => check.blocks_ok += 1,
-            _ => {
-                check.corrupt += 1;
-                check.problem(format!("block {b}: data or crc is null"));
-            }
-        }
+        next = end.max(next + 1);
     }
     Ok(check)
+}
+
+/// Bytes of blocks [`verify_file`] reads at a time.
+const VERIFY_PAGE_BYTES: u64 = 16 << 20;
+
+/// The block number of a row of the block table.
+fn block_of(row: &[(String, Option<Value>)]) -> Option<i64> {
+    row.iter().find_map(|(n, v)| match (n.as_str(), v) {
+        ("block", Some(Value::Int(x))) => Some(*x as i64),
+        _ => None,
+    })
+}
+
+/// Checks block `b` of file `f`, read as `row` (invariant 2).
+fn check_block(
+    check: &mut FileCheck,
+    shape: &FileShape,
+    seed: u64,
+    f: u64,
+    b: u32,
+    row: &[(String, Option<Value>)],
+) {
+    let data = row.iter().find_map(|(n, v)| match (n.as_str(), v) {
+        ("data", Some(Value::Blob(d))) => Some(d),
+        _ => None,
+    });
+    let crc = row.iter().find_map(|(n, v)| match (n.as_str(), v) {
+        ("crc", Some(Value::Int(c))) => Some(*c),
+        _ => None,
+    });
+    match (data, crc) {
+        (Some(d), Some(c)) if crc_of(d) != c => {
+            check.corrupt += 1;
+            check.problem(format!(
+                "block {b}: stored crc {:08x}, data's {:08x}",
+                c as u32,
+                crc_of(d) as u32
+            ));
+        }
+        (Some(d), Some(_)) if *d != block_data(shape, seed, f, b) => {
+            check.corrupt += 1;
+            check.problem(format!(
+                "block {b}: {} bytes with a valid crc, but not the bytes written",
+                d.len()
+            ));
+        }
+        (Some(_), Some(_)) => check.blocks_ok += 1,
+        _ => {
+            check.corrupt += 1;
+            check.problem(format!("block {b}: data or crc is null"));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@
 //! the offline [`scrub_file`] (`strata sstable scrub`) salvages such a file from
 //! its identity header.
 
-use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::data::DecoratedKey;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
 use crate::fs::{IoCause, IoTag};
@@ -531,24 +531,38 @@ struct Rewritten {
     bad: Vec<BadRegion>,
 }
 
-/// Streams `reader`'s partitions into `sink` in key order. Under
-/// `OnCorruption::Fail` the first failure is returned; under `Salvage` the data
-/// stream is walked chunk by chunk (`sstable::salvage`): every partition whose
-/// chunks are intact is kept, even when the index block listing it is damaged,
-/// and each damaged chunk or index block is reported as a bad region.
-fn stream_partitions(
+/// Copies the partitions of `reader` that `keep` accepts by key into
+/// `writer` (created on the first one kept), in key order. Under
+/// `OnCorruption::Fail` each partition is copied a row at a time
+/// ([`RowScanner`]: a partition of gigabytes is never held whole) and the
+/// first failure is returned; under `Salvage` the data stream is walked
+/// chunk by chunk (`sstable::salvage`): every partition whose chunks are
+/// intact is kept, even when the index block listing it is damaged, and each
+/// damaged chunk or index block is reported as a bad region. Returns the
+/// partitions read, those kept, and the bad regions.
+fn copy_partitions(
     reader: &Arc<SSTableReader>,
     tag: IoTag,
     on_corruption: OnCorruption,
-    mut sink: impl FnMut(PartitionUpdate) -> Result<()>,
-) -> Result<(u64, Vec<BadRegion>)> {
+    keep: &mut dyn FnMut(&DecoratedKey) -> bool,
+    writer: &mut SSTableWriter,
+) -> Result<(u64, u64, Vec<BadRegion>)> {
+    let mut kept = 0u64;
     if on_corruption == OnCorruption::Fail {
         let mut read = 0u64;
-        for p in reader.scan(None, tag)? {
-            sink(p?)?;
+        let mut scan = reader.scan_rows(tag)?;
+        while let Some(head) = scan.next_partition()? {
             read += 1;
+            if !keep(&head.key) {
+                continue;
+            }
+            writer.begin_partition(head.key, head.deletion, head.static_row)?;
+            while let Some(row) = scan.next_row()? {
+                writer.append_row(row)?;
+            }
+            kept += u64::from(writer.end_partition()?);
         }
-        return Ok((read, Vec::new()));
+        return Ok((read, kept, Vec::new()));
     }
     let mut bad: Vec<BadRegion> = Vec::new();
     let mut last_good: Option<DecoratedKey> = None;
@@ -562,7 +576,11 @@ fn stream_partitions(
             }
             open_regions = 0;
             last_good = Some(p.key.clone());
-            sink(p)
+            if keep(&p.key) {
+                writer.append(&p)?;
+                kept += 1;
+            }
+            Ok(())
         }
         SalvageItem::Damage {
             file_offset,
@@ -579,17 +597,38 @@ fn stream_partitions(
             Ok(())
         }
     })?;
-    Ok((counts.partitions_recovered, bad))
+    Ok((counts.partitions_recovered, kept, bad))
 }
 
-/// Writes the partitions of `reader` that pass `keep` into a new sstable of the
-/// same level (not yet live). `None` output when nothing was kept.
+/// Writes the partitions of `reader` whose keys pass `keep` into a new
+/// sstable of the same level (not yet live). `None` output when nothing was
+/// kept. Under `Salvage` a sound file (nearly every file scrub rewrites) is
+/// first copied a row at a time as under `Fail`; only when that meets
+/// corruption is the copy thrown away and the file walked by salvage, which
+/// holds each partition whole until all of it has decoded (salvage
+/// invariant 1).
 fn write_copy(
     table: &Table,
     reader: &Arc<SSTableReader>,
     level: u32,
     on_corruption: OnCorruption,
-    keep: &mut dyn FnMut(&PartitionUpdate) -> bool,
+    keep: &mut dyn FnMut(&DecoratedKey) -> bool,
+) -> Result<Rewritten> {
+    if on_corruption == OnCorruption::Salvage {
+        match write_copy_once(table, reader, level, OnCorruption::Fail, keep) {
+            Err(Error::Corruption { .. }) => {}
+            done => return done,
+        }
+    }
+    write_copy_once(table, reader, level, on_corruption, keep)
+}
+
+fn write_copy_once(
+    table: &Table,
+    reader: &Arc<SSTableReader>,
+    level: u32,
+    on_corruption: OnCorruption,
+    keep: &mut dyn FnMut(&DecoratedKey) -> bool,
 ) -> Result<Rewritten> {
     let tag = level_tag(level);
     let st = reader.stats();
@@ -598,28 +637,15 @@ fn write_copy(
     // a rewrite of an older file (upgradesstables) takes the compact form.
     let base = st.base.with_row_ts_span_to(st.max_timestamp_micros);
     let opts = table.writer_options(id, level, tag, base, st.partition_count);
-    let mut writer = Some(SSTableWriter::create(table.fs(), table.dir(), id, opts)?);
-    let mut kept = 0u64;
-    let streamed = stream_partitions(reader, tag, on_corruption, |p| {
-        if !keep(&p) {
-            return Ok(());
-        }
-        let Some(w) = writer.as_mut() else {
-            return Ok(());
-        };
-        w.append(&p)?;
-        kept += 1;
-        Ok(())
-    });
+    let mut writer = SSTableWriter::create(table.fs(), table.dir(), id, opts)?;
     // On any error the writer is dropped here, which removes its temporary file.
-    let (partitions_read, bad) = streamed?;
-    let output = match writer.take() {
-        Some(w) if kept > 0 => Some(w.finish()?),
-        Some(w) => {
-            w.abort();
-            None
-        }
-        None => None,
+    let (partitions_read, kept, bad) =
+        copy_partitions(reader, tag, on_corruption, keep, &mut writer)?;
+    let output = if kept > 0 {
+        Some(writer.finish()?)
+    } else {
+        writer.abort();
+        None
     };
     Ok(Rewritten {
         output,
@@ -661,7 +687,7 @@ fn live_level(table: &Table, id: u64) -> Result<u32> {
     })
 }
 
-/// Rewrites live sstable `reader` alone, keeping the partitions `keep` accepts,
+/// Rewrites live sstable `reader` alone, keeping the partitions whose keys `keep` accepts,
 /// with the table's current compression options, at the same level; then swaps
 /// it in atomically. Returns the replacement, or `None` if no partition was kept
 /// (the sstable is then simply removed). Any corruption or I/O error fails the
@@ -670,7 +696,7 @@ fn live_level(table: &Table, id: u64) -> Result<u32> {
 pub fn rewrite_sstable(
     table: &Table,
     reader: &Arc<SSTableReader>,
-    keep: impl FnMut(&PartitionUpdate) -> bool,
+    keep: impl FnMut(&DecoratedKey) -> bool,
 ) -> Result<Option<Arc<SSTableReader>>> {
     rewrite_sstable_within(table, reader, reader.file_size(), keep)
 }
@@ -682,7 +708,7 @@ pub fn rewrite_sstable_within(
     table: &Table,
     reader: &Arc<SSTableReader>,
     estimate_bytes: u64,
-    mut keep: impl FnMut(&PartitionUpdate) -> bool,
+    mut keep: impl FnMut(&DecoratedKey) -> bool,
 ) -> Result<Option<Arc<SSTableReader>>> {
     let level = live_level(table, reader.id())?;
     table.check_disk_space(estimate_bytes)?;
@@ -1109,7 +1135,7 @@ mod tests {
             })
             .collect();
         let s = t.view().sstables()[0].clone();
-        let out = rewrite_sstable(&t, &s, |p| even.contains(&p.key.key[..]))
+        let out = rewrite_sstable(&t, &s, |k| even.contains(&k.key[..]))
             .expect("rewrite")
             .expect("some kept");
         assert_eq!(out.stats().partition_count, (PARTITIONS as u64).div_ceil(2));

@@ -146,10 +146,12 @@ pub fn import_sstables(table: &Arc<Table>, paths: &[PathBuf]) -> Result<ImportRe
         let reader = SSTableReader::open(fs, path, source_id(path), None)?;
         crate::table::check_identity(&schema, &reader, None)?;
         // Read every partition before adopting anything: a damaged file is
-        // refused whole (salvage it first with `strata sstable scrub`).
+        // refused whole (salvage it first with `strata sstable scrub`). Row
+        // by row, so that a partition of gigabytes is not held whole.
         let mut partitions = 0u64;
-        for p in reader.scan(None, tag)? {
-            p?;
+        let mut scan = reader.scan_rows(tag)?;
+        while scan.next_partition()?.is_some() {
+            while scan.next_row()?.is_some() {}
             partitions += 1;
         }
         checked.push((path.clone(), reader, partitions));
@@ -164,12 +166,14 @@ pub fn import_sstables(table: &Arc<Table>, paths: &[PathBuf]) -> Result<ImportRe
         let id = table.allocate_sstable_id();
         let opts = table.writer_options(id, 0, tag, st.base, st.partition_count);
         let mut writer = SSTableWriter::create(fs, table.dir(), id, opts)?;
-        for p in reader.scan(None, tag)? {
-            let p = p?;
-            if let Err(e) = writer.append(&p) {
-                writer.abort();
-                return Err(e);
+        // On an error the writer is dropped, which removes its file.
+        let mut scan = reader.scan_rows(tag)?;
+        while let Some(head) = scan.next_partition()? {
+            writer.begin_partition(head.key, head.deletion, head.static_row)?;
+            while let Some(row) = scan.next_row()? {
+                writer.append_row(row)?;
             }
+            writer.end_partition()?;
         }
         let new = writer.finish()?;
         if let Err(e) = table.replace_sstables(&[], &[(new.clone(), 0)]) {

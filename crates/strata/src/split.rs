@@ -39,7 +39,7 @@
 //!    its bucket starts a new output). Token buckets arrive in order, so the
 //!    previous shard's output is finished as soon as the next shard begins.
 
-use crate::data::{PartitionUpdate, Row, NO_TIMESTAMP};
+use crate::data::{DecoratedKey, PartitionDeletion, PartitionUpdate, Row, NO_TIMESTAMP};
 use crate::error::{Error, Result};
 use crate::sstable::{EncodedPartition, SSTableReader, SSTableWriter};
 use std::sync::Arc;
@@ -152,24 +152,17 @@ pub fn window_of(timestamp: i64, window: i64) -> i64 {
 /// as they carry no data. A partition with no timestamped part at all (which a
 /// writer never produces) yields nothing.
 pub fn split_by_window(p: PartitionUpdate, window: i64) -> Vec<(i64, PartitionUpdate)> {
-    let mut pieces: Vec<(i64, PartitionUpdate)> = Vec::new();
     let key = p.key.clone();
     let new_piece = || PartitionUpdate::new(key.clone());
-    if let Some(d) = p.deletion.partition {
-        if !d.is_live() {
-            let w = window_of(d.marked_for_delete_at_micros, window);
-            slot(&mut pieces, w, new_piece).deletion.partition = Some(d);
-        }
-    }
-    for rt in p.deletion.ranges {
-        let w = window_of(rt.deletion.marked_for_delete_at_micros, window);
-        slot(&mut pieces, w, new_piece).deletion.ranges.push(rt);
-    }
-    if let Some(row) = p.static_row {
-        for (w, r) in split_row(row, window) {
-            slot(&mut pieces, w, new_piece).static_row = Some(r);
-        }
-    }
+    let mut pieces: Vec<(i64, PartitionUpdate)> = split_header(p.deletion, p.static_row, window)
+        .into_iter()
+        .map(|(w, (deletion, static_row))| {
+            let mut piece = new_piece();
+            piece.deletion = deletion;
+            piece.static_row = static_row;
+            (w, piece)
+        })
+        .collect();
     // Rows arrive sorted and each contributes at most one row to a window, so
     // pushing keeps every piece's rows sorted and unique.
     for row in p.rows {
@@ -202,6 +195,33 @@ fn split_row(row: Row, window: i64) -> Vec<(i64, Row)> {
     out
 }
 
+/// A partition's deletions and static row cut by window, windows ascending:
+/// the pieces [`split_by_window`] starts a partition's pieces with.
+fn split_header(
+    deletion: PartitionDeletion,
+    static_row: Option<Row>,
+    window: i64,
+) -> Vec<(i64, (PartitionDeletion, Option<Row>))> {
+    let mut pieces: Vec<(i64, (PartitionDeletion, Option<Row>))> = Vec::new();
+    let empty = || (PartitionDeletion::default(), None);
+    if let Some(d) = deletion.partition {
+        if !d.is_live() {
+            let w = window_of(d.marked_for_delete_at_micros, window);
+            slot(&mut pieces, w, empty).0.partition = Some(d);
+        }
+    }
+    for rt in deletion.ranges {
+        let w = window_of(rt.deletion.marked_for_delete_at_micros, window);
+        slot(&mut pieces, w, empty).0.ranges.push(rt);
+    }
+    if let Some(row) = static_row {
+        for (w, r) in split_row(row, window) {
+            slot(&mut pieces, w, empty).1 = Some(r);
+        }
+    }
+    pieces
+}
+
 /// The entry for window `w` in a vector sorted by window, created by `make` if
 /// absent. A partition rarely spans more than a few windows, so a small sorted
 /// vector beats a map.
@@ -230,6 +250,18 @@ pub trait OutputSink {
         })?;
         self.append(&decoded)
     }
+    /// Starts a partition appended a row at a time (then `append_row`,
+    /// `end_partition`): what the sstable writer's
+    /// [`begin_partition`](SSTableWriter::begin_partition) does.
+    fn begin_partition(
+        &mut self,
+        key: DecoratedKey,
+        deletion: PartitionDeletion,
+        static_row: Option<Row>,
+    ) -> Result<()>;
+    fn append_row(&mut self, row: Row) -> Result<()>;
+    /// Ends the partition; whether anything was written.
+    fn end_partition(&mut self) -> Result<bool>;
     /// Bytes written so far (the roll-over measure).
     fn position(&self) -> u64;
 }
@@ -273,6 +305,19 @@ pub struct OutputSet<F: OutputFactory> {
     writes: u64,
     /// Bytes of finished outputs plus positions of open ones, as of the last call.
     bytes_written: u64,
+    /// The partition being appended a row at a time, if one is.
+    streamed: Option<StreamedPartition>,
+}
+
+/// A partition an [`OutputSet`] receives a row at a time
+/// ([`OutputSet::begin_partition`]): the buckets it has a piece open in.
+struct StreamedPartition {
+    key: DecoratedKey,
+    /// Buckets whose output has this partition begun, in the order begun.
+    begun: Vec<i64>,
+    /// Whether an output that already ended its piece wrote something (an
+    /// output finished early to cap the open ones, invariant 4).
+    wrote: bool,
 }
 
 /// Open outputs allowed at once by default: enough for every window a normal
@@ -291,6 +336,7 @@ impl<F: OutputFactory> OutputSet<F> {
             max_open: DEFAULT_MAX_OPEN_OUTPUTS,
             writes: 0,
             bytes_written: 0,
+            streamed: None,
         })
     }
 
@@ -312,6 +358,7 @@ impl<F: OutputFactory> OutputSet<F> {
     /// Appends one partition, cut into pieces by the rule. On error the set is
     /// unusable: call [`OutputSet::abort`].
     pub fn append(&mut self, p: PartitionUpdate) -> Result<()> {
+        self.check_not_streaming()?;
         for (bucket, piece) in self.rule.pieces(p) {
             self.append_piece(bucket, &piece)?;
         }
@@ -324,6 +371,7 @@ impl<F: OutputFactory> OutputSet<F> {
     /// caller checks [`OutputSplit::keeps_partitions_whole`]; here it is
     /// `InvalidInput` and nothing is written.
     pub fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
+        self.check_not_streaming()?;
         let bucket = match &self.rule {
             OutputSplit::None | OutputSplit::Size { .. } => 0,
             OutputSplit::Token { boundaries, .. } => token_shard(boundaries, p.key.token) as i64,
@@ -334,6 +382,158 @@ impl<F: OutputFactory> OutputSet<F> {
             }
         };
         self.append_with(bucket, |sink| sink.append_encoded(p))
+    }
+
+    /// Starts a partition appended a row at a time ([`append_row`](Self::append_row),
+    /// then [`end_partition`](Self::end_partition)), so that no part of the
+    /// pipeline holds it whole (a compaction's merge, a time-window flush).
+    /// Under the time-window rule its deletions and static row are cut by
+    /// window now and each row as it comes, into the same pieces
+    /// [`append`](Self::append) cuts the whole partition into; every output
+    /// a piece goes to has the partition open until it ends. Outputs roll
+    /// over only once it ends (invariant 3). On error the set is unusable:
+    /// call [`OutputSet::abort`].
+    pub fn begin_partition(
+        &mut self,
+        key: DecoratedKey,
+        deletion: PartitionDeletion,
+        static_row: Option<Row>,
+    ) -> Result<()> {
+        self.check_not_streaming()?;
+        self.streamed = Some(StreamedPartition {
+            key: key.clone(),
+            begun: Vec::new(),
+            wrote: false,
+        });
+        match &self.rule {
+            OutputSplit::TimeWindow { window, .. } => {
+                let window = *window;
+                for (w, (d, s)) in split_header(deletion, static_row, window) {
+                    self.begin_piece(w, &key, d, s)?;
+                }
+                Ok(())
+            }
+            OutputSplit::None | OutputSplit::Size { .. } => {
+                self.begin_piece(0, &key, deletion, static_row)
+            }
+            OutputSplit::Token { boundaries, .. } => {
+                let bucket = token_shard(boundaries, key.token) as i64;
+                self.begin_piece(bucket, &key, deletion, static_row)
+            }
+        }
+    }
+
+    /// Appends the next row (strictly after the previous one by
+    /// clustering) of the partition begun by
+    /// [`begin_partition`](Self::begin_partition).
+    pub fn append_row(&mut self, row: Row) -> Result<()> {
+        let Some(s) = self.streamed.as_ref() else {
+            return Err(Error::InvalidInput(
+                "output split: a row appended outside a partition".into(),
+            ));
+        };
+        match &self.rule {
+            OutputSplit::TimeWindow { window, .. } => {
+                let (window, key) = (*window, s.key.clone());
+                for (w, r) in split_row(row, window) {
+                    let begun = self.streamed.as_ref().is_some_and(|s| s.begun.contains(&w));
+                    if !begun {
+                        self.begin_piece(w, &key, PartitionDeletion::default(), None)?;
+                    }
+                    self.row_to(w, r)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let bucket = s.begun.first().copied().ok_or_else(|| {
+                    Error::InvalidInput("output split: the partition's output is gone".into())
+                })?;
+                self.row_to(bucket, row)
+            }
+        }
+    }
+
+    /// Ends the partition begun by [`begin_partition`](Self::begin_partition)
+    /// in every output holding a piece of it, then rolls over what reached
+    /// the rule's size; returns whether anything of it was written.
+    pub fn end_partition(&mut self) -> Result<bool> {
+        let Some(s) = self.streamed.take() else {
+            return Err(Error::InvalidInput(
+                "output split: a partition ended that was not begun".into(),
+            ));
+        };
+        let mut wrote = s.wrote;
+        let mut begun = s.begun;
+        begun.sort_unstable();
+        for &b in &begun {
+            let i = self.open_index(b)?;
+            let o = &mut self.open[i];
+            let before = o.sink.position();
+            wrote |= o.sink.end_partition()?;
+            self.bytes_written += o.sink.position().saturating_sub(before);
+        }
+        let max_bytes = self.rule.max_bytes();
+        for b in begun {
+            if let Some(i) = self.open.iter().position(|o| o.bucket == b) {
+                if self.open[i].sink.position() >= max_bytes {
+                    self.finish_open(i)?;
+                }
+            }
+        }
+        Ok(wrote)
+    }
+
+    fn check_not_streaming(&self) -> Result<()> {
+        match self.streamed {
+            Some(_) => Err(Error::InvalidInput(
+                "output split: a partition begun and not ended".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The open output of `bucket`, which holds a piece of the streamed
+    /// partition.
+    fn open_index(&self, bucket: i64) -> Result<usize> {
+        self.open
+            .iter()
+            .position(|o| o.bucket == bucket)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!("output split: no open output for bucket {bucket}"))
+            })
+    }
+
+    /// Begins the streamed partition's piece in `bucket`'s output.
+    fn begin_piece(
+        &mut self,
+        bucket: i64,
+        key: &DecoratedKey,
+        deletion: PartitionDeletion,
+        static_row: Option<Row>,
+    ) -> Result<()> {
+        let i = self.route(bucket)?;
+        self.writes += 1;
+        let o = &mut self.open[i];
+        let before = o.sink.position();
+        o.sink.begin_partition(key.clone(), deletion, static_row)?;
+        o.last_write = self.writes;
+        self.bytes_written += o.sink.position().saturating_sub(before);
+        if let Some(s) = self.streamed.as_mut() {
+            s.begun.push(bucket);
+        }
+        Ok(())
+    }
+
+    /// Appends a row of the streamed partition to `bucket`'s output.
+    fn row_to(&mut self, bucket: i64, row: Row) -> Result<()> {
+        let i = self.open_index(bucket)?;
+        self.writes += 1;
+        let o = &mut self.open[i];
+        let before = o.sink.position();
+        o.sink.append_row(row)?;
+        o.last_write = self.writes;
+        self.bytes_written += o.sink.position().saturating_sub(before);
+        Ok(())
     }
 
     fn append_piece(&mut self, bucket: i64, piece: &PartitionUpdate) -> Result<()> {
@@ -348,33 +548,7 @@ impl<F: OutputFactory> OutputSet<F> {
         write: impl FnOnce(&mut F::Sink) -> Result<()>,
     ) -> Result<()> {
         let max_bytes = self.rule.max_bytes();
-        if matches!(self.rule, OutputSplit::Token { .. }) {
-            // Shards arrive in token order: an earlier shard's output is done.
-            let done: Vec<usize> = (0..self.open.len())
-                .filter(|&i| self.open[i].bucket < bucket)
-                .collect();
-            for i in done.into_iter().rev() {
-                self.finish_open(i)?;
-            }
-        }
-        let i = match self.open.iter().position(|o| o.bucket == bucket) {
-            Some(i) => i,
-            None => {
-                if self.open.len() >= self.max_open {
-                    let lru = (0..self.open.len())
-                        .min_by_key(|&i| self.open[i].last_write)
-                        .unwrap_or(0);
-                    self.finish_open(lru)?;
-                }
-                let sink = self.factory.create(bucket)?;
-                self.open.push(Open {
-                    bucket,
-                    sink,
-                    last_write: 0,
-                });
-                self.open.len() - 1
-            }
-        };
+        let i = self.route(bucket)?;
         self.writes += 1;
         let o = &mut self.open[i];
         let before = o.sink.position();
@@ -388,8 +562,50 @@ impl<F: OutputFactory> OutputSet<F> {
         Ok(())
     }
 
+    /// The index of `bucket`'s open output, opening one (and finishing
+    /// what the rule says is done, or the least recently written output
+    /// when too many are open) as needed.
+    fn route(&mut self, bucket: i64) -> Result<usize> {
+        if matches!(self.rule, OutputSplit::Token { .. }) {
+            // Shards arrive in token order: an earlier shard's output is done.
+            let done: Vec<usize> = (0..self.open.len())
+                .filter(|&i| self.open[i].bucket < bucket)
+                .collect();
+            for i in done.into_iter().rev() {
+                self.finish_open(i)?;
+            }
+        }
+        if let Some(i) = self.open.iter().position(|o| o.bucket == bucket) {
+            return Ok(i);
+        }
+        if self.open.len() >= self.max_open {
+            let lru = (0..self.open.len())
+                .min_by_key(|&i| self.open[i].last_write)
+                .unwrap_or(0);
+            self.finish_open(lru)?;
+        }
+        let sink = self.factory.create(bucket)?;
+        self.open.push(Open {
+            bucket,
+            sink,
+            last_write: 0,
+        });
+        Ok(self.open.len() - 1)
+    }
+
     fn finish_open(&mut self, i: usize) -> Result<()> {
-        let o = self.open.swap_remove(i);
+        let mut o = self.open.swap_remove(i);
+        // An output finished while it holds a piece of the streamed
+        // partition (too many outputs open) ends the piece first; a later
+        // part of that window starts a new output.
+        if let Some(s) = self.streamed.as_mut() {
+            if let Some(j) = s.begun.iter().position(|&b| b == o.bucket) {
+                s.begun.remove(j);
+                let before = o.sink.position();
+                s.wrote |= o.sink.end_partition()?;
+                self.bytes_written += o.sink.position().saturating_sub(before);
+            }
+        }
         let bytes = o.sink.position();
         let output = self.factory.finish(o.sink)?;
         self.finished.push(FinishedOutput {
@@ -459,6 +675,20 @@ impl OutputSink for SSTableWriter {
     fn append_encoded(&mut self, p: &EncodedPartition<'_>) -> Result<()> {
         SSTableWriter::append_encoded(self, p)
     }
+    fn begin_partition(
+        &mut self,
+        key: DecoratedKey,
+        deletion: PartitionDeletion,
+        static_row: Option<Row>,
+    ) -> Result<()> {
+        SSTableWriter::begin_partition(self, key, deletion, static_row)
+    }
+    fn append_row(&mut self, row: Row) -> Result<()> {
+        SSTableWriter::append_row(self, row)
+    }
+    fn end_partition(&mut self) -> Result<bool> {
+        SSTableWriter::end_partition(self)
+    }
     fn position(&self) -> u64 {
         SSTableWriter::position(self)
     }
@@ -519,16 +749,61 @@ mod tests {
     struct MemSink {
         parts: Vec<PartitionUpdate>,
         bytes: u64,
+        /// The partition being appended a row at a time.
+        streamed: Option<PartitionUpdate>,
     }
 
     impl OutputSink for MemSink {
         fn append(&mut self, p: &PartitionUpdate) -> Result<()> {
+            assert!(
+                self.streamed.is_none(),
+                "a whole partition inside a streamed one"
+            );
+            // As the sstable writer, an empty partition writes nothing.
+            if p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty() {
+                return Ok(());
+            }
             if let Some(last) = self.parts.last() {
                 assert!(last.key < p.key, "invariant 2: keys increase in an output");
             }
             self.bytes += 10 + 100 * p.rows.len() as u64;
             self.parts.push(p.clone());
             Ok(())
+        }
+        fn begin_partition(
+            &mut self,
+            key: DecoratedKey,
+            deletion: PartitionDeletion,
+            static_row: Option<Row>,
+        ) -> Result<()> {
+            assert!(self.streamed.is_none(), "a partition begun twice");
+            let mut p = PartitionUpdate::new(key);
+            p.deletion = deletion;
+            p.static_row = static_row;
+            self.streamed = Some(p);
+            Ok(())
+        }
+        fn append_row(&mut self, row: Row) -> Result<()> {
+            let p = self.streamed.as_mut().expect("a row inside a partition");
+            if let Some(last) = p.rows.last() {
+                assert!(last.clustering < row.clustering, "rows increase");
+            }
+            // Costed as `append` costs it: the roll-over point is the same.
+            self.bytes += 100;
+            p.rows.push(row);
+            Ok(())
+        }
+        fn end_partition(&mut self) -> Result<bool> {
+            let p = self.streamed.take().expect("a partition to end");
+            if p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty() {
+                return Ok(false);
+            }
+            if let Some(last) = self.parts.last() {
+                assert!(last.key < p.key, "invariant 2: keys increase in an output");
+            }
+            self.bytes += 10;
+            self.parts.push(p);
+            Ok(true)
         }
         fn position(&self) -> u64 {
             self.bytes
@@ -553,6 +828,7 @@ mod tests {
             Ok(MemSink {
                 parts: Vec::new(),
                 bytes: 0,
+                streamed: None,
             })
         }
         fn finish(&mut self, sink: MemSink) -> Result<MemSink> {
@@ -593,6 +869,131 @@ mod tests {
             set.append(p).expect("append");
         }
         set.finish().expect("finish")
+    }
+
+    /// As [`run`], each partition appended a row at a time.
+    fn run_streamed(
+        rule: OutputSplit,
+        parts: Vec<PartitionUpdate>,
+        max_open: usize,
+    ) -> Vec<FinishedOutput<MemSink>> {
+        let mut set = OutputSet::new(rule, MemFactory::default())
+            .expect("valid rule")
+            .with_max_open(max_open);
+        for p in parts {
+            set.begin_partition(p.key, p.deletion, p.static_row)
+                .expect("begin");
+            for r in p.rows {
+                set.append_row(r).expect("row");
+            }
+            set.end_partition().expect("end");
+        }
+        set.finish().expect("finish")
+    }
+
+    /// Partitions of random rows whose cells, markers and deletions fall in
+    /// a few windows of 10.
+    fn random_window_partitions(rng: &mut impl Rng, n: u32) -> Vec<PartitionUpdate> {
+        sorted_keys(n)
+            .into_iter()
+            .map(|k| {
+                let mut p = PartitionUpdate::new(k);
+                if rng.gen_ratio(1, 4) {
+                    p.deletion.partition = Some(DeletionTime::new(rng.gen_range(0..60), 1));
+                }
+                if rng.gen_ratio(1, 4) {
+                    p.deletion.ranges.push(RangeTombstone {
+                        range: ClusteringRange {
+                            start: ClusteringBound::inclusive(vec![2]),
+                            end: ClusteringBound::exclusive(vec![5]),
+                        },
+                        deletion: DeletionTime::new(rng.gen_range(0..60), 1),
+                    });
+                }
+                if rng.gen_ratio(1, 4) {
+                    let mut s = Row::new(Vec::new());
+                    s.add_cell(Cell::live(1, rng.gen_range(0..60), vec![1]));
+                    p.static_row = Some(s);
+                }
+                for ck in 0..rng.gen_range(0..8u8) {
+                    let mut r = Row::new(vec![ck]);
+                    if rng.gen() {
+                        r.liveness = LivenessInfo::new(rng.gen_range(0..60));
+                    }
+                    for c in 0..rng.gen_range(1..4u32) {
+                        r.add_cell(Cell::live(c, rng.gen_range(0..60), vec![ck]));
+                    }
+                    p.rows.push(r);
+                }
+                p
+            })
+            .collect()
+    }
+
+    fn contents(out: &[FinishedOutput<MemSink>]) -> Vec<(i64, Vec<PartitionUpdate>)> {
+        out.iter()
+            .map(|o| (o.bucket, o.output.parts.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn rows_appended_one_at_a_time_reach_the_outputs_whole_partitions_reach() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(20260801);
+        let rules = [
+            OutputSplit::None,
+            OutputSplit::Size { max_bytes: 700 },
+            OutputSplit::Token {
+                boundaries: Arc::from(&[-(1i64 << 62), 0, 1 << 62][..]),
+                max_bytes: 900,
+            },
+            OutputSplit::TimeWindow {
+                window: 10,
+                max_bytes: 800,
+            },
+        ];
+        for round in 0..40 {
+            let parts = random_window_partitions(&mut rng, 30);
+            for rule in &rules {
+                let whole = run(rule.clone(), parts.clone());
+                let streamed = run_streamed(rule.clone(), parts.clone(), DEFAULT_MAX_OPEN_OUTPUTS);
+                assert_eq!(
+                    contents(&streamed),
+                    contents(&whole),
+                    "round {round}, {rule:?}"
+                );
+            }
+            // Fewer open outputs than windows: a window's output is finished
+            // inside a partition and a later row of it starts another. Every
+            // part still lands once in its window, keys increasing per output.
+            let rule = OutputSplit::TimeWindow {
+                window: 10,
+                max_bytes: u64::MAX,
+            };
+            let streamed = run_streamed(rule.clone(), parts.clone(), 2);
+            let whole = run(rule, parts.clone());
+            let by_window = |out: &[FinishedOutput<MemSink>]| {
+                let mut m: std::collections::BTreeMap<i64, Vec<PartitionUpdate>> =
+                    Default::default();
+                for o in out {
+                    for p in &o.output.parts {
+                        let pieces = m.entry(o.bucket).or_default();
+                        match pieces.iter_mut().find(|q| q.key == p.key) {
+                            Some(q) => merge_partition(q, p.clone()),
+                            None => pieces.push(p.clone()),
+                        }
+                    }
+                }
+                for pieces in m.values_mut() {
+                    pieces.sort_by(|a, b| a.key.cmp(&b.key));
+                }
+                m
+            };
+            assert_eq!(
+                by_window(&streamed),
+                by_window(&whole),
+                "round {round}, capped"
+            );
+        }
     }
 
     #[test]

@@ -43,6 +43,7 @@ use crate::read::{
 };
 use crate::schema::{TableSchema, WriteOptions};
 use crate::split::{OutputSet, SSTableOutputs};
+use crate::sstable::partition::decode_row_body;
 use crate::sstable::{
     data_file_name, parse_data_file_name, SSTableReader, SSTableWriter, WriterOptions,
 };
@@ -1155,10 +1156,23 @@ impl Table {
         let written = if copy_base.is_some() {
             memtable.for_each_encoded(|p| set.append_encoded(p))
         } else {
-            memtable
-                .all_partitions()
-                .iter()
-                .try_for_each(|part| set.append(memtable.materialize(part, &ClusteringRange::ALL)))
+            // Decoded a row at a time and cut (time windows) as it comes:
+            // a partition is never built whole beside the memtable that
+            // holds it (docs/compaction/blob.md, "Memory").
+            memtable.for_each_encoded(|p| {
+                set.begin_partition(p.key.clone(), p.deletion.clone(), p.static_row.cloned())?;
+                for r in p.rows {
+                    let row =
+                        decode_row_body(r.body, r.clustering.to_vec(), &p.base).map_err(|e| {
+                            Error::InvalidInput(format!(
+                                "an encoded row of partition token {} does not parse: {}",
+                                p.key.token, e.0
+                            ))
+                        })?;
+                    set.append_row(row)?;
+                }
+                set.end_partition().map(|_| ())
+            })
         };
         if let Err(e) = written {
             for o in set.abort() {

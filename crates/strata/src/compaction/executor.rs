@@ -26,16 +26,17 @@
 //! 3. Throughput is limited by bytes written (`compaction_throughput_mb_per_sec`),
 //!    and cancellation is checked between partitions.
 
-use super::purge::{is_empty, purge_partition, PurgeStats};
+use super::merge::{MergeRules, PartitionMerge};
+use super::purge::PurgeStats;
 use super::{CompactionTask, OutputSplit};
-use crate::data::{DecoratedKey, PartitionUpdate};
+use crate::data::DecoratedKey;
 use crate::encoding::EncodingBase;
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
-use crate::read::{merge_partition, SSTableEdit, View};
-use crate::split::{partitions_per_output, FinishedOutput, OutputSet, SSTableOutputs};
+use crate::read::{SSTableEdit, View};
+use crate::split::{partitions_per_output, OutputFactory, OutputSet, SSTableOutputs};
 use crate::sstable::bloom::KeyHash;
-use crate::sstable::{PartitionScanner, SSTableReader, SSTableWriter};
+use crate::sstable::{PartitionHead, RowScanner, SSTableReader, SSTableWriter};
 use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -336,13 +337,9 @@ fn merge(
     let per_output = partitions_per_output(&split, total_partitions, total_bytes);
     let _ = total_uncompressed;
 
-    let mut scanners: Vec<PartitionScanner> = Vec::with_capacity(readers.len());
+    let mut scanners: Vec<RowScanner> = Vec::with_capacity(readers.len());
     for (r, level) in &readers {
-        scanners.push(r.scan(None, IoTag::compaction(*level as u8))?);
-    }
-    let mut heads: Vec<Option<PartitionUpdate>> = Vec::with_capacity(scanners.len());
-    for s in scanners.iter_mut() {
-        heads.push(s.next().transpose()?);
+        scanners.push(r.scan_rows(IoTag::compaction(*level as u8))?);
     }
 
     let factory = SSTableOutputs::new(|_bucket| {
@@ -355,70 +352,48 @@ fn merge(
     });
     let mut set = OutputSet::new(split, factory)?;
     let mut purge_total = PurgeStats::default();
-    let mut last_written = 0u64;
+    let rules = |key: &DecoratedKey| -> Result<MergeRules> {
+        // The garbage of a fragmented blob sstable is deleted by tombstones
+        // held in other sstables: the merge removes what they supersede
+        // (module docs of `live_bytes`; the tombstones stay where they are).
+        let live_set = if task.shadows_with_live_set() {
+            let rewritten = inputs.first().copied().unwrap_or(u64::MAX);
+            Some(super::live_bytes::live_set_deletions(
+                &view.version,
+                rewritten,
+                key,
+            )?)
+        } else {
+            None
+        };
+        Ok(MergeRules {
+            gc_before_seconds: gc_before,
+            max_purgeable_micros: max_purgeable(key),
+            live_set,
+        })
+    };
+    let merged = merge_stream(
+        &mut scanners,
+        &mut set,
+        rules,
+        progress,
+        limiter,
+        record,
+        &mut purge_total,
+    );
     // Outputs already finished are unlisted garbage once the task fails.
-    let discard = |finished: Vec<FinishedOutput<Arc<SSTableReader>>>| {
-        for o in finished {
+    if let Err(e) = merged {
+        for o in set.abort() {
             o.output.mark_obsolete();
         }
-    };
-    while let Some(key) = heads.iter().flatten().map(|p| &p.key).min().cloned() {
-        let mut merged = PartitionUpdate::new(key.clone());
-        for (i, head) in heads.iter_mut().enumerate() {
-            if head.as_ref().is_some_and(|p| p.key == key) {
-                if let Some(p) = head.take() {
-                    record.partitions_in += 1;
-                    merge_partition(&mut merged, p);
-                }
-                match scanners[i].next().transpose() {
-                    Ok(next) => *head = next,
-                    Err(e) => {
-                        discard(set.abort());
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        if task.shadows_with_live_set() {
-            // The garbage of a fragmented blob sstable is deleted by tombstones
-            // held in other sstables: remove what they supersede (module docs of
-            // `live_bytes`; the tombstones themselves stay where they are).
-            let rewritten = inputs.first().copied().unwrap_or(u64::MAX);
-            match super::live_bytes::live_set_deletions(&view.version, rewritten, &key) {
-                Ok(d) => {
-                    purge_total.shadowed_cells += d.shadow(&mut merged);
-                }
-                Err(e) => {
-                    discard(set.abort());
-                    return Err(e);
-                }
-            }
-        }
-        let stats = purge_partition(&mut merged, gc_before, max_purgeable(&key));
-        purge_total.add(&stats);
-        if is_empty(&merged) {
-            continue;
-        }
-        if progress.cancel.load(Ordering::Relaxed) {
-            discard(set.abort());
-            return Err(Error::Cancelled);
-        }
-        if let Err(e) = set.append(merged) {
-            discard(set.abort());
-            return Err(e);
-        }
-        record.partitions_out += 1;
-        let written = set.bytes_written();
-        limiter.acquire(written.saturating_sub(last_written));
-        progress
-            .bytes_done
-            .fetch_add(written.saturating_sub(last_written), Ordering::Relaxed);
-        last_written = written;
+        return Err(e);
     }
     let outputs: Vec<Arc<SSTableReader>> = match set.finish() {
         Ok(finished) => finished.into_iter().map(|o| o.output).collect(),
         Err(failed) => {
-            discard(failed.finished);
+            for o in failed.finished {
+                o.output.mark_obsolete();
+            }
             return Err(failed.error);
         }
     };
@@ -439,6 +414,70 @@ fn merge(
     record.expired_cells_purged = purge_total.expired_cells_purged;
     record.shadowed_cells_removed = purge_total.shadowed_cells;
     progress.bytes_done.store(total_bytes, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Merges the inputs' partitions in token order into `set` (invariants 2
+/// and 3): each partition the inputs share is merged a row at a time
+/// ([`PartitionMerge`]: deletions and static row first, then the rows by
+/// clustering, each reconciled, shadowed and purged alone) and written as it
+/// comes, so neither a partition nor a large row is held whole (memory:
+/// docs/compaction/blob.md, "Memory"). The throughput limit and cancellation
+/// are applied after every row, so a partition of gigabytes is throttled and
+/// stoppable like many small ones.
+fn merge_stream(
+    scanners: &mut [RowScanner],
+    set: &mut OutputSet<impl OutputFactory>,
+    rules: impl Fn(&DecoratedKey) -> Result<MergeRules>,
+    progress: &TaskProgress,
+    limiter: &RateLimiter,
+    record: &mut CompactionRecord,
+    purge_total: &mut PurgeStats,
+) -> Result<()> {
+    let mut heads: Vec<Option<PartitionHead>> = Vec::with_capacity(scanners.len());
+    for s in scanners.iter_mut() {
+        heads.push(s.next_partition()?);
+    }
+    let mut last_written = 0u64;
+    let mut written = |set: &OutputSet<_>| -> Result<()> {
+        if progress.cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let now = set.bytes_written();
+        let delta = now.saturating_sub(last_written);
+        limiter.acquire(delta);
+        progress.bytes_done.fetch_add(delta, Ordering::Relaxed);
+        last_written = now;
+        Ok(())
+    };
+    let mut holders: Vec<usize> = Vec::with_capacity(scanners.len());
+    while let Some(key) = heads.iter().flatten().map(|h| &h.key).min().cloned() {
+        holders.clear();
+        let mut parts = Vec::with_capacity(scanners.len());
+        for (i, (head, scanner)) in heads.iter_mut().zip(scanners.iter_mut()).enumerate() {
+            if let Some(h) = head.take_if(|h| h.key == key) {
+                holders.push(i);
+                parts.push((h, scanner));
+            }
+        }
+        record.partitions_in += parts.len() as u64;
+        let (mut merge, deletion, static_row) = PartitionMerge::new(parts, rules(&key)?)?;
+        written(set)?;
+        set.begin_partition(key, deletion, static_row)?;
+        while let Some(row) = merge.next_row()? {
+            set.append_row(row)?;
+            written(set)?;
+        }
+        purge_total.add(&merge.stats());
+        drop(merge);
+        if set.end_partition()? {
+            record.partitions_out += 1;
+        }
+        written(set)?;
+        for &i in &holders {
+            heads[i] = scanners[i].next_partition()?;
+        }
+    }
     Ok(())
 }
 

@@ -59,6 +59,7 @@ pub mod expiry;
 mod golden;
 pub mod lcs;
 pub mod live_bytes;
+pub mod merge;
 pub mod purge;
 pub mod runtime;
 pub mod stcs;

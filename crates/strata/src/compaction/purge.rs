@@ -19,7 +19,7 @@
 //! 2. Expiry is judged with the executor's `now`; reconciliation never is (data.rs
 //!    invariant 2), so purging is the only time-dependent step of a compaction.
 
-use crate::data::{CellKind, DeletionTime, LivenessInfo, PartitionUpdate};
+use crate::data::{CellKind, DeletionTime, LivenessInfo, PartitionDeletion, PartitionUpdate, Row};
 
 /// Counts of what one partition's purge removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,45 +47,98 @@ pub fn purge_partition(
     gc_before_seconds: i64,
     max_purgeable_micros: i64,
 ) -> PurgeStats {
+    let purge = PartitionPurge::new(&p.deletion, gc_before_seconds, max_purgeable_micros);
     let mut stats = PurgeStats::default();
-    let purgeable = |d: &DeletionTime| {
-        !d.is_live()
-            && d.local_deletion_seconds < gc_before_seconds
-            && d.marked_for_delete_at_micros < max_purgeable_micros
-    };
+    p.rows.retain_mut(|row| purge.row(row, &mut stats));
+    if let Some(s) = p.static_row.as_mut() {
+        if !purge.static_row(s, &mut stats) {
+            p.static_row = None;
+        }
+    }
+    purge.header(&mut p.deletion, &mut stats);
+    stats
+}
 
-    // Rule 1: shadowing. Uses the deletions before any of them is purged.
-    let deletion = p.deletion.clone();
-    for row in p.rows.iter_mut() {
-        let covering = deletion.covering(&row.clustering).max(row.deletion);
+/// The purge of one partition a part at a time, as a merged stream delivers
+/// them: its deletions (taken before any of them is purged: rule 1 shadows
+/// with those), then its static row and each row as they come.
+/// [`purge_partition`] is this applied to every part of a partition held
+/// whole, so the two cannot drift apart.
+#[derive(Clone, Debug)]
+pub struct PartitionPurge {
+    deletion: PartitionDeletion,
+    gc_before_seconds: i64,
+    max_purgeable_micros: i64,
+}
+
+impl PartitionPurge {
+    /// The purge of a partition whose merged deletions are `deletion`.
+    pub fn new(
+        deletion: &PartitionDeletion,
+        gc_before_seconds: i64,
+        max_purgeable_micros: i64,
+    ) -> PartitionPurge {
+        PartitionPurge {
+            deletion: deletion.clone(),
+            gc_before_seconds,
+            max_purgeable_micros,
+        }
+    }
+
+    fn purgeable(&self, d: &DeletionTime) -> bool {
+        !d.is_live()
+            && d.local_deletion_seconds < self.gc_before_seconds
+            && d.marked_for_delete_at_micros < self.max_purgeable_micros
+    }
+
+    /// Rule 2 for the partition deletion and range tombstones.
+    pub fn header(&self, deletion: &mut PartitionDeletion, stats: &mut PurgeStats) {
+        if deletion
+            .partition
+            .as_ref()
+            .is_some_and(|d| self.purgeable(d))
+        {
+            deletion.partition = None;
+            stats.tombstones_purged += 1;
+        }
+        let before = deletion.ranges.len();
+        deletion.ranges.retain(|rt| !self.purgeable(&rt.deletion));
+        stats.tombstones_purged += (before - deletion.ranges.len()) as u64;
+    }
+
+    /// Rules 1 and 2 for the static row (shadowed by the partition deletion
+    /// alone); whether anything is left of it (rule 3).
+    pub fn static_row(&self, row: &mut Row, stats: &mut PurgeStats) -> bool {
+        let covering = self.deletion.partition_deletion().max(row.deletion);
+        self.shadow_and_purge(row, covering, stats);
+        !row.is_empty()
+    }
+
+    /// Rules 1 to 3 for a clustering row: whether anything is left of it.
+    pub fn row(&self, row: &mut Row, stats: &mut PurgeStats) -> bool {
+        let covering = self.deletion.covering(&row.clustering).max(row.deletion);
+        self.shadow_and_purge(row, covering, stats);
+        if row.is_empty() {
+            stats.rows_removed += 1;
+            return false;
+        }
+        true
+    }
+
+    fn shadow_and_purge(&self, row: &mut Row, covering: DeletionTime, stats: &mut PurgeStats) {
+        // Rule 1: shadowing, by the deletions before any of them is purged.
         let before = row.cells.len();
         row.shadow(covering);
         stats.shadowed_cells += (before - row.cells.len()) as u64;
-    }
-    if let Some(s) = p.static_row.as_mut() {
-        let covering = deletion.partition_deletion().max(s.deletion);
-        let before = s.cells.len();
-        s.shadow(covering);
-        stats.shadowed_cells += (before - s.cells.len()) as u64;
-    }
-
-    // Rule 2: purgeable deletions and expired data.
-    if p.deletion.partition.as_ref().is_some_and(purgeable) {
-        p.deletion.partition = None;
-        stats.tombstones_purged += 1;
-    }
-    let before = p.deletion.ranges.len();
-    p.deletion.ranges.retain(|rt| !purgeable(&rt.deletion));
-    stats.tombstones_purged += (before - p.deletion.ranges.len()) as u64;
-    for row in p.rows.iter_mut().chain(p.static_row.iter_mut()) {
-        if purgeable(&row.deletion) {
+        // Rule 2: purgeable deletions and expired data.
+        if self.purgeable(&row.deletion) {
             row.deletion = DeletionTime::LIVE;
             stats.tombstones_purged += 1;
         }
         let marker = row.liveness;
         if marker.is_expiring()
-            && marker.local_expiry_seconds < gc_before_seconds
-            && marker.timestamp_micros < max_purgeable_micros
+            && marker.local_expiry_seconds < self.gc_before_seconds
+            && marker.timestamp_micros < self.max_purgeable_micros
         {
             row.liveness = LivenessInfo::EMPTY;
         }
@@ -95,10 +148,10 @@ pub fn purge_partition(
             let dead_long_enough = match c.kind {
                 CellKind::Live => false,
                 CellKind::Expiring | CellKind::Tombstone => {
-                    c.local_deletion_seconds < gc_before_seconds
+                    c.local_deletion_seconds < self.gc_before_seconds
                 }
             };
-            let purge = dead_long_enough && c.timestamp_micros < max_purgeable_micros;
+            let purge = dead_long_enough && c.timestamp_micros < self.max_purgeable_micros;
             if purge && c.kind == CellKind::Tombstone {
                 tombstones += 1;
             }
@@ -108,15 +161,6 @@ pub fn purge_partition(
         stats.tombstones_purged += tombstones;
         stats.expired_cells_purged += removed - tombstones;
     }
-
-    // Rule 3: empty rows and static row.
-    let before = p.rows.len();
-    p.rows.retain(|r| !r.is_empty());
-    stats.rows_removed += (before - p.rows.len()) as u64;
-    if p.static_row.as_ref().is_some_and(|r| r.is_empty()) {
-        p.static_row = None;
-    }
-    stats
 }
 
 /// Whether nothing at all is left of the partition.

@@ -75,6 +75,7 @@ pub mod row_index;
 pub mod salvage;
 mod slice;
 pub mod stats;
+mod stream;
 mod value;
 mod writer;
 
@@ -91,6 +92,7 @@ pub use partition::{EncodedPartition, EncodedRow};
 pub use reader::{Admitted, PartitionScanner, RawPartition, SSTableReader};
 pub use slice::SSTableSlice;
 pub use stats::SSTableStats;
+pub use stream::{PartitionHead, RowScanner, STREAM_PARTITIONS_OVER_BYTES};
 pub use value::SSTableCell;
 pub use writer::{SSTableWriter, WriterOptions};
 

@@ -647,7 +647,7 @@ pub enum Frame {
 
 /// Lengths claimed inside a partition above this are taken as garbage, so a
 /// salvage scan never waits for gigabytes that a random byte claims.
-const MAX_FRAMED_LENGTH: u64 = 256 << 20;
+pub(super) const MAX_FRAMED_LENGTH: u64 = 256 << 20;
 
 /// Walks the framing of the partition at the start of `bytes` (key, flags,
 /// deletions, static row, row markers and lengths: invariant 2) without decoding

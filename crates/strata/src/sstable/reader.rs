@@ -1093,6 +1093,8 @@ impl SSTableReader {
             prev: PrevKey::default(),
             current: None,
             done: false,
+            stream_over: None,
+            streamed: None,
         };
         if let Some((start, after)) = start {
             let b = self.block_for(start).unwrap_or(0);
@@ -1578,9 +1580,60 @@ pub struct PartitionScanner {
     prev: PrevKey,
     current: Option<Current>,
     done: bool,
+    /// Partitions with an index entry of their own longer than this are not
+    /// read whole: [`advance`](Self::advance) stops at their entry
+    /// ([`take_streamed`](Self::take_streamed)) and the caller reads them a
+    /// row at a time through [`window`](Self::window) (`super::stream`).
+    stream_over: Option<u64>,
+    /// The entry of the partition the scanner stands on when it is one of
+    /// those.
+    streamed: Option<IndexEntry>,
 }
 
 impl PartitionScanner {
+    /// Makes partitions longer than `bytes` with an index entry of their own
+    /// streamed (see `stream_over`): `super::stream` alone sets it.
+    pub(super) fn stream_partitions_over(mut self, bytes: u64) -> PartitionScanner {
+        self.stream_over = Some(bytes);
+        self
+    }
+
+    /// The entry of the streamed partition [`advance`](Self::advance) stopped
+    /// at, once.
+    pub(super) fn take_streamed(&mut self) -> Option<IndexEntry> {
+        self.streamed.take()
+    }
+
+    pub(super) fn reader(&self) -> &Arc<SSTableReader> {
+        &self.reader
+    }
+
+    /// Gives back what the window grew to beyond two chunks (after a
+    /// streamed partition's large rows), so an input waiting for its turn
+    /// in a merge of many holds two chunks, not its largest row.
+    pub(super) fn shrink_window(&mut self) {
+        let keep = (2 * self.reader.chunk_length) as usize;
+        if self.buf.capacity() > keep {
+            self.buf.shrink_to(keep.max(self.buf.len()));
+        }
+    }
+
+    /// Data-stream bytes `[offset, offset + length)`, read into the
+    /// scanner's window: chunks before `offset`'s are let go, so walking a
+    /// partition forward holds only what the current piece spans.
+    pub(super) fn window(&mut self, offset: u64, length: u64) -> Result<&[u8]> {
+        self.fill(offset, length)?;
+        let held = window(&self.chunk, &self.buf);
+        let from = usize::try_from(offset - self.buf_start).ok();
+        let to = from.and_then(|f| f.checked_add(usize::try_from(length).ok()?));
+        match (from, to) {
+            (Some(f), Some(t)) if t <= held.len() => Ok(&held[f..t]),
+            _ => Err(self
+                .reader
+                .corrupt_data(offset, "chunk shorter than the data stream says")),
+        }
+    }
+
     /// The next index entry, from this block or the next ones.
     fn next_entry(&mut self) -> Result<Option<IndexEntry>> {
         loop {
@@ -1646,6 +1699,18 @@ impl PartitionScanner {
                 .drain(..(first_chunk_start - self.buf_start) as usize);
             self.buf_start = first_chunk_start;
         }
+        // Exactly the chunks still missing: a window grown by doubling
+        // would hold up to twice a large row (compaction's bound,
+        // docs/compaction/blob.md "Memory").
+        let held_end = self.buf_start + self.buf.len() as u64;
+        if held_end < end {
+            let last_end = end
+                .div_ceil(cl)
+                .saturating_mul(cl)
+                .min(r.uncompressed_bytes);
+            let missing = usize::try_from(last_end.saturating_sub(held_end)).unwrap_or(0);
+            self.buf.reserve_exact(missing);
+        }
         while self.buf_start + (self.buf.len() as u64) < end {
             r.read_chunk(self.next_chunk, self.tag, &mut self.buf)?;
             self.next_chunk += 1;
@@ -1659,6 +1724,7 @@ impl PartitionScanner {
     /// token is hashed, its key copied into the order check's buffer).
     pub fn advance(&mut self) -> Result<bool> {
         self.current = None;
+        self.streamed = None;
         loop {
             let Some(walk) = self.walk.as_mut().filter(|w| !w.done()) else {
                 if let Some(done) = self.walk.take() {
@@ -1683,6 +1749,14 @@ impl PartitionScanner {
                     // before a scan page's start).
                     self.prev.set(e.key.token, &e.key.key);
                     continue;
+                }
+                if e.partitions == 1 && self.stream_over.is_some_and(|t| e.length > t) {
+                    // Read by the caller a row at a time; its header checks
+                    // that it starts with the entry's key.
+                    self.prev.set(e.key.token, &e.key.key);
+                    self.skip = None;
+                    self.streamed = Some(e);
+                    return Ok(true);
                 }
                 self.walk = Some(GranuleWalk::new(
                     e.offset,

@@ -21,7 +21,6 @@
 
 use super::compression::Codec;
 use super::format::{FIRST_VERSION_WITH_CLUSTERING_COVERAGE, FIRST_VERSION_WITH_ROW_TS_WIDTH};
-use super::partition::EncodedPartition;
 use crate::data::{
     CellKind, ClusteringRange, DecoratedKey, DeletionTime, LivenessInfo, PartitionDeletion,
     PartitionUpdate, Row, NO_DELETION_TIME,
@@ -700,7 +699,8 @@ impl StatsCollector {
         }
     }
 
-    fn row(&mut self, row: &Row) {
+    /// Records one row (after `start_partition`).
+    pub(super) fn row(&mut self, row: &Row) {
         self.row_header(&row.liveness, &row.deletion);
         for c in &row.cells {
             if self.cell(
@@ -714,7 +714,12 @@ impl StatsCollector {
         }
     }
 
-    fn start_partition(&mut self, deletion: &PartitionDeletion, static_row: Option<&Row>) {
+    /// Starts a partition: its deletions and static row.
+    pub(super) fn start_partition(
+        &mut self,
+        deletion: &PartitionDeletion,
+        static_row: Option<&Row>,
+    ) {
         self.partition_cells = 0;
         self.beyond_rows |=
             deletion.partition.is_some() || !deletion.ranges.is_empty() || static_row.is_some();
@@ -730,7 +735,7 @@ impl StatsCollector {
     }
 
     /// Widens the clustering span by a partition's first and last rows.
-    fn clustering_span(&mut self, first: Option<&[u8]>, last: Option<&[u8]>) {
+    pub(super) fn clustering_span(&mut self, first: Option<&[u8]>, last: Option<&[u8]>) {
         if let Some(first) = first {
             if self.min_clustering.as_deref().is_none_or(|m| first < m) {
                 self.min_clustering = Some(first.to_vec());
@@ -743,7 +748,8 @@ impl StatsCollector {
         }
     }
 
-    fn finish_partition(&mut self, key: &DecoratedKey, rows: usize, size_bytes: u64) {
+    /// Ends a partition of `rows` rows and `size_bytes` bytes.
+    pub(super) fn finish_partition(&mut self, key: &DecoratedKey, rows: usize, size_bytes: u64) {
         self.rows += rows as u64;
         self.partitions += 1;
         self.sizes.add(size_bytes);
@@ -783,25 +789,13 @@ impl StatsCollector {
         self.finish_partition(&p.key, p.rows.len(), size_bytes);
     }
 
-    /// As [`StatsCollector::add_partition`] for a partition whose rows are
-    /// encoded against `base` (a flush copying the memtable's rows): each body
-    /// is parsed for its timestamps and deletions, nothing is built. The
-    /// figures equal what the decoded partition would give.
-    pub fn add_encoded_partition(
-        &mut self,
-        p: &EncodedPartition<'_>,
-        size_bytes: u64,
-    ) -> DecodeResult<()> {
-        self.start_partition(p.deletion, p.static_row);
-        for r in p.rows {
-            visit_row(&mut Reader::new(r.body), &p.base, self)?;
-            self.end_encoded_row();
-        }
-        self.clustering_span(
-            p.rows.first().map(|r| r.clustering),
-            p.rows.last().map(|r| r.clustering),
-        );
-        self.finish_partition(p.key, p.rows.len(), size_bytes);
+    /// Records one row encoded against `base` (a flush copying the
+    /// memtable's rows): the body is parsed for its timestamps and
+    /// deletions, nothing is built. The figures equal what the decoded row
+    /// would give ([`row`](Self::row)).
+    pub(super) fn encoded_row(&mut self, body: &[u8], base: &EncodingBase) -> DecodeResult<()> {
+        visit_row(&mut Reader::new(body), base, self)?;
+        self.end_encoded_row();
         Ok(())
     }
 

@@ -1857,3 +1857,327 @@ fn verify_reports_a_filter_that_refuses_a_key_the_file_holds() {
         problems[0]
     );
 }
+
+/// Partitions of every shape the streaming paths treat apart: random ones,
+/// wide ones (row indexes), short-form ones (one empty-clustering row, a
+/// 200 KB one among them), an empty-clustering row followed by others, a
+/// header with no rows, and a large row spanning many chunks.
+fn streaming_partitions(seed: u64) -> Vec<PartitionUpdate> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut parts = random_partitions(seed, 150);
+    parts.extend(wide_partitions(seed + 1));
+    for i in 0..40u32 {
+        let mut p = PartitionUpdate::new(DecoratedKey::new(format!("shape-{i}").as_bytes()));
+        match i % 5 {
+            0 => p.rows.push(random_row(&mut rng, Vec::new(), 4)),
+            1 => {
+                let mut r = Row::new(Vec::new());
+                r.liveness = LivenessInfo::new(NOW_MICROS);
+                let big: Vec<u8> = (0..200_000u32).map(|j| (j * 31 % 251) as u8).collect();
+                r.add_cell(Cell::live(0, NOW_MICROS, big));
+                p.rows.push(r);
+            }
+            2 => {
+                p.rows.push(random_row(&mut rng, Vec::new(), 3));
+                p.rows.push(random_row(&mut rng, b"a".to_vec(), 3));
+                p.rows.push(random_row(&mut rng, b"b".to_vec(), 3));
+            }
+            3 => {
+                p.deletion.partition = Some(DeletionTime::new(NOW_MICROS, NOW_SECONDS));
+                if rng.gen() {
+                    p.static_row = Some(random_row(&mut rng, Vec::new(), 2));
+                }
+            }
+            _ => {
+                for b in 0..3u8 {
+                    let mut r = Row::new(vec![b'k', b]);
+                    r.liveness = LivenessInfo::new(NOW_MICROS);
+                    let big: Vec<u8> = (0..70_000u32).map(|j| (j * 7 % 253) as u8 ^ b).collect();
+                    r.add_cell(Cell::live(0, NOW_MICROS, big));
+                    p.rows.push(r);
+                }
+            }
+        }
+        if rng.gen_ratio(1, 3) {
+            p.static_row = Some(random_row(&mut rng, Vec::new(), 2));
+        }
+        parts.push(p);
+    }
+    parts.sort_by(|a, b| a.key.cmp(&b.key));
+    parts.dedup_by(|a, b| a.key == b.key);
+    parts
+}
+
+/// Appends `parts` row by row (`begin_partition`, `append_row`,
+/// `end_partition`); returns how many partitions wrote something.
+fn append_streamed(w: &mut SSTableWriter, parts: &[PartitionUpdate]) -> usize {
+    let mut written = 0;
+    for p in parts {
+        w.begin_partition(p.key.clone(), p.deletion.clone(), p.static_row.clone())
+            .unwrap();
+        for r in &p.rows {
+            w.append_row(r.clone()).unwrap();
+        }
+        written += usize::from(w.end_partition().unwrap());
+    }
+    written
+}
+
+#[test]
+fn rows_appended_one_at_a_time_write_the_same_file() {
+    // Compaction appends its merged stream a row at a time; the file, row
+    // indexes and statistics included, must be the one `append` writes.
+    let fs = Fs::new();
+    let mut parts = streaming_partitions(301);
+    // An empty partition in between: both paths skip it.
+    parts.push(PartitionUpdate::new(DecoratedKey::new(b"nothing")));
+    parts.sort_by(|a, b| a.key.cmp(&b.key));
+    let kept = parts
+        .iter()
+        .filter(|p| !(p.deletion.is_empty() && p.static_row.is_none() && p.rows.is_empty()))
+        .count();
+    for with_identity in [false, true] {
+        let opts = options(Codec::Lz4, 4096, parts.len() as u64);
+        let opts = if with_identity { v2(5, opts) } else { opts };
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let whole = write(&fs, a.path(), 5, &parts, opts.clone());
+        let mut w = SSTableWriter::create(&fs, b.path(), 5, opts).unwrap();
+        assert_eq!(append_streamed(&mut w, &parts), kept);
+        let streamed = w.finish().unwrap();
+        assert_eq!(streamed.stats(), whole.stats());
+        let (fa, fb) = (
+            std::fs::read(data_file_path(a.path(), 5)).unwrap(),
+            std::fs::read(data_file_path(b.path(), 5)).unwrap(),
+        );
+        assert!(fa == fb, "files differ (identity {with_identity})");
+    }
+}
+
+#[test]
+fn rows_appended_out_of_order_or_outside_a_partition_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut w =
+        SSTableWriter::create(&fs, dir.path(), 1, v2(1, options(Codec::Lz4, 4096, 4))).unwrap();
+    let row = |ck: &[u8]| {
+        let mut r = Row::new(ck.to_vec());
+        r.liveness = LivenessInfo::new(NOW_MICROS);
+        r
+    };
+    assert!(matches!(
+        w.append_row(row(b"a")),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(w.end_partition(), Err(Error::InvalidInput(_))));
+    let (k1, k2) = {
+        let mut k = [DecoratedKey::new(b"k1"), DecoratedKey::new(b"k2")];
+        k.sort();
+        (k[0].clone(), k[1].clone())
+    };
+    w.begin_partition(k2.clone(), PartitionDeletion::default(), None)
+        .unwrap();
+    assert!(matches!(
+        w.begin_partition(k1.clone(), PartitionDeletion::default(), None),
+        Err(Error::InvalidInput(_))
+    ));
+    w.append_row(row(b"b")).unwrap();
+    // Out of order, then equal: refused, and the partition goes on.
+    assert!(matches!(
+        w.append_row(row(b"a")),
+        Err(Error::InvalidInput(_))
+    ));
+    assert!(matches!(
+        w.append_row(row(b"b")),
+        Err(Error::InvalidInput(_))
+    ));
+    w.append_row(row(b"c")).unwrap();
+    assert!(w.end_partition().unwrap());
+    // A key before the last one written is refused at the start.
+    assert!(matches!(
+        w.begin_partition(k1, PartitionDeletion::default(), None),
+        Err(Error::InvalidInput(_))
+    ));
+    let r = w.finish().unwrap();
+    let p = r.read_partition(&k2, READ).unwrap().unwrap();
+    let cks: Vec<&[u8]> = p.rows.iter().map(|r| r.clustering.as_slice()).collect();
+    assert_eq!(cks, [&b"b"[..], b"c"]);
+}
+
+/// Every partition of `r` read back through a [`RowScanner`] streaming
+/// partitions over `over` bytes; partitions whose index is in `skip_rows`
+/// are left after their first row (their rest is passed over).
+fn read_streamed(
+    r: &Arc<SSTableReader>,
+    over: u64,
+    skip_rows: &[usize],
+) -> crate::error::Result<Vec<PartitionUpdate>> {
+    let mut s = r.scan_rows_over(IoTag::compaction(0), over)?;
+    let mut out = Vec::new();
+    while let Some(h) = s.next_partition()? {
+        let mut p = PartitionUpdate::new(h.key);
+        p.deletion = h.deletion;
+        p.static_row = h.static_row;
+        let skip = skip_rows.contains(&out.len());
+        while let Some(row) = s.next_row()? {
+            p.rows.push(row);
+            if skip {
+                break;
+            }
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+#[test]
+fn streamed_rows_equal_whole_partitions() {
+    let fs = Fs::new();
+    let parts = streaming_partitions(311);
+    for (id, codec) in codecs().into_iter().enumerate() {
+        let id = id as u64 + 1;
+        for with_identity in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = options(codec, 4096, parts.len() as u64);
+            let opts = if with_identity { v2(id, opts) } else { opts };
+            let r = write(&fs, dir.path(), id, &parts, opts);
+            for over in [0, 1 << 10, STREAM_PARTITIONS_OVER_BYTES, u64::MAX] {
+                let got = read_streamed(&r, over, &[]).unwrap();
+                assert!(
+                    got == parts,
+                    "{codec:?}, identity {with_identity}, over {over}"
+                );
+            }
+            // Rows left unread are passed over; the partitions after read whole.
+            let skip: Vec<usize> = (0..parts.len()).step_by(3).collect();
+            let got = read_streamed(&r, 0, &skip).unwrap();
+            for (i, (g, p)) in got.iter().zip(&parts).enumerate() {
+                let want = if skip.contains(&i) {
+                    &p.rows[..p.rows.len().min(1)]
+                } else {
+                    &p.rows[..]
+                };
+                assert_eq!(g.key, p.key);
+                assert!(g.rows == want, "partition {i} after skipped rows");
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_rows_under_flipped_bits_are_corruption_never_wrong_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let parts = streaming_partitions(321);
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        v2(1, options(Codec::Lz4, 4096, parts.len() as u64)),
+    );
+    let clean = std::fs::read(r.path()).unwrap();
+    let len_bits = clean.len() as u64 * 8;
+    drop(r);
+    let mut rng = ChaCha8Rng::seed_from_u64(322);
+    let path = data_file_path(dir.path(), 1);
+    let mut detected = 0;
+    for _ in 0..150 {
+        std::fs::write(&path, &clean).unwrap();
+        flip(&path, rng.gen_range(0..len_bits));
+        let Ok(r) = SSTableReader::open(&fs, &path, 1, None) else {
+            continue;
+        };
+        match read_streamed(&r, 0, &[]) {
+            Ok(got) => assert!(got == parts, "a flipped bit changed what reads back"),
+            Err(e) => {
+                corruption_offset(&e, &path);
+                detected += 1;
+            }
+        }
+    }
+    assert!(
+        detected > 50,
+        "only {detected} of 150 flips reached the data"
+    );
+}
+
+#[test]
+fn a_streamed_partition_under_valid_checksums_reads_as_a_whole_decode_does() {
+    // Uncompressed chunks, so a byte can be changed and its chunk's checksum
+    // recomputed: what a writer bug would leave, which no checksum catches.
+    // Whatever the bytes, the streamed read must give what a whole decode
+    // gives: the same partition, or an error where it errs.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let mut parts = Vec::new();
+    for (k, rows) in [(&b"big"[..], 40u32), (b"one", 1)] {
+        let mut p = PartitionUpdate::new(DecoratedKey::new(k));
+        for i in 0..rows {
+            let ck = if rows == 1 {
+                Vec::new()
+            } else {
+                i.to_be_bytes().to_vec()
+            };
+            let mut row = Row::new(ck);
+            row.liveness = LivenessInfo::new(NOW_MICROS);
+            row.add_cell(Cell::live(0, NOW_MICROS, vec![i as u8; 3000]));
+            p.rows.push(row);
+        }
+        parts.push(p);
+    }
+    parts.sort_by(|a, b| a.key.cmp(&b.key));
+    let cl = 4096u64;
+    let r = write(
+        &fs,
+        dir.path(),
+        1,
+        &parts,
+        v2(1, options(Codec::None, cl as u32, 2)),
+    );
+    let entries = r.index_block(0, READ).unwrap();
+    let chunks = r.chunk_ranges();
+    let path = r.path().to_path_buf();
+    drop(r);
+    let clean = std::fs::read(&path).unwrap();
+    let locate = |at: u64| {
+        let (off, _) = chunks[(at / cl) as usize];
+        (off + 1 + at % cl) as usize
+    };
+    let (mut errors, mut changed) = (0, 0);
+    for e in &entries {
+        for at in e.offset..e.offset + e.length {
+            // Every byte near the framing (the ends, each row's start), a
+            // sample of the values.
+            if at % 61 != 0 && at >= e.offset + 48 && at + 48 < e.offset + e.length {
+                continue;
+            }
+            let mut bytes = clean.clone();
+            bytes[locate(at)] ^= 0x5a;
+            let (off, len) = chunks[(at / cl) as usize];
+            reseal(&mut bytes, off as usize..(off + len) as usize);
+            std::fs::write(&path, &bytes).unwrap();
+            let r = SSTableReader::open(&fs, &path, 1, None).unwrap();
+            let whole: crate::error::Result<Vec<PartitionUpdate>> =
+                r.scan(None, IoTag::compaction(0)).unwrap().collect();
+            match (whole, read_streamed(&r, 0, &[])) {
+                (Ok(w), Ok(s)) => {
+                    assert!(w == s, "byte {at}: streamed and whole reads differ");
+                    changed += usize::from(w != parts);
+                }
+                (Err(_), Err(e)) => {
+                    corruption_offset(&e, &path);
+                    errors += 1;
+                }
+                (w, s) => panic!(
+                    "byte {at}: whole read {:?}, streamed read {:?}",
+                    w.err(),
+                    s.err()
+                ),
+            }
+        }
+    }
+    assert!(
+        errors > 0 && changed > 0,
+        "{errors} errors, {changed} changed reads"
+    );
+}

@@ -137,9 +137,10 @@ pub struct SSTableWriter {
     /// The granule being gathered: its entry goes to the index block once a
     /// partition that cannot join it arrives, or at `finish`.
     granule: Option<IndexEntry>,
-    /// Row blocks of the partition being appended: (first row, partition offset).
-    /// Reused across partitions, so a small partition allocates nothing.
-    blocks: Vec<(usize, u64)>,
+    /// The rows of the partition being written in the long form.
+    rows: RowsState,
+    /// The partition being appended row by row, if one is.
+    streamed: Option<Streamed>,
     summary: Vec<SummaryEntry>,
     bloom: FilterBuilder,
     stats: StatsCollector,
@@ -217,7 +218,8 @@ impl SSTableWriter {
             head: Vec::new(),
             sparse_index: row_index,
             granule: None,
-            blocks: Vec::new(),
+            rows: RowsState::default(),
+            streamed: None,
             summary: Vec::new(),
             stats: StatsCollector::default(),
             last_key: None,
@@ -278,17 +280,142 @@ impl SSTableWriter {
         self.append_from(p)
     }
 
-    fn append_from<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
+    /// Starts a partition appended row by row ([`append_row`](Self::append_row),
+    /// then [`end_partition`](Self::end_partition)): a compaction's merged
+    /// stream, which never holds a whole partition. The bytes written are
+    /// those [`append`](Self::append) writes for the same partition. The key
+    /// must be after the last partition's and the static row's clustering
+    /// empty (`InvalidInput` otherwise, nothing written). Memory: the header
+    /// given here, and at most one row held back (an empty-clustering first
+    /// row, which takes the short form if it stays the only one).
+    pub fn begin_partition(
+        &mut self,
+        key: DecoratedKey,
+        deletion: PartitionDeletion,
+        static_row: Option<Row>,
+    ) -> Result<()> {
+        self.check_usable()?;
+        if self.streamed.is_some() {
+            return Err(Error::InvalidInput(format!(
+                "sstable writer {}: a partition begun before the previous one ended",
+                self.tmp.display()
+            )));
+        }
+        self.check_key_order(&key)?;
+        if static_row
+            .as_ref()
+            .is_some_and(|s| !s.clustering.is_empty())
+        {
+            return Err(Error::InvalidInput(
+                "a static row has an empty clustering".to_string(),
+            ));
+        }
+        self.streamed = Some(Streamed {
+            key,
+            deletion,
+            static_row,
+            held: None,
+            open: false,
+        });
+        Ok(())
+    }
+
+    /// Appends the next row of the partition begun by
+    /// [`begin_partition`](Self::begin_partition). Rows must strictly
+    /// increase by clustering (`InvalidInput` otherwise, nothing written).
+    pub fn append_row(&mut self, row: Row) -> Result<()> {
+        self.check_usable()?;
+        let Some(mut s) = self.streamed.take() else {
+            return Err(Error::InvalidInput(format!(
+                "sstable writer {}: a row appended outside a partition",
+                self.tmp.display()
+            )));
+        };
+        let after = match (&s.held, s.open) {
+            (Some(h), _) => Some(h.clustering.as_slice()),
+            (None, true) if self.rows.rows > 0 => Some(self.rows.prev.as_slice()),
+            _ => None,
+        };
+        if after.is_some_and(|a| a >= row.clustering.as_slice()) {
+            let token = s.key.token;
+            self.streamed = Some(s);
+            return Err(Error::InvalidInput(format!(
+                "rows of partition token {token} are not in strictly increasing clustering order"
+            )));
+        }
+        if !s.open && s.held.is_none() && row.clustering.is_empty() {
+            // The short form's one row, unless another follows.
+            s.held = Some(row);
+            self.streamed = Some(s);
+            return Ok(());
+        }
+        let r = self.append_streamed_row(&mut s, row);
+        self.streamed = Some(s);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn append_streamed_row(&mut self, s: &mut Streamed, row: Row) -> Result<()> {
+        if !s.open {
+            self.open_rows(&s.deletion, s.static_row.as_ref(), &s.key.key);
+            s.open = true;
+            if let Some(h) = s.held.take() {
+                self.put_row(&h.clustering, RowBody::Decoded(&h), &s.key)?;
+            }
+        }
+        self.put_row(&row.clustering, RowBody::Decoded(&row), &s.key)
+    }
+
+    /// Ends the partition begun by [`begin_partition`](Self::begin_partition);
+    /// returns whether anything was written (a partition with no rows,
+    /// deletion or static row is skipped, as [`append`](Self::append) skips
+    /// it).
+    pub fn end_partition(&mut self) -> Result<bool> {
+        self.check_usable()?;
+        let Some(s) = self.streamed.take() else {
+            return Err(Error::InvalidInput(format!(
+                "sstable writer {}: a partition ended that was not begun",
+                self.tmp.display()
+            )));
+        };
+        let r = self.end_streamed(s);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn end_streamed(&mut self, s: Streamed) -> Result<bool> {
+        if s.open {
+            self.close_rows(&s.key)?;
+            return Ok(true);
+        }
+        if let Some(h) = &s.held {
+            let body = RowBody::Decoded(h);
+            self.put_short(&s.key, &s.deletion, s.static_row.as_ref(), body)?;
+            return Ok(true);
+        }
+        if s.deletion.is_empty() && s.static_row.is_none() {
+            return Ok(false);
+        }
+        self.open_rows(&s.deletion, s.static_row.as_ref(), &s.key.key);
+        self.close_rows(&s.key)?;
+        Ok(true)
+    }
+
+    fn check_usable(&self) -> Result<()> {
         if self.failed || self.file.is_none() {
             return Err(Error::InvalidInput(format!(
                 "sstable writer {} is unusable after an earlier failure",
                 self.tmp.display()
             )));
         }
-        let (key, deletion, static_row) = (p.key(), p.deletion(), p.static_row());
-        if deletion.is_empty() && static_row.is_none() && p.row_count() == 0 {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    fn check_key_order(&self, key: &DecoratedKey) -> Result<()> {
         if let Some(last) = &self.last_key {
             if key <= last {
                 return Err(Error::InvalidInput(format!(
@@ -297,6 +424,22 @@ impl SSTableWriter {
                 )));
             }
         }
+        Ok(())
+    }
+
+    fn append_from<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
+        self.check_usable()?;
+        if self.streamed.is_some() {
+            return Err(Error::InvalidInput(format!(
+                "sstable writer {}: a whole partition appended inside a streamed one",
+                self.tmp.display()
+            )));
+        }
+        let (key, deletion, static_row) = (p.key(), p.deletion(), p.static_row());
+        if deletion.is_empty() && static_row.is_none() && p.row_count() == 0 {
+            return Ok(());
+        }
+        self.check_key_order(key)?;
         if let Some(i) = (1..p.row_count()).find(|&i| p.clustering(i - 1) >= p.clustering(i)) {
             return Err(Error::InvalidInput(format!(
                 "rows {} and {} of partition token {} are not in strictly increasing clustering order",
@@ -318,83 +461,171 @@ impl SSTableWriter {
     }
 
     fn append_checked<P: PartitionSource>(&mut self, p: &P) -> Result<()> {
+        let single_row = is_single_row(p.row_count(), || p.clustering(0).is_empty());
+        if single_row {
+            return self.put_short(p.key(), p.deletion(), p.static_row(), p.body(0));
+        }
+        self.open_rows(p.deletion(), p.static_row(), &p.key().key);
+        for i in 0..p.row_count() {
+            self.put_row(p.clustering(i), p.body(i), p.key())?;
+        }
+        self.close_rows(p.key())
+    }
+
+    /// Writes a partition in the short form: its header, flags first (the
+    /// body's length after the flags) or key first, then its one row's body.
+    fn put_short(
+        &mut self,
+        key: &DecoratedKey,
+        deletion: &PartitionDeletion,
+        static_row: Option<&Row>,
+        body: RowBody<'_>,
+    ) -> Result<()> {
         let base = self.opts.base;
         let start = self.uncompressed_bytes_written();
-        let single_row = is_single_row(p.row_count(), || p.clustering(0).is_empty());
-        if single_row && self.order == HeaderOrder::FlagsFirst {
+        self.stats.start_partition(deletion, static_row);
+        if self.order == HeaderOrder::FlagsFirst {
             // flags, body length, the rest of the header, the body: the
             // length is known once the body is encoded, so the header waits.
             let mut head = std::mem::take(&mut self.head);
             head.clear();
             encode_header_parts(
-                &p.key().key,
-                p.deletion(),
-                p.static_row(),
+                &key.key,
+                deletion,
+                static_row,
                 true,
                 &base,
                 self.order,
                 &mut self.scratch,
                 &mut head,
             );
-            let r = p.write_body(0, self, Some(&head));
+            let r = self.write_body(body, Some(&head));
             self.head = head;
             r?;
-            return self.finish_partition(p, start, None);
+        } else {
+            encode_header_parts(
+                &key.key,
+                deletion,
+                static_row,
+                true,
+                &base,
+                self.order,
+                &mut self.scratch,
+                &mut self.pending,
+            );
+            self.write_body(body, None)?;
         }
+        self.row_stats(body, key)?;
+        self.stats.clustering_span(Some(&[]), Some(&[]));
+        self.finish_partition(key, start, None, 1)
+    }
+
+    /// Writes a partition's header in the long form (rows follow, then an
+    /// end marker) and readies the row bookkeeping.
+    fn open_rows(&mut self, deletion: &PartitionDeletion, static_row: Option<&Row>, key: &[u8]) {
+        let base = self.opts.base;
+        let start = self.uncompressed_bytes_written();
         encode_header_parts(
-            &p.key().key,
-            p.deletion(),
-            p.static_row(),
-            single_row,
+            key,
+            deletion,
+            static_row,
+            false,
             &base,
             self.order,
             &mut self.scratch,
             &mut self.pending,
         );
+        self.stats.start_partition(deletion, static_row);
         let rows_offset = self.uncompressed_bytes_written() - start;
-        self.blocks.clear();
-        let mut prev: &[u8] = &[];
-        for i in 0..p.row_count() {
-            if self.row_index {
-                let at = self.uncompressed_bytes_written() - start;
-                let block_start = self.blocks.last().map_or(0, |b| b.1);
-                if self.blocks.is_empty() || at - block_start >= ROW_BLOCK_BYTES {
-                    // A block's first row shares no prefix, so a read can start
-                    // decoding there.
-                    self.blocks.push((i, at));
-                    prev = &[];
-                }
+        self.rows.reset(start, rows_offset);
+    }
+
+    /// Appends one row of a partition in the long form (after `open_rows`).
+    fn put_row(&mut self, clustering: &[u8], body: RowBody<'_>, key: &DecoratedKey) -> Result<()> {
+        let start = self.rows.start;
+        let mut block_start = self.rows.rows == 0;
+        if self.row_index {
+            let at = self.uncompressed_bytes_written() - start;
+            if self.rows.blocks.is_empty() || at - self.rows.blocks.last_offset() >= ROW_BLOCK_BYTES
+            {
+                // A block's first row shares no prefix, so a read can start
+                // decoding there.
+                self.rows.blocks.open(at, clustering, &self.rows.prev);
+                block_start = true;
             }
-            if !single_row {
-                encode_row_key(prev, p.clustering(i), &mut self.pending);
-            }
-            p.write_body(i, self, None)?;
-            prev = p.clustering(i);
         }
-        let row_index = if self.blocks.len() >= 2 {
-            Some(self.write_row_index(p, start, rows_offset)?)
+        let prev: &[u8] = if block_start { &[] } else { &self.rows.prev };
+        encode_row_key(prev, clustering, &mut self.pending);
+        self.write_body(body, None)?;
+        self.row_stats(body, key)?;
+        let rows = &mut self.rows;
+        if rows.rows == 0 {
+            rows.first.clear();
+            rows.first.extend_from_slice(clustering);
+        }
+        rows.prev.clear();
+        rows.prev.extend_from_slice(clustering);
+        rows.rows += 1;
+        Ok(())
+    }
+
+    /// Ends a partition in the long form: its row index (if its rows span
+    /// two row blocks or more) and end marker.
+    fn close_rows(&mut self, key: &DecoratedKey) -> Result<()> {
+        let (start, rows_offset) = (self.rows.start, self.rows.rows_offset);
+        let row_index = if self.rows.blocks.len() >= 2 {
+            Some(self.write_row_index(key, start, rows_offset)?)
         } else {
             None
         };
-        if !single_row {
-            encode_end(&mut self.pending);
+        encode_end(&mut self.pending);
+        if self.rows.rows > 0 {
+            self.stats
+                .clustering_span(Some(&self.rows.first), Some(&self.rows.prev));
         }
-        self.finish_partition(p, start, row_index)
+        let rows = self.rows.rows;
+        self.finish_partition(key, start, row_index, rows)
+    }
+
+    /// Appends a row body, with `head` around its length.
+    fn write_body(&mut self, body: RowBody<'_>, head: Option<&[u8]>) -> Result<()> {
+        match body {
+            RowBody::Decoded(row) => self.append_row_body(row, head),
+            RowBody::Encoded { body, base } => self.append_encoded_body(body, &base, head),
+        }
+    }
+
+    /// Records a row written in the statistics.
+    fn row_stats(&mut self, body: RowBody<'_>, key: &DecoratedKey) -> Result<()> {
+        match body {
+            RowBody::Decoded(row) => {
+                self.stats.row(row);
+                Ok(())
+            }
+            // A body that does not parse came from a broken memtable, not the disk.
+            RowBody::Encoded { body, base } => self.stats.encoded_row(body, &base).map_err(|e| {
+                Error::InvalidInput(format!(
+                    "an encoded row of partition token {} does not parse: {}",
+                    key.token, e.0
+                ))
+            }),
+        }
     }
 
     /// Indexes and filters the partition appended from data-stream offset
     /// `start`, and cuts what chunks and index blocks are full.
-    fn finish_partition<P: PartitionSource>(
+    fn finish_partition(
         &mut self,
-        p: &P,
+        key: &DecoratedKey,
         start: u64,
         row_index: Option<RowIndexLocation>,
+        rows: usize,
     ) -> Result<()> {
         let length = self.uncompressed_bytes_written() - start;
-        self.index_partition(p.key(), start, length, row_index);
-        self.bloom.add(KeyHash::of(&p.key().key));
-        p.add_stats(&mut self.stats, length)?;
-        self.last_key = Some(p.key().clone());
+        self.index_partition(key, start, length, row_index);
+        self.bloom.add(KeyHash::of(&key.key));
+        self.stats.finish_partition(key, rows, length);
+        self.last_key = Some(key.clone());
         self.cut_full_chunks()?;
         if self.index.size_bytes() >= INDEX_BLOCK_TARGET_BYTES {
             self.write_index_block()?;
@@ -481,32 +712,16 @@ impl SSTableWriter {
         Ok(())
     }
 
-    /// Appends the row index of partition `p` (its rows just written, row blocks
-    /// in `self.blocks`) before its end marker; returns where it is.
-    fn write_row_index<P: PartitionSource>(
+    /// Appends the row index of partition `key` (its rows just written, row
+    /// blocks in `self.rows`) before its end marker; returns where it is.
+    fn write_row_index(
         &mut self,
-        p: &P,
+        key: &DecoratedKey,
         start: u64,
         rows_offset: u64,
     ) -> Result<RowIndexLocation> {
         let rows_end = self.uncompressed_bytes_written() - start;
-        let entries: Vec<row_index::Entry> = self
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(j, &(first_row, offset))| {
-                let (last_row, end) = match self.blocks.get(j + 1) {
-                    Some(&(next_row, next_offset)) => (next_row - 1, next_offset),
-                    None => (p.row_count() - 1, rows_end),
-                };
-                row_index::Entry {
-                    first: p.clustering(first_row).to_vec(),
-                    last: p.clustering(last_row).to_vec(),
-                    offset,
-                    width: end - offset,
-                }
-            })
-            .collect();
+        let entries = self.rows.blocks.entries(&self.rows.prev, rows_end);
         let payload_start = rows_end + ROW_INDEX_FRAMING_BYTES;
         let mut payload = Vec::new();
         let root_offset = row_index::build(entries, payload_start, &mut payload);
@@ -514,13 +729,14 @@ impl SSTableWriter {
             Error::InvalidInput(format!(
                 "row index of {} bytes for partition token {} does not fit the format",
                 payload.len(),
-                p.key().token
+                key.token
             ))
         })?;
         self.pending.push(MARKER_ROW_INDEX);
         self.pending.extend_from_slice(&len.to_le_bytes());
-        self.pending.extend_from_slice(&payload);
-        self.cut_full_chunks()?;
+        // Chunk by chunk: a wide partition's index is ~1% of its rows' bytes,
+        // not to be held twice.
+        self.push_stream(&payload)?;
         Ok(RowIndexLocation {
             root_offset,
             rows_offset,
@@ -754,21 +970,26 @@ impl Drop for SSTableWriter {
     }
 }
 
-/// A partition as the writer consumes it: decoded ([`PartitionUpdate`], from
-/// compaction and tools) or with its rows already encoded
-/// ([`EncodedPartition`], from a flush). One append path serves both, so the
-/// bytes written and the statistics kept cannot drift apart.
+/// A partition as the writer consumes it whole: decoded ([`PartitionUpdate`],
+/// from tools and time-window flushes) or with its rows already encoded
+/// ([`EncodedPartition`], from a flush). One append path serves both and the
+/// row-by-row path of [`SSTableWriter::begin_partition`], so the bytes
+/// written and the statistics kept cannot drift apart.
 trait PartitionSource {
     fn key(&self) -> &DecoratedKey;
     fn deletion(&self) -> &PartitionDeletion;
     fn static_row(&self) -> Option<&Row>;
     fn row_count(&self) -> usize;
     fn clustering(&self, i: usize) -> &[u8];
-    /// Appends row `i`'s body (length and bytes) to `w`'s data stream, with
-    /// `head` around its length (`SSTableWriter::put_body_length`).
-    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()>;
-    /// Records the partition, `length` uncompressed bytes, in `stats`.
-    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()>;
+    fn body(&self, i: usize) -> RowBody<'_>;
+}
+
+/// One row's body as the writer gets it: built, or encoded against `base`
+/// (this sstable's but for the row-timestamp width).
+#[derive(Clone, Copy, Debug)]
+enum RowBody<'a> {
+    Decoded(&'a Row),
+    Encoded { body: &'a [u8], base: EncodingBase },
 }
 
 impl PartitionSource for PartitionUpdate {
@@ -787,12 +1008,8 @@ impl PartitionSource for PartitionUpdate {
     fn clustering(&self, i: usize) -> &[u8] {
         &self.rows[i].clustering
     }
-    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()> {
-        w.append_row_body(&self.rows[i], head)
-    }
-    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
-        stats.add_partition(self, length);
-        Ok(())
+    fn body(&self, i: usize) -> RowBody<'_> {
+        RowBody::Decoded(&self.rows[i])
     }
 }
 
@@ -812,16 +1029,117 @@ impl PartitionSource for EncodedPartition<'_> {
     fn clustering(&self, i: usize) -> &[u8] {
         self.rows[i].clustering
     }
-    fn write_body(&self, i: usize, w: &mut SSTableWriter, head: Option<&[u8]>) -> Result<()> {
-        w.append_encoded_body(self.rows[i].body, &self.base, head)
+    fn body(&self, i: usize) -> RowBody<'_> {
+        RowBody::Encoded {
+            body: self.rows[i].body,
+            base: self.base,
+        }
     }
-    fn add_stats(&self, stats: &mut StatsCollector, length: u64) -> Result<()> {
-        // A body that does not parse came from a broken memtable, not the disk.
-        stats.add_encoded_partition(self, length).map_err(|e| {
-            Error::InvalidInput(format!(
-                "an encoded row of partition token {} does not parse: {}",
-                self.key.token, e.0
-            ))
-        })
+}
+
+/// The partition being appended row by row ([`SSTableWriter::begin_partition`]).
+#[derive(Debug)]
+struct Streamed {
+    key: DecoratedKey,
+    deletion: PartitionDeletion,
+    static_row: Option<Row>,
+    /// An empty-clustering first row, held until a second row (then the
+    /// partition takes the long form) or the end (the short form) decides.
+    held: Option<Row>,
+    /// Whether the header is written, in the long form.
+    open: bool,
+}
+
+/// The rows of the partition being appended in the long form: where it
+/// starts, the previous row's clustering (prefix compression and the order
+/// check), the first one (the statistics' span), and its row blocks. Reused
+/// across partitions, so a small partition allocates nothing.
+#[derive(Debug, Default)]
+struct RowsState {
+    /// Data-stream offset of the partition.
+    start: u64,
+    /// Where its rows start, from `start`.
+    rows_offset: u64,
+    rows: usize,
+    prev: Vec<u8>,
+    first: Vec<u8>,
+    blocks: RowBlocks,
+}
+
+impl RowsState {
+    fn reset(&mut self, start: u64, rows_offset: u64) {
+        self.start = start;
+        self.rows_offset = rows_offset;
+        self.rows = 0;
+        self.prev.clear();
+        self.first.clear();
+        self.blocks.clear();
+    }
+}
+
+/// The row blocks of a partition being written, for its row index: each
+/// block's offset in the partition and its first and last clusterings, kept
+/// in one byte buffer. A row index has one entry per ~4 KiB of rows (about
+/// 1% of a partition of small rows, one per row of large ones): it is the
+/// only part of a partition the writer holds until the partition ends, as
+/// the format puts the index after the rows.
+#[derive(Debug, Default)]
+struct RowBlocks {
+    keys: Vec<u8>,
+    /// `(offset, first clustering's end in keys, last clustering's end)`; a
+    /// block's first clustering starts where the previous block's last ends.
+    marks: Vec<(u64, usize, usize)>,
+}
+
+impl RowBlocks {
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.marks.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.marks.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.marks.len()
+    }
+
+    fn last_offset(&self) -> u64 {
+        self.marks.last().map_or(0, |m| m.0)
+    }
+
+    /// Opens a block at `offset` whose first row is `first`; `prev` (the row
+    /// before it) is the last of the block it closes.
+    fn open(&mut self, offset: u64, first: &[u8], prev: &[u8]) {
+        self.close(prev);
+        self.keys.extend_from_slice(first);
+        let end = self.keys.len();
+        self.marks.push((offset, end, end));
+    }
+
+    fn close(&mut self, last: &[u8]) {
+        if let Some(m) = self.marks.last_mut() {
+            self.keys.extend_from_slice(last);
+            m.2 = self.keys.len();
+        }
+    }
+
+    /// The row index entries, the last block closed at `last` and `rows_end`.
+    fn entries(&mut self, last: &[u8], rows_end: u64) -> Vec<row_index::Entry> {
+        self.close(last);
+        let mut from = 0;
+        let mut out = Vec::with_capacity(self.marks.len());
+        for (j, &(offset, first_end, last_end)) in self.marks.iter().enumerate() {
+            let end = self.marks.get(j + 1).map_or(rows_end, |m| m.0);
+            out.push(row_index::Entry {
+                first: self.keys[from..first_end].to_vec(),
+                last: self.keys[first_end..last_end].to_vec(),
+                offset,
+                width: end - offset,
+            });
+            from = last_end;
+        }
+        out
     }
 }
