@@ -461,14 +461,18 @@ pub fn clear_snapshot(data_dir: &Path, args: ClearSnapshotArgs) -> Result<()> {
     with_db(data_dir, |db| {
         let mut removed = 0usize;
         for t in select_tables(db, args.target.as_deref())? {
-            let names = match &args.name {
+            let report = match &args.name {
                 // A table without this snapshot is not an error when several are named.
                 Some(n) => match maintenance::clear_snapshot(&t, Some(n)) {
-                    Err(Error::NotFound(_)) => Vec::new(),
+                    Err(Error::NotFound(_)) => maintenance::ClearedSnapshots::default(),
                     other => other?,
                 },
                 None => maintenance::clear_snapshot(&t, None)?,
             };
+            for why in &report.skipped {
+                eprintln!("warning: skipped {why}");
+            }
+            let names = report.cleared;
             for n in &names {
                 println!("cleared snapshot {n} of {}", t.schema().qualified_name());
             }

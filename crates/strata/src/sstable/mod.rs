@@ -79,6 +79,8 @@ mod value;
 mod writer;
 
 #[cfg(test)]
+mod decoder_proptests;
+#[cfg(test)]
 mod tests;
 
 pub use bloom::BloomFilter;
