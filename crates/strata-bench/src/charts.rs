@@ -73,7 +73,15 @@ pub fn draw_line_chart_with(c: LineChart<'_>, extras: ChartExtras) -> Result<()>
             c.x
         )));
     }
-    let root = SVGBackend::new(&c.path, (c.width, 500)).into_drawing_area();
+    // Drawn to memory, then written by the one writer that never follows a
+    // link (plotters' own file backend would write through one).
+    let mut svg = String::new();
+    draw_to(&mut svg, &c, extras)?;
+    crate::workdir::write_new_or_regular(&c.path, svg.as_bytes())
+}
+
+fn draw_to(svg: &mut String, c: &LineChart<'_>, extras: ChartExtras) -> Result<()> {
+    let root = SVGBackend::with_string(svg, (c.width, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(chart_err)?;
     let mut builder = ChartBuilder::on(&root);
     builder
@@ -86,12 +94,12 @@ pub fn draw_line_chart_with(c: LineChart<'_>, extras: ChartExtras) -> Result<()>
         let chart = builder
             .build_cartesian_2d(c.x.clone().log_scale(), c.y.clone())
             .map_err(chart_err)?;
-        draw_series(chart, &c, extras)?;
+        draw_series(chart, c, extras)?;
     } else {
         let chart = builder
             .build_cartesian_2d(c.x.clone(), c.y.clone())
             .map_err(chart_err)?;
-        draw_series(chart, &c, extras)?;
+        draw_series(chart, c, extras)?;
     }
     root.present().map_err(chart_err)
 }

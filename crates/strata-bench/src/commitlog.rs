@@ -5,9 +5,10 @@
 //!
 //! Owns: the per-run data directories, the writer threads and their histograms.
 //! Called from one thread; a run starts its writers and joins them before
-//! returning. Every run gets a fresh data directory (under `dir`, default a new
-//! directory in the system temp dir, which must be a real disk for fsync costs
-//! to mean anything), deleted afterwards unless `keep`.
+//! returning. Every run gets a fresh data directory inside a work directory of
+//! the benchmark's own, created new under `dir` (default the system temp dir,
+//! which must be a real disk for fsync costs to mean anything) and deleted
+//! afterwards unless `keep`; nothing else under `dir` is touched.
 //!
 //! Contract:
 //! 1. A run writes a fixed number of operations (`ops`, split evenly across
@@ -78,7 +79,8 @@ pub struct CommitlogBenchConfig {
     pub max_seconds: f64,
     /// Bytes of the value column of each row.
     pub value_size: usize,
-    /// Parent of the per-run data directories (default: the system temp dir).
+    /// Where the benchmark's own work directory is created (default: the
+    /// system temp dir).
     pub dir: Option<PathBuf>,
     /// Keep the per-run data directories.
     pub keep: bool,
@@ -96,6 +98,29 @@ impl CommitlogBenchConfig {
         if let Some(t) = self.threads.iter().find(|&&t| t > MAX_BENCH_THREADS) {
             return Err(Error::InvalidInput(format!(
                 "--threads {t} is more than {MAX_BENCH_THREADS}"
+            )));
+        }
+        if self.ops > MAX_BENCH_OPS {
+            return Err(Error::InvalidInput(format!(
+                "--ops {} is more than {MAX_BENCH_OPS}",
+                self.ops
+            )));
+        }
+        // A value is cloned per write on every thread: an absurd size was a
+        // capacity-overflow panic or an allocation abort.
+        if self.value_size > MAX_BENCH_VALUE_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "--value-size {} is more than {MAX_BENCH_VALUE_BYTES} bytes",
+                self.value_size
+            )));
+        }
+        // It becomes a Duration: infinity or NaN panicked there.
+        if !(self.max_seconds.is_finite()
+            && (MIN_BENCH_SECONDS..=MAX_BENCH_SECONDS).contains(&self.max_seconds))
+        {
+            return Err(Error::InvalidInput(format!(
+                "--max-seconds {} is not in {MIN_BENCH_SECONDS}..={MAX_BENCH_SECONDS}",
+                self.max_seconds
             )));
         }
         Ok(())
@@ -135,7 +160,15 @@ fn histogram() -> Result<Histogram<u64>> {
 }
 
 /// Most writer threads one `bench commitlog` run may start.
-const MAX_BENCH_THREADS: usize = 1024;
+pub const MAX_BENCH_THREADS: usize = 1024;
+/// Most operations per run (each run also stops at `--max-seconds`).
+pub const MAX_BENCH_OPS: u64 = 1_000_000_000_000;
+/// Largest value per row: the stress workload's bound, far past a commit-log
+/// benchmark's interest and within the default max_mutation_size.
+pub const MAX_BENCH_VALUE_BYTES: usize = 16 << 20;
+/// Shortest and longest time limit of one run, seconds.
+pub const MIN_BENCH_SECONDS: f64 = 0.001;
+pub const MAX_BENCH_SECONDS: f64 = 86_400.0;
 
 /// Runs every (mode, threads) pair in order, handing each result to `on_run` as
 /// it completes (contract 1-3). Fails on the first run that cannot open or
@@ -146,14 +179,19 @@ pub fn run(
     on_run: &mut dyn FnMut(&CommitlogRun),
 ) -> Result<Vec<CommitlogRun>> {
     args.validate()?;
-    let parent = match &args.dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("strata-bench-commitlog-{}", std::process::id())),
-    };
+    // A directory of the run's own under --dir (crate invariant 4): the
+    // per-run directories below it are new, and only it is removed.
+    let mut work =
+        crate::workdir::WorkDir::create_on_disk_default(args.dir.as_deref(), "commitlog")?;
+    if args.keep {
+        work.keep();
+    }
     let mut runs = Vec::new();
     for &mode in &args.modes {
         for &threads in &args.threads {
-            let dir = parent.join(format!("{mode:?}-{threads}t").to_lowercase());
+            let dir = work
+                .path()
+                .join(format!("{mode:?}-{threads}t").to_lowercase());
             let r = one_run(args, mode, threads, &dir);
             if !args.keep {
                 let _ = std::fs::remove_dir_all(&dir);
@@ -162,9 +200,6 @@ pub fn run(
             on_run(&r);
             runs.push(r);
         }
-    }
-    if !args.keep && args.dir.is_none() {
-        let _ = std::fs::remove_dir(&parent);
     }
     Ok(runs)
 }
@@ -187,7 +222,10 @@ fn one_run(
     dir: &Path,
 ) -> Result<CommitlogRun> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        return Err(Error::InvalidInput(format!(
+            "{} exists: each run needs a fresh directory (--modes and --threads list it twice?)",
+            dir.display()
+        )));
     }
     let sync_ms = match mode {
         SyncKind::Periodic => args.period_ms,

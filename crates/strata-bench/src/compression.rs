@@ -548,9 +548,9 @@ impl CompressionConfig {
         if !(1..=16_384).contains(&self.raw_mib_per_dataset) {
             return bad("--raw-mib must be between 1 and 16384");
         }
-        if self.concurrency.is_empty() || self.concurrency.iter().any(|&c| !(1..=1024).contains(&c))
+        if self.concurrency.is_empty() || self.concurrency.iter().any(|&c| !(1..=256).contains(&c))
         {
-            return bad("--concurrency: one or more thread counts between 1 and 1024");
+            return bad("--concurrency: one or more thread counts between 1 and 256");
         }
         if !(self.read_seconds > 0.0 && self.read_seconds <= 3600.0) {
             return bad("--read-seconds must be above 0 and at most 3600");

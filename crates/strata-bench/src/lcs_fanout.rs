@@ -679,21 +679,14 @@ pub fn run(config: &LcsFanoutConfig, progress: &(dyn Fn(&str) + Sync)) -> Result
         .iter()
         .map(|&n| node_spec(n))
         .collect::<Result<Vec<_>>>()?;
-    let parent = args.dir.clone().unwrap_or_else(|| {
-        let shm = PathBuf::from("/dev/shm");
-        if shm.is_dir() {
-            shm
-        } else {
-            std::env::temp_dir()
-        }
-    });
-    let root = parent.join(format!("strata-lcs-fanout-{}", std::process::id()));
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
-    let result = run_in(args, &specs, &root, progress);
-    if !args.keep {
-        let _ = std::fs::remove_dir_all(&root);
+    // A new directory of the run's own (crate invariant 4), removed on drop
+    // unless kept.
+    let mut root =
+        crate::workdir::WorkDir::create_in_memory_default(args.dir.as_deref(), "lcs-fanout")?;
+    if args.keep {
+        root.keep();
     }
-    result
+    run_in(args, &specs, root.path(), progress)
 }
 
 fn run_in(

@@ -42,13 +42,18 @@
 //!   `upgradesstables -a` at 60% of a disk quota, and the run refused with a
 //!   snapshot present (issue 14).
 //! - [`charts`]: the SVG line charts the experiments draw.
+//! - [`workdir`]: the fresh work directory an experiment runs in and removes
+//!   (and nothing else), and the writer of the report files the operator names.
 //!
 //! Invariants every module keeps:
 //! 1. Runs are reproducible: every random stream is seeded from the caller's
 //!    seed; only wall-clock figures differ between two runs.
 //! 2. Progress is reported through a callback the caller passes; results are
 //!    returned as values (serializable for `--json`), never printed here.
-//! 3. Bad input is an `Error::InvalidInput` naming the option, before any work.
+//! 3. Bad input is an `Error::InvalidInput` naming the option, before any work
+//!    and before anything is created on disk.
+//! 4. An experiment deletes only what it created: it runs in a [`workdir::WorkDir`]
+//!    made fresh for it, never in a directory it was given.
 
 pub mod blobfile;
 pub mod blobstore;
@@ -64,3 +69,4 @@ pub mod slice;
 pub mod stress;
 pub mod timeseries;
 pub mod values;
+pub mod workdir;

@@ -656,9 +656,9 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
         btreemap: hot_rows_marginal_overhead::<BTreeMapBaseline>(),
     };
     let mut flush = FlushRuns::default();
-    let scratch_dir =
-        std::env::temp_dir().join(format!("strata-bench-flush-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch_dir).map_err(|e| Error::io(&scratch_dir, e))?;
+    // A new directory of the run's own (crate invariant 4), removed on drop.
+    let scratch = crate::workdir::WorkDir::create_on_disk_default(None, "flush")?;
+    let scratch_dir = scratch.path();
     let result = (|| -> Result<()> {
         for run in 0..cfg.runs {
             for workload in [Workload::RandomPartitions, Workload::FewPartitions] {
@@ -669,15 +669,15 @@ pub fn run_bench(cfg: &MemtableConfig, progress: &mut dyn FnMut(&str)) -> Result
                 let id = (run * 4 + workload as usize * 2) as u64 + 1;
                 flush
                     .sstable
-                    .push(mib / time_sstable(&m, &scratch_dir, id, true)?);
+                    .push(mib / time_sstable(&m, scratch_dir, id, true)?);
                 flush
                     .sstable_decoded
-                    .push(mib / time_sstable(&m, &scratch_dir, id + 1, false)?);
+                    .push(mib / time_sstable(&m, scratch_dir, id + 1, false)?);
             }
         }
         Ok(())
     })();
-    let _ = std::fs::remove_dir_all(&scratch_dir);
+    drop(scratch);
     result?;
     Ok(MemtableReport {
         config: cfg.clone(),

@@ -150,8 +150,60 @@ impl SimulateOverrides {
             }
             cfg.bucket_seconds = Some(seconds as u64);
         }
+        check_work(&cfg)?;
         Ok((cfg, notes))
     }
+}
+
+/// Most flushes one simulation may run: each costs a decision (about 20 ms
+/// with the invariant checks on at a thousand sstables), so this is hours at
+/// the most; the seed's 88 hours are 1,237.
+pub const MAX_FLUSHES: f64 = 1_000_000.0;
+/// Most samples of the series (each holds every level's figures).
+pub const MAX_SAMPLES: f64 = 1_000_000.0;
+/// Most write-time buckets a simulated sstable may need (its span over the
+/// bucket width): every sstable holds its histogram in memory.
+pub const MAX_BUCKETS: f64 = 65_536.0;
+
+/// The flags together must describe a finite run of bounded memory: a flush
+/// size of one byte made `--node A` run without end.
+fn check_work(cfg: &SimConfig) -> Result<()> {
+    let duration = cfg.duration_seconds as f64;
+    let flushes = duration * cfg.ingest_bytes_per_second / cfg.flush_bytes.max(1) as f64;
+    if flushes.is_nan() || flushes > MAX_FLUSHES {
+        return Err(Error::InvalidInput(format!(
+            "--duration x --ingest-rate / --flush-size is {flushes:.3e} flushes, more than \
+             {MAX_FLUSHES:.0}: shorten the run, lower the rate or raise the flush size"
+        )));
+    }
+    let samples = duration / cfg.sample_interval_seconds.max(1) as f64;
+    if samples > MAX_SAMPLES {
+        return Err(Error::InvalidInput(format!(
+            "--duration / --sample-interval is {samples:.3e} samples, more than {MAX_SAMPLES:.0}: \
+             raise --sample-interval"
+        )));
+    }
+    let span = if cfg.ttl_seconds > 0 {
+        cfg.ttl_seconds as f64
+    } else {
+        duration
+    };
+    let width = cfg
+        .bucket_seconds
+        .unwrap_or_else(|| (cfg.ttl_seconds / 256).max(60)) as f64;
+    if span / width > MAX_BUCKETS {
+        return Err(Error::InvalidInput(format!(
+            "{} / --bucket-width is {:.3e} buckets per sstable, more than {MAX_BUCKETS:.0}: \
+             raise --bucket-width",
+            if cfg.ttl_seconds > 0 {
+                "--ttl"
+            } else {
+                "--duration"
+            },
+            span / width
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -185,6 +237,50 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("--bucket-width"), "{err}");
+    }
+
+    /// The adversarial round's `simulate --node A --flush-size 1`: 3.2e11
+    /// flushes, a run without end; refused before it starts, naming the flags.
+    #[test]
+    fn a_run_of_unbounded_work_is_refused_before_it_starts() {
+        for (o, flag) in [
+            (
+                SimulateOverrides {
+                    node: Some('A'),
+                    flush_size: Some("1".into()),
+                    ..base()
+                },
+                "--flush-size",
+            ),
+            (
+                SimulateOverrides {
+                    node: Some('A'),
+                    sample_interval: "1s".into(),
+                    duration: Some("3650d".into()),
+                    flush_size: Some("1TiB".into()),
+                    ..base()
+                },
+                "--sample-interval",
+            ),
+            (
+                SimulateOverrides {
+                    node: Some('A'),
+                    bucket_width: Some("1s".into()),
+                    ..base()
+                },
+                "--bucket-width",
+            ),
+        ] {
+            let err = o.config().unwrap_err().to_string();
+            assert!(err.contains(flag), "{err}");
+        }
+        // The seed's own runs stay well inside.
+        assert!(SimulateOverrides {
+            node: Some('A'),
+            ..base()
+        }
+        .config()
+        .is_ok());
     }
 
     #[test]

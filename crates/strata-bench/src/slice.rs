@@ -94,19 +94,56 @@ pub struct SliceBenchReport {
     pub cases: Vec<SliceCase>,
 }
 
+/// Fewest rows of a partition: two slices' worth, so "newest" and "middle" differ.
+pub const MIN_ROWS_PER_PARTITION: u64 = 2 * SLICE_ROWS as u64;
+/// Most rows of all sizes together: every size's partition is loaded into a
+/// memtable and held there at once (the memtable case reads them all before
+/// any is flushed), so this bounds the run's memory (a few GiB) and stays
+/// below the table's 4 GiB flush threshold.
+pub const MAX_TOTAL_ROWS: u64 = 10_000_000;
+/// Longest time per case, milliseconds: ten minutes.
+pub const MAX_MILLIS_PER_CASE: u64 = 600_000;
+
+impl SliceBenchOptions {
+    /// Refuses what cannot run, naming the option; [`run`] calls it first, and
+    /// a caller calls it before creating anything on disk.
+    pub fn validate(&self) -> Result<()> {
+        if self.rows_per_partition.is_empty() {
+            return Err(Error::InvalidInput("--rows: name at least one size".into()));
+        }
+        if let Some(n) = self
+            .rows_per_partition
+            .iter()
+            .find(|&&n| !(MIN_ROWS_PER_PARTITION..=MAX_TOTAL_ROWS).contains(&n))
+        {
+            return Err(Error::InvalidInput(format!(
+                "--rows {n} is not in {MIN_ROWS_PER_PARTITION}..={MAX_TOTAL_ROWS}"
+            )));
+        }
+        let total = self
+            .rows_per_partition
+            .iter()
+            .fold(0u64, |t, &n| t.saturating_add(n));
+        if total > MAX_TOTAL_ROWS {
+            return Err(Error::InvalidInput(format!(
+                "--rows add up to {total} rows, more than {MAX_TOTAL_ROWS}: every size is held \
+                 in memory at once"
+            )));
+        }
+        if self.min_millis_per_case > MAX_MILLIS_PER_CASE {
+            return Err(Error::InvalidInput(format!(
+                "--min-millis {} is more than {MAX_MILLIS_PER_CASE}",
+                self.min_millis_per_case
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Runs every size in a fresh database under `dir` (which must be empty or
 /// absent; it is left in place for the caller to remove).
 pub fn run(dir: &Path, opts: &SliceBenchOptions) -> Result<SliceBenchReport> {
-    if opts
-        .rows_per_partition
-        .iter()
-        .any(|&n| n < 2 * SLICE_ROWS as u64)
-    {
-        return Err(Error::InvalidInput(format!(
-            "every partition size must be at least {} rows",
-            2 * SLICE_ROWS
-        )));
-    }
+    opts.validate()?;
     let mut runs = Vec::new();
     for (i, &n) in opts.rows_per_partition.iter().enumerate() {
         runs.push(open_and_load(&dir.join(format!("run-{i}-{n}")), n)?);

@@ -740,24 +740,44 @@ pub struct BenchReport {
     pub out_of_order: Option<OutOfOrder>,
 }
 
-pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Result<BenchReport> {
-    cfg.base.validate()?;
-    let mut strategies = BTreeMap::new();
-    let mut runs = Vec::new();
-    for name in &cfg.strategies {
-        let options = match name.to_ascii_uppercase().as_str() {
-            "DTCS" => dtcs_options(),
-            "TWCS" => twcs_options(),
-            "STCS" => stcs_options(),
-            "LCS" => lcs_options(),
-            other => {
-                return Err(Error::InvalidInput(format!(
-                    "--strategies: unknown strategy '{other}' (DTCS, TWCS, STCS, LCS)"
-                )))
-            }
-        };
-        runs.push((name.to_ascii_uppercase(), options));
+impl BenchConfig {
+    /// Refuses what cannot run, naming the option, before anything is created
+    /// (crate invariant 3); [`run_bench`] calls it first.
+    pub fn validate(&self) -> Result<()> {
+        TimeseriesConfig {
+            late_fraction: self.late_fraction,
+            ..self.base.clone()
+        }
+        .validate()?;
+        self.runs().map(|_| ())
     }
+
+    /// `(label, compaction options)` of each strategy named.
+    fn runs(&self) -> Result<Vec<(String, String)>> {
+        self.strategies
+            .iter()
+            .map(|name| {
+                let options = match name.to_ascii_uppercase().as_str() {
+                    "DTCS" => dtcs_options(),
+                    "TWCS" => twcs_options(),
+                    "STCS" => stcs_options(),
+                    "LCS" => lcs_options(),
+                    other => {
+                        return Err(Error::InvalidInput(format!(
+                            "--strategies: unknown strategy '{other}' (DTCS, TWCS, STCS, LCS)"
+                        )))
+                    }
+                };
+                Ok((name.to_ascii_uppercase(), options))
+            })
+            .collect()
+    }
+}
+
+pub fn run_bench(cfg: &BenchConfig, progress: &mut dyn FnMut(&str, f64)) -> Result<BenchReport> {
+    cfg.validate()?;
+    let mut strategies = BTreeMap::new();
+    let runs = cfg.runs()?;
     let mut one = |label: &str, compaction: String, late: f64| -> Result<RunResult> {
         let c = TimeseriesConfig {
             label: label.to_string(),

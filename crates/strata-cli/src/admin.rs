@@ -29,6 +29,7 @@ use strata::maintenance::{self, ScrubOptions};
 use strata::{Error, Result};
 use strata_bench::commitlog::SyncKind;
 
+use crate::bounds::range;
 use crate::datadir::{DataDirArgs, DataDirUse};
 use crate::{open_db, open_db_read_only, select_tables};
 
@@ -465,14 +466,18 @@ pub fn clear_snapshot(data_dir: &Path, args: ClearSnapshotArgs) -> Result<()> {
     with_db(data_dir, |db| {
         let mut removed = 0usize;
         for t in select_tables(db, args.target.as_deref())? {
-            let names = match &args.name {
+            let report = match &args.name {
                 // A table without this snapshot is not an error when several are named.
                 Some(n) => match maintenance::clear_snapshot(&t, Some(n)) {
-                    Err(Error::NotFound(_)) => Vec::new(),
+                    Err(Error::NotFound(_)) => maintenance::ClearedSnapshots::default(),
                     other => other?,
                 },
                 None => maintenance::clear_snapshot(&t, None)?,
             };
+            for why in &report.skipped {
+                eprintln!("warning: skipped {why}");
+            }
+            let names = report.cleared;
             for n in &names {
                 println!("cleared snapshot {n} of {}", t.schema().qualified_name());
             }
@@ -636,11 +641,13 @@ pub struct TrainArgs {
     pub table: String,
     /// Largest dictionary, KiB [default: the table's
     /// training_max_dictionary_size, 64 KiB].
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    #[arg(long, value_parser = range(1usize, 1024,
+        "zstd dictionaries past 1 MiB gain nothing and cost memory in every reader"))]
     pub max_dict_size_kb: Option<usize>,
     /// Most data sampled, MiB [default: the table's
     /// training_max_total_sample_size, 10 MiB].
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
+    #[arg(long, value_parser = range(1usize, 1024,
+        "the sample is held in memory while training"))]
     pub max_sample_mb: Option<usize>,
     #[arg(long)]
     pub json: bool,
@@ -702,8 +709,8 @@ pub struct UpgradeArgs {
     #[arg(short = 'a', long = "include-all-sstables")]
     pub all: bool,
     /// Rewrites at a time; the space check counts them all [default: 1].
-    #[arg(long, default_value_t = 1,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = range(1usize, 64,
+        "one rewrite thread each, and each needs its own room on disk"))]
     pub jobs: usize,
     /// Estimate the new size (sampled chunks) and the peak extra space; write nothing.
     #[arg(long)]

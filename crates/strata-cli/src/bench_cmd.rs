@@ -12,10 +12,12 @@
 //! in bench_compression.rs). This file parses the arguments, calls the library and prints.
 
 use crate::admin::SyncModeArg;
+use crate::bounds::range;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use strata::{Error, Result};
 use strata_bench::commitlog::{self as bench, CommitlogBenchConfig};
+use strata_bench::workdir::{write_new_or_regular, WorkDir};
 
 #[path = "bench_blobstore.rs"]
 mod bench_blobstore;
@@ -58,11 +60,13 @@ pub enum BenchCommand {
 
 #[derive(Args, Debug)]
 pub struct MemtableBenchArgs {
-    /// Writer-thread counts, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    /// Writer-thread counts, comma separated, each 1 to 64.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4", value_parser = range(1usize, 64,
+        "one OS thread each, over one shared memtable"))]
     pub threads: Vec<usize>,
-    /// Runs per case (the median is reported, and every run's ratio).
-    #[arg(long, default_value_t = 3)]
+    /// Runs per case (the median is reported, and every run's ratio), 1 to 50.
+    #[arg(long, default_value_t = 3, value_parser = range(1usize, 50,
+        "each run repeats every case: 50 already takes hours"))]
     pub runs: usize,
     /// Also write the results as JSON to this file.
     #[arg(long)]
@@ -71,11 +75,13 @@ pub struct MemtableBenchArgs {
 
 #[derive(Args, Debug)]
 pub struct CommitlogBenchArgs {
-    /// Operations per run (split across the threads).
-    #[arg(long, default_value_t = 20_000)]
+    /// Operations per run (split across the threads), at most 10^12.
+    #[arg(long, default_value_t = 20_000, value_parser = range(1u64, bench::MAX_BENCH_OPS,
+        "each run also stops at --max-seconds; a larger count is a typo"))]
     pub ops: u64,
-    /// Writer-thread counts to run, comma separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,4,16")]
+    /// Writer-thread counts to run, comma separated, each 1 to 1024.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,16",
+          value_parser = range(1usize, bench::MAX_BENCH_THREADS, "one OS thread each"))]
     pub threads: Vec<usize>,
     /// Sync modes to run, comma separated.
     #[arg(
@@ -85,39 +91,34 @@ pub struct CommitlogBenchArgs {
         default_value = "periodic,batch,group"
     )]
     pub modes: Vec<SyncModeArg>,
-    /// `group` mode window for this benchmark, milliseconds.
-    #[arg(long, default_value_t = 2)]
+    /// `group` mode window for this benchmark, milliseconds, 0 to 60000.
+    #[arg(long, default_value_t = 2, value_parser = range(0u64, 60_000,
+        "writers wait up to one window for their fsync: at most a minute"))]
     pub group_window_ms: u64,
-    /// `periodic` mode period for this benchmark, milliseconds.
-    #[arg(long, default_value_t = 10_000)]
+    /// `periodic` mode period for this benchmark, milliseconds, 1 to 3600000.
+    #[arg(long, default_value_t = 10_000, value_parser = range(1u64, 3_600_000,
+        "the commit log's own bound on commitlog_sync_period: at most an hour"))]
     pub period_ms: u64,
-    /// Stop a run after this many seconds even if `--ops` are not done.
-    #[arg(long, default_value_t = 20.0)]
+    /// Stop a run after this many seconds even if `--ops` are not done,
+    /// 0.001 to 86400.
+    #[arg(long, default_value_t = 20.0, value_parser = range(
+        bench::MIN_BENCH_SECONDS, bench::MAX_BENCH_SECONDS,
+        "a time limit of a day at most, and a finite one"))]
     pub max_seconds: f64,
-    /// Bytes of the value column of each row.
-    #[arg(long, default_value_t = 64)]
+    /// Bytes of the value column of each row, at most 16 MiB.
+    #[arg(long, default_value_t = 64, value_parser = range(0usize, bench::MAX_BENCH_VALUE_BYTES,
+        "each writer thread holds the value and copies it per write"))]
     pub value_size: usize,
-    /// Parent of the per-run data directories (default: the system temp dir).
+    /// Where the benchmark creates its own work directory for the per-run data
+    /// directories (default: the system temp dir); nothing else in it is touched.
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Keep the per-run data directories.
+    /// Keep the work directory and the per-run data directories.
     #[arg(long)]
     pub keep: bool,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-/// A work directory of this process's own for experiment `name`, under `dir`
-/// or, without it, /dev/shm when present (the experiments measure bytes and
-/// counts, and tmpfs keeps fsyncs out of the way), else the system temp dir.
-pub fn bench_work_dir(dir: Option<&std::path::Path>, name: &str) -> PathBuf {
-    let parent = match dir {
-        Some(d) => d.to_path_buf(),
-        None if std::path::Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
-        None => std::env::temp_dir(),
-    };
-    parent.join(format!("strata-bench-{name}-{}", std::process::id()))
 }
 
 /// Where an experiment's report goes besides stdout (timeseries, blobstore).
@@ -132,19 +133,18 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
-    /// Ends an experiment that ran under `work_dir` (a directory of its own,
+    /// Ends an experiment that ran in `work_dir` (a directory of its own,
     /// removed here whether it succeeded or not), then prints the report's
     /// text, draws its charts and writes its JSON as asked.
     pub fn finish<R>(
         &self,
-        work_dir: &std::path::Path,
+        work_dir: WorkDir,
         report: Result<R>,
         text: fn(&R) -> String,
         charts: fn(&R, &std::path::Path) -> Result<Vec<PathBuf>>,
         json: fn(&R) -> Result<String>,
     ) -> Result<()> {
-        // A failed removal only leaves files behind; the report matters more.
-        let _ = std::fs::remove_dir_all(work_dir);
+        drop(work_dir);
         let report = report?;
         print!("{}", text(&report));
         if let Some(dir) = &self.charts {
@@ -152,7 +152,7 @@ impl ReportArgs {
             println!("{} charts written to {}", written.len(), dir.display());
         }
         if let Some(path) = &self.json {
-            std::fs::write(path, json(&report)?).map_err(|e| Error::io(path, e))?;
+            write_new_or_regular(path, json(&report)?.as_bytes())?;
         }
         Ok(())
     }
@@ -179,7 +179,7 @@ fn memtable(args: MemtableBenchArgs) -> Result<()> {
     let report = strata_bench::memtable::run_bench(&cfg, &mut |line| eprintln!("{line}"))?;
     print!("{}", report.text());
     if let Some(path) = &args.json {
-        std::fs::write(path, report.to_json()?).map_err(|e| Error::io(path, e))?;
+        write_new_or_regular(path, report.to_json()?.as_bytes())?;
     }
     Ok(())
 }
@@ -228,7 +228,7 @@ fn commitlog(args: CommitlogBenchArgs) -> Result<()> {
     })?;
     if let Some(path) = &args.json {
         let text = bench::to_json(&config, &runs)?;
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+        write_new_or_regular(path, text.as_bytes())?;
     }
     let errors: u64 = runs.iter().map(|r| r.errors).sum();
     if errors > 0 {

@@ -4,39 +4,47 @@
 //! `strata_bench::lcs_fanout`; its method is in that module's contract and in
 //! BENCHMARKS.md, "Leveling multiplier experiment (real engine)".
 
+use crate::bounds::range;
 use clap::Args;
 use std::path::PathBuf;
-use strata::{Error, Result};
+use strata::Result;
 use strata_bench::lcs_fanout::{self, LcsFanoutConfig};
 
 #[derive(Args, Debug)]
 pub struct LcsFanoutArgs {
     /// Scale factor for every byte figure (ingest rate, sstable and flush sizes);
     /// times stay full scale (TTL 2 days, gc grace 60 s, `--hours`).
-    /// Default 1/160: 1 MiB sstables for A and B (~30 seed-shaped partitions each).
-    #[arg(long, default_value_t = 0.00625)]
+    /// Default 1/160: 1 MiB sstables for A and B (~30 seed-shaped partitions
+    /// each); 0.0001 to 1.
+    #[arg(long, default_value_t = 0.00625, value_parser = range(0.0001f64, 1.0,
+        "below 1/10000, 160 MiB sstables would be under the engine's 16 KiB minimum"))]
     pub scale: f64,
-    /// Simulated hours to run (the seed ran 88).
-    #[arg(long, default_value_t = 88.0)]
+    /// Simulated hours to run (the seed ran 88), 0.01 to 1000.
+    #[arg(long, default_value_t = 88.0, value_parser = range(0.01f64, 1000.0,
+        "the seed ran 88 hours; ten times that shows every trend"))]
     pub hours: f64,
-    /// Rows (the seed's "columns") per partition; the seed had 512.
-    #[arg(long, default_value_t = 512)]
+    /// Rows (the seed's "columns") per partition; the seed had 512. 1 to 100000.
+    #[arg(long, default_value_t = 512, value_parser = range(1usize, 100_000,
+        "a partition is one mutation, held whole in memory"))]
     pub cells_per_partition: usize,
     /// Nodes to run, comma separated: A (fanout 10, 160 MiB), B (4, 160 MiB), C (4, 1 GiB).
     #[arg(long, value_delimiter = ',', default_value = "A,B,C")]
     pub nodes: Vec<char>,
-    /// Memtable flush size at full scale, MiB on disk.
-    #[arg(long, default_value_t = 256.0)]
+    /// Memtable flush size at full scale, MiB on disk, 1 to 65536.
+    #[arg(long, default_value_t = 256.0, value_parser = range(1.0f64, 65_536.0,
+        "the seed's flush lies in (64, 256] MiB; 64 GiB is past any memtable"))]
     pub flush_mib: f64,
     /// Run every node with the LCS option `l0_size_tiered` (L0 below one
     /// sstable's worth merged by size tiers, not whole on every flush).
     #[arg(long)]
     pub l0_size_tiered: bool,
     /// Seed of the data generator.
-    #[arg(long, default_value_t = 7871)]
+    #[arg(long, default_value_t = 7871, value_parser = range(0u64, u64::MAX, "any seed"))]
     pub seed: u64,
-    /// Parent of the per-node data directories (default /dev/shm when present:
-    /// the counters measure bytes, and tmpfs keeps fsyncs from dominating).
+    /// Where the experiment creates its own work directory for the per-node
+    /// data directories, removed at the end (default /dev/shm when present:
+    /// the counters measure bytes, and tmpfs keeps fsyncs from dominating);
+    /// nothing else in it is touched.
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Keep the data directories.
@@ -75,7 +83,7 @@ pub fn run(args: LcsFanoutArgs) -> Result<()> {
         println!("charts written to {}", dir.display());
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, report.to_json()?).map_err(|e| Error::io(path, e))?;
+        strata_bench::workdir::write_new_or_regular(path, report.to_json()?.as_bytes())?;
     }
     Ok(())
 }

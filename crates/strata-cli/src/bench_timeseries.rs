@@ -3,45 +3,60 @@
 //! `strata_bench::timeseries` (method in its module contract and in
 //! BENCHMARKS.md, "Time series (seed 003)").
 
+use crate::bounds::range;
 use clap::Args;
 use std::path::PathBuf;
 use strata::Result;
 use strata_bench::timeseries::{self, BenchConfig, TimeseriesConfig};
+use strata_bench::workdir::WorkDir;
 
 #[derive(Args, Debug)]
 pub struct TimeseriesArgs {
-    /// Series (one partition each).
-    #[arg(long, default_value_t = 100)]
+    /// Series (one partition each), 1 to 1000000.
+    #[arg(long, default_value_t = 100, value_parser = range(1u32, 1_000_000,
+        "every series is a partition the reads pick from"))]
     pub series: u32,
-    /// Simulated ingest, rows per second over all series.
-    #[arg(long, default_value_t = 0.5)]
+    /// Simulated ingest, rows per second over all series, 0.000001 to 1000000.
+    #[arg(long, default_value_t = 0.5, value_parser = range(1e-6f64, 1e6,
+        "a positive, finite rate; the run's row count is bounded as well"))]
     pub rows_per_second: f64,
-    /// Bytes of each row's value.
-    #[arg(long, default_value_t = 64)]
+    /// Bytes of each row's value, at most 1 MiB.
+    #[arg(long, default_value_t = 64, value_parser = range(0usize, 1 << 20,
+        "time-series rows are small; each is held in memory until flushed"))]
     pub value_size: usize,
-    /// The table's default_time_to_live, seconds.
-    #[arg(long, default_value_t = 4 * 86_400)]
+    /// The table's default_time_to_live, seconds, 1 to 630720000 (20 years).
+    #[arg(long, default_value_t = 4 * 86_400, value_parser = range(1u32, 630_720_000,
+        "Cassandra's own ceiling on a TTL is 20 years; the workload is about expiry"))]
     pub ttl: u32,
     /// gc_grace_seconds.
-    #[arg(long, default_value_t = 3_600)]
+    #[arg(long, default_value_t = 3_600, value_parser = range(0u32, u32::MAX,
+        "any gc_grace_seconds the table takes"))]
     pub gc_grace: u32,
-    /// Days of the write-only phase (the seed ran a week, then added reads).
-    #[arg(long, default_value_t = 14.0)]
+    /// Days of the write-only phase (the seed ran a week, then added reads),
+    /// 0 to 3650.
+    #[arg(long, default_value_t = 14.0, value_parser = range(0.0f64, 3650.0,
+        "ten years of simulated time; the run's row count is bounded as well"))]
     pub write_days: f64,
-    /// Days with 10% "most recent N" reads added.
-    #[arg(long, default_value_t = 3.0)]
+    /// Days with 10% "most recent N" reads added, 0 to 3650.
+    #[arg(long, default_value_t = 3.0, value_parser = range(0.0f64, 3650.0,
+        "ten years of simulated time; the run's row count is bounded as well"))]
     pub recent_read_days: f64,
-    /// Days with cold reads added as well.
-    #[arg(long, default_value_t = 3.0)]
+    /// Days with cold reads added as well, 0 to 3650.
+    #[arg(long, default_value_t = 3.0, value_parser = range(0.0f64, 3650.0,
+        "ten years of simulated time; the run's row count is bounded as well"))]
     pub cold_read_days: f64,
-    /// Share of late writes (old timestamps) in the out-of-order runs.
-    #[arg(long, default_value_t = 0.01)]
+    /// Share of late writes (old timestamps) in the out-of-order runs, 0 to 0.9.
+    #[arg(long, default_value_t = 0.01, value_parser = range(0.0f64, 0.9,
+        "at least 10% of writes stay in order, or nothing is late"))]
     pub late_fraction: f64,
-    /// Oldest age of a late write, seconds.
-    #[arg(long, default_value_t = 2 * 86_400)]
+    /// Oldest age of a late write, seconds, 3600 to 315360000 (10 years).
+    #[arg(long, default_value_t = 2 * 86_400, value_parser = range(3_600u64, 315_360_000,
+        "at least an hour to be late at all; at most ten years of simulated time"))]
     pub late_max_age: u64,
-    /// Simulated seconds between flushes (compaction runs after each).
-    #[arg(long, default_value_t = 3_600)]
+    /// Simulated seconds between flushes (compaction runs after each), 1 to
+    /// 21600 (the sampling interval, 6 h).
+    #[arg(long, default_value_t = 3_600, value_parser = range(1u64, 6 * 3_600,
+        "at least one flush per six-hour sample"))]
     pub flush_seconds: u64,
     /// Strategies to run, comma separated: DTCS, TWCS, STCS, LCS.
     #[arg(long, value_delimiter = ',', default_value = "DTCS,TWCS,STCS,LCS")]
@@ -53,10 +68,12 @@ pub struct TimeseriesArgs {
     /// late writes), to see what each mechanism does.
     #[arg(long)]
     pub mechanisms: bool,
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = range(0u64, u64::MAX, "any seed"))]
     pub seed: u64,
-    /// Parent of the per-run data directories (default /dev/shm when present:
-    /// the figures are bytes and counts, and tmpfs keeps fsyncs out of the way).
+    /// Where the bench creates its own work directory for the per-run data
+    /// directories, removed at the end (default /dev/shm when present: the
+    /// figures are bytes and counts, and tmpfs keeps fsyncs out of the way);
+    /// nothing else in it is touched.
     #[arg(long)]
     pub dir: Option<PathBuf>,
     #[command(flatten)]
@@ -78,20 +95,18 @@ pub fn run(args: TimeseriesArgs) -> Result<()> {
         seed: args.seed,
         ..TimeseriesConfig::default()
     };
-    let late_check = TimeseriesConfig {
-        late_fraction: args.late_fraction,
-        ..base.clone()
-    };
-    late_check.validate()?;
-    let work_dir = super::bench_work_dir(args.dir.as_deref(), "timeseries");
-    let config = BenchConfig {
+    let mut config = BenchConfig {
         base,
         late_fraction: args.late_fraction,
-        work_dir: work_dir.clone(),
+        work_dir: std::path::PathBuf::new(),
         strategies: args.strategies.clone(),
         out_of_order: !args.no_out_of_order,
         mechanisms: args.mechanisms,
     };
+    // Argument errors before any directory is made.
+    config.validate()?;
+    let work_dir = WorkDir::create_in_memory_default(args.dir.as_deref(), "timeseries")?;
+    config.work_dir = work_dir.path().to_path_buf();
     let mut last = String::new();
     let report = timeseries::run_bench(&config, &mut |label, day| {
         let line = format!("{label}: day {}", day.floor());
@@ -102,7 +117,7 @@ pub fn run(args: TimeseriesArgs) -> Result<()> {
     });
     // Each run removes its own directory; the parent is ours, removed here.
     args.report.finish(
-        &work_dir,
+        work_dir,
         report,
         timeseries::BenchReport::text,
         timeseries::BenchReport::write_charts,

@@ -1,6 +1,7 @@
 //! Compaction commands: `compact`, `garbagecollect`, `compactionstats`,
 //! `compactionhistory` (nodetool's names and figures; `--json` everywhere).
 
+use crate::bounds::range;
 use crate::{open_db, open_db_read_only, select_tables};
 use clap::Args;
 use std::path::Path;
@@ -12,10 +13,12 @@ pub struct CompactArgs {
     /// `keyspace` or `keyspace.table`; all tables when absent.
     pub target: Option<String>,
     /// Merge exactly these sstable ids (nodetool `compact --user-defined`).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = range(1u64, u64::MAX,
+        "sstable ids start at 1"))]
     pub user_defined: Vec<u64>,
-    /// Output level for --user-defined.
-    #[arg(long, default_value_t = 0)]
+    /// Output level for --user-defined, 0 to 8.
+    #[arg(long, default_value_t = 0, value_parser = range(0u32, strata::compaction::lcs::MAX_LEVEL,
+        "LCS has levels 0 to 8"))]
     pub level: u32,
     #[arg(long)]
     pub json: bool,

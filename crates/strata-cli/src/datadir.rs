@@ -24,6 +24,7 @@
 //!    so that "not given" and "given the default" differ (contract 1 needs it).
 
 use crate::admin::{CommitLogFlags, LogCompressionArg, SyncModeArg};
+use crate::bounds::range;
 use clap::Args;
 use std::path::PathBuf;
 use strata::commitlog::CommitLogOptions;
@@ -48,21 +49,25 @@ pub struct DataDirArgs {
     /// [default: periodic].
     #[arg(long = "commitlog-sync", value_enum)]
     pub commitlog_sync: Option<SyncModeArg>,
-    /// fsync period of `periodic` mode (commitlog_sync_period), milliseconds
-    /// [default: 10000].
-    #[arg(long)]
+    /// fsync period of `periodic` mode (commitlog_sync_period), milliseconds,
+    /// 1 to 3600000 [default: 10000].
+    #[arg(long, value_parser = range(1u64, 3_600_000,
+        "the period is how much acknowledged data a power loss may take: at most an hour"))]
     pub commitlog_sync_period_ms: Option<u64>,
     /// Shortest gap between fsyncs in `group` mode (commitlog_sync_group_window),
-    /// ms [default: 10].
-    #[arg(long)]
+    /// ms, 0 to 60000 [default: 10].
+    #[arg(long, value_parser = range(0u64, 60_000,
+        "writers wait up to one window for their fsync: at most a minute"))]
     pub commitlog_sync_group_window_ms: Option<u64>,
-    /// Segment size (commitlog_segment_size), MiB [default: 32]. A record
-    /// larger than a segment gets a segment of its own.
-    #[arg(long)]
+    /// Segment size (commitlog_segment_size), MiB, 1 to 1024 [default: 32]. A
+    /// record larger than a segment gets a segment of its own.
+    #[arg(long, value_parser = range(1u64, 1024,
+        "replay reads a segment whole: at most 1 GiB, as Cassandra's commitlog_segment_size"))]
     pub commitlog_segment_size_mb: Option<u64>,
     /// Largest mutation accepted (Cassandra's max_mutation_size), MiB, 1 to 1024;
     /// a larger one is refused with one line and nothing written [default: 128].
-    #[arg(long)]
+    #[arg(long, value_parser = range(1u64, 1024,
+        "a mutation is held whole in memory and in one commit-log record: at most 1 GiB"))]
     pub max_mutation_size_mb: Option<u64>,
     /// Skip corrupt commit-log records at replay instead of refusing to open
     /// (Cassandra's -Dcassandra.commitlog.ignorereplayerrors=true).
@@ -72,27 +77,32 @@ pub struct DataDirArgs {
     /// (Cassandra's commitlog_compression); replay reads either [default: none].
     #[arg(long = "commitlog-compression", value_enum)]
     pub commitlog_compression: Option<LogCompressionArg>,
-    /// Data-directory size limit: flushes and compactions that would pass it are
-    /// refused and counted (Strata's max_disk_bytes; unset = free space only).
-    #[arg(long)]
+    /// Data-directory size limit, bytes: flushes and compactions that would pass
+    /// it are refused and counted (Strata's max_disk_bytes; unset = free space
+    /// only), 0 to 2^60.
+    #[arg(long, value_parser = range(0u64, 1 << 60,
+        "1 EiB is past any file system; leave it unset for no limit"))]
     pub max_disk_bytes: Option<u64>,
     /// Free space kept in reserve on the file system: a flush or compaction that
-    /// would leave less is refused (Strata's disk_reserve_bytes), MiB [default: 64].
-    #[arg(long)]
+    /// would leave less is refused (Strata's disk_reserve_bytes), MiB, 0 to
+    /// 1048576 [default: 64].
+    #[arg(long, value_parser = range(0u64, 1 << 20,
+        "a reserve past 1 TiB refuses every flush on any disk this runs on"))]
     pub disk_reserve_mb: Option<u64>,
     /// Compaction write throughput limit, MiB/s, 0 = unlimited (Cassandra's
-    /// compaction_throughput_mb_per_sec) [default: 64].
-    #[arg(long)]
+    /// compaction_throughput_mb_per_sec), 0 to 1048576 [default: 64].
+    #[arg(long, value_parser = range(0u64, 1 << 20,
+        "1 TiB/s is past any disk; 0 is unlimited"))]
     pub compaction_throughput_mb_per_sec: Option<u64>,
     /// Background compaction threads (Cassandra's concurrent_compactors), 0 to 64
     /// [default: 1].
-    #[arg(long,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
-              .range(0..=strata::db::MAX_CONCURRENT_COMPACTORS as u64))]
+    #[arg(long, value_parser = range(0usize, strata::db::MAX_CONCURRENT_COMPACTORS,
+        "one thread each; a machine gains nothing past its core count"))]
     pub concurrent_compactors: Option<usize>,
     /// Decompressed-chunk cache for reads, MiB, 0 disables it (Cassandra's
-    /// file_cache_size) [default: 128].
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(0..=1 << 20))]
+    /// file_cache_size), 0 to 1048576 [default: 128].
+    #[arg(long, value_parser = range(0u64, 1 << 20,
+        "the cache is memory: 1 TiB is past any machine this runs on"))]
     pub chunk_cache_mb: Option<u64>,
     /// Let tables use TWCS's unsafe_aggressive_sstable_expiration (dropping
     /// expired sstables without the overlap check, which can resurrect deleted

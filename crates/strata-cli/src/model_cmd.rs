@@ -10,13 +10,13 @@
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use strata::model::{
-    self, parse_duration_seconds, parse_rate_bytes_per_second, parse_size_bytes, AdviseInput,
-    ModelInput, ModelOutput, ModelStrategy, Prediction,
-};
+use strata::model::{self, AdviseInput, ModelInput, ModelOutput, ModelStrategy, Prediction};
 use strata::sim::{self, SimResult};
 use strata::{Error, Result};
 use strata_bench::simulate::SimulateOverrides;
+use strata_bench::workdir::write_new_or_regular;
+
+use crate::bounds::{quantity, range, Bounded, Quantity, QuantityParser, Unit};
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -38,41 +38,50 @@ pub struct PredictArgs {
     /// stcs, lcs, twcs or dtcs.
     #[arg(long, default_value = "lcs")]
     pub strategy: String,
-    /// Live data size (default: ingest rate x TTL).
-    #[arg(long)]
-    pub data_size: Option<String>,
+    /// Live data size (default: ingest rate x TTL), 1B to 1048576TiB.
+    #[arg(long, value_parser = data_size())]
+    pub data_size: Option<Quantity>,
     /// LCS sstable_size_in_mb (also in fixed-levels mode): a bare number
-    /// is MiB, as in the CQL option (`160`); or with a unit (`160MiB`).
-    #[arg(long, default_value = "160MiB")]
-    pub sstable_size: String,
-    #[arg(long, default_value_t = 10)]
+    /// is MiB, as in the CQL option (`160`); or with a unit (`160MiB`); 1 to
+    /// 1048576 MiB.
+    #[arg(long, default_value = "160MiB", value_parser = sstable_size())]
+    pub sstable_size: Quantity,
+    /// LCS fanout_size, 2 to 1000.
+    #[arg(long, default_value_t = 10, value_parser = fanout())]
     pub fanout: u32,
-    /// LCS fixed-levels mode: number of levels (0 = off).
-    #[arg(long, default_value_t = 0)]
+    /// LCS fixed-levels mode: number of levels (0 = off), at most 10.
+    #[arg(long, default_value_t = 0, value_parser = level_count())]
     pub level_count: u32,
     /// LCS `l0_size_tiered`: L0 below one sstable's worth merged by size tiers
     /// (refined model; the seed's formula assumes it anyway).
     #[arg(long)]
     pub l0_size_tiered: bool,
     /// LCS `l0_compaction_trigger`: L0 goes to L1 at this many sstables and is
-    /// never merged within itself (0 = off, Cassandra's rule; refined model).
-    #[arg(long, default_value_t = 0)]
+    /// never merged within itself (0 = off, Cassandra's rule; refined model),
+    /// at most 32.
+    #[arg(long, default_value_t = 0, value_parser = range(0u32,
+        strata::options::MAX_L0_COMPACTION_TRIGGER as u32, "the table option's own range"))]
     pub l0_compaction_trigger: u32,
     /// Memtable flush size (default 256 MiB: the seed's unstated flush size lies in
-    /// (64, 256] MiB; 256 MiB is the benchmark's default too).
-    #[arg(long, default_value = "256MiB")]
-    pub flush_size: String,
-    #[arg(long)]
-    pub ingest_rate: Option<String>,
-    #[arg(long)]
-    pub ttl: Option<String>,
-    #[arg(long, default_value = "10d")]
-    pub gc_grace: String,
-    #[arg(long, default_value_t = 4)]
+    /// (64, 256] MiB; 256 MiB is the benchmark's default too), 1KiB to 1TiB.
+    #[arg(long, default_value = "256MiB", value_parser = flush_size())]
+    pub flush_size: Quantity,
+    /// Ingest rate, 1B/s to 1TiB/s.
+    #[arg(long, value_parser = ingest_rate())]
+    pub ingest_rate: Option<Quantity>,
+    /// TTL of every write, 1s to 7300d (Cassandra's 20-year ceiling).
+    #[arg(long, value_parser = ttl())]
+    pub ttl: Option<Quantity>,
+    /// gc_grace_seconds, 0s to 49710d.
+    #[arg(long, default_value = "10d", value_parser = gc_grace())]
+    pub gc_grace: Quantity,
+    /// STCS min_threshold, 2 to 4294967295.
+    #[arg(long, default_value_t = 4, value_parser = min_threshold())]
     pub min_threshold: u32,
-    /// TWCS window (default TTL / 20).
-    #[arg(long)]
-    pub window: Option<String>,
+    /// TWCS window (default TTL / 20), 1s to 3650d.
+    #[arg(long, value_parser = quantity(Unit::Duration, "1s", "3650d",
+        "a time window of ten years holds all the data there is"))]
+    pub window: Option<Quantity>,
     /// Show the refined model's figures as the primary ones (both are printed).
     #[arg(long)]
     pub refined: bool,
@@ -82,22 +91,29 @@ pub struct PredictArgs {
 
 #[derive(Args, Debug)]
 pub struct AdviseArgs {
-    #[arg(long)]
-    pub data_size: Option<String>,
-    #[arg(long)]
-    pub ingest_rate: String,
-    #[arg(long)]
-    pub ttl: Option<String>,
-    #[arg(long, default_value = "10d")]
-    pub gc_grace: String,
-    #[arg(long, default_value = "256MiB")]
-    pub flush_size: String,
+    /// Live data size, 1B to 1048576TiB.
+    #[arg(long, value_parser = data_size())]
+    pub data_size: Option<Quantity>,
+    /// Ingest rate, 1B/s to 1TiB/s.
+    #[arg(long, value_parser = ingest_rate())]
+    pub ingest_rate: Quantity,
+    /// TTL of every write, 1s to 7300d.
+    #[arg(long, value_parser = ttl())]
+    pub ttl: Option<Quantity>,
+    /// gc_grace_seconds, 0s to 49710d.
+    #[arg(long, default_value = "10d", value_parser = gc_grace())]
+    pub gc_grace: Quantity,
+    /// Memtable flush size, 1KiB to 1TiB.
+    #[arg(long, default_value = "256MiB", value_parser = flush_size())]
+    pub flush_size: Quantity,
     /// Share of operations that are reads (0..1).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = range(0.0f64, 1.0,
+        "a share of all operations"))]
     pub read_fraction: f64,
-    /// Disk the table may use: data plus the largest compaction's temporary space.
-    #[arg(long)]
-    pub free_disk: String,
+    /// Disk the table may use: data plus the largest compaction's temporary
+    /// space, 1B to 1048576TiB.
+    #[arg(long, value_parser = data_size())]
+    pub free_disk: Quantity,
     #[arg(long)]
     pub json: bool,
 }
@@ -112,34 +128,49 @@ pub struct SimulateArgs {
     /// merges by time window, as the engine does).
     #[arg(long)]
     pub strategy: Option<String>,
-    #[arg(long)]
+    /// LCS fanout_size, 2 to 1000.
+    #[arg(long, value_parser = fanout())]
     pub fanout: Option<u32>,
     /// LCS sstable size: a bare number is MiB, as sstable_size_in_mb (`160`);
-    /// or with a unit (`160MiB`). Rounded to whole MiB.
-    #[arg(long)]
-    pub sstable_size: Option<String>,
-    #[arg(long)]
+    /// or with a unit (`160MiB`). Rounded to whole MiB; 1 to 1048576 MiB.
+    #[arg(long, value_parser = sstable_size())]
+    pub sstable_size: Option<Quantity>,
+    /// LCS fixed-levels mode: number of levels (0 = off), at most 10.
+    #[arg(long, value_parser = level_count())]
     pub level_count: Option<u32>,
     /// Extra compaction sub-options in CQL map syntax, e.g. "'min_threshold': 8".
     #[arg(long)]
     pub options: Option<String>,
-    #[arg(long)]
-    pub ingest_rate: Option<String>,
-    #[arg(long)]
-    pub flush_size: Option<String>,
-    /// TTL of every write (0 = none).
-    #[arg(long)]
-    pub ttl: Option<String>,
-    #[arg(long)]
-    pub gc_grace: Option<String>,
-    #[arg(long)]
-    pub duration: Option<String>,
-    #[arg(long, default_value = "1h")]
-    pub sample_interval: String,
-    /// Compaction throughput limit (default: unthrottled, compaction takes no time).
-    #[arg(long)]
-    pub throughput: Option<String>,
-    #[arg(long, default_value_t = 2)]
+    /// Ingest rate, 1B/s to 1TiB/s.
+    #[arg(long, value_parser = ingest_rate())]
+    pub ingest_rate: Option<Quantity>,
+    /// Memtable flush size, 1KiB to 1TiB.
+    #[arg(long, value_parser = flush_size())]
+    pub flush_size: Option<Quantity>,
+    /// TTL of every write (0 = none), at most 7300d.
+    #[arg(long, value_parser = quantity(Unit::Duration, "0s", "7300d",
+        "Cassandra's ceiling on a TTL is 20 years"))]
+    pub ttl: Option<Quantity>,
+    /// gc_grace_seconds, 0s to 49710d.
+    #[arg(long, value_parser = gc_grace())]
+    pub gc_grace: Option<Quantity>,
+    /// Simulated time, 1s to 3650d (and at most 10,000,000 flushes).
+    #[arg(long, value_parser = quantity(Unit::Duration, "1s", "3650d",
+        "ten years of simulated time; the number of flushes is bounded as well"))]
+    pub duration: Option<Quantity>,
+    /// Time between samples of the series, 1s to 3650d (and at most 1,000,000
+    /// samples).
+    #[arg(long, default_value = "1h", value_parser = quantity(Unit::Duration, "1s", "3650d",
+        "one sample a second at the finest; the number of samples is bounded as well"))]
+    pub sample_interval: Quantity,
+    /// Compaction throughput limit (default: unthrottled, compaction takes no
+    /// time), 1B/s to 1TiB/s.
+    #[arg(long, value_parser = quantity(Unit::Rate, "1B/s", "1TiB/s",
+        "a positive rate; past 1 TiB/s leave it unthrottled"))]
+    pub throughput: Option<Quantity>,
+    /// Compactions at once in simulated time, 1 to 64.
+    #[arg(long, default_value_t = 2, value_parser = range(1usize, 64,
+        "as the engine's concurrent_compactors"))]
     pub concurrent_compactors: usize,
     /// Skip the per-task invariant checks (level disjointness, the kept
     /// metadata against a rebuild, ...): they cost O(n log n) per task, so
@@ -149,15 +180,83 @@ pub struct SimulateArgs {
     /// Width of the write-time buckets of each simulated sstable (default
     /// `max(60s, TTL / 256)`). Without TTL nothing is purged, so a coarser
     /// width (`1h`) saves memory and time in long runs; results may then differ
-    /// slightly (where time windows cut, float rounding of sizes).
-    #[arg(long)]
-    pub bucket_width: Option<String>,
+    /// slightly (where time windows cut, float rounding of sizes). 1s to 3650d.
+    #[arg(long, value_parser = quantity(Unit::Duration, "1s", "3650d",
+        "a bucket is at least a second of writes, at most ten years"))]
+    pub bucket_width: Option<Quantity>,
     /// Write the whole result (series included) as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Write the time series as CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+}
+
+// The ranges shared by `model`, `model advise` and `simulate`.
+fn data_size() -> QuantityParser {
+    quantity(
+        Unit::Size,
+        "1B",
+        "1048576TiB",
+        "the model is arithmetic, but past an exabyte no node holds it",
+    )
+}
+
+fn sstable_size() -> QuantityParser {
+    quantity(
+        Unit::SstableSize,
+        "1",
+        "1048576",
+        "sstable_size_in_mb's own range: 1 MiB to 1 TiB",
+    )
+}
+
+fn flush_size() -> QuantityParser {
+    quantity(
+        Unit::Size,
+        "1KiB",
+        "1TiB",
+        "a memtable flush is memory: a kibibyte at least, a tebibyte at most",
+    )
+}
+
+fn ingest_rate() -> QuantityParser {
+    quantity(
+        Unit::Rate,
+        "1B/s",
+        "1TiB/s",
+        "a positive rate no disk exceeds",
+    )
+}
+
+fn ttl() -> QuantityParser {
+    quantity(
+        Unit::Duration,
+        "1s",
+        "7300d",
+        "Cassandra's ceiling on a TTL is 20 years",
+    )
+}
+
+fn gc_grace() -> QuantityParser {
+    quantity(
+        Unit::Duration,
+        "0s",
+        "49710d",
+        "gc_grace_seconds is a 32-bit count of seconds",
+    )
+}
+
+fn fanout() -> Bounded<u32> {
+    range(2u32, 1000, "LCS fanout_size's own range")
+}
+
+fn level_count() -> Bounded<u32> {
+    range(0u32, 10, "LCS level_count's own range (0 is off)")
+}
+
+fn min_threshold() -> Bounded<u32> {
+    range(2u32, u32::MAX, "the table option's own range")
 }
 
 fn gb(bytes: f64) -> String {
@@ -175,23 +274,29 @@ pub fn run_model(args: ModelArgs) -> Result<()> {
     }
 }
 
-fn opt<T>(v: &Option<String>, parse: fn(&str) -> Result<T>) -> Result<Option<T>> {
-    v.as_deref().map(parse).transpose()
+/// The value of an optional quantity (bytes, bytes per second or seconds).
+fn value(q: &Option<Quantity>) -> Option<f64> {
+    q.as_ref().map(|q| q.value)
+}
+
+/// The text of an optional quantity, for the simulator's overrides.
+fn text(q: &Option<Quantity>) -> Option<String> {
+    q.as_ref().map(|q| q.text.clone())
 }
 
 fn run_predict(a: PredictArgs) -> Result<()> {
     let input = ModelInput {
         strategy: ModelStrategy::parse(&a.strategy)?,
-        data_bytes: opt(&a.data_size, parse_size_bytes)?,
-        sstable_bytes: strata::model::parse_sstable_size_bytes(&a.sstable_size)?,
+        data_bytes: value(&a.data_size),
+        sstable_bytes: a.sstable_size.value,
         fanout: a.fanout,
         level_count: a.level_count,
-        flush_bytes: parse_size_bytes(&a.flush_size)?,
-        ingest_bytes_per_second: opt(&a.ingest_rate, parse_rate_bytes_per_second)?,
-        ttl_seconds: opt(&a.ttl, parse_duration_seconds)?,
-        gc_grace_seconds: parse_duration_seconds(&a.gc_grace)?,
+        flush_bytes: a.flush_size.value,
+        ingest_bytes_per_second: value(&a.ingest_rate),
+        ttl_seconds: value(&a.ttl),
+        gc_grace_seconds: a.gc_grace.value,
         min_threshold: a.min_threshold,
-        window_seconds: opt(&a.window, parse_duration_seconds)?,
+        window_seconds: value(&a.window),
         l0_size_tiered: a.l0_size_tiered,
         l0_compaction_trigger: a.l0_compaction_trigger,
         ..ModelInput::default()
@@ -254,13 +359,13 @@ fn model_text(out: &ModelOutput) -> String {
 
 fn run_advise(a: AdviseArgs) -> Result<()> {
     let input = AdviseInput {
-        data_bytes: opt(&a.data_size, parse_size_bytes)?,
-        ingest_bytes_per_second: parse_rate_bytes_per_second(&a.ingest_rate)?,
-        ttl_seconds: opt(&a.ttl, parse_duration_seconds)?,
-        gc_grace_seconds: parse_duration_seconds(&a.gc_grace)?,
-        flush_bytes: parse_size_bytes(&a.flush_size)?,
+        data_bytes: value(&a.data_size),
+        ingest_bytes_per_second: a.ingest_rate.value,
+        ttl_seconds: value(&a.ttl),
+        gc_grace_seconds: a.gc_grace.value,
+        flush_bytes: a.flush_size.value,
         read_fraction: a.read_fraction,
-        free_disk_bytes: parse_size_bytes(&a.free_disk)?,
+        free_disk_bytes: a.free_disk.value,
     };
     let advice = model::advise(&input)?;
     if a.json {
@@ -297,19 +402,19 @@ fn simulate_overrides(a: &SimulateArgs) -> SimulateOverrides {
         node: a.node,
         strategy: a.strategy.clone(),
         fanout: a.fanout,
-        sstable_size: a.sstable_size.clone(),
+        sstable_size: text(&a.sstable_size),
         level_count: a.level_count,
         options: a.options.clone(),
-        ingest_rate: a.ingest_rate.clone(),
-        flush_size: a.flush_size.clone(),
-        ttl: a.ttl.clone(),
-        gc_grace: a.gc_grace.clone(),
-        duration: a.duration.clone(),
-        sample_interval: a.sample_interval.clone(),
-        throughput: a.throughput.clone(),
+        ingest_rate: text(&a.ingest_rate),
+        flush_size: text(&a.flush_size),
+        ttl: text(&a.ttl),
+        gc_grace: text(&a.gc_grace),
+        duration: text(&a.duration),
+        sample_interval: a.sample_interval.text.clone(),
+        throughput: text(&a.throughput),
         concurrent_compactors: a.concurrent_compactors,
         no_checks: a.no_checks,
-        bucket_width: a.bucket_width.clone(),
+        bucket_width: text(&a.bucket_width),
     }
 }
 
@@ -359,10 +464,10 @@ pub fn run_simulate(a: SimulateArgs) -> Result<()> {
         r.elapsed_wall_seconds
     );
     if let Some(path) = &a.json {
-        std::fs::write(path, to_json(&r)?).map_err(|e| Error::io(path, e))?;
+        write_new_or_regular(path, to_json(&r)?.as_bytes())?;
     }
     if let Some(path) = &a.csv {
-        std::fs::write(path, csv(&r)).map_err(|e| Error::io(path, e))?;
+        write_new_or_regular(path, csv(&r).as_bytes())?;
     }
     Ok(())
 }

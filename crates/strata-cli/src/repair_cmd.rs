@@ -171,6 +171,24 @@ pub fn manifest(data_dir: &Path, cmd: ManifestCommand) -> Result<()> {
 struct Listed {
     table: String,
     files: Vec<quarantine::QuarantinedFile>,
+    /// Entries of the quarantine that are not regular files (links,
+    /// directories): never purged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kept: Vec<std::path::PathBuf>,
+}
+
+/// The quarantine of `dir`, purged or listed.
+fn quarantine_of(
+    fs: &strata::fs::Fs,
+    dir: &Path,
+    purge: bool,
+) -> Result<(Vec<quarantine::QuarantinedFile>, Vec<std::path::PathBuf>)> {
+    if purge {
+        let p = quarantine::purge(fs, dir)?;
+        Ok((p.deleted, p.kept))
+    } else {
+        Ok((quarantine::list(fs, dir)?, Vec::new()))
+    }
 }
 
 pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
@@ -185,28 +203,22 @@ pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
     };
     let mut out = Vec::new();
     for t in select_tables(&db, args.target.as_deref())? {
-        let files = if purge {
-            quarantine::purge(t.fs(), t.dir())?
-        } else {
-            quarantine::list(t.fs(), t.dir())?
-        };
+        let (files, kept) = quarantine_of(t.fs(), t.dir(), purge)?;
         out.push(Listed {
             table: t.schema().qualified_name(),
             files,
+            kept,
         });
     }
     // Damaged commit-log segments that --ignore-replay-errors skipped are kept
     // the same way, under the commit-log directory.
     let log_dir = data_dir.join("commitlog");
     if args.target.is_none() && log_dir.is_dir() {
-        let files = if purge {
-            quarantine::purge(db.fs(), &log_dir)?
-        } else {
-            quarantine::list(db.fs(), &log_dir)?
-        };
+        let (files, kept) = quarantine_of(db.fs(), &log_dir, purge)?;
         out.push(Listed {
             table: "commitlog".to_string(),
             files,
+            kept,
         });
     }
     db.close()?;
@@ -224,6 +236,12 @@ pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
         );
         for f in &l.files {
             println!("  {} ({} bytes)", display(&f.path), f.size_bytes);
+        }
+        for k in &l.kept {
+            eprintln!(
+                "warning: {}: not a regular file (a link or a directory), left in place",
+                display(k)
+            );
         }
     }
     Ok(())

@@ -40,7 +40,8 @@ pub enum SstableCommand {
         #[arg(long)]
         out: PathBuf,
         /// Generation (sstable id) of the output; default: the input's own.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::bounds::range(1u64, u64::MAX,
+            "sstable ids start at 1"))]
         generation: Option<u64>,
         #[arg(long)]
         json: bool,

@@ -6,21 +6,22 @@
 //! calls the library and prints its progress and summary as cassandra-stress
 //! lays them out.
 
+use crate::bounds::range;
 use crate::{open_db, print_tablestats};
-use clap::builder::RangedU64ValueParser;
 use clap::{Args, ValueEnum};
 use std::path::Path;
 use strata::{Error, Result};
 use strata_bench::blobfile::FileShape;
 use strata_bench::stress::{self as workload, Progress, StressConfig, Summary};
+use strata_bench::workdir::write_new_or_regular;
 
 // Bounds on the arguments: generous for any real run, but a typo (an extra
 // zero or three) gets a clear error instead of a panic or an hours-long run.
 const MAX_OPS: u64 = 1_000_000_000_000;
-const MAX_THREADS: u64 = 1024;
-const MAX_ROWS_PER_PARTITION: i64 = 1_000_000;
-const MAX_COLUMNS: i64 = 1024;
-const MAX_VALUE_SIZE: u64 = 16 << 20;
+const MAX_THREADS: usize = 1024;
+const MAX_ROWS_PER_PARTITION: u32 = 1_000_000;
+const MAX_COLUMNS: u32 = 1024;
+const MAX_VALUE_SIZE: usize = 16 << 20;
 /// Default operations: cassandra-stress's 100,000 partitions, but 64 files for
 /// the blob workload (16 MiB each by default: 1 GiB, TestDFSIO's shape scaled).
 const DEFAULT_OPS: u64 = 100_000;
@@ -64,48 +65,54 @@ pub struct StressArgs {
     /// Number of operations (each writes, reads or deletes one partition: one
     /// file with --workload blob), at most 10^12 [default: 100000; 64 with
     /// --workload blob].
-    #[arg(short = 'n', long, value_parser = clap::value_parser!(u64).range(1..=MAX_OPS))]
+    #[arg(short = 'n', long, value_parser = range(1u64, MAX_OPS,
+        "10^12 operations is days of work at any rate; a larger count is a typo"))]
     pub ops: Option<u64>,
     /// Client threads, 1 to 1024.
-    #[arg(long, default_value_t = 1,
-          value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS))]
+    #[arg(long, default_value_t = 1, value_parser = range(1usize, MAX_THREADS,
+        "one OS thread each"))]
     pub threads: usize,
-    /// Number of distinct partitions (default: --ops).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Number of distinct partitions (default: --ops), at most 10^12.
+    #[arg(long, value_parser = range(1u64, MAX_OPS,
+        "as many as operations at the most: 10^12"))]
     pub partitions: Option<u64>,
     #[arg(long, value_enum, default_value_t = Population::Seq)]
     pub population: Population,
     /// Rows written (and read) per partition in one mutation, 1 to 1,000,000;
     /// the mutation must also fit the commit log's max_mutation_size.
-    #[arg(long, default_value_t = 1,
-          value_parser = clap::value_parser!(u32).range(1..=MAX_ROWS_PER_PARTITION))]
+    #[arg(long, default_value_t = 1, value_parser = range(1u32, MAX_ROWS_PER_PARTITION,
+        "a partition's rows go in one mutation, held whole in memory"))]
     pub rows_per_partition: u32,
     /// Regular columns per row, 1 to 1024 (cassandra-stress default: 5).
-    #[arg(long, default_value_t = 5,
-          value_parser = clap::value_parser!(u32).range(1..=MAX_COLUMNS))]
+    #[arg(long, default_value_t = 5, value_parser = range(1u32, MAX_COLUMNS,
+        "a table of more columns is not the stress table's shape"))]
     pub columns: u32,
     /// Bytes per column value, at most 16 MiB (cassandra-stress default: 34).
-    #[arg(long, default_value_t = 34,
-          value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_VALUE_SIZE))]
+    #[arg(long, default_value_t = 34, value_parser = range(0usize, MAX_VALUE_SIZE,
+        "values are held in memory per thread and in one mutation: at most 16 MiB"))]
     pub value_size: usize,
     /// Blob workload: bytes of each file, KiB [default: 16384].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_FILE_SIZE_KIB))]
+    #[arg(long, value_parser = range(1u64, MAX_FILE_SIZE_KIB,
+        "a file of more than 64 GiB is far past this machine"))]
     pub file_size_kib: Option<u64>,
     /// Blob workload: bytes of each block (one row, one mutation), KiB, 1 to
     /// 16384 [default: 1024].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16 << 10))]
+    #[arg(long, value_parser = range(1u64, 16 << 10,
+        "a block is one row and one mutation, held whole in memory: at most 16 MiB"))]
     pub block_size_kib: Option<u64>,
     /// Table options in CQL form, e.g. "compaction = {'class': 'LeveledCompactionStrategy'}".
     #[arg(long)]
     pub table_options: Option<String>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = range(0u64, u64::MAX,
+        "any seed"))]
     pub seed: u64,
     /// Also write the summary as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
     /// After a write or delete run, wait up to this many seconds for compaction to finish
     /// its pending work before printing stats (0 = don't wait; at most a day).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    #[arg(long, default_value_t = 0, value_parser = range(0u64, 86_400,
+        "a longer wait is better done by `strata compactionstats` in a loop"))]
     pub wait_for_compaction: u64,
     /// Do not print the table's stats after the run.
     #[arg(long)]
@@ -163,8 +170,12 @@ impl StressArgs {
 }
 
 pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
-    let db = open_db(data_dir)?;
+    // Argument errors before the data directory is opened (or created).
     let config = args.config()?;
+    if let Some(path) = &args.json {
+        refuse_inside(data_dir, path)?;
+    }
+    let db = open_db(data_dir)?;
     let table = workload::ensure_table(&db, &config)?;
     println!(
         "{:>10} {:>12} {:>10} {:>9} {:>10}",
@@ -178,7 +189,7 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary)
             .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+        write_new_or_regular(path, text.as_bytes())?;
     }
     if args.mode != Mode::Read {
         // The commit log already made the run durable; flushing makes the stats
@@ -218,6 +229,30 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
         return Err(Error::InvalidInput(format!(
             "{} rows expected but not found",
             summary.misses
+        )));
+    }
+    Ok(())
+}
+
+/// `--json FILE` must not name a file in the data directory: the directory
+/// holds only the engine's own files, and overwriting one (a MANIFEST) would
+/// lose data.
+fn refuse_inside(data_dir: &Path, file: &Path) -> Result<()> {
+    let parent = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let (Ok(dir), Ok(parent)) = (data_dir.canonicalize(), parent.canonicalize()) else {
+        // A data directory not yet created holds nothing; a missing parent
+        // fails the write itself, with its own error.
+        return Ok(());
+    };
+    if parent.starts_with(&dir) {
+        return Err(Error::InvalidInput(format!(
+            "--json {}: the file would be inside the data directory {}, which holds only \
+             the engine's own files",
+            file.display(),
+            data_dir.display()
         )));
     }
     Ok(())

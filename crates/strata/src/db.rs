@@ -31,7 +31,7 @@ use crate::compaction::executor::{CompactionRecord, RateLimiter};
 use crate::compaction::runtime::{run_task, Scheduler, Signal};
 use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
-use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
+use crate::fs::{EntryKind, Fs, IoCause, IoSnapshot, IoTag};
 use crate::schema::{Catalog, TableSchema};
 use crate::table::{FlushJob, Table, TableRuntimeOptions};
 use crate::types::CqlType;
@@ -186,6 +186,7 @@ impl Database {
         };
         let catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
+        check_real_dir(&fs, &dir.join(COMMITLOG_DIR))?;
         let mut opts = opts;
         let mut log_problem = None;
         if opts.read_only {
@@ -766,6 +767,10 @@ impl Database {
         }
         let dir = self.table_dir(&schema.keyspace, &schema.name);
         let fs = &self.opts.fs;
+        if let Some(ks_dir) = dir.parent() {
+            check_real_dir(fs, ks_dir)?;
+        }
+        check_real_dir(fs, &dir)?;
         if dir.is_dir() {
             let held = table_dir_data(fs, &dir)?;
             if held > 0 {
@@ -947,13 +952,21 @@ impl Drop for Database {
     }
 }
 
+/// The largest `schema.json` read: a catalog of thousands of tables of
+/// hundreds of columns is a few MiB.
+pub(crate) const MAX_SCHEMA_BYTES: u64 = 64 << 20;
+
 /// Reads `schema.json`. A missing one is an empty catalog only when the data
 /// directory holds no table data at all; otherwise opening would show zero tables
 /// and let them be re-created over their old files, so it is refused.
 pub(crate) fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
     let schema_path = dir.join(SCHEMA_FILE);
     if schema_path.exists() {
-        let bytes = fs.read_all(&schema_path, IoTag::new(IoCause::Metadata))?;
+        let bytes = fs.read_all(
+            &schema_path,
+            MAX_SCHEMA_BYTES,
+            IoTag::new(IoCause::Metadata),
+        )?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| Error::corruption(&schema_path, 0, "schema.json is not UTF-8"))?;
         return Catalog::from_json(text)
@@ -981,21 +994,44 @@ pub(crate) fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
 }
 
 /// `(keyspace, table, path)` of every `<ks>/<table>/` directory under `dir`.
+/// Links are not followed: a link in place of a keyspace or table directory
+/// is no table of this data directory (its catalog tables are checked by
+/// [`check_table_dirs`], which refuses such a link).
 pub(crate) fn table_dirs_on_disk(fs: &Fs, dir: &Path) -> Result<Vec<(String, String, PathBuf)>> {
     let mut out = Vec::new();
-    for ks in fs.list_dir(dir)? {
-        let ks_dir = dir.join(&ks);
-        if ks == COMMITLOG_DIR || !ks_dir.is_dir() {
+    for (ks, kind) in fs.list_dir_kinds(dir)? {
+        if ks == COMMITLOG_DIR || kind != EntryKind::Dir {
             continue;
         }
-        for t in fs.list_dir(&ks_dir)? {
-            let t_dir = ks_dir.join(&t);
-            if t_dir.is_dir() {
-                out.push((ks.clone(), t, t_dir));
+        let ks_dir = dir.join(&ks);
+        for (t, kind) in fs.list_dir_kinds(&ks_dir)? {
+            if kind == EntryKind::Dir {
+                out.push((ks.clone(), t.clone(), ks_dir.join(&t)));
             }
         }
     }
     Ok(out)
+}
+
+/// Refuses a symbolic link (or anything but a directory) where the data
+/// directory keeps a keyspace's, a table's or the commit log's files: every
+/// write and deletion would go through it, outside the data directory
+/// (docs/DURABILITY.md, "Links"). Absent is fine (the caller decides).
+fn check_real_dir(fs: &Fs, path: &Path) -> Result<()> {
+    match fs.entry_kind(path)? {
+        None | Some(EntryKind::Dir) => Ok(()),
+        Some(EntryKind::Symlink) => Err(Error::NeedsRepair(format!(
+            "{} is a symbolic link: Strata writes and deletes only inside its data directory \
+             and never through a link (only the data directory itself may be one). Move the \
+             directory it points to into its place",
+            path.display()
+        ))),
+        Some(kind) => Err(Error::NeedsRepair(format!(
+            "{} is {}, where a directory belongs",
+            path.display(),
+            kind.describe()
+        ))),
+    }
 }
 
 /// How many sstable files a table directory holds (live or not).
@@ -1014,7 +1050,9 @@ fn check_table_dirs(fs: &Fs, dir: &Path, catalog: &Catalog) -> Result<Vec<String
     let mut warnings = Vec::new();
     for ks in catalog.keyspaces.values() {
         for t in ks.tables.values() {
+            check_real_dir(fs, &dir.join(&t.keyspace))?;
             let t_dir = dir.join(&t.keyspace).join(&t.name);
+            check_real_dir(fs, &t_dir)?;
             if !t_dir.is_dir() {
                 return Err(Error::NeedsRepair(format!(
                     "table {} is in the schema but its directory {} is missing: its data is gone \

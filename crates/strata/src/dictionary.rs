@@ -291,7 +291,11 @@ pub fn load(fs: &Fs, table_dir: &Path, id: u32) -> Result<Arc<CompressionDiction
     if let Some(d) = cache().lock().get(&path).and_then(Weak::upgrade) {
         return Ok(d);
     }
-    let data = fs.read_all(&path, IoTag::new(IoCause::Metadata))?;
+    let data = fs.read_all(
+        &path,
+        (HEADER_BYTES + MAX_DICTIONARY_BYTES) as u64,
+        IoTag::new(IoCause::Metadata),
+    )?;
     let dict = CompressionDictionary::decode_file(&data).map_err(|reason| {
         Error::corruption(&path, 0, format!("compression dictionary: {reason}"))
     })?;
@@ -551,7 +555,7 @@ impl TableDictionaries {
                             path.display()
                         )));
                     }
-                    fs.read_all(&path, IoTag::new(IoCause::Metadata))
+                    fs.read_all(&path, MAX_NOTES_BYTES, IoTag::new(IoCause::Metadata))
                 })
                 .and_then(|bytes| {
                     serde_json::from_slice::<TrainingNotes>(&bytes)

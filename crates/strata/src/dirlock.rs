@@ -28,10 +28,13 @@
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 pub const LOCK_FILE: &str = "LOCK";
+/// The most of a holder's description read back: a pid, a time and a command line.
+const MAX_HOLDER_BYTES: u64 = 64 * 1024;
 
 /// The held lock of one data directory (released on drop).
 #[derive(Debug)]
@@ -46,20 +49,34 @@ impl DirLock {
     /// process that is refused.
     pub fn acquire(dir: &Path, purpose: &str) -> Result<DirLock> {
         let path = dir.join(LOCK_FILE);
+        // Never written through a link, never a FIFO waited on (fs
+        // invariants 6 and 7): this is the one file written around `Fs`.
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => crate::fs::link_refused(&path),
+                _ => Error::io(&path, e),
+            })?;
+        if !file.metadata().map_err(|e| Error::io(&path, e))?.is_file() {
+            return Err(Error::InvalidInput(format!(
+                "{} is not a regular file: remove it (the lock is taken on a new one)",
+                path.display()
+            )));
+        }
         // SAFETY: flock on a descriptor this function owns; no memory is involved.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
             let err = std::io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
                 let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
+                let _ = (&mut file)
+                    .take(MAX_HOLDER_BYTES)
+                    .read_to_string(&mut holder);
                 let holder = holder.split_whitespace().collect::<Vec<_>>().join(" ");
                 return Err(Error::Locked(format!(
                     "{} is held by another process ({}); stop that process first, or use a \
@@ -104,7 +121,14 @@ impl DirLock {
 /// another process now (`None` when free or when it cannot be told).
 pub fn current_holder(dir: &Path) -> Option<String> {
     let path = dir.join(LOCK_FILE);
-    let mut file = File::open(&path).ok()?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     // A shared, non-blocking probe: it fails only while an exclusive holder exists.
     // SAFETY: flock on a descriptor this function owns.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
@@ -114,7 +138,7 @@ pub fn current_holder(dir: &Path) -> Option<String> {
         return None;
     }
     let mut text = String::new();
-    let _ = file.read_to_string(&mut text);
+    let _ = file.take(MAX_HOLDER_BYTES).read_to_string(&mut text);
     Some(text.trim().to_string())
 }
 

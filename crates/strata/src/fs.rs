@@ -22,6 +22,9 @@
 //!   obsolete sstable only queues its path; the compaction runtime, the flush
 //!   thread and shutdown unlink queued files. No user read ever pays for an
 //!   unlink.
+//! - **Confinement** ([`Fs::confine`]): nothing is written, renamed, linked or
+//!   deleted through a symbolic link below a data directory's root, and no
+//!   file is read that is not a regular file (invariants 6 and 7).
 //!
 //! Invariants:
 //! 1. Bytes are counted when they are handed to (or returned by) the OS, so a
@@ -45,6 +48,19 @@
 //!    reclaiming deletes nothing on doubt. A queued file not yet unlinked at a
 //!    crash is unlisted at the next open and quarantined there
 //!    (docs/DURABILITY.md).
+//! 6. Under a confined root (a data directory, [`Fs::confine`]), every change
+//!    (create, append, rename, hard link, removal, directory creation) first
+//!    checks that no directory between the root and the file is a symbolic
+//!    link, and files are opened for writing with `O_NOFOLLOW`: a link placed
+//!    in the data directory can never carry a write or a deletion outside it.
+//!    The root itself may be a link (the operator's choice of `--data-dir`).
+//!    The checks see the directory as it is when the call is made; an
+//!    operator racing the engine with `ln` is not defended against.
+//! 7. A file is opened for reading only if it is a regular file, checked on
+//!    the open descriptor (`O_NONBLOCK`, then `fstat`), so a FIFO or a device
+//!    in place of an engine file is refused at once instead of blocking, and
+//!    [`Fs::read_all`] reads a whole file only up to a bound its caller
+//!    states, checked before anything is allocated.
 
 use crate::error::{Error, Result};
 use parking_lot::Mutex;
@@ -356,6 +372,52 @@ pub struct Fs {
     /// The database's decompressed-chunk cache, set once when the database
     /// opens (none for a bare `Fs`: tools and unit tests read uncached).
     chunk_cache: Arc<std::sync::OnceLock<Arc<crate::chunk_cache::ChunkCache>>>,
+    /// Roots below which no change goes through a symbolic link (invariant 6).
+    confined: Arc<parking_lot::RwLock<Vec<PathBuf>>>,
+}
+
+/// What a directory entry is, as `lstat` sees it (a link is never followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+impl EntryKind {
+    fn of(t: std::fs::FileType) -> EntryKind {
+        if t.is_symlink() {
+            EntryKind::Symlink
+        } else if t.is_dir() {
+            EntryKind::Dir
+        } else if t.is_file() {
+            EntryKind::File
+        } else {
+            EntryKind::Other
+        }
+    }
+
+    /// "a symbolic link", "a FIFO, socket or device", ... for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            EntryKind::File => "a regular file",
+            EntryKind::Dir => "a directory",
+            EntryKind::Symlink => "a symbolic link",
+            EntryKind::Other => "a FIFO, socket or device",
+        }
+    }
+}
+
+/// The refusal of a symbolic link inside a data directory (invariant 6).
+pub fn link_refused(path: &Path) -> Error {
+    Error::InvalidInput(format!(
+        "{} is a symbolic link inside the data directory: Strata never writes or deletes \
+         through a link there (it could reach files outside the data directory); replace it \
+         with the real file or directory",
+        path.display()
+    ))
 }
 
 impl Fs {
@@ -373,6 +435,77 @@ impl Fs {
         self.chunk_cache.get()
     }
 
+    /// Confines every later change below `root` (invariant 6): a data
+    /// directory, at open (read-write) and for the offline repairs.
+    pub fn confine(&self, root: &Path) {
+        let mut roots = self.confined.write();
+        if !roots.iter().any(|r| r == root) {
+            roots.push(root.to_path_buf());
+        }
+    }
+
+    /// Refuses `path` if a directory between its confined root and it is a
+    /// symbolic link (invariant 6); paths outside every confined root pass.
+    pub fn check_no_link(&self, path: &Path) -> Result<()> {
+        let root = {
+            let roots = self.confined.read();
+            match roots
+                .iter()
+                .filter(|r| path.starts_with(r))
+                .max_by_key(|r| r.as_os_str().len())
+            {
+                Some(r) => r.clone(),
+                None => return Ok(()),
+            }
+        };
+        let Some(parent) = path.parent() else {
+            return Ok(());
+        };
+        let Ok(below) = parent.strip_prefix(&root) else {
+            return Ok(());
+        };
+        let mut at = root;
+        for part in below.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => return Err(link_refused(&at)),
+                Ok(_) => {}
+                // A missing directory cannot lead anywhere; the operation
+                // itself reports it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(Error::io(&at, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// What `path` is, without following a link; `None` if it does not exist.
+    pub fn entry_kind(&self, path: &Path) -> Result<Option<EntryKind>> {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) => Ok(Some(EntryKind::of(m.file_type()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// A directory's entries with what each is (links not followed), sorted by
+    /// name; empty if `dir` does not exist.
+    pub fn list_dir_kinds(&self, dir: &Path) -> Result<Vec<(String, EntryKind)>> {
+        let rd = match std::fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let kind = EntryKind::of(entry.file_type().map_err(|e| Error::io(dir, e))?);
+            out.push((entry.file_name().to_string_lossy().into_owned(), kind));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
     /// Global counters (all tables).
     pub fn counters(&self) -> &Arc<IoCounters> {
         &self.counters
@@ -385,6 +518,8 @@ impl Fs {
     /// Starts (or restarts) tracking the bytes under `root` with one walk through
     /// this layer; returns them. Called once per data directory at open.
     pub fn track_usage(&self, root: &Path) -> Result<u64> {
+        // A tracked root is a data directory: confined as well (invariant 6).
+        self.confine(root);
         let bytes = self.walk_bytes(root)?;
         let mut roots = self.usage.roots.write();
         match roots.iter().find(|(r, _)| r == root) {
@@ -513,18 +648,15 @@ impl Fs {
         tag: IoTag,
         table: Option<Arc<IoCounters>>,
     ) -> Result<WritableFile> {
+        self.check_no_link(path)?;
         let usage = self.usage.counter_for(path);
         // Truncating an existing file frees its bytes.
-        let truncated = match (&usage, std::fs::metadata(path)) {
+        let truncated = match (&usage, std::fs::symlink_metadata(path)) {
             (Some(_), Ok(m)) if m.is_file() => m.len(),
             _ => 0,
         };
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+        let file = open_regular_for_writing(path, false)?;
+        file.set_len(0).map_err(|e| Error::io(path, e))?;
         sub_bytes(&usage, truncated);
         Ok(WritableFile {
             file,
@@ -538,10 +670,10 @@ impl Fs {
         })
     }
 
-    /// Opens an existing file for positional reads.
+    /// Opens an existing regular file for positional reads (invariant 7: a
+    /// FIFO or device is refused, never waited on).
     pub fn open(&self, path: &Path) -> Result<ReadableFile> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let (file, len) = open_regular_for_reading(path)?;
         Ok(ReadableFile {
             file,
             path: path.to_path_buf(),
@@ -550,9 +682,27 @@ impl Fs {
         })
     }
 
-    /// Reads a whole (small) file.
-    pub fn read_all(&self, path: &Path, tag: IoTag) -> Result<Vec<u8>> {
-        let data = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    /// Reads a whole regular file of at most `max_bytes` (invariant 7): a
+    /// larger one is refused from its size, before anything is allocated, as
+    /// corruption of that file (no engine file it is called on can be larger).
+    pub fn read_all(&self, path: &Path, max_bytes: u64, tag: IoTag) -> Result<Vec<u8>> {
+        use std::io::Read;
+        let (file, len) = open_regular_for_reading(path)?;
+        if len > max_bytes {
+            return Err(Error::corruption(
+                path,
+                0,
+                format!(
+                    "file of {len} bytes is larger than {max_bytes} bytes, the most this kind \
+                     of file holds"
+                ),
+            ));
+        }
+        let mut data = Vec::with_capacity(len as usize);
+        // `take`: a file growing under the read is still read only up to the bound.
+        file.take(max_bytes)
+            .read_to_end(&mut data)
+            .map_err(|e| Error::io(path, e))?;
         self.counters.add(tag, data.len() as u64, false);
         Ok(data)
     }
@@ -571,11 +721,8 @@ impl Fs {
         if let Some(fault) = self.faults.take(path, false) {
             return Err(Error::io(path, fault_error(fault)));
         }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| Error::io(path, e))?;
+        self.check_no_link(path)?;
+        let mut f = open_regular_for_writing(path, true)?;
         f.write_all(bytes).map_err(|e| Error::io(path, e))?;
         self.counters.add(tag, bytes.len() as u64, true);
         add_bytes(&self.usage.counter_for(path), bytes.len() as u64);
@@ -585,6 +732,8 @@ impl Fs {
     /// Renames a file or directory. Usage: an overwritten file's bytes are freed;
     /// a move between tracked directories carries its bytes along.
     pub fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.check_no_link(from)?;
+        self.check_no_link(to)?;
         let (src, dst) = (self.usage.counter_for(from), self.usage.counter_for(to));
         let overwritten = match &dst {
             Some(_) => Self::bytes_of_last_name(to),
@@ -602,7 +751,10 @@ impl Fs {
         Ok(())
     }
 
+    /// Unlinks `path` (absent is fine). A link is removed itself, never its
+    /// target; a directory on the way may not be a link (invariant 6).
     pub fn remove(&self, path: &Path) -> Result<()> {
+        self.check_no_link(path)?;
         let usage = self.usage.counter_for(path);
         let len = match &usage {
             Some(_) => Self::bytes_of_last_name(path),
@@ -620,6 +772,7 @@ impl Fs {
 
     /// Removes an empty directory (absent is fine).
     pub fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.check_no_link(path)?;
         match std::fs::remove_dir(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -627,8 +780,22 @@ impl Fs {
         }
     }
 
+    /// Creates `path` and its missing parents. Below a confined root, neither
+    /// a directory on the way nor `path` itself may be a link (invariant 6).
     pub fn create_dir_all(&self, path: &Path) -> Result<()> {
+        self.check_no_link(path)?;
+        if self.is_confined(path) && self.entry_kind(path)? == Some(EntryKind::Symlink) {
+            return Err(link_refused(path));
+        }
         std::fs::create_dir_all(path).map_err(|e| Error::io(path, e))
+    }
+
+    /// Whether `path` is below a confined root (invariant 6).
+    fn is_confined(&self, path: &Path) -> bool {
+        self.confined
+            .read()
+            .iter()
+            .any(|r| path.starts_with(r) && path != r.as_path())
     }
 
     /// fsyncs a directory so that renames and creations in it survive power loss.
@@ -643,6 +810,8 @@ impl Fs {
     /// A second name for `from`. Under the same tracked root it costs no bytes
     /// (invariant 4: each inode once); into another root, its bytes count there.
     pub fn hard_link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.check_no_link(from)?;
+        self.check_no_link(to)?;
         let (src, usage) = (self.usage.counter_for(from), self.usage.counter_for(to));
         std::fs::hard_link(from, to).map_err(|e| Error::io(to, e))?;
         if usage.is_some() && !same_counter(&src, &usage) {
@@ -666,6 +835,75 @@ impl Fs {
         names.sort();
         Ok(names)
     }
+}
+
+/// Opens `path` for writing, creating it, never through a symbolic link and
+/// never into a FIFO, socket or device (invariant 6): `O_NOFOLLOW` refuses a
+/// link at the last component, `O_NONBLOCK` keeps a FIFO from blocking the
+/// open, and the descriptor's own `fstat` must say "regular file". Nothing is
+/// truncated here: the caller does that once the file is known to be regular.
+fn open_regular_for_writing(path: &Path, append: bool) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .write(!append)
+        .append(append)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => link_refused(path),
+            Some(libc::ENXIO) => not_regular(path, EntryKind::Other),
+            _ => Error::io(path, e),
+        })?;
+    check_regular(path, &file)?;
+    clear_nonblocking(path, &file)?;
+    Ok(file)
+}
+
+/// Opens `path` for reading if it is a regular file (invariant 7). A link is
+/// followed (reading through one changes nothing); a FIFO does not block the
+/// open (`O_NONBLOCK`) and is refused by the descriptor's `fstat`.
+fn open_regular_for_reading(path: &Path) -> Result<(File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let len = check_regular(path, &file)?;
+    clear_nonblocking(path, &file)?;
+    Ok((file, len))
+}
+
+fn not_regular(path: &Path, kind: EntryKind) -> Error {
+    Error::InvalidInput(format!(
+        "{} is {}, not a regular file: refused before reading or writing it",
+        path.display(),
+        kind.describe()
+    ))
+}
+
+/// The open file's length if it is a regular file.
+fn check_regular(path: &Path, file: &File) -> Result<u64> {
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, EntryKind::of(meta.file_type())));
+    }
+    Ok(meta.len())
+}
+
+/// `O_NONBLOCK` served the open only; reads and writes of a regular file
+/// ignore it, but the descriptor is left as a plain one.
+fn clear_nonblocking(path: &Path, file: &File) -> Result<()> {
+    use std::os::unix::io::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function's caller owns; no memory is involved.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(Error::io(path, std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// The temporary name a file is written under before its atomic rename.
@@ -1078,5 +1316,94 @@ mod tests {
         assert!(t.elapsed() >= delay);
         fs.faults().inject("slow", Fault::SyncError, 1);
         assert!(h.sync().is_err());
+    }
+
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    /// Invariant 6: below a confined root, no change goes through a link, at
+    /// the last component (O_NOFOLLOW) or any directory before it; the root
+    /// itself may be one.
+    #[test]
+    fn no_change_goes_through_a_link_below_a_confined_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(real.join("ks")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("canary"), b"theirs").unwrap();
+        let root = tmp.path().join("root");
+        std::os::unix::fs::symlink(&real, &root).unwrap();
+        let fs = Fs::new();
+        fs.confine(&root);
+        let tag = IoTag::new(IoCause::Metadata);
+        // Through the root link: fine.
+        fs.write_atomic(&root.join("ks").join("f"), b"ours", tag)
+            .unwrap();
+        // A link as a directory on the way.
+        std::os::unix::fs::symlink(&outside, root.join("ks").join("t")).unwrap();
+        let via = root.join("ks").join("t");
+        assert!(fs.create(&via.join("new"), tag, None).is_err());
+        assert!(fs.remove(&via.join("canary")).is_err());
+        assert!(fs.append(&via.join("canary"), b"x", tag).is_err());
+        assert!(fs
+            .rename(&root.join("ks").join("f"), &via.join("f"))
+            .is_err());
+        assert!(fs
+            .hard_link(&root.join("ks").join("f"), &via.join("f"))
+            .is_err());
+        assert!(fs.create_dir_all(&via.join("d")).is_err());
+        assert!(fs.create_dir_all(&via).is_err());
+        assert!(fs.remove_dir(&via.join("sub")).is_err());
+        // A link as the last component: written through by no one.
+        let last = root.join("ks").join("last");
+        std::os::unix::fs::symlink(outside.join("canary"), &last).unwrap();
+        let e = fs.create(&last, tag, None).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(fs.append(&last, b"x", tag).is_err());
+        assert_eq!(std::fs::read(outside.join("canary")).unwrap(), b"theirs");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+        // Removing the link itself is a change of the data directory only.
+        fs.remove(&last).unwrap();
+        assert!(outside.join("canary").exists());
+    }
+
+    /// Invariant 7: a FIFO is refused at once by every open, never waited on.
+    #[test]
+    fn fifos_are_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        let fs = Fs::new();
+        let tag = IoTag::new(IoCause::Metadata);
+        let e = fs.open(&fifo).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(fs.read_all(&fifo, 1 << 20, tag).is_err());
+        assert!(fs.create(&fifo, tag, None).is_err());
+        assert!(fs.append(&fifo, b"x", tag).is_err());
+        let e = fs.open(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a directory"), "{e}");
+    }
+
+    /// Invariant 7: `read_all` refuses a file past its bound from its size.
+    #[test]
+    fn read_all_is_bounded_before_it_allocates() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big");
+        // 20 GiB of holes: believed, this would be 20 GiB of memory.
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(20 << 30)
+            .unwrap();
+        let fs = Fs::new();
+        let tag = IoTag::new(IoCause::Metadata);
+        let e = fs.read_all(&p, 1 << 20, tag).unwrap_err().to_string();
+        assert!(e.contains("larger than 1048576 bytes"), "{e}");
+        std::fs::write(&p, b"small").unwrap();
+        assert_eq!(fs.read_all(&p, 5, tag).unwrap(), b"small");
+        assert!(fs.read_all(&p, 4, tag).is_err());
     }
 }

@@ -37,6 +37,11 @@
 //!    (`<name>.tmp` -> `<name>`): a crash leaves a complete snapshot or a `.tmp`
 //!    directory that listing ignores and `clear_snapshot(None)` removes. It never
 //!    copies data; it costs disk only once the table stops using its files.
+//! 6. Snapshot commands never follow a symbolic link: `snapshots/` itself must
+//!    be a directory, a link among the snapshots is skipped by listing and by
+//!    `clear_snapshot(None)` (and reported), refused by name, and a snapshot
+//!    directory holding anything but files is left whole (`nodetool
+//!    clearsnapshot --all` once deleted a link's target).
 //!
 //! Resynchronisation after a bad region (scrub) goes through the data stream,
 //! not the index (`sstable::salvage`): scrub reads every chunk in order,
@@ -51,7 +56,7 @@
 use crate::data::DecoratedKey;
 use crate::error::{Error, Result};
 use crate::fs::Fs;
-use crate::fs::{IoCause, IoTag};
+use crate::fs::{link_refused, EntryKind, IoCause, IoTag};
 use crate::manifest::{Manifest, SSTableEntry, MANIFEST_FILE};
 use crate::sstable::salvage::{salvage_file, salvage_reader, FileSalvage, SalvageItem};
 use crate::sstable::{parse_data_file_name, SSTableReader, SSTableWriter};
@@ -67,6 +72,9 @@ pub const SNAPSHOT_MANIFEST_JSON: &str = "manifest.json";
 /// The table's `CREATE TABLE` statement, written into every snapshot.
 pub const SNAPSHOT_SCHEMA_FILE: &str = "schema.cql";
 const TMP_SUFFIX: &str = ".tmp";
+/// The largest `manifest.json` or `schema.cql` of a snapshot read back: a
+/// list of file names and one CREATE TABLE statement.
+pub const MAX_SNAPSHOT_METADATA_BYTES: u64 = 64 << 20;
 
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
@@ -241,20 +249,40 @@ fn snapshots_dir(table: &Table) -> PathBuf {
     table.dir().join(SNAPSHOTS_DIR)
 }
 
+/// The table's `snapshots/` directory, refused when it is anything but a
+/// directory (invariant 6: a link there would lead every snapshot command
+/// outside the data directory). Absent is fine.
+fn snapshots_root(table: &Table) -> Result<PathBuf> {
+    let root = snapshots_dir(table);
+    match table.fs().entry_kind(&root)? {
+        None | Some(EntryKind::Dir) => Ok(root),
+        Some(EntryKind::Symlink) => Err(link_refused(&root)),
+        Some(kind) => Err(Error::InvalidInput(format!(
+            "{} is {}, not a directory of snapshots",
+            root.display(),
+            kind.describe()
+        ))),
+    }
+}
+
 /// Takes snapshot `name` of `table`'s live sstables (invariant 5). Memtables are
 /// not flushed: callers that want them in (`strata snapshot`, as `nodetool
 /// snapshot`) flush first. Fails with `AlreadyExists` if the name is taken.
 pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
     check_snapshot_name(name)?;
     let fs = table.fs();
-    let root = snapshots_dir(table);
+    let root = snapshots_root(table)?;
     let final_dir = root.join(name);
-    if final_dir.exists() {
-        let schema = table.schema();
-        return Err(Error::AlreadyExists(format!(
-            "snapshot '{name}' of {}",
-            schema.qualified_name()
-        )));
+    match fs.entry_kind(&final_dir)? {
+        None => {}
+        Some(EntryKind::Symlink) => return Err(link_refused(&final_dir)),
+        Some(_) => {
+            let schema = table.schema();
+            return Err(Error::AlreadyExists(format!(
+                "snapshot '{name}' of {}",
+                schema.qualified_name()
+            )));
+        }
     }
     let tmp_dir = root.join(format!("{name}{TMP_SUFFIX}"));
     remove_dir_contents(table, &tmp_dir)?;
@@ -314,11 +342,12 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
 }
 
 /// The snapshots of `table`, by name (complete ones only; see invariant 5).
+/// A link among them is no snapshot and is skipped (invariant 6).
 pub fn list_snapshots(table: &Table) -> Result<Vec<SnapshotInfo>> {
-    let root = snapshots_dir(table);
+    let root = snapshots_root(table)?;
     let mut out = Vec::new();
-    for name in table.fs().list_dir(&root)? {
-        if name.ends_with(TMP_SUFFIX) || !root.join(&name).is_dir() {
+    for (name, kind) in table.fs().list_dir_kinds(&root)? {
+        if name.ends_with(TMP_SUFFIX) || kind != EntryKind::Dir {
             continue;
         }
         out.push(snapshot_info(table, &name)?);
@@ -340,12 +369,13 @@ fn snapshot_info(table: &Table, name: &str) -> Result<SnapshotInfo> {
         true_size_bytes: 0,
         created_at_micros: None,
     };
-    for file in table.fs().list_dir(&dir)? {
-        let path = dir.join(&file);
-        let meta = table.fs().metadata(&path)?;
-        if !meta.is_file() {
+    for (file, kind) in table.fs().list_dir_kinds(&dir)? {
+        // Only the snapshot's own files count: a link's target is not its.
+        if kind != EntryKind::File {
             continue;
         }
+        let path = dir.join(&file);
+        let meta = table.fs().metadata(&path)?;
         info.size_on_disk_bytes += meta.len();
         let shared = parse_data_file_name(&file).is_some()
             && table
@@ -361,7 +391,11 @@ fn snapshot_info(table: &Table, name: &str) -> Result<SnapshotInfo> {
         if file == SNAPSHOT_MANIFEST_JSON {
             info.created_at_micros = table
                 .fs()
-                .read_all(&path, IoTag::new(IoCause::Metadata))
+                .read_all(
+                    &path,
+                    MAX_SNAPSHOT_METADATA_BYTES,
+                    IoTag::new(IoCause::Metadata),
+                )
                 .ok()
                 .and_then(|b| serde_json::from_slice::<SnapshotManifestJson>(&b).ok())
                 .map(|m| m.created_at_micros);
@@ -406,50 +440,103 @@ pub fn snapshots_true_size_bytes(table: &Table) -> Result<u64> {
         .sum())
 }
 
-/// Removes every file of `dir`, then `dir` itself; absent is fine.
+/// Removes every file of snapshot directory `dir`, then `dir` itself; absent
+/// is fine. A snapshot holds only files the engine wrote or linked: anything
+/// else in it (a link, a directory, a FIFO) is no snapshot's, and the whole
+/// directory is left as it is, refused before anything is removed.
 fn remove_dir_contents(table: &Table, dir: &Path) -> Result<()> {
-    if !dir.exists() {
-        return Ok(());
+    match table.fs().entry_kind(dir)? {
+        None => return Ok(()),
+        Some(EntryKind::Dir) => {}
+        Some(EntryKind::Symlink) => return Err(link_refused(dir)),
+        Some(kind) => {
+            return Err(Error::InvalidInput(format!(
+                "{} is {}, not a snapshot directory",
+                dir.display(),
+                kind.describe()
+            )))
+        }
     }
-    for file in table.fs().list_dir(dir)? {
+    let entries = table.fs().list_dir_kinds(dir)?;
+    if let Some((name, kind)) = entries.iter().find(|(_, k)| *k != EntryKind::File) {
+        return Err(Error::InvalidInput(format!(
+            "{} holds {name}, {}: a snapshot holds only files, so it is left in place",
+            dir.display(),
+            kind.describe()
+        )));
+    }
+    for (file, _) in entries {
         table.fs().remove(&dir.join(file))?;
     }
     table.fs().remove_dir(dir)
 }
 
+/// What [`clear_snapshot`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClearedSnapshots {
+    /// Snapshots removed.
+    pub cleared: Vec<String>,
+    /// Entries of `snapshots/` left in place, with why (a link, or a
+    /// directory holding something other than files).
+    pub skipped: Vec<String>,
+}
+
 /// Deletes snapshot `name`, or every snapshot (and leftover `.tmp` directories)
-/// when `name` is `None` (`nodetool clearsnapshot --all`). Returns the names
-/// removed; a missing `name` is `NotFound`.
-pub fn clear_snapshot(table: &Table, name: Option<&str>) -> Result<Vec<String>> {
-    let root = snapshots_dir(table);
+/// when `name` is `None` (`nodetool clearsnapshot --all`). A missing `name` is
+/// `NotFound`; a `name` that is a link is refused; with `None`, links and
+/// directories holding anything but files are skipped and reported
+/// (invariant 6: nothing is deleted through a link).
+pub fn clear_snapshot(table: &Table, name: Option<&str>) -> Result<ClearedSnapshots> {
+    let fs = table.fs();
+    let root = snapshots_root(table)?;
+    let mut report = ClearedSnapshots::default();
     let names: Vec<String> = match name {
         Some(n) => {
             check_snapshot_name(n)?;
-            if !root.join(n).is_dir() {
-                return Err(Error::NotFound(format!(
-                    "snapshot '{n}' of {}",
-                    table.schema().qualified_name()
-                )));
+            match fs.entry_kind(&root.join(n))? {
+                Some(EntryKind::Dir) => vec![n.to_string()],
+                Some(EntryKind::Symlink) => return Err(link_refused(&root.join(n))),
+                _ => {
+                    return Err(Error::NotFound(format!(
+                        "snapshot '{n}' of {}",
+                        table.schema().qualified_name()
+                    )))
+                }
             }
-            vec![n.to_string()]
         }
-        None => table
-            .fs()
-            .list_dir(&root)?
-            .into_iter()
-            .filter(|n| root.join(n).is_dir())
-            .collect(),
+        None => {
+            let mut dirs = Vec::new();
+            for (n, kind) in fs.list_dir_kinds(&root)? {
+                match kind {
+                    EntryKind::Dir => dirs.push(n),
+                    EntryKind::Symlink => report.skipped.push(format!(
+                        "{}: a symbolic link, not a snapshot (left in place)",
+                        root.join(&n).display()
+                    )),
+                    // Files beside the snapshots are not snapshots either.
+                    _ => {}
+                }
+            }
+            dirs
+        }
     };
-    for n in &names {
-        remove_dir_contents(table, &root.join(n))?;
+    let mut removed_any = false;
+    for n in names {
+        match remove_dir_contents(table, &root.join(&n)) {
+            Ok(()) => {
+                removed_any = true;
+                if !n.ends_with(TMP_SUFFIX) {
+                    report.cleared.push(n);
+                }
+            }
+            Err(Error::InvalidInput(why)) if name.is_none() => report.skipped.push(why),
+            Err(e) => return Err(e),
+        }
     }
-    if !names.is_empty() {
-        table.fs().sync_dir(&root)?;
+    if removed_any {
+        fs.sync_dir(&root)?;
     }
-    Ok(names
-        .into_iter()
-        .filter(|n| !n.ends_with(TMP_SUFFIX))
-        .collect())
+    Ok(report)
 }
 
 // ---------------------------------------------------------------------------
@@ -1187,14 +1274,61 @@ mod tests {
 
         snapshot(&t, "second").expect("snapshot");
         assert_eq!(
-            clear_snapshot(&t, Some("first")).expect("clear"),
+            clear_snapshot(&t, Some("first")).expect("clear").cleared,
             vec!["first"]
         );
         assert!(matches!(
             clear_snapshot(&t, Some("first")),
             Err(Error::NotFound(_))
         ));
-        assert_eq!(clear_snapshot(&t, None).expect("clear all"), vec!["second"]);
+        assert_eq!(
+            clear_snapshot(&t, None).expect("clear all").cleared,
+            vec!["second"]
+        );
         assert!(list_snapshots(&t).expect("list").is_empty());
+    }
+
+    /// Invariant 6: a link among the snapshots, or as a snapshot's temporary
+    /// directory, never carries a deletion or a write outside the data
+    /// directory (`clearsnapshot --all` once deleted the link's target).
+    #[test]
+    fn snapshot_commands_never_follow_a_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("outside");
+        std::fs::write(outside.path().join("canary"), b"theirs").expect("canary");
+        let db = open(&dir.path().join("db"));
+        let t = table_with_one_sstable(&db);
+        snapshot(&t, "real").expect("snapshot");
+        let root = snapshots_dir(&t);
+        std::os::unix::fs::symlink(outside.path(), root.join("evil")).expect("link");
+        std::os::unix::fs::symlink(outside.path(), root.join("next.tmp")).expect("link");
+        assert!(list_snapshots(&t)
+            .expect("list")
+            .iter()
+            .all(|s| s.name == "real"));
+        assert!(matches!(
+            clear_snapshot(&t, Some("evil")),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(snapshot(&t, "next"), Err(Error::InvalidInput(_))));
+        let r = clear_snapshot(&t, None).expect("clear all");
+        assert_eq!(r.cleared, vec!["real"]);
+        assert_eq!(r.skipped.len(), 2, "{r:?}");
+        assert_eq!(
+            std::fs::read(outside.path().join("canary")).expect("canary"),
+            b"theirs"
+        );
+        assert!(root.join("evil").symlink_metadata().is_ok());
+        // `snapshots/` itself a link: every command refuses.
+        std::fs::remove_dir_all(&root).expect("rm");
+        std::os::unix::fs::symlink(outside.path(), &root).expect("link");
+        assert!(snapshot(&t, "x").is_err());
+        assert!(list_snapshots(&t).is_err());
+        assert!(clear_snapshot(&t, None).is_err());
+        assert_eq!(
+            std::fs::read_dir(outside.path()).expect("ls").count(),
+            1,
+            "only the canary is outside"
+        );
     }
 }

@@ -41,6 +41,10 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST_FILE: &str = "MANIFEST";
+/// The largest MANIFEST read: a few hundred bytes per live sstable, so a
+/// million sstables fit; a larger file is refused as corrupt before it is
+/// read.
+pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
 const HEADER_PREFIX: &str = "strata-manifest v1 crc32c=";
 
 /// A position in the commit log: everything before it is in sstables.
@@ -130,7 +134,7 @@ impl Manifest {
     pub fn open(fs: &Fs, dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
         let data = if path.exists() {
-            let bytes = fs.read_all(&path, IoTag::new(IoCause::Metadata))?;
+            let bytes = fs.read_all(&path, MAX_MANIFEST_BYTES, IoTag::new(IoCause::Metadata))?;
             parse(&path, &bytes)?
         } else {
             ManifestData {

@@ -22,9 +22,13 @@
 //!    engine; only `purge` (an explicit operator command) deletes there.
 //! 3. A name already taken in the quarantine gets a `.N` suffix: two files that
 //!    were once `strata-7-Data.db` (two crashes at the same id) both survive.
+//! 4. No link is followed: `quarantine/` must be a real directory (a link in
+//!    its place is refused, so nothing is moved out of the data directory
+//!    through it or purged from its target), and `purge` deletes regular files
+//!    only, leaving anything else (a link, a directory) where it is, reported.
 
-use crate::error::Result;
-use crate::fs::Fs;
+use crate::error::{Error, Result};
+use crate::fs::{link_refused, EntryKind, Fs};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -40,11 +44,11 @@ pub struct QuarantinedFile {
 /// Moves `<table_dir>/<name>` into the quarantine (invariants 1 and 3) and returns
 /// its new path.
 pub fn quarantine_file(fs: &Fs, table_dir: &Path, name: &str) -> Result<PathBuf> {
-    let qdir = table_dir.join(QUARANTINE_DIR);
+    let qdir = quarantine_dir(fs, table_dir)?;
     fs.create_dir_all(&qdir)?;
     let mut target = qdir.join(name);
     let mut n = 1;
-    while target.exists() {
+    while fs.entry_kind(&target)?.is_some() {
         target = qdir.join(format!("{name}.{n}"));
         n += 1;
     }
@@ -54,34 +58,67 @@ pub fn quarantine_file(fs: &Fs, table_dir: &Path, name: &str) -> Result<PathBuf>
     Ok(target)
 }
 
-/// The files in a table's quarantine, by name.
-pub fn list(fs: &Fs, table_dir: &Path) -> Result<Vec<QuarantinedFile>> {
+/// `<table_dir>/quarantine`, refused when it exists as anything but a
+/// directory (invariant 4).
+fn quarantine_dir(fs: &Fs, table_dir: &Path) -> Result<PathBuf> {
     let qdir = table_dir.join(QUARANTINE_DIR);
-    if !qdir.is_dir() {
-        return Ok(Vec::new());
+    match fs.entry_kind(&qdir)? {
+        None | Some(EntryKind::Dir) => Ok(qdir),
+        Some(EntryKind::Symlink) => Err(link_refused(&qdir)),
+        Some(kind) => Err(Error::InvalidInput(format!(
+            "{} is {}, not the quarantine directory",
+            qdir.display(),
+            kind.describe()
+        ))),
     }
-    let mut out = Vec::new();
-    for name in fs.list_dir(&qdir)? {
-        let path = qdir.join(&name);
-        // A file purged between listing and sizing holds nothing.
-        let size_bytes = fs.file_len(&path).unwrap_or(0);
-        out.push(QuarantinedFile { path, size_bytes });
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
 }
 
-/// Deletes every file in a table's quarantine (the operator's decision,
-/// invariant 2). Returns what was removed.
-pub fn purge(fs: &Fs, table_dir: &Path) -> Result<Vec<QuarantinedFile>> {
-    let files = list(fs, table_dir)?;
+/// The regular files in a table's quarantine, by name, and the other
+/// entries there (links, directories), which are not the engine's.
+fn entries(fs: &Fs, table_dir: &Path) -> Result<(Vec<QuarantinedFile>, Vec<PathBuf>)> {
+    let qdir = quarantine_dir(fs, table_dir)?;
+    let (mut files, mut others) = (Vec::new(), Vec::new());
+    for (name, kind) in fs.list_dir_kinds(&qdir)? {
+        let path = qdir.join(&name);
+        if kind != EntryKind::File {
+            others.push(path);
+            continue;
+        }
+        // A file purged between listing and sizing holds nothing.
+        let size_bytes = fs.file_len(&path).unwrap_or(0);
+        files.push(QuarantinedFile { path, size_bytes });
+    }
+    Ok((files, others))
+}
+
+/// The files in a table's quarantine, by name (regular files: a link or a
+/// directory there is no quarantined file).
+pub fn list(fs: &Fs, table_dir: &Path) -> Result<Vec<QuarantinedFile>> {
+    entries(fs, table_dir).map(|(files, _)| files)
+}
+
+/// What [`purge`] did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Purged {
+    pub deleted: Vec<QuarantinedFile>,
+    /// Entries left in place: links and directories (invariant 4).
+    pub kept: Vec<PathBuf>,
+}
+
+/// Deletes every regular file in a table's quarantine (the operator's
+/// decision, invariant 2); anything else is kept and reported (invariant 4).
+pub fn purge(fs: &Fs, table_dir: &Path) -> Result<Purged> {
+    let (files, kept) = entries(fs, table_dir)?;
     for f in &files {
         fs.remove(&f.path)?;
     }
     if !files.is_empty() {
         fs.sync_dir(&table_dir.join(QUARANTINE_DIR))?;
     }
-    Ok(files)
+    Ok(Purged {
+        deleted: files,
+        kept,
+    })
 }
 
 #[cfg(test)]
@@ -104,7 +141,35 @@ mod tests {
             .collect();
         bodies.sort();
         assert_eq!(bodies, vec![b"first".to_vec(), b"second".to_vec()]);
-        assert_eq!(purge(&fs, dir.path()).unwrap().len(), 2);
+        assert_eq!(purge(&fs, dir.path()).unwrap().deleted.len(), 2);
         assert!(list(&fs, dir.path()).unwrap().is_empty());
+    }
+
+    /// Invariant 4: a link as the quarantine, or in it, carries nothing out of
+    /// the data directory and nothing is purged through it.
+    #[test]
+    fn links_are_neither_followed_nor_purged() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("canary"), b"theirs").unwrap();
+        let fs = Fs::new();
+        fs.confine(dir.path());
+        let q = dir.path().join(QUARANTINE_DIR);
+        std::os::unix::fs::symlink(outside.path(), &q).unwrap();
+        std::fs::write(dir.path().join("strata-7-Data.db"), b"unlisted").unwrap();
+        assert!(quarantine_file(&fs, dir.path(), "strata-7-Data.db").is_err());
+        assert!(purge(&fs, dir.path()).is_err());
+        assert!(dir.path().join("strata-7-Data.db").exists());
+        std::fs::remove_file(&q).unwrap();
+        std::fs::create_dir(&q).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("canary"), q.join("strata-8-Data.db"))
+            .unwrap();
+        let purged = purge(&fs, dir.path()).unwrap();
+        assert!(purged.deleted.is_empty());
+        assert_eq!(purged.kept, vec![q.join("strata-8-Data.db")]);
+        assert_eq!(
+            std::fs::read(outside.path().join("canary")).unwrap(),
+            b"theirs"
+        );
     }
 }

@@ -31,7 +31,7 @@
 use crate::db::DbOptions;
 use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
-use crate::fs::{IoCause, IoTag};
+use crate::fs::{EntryKind, IoCause, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
 use crate::sstable::{parse_data_file_name, SSTableReader, SSTableWriter};
 use crate::table::Table;
@@ -62,9 +62,17 @@ pub fn rebuild_manifest(
 ) -> Result<RebuildReport> {
     let _lock = DirLock::acquire(data_dir, &opts.purpose)?;
     let fs = &opts.fs;
+    // Nothing below the data directory is changed through a link (fs
+    // invariant 6), as by an open.
+    fs.confine(data_dir);
     let catalog = crate::db::load_catalog(fs, data_dir)?;
     let schema = catalog.table(keyspace, table)?.clone();
     let dir = data_dir.join(keyspace).join(table);
+    for d in [data_dir.join(keyspace), dir.clone()] {
+        if fs.entry_kind(&d)? == Some(EntryKind::Symlink) {
+            return Err(crate::fs::link_refused(&d));
+        }
+    }
     if Manifest::exists(&dir) {
         return Err(Error::InvalidInput(format!(
             "{} has a MANIFEST: there is nothing to rebuild (files it does not list are \
@@ -77,13 +85,22 @@ pub fn rebuild_manifest(
         ..RebuildReport::default()
     };
     let mut found: Vec<(Arc<SSTableReader>, u32)> = Vec::new();
-    for name in fs.list_dir(&dir)? {
+    for (name, kind) in fs.list_dir_kinds(&dir)? {
         let Some(id) = parse_data_file_name(&name) else {
             continue;
         };
         let path = dir.join(&name);
-        let opened = SSTableReader::open(fs, &path, id, None)
-            .and_then(|r| crate::table::check_identity(&schema, &r, Some(id)).map(|()| r));
+        // A table's sstables are files in its directory: a link (to a file
+        // anywhere) is set aside with the rest that cannot be listed.
+        let opened = if kind == EntryKind::Symlink {
+            Err(Error::InvalidInput(format!(
+                "{} is a symbolic link, not a file of this table",
+                path.display()
+            )))
+        } else {
+            SSTableReader::open(fs, &path, id, None)
+                .and_then(|r| crate::table::check_identity(&schema, &r, Some(id)).map(|()| r))
+        };
         match opened {
             Ok(r) => {
                 let level = r.stats().level;
@@ -182,8 +199,12 @@ pub fn import_sstables(table: &Arc<Table>, paths: &[PathBuf]) -> Result<ImportRe
             }
             return Err(e);
         }
+        // Only a regular file in the quarantine is removed once adopted; a
+        // link there keeps its place (and its target is never touched).
         let quarantine = table.dir().join(crate::quarantine::QUARANTINE_DIR);
-        if path.parent() == Some(quarantine.as_path()) {
+        if path.parent() == Some(quarantine.as_path())
+            && fs.entry_kind(&path)? == Some(EntryKind::File)
+        {
             fs.remove(&path)?;
         }
         report.imported.push((path, id, partitions));

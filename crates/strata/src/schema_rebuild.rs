@@ -24,7 +24,7 @@ use crate::commitlog::{dump_segment, list_segments};
 use crate::data::ColumnId;
 use crate::dirlock::DirLock;
 use crate::error::{Error, Result};
-use crate::fs::{Fs, IoCause, IoTag};
+use crate::fs::{EntryKind, Fs, IoCause, IoTag};
 use crate::schema::{Catalog, ColumnKind, Keyspace, Order, TableSchema};
 use crate::sstable::identity::{ColumnRole, SSTableIdentity};
 use crate::sstable::parse_data_file_name;
@@ -80,6 +80,10 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
     } else {
         Some(DirLock::acquire(dir, "strata schema rebuild")?)
     };
+    // Nothing below the data directory is written through a link (fs
+    // invariant 6); links in place of table directories, sstables or
+    // snapshots are not read as this directory's (the walks below skip them).
+    fs.confine(dir);
     if schema_path.exists() {
         return Err(Error::AlreadyExists(format!(
             "{} exists: there is nothing to rebuild (move it aside first if it is wrong)",
@@ -184,9 +188,10 @@ enum Rebuilt {
 fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt> {
     let qualified = format!("{ks}.{name}");
     let mut files: Vec<(u64, PathBuf)> = fs
-        .list_dir(t_dir)?
+        .list_dir_kinds(t_dir)?
         .into_iter()
-        .filter_map(|n| parse_data_file_name(&n).map(|id| (id, t_dir.join(n))))
+        .filter(|(_, kind)| *kind == EntryKind::File)
+        .filter_map(|(n, _)| parse_data_file_name(&n).map(|id| (id, t_dir.join(n))))
         .collect();
     if files.is_empty() {
         return Ok(Rebuilt::Empty);
@@ -295,14 +300,20 @@ fn same_columns(snap: &TableSchema, identity: &SSTableIdentity) -> bool {
 /// The `schema.cql` of the table's most recently modified snapshot, parsed.
 fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, TableSchema)>> {
     let snaps = t_dir.join(crate::maintenance::SNAPSHOTS_DIR);
-    if !snaps.is_dir() {
+    if fs.entry_kind(&snaps)? != Some(EntryKind::Dir) {
         return Ok(None);
     }
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    for name in fs.list_dir(&snaps)? {
+    for (name, kind) in fs.list_dir_kinds(&snaps)? {
+        if kind != EntryKind::Dir {
+            continue;
+        }
         let path = snaps
             .join(name)
             .join(crate::maintenance::SNAPSHOT_SCHEMA_FILE);
+        if fs.entry_kind(&path)? != Some(EntryKind::File) {
+            continue;
+        }
         let Ok(meta) = fs.metadata(&path) else {
             continue;
         };
@@ -314,7 +325,11 @@ fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, Tabl
     let Some((_, path)) = best else {
         return Ok(None);
     };
-    let bytes = fs.read_all(&path, IoTag::new(IoCause::Metadata))?;
+    let bytes = fs.read_all(
+        &path,
+        crate::maintenance::MAX_SNAPSHOT_METADATA_BYTES,
+        IoTag::new(IoCause::Metadata),
+    )?;
     // A snapshot's schema that does not parse is not used: the defaults are, and
     // the report shows `options_from: None`.
     let parsed = std::str::from_utf8(&bytes)

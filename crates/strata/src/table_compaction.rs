@@ -274,7 +274,13 @@ impl Table {
     /// Every recorded compaction of this table, oldest first (from its history file).
     pub fn compaction_history(&self) -> Vec<CompactionRecord> {
         let path = self.dir().join(HISTORY_FILE);
-        match self.fs().read_all(&path, IoTag::new(IoCause::Metadata)) {
+        // A history past this is read from memory (this process's records):
+        // the file is an append-only log nothing ever trims.
+        const MAX_HISTORY_BYTES: u64 = 64 << 20;
+        match self
+            .fs()
+            .read_all(&path, MAX_HISTORY_BYTES, IoTag::new(IoCause::Metadata))
+        {
             Ok(bytes) => bytes
                 .split(|&b| b == b'\n')
                 .filter_map(|l| serde_json::from_slice(l).ok())

@@ -88,6 +88,13 @@ pub const SEAL_BYTES: u64 = FRAME_BYTES;
 /// Bytes of this build's segment header; the first record of every segment it
 /// creates starts here. Older segments: [`header_bytes`].
 pub const HEADER_BYTES: u64 = 32;
+/// The largest segment file replay, repair, inspection and `commitlog dump`
+/// read (whole, into memory): a segment is at most 1 GiB
+/// (`commitlog_segment_size`), and a record larger than a segment, at most
+/// 1 GiB (`max_mutation_size`), gets one of its own; 2 GiB covers both with
+/// room for framing. A larger file is refused as corrupt before any of it is
+/// read.
+pub const MAX_SEGMENT_FILE_BYTES: u64 = 2 << 30;
 /// Bytes of a header before version 6 (no time base).
 const HEADER_BYTES_BEFORE_TIME_BASE: u64 = 24;
 /// Bytes of a record frame before its payload (length, crc32c).

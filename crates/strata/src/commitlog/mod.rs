@@ -90,6 +90,7 @@ pub use segment::{
 };
 
 pub use self::format::LogCompression;
+use self::format::MAX_SEGMENT_FILE_BYTES;
 use self::format::{
     decode_header, decode_record, encode_record_pieces, RecordPieces, ScanItem, Scanner,
     SegmentHeader, HEADER_BYTES,
@@ -793,7 +794,7 @@ impl CommitLog {
         }
         for (id, version) in ids {
             let path = segment_path_for(&sh.dir, version, id);
-            let bytes = sh.fs.read_all(&path, TAG)?;
+            let bytes = sh.fs.read_all(&path, MAX_SEGMENT_FILE_BYTES, TAG)?;
             let skipped_before = stats.skipped.len();
             // `mutations`: how many records the region held, when that is known
             // (a checksummed record that does not decode is one).
@@ -1509,7 +1510,7 @@ fn repair_newest_segment(
     ignore: bool,
 ) -> Result<Repair> {
     let path = segment_path_for(dir, version, id);
-    let bytes = fs.read_all(&path, TAG)?;
+    let bytes = fs.read_all(&path, MAX_SEGMENT_FILE_BYTES, TAG)?;
     let header = match decode_header(&bytes) {
         Ok(h) => h,
         Err(reason) => {
@@ -1711,7 +1712,11 @@ enum Inspected {
 }
 
 fn inspect_segment(fs: &Fs, dir: &Path, id: u64, version: u32) -> Result<Inspected> {
-    let bytes = fs.read_all(&segment_path_for(dir, version, id), TAG)?;
+    let bytes = fs.read_all(
+        &segment_path_for(dir, version, id),
+        MAX_SEGMENT_FILE_BYTES,
+        TAG,
+    )?;
     let header = match decode_header(&bytes) {
         Ok(h) => h,
         Err(reason) => {
@@ -1887,7 +1892,7 @@ pub struct SegmentDump {
 /// Reads a segment and lists every record, decoded, and every damaged region.
 /// A bad header is `Error::Corruption` at offset 0.
 pub fn dump_segment(fs: &Fs, path: &Path) -> Result<SegmentDump> {
-    let bytes = fs.read_all(path, TAG)?;
+    let bytes = fs.read_all(path, MAX_SEGMENT_FILE_BYTES, TAG)?;
     let header = decode_header(&bytes).map_err(|reason| Error::corruption(path, 0, reason))?;
     let records = Scanner::new(&bytes, &header)
         .map(|item| match item {

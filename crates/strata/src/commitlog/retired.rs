@@ -37,6 +37,9 @@ const TAG: IoTag = IoTag::new(IoCause::Metadata);
 
 /// File name of the record inside the commit-log directory.
 pub const RETIRED_FILE: &str = "RETIRED";
+/// The largest `RETIRED` file read: a few lines of figures; anything near
+/// this is not one.
+const MAX_RETIRED_BYTES: u64 = 1 << 20;
 const FIRST_LINE: &str = "strata commitlog retired 1";
 
 /// A set of segment ids as sorted, disjoint, non-adjacent inclusive ranges.
@@ -165,7 +168,7 @@ pub fn load(fs: &Fs, dir: &Path) -> Result<Option<Retired>> {
     if !path.exists() {
         return Ok(None);
     }
-    let bytes = fs.read_all(&path, TAG)?;
+    let bytes = fs.read_all(&path, MAX_RETIRED_BYTES, TAG)?;
     Retired::decode(&bytes)
         .map(Some)
         .map_err(|reason| Error::corruption(&path, 0, reason))

@@ -80,6 +80,16 @@ pub const INDEX_BLOCK_TARGET_BYTES: usize = 4096;
 /// Bytes of the CRC32C trailer of every block.
 pub const CRC_BYTES: usize = 4;
 
+/// The most bytes an sstable's tail (chunk table, summary, Bloom filter and
+/// statistics, before the footer) may hold. Open reads the tail whole, so its
+/// length, taken from the footer, is checked against this before anything is
+/// allocated: a crafted footer pointing its tail at offset 0 of a 20 GiB file
+/// once made open allocate 20 GiB and abort. The writer refuses to finish a
+/// file past it (so no file it writes is ever refused here); a tail reaches it
+/// only past about 800 million partitions (their Bloom filter at 1% false
+/// positives) or 300 million chunks in one sstable.
+pub const MAX_TAIL_BYTES: u64 = 1 << 30;
+
 /// The fixed-size footer at the end of the file.
 ///
 /// ```text

@@ -80,6 +80,8 @@ mod value;
 mod writer;
 
 #[cfg(test)]
+mod decoder_proptests;
+#[cfg(test)]
 mod tests;
 
 pub use bloom::BloomFilter;

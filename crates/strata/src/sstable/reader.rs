@@ -16,7 +16,7 @@ use super::format::{
     decode_chunk_table, decode_index_block, decode_summary, open_block, ChunkLocation, Footer,
     IndexBlockIter, IndexCursor, IndexEntry, IndexLayout, RawEntry, RowIndexLocation,
     SearchableIndexBlock, SummaryEntry, FIRST_VERSION_WITH_IDENTITY, FIRST_VERSION_WITH_ROW_INDEX,
-    FOOTER_BYTES, FORMAT_VERSION,
+    FOOTER_BYTES, FORMAT_VERSION, MAX_TAIL_BYTES,
 };
 use super::identity::SSTableIdentity;
 use super::identity::IDENTITY_PREFIX_BYTES;
@@ -24,6 +24,7 @@ use super::partition::{
     decode_partition_in, frame_partition, partition_key_bytes, Frame, HeaderOrder,
 };
 use super::stats::SSTableStats;
+use crate::codec::{MAX_CHUNK_LENGTH_BYTES, MIN_CHUNK_LENGTH_BYTES};
 use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate};
 use crate::encoding::Reader;
 use crate::error::{Error, Result};
@@ -203,10 +204,33 @@ impl SSTableReader {
                 format!("footer block offsets out of order: {f:?}"),
             ));
         }
-        if f.chunk_length_bytes == 0 {
-            return Err(corrupt(path, footer_offset + 40, "chunk length 0"));
+        // The writer's own bounds (codec.rs): a chunk buffer is allocated at
+        // this length for every read.
+        if !(MIN_CHUNK_LENGTH_BYTES..=MAX_CHUNK_LENGTH_BYTES).contains(&f.chunk_length_bytes) {
+            return Err(corrupt(
+                path,
+                footer_offset + 40,
+                format!(
+                    "chunk length {} bytes outside {MIN_CHUNK_LENGTH_BYTES}..={MAX_CHUNK_LENGTH_BYTES}",
+                    f.chunk_length_bytes
+                ),
+            ));
         }
-        let mut tail = vec![0u8; (footer_offset - f.chunk_table_offset) as usize];
+        // Bounded before it is allocated (MAX_TAIL_BYTES): the footer's offsets
+        // are bounded by the file already, but a sparse file can be any size.
+        let tail_len = footer_offset - f.chunk_table_offset;
+        if tail_len > MAX_TAIL_BYTES {
+            return Err(corrupt(
+                path,
+                footer_offset,
+                format!(
+                    "footer places a tail of {tail_len} bytes at offset {}: more than \
+                     {MAX_TAIL_BYTES} bytes, the most an sstable's tail holds",
+                    f.chunk_table_offset
+                ),
+            ));
+        }
+        let mut tail = vec![0u8; tail_len as usize];
         file.read_exact_at(
             &mut tail,
             f.chunk_table_offset,

@@ -628,8 +628,16 @@ pub fn salvage_file(
         }
         Err(e) => return Err(e),
     };
-    if identity.chunk_length_bytes == 0 {
-        return refuse("its identity header records a chunk length of 0".into());
+    // Every candidate chunk is decompressed into a buffer of this length: only
+    // the lengths a writer can produce (codec.rs) are believed.
+    let cl = identity.chunk_length_bytes;
+    if !(crate::codec::MIN_CHUNK_LENGTH_BYTES..=crate::codec::MAX_CHUNK_LENGTH_BYTES).contains(&cl)
+    {
+        return refuse(format!(
+            "its identity header records a chunk length of {cl} bytes, outside {}..={}",
+            crate::codec::MIN_CHUNK_LENGTH_BYTES,
+            crate::codec::MAX_CHUNK_LENGTH_BYTES
+        ));
     }
     let file = fs.open(path)?;
     let mut counts = SalvageCounts::default();

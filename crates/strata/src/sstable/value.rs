@@ -36,6 +36,12 @@ use crate::encoding::{locate_cell, ByteSource, CellLocation, DecodeError, Reader
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
 
+/// The most [`SSTableReader::read_value_range`] reserves before reading: a
+/// range longer than this grows chunk by chunk (a partition or value of the
+/// largest legal size costs a few reallocations, which its decompression
+/// dwarfs).
+const RESERVE_AHEAD_BYTES: u64 = 64 << 20;
+
 /// A cell found in an sstable: the partition's deletions, the row's deletion,
 /// and where the cell's value is in the data stream.
 #[derive(Clone, Debug)]
@@ -296,7 +302,11 @@ impl SSTableReader {
             return Ok(());
         }
         let cl = self.chunk_length();
-        out.reserve(len as usize);
+        // `len` is the file's word (an index entry's, a cell's), bounded only by
+        // the data stream the footer claims: reserve at most this much ahead,
+        // and let a longer range grow as its chunks are read and verified, so
+        // a crafted length never allocates what the file does not hold.
+        out.reserve(len.min(RESERVE_AHEAD_BYTES) as usize);
         let mut stored = Vec::new();
         let mut scratch = Vec::new();
         let mut pos = at;

@@ -14,7 +14,7 @@ use super::format::{
     encode_chunk_table, encode_summary, seal_block, ChunkLocation, Footer, IndexBlockBuilder,
     IndexEntry, IndexLayout, RowIndexLocation, SummaryEntry,
     FIRST_VERSION_WITH_CLUSTERING_COVERAGE, FORMAT_VERSION, GRANULE_TARGET_BYTES,
-    INDEX_BLOCK_TARGET_BYTES,
+    INDEX_BLOCK_TARGET_BYTES, MAX_TAIL_BYTES,
 };
 use super::identity::SSTableIdentity;
 use super::partition::{
@@ -933,6 +933,17 @@ impl SSTableWriter {
             chunk_length_bytes: self.opts.compression.chunk_length_bytes,
             format_version,
         };
+        // The reader refuses a tail past MAX_TAIL_BYTES: never write one.
+        if tail.len() as u64 > MAX_TAIL_BYTES {
+            self.failed = true;
+            return Err(Error::InvalidInput(format!(
+                "sstable {}: its tail (chunk table, summary, Bloom filter, statistics) would \
+                 take {} bytes, more than {MAX_TAIL_BYTES}, the most an sstable's tail may \
+                 hold: split the output into smaller sstables",
+                self.id,
+                tail.len()
+            )));
+        }
         tail.extend_from_slice(&footer.encode());
         self.write_region(&tail)?;
 

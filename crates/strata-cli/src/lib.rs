@@ -1,4 +1,5 @@
-//! `strata`: the operator's command line for a Strata data directory.
+//! `strata`: the operator's command line for a Strata data directory (the
+//! binary, src/bin/strata.rs, only calls [`main`]; tests walk [`Cli`]'s command tree).
 //!
 //! Commands that work on a data directory open the database in `--data-dir`, do
 //! their work and close it; only they take the data-directory options, before or
@@ -9,6 +10,7 @@
 
 mod admin;
 mod bench_cmd;
+pub mod bounds;
 mod compaction_cmd;
 mod cql_cmd;
 mod datadir;
@@ -33,7 +35,7 @@ use strata::types::{self, CqlType};
     version,
     about = "Strata: a wide-column LSM storage engine with Cassandra's data model"
 )]
-struct Cli {
+pub struct Cli {
     /// Data-directory options, accepted here (before the subcommand) for the
     /// commands that open a data directory; refused for the others.
     #[command(flatten)]
@@ -208,7 +210,8 @@ enum Command {
     Simulate(model_cmd::SimulateArgs),
 }
 
-fn main() -> ExitCode {
+/// The `strata` binary's whole run: parse, run, print an error on failure.
+pub fn main() -> ExitCode {
     // Rust ignores SIGPIPE, turning a closed stdout (`strata tablestats | head`)
     // into a panic in println!; a command-line tool should just exit.
     // SAFETY: setting a signal disposition to the default before any thread starts.
