@@ -10,6 +10,7 @@
 mod admin;
 mod bench_cmd;
 mod compaction_cmd;
+mod cql_cmd;
 mod datadir;
 mod model_cmd;
 mod repair_cmd;
@@ -43,6 +44,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// A CQL shell (as cqlsh): `-e`, `-f FILE`, or an interactive prompt.
+    Cql {
+        #[command(flatten)]
+        args: cql_cmd::CqlArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
     /// A cassandra-stress-like load generator.
     Stress {
         #[command(flatten)]
@@ -312,6 +320,7 @@ impl Command {
     fn data_dir_use(&self) -> DataDirUse<'_> {
         match self {
             Command::Stress { db, .. }
+            | Command::Cql { db, .. }
             | Command::Compact { db, .. }
             | Command::Garbagecollect { db, .. }
             | Command::Compactionstats { db, .. }
@@ -343,6 +352,7 @@ impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Stress { .. } => "stress",
+            Command::Cql { .. } => "cql",
             Command::Compact { .. } => "compact",
             Command::Garbagecollect { .. } => "garbagecollect",
             Command::Compactionstats { .. } => "compactionstats",
@@ -386,6 +396,7 @@ fn run(cli: Cli) -> strata::Result<()> {
     };
     match cli.command {
         Command::Stress { args, .. } => stress::run(&data_dir, args),
+        Command::Cql { args, .. } => cql_cmd::run(&data_dir, args),
         Command::Compact { args, .. } => compaction_cmd::compact(&data_dir, args),
         Command::Garbagecollect { args, .. } => compaction_cmd::garbage_collect(&data_dir, args),
         Command::Compactionstats { args, .. } => compaction_cmd::compaction_stats(&data_dir, args),

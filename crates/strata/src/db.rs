@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoSnapshot, IoTag};
 use crate::schema::{Catalog, TableSchema};
 use crate::table::{FlushJob, Table, TableRuntimeOptions};
+use crate::types::CqlType;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -464,6 +465,178 @@ impl Database {
         Ok(())
     }
 
+    /// `CREATE KEYSPACE` with its replication and durable_writes (stored; one
+    /// replica whatever they say). `AlreadyExists` if it exists.
+    pub fn create_keyspace_with(
+        &self,
+        name: &str,
+        replication: BTreeMap<String, String>,
+        durable_writes: bool,
+    ) -> Result<()> {
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        next.create_keyspace(name)?;
+        next.set_keyspace_params(name, replication, durable_writes)?;
+        self.persist(&next)?;
+        *catalog = next;
+        Ok(())
+    }
+
+    /// `ALTER KEYSPACE ... WITH replication = ... AND durable_writes = ...`.
+    pub fn alter_keyspace(
+        &self,
+        name: &str,
+        replication: BTreeMap<String, String>,
+        durable_writes: bool,
+    ) -> Result<()> {
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        next.set_keyspace_params(name, replication, durable_writes)?;
+        self.persist(&next)?;
+        *catalog = next;
+        Ok(())
+    }
+
+    /// `DROP TABLE`: the table leaves the catalog (durably, first), then its
+    /// files go. With `snapshot` (Cassandra's `auto_snapshot`, its default)
+    /// the table is flushed and its sstables hard-linked into
+    /// `<table>/snapshots/dropped-<millis>-<table>/` before anything is
+    /// removed, so the data can be restored; the snapshot is kept in the
+    /// table's directory. Commit-log records of the table are let go (they
+    /// can never be replayed: table ids are never reused).
+    pub fn drop_table(&self, keyspace: &str, table: &str, snapshot: bool) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        if self.opts.read_only {
+            return Err(Error::ReadOnly(format!(
+                "cannot drop table {keyspace}.{table}: the database was opened read-only"
+            )));
+        }
+        let _paused = t.pause_compactions(Duration::from_secs(600))?;
+        if snapshot {
+            t.flush()?;
+            let name = format!("dropped-{}-{table}", self.opts.clock.now_micros() / 1000);
+            crate::maintenance::snapshot(&t, &name)?;
+        }
+        let id = t.schema().id;
+        {
+            let mut catalog = self.catalog.lock();
+            let mut next = catalog.clone();
+            next.drop_table(keyspace, table)?;
+            self.persist(&next)?;
+            *catalog = next;
+        }
+        self.tables
+            .write()
+            .remove(&(keyspace.to_string(), table.to_string()));
+        t.detach_flusher();
+        if let Some(log) = &self.commitlog {
+            log.discard_table(id)?;
+        }
+        self.remove_table_files(&t)?;
+        Ok(())
+    }
+
+    /// Deletes a dropped table's files: everything in its directory but the
+    /// snapshots. Only names this database writes are removed (sstables,
+    /// manifests, dictionaries and their temporaries); anything else found
+    /// there is left and reported by the next open, as always.
+    fn remove_table_files(&self, t: &Table) -> Result<()> {
+        let dir = t.dir().to_path_buf();
+        let fs = &self.opts.fs;
+        for name in fs.list_dir(&dir)? {
+            if name == crate::maintenance::SNAPSHOTS_DIR {
+                continue;
+            }
+            let path = dir.join(&name);
+            let ours = crate::sstable::parse_data_file_name(&name).is_some()
+                || name.starts_with(crate::manifest::MANIFEST_FILE)
+                || crate::dictionary::parse_file_name(&name).is_some();
+            let meta = std::fs::symlink_metadata(&path).map_err(|e| Error::io(&path, e))?;
+            if ours && meta.file_type().is_file() {
+                fs.remove(&path)?;
+            }
+        }
+        fs.sync_dir(&dir)?;
+        Ok(())
+    }
+
+    /// `DROP KEYSPACE`: drops every table (each as [`Database::drop_table`]),
+    /// then the keyspace.
+    pub fn drop_keyspace(&self, keyspace: &str, snapshot: bool) -> Result<()> {
+        let tables: Vec<String> = self
+            .catalog
+            .lock()
+            .keyspace(keyspace)?
+            .tables
+            .keys()
+            .cloned()
+            .collect();
+        for t in tables {
+            self.drop_table(keyspace, &t, snapshot)?;
+        }
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        next.drop_keyspace(keyspace)?;
+        self.persist(&next)?;
+        *catalog = next;
+        Ok(())
+    }
+
+    /// `TRUNCATE`: every row goes (see [`Table::truncate`]). With `snapshot`
+    /// (`auto_snapshot`), the table is flushed and snapshotted as
+    /// `truncated-<millis>-<table>` first, as Cassandra does.
+    pub fn truncate_table(&self, keyspace: &str, table: &str, snapshot: bool) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let _paused = t.pause_compactions(Duration::from_secs(600))?;
+        if snapshot {
+            t.flush()?;
+            let name = format!("truncated-{}-{table}", self.opts.clock.now_micros() / 1000);
+            crate::maintenance::snapshot(&t, &name)?;
+        }
+        t.truncate()
+    }
+
+    /// `ALTER TABLE ... ADD` of several columns at once (all or none).
+    pub fn alter_table_add_columns(
+        &self,
+        keyspace: &str,
+        table: &str,
+        columns: &[(String, CqlType, bool)],
+    ) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        for (name, ty, is_static) in columns {
+            next.alter_table_add_column(keyspace, table, name, *ty, *is_static)?;
+        }
+        self.persist(&next)?;
+        let schema = next.table(keyspace, table)?.clone();
+        *catalog = next;
+        t.set_schema(schema);
+        Ok(())
+    }
+
+    /// `ALTER TABLE ... DROP` of several columns at once (all or none). The
+    /// column ids retire (schema invariant 2): old cells are never read again.
+    pub fn alter_table_drop_columns(
+        &self,
+        keyspace: &str,
+        table: &str,
+        columns: &[String],
+    ) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        for name in columns {
+            next.alter_table_drop_column(keyspace, table, name)?;
+        }
+        self.persist(&next)?;
+        let schema = next.table(keyspace, table)?.clone();
+        *catalog = next;
+        t.set_schema(schema);
+        Ok(())
+    }
+
     /// Creates a table (invariant 1: the catalog is durable before it is usable).
     pub fn create_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
         let mut catalog = self.catalog.lock();
@@ -517,6 +690,25 @@ impl Database {
         let mut catalog = self.catalog.lock();
         let mut next = catalog.clone();
         next.alter_table_options(keyspace, table, options)?;
+        self.persist(&next)?;
+        let schema = next.table(keyspace, table)?.clone();
+        *catalog = next;
+        t.set_schema(schema);
+        Ok(())
+    }
+
+    /// [`Database::alter_table_options`] from settings a statement parser
+    /// already read (the CQL executor's `ALTER TABLE ... WITH`).
+    pub fn alter_table_settings(
+        &self,
+        keyspace: &str,
+        table: &str,
+        settings: &[crate::cql::ddl::Setting],
+    ) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        next.alter_table_settings(keyspace, table, settings)?;
         self.persist(&next)?;
         let schema = next.table(keyspace, table)?.clone();
         *catalog = next;

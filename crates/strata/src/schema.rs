@@ -782,7 +782,19 @@ impl TableSchema {
         now_micros: i64,
     ) -> Result<PartitionUpdate> {
         let values: Vec<(&str, Option<&Value>)> = row.iter().map(|(n, v)| (*n, Some(v))).collect();
-        let mut split = self.split(&values, true)?;
+        self.insert_values(&values, opts, now_micros)
+    }
+
+    /// INSERT where a non-key column may be `None`: CQL's `INSERT ... VALUES
+    /// (..., null)`, which writes a cell tombstone for it beside the row
+    /// marker, as Cassandra does.
+    pub fn insert_values(
+        &self,
+        values: &[(&str, Option<&Value>)],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let mut split = self.split(values, true)?;
         let time = self.write_time(opts, now_micros, true)?;
         let (key, clustering) =
             self.keys(&split, split.has_regular() || split.statics.is_empty())?;
@@ -966,6 +978,27 @@ impl TableSchema {
             range,
             deletion: time.deletion(),
         });
+        Ok(update)
+    }
+
+    /// DELETE of clustering ranges already in storage order (CQL's `DELETE ...
+    /// WHERE k = ? AND c > ?`, a prefix or a slice): one range tombstone each.
+    pub fn delete_ranges(
+        &self,
+        pk: &[Value],
+        ranges: &[ClusteringRange],
+        opts: &WriteOptions,
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let time = self.write_time(opts, now_micros, false)?;
+        let key = self.decorated_key(pk)?;
+        let mut update = PartitionUpdate::new(key);
+        for range in ranges {
+            update.deletion.ranges.push(RangeTombstone {
+                range: range.clone(),
+                deletion: time.deletion(),
+            });
+        }
         Ok(update)
     }
 
@@ -1517,6 +1550,32 @@ pub const CATALOG_FORMAT_VERSION: u32 = 2;
 pub struct Keyspace {
     pub name: String,
     pub tables: BTreeMap<String, TableSchema>,
+    /// `replication = {...}` as given (class and its options). Strata keeps one
+    /// replica whatever it says; it is stored so that `DESCRIBE`, drivers and
+    /// an export to Cassandra see what the operator wrote. Catalogs written
+    /// before it was kept read as SimpleStrategy with one replica.
+    #[serde(default = "default_replication")]
+    pub replication: BTreeMap<String, String>,
+    /// `durable_writes`: stored, and true for every keyspace Strata writes
+    /// (the commit log is per database, not per keyspace).
+    #[serde(default = "default_durable_writes")]
+    pub durable_writes: bool,
+}
+
+/// The replication a keyspace gets when none is given: SimpleStrategy, one
+/// replica.
+pub fn default_replication() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            "class".to_string(),
+            "org.apache.cassandra.locator.SimpleStrategy".to_string(),
+        ),
+        ("replication_factor".to_string(), "1".to_string()),
+    ])
+}
+
+fn default_durable_writes() -> bool {
+    true
 }
 
 /// Every keyspace and table of a database. Persisted by the database layer as
@@ -1633,6 +1692,8 @@ impl Catalog {
             Keyspace {
                 name: name.to_string(),
                 tables: BTreeMap::new(),
+                replication: default_replication(),
+                durable_writes: true,
             },
         );
         Ok(())
@@ -1711,6 +1772,19 @@ impl Catalog {
         Ok(table)
     }
 
+    /// `ALTER TABLE ks.t WITH ...` from settings a statement parser already
+    /// read.
+    pub fn alter_table_settings(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        settings: &[crate::cql::ddl::Setting],
+    ) -> Result<&TableSchema> {
+        let table = self.table_mut(keyspace, name)?;
+        table.options = table.options.apply_settings(settings)?;
+        Ok(table)
+    }
+
     /// `ALTER TABLE ks.t ADD name type [static]`.
     pub fn alter_table_add_column(
         &mut self,
@@ -1735,6 +1809,22 @@ impl Catalog {
         let table = self.table_mut(keyspace, name)?;
         *table = table.with_column_dropped(column)?;
         Ok(table)
+    }
+
+    /// Sets a keyspace's `replication` and `durable_writes`.
+    pub fn set_keyspace_params(
+        &mut self,
+        name: &str,
+        replication: BTreeMap<String, String>,
+        durable_writes: bool,
+    ) -> Result<()> {
+        let ks = self
+            .keyspaces
+            .get_mut(name)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{name}'")))?;
+        ks.replication = replication;
+        ks.durable_writes = durable_writes;
+        Ok(())
     }
 
     /// Removes a table and returns its schema (the database layer deletes its files).

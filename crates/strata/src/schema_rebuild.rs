@@ -101,6 +101,10 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
                     .or_insert_with(|| Keyspace {
                         name: ks.clone(),
                         tables: BTreeMap::new(),
+                        // Replication is not in the sstables: the default, as for
+                        // a catalog written before it was kept.
+                        replication: crate::schema::default_replication(),
+                        durable_writes: true,
                     })
                     .tables
                     .insert(name.clone(), schema);

@@ -696,6 +696,48 @@ impl Table {
         Ok(())
     }
 
+    /// TRUNCATE: removes every row of the table. The memtables are dropped
+    /// unflushed and every sstable leaves the live set in one manifest commit
+    /// that also moves the flushed position to the commit log's position at
+    /// the switch, so replay never brings the truncated rows back. Writes that
+    /// land after the switch survive (Cassandra's truncation is not atomic
+    /// with concurrent writes either). The caller pauses compactions first
+    /// (a running compaction's edit would name removed inputs).
+    ///
+    /// Crash safety: before the commit, a crash replays the old rows (the
+    /// truncation never acknowledged); after it, they are gone for good.
+    pub fn truncate(self: &Arc<Self>) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
+        }
+        let _serial = self.flush_lock.lock();
+        let position = {
+            let mut view = self.view.write();
+            // Writers append to the log under the view's read lock (invariant
+            // 1), so every record before this position is in the memtables
+            // being dropped and every later one goes to the fresh memtable.
+            let position = self.commitlog.as_ref().map(|l| l.current_position());
+            let fresh = Arc::new(Memtable::new(
+                self.next_memtable_id.fetch_add(1, Ordering::Relaxed),
+                self.clock.now_micros(),
+            ));
+            *view = Arc::new(view.with_memtables(vec![fresh]));
+            position
+        };
+        let mut edit = SSTableEdit::new();
+        for r in self.view().sstables().iter() {
+            edit = edit.remove(r.id());
+        }
+        self.commit_edit(&edit, position, None)?;
+        if let (Some(log), Some(pos)) = (&self.commitlog, position) {
+            log.mark_flushed(self.schema.read().id, pos)?;
+        }
+        self.fs.reclaim_obsolete();
+        // Writers waiting on the dropped memtables' flushes may go on.
+        self.notify_flushed();
+        Ok(())
+    }
+
     /// Flushes the oldest pending memtable, if any. Returns whether one was flushed.
     pub fn flush_oldest(&self) -> Result<bool> {
         let _serial = self.flush_lock.lock();

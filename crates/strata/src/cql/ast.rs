@@ -62,6 +62,33 @@ pub enum TypeExpr {
     Custom(String),
 }
 
+impl TypeExpr {
+    /// The type as CQL spells it (`frozen<map<text, int>>`).
+    pub fn to_cql(&self) -> String {
+        let join = |items: &[TypeExpr]| {
+            items
+                .iter()
+                .map(TypeExpr::to_cql)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            TypeExpr::Native(n) => n.clone(),
+            TypeExpr::List(e) => format!("list<{}>", e.to_cql()),
+            TypeExpr::Set(e) => format!("set<{}>", e.to_cql()),
+            TypeExpr::Map(k, v) => format!("map<{}, {}>", k.to_cql(), v.to_cql()),
+            TypeExpr::Tuple(items) => format!("tuple<{}>", join(items)),
+            TypeExpr::Frozen(e) => format!("frozen<{}>", e.to_cql()),
+            TypeExpr::Udt(q) => match &q.keyspace {
+                Some(k) => format!("{}.{}", k.text, q.name.text),
+                None => q.name.text.clone(),
+            },
+            TypeExpr::Vector(e, n) => format!("vector<{}, {n}>", e.to_cql()),
+            TypeExpr::Custom(c) => format!("'{}'", c.replace('\'', "''")),
+        }
+    }
+}
+
 /// A constant as typed (invariant 4).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
@@ -292,7 +319,10 @@ pub enum RelationTarget {
     /// `token(k1, k2, ...)`
     Token(Vec<Name>),
     /// `col[key]` (a map entry restriction, filtering only).
-    Element { column: Name, key: Term },
+    Element {
+        column: Name,
+        key: Term,
+    },
 }
 
 /// `target op value`. For `IN`, the value is `Term::Tuple` of candidates (or a
@@ -350,9 +380,15 @@ pub enum JsonDefault {
 #[derive(Clone, Debug, PartialEq)]
 pub enum InsertValues {
     /// `(c1, c2) VALUES (v1, v2)`
-    Values { columns: Vec<Name>, values: Vec<Term> },
+    Values {
+        columns: Vec<Name>,
+        values: Vec<Term>,
+    },
     /// `JSON 'doc'` or `JSON ?`
-    Json { document: Term, default: JsonDefault },
+    Json {
+        document: Term,
+        default: JsonDefault,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -369,9 +405,17 @@ pub enum Assignment {
     /// `col = term`
     Set { column: Name, value: Term },
     /// `col[key] = term`
-    SetElement { column: Name, key: Term, value: Term },
+    SetElement {
+        column: Name,
+        key: Term,
+        value: Term,
+    },
     /// `col.field = term`
-    SetField { column: Name, field: Name, value: Term },
+    SetField {
+        column: Name,
+        field: Name,
+        value: Term,
+    },
     /// `col = col + term` or `col += term` (counters, collections).
     Add { column: Name, value: Term },
     /// `col = col - term` or `col -= term`.
@@ -558,8 +602,13 @@ pub enum Resource {
     Table(QualifiedName),
     AllRoles,
     Role(Name),
-    AllFunctions { keyspace: Option<Name> },
-    Function { name: QualifiedName, arg_types: Vec<TypeExpr> },
+    AllFunctions {
+        keyspace: Option<Name>,
+    },
+    Function {
+        name: QualifiedName,
+        arg_types: Vec<TypeExpr>,
+    },
     AllMbeans,
     Mbean(String),
 }
@@ -583,9 +632,14 @@ pub struct RoleOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Describe {
     Cluster,
-    Schema { full: bool },
+    Schema {
+        full: bool,
+    },
     Keyspaces,
-    Keyspace { name: Option<Name>, only: bool },
+    Keyspace {
+        name: Option<Name>,
+        only: bool,
+    },
     Tables,
     Table(QualifiedName),
     Types,

@@ -174,7 +174,7 @@ pub(crate) const RESERVED: &[&str] = &[
 ];
 
 /// A name as CQL needs it written: bare if it reads back unchanged, else in double quotes.
-pub(crate) fn cql_name(name: &str) -> String {
+pub fn cql_name(name: &str) -> String {
     let bare = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')

@@ -32,3 +32,38 @@ pub mod literal;
 /// that `error`, at the bottom of the module graph, depends on nothing above it.
 pub use crate::error::cql as error;
 pub use crate::error::cql::{CqlError, CqlErrorKind};
+
+/// Parses one statement. (Stand-in until the statement parser lands: refuses
+/// everything with a syntax error.)
+pub fn parse_statement(text: &str) -> std::result::Result<ast::Parsed, CqlError> {
+    let _ = text;
+    Err(CqlError::syntax(
+        "statement",
+        0,
+        "the statement parser is not built yet",
+    ))
+}
+
+/// Splits a script into statements, as byte ranges. (Stand-in until the
+/// statement parser lands: splits at `;` outside quotes.)
+pub fn split_statements(text: &str) -> std::result::Result<Vec<(usize, usize)>, CqlError> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quote: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ';') => {
+                out.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !text[start..].trim().is_empty() {
+        out.push((start, text.len()));
+    }
+    Ok(out)
+}

@@ -2838,18 +2838,26 @@ mod tests {
     }
 
     /// Runs `write` while two reader threads call `read(memtable, reader,
-    /// reads so far)` in a loop; each reader must have read at least once.
+    /// reads so far)` in a loop. Each reader reads once before `write` starts
+    /// (a barrier), so every reader has run whatever the scheduler does; how
+    /// many reads overlap the writes is up to the scheduler, and nothing below
+    /// depends on it (a starved reader once failed a "ran before the writer
+    /// finished" check on a loaded machine).
     fn with_two_readers(
         m: &Arc<Memtable>,
         read: impl Fn(&Arc<Memtable>, usize, u64) + Send + Clone + 'static,
         write: impl FnOnce(),
     ) {
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let started = Arc::new(std::sync::Barrier::new(3));
         let readers: Vec<_> = (0..2)
             .map(|r| {
-                let (m, stop, read) = (m.clone(), stop.clone(), read.clone());
+                let (m, stop, read, started) =
+                    (m.clone(), stop.clone(), read.clone(), started.clone());
                 std::thread::spawn(move || {
-                    let mut seen = 0u64;
+                    read(&m, r, 0);
+                    let mut seen = 1u64;
+                    started.wait();
                     while !stop.load(Ordering::Relaxed) {
                         read(&m, r, seen);
                         seen += 1;
@@ -2858,6 +2866,7 @@ mod tests {
                 })
             })
             .collect();
+        started.wait();
         write();
         stop.store(true, Ordering::Relaxed);
         for r in readers {

@@ -31,9 +31,20 @@
 //! 4. Results carry their values in the protocol's serialized form
 //!    ([`crate::types::serialize`]), with metadata giving each column's type.
 
+mod auth;
+mod bind;
+mod describe;
 pub mod executor;
+mod json;
+mod modify;
+mod restrict;
+mod schema_ops;
+mod select;
+mod system;
 pub mod types;
+mod values;
 
+pub use auth::ROLES_FILE;
 pub use executor::{
     Authenticator, BatchItem, ClientInfo, Executor, NodeInfo, Prepared, ServerState,
 };
@@ -41,6 +52,12 @@ pub use types::ColumnType;
 
 use crate::cql::CqlErrorKind;
 use crate::error::Error;
+
+/// The Cassandra release Strata reports in `system.local.release_version`:
+/// drivers and cqlsh pick the schema tables they read and the features they
+/// use (server-side DESCRIBE, virtual tables) from it, and Strata follows
+/// Cassandra 5.0.9's behaviour, so it answers as that release.
+pub const RELEASE_VERSION: &str = "5.0.9";
 
 /// A consistency level, as the protocol numbers them. Strata is one replica, so
 /// every level is met by the one node; they are accepted and echoed, never
@@ -348,3 +365,13 @@ impl From<crate::cql::CqlError> for QueryError {
 }
 
 pub type QueryOutcome<T> = std::result::Result<T, QueryError>;
+
+/// Cassandra's error for a column the table does not have.
+pub(crate) fn undefined_column(keyspace: &str, table: &str, column: &str) -> QueryError {
+    use crate::cql::ddl::cql_name;
+    QueryError::invalid(format!(
+        "Undefined column name {column} in table {}.{}",
+        cql_name(keyspace),
+        cql_name(table)
+    ))
+}

@@ -1,0 +1,387 @@
+//! `strata cql`: a CQL shell in the same binary, as cqlsh is to Cassandra.
+//!
+//! With `--data-dir` (the default data directory otherwise) it opens the
+//! directory itself and runs statements through the library's executor, the
+//! same code a server runs for its clients, so a statement means the same
+//! thing either way. Statements come from `-e`, from `-f FILE`, or from an
+//! interactive prompt with line editing and history; results print as cqlsh
+//! prints them (a table, then `(N rows)`), errors as cqlsh reports a server's.
+//!
+//! Contract:
+//! 1. Every statement of a script runs in order; the first error stops a
+//!    `-e`/`-f` run with a non-zero exit (cqlsh's behaviour), while the
+//!    interactive prompt reports it and goes on.
+//! 2. A page-by-page result is fetched whole (pages of 100 rows, cqlsh's
+//!    default), so `SELECT * FROM t` prints every row.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use strata::query::{
+    Authenticator, ColumnType, Executor, NodeInfo, QueryParams, QueryResult, Response, Rows,
+    Session,
+};
+use strata::types::{self, CqlType, Value};
+
+/// Arguments of `strata cql`.
+#[derive(Args, Debug, Clone)]
+pub struct CqlArgs {
+    /// Statements to run (separated by `;`), then exit.
+    #[arg(short = 'e', long = "execute", value_name = "STATEMENTS")]
+    pub execute: Option<String>,
+    /// A file of statements to run, then exit.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Keyspace to use first (`USE`).
+    #[arg(short = 'k', long = "keyspace")]
+    pub keyspace: Option<String>,
+}
+
+/// Rows per page when a result is fetched (cqlsh's default page size).
+const PAGE_ROWS: u32 = 100;
+
+pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
+    let db = Arc::new(crate::open_db(data_dir)?);
+    let executor = Executor::new(
+        db.clone(),
+        NodeInfo {
+            listen_address: std::net::IpAddr::from([127, 0, 0, 1]),
+            native_port: 0,
+            cluster_name: "Strata".to_string(),
+            data_center: "datacenter1".to_string(),
+            rack: "rack1".to_string(),
+            release_version: strata::query::RELEASE_VERSION.to_string(),
+            host_id: [0; 16],
+        },
+        Authenticator::AllowAll,
+    )?;
+    let mut shell = Shell {
+        executor,
+        session: Session::default(),
+    };
+    let result = shell.run(&args);
+    drop(shell);
+    let closed = match Arc::try_unwrap(db) {
+        Ok(db) => db.close(),
+        Err(_) => Ok(()),
+    };
+    result.and(closed)
+}
+
+struct Shell {
+    executor: Executor,
+    session: Session,
+}
+
+impl Shell {
+    fn run(&mut self, args: &CqlArgs) -> strata::Result<()> {
+        if let Some(ks) = &args.keyspace {
+            self.statement(&format!("USE {}", strata::cql::ddl::cql_name(ks)))?;
+        }
+        if let Some(text) = &args.execute {
+            return self.script(text, "<stdin>");
+        }
+        if let Some(file) = &args.file {
+            let text = std::fs::read_to_string(file).map_err(|e| strata::Error::io(file, e))?;
+            return self.script(&text, &file.display().to_string());
+        }
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            let mut text = String::new();
+            for line in stdin.lock().lines() {
+                let line = line.map_err(|e| strata::Error::io("<stdin>", e))?;
+                text.push_str(&line);
+                text.push('\n');
+            }
+            return self.script(&text, "<stdin>");
+        }
+        self.interactive()
+    }
+
+    /// Runs every statement of `text` in order, stopping at the first error
+    /// (contract 1).
+    fn script(&mut self, text: &str, source: &str) -> strata::Result<()> {
+        let ranges = strata::cql::split_statements(text).map_err(strata::Error::Cql)?;
+        for (start, end) in ranges {
+            let stmt = text[start..end].trim();
+            if stmt.is_empty() {
+                continue;
+            }
+            let line = text[..start].matches('\n').count() + 1;
+            if let Err(e) = self.statement(stmt) {
+                return Err(strata::Error::InvalidInput(format!("{source}:{line}:{e}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn interactive(&mut self) -> strata::Result<()> {
+        let mut editor = rustyline::DefaultEditor::new()
+            .map_err(|e| strata::Error::InvalidInput(format!("terminal: {e}")))?;
+        let history =
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".strata_cql_history"));
+        if let Some(h) = &history {
+            let _ = editor.load_history(h);
+        }
+        println!("Connected to Strata at {}.", "the data directory");
+        println!("Use HELP for help.");
+        let mut buffer = String::new();
+        loop {
+            let prompt = match (&self.session.keyspace, buffer.is_empty()) {
+                (_, false) => "   ... ".to_string(),
+                (Some(ks), true) => format!("cqlsh:{ks}> "),
+                (None, true) => "cqlsh> ".to_string(),
+            };
+            match editor.readline(&prompt) {
+                Ok(line) => {
+                    let trimmed = line.trim();
+                    if buffer.is_empty() {
+                        match trimmed.to_ascii_lowercase().trim_end_matches(';') {
+                            "exit" | "quit" => break,
+                            "help" => {
+                                println!("Statements end with ';'. EXIT or QUIT leaves.");
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    buffer.push_str(&line);
+                    buffer.push('\n');
+                    if !trimmed.ends_with(';') {
+                        continue;
+                    }
+                    let _ = editor.add_history_entry(buffer.trim());
+                    let text = std::mem::take(&mut buffer);
+                    if let Err(e) = self.script(&text, "<stdin>") {
+                        eprintln!("{e}");
+                    }
+                }
+                Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
+                Err(rustyline::error::ReadlineError::Eof) => break,
+                Err(e) => return Err(strata::Error::InvalidInput(format!("terminal: {e}"))),
+            }
+        }
+        if let Some(h) = &history {
+            let _ = editor.save_history(h);
+        }
+        Ok(())
+    }
+
+    /// Runs one statement and prints its result, fetching every page.
+    fn statement(&mut self, text: &str) -> strata::Result<()> {
+        let mut params = QueryParams {
+            page_size: Some(PAGE_ROWS),
+            ..QueryParams::default()
+        };
+        let mut all: Option<Rows> = None;
+        let mut warnings = Vec::new();
+        loop {
+            let Response {
+                result,
+                warnings: w,
+            } = self
+                .executor
+                .query(&mut self.session, text, &params)
+                .map_err(|e| {
+                    strata::Error::InvalidInput(format!(
+                        "{}: Error from server: code={:04X} [{}] message=\"{}\"",
+                        error_class(e.kind),
+                        e.kind.code(),
+                        e.kind.spec_name(),
+                        e.message
+                    ))
+                })?;
+            warnings.extend(w);
+            match result {
+                QueryResult::Rows(page) => {
+                    let next = page.paging_state.clone();
+                    match &mut all {
+                        None => all = Some(page),
+                        Some(acc) => acc.rows.extend(page.rows),
+                    }
+                    match next {
+                        Some(state) => params.paging_state = Some(state),
+                        None => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        if !warnings.is_empty() {
+            eprintln!("Warnings :");
+            for w in &warnings {
+                eprintln!("{w}");
+            }
+            eprintln!();
+        }
+        if let Some(rows) = all {
+            let mut out = std::io::stdout().lock();
+            print_rows(&mut out, &rows).map_err(|e| strata::Error::io("<stdout>", e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The exception class cqlsh names for an error code.
+fn error_class(kind: strata::cql::CqlErrorKind) -> &'static str {
+    use strata::cql::CqlErrorKind as K;
+    match kind {
+        K::SyntaxError => "SyntaxException",
+        K::Invalid => "InvalidRequest",
+        K::ConfigError => "ConfigurationException",
+        K::AlreadyExists => "AlreadyExists",
+        K::Unauthorized => "Unauthorized",
+        K::BadCredentials => "AuthenticationFailed",
+        K::TruncateError => "TruncateError",
+        _ => "ServerError",
+    }
+}
+
+/// Prints rows as cqlsh does: names left-aligned, values right-aligned,
+/// ` | ` between columns, a dashed rule, a blank line and `(N rows)`.
+pub fn print_rows(out: &mut dyn Write, rows: &Rows) -> std::io::Result<()> {
+    let names: Vec<String> = rows
+        .metadata
+        .columns
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let cells: Vec<Vec<String>> = rows
+        .rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .zip(&rows.metadata.columns)
+                .map(|(v, c)| match v {
+                    None => "null".to_string(),
+                    Some(b) => format_value(&c.ty, b),
+                })
+                .collect()
+        })
+        .collect();
+    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    for r in &cells {
+        for (w, v) in widths.iter_mut().zip(r) {
+            *w = (*w).max(v.chars().count());
+        }
+    }
+    writeln!(out)?;
+    let header: Vec<String> = names
+        .iter()
+        .zip(&widths)
+        .map(|(n, w)| format!("{n:<w$}"))
+        .collect();
+    writeln!(out, " {}", header.join(" | ").trim_end())?;
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    writeln!(out, "-{}-", rule.join("-+-"))?;
+    for r in &cells {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(v, w)| format!("{v:>w$}"))
+            .collect();
+        writeln!(out, " {}", line.join(" | "))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "({} rows)", cells.len())?;
+    Ok(())
+}
+
+/// A value as cqlsh prints it.
+fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
+    match ty.unfrozen() {
+        ColumnType::Native(t) => match types::deserialize(*t, bytes) {
+            Ok(v) => format_native(*t, &v),
+            Err(_) => format!("<invalid {} value>", t.name()),
+        },
+        ColumnType::List(e) | ColumnType::Set(e) => {
+            let open_close = if matches!(ty.unfrozen(), ColumnType::List(_)) {
+                ("[", "]")
+            } else {
+                ("{", "}")
+            };
+            match split_collection(bytes, 1) {
+                Some(items) => format!(
+                    "{}{}{}",
+                    open_close.0,
+                    items
+                        .iter()
+                        .map(|i| quoted(e, i))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    open_close.1
+                ),
+                None => "<invalid collection>".to_string(),
+            }
+        }
+        ColumnType::Map(k, v) => match split_collection(bytes, 2) {
+            Some(items) => {
+                let pairs: Vec<String> = items
+                    .chunks(2)
+                    .map(|p| format!("{}: {}", quoted(k, &p[0]), quoted(v, &p[1])))
+                    .collect();
+                format!("{{{}}}", pairs.join(", "))
+            }
+            None => "<invalid map>".to_string(),
+        },
+        other => format!("<{} value>", other.to_cql()),
+    }
+}
+
+/// An element inside a collection: strings quoted, as cqlsh prints them.
+fn quoted(ty: &ColumnType, bytes: &[u8]) -> String {
+    let s = format_value(ty, bytes);
+    match ty.unfrozen() {
+        ColumnType::Native(CqlType::Text | CqlType::Ascii | CqlType::Inet) => {
+            format!("'{}'", s.replace('\'', "''"))
+        }
+        _ => s,
+    }
+}
+
+/// The elements of a serialized list/set (`per` = 1) or map (`per` = 2).
+fn split_collection(bytes: &[u8], per: usize) -> Option<Vec<Vec<u8>>> {
+    let mut r = bytes;
+    let take4 = |r: &mut &[u8]| -> Option<i32> {
+        let (h, t) = r.split_first_chunk::<4>()?;
+        *r = t;
+        Some(i32::from_be_bytes(*h))
+    };
+    let n = usize::try_from(take4(&mut r)?).ok()?;
+    if n > r.len() / 4 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n * per);
+    for _ in 0..n * per {
+        let len = usize::try_from(take4(&mut r)?).ok()?;
+        if len > r.len() {
+            return None;
+        }
+        out.push(r[..len].to_vec());
+        r = &r[len..];
+    }
+    Some(out)
+}
+
+fn format_native(t: CqlType, v: &Value) -> String {
+    match v {
+        Value::Boolean(b) => if *b { "True" } else { "False" }.to_string(),
+        Value::Timestamp(ms) => {
+            // cqlsh: "2024-05-01 10:00:00.000000+0000".
+            let text = types::format_value(v);
+            match text.split_once('T') {
+                Some((d, rest)) => {
+                    let time = rest.trim_end_matches('Z');
+                    format!("{d} {time}000+0000")
+                }
+                None => ms.to_string(),
+            }
+        }
+        _ => {
+            let _ = t;
+            types::format_value(v)
+        }
+    }
+}

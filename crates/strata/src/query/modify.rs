@@ -1,0 +1,945 @@
+//! INSERT, UPDATE, DELETE and BATCH: statements turned into partition updates,
+//! checked whole before any is applied, and lightweight transactions.
+//!
+//! Owns Cassandra's write semantics as the CQL layer sees them: an INSERT
+//! writes the row marker and a tombstone for a `null` value, an UPDATE writes
+//! cells only, `unset` leaves a column alone, a DELETE of a clustering prefix
+//! or slice is a range tombstone; `USING TTL` / `USING TIMESTAMP` with their
+//! bounds; conditions (`IF NOT EXISTS`, `IF EXISTS`, `IF col op value`)
+//! evaluated against the current row under the partition's lock, with the
+//! `[applied]` result Cassandra returns.
+//!
+//! Invariants:
+//! 1. Every mutation of a statement (or batch) is built before the first is
+//!    applied; a refused value changes nothing.
+//! 2. A conditional statement holds its partition's lock (`Locks`) from its
+//!    read to its write; its write timestamp is above every earlier
+//!    conditional write of that lock stripe, so a later LWT always wins over
+//!    an earlier one even within one microsecond (Paxos ballots give Cassandra
+//!    the same order).
+//! 3. The updates of one partition in a batch are merged into one update, so
+//!    they are applied (and logged) together.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::cql::ast::{
+    Assignment, BatchKind, BatchStatement, Condition, Conditions, Delete, Deletion, Insert,
+    InsertValues, Operator, Update, Using,
+};
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate, MAX_TTL_SECONDS};
+use crate::read::merge_partition;
+use crate::schema::{ColumnDef, ColumnKind, TableSchema, WriteOptions};
+use crate::table::Table;
+use crate::types::{CqlType, Value};
+
+use super::executor::Ctx;
+use super::restrict::{self, compare, Purpose};
+use super::values::{self, Bound, Eval};
+use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
+
+fn invalid(msg: impl Into<String>) -> QueryError {
+    QueryError::invalid(msg)
+}
+
+/// Evaluates `USING TTL` and `USING TIMESTAMP`.
+pub(crate) fn write_options(
+    using: &Using,
+    eval: &Eval<'_>,
+    default_timestamp: Option<i64>,
+) -> QueryOutcome<WriteOptions> {
+    let mut opts = WriteOptions {
+        timestamp_micros: default_timestamp,
+        ttl_seconds: None,
+    };
+    if let Some(t) = &using.timestamp {
+        match values::scalar(t, CqlType::BigInt, "[timestamp]", eval)? {
+            Bound::Value(Value::BigInt(ts)) => {
+                if ts == i64::MIN {
+                    return Err(invalid(format!(
+                        "Illegal timestamp {ts}: it is reserved for 'no timestamp'"
+                    )));
+                }
+                opts.timestamp_micros = Some(ts);
+            }
+            Bound::Null => return Err(invalid("Invalid null value of timestamp")),
+            Bound::Unset | Bound::Value(_) => {}
+        }
+    }
+    if let Some(t) = &using.ttl {
+        match values::scalar(t, CqlType::Int, "[ttl]", eval)? {
+            Bound::Value(Value::Int(ttl)) => {
+                if ttl < 0 {
+                    return Err(invalid(format!(
+                        "A TTL must be greater or equal to 0, but was {ttl}"
+                    )));
+                }
+                if ttl as u32 > MAX_TTL_SECONDS {
+                    return Err(invalid(format!(
+                        "ttl is too large. requested ({ttl}) maximum ({MAX_TTL_SECONDS})"
+                    )));
+                }
+                opts.ttl_seconds = Some(ttl as u32);
+            }
+            Bound::Null => return Err(invalid("Invalid null value of TTL")),
+            Bound::Unset | Bound::Value(_) => {}
+        }
+    }
+    Ok(opts)
+}
+
+/// One partition's update of one table, ready to apply.
+pub(crate) struct Mutation {
+    pub table: Arc<Table>,
+    pub update: PartitionUpdate,
+}
+
+/// What a conditional statement needs to check before it applies.
+pub(crate) struct Cas {
+    pub table: Arc<Table>,
+    pub key: DecoratedKey,
+    /// The row's full clustering values; `None` for a statement on static
+    /// columns only.
+    pub clustering: Option<Vec<Value>>,
+    pub check: CasCheck,
+}
+
+pub(crate) enum CasCheck {
+    NotExists,
+    Exists,
+    Columns(Vec<BoundCondition>),
+}
+
+pub(crate) struct BoundCondition {
+    pub column: ColumnDef,
+    pub op: Operator,
+    /// One value (`None`: null), or IN's candidates.
+    pub values: Vec<Option<Value>>,
+}
+
+fn key_pairs<'a>(
+    schema: &'a TableSchema,
+    pk: &'a [Value],
+    ck: &'a [Value],
+) -> Vec<(&'a str, Value)> {
+    let mut out = Vec::with_capacity(pk.len() + ck.len());
+    let mut pk_it = pk.iter();
+    let mut ck_it = ck.iter();
+    for c in &schema.columns {
+        match c.kind {
+            ColumnKind::PartitionKey => {
+                if let Some(v) = pk_it.next() {
+                    out.push((c.name.as_str(), v.clone()));
+                }
+            }
+            ColumnKind::Clustering => {
+                if let Some(v) = ck_it.next() {
+                    out.push((c.name.as_str(), v.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn column_of<'s>(schema: &'s TableSchema, name: &str) -> QueryOutcome<&'s ColumnDef> {
+    schema
+        .columns
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
+}
+
+/// The mutations of an INSERT, and its condition.
+pub(crate) fn insert(
+    ctx: &Ctx<'_>,
+    ins: &Insert,
+    batch_timestamp: Option<i64>,
+) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
+    let table = ctx.table(&ins.table)?;
+    let schema = table.schema();
+    let mut opts = write_options(
+        &ins.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
+    let mut values: Vec<(String, Bound)> = Vec::new();
+    match &ins.values {
+        InsertValues::Values {
+            columns,
+            values: terms,
+        } => {
+            if columns.len() != terms.len() {
+                return Err(invalid(format!(
+                    "Unmatched column names/values: {} names, {} values",
+                    columns.len(),
+                    terms.len()
+                )));
+            }
+            for (name, term) in columns.iter().zip(terms) {
+                let col = column_of(&schema, &name.text)?;
+                if values.iter().any(|(n, _)| *n == col.name) {
+                    return Err(invalid(format!(
+                        "The column names contains duplicates: {}",
+                        col.name
+                    )));
+                }
+                values.push((
+                    col.name.clone(),
+                    values::scalar(term, col.ty, &col.name, &ctx.eval)?,
+                ));
+            }
+        }
+        InsertValues::Json { document, default } => {
+            let text = match values::scalar(document, CqlType::Text, "[json]", &ctx.eval)? {
+                Bound::Value(Value::Text(t)) => t,
+                _ => return Err(invalid("Got null for INSERT JSON values")),
+            };
+            values = super::json::insert_values(&schema, &text, *default)?;
+        }
+    }
+    let mut row: Vec<(&str, Option<&Value>)> = Vec::with_capacity(values.len());
+    for (name, b) in &values {
+        let col = column_of(&schema, name)?;
+        match b {
+            Bound::Value(v) => row.push((col.name.as_str(), Some(v))),
+            Bound::Null if col.is_primary_key() => {
+                return Err(invalid(format!(
+                    "Invalid null value in condition for column {}",
+                    col.name
+                )))
+            }
+            Bound::Null => row.push((col.name.as_str(), None)),
+            Bound::Unset if col.is_primary_key() => {
+                return Err(invalid(format!(
+                    "Invalid unset value for column {}",
+                    col.name
+                )))
+            }
+            Bound::Unset => {}
+        }
+    }
+    for c in schema.columns.iter().filter(|c| c.is_primary_key()) {
+        if !row.iter().any(|(n, _)| *n == c.name) {
+            let statics_only = row.iter().all(|(n, _)| {
+                schema.columns.iter().any(|d| {
+                    d.name == *n && matches!(d.kind, ColumnKind::PartitionKey | ColumnKind::Static)
+                })
+            });
+            if c.kind == ColumnKind::Clustering && statics_only {
+                continue;
+            }
+            return Err(invalid(format!(
+                "Some {} key parts are missing: {}",
+                if c.kind == ColumnKind::PartitionKey {
+                    "partition"
+                } else {
+                    "clustering"
+                },
+                c.name
+            )));
+        }
+    }
+    let cas = if ins.if_not_exists {
+        if ins.using.timestamp.is_some() {
+            return Err(invalid(
+                "Cannot provide custom timestamp for conditional updates",
+            ));
+        }
+        let pk: Vec<Value> = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::PartitionKey)
+            .filter_map(|c| {
+                row.iter()
+                    .find(|(n, _)| *n == c.name)
+                    .and_then(|(_, v)| (*v).cloned())
+            })
+            .collect();
+        let ck: Vec<Value> = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Clustering)
+            .filter_map(|c| {
+                row.iter()
+                    .find(|(n, _)| *n == c.name)
+                    .and_then(|(_, v)| (*v).cloned())
+            })
+            .collect();
+        let has_ck = schema
+            .columns
+            .iter()
+            .any(|c| c.kind == ColumnKind::Clustering);
+        // The LWT's own timestamp is chosen under the lock (invariant 2).
+        opts.timestamp_micros = None;
+        Some(Cas {
+            table: table.clone(),
+            key: schema.decorated_key(&pk).map_err(QueryError::from)?,
+            clustering: if has_ck && ck.is_empty() {
+                None
+            } else {
+                Some(ck)
+            },
+            check: CasCheck::NotExists,
+        })
+    } else {
+        None
+    };
+    let update = schema
+        .insert_values(&row, &opts, ctx.now_micros())
+        .map_err(QueryError::from)?;
+    Ok((vec![Mutation { table, update }], cas))
+}
+
+/// The mutations of an UPDATE, and its condition.
+pub(crate) fn update(
+    ctx: &Ctx<'_>,
+    up: &Update,
+    batch_timestamp: Option<i64>,
+) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
+    let table = ctx.table(&up.table)?;
+    let schema = table.schema();
+    let mut opts = write_options(
+        &up.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
+    let mut set: Vec<(String, Option<Value>)> = Vec::new();
+    let mut statics_only = true;
+    for a in &up.assignments {
+        let (name, value) = match a {
+            Assignment::Set { column, value } => (column, value),
+            Assignment::Add { column, .. }
+            | Assignment::Subtract { column, .. }
+            | Assignment::Prepend { column, .. } => {
+                let col = column_of(&schema, &column.text)?;
+                return Err(invalid(format!(
+                    "Invalid operation on column {} of type {}: only counters and collections can be incremented, appended to or removed from",
+                    col.name,
+                    col.ty.name()
+                )));
+            }
+            Assignment::SetElement { column, .. } => {
+                let col = column_of(&schema, &column.text)?;
+                return Err(invalid(format!(
+                    "Invalid operation ({}[...] = ...) for non collection column {}",
+                    col.name, col.name
+                )));
+            }
+            Assignment::SetField { column, .. } => {
+                let col = column_of(&schema, &column.text)?;
+                return Err(invalid(format!(
+                    "Invalid operation ({}.field = ...) for non-UDT column {}",
+                    col.name, col.name
+                )));
+            }
+        };
+        let col = column_of(&schema, &name.text)?;
+        if col.is_primary_key() {
+            return Err(invalid(format!(
+                "PRIMARY KEY part {} found in SET part",
+                col.name
+            )));
+        }
+        if set.iter().any(|(n, _)| *n == col.name) {
+            return Err(invalid(format!(
+                "Multiple incompatible setting of column {}",
+                col.name
+            )));
+        }
+        if col.kind != ColumnKind::Static {
+            statics_only = false;
+        }
+        match values::scalar(value, col.ty, &col.name, &ctx.eval)? {
+            Bound::Value(v) => set.push((col.name.clone(), Some(v))),
+            Bound::Null => set.push((col.name.clone(), None)),
+            Bound::Unset => {}
+        }
+    }
+    let r = restrict::analyze(&schema, &up.where_clause, Purpose::Update)?;
+    let keys = r
+        .partition_keys(&schema, &ctx.eval)?
+        .ok_or_else(|| invalid("UPDATE needs the whole partition key"))?;
+    let has_ck = schema
+        .columns
+        .iter()
+        .any(|c| c.kind == ColumnKind::Clustering);
+    let whole_rows = r.names_whole_rows(&schema);
+    let prefixes = if whole_rows {
+        r.clustering_prefixes(&schema, &ctx.eval)?
+    } else if statics_only && r.clustering.prefix.is_empty() && r.clustering.slice.is_none() {
+        vec![Vec::new()]
+    } else {
+        let missing: Vec<&str> = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Clustering)
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(invalid(format!(
+            "Some clustering keys are missing: {}",
+            missing.join(", ")
+        )));
+    };
+    if statics_only && has_ck && !prefixes.iter().all(|p| p.is_empty()) && whole_rows {
+        // Static columns with a full clustering: allowed (the clustering is ignored
+        // for the static cells), as Cassandra does.
+    }
+    let cas = conditions(
+        ctx,
+        &table,
+        &schema,
+        &up.conditions,
+        &keys,
+        &prefixes,
+        &up.using,
+    )?;
+    if cas.is_some() {
+        opts.timestamp_micros = None;
+    }
+    if set.is_empty() {
+        // Every value was unset: nothing to write, as Cassandra (no error).
+        return Ok((Vec::new(), cas));
+    }
+    let now = ctx.now_micros();
+    let set_refs: Vec<(&str, Option<Value>)> =
+        set.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+    let mut out = Vec::with_capacity(keys.len() * prefixes.len());
+    for pk in &keys {
+        for ck in &prefixes {
+            let key = key_pairs(&schema, pk, ck);
+            let update = schema
+                .update(&key, &set_refs, &opts, now)
+                .map_err(QueryError::from)?;
+            out.push(Mutation {
+                table: table.clone(),
+                update,
+            });
+        }
+    }
+    Ok((out, cas))
+}
+
+/// The mutations of a DELETE, and its condition.
+pub(crate) fn delete(
+    ctx: &Ctx<'_>,
+    del: &Delete,
+    batch_timestamp: Option<i64>,
+) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
+    let table = ctx.table(&del.table)?;
+    let schema = table.schema();
+    if del.using.ttl.is_some() {
+        return Err(invalid("TTL attribute is not allowed for deletes"));
+    }
+    let mut opts = write_options(
+        &del.using,
+        &ctx.eval,
+        batch_timestamp.or(ctx.params.timestamp_micros),
+    )?;
+    let mut columns: Vec<&ColumnDef> = Vec::new();
+    for d in &del.columns {
+        match d {
+            Deletion::Column(n) => {
+                let col = column_of(&schema, &n.text)?;
+                if col.is_primary_key() {
+                    return Err(invalid(format!(
+                        "Invalid identifier {} for deletion (should not be a PRIMARY KEY part)",
+                        col.name
+                    )));
+                }
+                columns.push(col);
+            }
+            Deletion::Element { column, .. } => {
+                let col = column_of(&schema, &column.text)?;
+                return Err(invalid(format!(
+                    "Invalid deletion operation for non collection column {}",
+                    col.name
+                )));
+            }
+            Deletion::Field { column, .. } => {
+                let col = column_of(&schema, &column.text)?;
+                return Err(invalid(format!(
+                    "Invalid deletion operation for non-UDT column {}",
+                    col.name
+                )));
+            }
+        }
+    }
+    let r = restrict::analyze(&schema, &del.where_clause, Purpose::Delete)?;
+    let keys = r
+        .partition_keys(&schema, &ctx.eval)?
+        .ok_or_else(|| invalid("DELETE needs the whole partition key"))?;
+    let whole_rows = r.names_whole_rows(&schema);
+    let has_ck = schema
+        .columns
+        .iter()
+        .any(|c| c.kind == ColumnKind::Clustering);
+    let statics_only = !columns.is_empty() && columns.iter().all(|c| c.kind == ColumnKind::Static);
+    let no_clustering = r.clustering.prefix.is_empty() && r.clustering.slice.is_none();
+    let prefixes = if whole_rows || (no_clustering && (statics_only || columns.is_empty())) {
+        r.clustering_prefixes(&schema, &ctx.eval)?
+    } else if !columns.is_empty() {
+        return Err(invalid(format!(
+            "Range deletions are not supported for specific columns; give the whole primary key"
+        )));
+    } else {
+        Vec::new()
+    };
+    let cas = conditions(
+        ctx,
+        &table,
+        &schema,
+        &del.conditions,
+        &keys,
+        &prefixes,
+        &del.using,
+    )?;
+    if cas.is_some() {
+        if !whole_rows && has_ck && !(no_clustering && statics_only) {
+            return Err(invalid(
+                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions",
+            ));
+        }
+        opts.timestamp_micros = None;
+    }
+    let now = ctx.now_micros();
+    let mut out = Vec::new();
+    for pk in &keys {
+        let updates: Vec<PartitionUpdate> = if !columns.is_empty() {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            prefixes
+                .iter()
+                .map(|ck| {
+                    schema
+                        .delete_cells(&key_pairs(&schema, pk, ck), &names, &opts, now)
+                        .map_err(QueryError::from)
+                })
+                .collect::<QueryOutcome<_>>()?
+        } else if !has_ck || no_clustering {
+            let pk_pairs = key_pairs(&schema, pk, &[]);
+            vec![schema
+                .delete_partition(&pk_pairs, &opts, now)
+                .map_err(QueryError::from)?]
+        } else if whole_rows {
+            prefixes
+                .iter()
+                .map(|ck| {
+                    schema
+                        .delete_row(&key_pairs(&schema, pk, ck), &opts, now)
+                        .map_err(QueryError::from)
+                })
+                .collect::<QueryOutcome<_>>()?
+        } else {
+            let ranges: Vec<ClusteringRange> = r.clustering_ranges(&schema, &ctx.eval)?;
+            if ranges.is_empty() {
+                continue;
+            }
+            vec![schema
+                .delete_ranges(pk, &ranges, &opts, now)
+                .map_err(QueryError::from)?]
+        };
+        out.extend(updates.into_iter().map(|update| Mutation {
+            table: table.clone(),
+            update,
+        }));
+    }
+    Ok((out, cas))
+}
+
+/// The condition of an UPDATE or DELETE, bound.
+fn conditions(
+    ctx: &Ctx<'_>,
+    table: &Arc<Table>,
+    schema: &TableSchema,
+    conds: &Conditions,
+    keys: &[Vec<Value>],
+    prefixes: &[Vec<Value>],
+    using: &Using,
+) -> QueryOutcome<Option<Cas>> {
+    if matches!(conds, Conditions::None) {
+        return Ok(None);
+    }
+    if using.timestamp.is_some() {
+        return Err(invalid(
+            "Cannot provide custom timestamp for conditional updates",
+        ));
+    }
+    if keys.len() != 1 {
+        return Err(invalid(
+            "IN on the partition key is not supported with conditional updates",
+        ));
+    }
+    if prefixes.len() > 1 {
+        return Err(invalid(
+            "IN on the clustering key columns is not supported with conditional updates",
+        ));
+    }
+    let key = schema.decorated_key(&keys[0]).map_err(QueryError::from)?;
+    let clustering = prefixes
+        .first()
+        .filter(|p| {
+            !p.is_empty()
+                || !schema
+                    .columns
+                    .iter()
+                    .any(|c| c.kind == ColumnKind::Clustering)
+        })
+        .cloned();
+    let check = match conds {
+        Conditions::None => return Ok(None),
+        Conditions::Exists => CasCheck::Exists,
+        Conditions::Columns(list) => CasCheck::Columns(
+            list.iter()
+                .map(|c| bind_condition(schema, c, &ctx.eval))
+                .collect::<QueryOutcome<_>>()?,
+        ),
+    };
+    if clustering.is_none() {
+        if let CasCheck::Columns(cs) = &check {
+            if let Some(c) = cs.iter().find(|c| c.column.kind != ColumnKind::Static) {
+                return Err(invalid(format!(
+                    "Some clustering keys are missing: a condition on {} needs the full primary key",
+                    c.column.name
+                )));
+            }
+        }
+    }
+    Ok(Some(Cas {
+        table: table.clone(),
+        key,
+        clustering,
+        check,
+    }))
+}
+
+fn bind_condition(
+    schema: &TableSchema,
+    c: &Condition,
+    eval: &Eval<'_>,
+) -> QueryOutcome<BoundCondition> {
+    let col = column_of(schema, &c.column.text)?;
+    if col.is_primary_key() {
+        return Err(invalid(format!(
+            "PRIMARY KEY column '{}' cannot have IF conditions",
+            col.name
+        )));
+    }
+    if c.element.is_some() || c.field.is_some() {
+        return Err(invalid(format!(
+            "Invalid element or field condition on column {} of type {}",
+            col.name,
+            col.ty.name()
+        )));
+    }
+    let one = |t: &crate::cql::ast::Term| -> QueryOutcome<Option<Value>> {
+        match values::scalar(t, col.ty, &col.name, eval)? {
+            Bound::Value(v) => Ok(Some(v)),
+            Bound::Null => Ok(None),
+            Bound::Unset => Err(invalid(format!(
+                "Invalid 'unset' value in condition on {}",
+                col.name
+            ))),
+        }
+    };
+    let values = match (c.op, &c.value) {
+        (Operator::In, crate::cql::ast::Term::Bind(m)) => match eval.marker(m.index)? {
+            super::BoundValue::Value(b) => values::decode_list(b, col.ty, &col.name)?
+                .into_iter()
+                .map(|b| match b {
+                    Bound::Value(v) => Some(v),
+                    _ => None,
+                })
+                .collect(),
+            _ => {
+                return Err(invalid(format!(
+                    "Invalid null list in IN condition on {}",
+                    col.name
+                )))
+            }
+        },
+        (
+            Operator::In,
+            crate::cql::ast::Term::Tuple { items, .. } | crate::cql::ast::Term::List { items, .. },
+        ) => items.iter().map(one).collect::<QueryOutcome<_>>()?,
+        (op, t) => {
+            let v = one(t)?;
+            if v.is_none() && !matches!(op, Operator::Eq | Operator::Neq) {
+                return Err(invalid(format!(
+                    "Invalid comparison with null for operator \"{}\"",
+                    match op {
+                        Operator::Lt => "<",
+                        Operator::Lte => "<=",
+                        Operator::Gt => ">",
+                        Operator::Gte => ">=",
+                        _ => "?",
+                    }
+                )));
+            }
+            vec![v]
+        }
+    };
+    if !matches!(
+        c.op,
+        Operator::Eq
+            | Operator::Neq
+            | Operator::Lt
+            | Operator::Lte
+            | Operator::Gt
+            | Operator::Gte
+            | Operator::In
+    ) {
+        return Err(invalid(format!(
+            "Unsupported operator in condition on {}",
+            col.name
+        )));
+    }
+    Ok(BoundCondition {
+        column: col.clone(),
+        op: c.op,
+        values,
+    })
+}
+
+impl BoundCondition {
+    fn holds(&self, current: Option<&Value>) -> bool {
+        let eq = |a: Option<&Value>, b: Option<&Value>| match (a, b) {
+            (None, None) => true,
+            (Some(a), Some(b)) => compare(a, b) == std::cmp::Ordering::Equal,
+            _ => false,
+        };
+        match self.op {
+            Operator::In => self.values.iter().any(|v| eq(current, v.as_ref())),
+            Operator::Eq => eq(current, self.values[0].as_ref()),
+            Operator::Neq => !eq(current, self.values[0].as_ref()),
+            op => {
+                let (Some(cur), Some(Some(want))) = (current, self.values.first()) else {
+                    return false;
+                };
+                let o = compare(cur, want);
+                match op {
+                    Operator::Lt => o.is_lt(),
+                    Operator::Lte => o.is_le(),
+                    Operator::Gt => o.is_gt(),
+                    Operator::Gte => o.is_ge(),
+                    _ => false,
+                }
+            }
+        }
+    }
+}
+
+/// Applies `mutations`, merging those of one partition of one table into one
+/// update (invariant 3).
+pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
+    if mutations.len() == 1 {
+        if let Some(m) = mutations.into_iter().next() {
+            m.table.apply(&m.update).map_err(QueryError::from)?;
+        }
+        return Ok(());
+    }
+    let mut merged: BTreeMap<(u64, i64, Vec<u8>), Mutation> = BTreeMap::new();
+    for m in mutations {
+        let id = (
+            m.table.schema().id,
+            m.update.key.token,
+            m.update.key.key.to_vec(),
+        );
+        match merged.get_mut(&id) {
+            Some(acc) => merge_partition(&mut acc.update, m.update),
+            None => {
+                merged.insert(id, m);
+            }
+        }
+    }
+    for m in merged.into_values() {
+        m.table.apply(&m.update).map_err(QueryError::from)?;
+    }
+    Ok(())
+}
+
+/// Runs a conditional statement or batch: reads the current row under the
+/// partition's lock, applies `mutations` (built without a timestamp) if the
+/// checks hold, and answers `[applied]` with the current values when not
+/// (invariant 2).
+pub(crate) fn apply_cas(
+    ctx: &Ctx<'_>,
+    checks: Vec<Cas>,
+    mut mutations: Vec<Mutation>,
+) -> QueryOutcome<QueryResult> {
+    let first = checks.first().ok_or_else(|| invalid("no condition"))?;
+    let (table, key) = (first.table.clone(), first.key.clone());
+    for c in &checks {
+        if !Arc::ptr_eq(&c.table, &table) || c.key != key {
+            return Err(invalid(
+                "Batch with conditions cannot span multiple tables or partitions",
+            ));
+        }
+    }
+    let schema = table.schema();
+    let mut guard = ctx.exec.locks.lock(schema.id, &key);
+    let read = table
+        .read(&key, &ClusteringRange::ALL, false, usize::MAX)
+        .map_err(QueryError::from)?;
+    let mut applied = true;
+    let mut shown: Vec<(&ColumnDef, Option<Value>)> = Vec::new();
+    let mut show_row: Option<&crate::data::Row> = None;
+    for c in &checks {
+        let row = match &c.clustering {
+            Some(ck) => {
+                let enc = schema.encode_clustering(ck).map_err(QueryError::from)?;
+                read.rows.iter().find(|r| r.clustering == enc)
+            }
+            None => read.static_row.as_ref().or(read.rows.first()),
+        };
+        let exists = match &c.clustering {
+            Some(_) => row.is_some(),
+            None => read.static_row.is_some() || !read.rows.is_empty(),
+        };
+        match &c.check {
+            CasCheck::NotExists => {
+                if exists {
+                    applied = false;
+                    show_row = row;
+                }
+            }
+            CasCheck::Exists => {
+                if !exists {
+                    applied = false;
+                }
+            }
+            CasCheck::Columns(conds) => {
+                for cond in conds {
+                    let source = if cond.column.kind == ColumnKind::Static {
+                        read.static_row.as_ref()
+                    } else {
+                        row
+                    };
+                    let current = match (source, cond.column.id) {
+                        (Some(r), Some(id)) => r
+                            .cells
+                            .iter()
+                            .find(|cell| cell.column == id)
+                            .map(|cell| crate::types::deserialize(cond.column.ty, &cell.value))
+                            .transpose()
+                            .map_err(QueryError::from)?,
+                        _ => None,
+                    };
+                    if !cond.holds(current.as_ref()) {
+                        applied = false;
+                    }
+                    if !shown.iter().any(|(c, _)| c.name == cond.column.name) {
+                        shown.push((&cond.column, current));
+                    }
+                }
+            }
+        }
+    }
+    let keyspace = schema.keyspace.clone();
+    let table_name = schema.name.clone();
+    let spec = |name: &str, ty: ColumnType| ColumnSpec {
+        keyspace: keyspace.clone(),
+        table: table_name.clone(),
+        name: name.to_string(),
+        ty,
+    };
+    if applied {
+        // The mutations were built at the statement's "now"; move them to the
+        // timestamp chosen under the lock, keeping their relative order.
+        let ts = guard.next_timestamp(ctx.now_micros());
+        let delta = ts - ctx.now_micros();
+        for m in &mut mutations {
+            shift_timestamps(&mut m.update, delta);
+        }
+        apply_all(mutations)?;
+        drop(guard);
+        return Ok(QueryResult::Rows(Rows {
+            metadata: Arc::new(RowsMetadata {
+                columns: vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))],
+            }),
+            rows: vec![vec![Some(vec![1])]],
+            paging_state: None,
+        }));
+    }
+    drop(guard);
+    let mut columns = vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))];
+    let mut row_out: Vec<Option<Vec<u8>>> = vec![Some(vec![0])];
+    if let Some(r) = show_row {
+        // IF NOT EXISTS that failed: the existing row, every column.
+        let values = schema
+            .row_values_with_static(&key.key, read.static_row.as_ref(), r)
+            .map_err(QueryError::from)?;
+        for (c, (_, v)) in schema.columns.iter().zip(values) {
+            columns.push(spec(&c.name, ColumnType::Native(c.ty)));
+            row_out.push(v.map(|v| crate::types::serialize(&v)));
+        }
+    } else {
+        // Columns in schema order, as Cassandra lists them.
+        shown.sort_by_key(|(c, _)| schema.columns.iter().position(|d| d.name == c.name));
+        for (c, v) in shown {
+            columns.push(spec(&c.name, ColumnType::Native(c.ty)));
+            row_out.push(v.map(|v| crate::types::serialize(&v)));
+        }
+    }
+    Ok(QueryResult::Rows(Rows {
+        metadata: Arc::new(RowsMetadata { columns }),
+        rows: vec![row_out],
+        paging_state: None,
+    }))
+}
+
+/// Moves every timestamp of `update` by `delta` microseconds.
+fn shift_timestamps(update: &mut PartitionUpdate, delta: i64) {
+    fn row(r: &mut crate::data::Row, delta: i64) {
+        if r.liveness.timestamp_micros != crate::data::NO_TIMESTAMP {
+            r.liveness.timestamp_micros += delta;
+        }
+        if !r.deletion.is_live() {
+            r.deletion.marked_for_delete_at_micros += delta;
+        }
+        for c in &mut r.cells {
+            c.timestamp_micros += delta;
+        }
+    }
+    if let Some(d) = &mut update.deletion.partition {
+        d.marked_for_delete_at_micros += delta;
+    }
+    for rt in &mut update.deletion.ranges {
+        rt.deletion.marked_for_delete_at_micros += delta;
+    }
+    if let Some(s) = &mut update.static_row {
+        row(s, delta);
+    }
+    for r in &mut update.rows {
+        row(r, delta);
+    }
+}
+
+/// The mutations of one batch statement.
+pub(crate) fn batch_statement(
+    ctx: &Ctx<'_>,
+    s: &BatchStatement,
+    batch_timestamp: Option<i64>,
+    kind: BatchKind,
+) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
+    let using = match s {
+        BatchStatement::Insert(i) => &i.using,
+        BatchStatement::Update(u) => &u.using,
+        BatchStatement::Delete(d) => &d.using,
+    };
+    if batch_timestamp.is_some() && using.timestamp.is_some() {
+        return Err(invalid(
+            "Timestamp must be set either on BATCH or individual statements",
+        ));
+    }
+    if kind == BatchKind::Counter {
+        return Err(invalid(
+            "Counter batches hold counter updates only, and this database has no counter columns yet",
+        ));
+    }
+    match s {
+        BatchStatement::Insert(i) => insert(ctx, i, batch_timestamp),
+        BatchStatement::Update(u) => update(ctx, u, batch_timestamp),
+        BatchStatement::Delete(d) => delete(ctx, d, batch_timestamp),
+    }
+}

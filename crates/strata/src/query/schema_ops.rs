@@ -1,0 +1,397 @@
+//! Schema statements: keyspaces, tables and types, run against the catalog,
+//! answered with Cassandra's schema-change results.
+//!
+//! Owns what CREATE/ALTER/DROP KEYSPACE, CREATE/ALTER/DROP TABLE and TRUNCATE
+//! mean: `IF [NOT] EXISTS` as a no-op answered `Void` (nothing changed, no
+//! event), keyspace replication checked as Cassandra's strategies check it
+//! and stored, tables built by the schema layer from the statement's text,
+//! drops and truncations snapshotted first when `auto_snapshot` is on.
+//!
+//! Invariant: a refused statement changes nothing (the catalog checks every
+//! change on a copy before it is persisted).
+
+use std::collections::BTreeMap;
+
+use crate::cql::ast::{AlterTableAction, Statement, TypeExpr};
+use crate::cql::ddl::Setting;
+use crate::cql::literal::Literal;
+use crate::cql::CqlErrorKind;
+use crate::schema::TableSchema;
+use crate::types::CqlType;
+
+use super::auth::Access;
+use super::executor::Ctx;
+use super::{QueryError, QueryOutcome, QueryResult, SchemaChange, SchemaChangeKind, SchemaTarget};
+
+fn config_error(msg: impl Into<String>) -> QueryError {
+    QueryError::new(CqlErrorKind::ConfigError, msg)
+}
+
+fn changed(kind: SchemaChangeKind, target: SchemaTarget) -> QueryResult {
+    QueryResult::SchemaChange(SchemaChange { kind, target })
+}
+
+/// A native column type from a type expression; the others are refused
+/// until the data model has them.
+pub(crate) fn native_type(t: &TypeExpr) -> QueryOutcome<CqlType> {
+    match t {
+        TypeExpr::Native(n) => CqlType::parse(n).map_err(|_| {
+            QueryError::invalid(format!(
+                "type '{n}' is not supported yet (this database stores boolean, tinyint, smallint, int, bigint, float, double, text, ascii, blob, uuid, timeuuid, timestamp, date, varint, decimal and inet)"
+            ))
+        }),
+        other => Err(QueryError::invalid(format!(
+            "collection, tuple, user-defined and vector types are not supported yet ({})",
+            other.to_cql()
+        ))),
+    }
+}
+
+/// `replication = {...}` and `durable_writes = ...` of a keyspace statement,
+/// checked as Cassandra's replication strategies check them.
+fn keyspace_params(
+    settings: &[Setting],
+    current: Option<(BTreeMap<String, String>, bool)>,
+) -> QueryOutcome<(BTreeMap<String, String>, bool)> {
+    let (mut replication, mut durable) = match current {
+        Some((r, d)) => (Some(r), d),
+        None => (None, true),
+    };
+    for s in settings {
+        match (s.name.as_str(), &s.value) {
+            ("replication", Literal::Map(m)) => replication = Some(m.clone()),
+            ("durable_writes", Literal::Scalar(v)) => {
+                durable = match v.to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(config_error(format!(
+                            "Invalid value for durable_writes: {v}"
+                        )))
+                    }
+                }
+            }
+            (other, _) => {
+                return Err(QueryError::new(
+                    CqlErrorKind::SyntaxError,
+                    format!("Unknown property '{other}'"),
+                ))
+            }
+        }
+    }
+    let Some(mut replication) = replication else {
+        return Err(config_error("Missing mandatory option 'replication'"));
+    };
+    let class = replication
+        .remove("class")
+        .ok_or_else(|| config_error("Missing replication strategy class"))?;
+    let full = if class.contains('.') {
+        class.clone()
+    } else {
+        format!("org.apache.cassandra.locator.{class}")
+    };
+    let short = full.rsplit('.').next().unwrap_or(&full).to_string();
+    let rf_ok = |v: &str| v.parse::<u32>().is_ok() || v.contains('/');
+    match short.as_str() {
+        "SimpleStrategy" => {
+            // Cassandra 5 fills a missing factor from `default_keyspace_rf` (1).
+            let rf = replication
+                .entry("replication_factor".to_string())
+                .or_insert_with(|| "1".to_string())
+                .clone();
+            if !rf_ok(&rf) {
+                return Err(config_error(format!(
+                    "Replication factor must be non-negative; found {rf}"
+                )));
+            }
+            if let Some(k) = replication.keys().find(|k| *k != "replication_factor") {
+                return Err(config_error(format!(
+                    "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace"
+                )));
+            }
+        }
+        "NetworkTopologyStrategy" => {
+            for (dc, rf) in &replication {
+                if !rf_ok(rf) {
+                    return Err(config_error(format!(
+                        "Replication factor must be non-negative; found {rf} for {dc}"
+                    )));
+                }
+            }
+        }
+        "LocalStrategy" => return Err(config_error("LocalStrategy is only for internal use")),
+        other => {
+            return Err(config_error(format!(
+                "Unable to find replication strategy class '{other}'"
+            )))
+        }
+    }
+    replication.insert("class".to_string(), full);
+    Ok((replication, durable))
+}
+
+/// Cassandra's checks of a new keyspace's name, with its messages.
+fn check_keyspace_name(name: &str) -> QueryOutcome<()> {
+    if super::system::is_system_keyspace(name) {
+        return Err(QueryError::invalid(format!(
+            "System keyspace '{name}' is not user-modifiable"
+        )));
+    }
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(QueryError::invalid(format!(
+            "Keyspace name must not be empty and must contain alphanumeric or underscore characters only (got \"{name}\")"
+        )));
+    }
+    if name.len() > crate::schema::MAX_NAME_LENGTH {
+        return Err(QueryError::invalid(format!(
+            "Keyspace name must not be more than {} characters long (got {} characters for \"{name}\")",
+            crate::schema::MAX_NAME_LENGTH,
+            name.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs a schema statement.
+pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> {
+    let db = &ctx.exec.db;
+    let auth = &ctx.exec.auth;
+    let snapshot = ctx.exec.auto_snapshot();
+    match stmt {
+        Statement::CreateKeyspace {
+            if_not_exists,
+            name,
+            settings,
+        } => {
+            auth.check(ctx.session, Access::Create, &name.text, None)?;
+            check_keyspace_name(&name.text)?;
+            let (replication, durable) = keyspace_params(settings, None)?;
+            if db.catalog().keyspaces.contains_key(&name.text) {
+                if *if_not_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::already_exists(
+                    &name.text,
+                    "",
+                    format!("Cannot add existing keyspace \"{}\"", name.text),
+                ));
+            }
+            db.create_keyspace_with(&name.text, replication, durable)?;
+            Ok(changed(
+                SchemaChangeKind::Created,
+                SchemaTarget::Keyspace(name.text.clone()),
+            ))
+        }
+        Statement::AlterKeyspace {
+            if_exists,
+            name,
+            settings,
+        } => {
+            auth.check(ctx.session, Access::Alter, &name.text, None)?;
+            let catalog = db.catalog();
+            let Some(ks) = catalog.keyspaces.get(&name.text) else {
+                if *if_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "Keyspace '{}' doesn't exist",
+                    name.text
+                )));
+            };
+            let (replication, durable) =
+                keyspace_params(settings, Some((ks.replication.clone(), ks.durable_writes)))?;
+            db.alter_keyspace(&name.text, replication, durable)?;
+            Ok(changed(
+                SchemaChangeKind::Updated,
+                SchemaTarget::Keyspace(name.text.clone()),
+            ))
+        }
+        Statement::DropKeyspace { if_exists, name } => {
+            auth.check(ctx.session, Access::Drop, &name.text, None)?;
+            if !db.catalog().keyspaces.contains_key(&name.text) {
+                if *if_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "Keyspace '{}' doesn't exist",
+                    name.text
+                )));
+            }
+            db.drop_keyspace(&name.text, snapshot)?;
+            Ok(changed(
+                SchemaChangeKind::Dropped,
+                SchemaTarget::Keyspace(name.text.clone()),
+            ))
+        }
+        Statement::CreateTable(ct) => {
+            let ks = ctx.keyspace_of(&ct.table)?;
+            auth.check(ctx.session, Access::Create, &ks, None)?;
+            if !db.catalog().keyspaces.contains_key(&ks) {
+                return Err(QueryError::invalid(format!(
+                    "Keyspace '{ks}' doesn't exist"
+                )));
+            }
+            if ct.compact_storage {
+                return Err(QueryError::invalid(
+                    "Compact tables are not allowed in Cassandra starting with 4.0 version.",
+                ));
+            }
+            for c in &ct.columns {
+                native_type(&c.ty)?;
+            }
+            let table = ct.table.name.text.clone();
+            if db.catalog().table(&ks, &table).is_ok() {
+                if ct.if_not_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::already_exists(
+                    &ks,
+                    &table,
+                    format!("Cannot add already existing table \"{table}\" to keyspace \"{ks}\""),
+                ));
+            }
+            let schema = TableSchema::from_cql_in(Some(&ks), &ct.text)?;
+            db.create_table(schema)?;
+            Ok(changed(
+                SchemaChangeKind::Created,
+                SchemaTarget::Table {
+                    keyspace: ks,
+                    table,
+                },
+            ))
+        }
+        Statement::AlterTable(at) => {
+            let ks = ctx.keyspace_of(&at.table)?;
+            let table = at.table.name.text.clone();
+            auth.check(ctx.session, Access::Alter, &ks, Some(&table))?;
+            let schema = match ctx.exec.table(&ks, &table) {
+                Ok(t) => t.schema(),
+                Err(_) if at.if_exists => return Ok(QueryResult::Void),
+                Err(e) => return Err(e),
+            };
+            match &at.action {
+                AlterTableAction::Add {
+                    if_not_exists,
+                    columns,
+                } => {
+                    let mut add = Vec::new();
+                    for c in columns {
+                        if schema.columns.iter().any(|d| d.name == c.name.text) {
+                            if *if_not_exists {
+                                continue;
+                            }
+                            return Err(QueryError::invalid(format!(
+                                "Column with name '{}' already exists",
+                                c.name.text
+                            )));
+                        }
+                        add.push((c.name.text.clone(), native_type(&c.ty)?, c.is_static));
+                    }
+                    if add.is_empty() {
+                        return Ok(QueryResult::Void);
+                    }
+                    db.alter_table_add_columns(&ks, &table, &add)?;
+                }
+                AlterTableAction::Drop {
+                    if_exists,
+                    columns,
+                    ..
+                } => {
+                    let mut drop = Vec::new();
+                    for c in columns {
+                        match schema.columns.iter().find(|d| d.name == c.text) {
+                            None if *if_exists => continue,
+                            None => {
+                                return Err(QueryError::invalid(format!(
+                                    "Column {} was not found in table {table}",
+                                    c.text
+                                )))
+                            }
+                            Some(d) if d.is_primary_key() => {
+                                return Err(QueryError::invalid(format!(
+                                    "Cannot drop PRIMARY KEY column {}",
+                                    c.text
+                                )))
+                            }
+                            Some(_) => drop.push(c.text.clone()),
+                        }
+                    }
+                    if drop.is_empty() {
+                        return Ok(QueryResult::Void);
+                    }
+                    db.alter_table_drop_columns(&ks, &table, &drop)?;
+                }
+                AlterTableAction::Rename { .. } => {
+                    return Err(QueryError::invalid(
+                        "ALTER TABLE ... RENAME is not supported yet: create the table with the new column names",
+                    ))
+                }
+                AlterTableAction::AlterType { column, .. } => {
+                    return Err(QueryError::invalid(format!(
+                        "Altering column types is no longer supported (column {})",
+                        column.text
+                    )))
+                }
+                AlterTableAction::With { settings } => {
+                    db.alter_table_settings(&ks, &table, settings)?;
+                }
+                AlterTableAction::DropCompactStorage => {
+                    return Err(QueryError::invalid(
+                        "This table has no compact storage to drop",
+                    ))
+                }
+            }
+            Ok(changed(
+                SchemaChangeKind::Updated,
+                SchemaTarget::Table {
+                    keyspace: ks,
+                    table,
+                },
+            ))
+        }
+        Statement::DropTable { if_exists, table } => {
+            let ks = ctx.keyspace_of(table)?;
+            auth.check(ctx.session, Access::Drop, &ks, Some(&table.name.text))?;
+            if super::system::is_system_keyspace(&ks) {
+                return Err(QueryError::unauthorized(format!(
+                    "{ks} keyspace is not user-modifiable."
+                )));
+            }
+            if db.catalog().table(&ks, &table.name.text).is_err() {
+                if *if_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "Table '{ks}.{}' doesn't exist",
+                    table.name.text
+                )));
+            }
+            db.drop_table(&ks, &table.name.text, snapshot)?;
+            Ok(changed(
+                SchemaChangeKind::Dropped,
+                SchemaTarget::Table {
+                    keyspace: ks,
+                    table: table.name.text.clone(),
+                },
+            ))
+        }
+        Statement::Truncate { table } => {
+            let ks = ctx.keyspace_of(table)?;
+            auth.check(ctx.session, Access::Modify, &ks, Some(&table.name.text))?;
+            let t = ctx.table(table)?;
+            let schema = t.schema();
+            db.truncate_table(&schema.keyspace, &schema.name, snapshot)
+                .map_err(|e| QueryError::new(CqlErrorKind::TruncateError, e.to_string()))?;
+            Ok(QueryResult::Void)
+        }
+        Statement::CreateType { .. } | Statement::AlterType { .. } | Statement::DropType { .. } => {
+            Err(QueryError::invalid(
+                "user-defined types are not supported yet",
+            ))
+        }
+        other => Err(QueryError::invalid(format!(
+            "{} is not a schema statement",
+            other.kind()
+        ))),
+    }
+}

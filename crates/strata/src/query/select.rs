@@ -1,0 +1,1999 @@
+//! SELECT: planning over partition slices and token-ordered scans, selectors,
+//! aggregates, GROUP BY, DISTINCT, filtering, JSON and paging.
+//!
+//! Owns Cassandra's read semantics as the CQL layer sees them:
+//! - partitions named by `=`/`IN` are read in token order (`IN` is a set),
+//!   each as the clustering ranges of its restriction, forward or reversed;
+//!   otherwise the table is scanned in token order (a `token()` range narrows
+//!   the scan);
+//! - a partition with static values but no live rows shows as one row (null
+//!   clustering) when the query does not restrict clustering columns;
+//! - `LIMIT` and `PER PARTITION LIMIT` count rows that pass the filters;
+//! - a page holds at most `page_size` rows and its paging state resumes after
+//!   the last row it returned, so writes between pages neither repeat nor
+//!   skip rows that existed before them.
+//!
+//! Invariants:
+//! 1. Nothing decodes a whole partition to return a few rows: partition reads
+//!    take the limit the query can prove (the page, the LIMIT, the partition
+//!    limit) unless a filter may drop rows.
+//! 2. The paging state names a position (partition, last clustering) and the
+//!    limits left; it is checked (length-bounded, the key's token recomputed)
+//!    before it is used.
+//! 3. Result values are the stored serialized bytes where the column is
+//!    returned as is; only functions decode.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::sync::Arc;
+
+use crate::cql::ast::{Ordering, Select, Selection, Selector, Term};
+use crate::data::{ClusteringBound, ClusteringRange, DecoratedKey, Row};
+use crate::read::PagingState;
+use crate::schema::{ColumnDef, ColumnKind, TableSchema};
+use crate::table::Table;
+use crate::types::{self, CqlType, Value};
+
+use super::executor::Ctx;
+use super::restrict::{self, BoundFilter, Purpose, Restrictions};
+use super::values::{self, Bound};
+use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
+
+fn invalid(msg: impl Into<String>) -> QueryError {
+    QueryError::invalid(msg)
+}
+
+// ---------------------------------------------------------------------------
+// Selectors
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AggKind {
+    CountRows,
+    Count,
+    Min,
+    Max,
+    Sum,
+    Avg,
+}
+
+/// What one result column computes.
+#[derive(Clone, Debug)]
+enum Expr {
+    /// A column of the table, by index into `schema.columns`.
+    Column(usize),
+    WriteTime(usize),
+    MaxWriteTime(usize),
+    Ttl(usize),
+    Token,
+    Constant(Option<Vec<u8>>),
+    /// A scalar function over other expressions, typed.
+    Function {
+        name: String,
+        args: Vec<Expr>,
+        arg_types: Vec<ColumnType>,
+    },
+    Cast {
+        inner: Box<Expr>,
+        from: ColumnType,
+        to: CqlType,
+    },
+    Aggregate {
+        kind: AggKind,
+        /// Index into the aggregate accumulators.
+        slot: usize,
+        arg: Option<Box<Expr>>,
+        ty: ColumnType,
+    },
+}
+
+struct OutColumn {
+    name: String,
+    ty: ColumnType,
+    expr: Expr,
+}
+
+/// A row as the selectors see it.
+struct RowCtx<'a> {
+    schema: &'a TableSchema,
+    key: &'a DecoratedKey,
+    /// The partition key's components, serialized (decoded lazily).
+    pk_parts: &'a [Vec<u8>],
+    /// Clustering values, serialized, in clustering order (empty for a static
+    /// only row or a table without clustering columns).
+    ck_parts: &'a [Option<Vec<u8>>],
+    row: Option<&'a Row>,
+    static_row: Option<&'a Row>,
+    now_seconds: i64,
+}
+
+impl RowCtx<'_> {
+    fn cell(&self, col: &ColumnDef) -> Option<&crate::data::Cell> {
+        let id = col.id?;
+        let source = if col.kind == ColumnKind::Static {
+            self.static_row
+        } else {
+            self.row
+        }?;
+        source
+            .cells
+            .iter()
+            .find(|c| c.column == id && c.path.is_none())
+    }
+
+    /// The serialized value of column `i`.
+    fn column(&self, i: usize) -> Option<Vec<u8>> {
+        let col = &self.schema.columns[i];
+        match col.kind {
+            ColumnKind::PartitionKey => self.pk_parts.get(col.position).cloned(),
+            ColumnKind::Clustering => self.ck_parts.get(col.position).cloned().flatten(),
+            _ => self.cell(col).map(|c| c.value.clone()),
+        }
+    }
+
+    /// The typed value of column `i`.
+    fn value(&self, i: usize) -> QueryOutcome<Option<Value>> {
+        let col = &self.schema.columns[i];
+        self.column(i)
+            .map(|b| types::deserialize(col.ty, &b))
+            .transpose()
+            .map_err(QueryError::from)
+    }
+}
+
+fn column_index(schema: &TableSchema, name: &str) -> QueryOutcome<usize> {
+    schema
+        .columns
+        .iter()
+        .position(|c| c.name == name)
+        .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
+}
+
+/// Plans the select clause.
+fn plan_selection(
+    schema: &TableSchema,
+    selection: &Selection,
+    eval: &values::Eval<'_>,
+) -> QueryOutcome<(Vec<OutColumn>, usize)> {
+    let mut slots = 0usize;
+    let mut out = Vec::new();
+    match selection {
+        Selection::Star { .. } => {
+            for (i, c) in schema.columns.iter().enumerate() {
+                out.push(OutColumn {
+                    name: c.name.clone(),
+                    ty: ColumnType::Native(c.ty),
+                    expr: Expr::Column(i),
+                });
+            }
+        }
+        Selection::Items(items) => {
+            for item in items {
+                let (expr, ty, name) = plan_selector(schema, &item.selector, &mut slots, eval)?;
+                out.push(OutColumn {
+                    name: item.alias.as_ref().map(|a| a.text.clone()).unwrap_or(name),
+                    ty,
+                    expr,
+                });
+            }
+        }
+    }
+    Ok((out, slots))
+}
+
+fn plain_column<'s>(schema: &'s TableSchema, s: &Selector) -> QueryOutcome<(usize, &'s ColumnDef)> {
+    match s {
+        Selector::Column(n) => {
+            let i = column_index(schema, &n.text)?;
+            Ok((i, &schema.columns[i]))
+        }
+        _ => Err(invalid(
+            "writetime(), maxwritetime() and ttl() take a column name",
+        )),
+    }
+}
+
+fn plan_selector(
+    schema: &TableSchema,
+    s: &Selector,
+    slots: &mut usize,
+    eval: &values::Eval<'_>,
+) -> QueryOutcome<(Expr, ColumnType, String)> {
+    Ok(match s {
+        Selector::Column(n) => {
+            let i = column_index(schema, &n.text)?;
+            (
+                Expr::Column(i),
+                ColumnType::Native(schema.columns[i].ty),
+                schema.columns[i].name.clone(),
+            )
+        }
+        Selector::WriteTime { column, .. } | Selector::MaxWriteTime { column, .. } => {
+            let (i, col) = plain_column(schema, column)?;
+            let max = matches!(s, Selector::MaxWriteTime { .. });
+            if col.is_primary_key() {
+                return Err(invalid(format!(
+                    "Cannot use selection function {} on PRIMARY KEY part {}",
+                    if max { "maxWritetime" } else { "writeTime" },
+                    col.name
+                )));
+            }
+            (
+                if max {
+                    Expr::MaxWriteTime(i)
+                } else {
+                    Expr::WriteTime(i)
+                },
+                ColumnType::Native(CqlType::BigInt),
+                format!("{}({})", if max { "maxwritetime" } else { "writetime" }, col.name),
+            )
+        }
+        Selector::Ttl { column, .. } => {
+            let (i, col) = plain_column(schema, column)?;
+            if col.is_primary_key() {
+                return Err(invalid(format!(
+                    "Cannot use selection function ttl on PRIMARY KEY part {}",
+                    col.name
+                )));
+            }
+            (
+                Expr::Ttl(i),
+                ColumnType::Native(CqlType::Int),
+                format!("ttl({})", col.name),
+            )
+        }
+        Selector::Function { name, args, .. } => {
+            let lower = name.name.text.to_ascii_lowercase();
+            if let Some(ks) = &name.keyspace {
+                if ks.text != "system" {
+                    return Err(invalid(format!(
+                        "Unknown function {}.{}: user-defined functions are not supported",
+                        ks.text, name.name.text
+                    )));
+                }
+            }
+            match lower.as_str() {
+                "count" => {
+                    if args.len() != 1 {
+                        return Err(invalid("count() takes one argument"));
+                    }
+                    let slot = *slots;
+                    *slots += 1;
+                    match &args[0] {
+                        Selector::Star { .. } => (
+                            Expr::Aggregate {
+                                kind: AggKind::CountRows,
+                                slot,
+                                arg: None,
+                                ty: ColumnType::Native(CqlType::BigInt),
+                            },
+                            ColumnType::Native(CqlType::BigInt),
+                            "count".to_string(),
+                        ),
+                        Selector::Term(Term::Literal { .. }) => (
+                            Expr::Aggregate {
+                                kind: AggKind::CountRows,
+                                slot,
+                                arg: None,
+                                ty: ColumnType::Native(CqlType::BigInt),
+                            },
+                            ColumnType::Native(CqlType::BigInt),
+                            "count".to_string(),
+                        ),
+                        a => {
+                            let (e, _, n) = plan_selector(schema, a, slots, eval)?;
+                            (
+                                Expr::Aggregate {
+                                    kind: AggKind::Count,
+                                    slot,
+                                    arg: Some(Box::new(e)),
+                                    ty: ColumnType::Native(CqlType::BigInt),
+                                },
+                                ColumnType::Native(CqlType::BigInt),
+                                format!("system.count({n})"),
+                            )
+                        }
+                    }
+                }
+                "min" | "max" | "sum" | "avg" => {
+                    if args.len() != 1 {
+                        return Err(invalid(format!("{lower}() takes one argument")));
+                    }
+                    let slot = *slots;
+                    *slots += 1;
+                    let (e, ty, n) = plan_selector(schema, &args[0], slots, eval)?;
+                    let kind = match lower.as_str() {
+                        "min" => AggKind::Min,
+                        "max" => AggKind::Max,
+                        "sum" => AggKind::Sum,
+                        _ => AggKind::Avg,
+                    };
+                    if matches!(kind, AggKind::Sum | AggKind::Avg) {
+                        let numeric = matches!(
+                            ty,
+                            ColumnType::Native(
+                                CqlType::TinyInt
+                                    | CqlType::SmallInt
+                                    | CqlType::Int
+                                    | CqlType::BigInt
+                                    | CqlType::Float
+                                    | CqlType::Double
+                                    | CqlType::Varint
+                                    | CqlType::Decimal
+                            )
+                        );
+                        if !numeric {
+                            return Err(invalid(format!(
+                                "Invalid call to function {lower}, none of its type signatures match (argument of type {})",
+                                ty.to_cql()
+                            )));
+                        }
+                    }
+                    (
+                        Expr::Aggregate {
+                            kind,
+                            slot,
+                            arg: Some(Box::new(e)),
+                            ty: ty.clone(),
+                        },
+                        ty,
+                        format!("system.{lower}({n})"),
+                    )
+                }
+                "token" => {
+                    let pk: Vec<&str> = schema
+                        .columns
+                        .iter()
+                        .filter(|c| c.kind == ColumnKind::PartitionKey)
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    let given: Vec<String> = args
+                        .iter()
+                        .map(|a| match a {
+                            Selector::Column(n) => Ok(n.text.clone()),
+                            _ => Err(invalid("token() takes the partition key columns")),
+                        })
+                        .collect::<QueryOutcome<_>>()?;
+                    if given != pk {
+                        return Err(invalid(format!(
+                            "Invalid arguments for token(): the partition key columns in order ({})",
+                            pk.join(", ")
+                        )));
+                    }
+                    (
+                        Expr::Token,
+                        ColumnType::Native(CqlType::BigInt),
+                        format!("system.token({})", pk.join(", ")),
+                    )
+                }
+                _ => {
+                    let mut planned = Vec::new();
+                    let mut types = Vec::new();
+                    let mut names = Vec::new();
+                    for a in args {
+                        let (e, t, n) = plan_selector(schema, a, slots, eval)?;
+                        planned.push(e);
+                        types.push(t);
+                        names.push(n);
+                    }
+                    let ty = function_type(&lower, &types)?;
+                    (
+                        Expr::Function {
+                            name: lower.clone(),
+                            args: planned,
+                            arg_types: types,
+                        },
+                        ty,
+                        format!("system.{lower}({})", names.join(", ")),
+                    )
+                }
+            }
+        }
+        Selector::Cast { selector, ty, .. } => {
+            let (e, from, n) = plan_selector(schema, selector, slots, eval)?;
+            let to = match ty {
+                crate::cql::ast::TypeExpr::Native(t) => CqlType::parse(t).map_err(QueryError::from)?,
+                other => {
+                    return Err(invalid(format!(
+                        "Cannot cast to {other:?}: only native types are cast targets"
+                    )))
+                }
+            };
+            (
+                Expr::Cast {
+                    inner: Box::new(e),
+                    from,
+                    to,
+                },
+                ColumnType::Native(to),
+                format!("cast({n} as {})", to.name()),
+            )
+        }
+        Selector::Term(t) => {
+            // A constant: typed by its literal kind.
+            let (ty, v) = constant_term(t, eval)?;
+            let text = constant_name(t);
+            (Expr::Constant(v), ty, text)
+        }
+        Selector::Star { .. } => return Err(invalid("* is only allowed in count(*)")),
+        Selector::Field { .. } | Selector::Element { .. } | Selector::Slice { .. } => {
+            return Err(invalid(
+                "Field and element selection apply to collections and user types, which this table does not have",
+            ))
+        }
+        Selector::Arith { .. } | Selector::Negate { .. } => {
+            return Err(invalid(
+                "Arithmetic in the select clause is not supported",
+            ))
+        }
+    })
+}
+
+/// The result column name of a constant selector, as written.
+fn constant_name(t: &Term) -> String {
+    use crate::cql::ast::Literal;
+    match t {
+        Term::Literal { value, .. } => match value {
+            Literal::String(s) => format!("'{}'", s.replace('\'', "''")),
+            Literal::Integer(s) | Literal::Float(s) | Literal::Uuid(s) | Literal::Duration(s) => {
+                s.clone()
+            }
+            Literal::Boolean(b) => b.to_string(),
+            Literal::Blob(b) => {
+                let mut s = String::from("0x");
+                for x in b {
+                    s.push_str(&format!("{x:02x}"));
+                }
+                s
+            }
+            Literal::Null => "null".to_string(),
+        },
+        Term::Cast { ty, term, .. } => format!("({}){}", ty.to_cql(), constant_name(term)),
+        Term::Function { name, .. } => format!("{}(...)", name.name.text),
+        _ => "[selection]".to_string(),
+    }
+}
+
+fn constant_term(t: &Term, eval: &values::Eval<'_>) -> QueryOutcome<(ColumnType, Option<Vec<u8>>)> {
+    use crate::cql::ast::Literal;
+    let ty = match t {
+        Term::Literal { value, .. } => match value {
+            Literal::String(_) => CqlType::Text,
+            Literal::Integer(_) => CqlType::Int,
+            Literal::Float(_) => CqlType::Double,
+            Literal::Boolean(_) => CqlType::Boolean,
+            Literal::Uuid(_) => CqlType::Uuid,
+            Literal::Blob(_) => CqlType::Blob,
+            Literal::Null => CqlType::Blob,
+            Literal::Duration(_) => {
+                return Err(invalid("duration constants are not supported yet"))
+            }
+        },
+        Term::Cast { ty, .. } => match ty {
+            crate::cql::ast::TypeExpr::Native(n) => CqlType::parse(n).map_err(QueryError::from)?,
+            _ => return Err(invalid("only native types can be type hints")),
+        },
+        Term::Function { name, args, .. } => {
+            let v = values::call_function(&name.name.text, args, None, eval)?;
+            return Ok((ColumnType::Native(v.cql_type()), Some(types::serialize(&v))));
+        }
+        _ => return Err(invalid("this term is not supported in a select clause")),
+    };
+    let v = match values::scalar(t, ty, "selector", eval)? {
+        Bound::Value(v) => Some(types::serialize(&v)),
+        _ => None,
+    };
+    Ok((ColumnType::Native(ty), v))
+}
+
+/// The result type of a native scalar function of the select clause.
+fn function_type(name: &str, args: &[ColumnType]) -> QueryOutcome<ColumnType> {
+    let one = || -> QueryOutcome<&ColumnType> {
+        match args {
+            [a] => Ok(a),
+            _ => Err(invalid(format!(
+                "Invalid number of arguments in call to function system.{name}: 1 required but {} provided",
+                args.len()
+            ))),
+        }
+    };
+    let native = |t: CqlType| ColumnType::Native(t);
+    Ok(match name {
+        "totimestamp" => {
+            one()?;
+            native(CqlType::Timestamp)
+        }
+        "todate" => {
+            one()?;
+            native(CqlType::Date)
+        }
+        "tounixtimestamp" => {
+            one()?;
+            native(CqlType::BigInt)
+        }
+        "tojson" => {
+            one()?;
+            native(CqlType::Text)
+        }
+        "blobastext" | "blobasvarchar" => native(CqlType::Text),
+        _ => {
+            if let Some(t) = name.strip_suffix("asblob") {
+                CqlType::parse(t).map_err(|_| invalid(format!("Unknown function '{name}'")))?;
+                one()?;
+                return Ok(native(CqlType::Blob));
+            }
+            if let Some(t) = name.strip_prefix("blobas") {
+                let t =
+                    CqlType::parse(t).map_err(|_| invalid(format!("Unknown function '{name}'")))?;
+                one()?;
+                return Ok(native(t));
+            }
+            return Err(invalid(format!("Unknown function '{name}'")));
+        }
+    })
+}
+
+/// Evaluates a non-aggregate expression on a row.
+fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
+    Ok(match e {
+        Expr::Column(i) => r.column(*i),
+        Expr::WriteTime(i) | Expr::MaxWriteTime(i) => {
+            let col = &r.schema.columns[*i];
+            r.cell(col)
+                .map(|c| c.timestamp_micros.to_be_bytes().to_vec())
+        }
+        Expr::Ttl(i) => {
+            let col = &r.schema.columns[*i];
+            r.cell(col).and_then(|c| {
+                (c.kind == crate::data::CellKind::Expiring).then(|| {
+                    let left =
+                        (c.local_deletion_seconds - r.now_seconds).clamp(0, i64::from(i32::MAX));
+                    (left as i32).to_be_bytes().to_vec()
+                })
+            })
+        }
+        Expr::Token => Some(r.key.token.to_be_bytes().to_vec()),
+        Expr::Constant(v) => v.clone(),
+        Expr::Cast { inner, from, to } => {
+            let Some(bytes) = eval_expr(inner, r, aggs)? else {
+                return Ok(None);
+            };
+            let ColumnType::Native(from) = from else {
+                return Err(invalid("only native values can be cast"));
+            };
+            let v = types::deserialize(*from, &bytes).map_err(QueryError::from)?;
+            Some(types::serialize(&cast(v, *to)?))
+        }
+        Expr::Function {
+            name,
+            args,
+            arg_types,
+        } => {
+            let mut vals = Vec::with_capacity(args.len());
+            for (a, t) in args.iter().zip(arg_types) {
+                let b = eval_expr(a, r, aggs)?;
+                vals.push(match (b, t) {
+                    (Some(b), ColumnType::Native(t)) => {
+                        Some(types::deserialize(*t, &b).map_err(QueryError::from)?)
+                    }
+                    _ => None,
+                });
+            }
+            scalar_function(name, &vals, arg_types)?.map(|v| types::serialize(&v))
+        }
+        Expr::Aggregate { slot, .. } => aggs.get(*slot).and_then(Acc::result),
+    })
+}
+
+fn scalar_function(
+    name: &str,
+    args: &[Option<Value>],
+    arg_types: &[ColumnType],
+) -> QueryOutcome<Option<Value>> {
+    let Some(Some(v)) = args.first() else {
+        return Ok(None);
+    };
+    Ok(Some(match name {
+        "totimestamp" => match v {
+            Value::TimeUuid(u) => Value::Timestamp(values::timeuuid_millis(u)),
+            Value::Date(d) => Value::Timestamp((i64::from(*d) - (1 << 31)) * 86_400_000),
+            Value::Timestamp(t) => Value::Timestamp(*t),
+            other => return Err(bad_function_arg(name, other)),
+        },
+        "todate" => match v {
+            Value::TimeUuid(u) => Value::Date(date_of(values::timeuuid_millis(u))),
+            Value::Timestamp(t) => Value::Date(date_of(*t)),
+            Value::Date(d) => Value::Date(*d),
+            other => return Err(bad_function_arg(name, other)),
+        },
+        "tounixtimestamp" => match v {
+            Value::TimeUuid(u) => Value::BigInt(values::timeuuid_millis(u)),
+            Value::Timestamp(t) => Value::BigInt(*t),
+            Value::Date(d) => Value::BigInt((i64::from(*d) - (1 << 31)) * 86_400_000),
+            other => return Err(bad_function_arg(name, other)),
+        },
+        "tojson" => Value::Text(super::json::value_to_json(v)),
+        _ => {
+            if name.ends_with("asblob") {
+                Value::Blob(types::serialize(v))
+            } else if let Some(t) = name.strip_prefix("blobas") {
+                let t = CqlType::parse(t).map_err(QueryError::from)?;
+                let Value::Blob(b) = v else {
+                    return Err(bad_function_arg(name, v));
+                };
+                values::bytes_value(b, t, name)?
+            } else {
+                let _ = arg_types;
+                return Err(invalid(format!("Unknown function '{name}'")));
+            }
+        }
+    }))
+}
+
+fn bad_function_arg(name: &str, v: &Value) -> QueryError {
+    invalid(format!(
+        "Function system.{name} does not take a {} argument",
+        v.cql_type().name()
+    ))
+}
+
+fn date_of(ms: i64) -> u32 {
+    (ms.div_euclid(86_400_000) + (1 << 31)).clamp(0, i64::from(u32::MAX)) as u32
+}
+
+/// `CAST(v AS t)` as Cassandra's `CastFcts` allows: between numeric types,
+/// anything to text/ascii, timestamps and dates and timeuuids among
+/// themselves.
+fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
+    if v.cql_type() == to {
+        return Ok(v);
+    }
+    let as_f64 = |v: &Value| -> Option<f64> {
+        Some(match v {
+            Value::TinyInt(x) => f64::from(*x),
+            Value::SmallInt(x) => f64::from(*x),
+            Value::Int(x) => f64::from(*x),
+            Value::BigInt(x) => *x as f64,
+            Value::Float(x) => f64::from(*x),
+            Value::Double(x) => *x,
+            Value::Varint(_) | Value::Decimal { .. } => {
+                types::format_value(v).parse::<f64>().ok()?
+            }
+            _ => return None,
+        })
+    };
+    let as_i64 = |v: &Value| -> Option<i64> {
+        Some(match v {
+            Value::TinyInt(x) => i64::from(*x),
+            Value::SmallInt(x) => i64::from(*x),
+            Value::Int(x) => i64::from(*x),
+            Value::BigInt(x) => *x,
+            // Java's narrowing casts truncate toward zero.
+            Value::Float(x) => *x as i64,
+            Value::Double(x) => *x as i64,
+            Value::Varint(_) => types::format_value(v).parse::<i64>().ok()?,
+            Value::Decimal { .. } => types::format_value(v)
+                .split('.')
+                .next()?
+                .parse::<i64>()
+                .ok()?,
+            _ => return None,
+        })
+    };
+    let fail = |v: &Value| {
+        invalid(format!(
+            "{} cannot be cast to {}",
+            v.cql_type().name(),
+            to.name()
+        ))
+    };
+    Ok(match to {
+        CqlType::Text => Value::Text(types::format_value(&v)),
+        CqlType::Ascii => {
+            let s = types::format_value(&v);
+            if !s.is_ascii() {
+                return Err(fail(&v));
+            }
+            Value::Ascii(s)
+        }
+        CqlType::TinyInt => Value::TinyInt(as_i64(&v).ok_or_else(|| fail(&v))? as i8),
+        CqlType::SmallInt => Value::SmallInt(as_i64(&v).ok_or_else(|| fail(&v))? as i16),
+        CqlType::Int => Value::Int(as_i64(&v).ok_or_else(|| fail(&v))? as i32),
+        CqlType::BigInt => Value::BigInt(as_i64(&v).ok_or_else(|| fail(&v))?),
+        CqlType::Float => Value::Float(as_f64(&v).ok_or_else(|| fail(&v))? as f32),
+        CqlType::Double => Value::Double(as_f64(&v).ok_or_else(|| fail(&v))?),
+        CqlType::Varint => {
+            let i = as_i64(&v).ok_or_else(|| fail(&v))?;
+            crate::cql::literal::parse_value(CqlType::Varint, &i.to_string())
+                .map_err(QueryError::from)?
+        }
+        CqlType::Decimal => {
+            let text = match &v {
+                Value::Float(_) | Value::Double(_) => {
+                    let f = as_f64(&v).ok_or_else(|| fail(&v))?;
+                    if !f.is_finite() {
+                        return Err(fail(&v));
+                    }
+                    format!("{f}")
+                }
+                _ => types::format_value(&v),
+            };
+            crate::cql::literal::parse_value(CqlType::Decimal, &text).map_err(QueryError::from)?
+        }
+        CqlType::Timestamp => match v {
+            Value::Date(d) => Value::Timestamp((i64::from(d) - (1 << 31)) * 86_400_000),
+            Value::TimeUuid(u) => Value::Timestamp(values::timeuuid_millis(&u)),
+            other => return Err(fail(&other)),
+        },
+        CqlType::Date => match v {
+            Value::Timestamp(t) => Value::Date(date_of(t)),
+            Value::TimeUuid(u) => Value::Date(date_of(values::timeuuid_millis(&u))),
+            other => return Err(fail(&other)),
+        },
+        _ => return Err(fail(&v)),
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Aggregates
+// ---------------------------------------------------------------------------
+
+/// One aggregate's running state.
+#[derive(Clone, Debug)]
+struct Acc {
+    kind: AggKind,
+    ty: ColumnType,
+    count: i64,
+    best: Option<Value>,
+    sum_i: i128,
+    sum_f: f64,
+    /// Decimal and varint sums, as text-free big values.
+    sum_big: Option<Value>,
+}
+
+impl Acc {
+    fn new(kind: AggKind, ty: ColumnType) -> Acc {
+        Acc {
+            kind,
+            ty,
+            count: 0,
+            best: None,
+            sum_i: 0,
+            sum_f: 0.0,
+            sum_big: None,
+        }
+    }
+
+    fn add(&mut self, v: Option<Value>) -> QueryOutcome<()> {
+        if self.kind == AggKind::CountRows {
+            self.count += 1;
+            return Ok(());
+        }
+        let Some(v) = v else {
+            return Ok(());
+        };
+        self.count += 1;
+        match self.kind {
+            AggKind::Count | AggKind::CountRows => {}
+            AggKind::Min | AggKind::Max => {
+                let replace = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let o = restrict::compare(&v, b);
+                        if self.kind == AggKind::Min {
+                            o == CmpOrdering::Less
+                        } else {
+                            o == CmpOrdering::Greater
+                        }
+                    }
+                };
+                if replace {
+                    self.best = Some(v);
+                }
+            }
+            AggKind::Sum | AggKind::Avg => match v {
+                Value::TinyInt(x) => self.sum_i += i128::from(x),
+                Value::SmallInt(x) => self.sum_i += i128::from(x),
+                Value::Int(x) => self.sum_i += i128::from(x),
+                Value::BigInt(x) => self.sum_i += i128::from(x),
+                Value::Float(x) => self.sum_f += f64::from(x),
+                Value::Double(x) => self.sum_f += x,
+                big @ (Value::Varint(_) | Value::Decimal { .. }) => {
+                    let f: f64 = types::format_value(&big).parse().unwrap_or(0.0);
+                    self.sum_f += f;
+                    self.sum_big = Some(big);
+                }
+                _ => {}
+            },
+        }
+        Ok(())
+    }
+
+    fn result(&self) -> Option<Vec<u8>> {
+        let native = match &self.ty {
+            ColumnType::Native(t) => Some(*t),
+            _ => None,
+        };
+        let v = match self.kind {
+            AggKind::CountRows | AggKind::Count => Some(Value::BigInt(self.count)),
+            AggKind::Min | AggKind::Max => self.best.clone(),
+            AggKind::Sum | AggKind::Avg => {
+                let avg = self.kind == AggKind::Avg;
+                let n = self.count.max(1);
+                // Java's integer arithmetic: the sum wraps in the column's type,
+                // the average divides the wide sum (Cassandra's AVG keeps a
+                // BigInteger for integer types).
+                match native? {
+                    CqlType::TinyInt => Some(Value::TinyInt(if avg {
+                        (self.sum_i / i128::from(n)) as i8
+                    } else {
+                        self.sum_i as i8
+                    })),
+                    CqlType::SmallInt => Some(Value::SmallInt(if avg {
+                        (self.sum_i / i128::from(n)) as i16
+                    } else {
+                        self.sum_i as i16
+                    })),
+                    CqlType::Int => Some(Value::Int(if avg {
+                        (self.sum_i / i128::from(n)) as i32
+                    } else {
+                        self.sum_i as i32
+                    })),
+                    CqlType::BigInt => Some(Value::BigInt(if avg {
+                        (self.sum_i / i128::from(n)) as i64
+                    } else {
+                        self.sum_i as i64
+                    })),
+                    CqlType::Float => Some(Value::Float(if avg {
+                        if self.count == 0 {
+                            0.0
+                        } else {
+                            (self.sum_f / self.count as f64) as f32
+                        }
+                    } else {
+                        self.sum_f as f32
+                    })),
+                    CqlType::Double => Some(Value::Double(if avg {
+                        if self.count == 0 {
+                            0.0
+                        } else {
+                            self.sum_f / self.count as f64
+                        }
+                    } else {
+                        self.sum_f
+                    })),
+                    t @ (CqlType::Varint | CqlType::Decimal) => {
+                        let f = if avg && self.count > 0 {
+                            self.sum_f / self.count as f64
+                        } else {
+                            self.sum_f
+                        };
+                        let text = if t == CqlType::Varint {
+                            format!("{}", f.trunc() as i128)
+                        } else {
+                            format!("{f}")
+                        };
+                        crate::cql::literal::parse_value(t, &text).ok()
+                    }
+                    _ => None,
+                }
+            }
+        };
+        v.map(|v| types::serialize(&v))
+    }
+}
+
+/// The accumulators of a selection, in slot order.
+fn accumulators(cols: &[OutColumn], slots: usize) -> Vec<Acc> {
+    let mut accs: Vec<Option<Acc>> = vec![None; slots];
+    fn walk(e: &Expr, accs: &mut Vec<Option<Acc>>) {
+        match e {
+            Expr::Aggregate {
+                kind,
+                slot,
+                arg,
+                ty,
+                ..
+            } => {
+                if let Some(a) = accs.get_mut(*slot) {
+                    *a = Some(Acc::new(*kind, ty.clone()));
+                }
+                if let Some(a) = arg {
+                    walk(a, accs);
+                }
+            }
+            Expr::Function { args, .. } => args.iter().for_each(|a| walk(a, accs)),
+            Expr::Cast { inner, .. } => walk(inner, accs),
+            _ => {}
+        }
+    }
+    for c in cols {
+        walk(&c.expr, &mut accs);
+    }
+    accs.into_iter()
+        .map(|a| {
+            a.unwrap_or_else(|| Acc::new(AggKind::CountRows, ColumnType::Native(CqlType::BigInt)))
+        })
+        .collect()
+}
+
+/// Feeds a row to every aggregate of the selection.
+fn accumulate(cols: &[OutColumn], r: &RowCtx<'_>, accs: &mut [Acc]) -> QueryOutcome<()> {
+    fn walk(e: &Expr, r: &RowCtx<'_>, accs: &mut [Acc]) -> QueryOutcome<()> {
+        match e {
+            Expr::Aggregate { slot, arg, .. } => {
+                let v = match arg {
+                    Some(a) => {
+                        let bytes = eval_expr(a, r, &[])?;
+                        let ty = match &accs[*slot].ty {
+                            ColumnType::Native(t) => Some(*t),
+                            _ => None,
+                        };
+                        match (bytes, ty, accs[*slot].kind) {
+                            (Some(_), _, AggKind::Count) => Some(Value::Boolean(true)),
+                            (Some(b), Some(t), _) => {
+                                Some(types::deserialize(t, &b).map_err(QueryError::from)?)
+                            }
+                            _ => None,
+                        }
+                    }
+                    None => None,
+                };
+                if let Some(acc) = accs.get_mut(*slot) {
+                    acc.add(v)?;
+                }
+                Ok(())
+            }
+            Expr::Function { args, .. } => {
+                for a in args {
+                    walk(a, r, accs)?;
+                }
+                Ok(())
+            }
+            Expr::Cast { inner, .. } => walk(inner, r, accs),
+            _ => Ok(()),
+        }
+    }
+    for c in cols {
+        walk(&c.expr, r, accs)?;
+    }
+    Ok(())
+}
+
+fn has_aggregate(e: &Expr) -> bool {
+    match e {
+        Expr::Aggregate { .. } => true,
+        Expr::Function { args, .. } => args.iter().any(has_aggregate),
+        Expr::Cast { inner, .. } => has_aggregate(inner),
+        _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Paging state
+// ---------------------------------------------------------------------------
+
+const PAGING_VERSION: u8 = 1;
+/// Longest paging state accepted (a key of 64 KiB, a clustering of a few
+/// 64 KiB components, and the counters).
+const MAX_PAGING_STATE_BYTES: usize = 1 << 20;
+
+/// Where the next page starts and what the limits have left.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Resume {
+    key: DecoratedKey,
+    /// The last row returned from `key`; `None`: `key` was finished.
+    clustering: Option<Vec<u8>>,
+    remaining: u64,
+    remaining_in_partition: u64,
+}
+
+impl Resume {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![PAGING_VERSION];
+        out.extend_from_slice(&self.key.token.to_be_bytes());
+        out.extend_from_slice(&(self.key.key.len() as u32).to_be_bytes());
+        out.extend_from_slice(&self.key.key);
+        match &self.clustering {
+            Some(c) => {
+                out.push(1);
+                out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+                out.extend_from_slice(c);
+            }
+            None => out.push(0),
+        }
+        out.extend_from_slice(&self.remaining.to_be_bytes());
+        out.extend_from_slice(&self.remaining_in_partition.to_be_bytes());
+        out
+    }
+
+    fn from_bytes(b: &[u8]) -> QueryOutcome<Resume> {
+        let bad = || {
+            QueryError::new(
+                crate::cql::CqlErrorKind::ProtocolError,
+                "Invalid value for the paging state",
+            )
+        };
+        if b.len() > MAX_PAGING_STATE_BYTES {
+            return Err(bad());
+        }
+        let mut r = b;
+        let mut take = |n: usize| -> QueryOutcome<&[u8]> {
+            if r.len() < n {
+                return Err(bad());
+            }
+            let (h, t) = r.split_at(n);
+            r = t;
+            Ok(h)
+        };
+        if take(1)?[0] != PAGING_VERSION {
+            return Err(bad());
+        }
+        let token = i64::from_be_bytes(take(8)?.try_into().map_err(|_| bad())?);
+        let len = u32::from_be_bytes(take(4)?.try_into().map_err(|_| bad())?) as usize;
+        let key: Arc<[u8]> = Arc::from(take(len)?);
+        if key.is_empty() || crate::token::token_of(&key) != token {
+            return Err(bad());
+        }
+        let clustering = match take(1)?[0] {
+            0 => None,
+            1 => {
+                let len = u32::from_be_bytes(take(4)?.try_into().map_err(|_| bad())?) as usize;
+                Some(take(len)?.to_vec())
+            }
+            _ => return Err(bad()),
+        };
+        let remaining = u64::from_be_bytes(take(8)?.try_into().map_err(|_| bad())?);
+        let remaining_in_partition = u64::from_be_bytes(take(8)?.try_into().map_err(|_| bad())?);
+        if !r.is_empty() {
+            return Err(bad());
+        }
+        Ok(Resume {
+            key: DecoratedKey { token, key },
+            clustering,
+            remaining,
+            remaining_in_partition,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Execution
+// ---------------------------------------------------------------------------
+
+/// The output being built: rows, limits, groups, the resume point.
+struct Collector<'p> {
+    plan: &'p Plan,
+    rows: Vec<Vec<Option<Vec<u8>>>>,
+    /// Rows the LIMIT still admits.
+    remaining: u64,
+    /// Rows of the current partition the partition limit still admits.
+    remaining_in_partition: u64,
+    current_partition: Option<DecoratedKey>,
+    /// Rows this page may still take (`u64::MAX` without paging).
+    page_left: u64,
+    /// The last row handed out: where the next page starts.
+    last: Option<(DecoratedKey, Vec<u8>)>,
+    accs: Vec<Acc>,
+    /// GROUP BY: the current group's key, and its first row's values.
+    group_key: Option<Vec<Vec<u8>>>,
+    group_first: Option<Vec<Option<Vec<u8>>>>,
+    aggregated_rows: u64,
+}
+
+impl Collector<'_> {
+    fn done(&self) -> bool {
+        self.remaining == 0 || self.page_left == 0
+    }
+
+    fn start_partition(&mut self, key: &DecoratedKey) {
+        if self.current_partition.as_ref() != Some(key) {
+            self.current_partition = Some(key.clone());
+            self.remaining_in_partition = self.plan.per_partition_limit;
+        }
+    }
+
+    /// Offers one row; returns whether more rows of this partition are wanted.
+    fn offer(&mut self, r: &RowCtx<'_>, clustering: &[u8]) -> QueryOutcome<bool> {
+        if self.done() {
+            return Ok(false);
+        }
+        if self.remaining_in_partition == 0 {
+            return Ok(false);
+        }
+        for f in &self.plan.bound_filters {
+            let i = column_index(r.schema, &f.column)?;
+            let v = r.value(i)?;
+            if !f.admits(v.as_ref()) {
+                return Ok(true);
+            }
+        }
+        self.remaining_in_partition -= 1;
+        if self.plan.aggregate {
+            if let Some(group_cols) = &self.plan.group_by {
+                let gk: Vec<Vec<u8>> = group_cols
+                    .iter()
+                    .map(|&i| r.column(i).unwrap_or_default())
+                    .collect();
+                if self.group_key.as_ref() != Some(&gk) {
+                    self.flush_group()?;
+                    if self.done() {
+                        return Ok(false);
+                    }
+                    self.group_key = Some(gk);
+                }
+            }
+            if self.group_first.is_none() {
+                let mut first = Vec::with_capacity(self.plan.columns.len());
+                for c in &self.plan.columns {
+                    first.push(if has_aggregate(&c.expr) {
+                        None
+                    } else {
+                        eval_expr(&c.expr, r, &[])?
+                    });
+                }
+                self.group_first = Some(first);
+            }
+            accumulate(&self.plan.columns, r, &mut self.accs)?;
+            self.aggregated_rows += 1;
+            self.last = Some((r.key.clone(), clustering.to_vec()));
+            return Ok(self.remaining_in_partition > 0);
+        }
+        let mut out = Vec::with_capacity(self.plan.columns.len());
+        for c in &self.plan.columns {
+            out.push(eval_expr(&c.expr, r, &self.accs)?);
+        }
+        if self.plan.json {
+            out = vec![Some(super::json::row_to_json(
+                &self.plan.columns_json,
+                &out,
+            )?)];
+        }
+        self.rows.push(out);
+        self.remaining -= 1;
+        self.page_left -= 1;
+        self.last = Some((r.key.clone(), clustering.to_vec()));
+        Ok(self.remaining_in_partition > 0 && !self.done())
+    }
+
+    /// Emits the current group's aggregated row (GROUP BY, or the end of an
+    /// aggregation without one).
+    fn flush_group(&mut self) -> QueryOutcome<()> {
+        let Some(first) = self.group_first.take() else {
+            return Ok(());
+        };
+        let mut out = Vec::with_capacity(self.plan.columns.len());
+        for (c, f) in self.plan.columns.iter().zip(first) {
+            out.push(if has_aggregate(&c.expr) {
+                aggregate_value(&c.expr, &self.accs)?
+            } else {
+                f
+            });
+        }
+        if self.plan.json {
+            out = vec![Some(super::json::row_to_json(
+                &self.plan.columns_json,
+                &out,
+            )?)];
+        }
+        self.rows.push(out);
+        self.remaining = self.remaining.saturating_sub(1);
+        self.page_left = self.page_left.saturating_sub(1);
+        self.accs = accumulators(&self.plan.columns, self.plan.slots);
+        Ok(())
+    }
+}
+
+fn aggregate_value(e: &Expr, accs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
+    match e {
+        Expr::Aggregate { slot, .. } => Ok(accs.get(*slot).and_then(Acc::result)),
+        Expr::Cast { inner, from, to } => {
+            let Some(b) = aggregate_value(inner, accs)? else {
+                return Ok(None);
+            };
+            let ColumnType::Native(from) = from else {
+                return Ok(None);
+            };
+            let v = types::deserialize(*from, &b).map_err(QueryError::from)?;
+            Ok(Some(types::serialize(&cast(v, *to)?)))
+        }
+        Expr::Function {
+            name,
+            args,
+            arg_types,
+        } => {
+            let mut vals = Vec::new();
+            for (a, t) in args.iter().zip(arg_types) {
+                let b = aggregate_value(a, accs)?;
+                vals.push(match (b, t) {
+                    (Some(b), ColumnType::Native(t)) => {
+                        Some(types::deserialize(*t, &b).map_err(QueryError::from)?)
+                    }
+                    _ => None,
+                });
+            }
+            Ok(scalar_function(name, &vals, arg_types)?.map(|v| types::serialize(&v)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A SELECT checked against its table.
+struct Plan {
+    table: Arc<Table>,
+    schema: Arc<TableSchema>,
+    columns: Vec<OutColumn>,
+    /// For SELECT JSON: each column's name and type (the JSON object's keys).
+    columns_json: Vec<(String, ColumnType)>,
+    slots: usize,
+    aggregate: bool,
+    group_by: Option<Vec<usize>>,
+    json: bool,
+    distinct: bool,
+    restrictions: Restrictions,
+    bound_filters: Vec<BoundFilter>,
+    reversed: bool,
+    /// How many clustering columns ORDER BY names.
+    order_columns: usize,
+    limit: u64,
+    per_partition_limit: u64,
+    /// Partitions with only static values show as a row.
+    statics_as_rows: bool,
+}
+
+fn limit_value(t: &Option<Term>, what: &str, ctx: &Ctx<'_>) -> QueryOutcome<u64> {
+    let Some(t) = t else {
+        return Ok(u64::MAX);
+    };
+    match values::scalar(t, CqlType::Int, what, &ctx.eval)? {
+        Bound::Value(Value::Int(n)) if n > 0 => Ok(n as u64),
+        Bound::Value(Value::Int(n)) => Err(invalid(format!(
+            "{} must be strictly positive, got {n}",
+            if what == "[limit]" {
+                "LIMIT"
+            } else {
+                "PER PARTITION LIMIT"
+            }
+        ))),
+        Bound::Unset => Ok(u64::MAX),
+        _ => Err(invalid(format!("Invalid null value of {what}"))),
+    }
+}
+
+fn plan(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<Plan> {
+    let table = ctx.table(&s.table)?;
+    let schema = table.schema();
+    let restrictions = restrict::analyze(
+        &schema,
+        &s.where_clause,
+        Purpose::Select {
+            allow_filtering: s.allow_filtering,
+        },
+    )?;
+    let (columns, slots) = plan_selection(&schema, &s.selection, &ctx.eval)?;
+    let aggregate = columns.iter().any(|c| has_aggregate(&c.expr));
+    let group_by = if s.group_by.is_empty() {
+        None
+    } else {
+        let pk_and_ck: Vec<&ColumnDef> = schema
+            .columns
+            .iter()
+            .filter(|c| c.is_primary_key())
+            .collect();
+        let mut idx = Vec::new();
+        for (i, n) in s.group_by.iter().enumerate() {
+            let expected = pk_and_ck
+                .get(i)
+                .ok_or_else(|| invalid("Group by is only supported on primary key columns"))?;
+            if expected.name != n.text {
+                return Err(invalid(format!(
+                    "Group by currently only support groups of columns following their declared order in the PRIMARY KEY (expected {}, got {})",
+                    expected.name, n.text
+                )));
+            }
+            idx.push(column_index(&schema, &n.text)?);
+        }
+        let pk_count = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::PartitionKey)
+            .count();
+        if idx.len() < pk_count {
+            return Err(invalid("Group by currently only support groups of columns following their declared order in the PRIMARY KEY: the whole partition key first"));
+        }
+        Some(idx)
+    };
+    let aggregate = aggregate || group_by.is_some();
+    if s.distinct {
+        for c in &columns {
+            match &c.expr {
+                Expr::Column(i)
+                    if matches!(
+                        schema.columns[*i].kind,
+                        ColumnKind::PartitionKey | ColumnKind::Static
+                    ) => {}
+                Expr::Token => {}
+                Expr::Aggregate { .. } => {}
+                _ => {
+                    return Err(invalid(format!(
+                        "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                        c.name
+                    )))
+                }
+            }
+        }
+        if !s.where_clause.iter().all(|r| {
+            matches!(&r.target, crate::cql::ast::RelationTarget::Token(_))
+                || matches!(&r.target, crate::cql::ast::RelationTarget::Column(n)
+                    if schema.columns.iter().any(|c| c.name == n.text && c.kind == ColumnKind::PartitionKey))
+        }) && !s.allow_filtering
+        {
+            return Err(invalid(
+                "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns.",
+            ));
+        }
+    }
+    // ORDER BY: clustering columns, in clustering order or its reverse.
+    let mut reversed = false;
+    if !s.order_by.is_empty() {
+        if !matches!(
+            restrictions.partition,
+            restrict::PartitionRestriction::Keys(_)
+        ) {
+            return Err(invalid(
+                "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
+            ));
+        }
+        let ck: Vec<&ColumnDef> = schema
+            .columns
+            .iter()
+            .filter(|c| c.kind == ColumnKind::Clustering)
+            .collect();
+        let mut direction: Option<bool> = None;
+        for (i, Ordering { column, descending }) in s.order_by.iter().enumerate() {
+            let col = ck.get(i).ok_or_else(|| {
+                invalid(format!(
+                    "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {}",
+                    column.text
+                ))
+            })?;
+            if col.name != column.text {
+                return Err(invalid(
+                    "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+                ));
+            }
+            let rev = *descending != col.descending;
+            match direction {
+                None => direction = Some(rev),
+                Some(d) if d != rev => {
+                    return Err(invalid(
+                        "Unsupported order by relation: the order must be the clustering order or its exact reverse",
+                    ))
+                }
+                _ => {}
+            }
+        }
+        reversed = direction.unwrap_or(false);
+    }
+    let bound_filters = restrictions
+        .filters
+        .iter()
+        .map(|f| f.bind(&ctx.eval))
+        .collect::<QueryOutcome<_>>()?;
+    let limit = limit_value(&s.limit, "[limit]", ctx)?;
+    let per_partition_limit = limit_value(&s.per_partition_limit, "[per_partition_limit]", ctx)?;
+    let statics_as_rows = restrictions.clustering.prefix.is_empty()
+        && restrictions.clustering.slice.is_none()
+        && !restrictions
+            .filters
+            .iter()
+            .any(|f| matches!(f.kind, ColumnKind::Clustering | ColumnKind::Regular));
+    let columns_json = columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty.clone()))
+        .collect();
+    Ok(Plan {
+        table,
+        schema,
+        columns,
+        columns_json,
+        slots,
+        aggregate,
+        group_by,
+        json: s.json,
+        distinct: s.distinct,
+        restrictions,
+        bound_filters,
+        reversed,
+        order_columns: s.order_by.len(),
+        limit,
+        per_partition_limit: if s.distinct { 1 } else { per_partition_limit },
+        statics_as_rows,
+    })
+}
+
+/// The result metadata of a SELECT (for PREPARE).
+pub(crate) fn metadata(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<RowsMetadata> {
+    let p = plan(ctx, s)?;
+    Ok(result_metadata(&p))
+}
+
+fn result_metadata(p: &Plan) -> RowsMetadata {
+    let spec = |name: &str, ty: ColumnType| ColumnSpec {
+        keyspace: p.schema.keyspace.clone(),
+        table: p.schema.name.clone(),
+        name: name.to_string(),
+        ty,
+    };
+    if p.json {
+        return RowsMetadata {
+            columns: vec![spec("[json]", ColumnType::Native(CqlType::Text))],
+        };
+    }
+    RowsMetadata {
+        columns: p
+            .columns
+            .iter()
+            .map(|c| spec(&c.name, c.ty.clone()))
+            .collect(),
+    }
+}
+
+/// Splits a serialized partition key into its components.
+fn pk_components(schema: &TableSchema, key: &[u8]) -> QueryOutcome<Vec<Vec<u8>>> {
+    let n = schema
+        .columns
+        .iter()
+        .filter(|c| c.kind == ColumnKind::PartitionKey)
+        .count();
+    if n == 1 {
+        return Ok(vec![key.to_vec()]);
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut rest = key;
+    for _ in 0..n {
+        if rest.len() < 2 {
+            return Err(invalid("malformed composite partition key"));
+        }
+        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+        if rest.len() < 2 + len + 1 {
+            return Err(invalid("malformed composite partition key"));
+        }
+        out.push(rest[2..2 + len].to_vec());
+        rest = &rest[2 + len + 1..];
+    }
+    Ok(out)
+}
+
+/// The clustering's components, serialized.
+fn ck_components(schema: &TableSchema, clustering: &[u8]) -> QueryOutcome<Vec<Option<Vec<u8>>>> {
+    if clustering.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values = schema
+        .decode_clustering(clustering)
+        .map_err(QueryError::from)?;
+    Ok(values.iter().map(|v| Some(types::serialize(v))).collect())
+}
+
+/// Runs a SELECT.
+pub(crate) fn execute(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<QueryResult> {
+    let p = plan(ctx, s)?;
+    let resume = match &ctx.params.paging_state {
+        Some(b) => Some(Resume::from_bytes(b)?),
+        None => None,
+    };
+    let page_rows = match ctx.params.page_size {
+        Some(n) if n > 0 && !p.aggregate => u64::from(n),
+        _ => u64::MAX,
+    };
+    if p.aggregate && p.group_by.is_none() {
+        // One row over everything: paging does not apply to the result.
+    }
+    let mut c = Collector {
+        plan: &p,
+        rows: Vec::new(),
+        remaining: resume.as_ref().map_or(p.limit, |r| r.remaining),
+        remaining_in_partition: p.per_partition_limit,
+        current_partition: None,
+        page_left: page_rows,
+        last: None,
+        accs: accumulators(&p.columns, p.slots),
+        group_key: None,
+        group_first: None,
+        aggregated_rows: 0,
+    };
+    if let Some(r) = &resume {
+        c.current_partition = Some(r.key.clone());
+        c.remaining_in_partition = r.remaining_in_partition;
+    }
+    let keys = p.restrictions.partition_keys(&p.schema, &ctx.eval)?;
+    let exhausted = match keys {
+        Some(keys) => {
+            let in_order = !s.order_by.is_empty() && keys.len() > 1;
+            if in_order && page_rows != u64::MAX {
+                return Err(invalid(
+                    "Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query",
+                ));
+            }
+            read_keys(ctx, &p, &mut c, keys, resume.as_ref(), in_order)?
+        }
+        None => scan(ctx, &p, &mut c, resume.as_ref())?,
+    };
+    if p.aggregate {
+        // Without GROUP BY an aggregation always answers one row (count 0 on
+        // nothing); with it, the last group.
+        if p.group_by.is_none() && c.group_first.is_none() && c.aggregated_rows == 0 {
+            let mut out = Vec::new();
+            for col in &p.columns {
+                out.push(if has_aggregate(&col.expr) {
+                    aggregate_value(&col.expr, &c.accs)?
+                } else {
+                    None
+                });
+            }
+            if p.json {
+                out = vec![Some(super::json::row_to_json(&p.columns_json, &out)?)];
+            }
+            c.rows.push(out);
+        } else {
+            c.flush_group()?;
+        }
+    }
+    let paging_state = if exhausted || p.aggregate || c.remaining == 0 {
+        None
+    } else {
+        c.last.as_ref().map(|(key, clustering)| {
+            Resume {
+                key: key.clone(),
+                clustering: (!clustering.is_empty()).then(|| clustering.clone()),
+                remaining: c.remaining,
+                remaining_in_partition: c.remaining_in_partition,
+            }
+            .to_bytes()
+        })
+    };
+    Ok(QueryResult::Rows(Rows {
+        metadata: Arc::new(result_metadata(&p)),
+        rows: c.rows,
+        paging_state,
+    }))
+}
+
+/// Reads the named partitions; returns whether every row was visited.
+fn read_keys(
+    ctx: &Ctx<'_>,
+    p: &Plan,
+    c: &mut Collector<'_>,
+    keys: Vec<Vec<Value>>,
+    resume: Option<&Resume>,
+    sort_by_clustering: bool,
+) -> QueryOutcome<bool> {
+    // Partitions come in the key's type order (the IN list read as a sorted
+    // set, as Cassandra answers it), not in token order.
+    let decorated: Vec<DecoratedKey> = keys
+        .iter()
+        .map(|k| p.schema.decorated_key(k).map_err(QueryError::from))
+        .collect::<QueryOutcome<_>>()?;
+    let ranges = p.restrictions.clustering_ranges(&p.schema, &ctx.eval)?;
+    if sort_by_clustering {
+        // IN with ORDER BY: all rows of every partition, sorted by clustering
+        // (Cassandra sorts in memory too; paging is refused above).
+        // Cassandra reads each partition in clustering order and sorts the
+        // rows on the ORDER BY columns only, stably: ties keep partition
+        // order, then clustering order.
+        let mut all: Vec<(Vec<u8>, DecoratedKey, Option<Row>, Row)> = Vec::new();
+        for key in &decorated {
+            let mut static_row = None;
+            for range in &ranges {
+                let r = p
+                    .table
+                    .read(key, range, false, usize::MAX)
+                    .map_err(QueryError::from)?;
+                if static_row.is_none() {
+                    static_row = r.static_row;
+                }
+                for row in r.rows {
+                    let values = p
+                        .schema
+                        .decode_clustering(&row.clustering)
+                        .map_err(QueryError::from)?;
+                    let n = p.order_columns.min(values.len());
+                    let sort_key = p
+                        .schema
+                        .encode_clustering_prefix(&values[..n])
+                        .map_err(QueryError::from)?;
+                    all.push((sort_key, key.clone(), static_row.clone(), row));
+                }
+            }
+        }
+        if p.reversed {
+            all.sort_by(|a, b| b.0.cmp(&a.0));
+        } else {
+            all.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        for (_, key, static_row, row) in &all {
+            let clustering = &row.clustering;
+            c.start_partition(key);
+            let pk_parts = pk_components(&p.schema, &key.key)?;
+            let ck_parts = ck_components(&p.schema, clustering)?;
+            let r = RowCtx {
+                schema: &p.schema,
+                key,
+                pk_parts: &pk_parts,
+                ck_parts: &ck_parts,
+                row: Some(row),
+                static_row: static_row.as_ref(),
+                now_seconds: ctx.now_seconds(),
+            };
+            c.offer(&r, clustering)?;
+            if c.done() {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    let start = match resume {
+        Some(r) => decorated
+            .iter()
+            .position(|k| *k == r.key)
+            .unwrap_or(decorated.len()),
+        None => 0,
+    };
+    for (i, key) in decorated.iter().enumerate().skip(start) {
+        let after = match resume {
+            Some(r) if r.key == *key => match &r.clustering {
+                Some(ck) => Some(ck.clone()),
+                // The partition was finished on the previous page.
+                None => continue,
+            },
+            _ => None,
+        };
+        c.start_partition(key);
+        let exhausted = visit_partition(ctx, p, c, key, &ranges, after)?;
+        if c.done() {
+            // Finished only if this partition and every later one are done.
+            return Ok((exhausted && i + 1 == decorated.len()) || c.remaining == 0);
+        }
+    }
+    Ok(true)
+}
+
+/// Reads one partition's rows in the clustering ranges, after `after` in the
+/// read's direction; at most `limit` rows unless filters may drop some.
+fn read_partition(
+    p: &Plan,
+    key: &DecoratedKey,
+    ranges: &[ClusteringRange],
+    after: Option<&[u8]>,
+    limit: u64,
+) -> QueryOutcome<(Option<Row>, Vec<Row>)> {
+    let read_limit = if p.bound_filters.is_empty() {
+        usize::try_from(limit).unwrap_or(usize::MAX)
+    } else {
+        usize::MAX
+    };
+    let mut static_row = None;
+    let mut rows = Vec::new();
+    let ordered: Vec<&ClusteringRange> = if p.reversed {
+        ranges.iter().rev().collect()
+    } else {
+        ranges.iter().collect()
+    };
+    if ordered.is_empty() {
+        // Nothing to read but, for a static-only query, the static row.
+        let r = p
+            .table
+            .read(key, &ClusteringRange::ALL, false, 0)
+            .map_err(QueryError::from)?;
+        return Ok((r.static_row, rows));
+    }
+    for range in ordered {
+        let range = match after {
+            Some(ck) => {
+                let resumed = if p.reversed {
+                    ClusteringRange {
+                        start: ClusteringBound::UNBOUNDED,
+                        end: ClusteringBound::exclusive(ck.to_vec()),
+                    }
+                } else {
+                    ClusteringRange {
+                        start: ClusteringBound::exclusive(ck.to_vec()),
+                        end: ClusteringBound::UNBOUNDED,
+                    }
+                };
+                match narrow(range, &resumed) {
+                    Some(r) => r,
+                    None => continue,
+                }
+            }
+            None => range.clone(),
+        };
+        let left = read_limit.saturating_sub(rows.len());
+        if left == 0 && static_row.is_some() {
+            break;
+        }
+        let r = p
+            .table
+            .read(key, &range, p.reversed, left)
+            .map_err(QueryError::from)?;
+        if static_row.is_none() {
+            static_row = r.static_row;
+        }
+        rows.extend(r.rows);
+    }
+    Ok((static_row, rows))
+}
+
+/// `a` narrowed to `b` (both in storage order), `None` if empty.
+fn narrow(a: &ClusteringRange, b: &ClusteringRange) -> Option<ClusteringRange> {
+    // Rows admitted by both: the later start and the earlier end. Full-key
+    // bounds from a resume point compare as plain bytes against prefixes.
+    let start = if b.start.is_unbounded() {
+        a.start.clone()
+    } else if a.start.is_unbounded() || a.start.admits_as_start(&b.start.prefix) {
+        b.start.clone()
+    } else {
+        a.start.clone()
+    };
+    let end = if b.end.is_unbounded() {
+        a.end.clone()
+    } else if a.end.is_unbounded() || a.end.admits_as_end(&b.end.prefix) {
+        b.end.clone()
+    } else {
+        a.end.clone()
+    };
+    if !start.is_unbounded() && !end.is_unbounded() {
+        // Empty if the start lies past the end.
+        let s = &start.prefix;
+        let e = &end.prefix;
+        if s > e && !s.starts_with(e) {
+            return None;
+        }
+        if s == e && !(start.inclusive && end.inclusive) {
+            return None;
+        }
+    }
+    Some(ClusteringRange { start, end })
+}
+
+/// Offers one partition's rows; returns whether the partition was exhausted.
+fn visit_partition(
+    ctx: &Ctx<'_>,
+    p: &Plan,
+    c: &mut Collector<'_>,
+    key: &DecoratedKey,
+    ranges: &[ClusteringRange],
+    after: Option<Vec<u8>>,
+) -> QueryOutcome<bool> {
+    let limit = c
+        .remaining_in_partition
+        .min(c.remaining)
+        .min(c.page_left)
+        .saturating_add(1);
+    let wants_rows = !p.distinct;
+    let (static_row, rows) = if wants_rows {
+        read_partition(p, key, ranges, after.as_deref(), limit)?
+    } else {
+        read_partition(p, key, &[], None, 0)?
+    };
+    let pk_parts = pk_components(&p.schema, &key.key)?;
+    let now = ctx.now_seconds();
+    if rows.is_empty() || p.distinct {
+        // A partition of static values only shows as one row when nothing
+        // restricts the clustering (and DISTINCT shows every partition once).
+        let shows = static_row.is_some() && (p.statics_as_rows || p.distinct) && after.is_none();
+        let shows = shows || (p.distinct && !rows.is_empty() && after.is_none());
+        if shows {
+            let r = RowCtx {
+                schema: &p.schema,
+                key,
+                pk_parts: &pk_parts,
+                ck_parts: &[],
+                row: None,
+                static_row: static_row.as_ref(),
+                now_seconds: now,
+            };
+            c.offer(&r, &[])?;
+        }
+        return Ok(true);
+    }
+    let total = rows.len() as u64;
+    for (n, row) in rows.iter().enumerate() {
+        let ck_parts = ck_components(&p.schema, &row.clustering)?;
+        let r = RowCtx {
+            schema: &p.schema,
+            key,
+            pk_parts: &pk_parts,
+            ck_parts: &ck_parts,
+            row: Some(row),
+            static_row: static_row.as_ref(),
+            now_seconds: now,
+        };
+        let more = c.offer(&r, &row.clustering)?;
+        if !more || c.done() {
+            // Exhausted if that was the last row there is.
+            return Ok(n as u64 + 1 == total && total < limit);
+        }
+    }
+    Ok(true)
+}
+
+/// Scans the table in token order (restricted by a token range, if any);
+/// returns whether the scan reached its end.
+fn scan(
+    ctx: &Ctx<'_>,
+    p: &Plan,
+    c: &mut Collector<'_>,
+    resume: Option<&Resume>,
+) -> QueryOutcome<bool> {
+    let range = p.restrictions.token_range(&ctx.eval)?;
+    let (start_tok, end_tok) = match range {
+        Some((s, e)) => (s, e),
+        None => (None, None),
+    };
+    // A resumed partition finishes first, read as a slice with its static row.
+    let mut position: Option<PagingState> = None;
+    if let Some(r) = resume {
+        c.start_partition(&r.key);
+        if let Some(ck) = &r.clustering {
+            if c.remaining_in_partition > 0 {
+                let exhausted =
+                    visit_partition(ctx, p, c, &r.key, &[ClusteringRange::ALL], Some(ck.clone()))?;
+                if c.done() && !exhausted {
+                    return Ok(false);
+                }
+            }
+        }
+        position = Some(PagingState {
+            key: r.key.clone(),
+            last_clustering: None,
+        });
+    } else if let Some((t, inclusive)) = start_tok {
+        let t = if inclusive {
+            t
+        } else if t == i64::MAX {
+            return Ok(true);
+        } else {
+            t + 1
+        };
+        // A key with no bytes sorts before every real key of its token.
+        position = Some(PagingState {
+            key: DecoratedKey {
+                token: t,
+                key: Arc::from(&[][..]),
+            },
+            last_clustering: None,
+        });
+    }
+    let past_end = |token: i64| match end_tok {
+        Some((e, true)) => token > e,
+        Some((e, false)) => token >= e,
+        None => false,
+    };
+    let now = ctx.now_seconds();
+    let schema = p.schema.clone();
+    // Rows of the partition being assembled: static row, then rows; a
+    // partition's rows arrive contiguously.
+    struct Pending {
+        key: DecoratedKey,
+        static_row: Option<Row>,
+        rows: Vec<Row>,
+    }
+    loop {
+        if c.done() {
+            return Ok(false);
+        }
+        let batch = c.page_left.min(c.remaining).clamp(1, 5_000) as usize + 1;
+        let mut pending: Vec<Pending> = Vec::new();
+        let mut ended = false;
+        let next = p
+            .table
+            .scan_rows(position.as_ref(), batch, &mut |row| {
+                if past_end(row.token) {
+                    ended = true;
+                    return;
+                }
+                let same = pending
+                    .last()
+                    .is_some_and(|q| q.key.token == row.token && *q.key.key == *row.key);
+                if !same {
+                    pending.push(Pending {
+                        key: DecoratedKey {
+                            token: row.token,
+                            key: Arc::from(row.key),
+                        },
+                        static_row: None,
+                        rows: Vec::new(),
+                    });
+                }
+                if let Some(q) = pending.last_mut() {
+                    if row.is_static {
+                        q.static_row = Some(row.to_row());
+                    } else {
+                        q.rows.push(row.to_row());
+                    }
+                }
+            })
+            .map_err(QueryError::from)?;
+        let last_index = pending.len().saturating_sub(1);
+        for (i, q) in pending.iter().enumerate() {
+            // The scan's last partition may continue on its next page.
+            let partial = i == last_index
+                && next
+                    .as_ref()
+                    .is_some_and(|n| n.key == q.key && n.last_clustering.is_some());
+            let static_needed = q.static_row.is_none()
+                && schema.columns.iter().any(|c| c.kind == ColumnKind::Static);
+            let static_row = if static_needed && !q.rows.is_empty() {
+                // A partition resumed mid-way by the scan comes without its
+                // static row: read it.
+                p.table
+                    .read(&q.key, &ClusteringRange::ALL, false, 0)
+                    .map_err(QueryError::from)?
+                    .static_row
+            } else {
+                q.static_row.clone()
+            };
+            c.start_partition(&q.key);
+            let pk_parts = pk_components(&schema, &q.key.key)?;
+            if q.rows.is_empty() || p.distinct {
+                let shows =
+                    (static_row.is_some() && p.statics_as_rows && q.rows.is_empty()) || p.distinct;
+                if shows && c.remaining_in_partition > 0 {
+                    let r = RowCtx {
+                        schema: &schema,
+                        key: &q.key,
+                        pk_parts: &pk_parts,
+                        ck_parts: &[],
+                        row: None,
+                        static_row: static_row.as_ref(),
+                        now_seconds: now,
+                    };
+                    if partial && p.distinct {
+                        // Counted once: the rest of this partition is skipped below.
+                    }
+                    c.offer(&r, &[])?;
+                }
+            } else {
+                for row in &q.rows {
+                    let ck_parts = ck_components(&schema, &row.clustering)?;
+                    let r = RowCtx {
+                        schema: &schema,
+                        key: &q.key,
+                        pk_parts: &pk_parts,
+                        ck_parts: &ck_parts,
+                        row: Some(row),
+                        static_row: static_row.as_ref(),
+                        now_seconds: now,
+                    };
+                    if !c.offer(&r, &row.clustering)? {
+                        break;
+                    }
+                }
+            }
+            if c.done() {
+                return Ok(false);
+            }
+        }
+        if ended {
+            return Ok(true);
+        }
+        match next {
+            None => return Ok(true),
+            Some(n) => {
+                // A partition the partition limit (or DISTINCT) has finished
+                // is skipped whole.
+                position = if c.remaining_in_partition == 0
+                    && c.current_partition.as_ref() == Some(&n.key)
+                {
+                    Some(PagingState {
+                        key: n.key,
+                        last_clustering: None,
+                    })
+                } else {
+                    Some(n)
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,776 @@
+//! Terms to values: literals read as the receiving column's type, bind markers
+//! taken from the request, and the native functions a term may call (`now()`,
+//! `uuid()`, `toTimestamp(...)`, ...).
+//!
+//! Owns Cassandra's assignment rules for constants (`Constants.Literal`): an
+//! integer literal fits every numeric type and timestamps and dates, a string
+//! literal texts, dates, timestamps and addresses, an unquoted UUID the two
+//! UUID types, `0x...` blobs only. A constant that does not fit is refused as
+//! Cassandra refuses it ("Invalid STRING constant (foo) for "k" of type int").
+//!
+//! Pure but for the clock and the random source of `now()` and `uuid()`, which
+//! come from [`Eval`]. Any thread.
+//!
+//! Invariants:
+//! 1. A bound value is validated against its receiver's type before it is used
+//!    (`types::validate`): malformed bytes from a client are an `Invalid` error,
+//!    never stored.
+//! 2. `Unset` is only accepted where the protocol allows it (a column value of
+//!    INSERT or UPDATE, which is then left alone); anywhere else it is refused.
+
+use crate::cql::ast::{ArithOp, Literal, Name, Term};
+use crate::types::{self, CqlType, Value};
+
+use super::{BoundValue, QueryError, QueryOutcome, Values};
+
+/// A term's value once evaluated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Bound {
+    Value(Value),
+    Null,
+    Unset,
+}
+
+impl Bound {
+    /// The value, refusing null and unset with a message naming `what`.
+    pub(crate) fn required(self, what: &str) -> QueryOutcome<Value> {
+        match self {
+            Bound::Value(v) => Ok(v),
+            Bound::Null => Err(QueryError::invalid(format!(
+                "Invalid null value for {what}"
+            ))),
+            Bound::Unset => Err(QueryError::invalid(format!(
+                "Invalid unset value for {what}"
+            ))),
+        }
+    }
+}
+
+/// What a term is evaluated against: the request's values and "now".
+pub(crate) struct Eval<'a> {
+    pub values: &'a Values,
+    /// The marker names of the statement, in marker order (for named values).
+    pub marker_names: &'a [Option<Name>],
+    /// For `Values::Named` given to `?` markers: the receiver's name of each
+    /// marker (Cassandra binds named values to `?` by the bind variable's name).
+    pub marker_receivers: &'a [String],
+    pub now_micros: i64,
+}
+
+impl Eval<'_> {
+    /// The raw value bound to marker `index`.
+    pub(crate) fn marker(&self, index: usize) -> QueryOutcome<&BoundValue> {
+        match self.values {
+            Values::None => Err(QueryError::invalid(format!(
+                "There were {} markers(?) in CQL but 0 bound variables",
+                self.marker_names.len()
+            ))),
+            Values::Positional(v) => {
+                if v.len() != self.marker_names.len() {
+                    return Err(QueryError::invalid(format!(
+                        "There were {} markers(?) in CQL but {} bound variables",
+                        self.marker_names.len(),
+                        v.len()
+                    )));
+                }
+                v.get(index)
+                    .ok_or_else(|| QueryError::invalid("bind marker out of range"))
+            }
+            Values::Named(named) => {
+                let name = match self.marker_names.get(index) {
+                    Some(Some(n)) => n.text.as_str(),
+                    _ => self
+                        .marker_receivers
+                        .get(index)
+                        .map(String::as_str)
+                        .unwrap_or(""),
+                };
+                named
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v)
+                    .ok_or_else(|| {
+                        QueryError::invalid(format!("No value has been provided for '{name}'"))
+                    })
+            }
+        }
+    }
+}
+
+/// Which kind of constant a literal is, in Cassandra's words (for messages).
+fn literal_kind(l: &Literal) -> &'static str {
+    match l {
+        Literal::String(_) => "STRING",
+        Literal::Integer(_) => "INTEGER",
+        Literal::Float(_) => "FLOAT",
+        Literal::Boolean(_) => "BOOLEAN",
+        Literal::Uuid(_) => "UUID",
+        Literal::Blob(_) => "HEX",
+        Literal::Duration(_) => "DURATION",
+        Literal::Null => "NULL",
+    }
+}
+
+fn literal_text(l: &Literal) -> String {
+    match l {
+        Literal::String(s)
+        | Literal::Integer(s)
+        | Literal::Float(s)
+        | Literal::Uuid(s)
+        | Literal::Duration(s) => s.clone(),
+        Literal::Boolean(b) => b.to_string(),
+        Literal::Blob(b) => {
+            let mut s = String::from("0x");
+            for x in b {
+                s.push_str(&format!("{x:02x}"));
+            }
+            s
+        }
+        Literal::Null => "null".to_string(),
+    }
+}
+
+/// Whether Cassandra lets a constant of this kind be assigned to `ty`.
+fn assignable(l: &Literal, ty: CqlType) -> bool {
+    use CqlType::*;
+    match l {
+        Literal::String(_) => matches!(ty, Text | Ascii | Timestamp | Date | Inet),
+        Literal::Integer(_) => matches!(
+            ty,
+            TinyInt
+                | SmallInt
+                | Int
+                | BigInt
+                | Varint
+                | Decimal
+                | Float
+                | Double
+                | Timestamp
+                | Date
+        ),
+        Literal::Float(_) => matches!(ty, Float | Double | Decimal),
+        Literal::Boolean(_) => ty == Boolean,
+        Literal::Uuid(_) => matches!(ty, Uuid | TimeUuid),
+        Literal::Blob(_) => ty == Blob,
+        Literal::Duration(_) | Literal::Null => false,
+    }
+}
+
+/// A literal as a value of `ty`.
+pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOutcome<Bound> {
+    if *l == Literal::Null {
+        return Ok(Bound::Null);
+    }
+    if !assignable(l, ty) {
+        return Err(QueryError::invalid(format!(
+            "Invalid {} constant ({}) for \"{receiver}\" of type {}",
+            literal_kind(l),
+            literal_text(l),
+            ty.name()
+        )));
+    }
+    let v = match l {
+        Literal::Blob(b) => Value::Blob(b.clone()),
+        // An integer literal for a timestamp is milliseconds since the epoch.
+        Literal::Integer(s) if ty == CqlType::Timestamp => Value::Timestamp(
+            s.parse::<i64>()
+                .map_err(|_| QueryError::invalid(format!("Invalid timestamp value {s}")))?,
+        ),
+        other => crate::cql::literal::parse_value(ty, &literal_text(other)).map_err(|e| {
+            QueryError::invalid(format!(
+                "Invalid value for \"{receiver}\": {}",
+                strip_kind(&e)
+            ))
+        })?,
+    };
+    Ok(Bound::Value(v))
+}
+
+fn strip_kind(e: &crate::Error) -> String {
+    match e {
+        crate::Error::InvalidInput(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Serialized bytes from a client as a value of `ty` (invariant 1).
+pub(crate) fn bytes_value(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Value> {
+    types::deserialize(ty, bytes).map_err(|e| {
+        QueryError::invalid(format!(
+            "Invalid value for \"{receiver}\" of type {}: {}",
+            ty.name(),
+            strip_kind(&e)
+        ))
+    })
+}
+
+/// Evaluates `term` for a receiver of scalar type `ty` named `receiver`.
+pub(crate) fn scalar(
+    term: &Term,
+    ty: CqlType,
+    receiver: &str,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Bound> {
+    match term {
+        Term::Literal { value, .. } => literal_value(value, ty, receiver),
+        Term::Bind(m) => match eval.marker(m.index)? {
+            BoundValue::Value(b) => Ok(Bound::Value(bytes_value(b, ty, receiver)?)),
+            BoundValue::Null => Ok(Bound::Null),
+            BoundValue::Unset => Ok(Bound::Unset),
+        },
+        Term::Function { name, args, .. } => {
+            let v = call_function(&name.name.text, args, Some(ty), eval)?;
+            coerce(v, ty, receiver)
+        }
+        Term::Cast { ty: _, term, .. } => {
+            // A type hint `(int) ?`: the receiver's type decides the value.
+            scalar(term, ty, receiver, eval)
+        }
+        Term::Negate { term: inner, .. } => {
+            let v = scalar(inner, ty, receiver, eval)?;
+            match v {
+                Bound::Value(v) => Ok(Bound::Value(negate(v)?)),
+                other => Ok(other),
+            }
+        }
+        Term::Arith {
+            op, left, right, ..
+        } => {
+            let l = scalar(left, ty, receiver, eval)?.required(receiver)?;
+            let r = scalar(right, ty, receiver, eval)?.required(receiver)?;
+            Ok(Bound::Value(arith(*op, l, r)?))
+        }
+        Term::List { .. }
+        | Term::Set { .. }
+        | Term::Map { .. }
+        | Term::Udt { .. }
+        | Term::Tuple { .. } => Err(QueryError::invalid(format!(
+            "Invalid collection or tuple literal for \"{receiver}\" of type {}",
+            ty.name()
+        ))),
+    }
+}
+
+/// A function's result converted to the receiver's type where Cassandra would
+/// accept it (a timeuuid for a uuid column, say).
+fn coerce(v: Value, ty: CqlType, receiver: &str) -> QueryOutcome<Bound> {
+    if v.cql_type() == ty {
+        return Ok(Bound::Value(v));
+    }
+    match (v, ty) {
+        (Value::TimeUuid(u), CqlType::Uuid) => Ok(Bound::Value(Value::Uuid(u))),
+        (v, _) => Err(QueryError::invalid(format!(
+            "Type error: cannot assign result of function of type {} to \"{receiver}\" of type {}",
+            v.cql_type().name(),
+            ty.name()
+        ))),
+    }
+}
+
+fn negate(v: Value) -> QueryOutcome<Value> {
+    let overflow = || QueryError::invalid("integer overflow in negation");
+    Ok(match v {
+        Value::TinyInt(x) => Value::TinyInt(x.checked_neg().ok_or_else(overflow)?),
+        Value::SmallInt(x) => Value::SmallInt(x.checked_neg().ok_or_else(overflow)?),
+        Value::Int(x) => Value::Int(x.checked_neg().ok_or_else(overflow)?),
+        Value::BigInt(x) => Value::BigInt(x.checked_neg().ok_or_else(overflow)?),
+        Value::Float(x) => Value::Float(-x),
+        Value::Double(x) => Value::Double(-x),
+        other => {
+            return Err(QueryError::invalid(format!(
+                "the operation '-' is not supported on {}",
+                other.cql_type().name()
+            )))
+        }
+    })
+}
+
+/// Constant arithmetic on two values of one numeric type, with Java's
+/// overflow behaviour refused rather than wrapped silently.
+pub(crate) fn arith(op: ArithOp, l: Value, r: Value) -> QueryOutcome<Value> {
+    fn int<T: Copy>(
+        op: ArithOp,
+        a: T,
+        b: T,
+        add: fn(T, T) -> Option<T>,
+        sub: fn(T, T) -> Option<T>,
+        mul: fn(T, T) -> Option<T>,
+        div: fn(T, T) -> Option<T>,
+        rem: fn(T, T) -> Option<T>,
+    ) -> QueryOutcome<T> {
+        let r = match op {
+            ArithOp::Add => add(a, b),
+            ArithOp::Sub => sub(a, b),
+            ArithOp::Mul => mul(a, b),
+            ArithOp::Div => div(a, b),
+            ArithOp::Rem => rem(a, b),
+        };
+        r.ok_or_else(|| QueryError::invalid("arithmetic overflow or division by zero"))
+    }
+    macro_rules! ints {
+        ($a:expr, $b:expr, $t:ty) => {
+            int::<$t>(
+                op,
+                $a,
+                $b,
+                <$t>::checked_add,
+                <$t>::checked_sub,
+                <$t>::checked_mul,
+                <$t>::checked_div,
+                <$t>::checked_rem,
+            )
+        };
+    }
+    fn float(op: ArithOp, a: f64, b: f64) -> f64 {
+        match op {
+            ArithOp::Add => a + b,
+            ArithOp::Sub => a - b,
+            ArithOp::Mul => a * b,
+            ArithOp::Div => a / b,
+            ArithOp::Rem => a % b,
+        }
+    }
+    Ok(match (l, r) {
+        (Value::TinyInt(a), Value::TinyInt(b)) => Value::TinyInt(ints!(a, b, i8)?),
+        (Value::SmallInt(a), Value::SmallInt(b)) => Value::SmallInt(ints!(a, b, i16)?),
+        (Value::Int(a), Value::Int(b)) => Value::Int(ints!(a, b, i32)?),
+        (Value::BigInt(a), Value::BigInt(b)) => Value::BigInt(ints!(a, b, i64)?),
+        (Value::Float(a), Value::Float(b)) => {
+            Value::Float(float(op, f64::from(a), f64::from(b)) as f32)
+        }
+        (Value::Double(a), Value::Double(b)) => Value::Double(float(op, a, b)),
+        (l, _) => {
+            return Err(QueryError::invalid(format!(
+                "arithmetic on {} values is not supported",
+                l.cql_type().name()
+            )))
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Native scalar functions of terms
+// ---------------------------------------------------------------------------
+
+/// Offset between the UUID epoch (1582-10-15) and the Unix epoch, in 100 ns
+/// units.
+const UUID_EPOCH_OFFSET_100NS: i64 = 0x01B2_1DD2_1381_4000;
+
+/// A version 1 UUID for a time in microseconds, with the given clock sequence
+/// and node (Cassandra's `TimeUUID`).
+pub(crate) fn timeuuid(micros: i64, clock_seq_and_node: u64) -> [u8; 16] {
+    let ts = (micros.saturating_mul(10)).saturating_add(UUID_EPOCH_OFFSET_100NS) as u64;
+    let time_low = (ts & 0xFFFF_FFFF) as u32;
+    let time_mid = ((ts >> 32) & 0xFFFF) as u16;
+    let time_hi = (((ts >> 48) & 0x0FFF) as u16) | 0x1000;
+    let mut u = [0u8; 16];
+    u[0..4].copy_from_slice(&time_low.to_be_bytes());
+    u[4..6].copy_from_slice(&time_mid.to_be_bytes());
+    u[6..8].copy_from_slice(&time_hi.to_be_bytes());
+    // Variant 10xx in the clock sequence's top bits.
+    let lsb = (clock_seq_and_node & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+    u[8..16].copy_from_slice(&lsb.to_be_bytes());
+    u
+}
+
+/// The time of a version 1 UUID, in milliseconds since the Unix epoch.
+pub(crate) fn timeuuid_millis(u: &[u8; 16]) -> i64 {
+    let time_low = u64::from(u32::from_be_bytes([u[0], u[1], u[2], u[3]]));
+    let time_mid = u64::from(u16::from_be_bytes([u[4], u[5]]));
+    let time_hi = u64::from(u16::from_be_bytes([u[6], u[7]]) & 0x0FFF);
+    let ts = (time_hi << 48) | (time_mid << 32) | time_low;
+    (ts as i64 - UUID_EPOCH_OFFSET_100NS) / 10_000
+}
+
+/// Random bytes from the operating system.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    // A failing OS random source leaves zeros; uuid() then still returns a
+    // valid (if predictable) v4 UUID rather than failing the write.
+    let _ = getrandom::getrandom(&mut b);
+    b
+}
+
+fn random_uuid() -> [u8; 16] {
+    let mut u = random_bytes::<16>();
+    u[6] = (u[6] & 0x0F) | 0x40;
+    u[8] = (u[8] & 0x3F) | 0x80;
+    u
+}
+
+/// A fresh timeuuid for "now": unique within the process even for two calls in
+/// one microsecond (the clock sequence and node are random per process, and the
+/// time is bumped past the last one handed out, as Cassandra's `nextTimeUUID`).
+pub(crate) fn now_timeuuid(now_micros: i64) -> [u8; 16] {
+    use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+    static LAST_100NS: AtomicI64 = AtomicI64::new(0);
+    static NODE: AtomicU64 = AtomicU64::new(0);
+    let mut node = NODE.load(Ordering::Relaxed);
+    if node == 0 {
+        let b = random_bytes::<8>();
+        // Multicast bit set: a random node id, not a MAC address (RFC 4122 4.5).
+        node = u64::from_be_bytes(b) | 0x0000_0100_0000_0000 | 1;
+        NODE.store(node, Ordering::Relaxed);
+    }
+    let want = now_micros.saturating_mul(10);
+    let mut prev = LAST_100NS.load(Ordering::Relaxed);
+    let ts = loop {
+        let next = want.max(prev + 1);
+        match LAST_100NS.compare_exchange(prev, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => break next,
+            Err(p) => prev = p,
+        }
+    };
+    // timeuuid() takes microseconds; keep the sub-microsecond part by building
+    // from 100 ns units directly.
+    let mut u = timeuuid(0, node);
+    let ts = (ts.saturating_add(UUID_EPOCH_OFFSET_100NS)) as u64;
+    u[0..4].copy_from_slice(&((ts & 0xFFFF_FFFF) as u32).to_be_bytes());
+    u[4..6].copy_from_slice(&(((ts >> 32) & 0xFFFF) as u16).to_be_bytes());
+    u[6..8].copy_from_slice(&((((ts >> 48) & 0x0FFF) as u16) | 0x1000).to_be_bytes());
+    u
+}
+
+/// Calls a native scalar function of a term. `hint` is the receiver's type
+/// where known (for `(type)` casts and overloads).
+pub(crate) fn call_function(
+    name: &str,
+    args: &[Term],
+    hint: Option<CqlType>,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Value> {
+    let lower = name.to_ascii_lowercase();
+    let arity = |n: usize| -> QueryOutcome<()> {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(QueryError::invalid(format!(
+                "Invalid number of arguments in call to function system.{lower}: {n} required but {} provided",
+                args.len()
+            )))
+        }
+    };
+    let now_millis = eval.now_micros.div_euclid(1000);
+    let arg = |i: usize, ty: CqlType| -> QueryOutcome<Value> {
+        scalar(&args[i], ty, &format!("{lower}(arg{i})"), eval)?.required(&lower)
+    };
+    let any_time_arg = |i: usize| -> QueryOutcome<Value> {
+        // The argument's own type decides: a timeuuid, a timestamp or a date.
+        match &args[i] {
+            Term::Function { name, args, .. } => call_function(&name.name.text, args, None, eval),
+            Term::Literal {
+                value: Literal::Uuid(_),
+                ..
+            } => arg(i, CqlType::TimeUuid),
+            Term::Literal {
+                value: Literal::Integer(_),
+                ..
+            } => arg(i, CqlType::Timestamp),
+            Term::Literal { .. } => arg(i, CqlType::Timestamp),
+            _ => Err(QueryError::invalid(format!(
+                "Ambiguous call to function {lower}: use a type hint"
+            ))),
+        }
+    };
+    Ok(match lower.as_str() {
+        "now" | "currenttimeuuid" => {
+            arity(0)?;
+            Value::TimeUuid(now_timeuuid(eval.now_micros))
+        }
+        "uuid" => {
+            arity(0)?;
+            Value::Uuid(random_uuid())
+        }
+        "currenttimestamp" => {
+            arity(0)?;
+            Value::Timestamp(now_millis)
+        }
+        "currentdate" => {
+            arity(0)?;
+            Value::Date(date_of_millis(now_millis))
+        }
+        "totimestamp" => {
+            arity(1)?;
+            match any_time_arg(0)? {
+                Value::TimeUuid(u) => Value::Timestamp(timeuuid_millis(&u)),
+                Value::Date(d) => Value::Timestamp((i64::from(d) - (1 << 31)) * 86_400_000),
+                Value::Timestamp(t) => Value::Timestamp(t),
+                other => return Err(bad_arg(&lower, &other)),
+            }
+        }
+        "todate" => {
+            arity(1)?;
+            match any_time_arg(0)? {
+                Value::TimeUuid(u) => Value::Date(date_of_millis(timeuuid_millis(&u))),
+                Value::Timestamp(t) => Value::Date(date_of_millis(t)),
+                Value::Date(d) => Value::Date(d),
+                other => return Err(bad_arg(&lower, &other)),
+            }
+        }
+        "tounixtimestamp" => {
+            arity(1)?;
+            match any_time_arg(0)? {
+                Value::TimeUuid(u) => Value::BigInt(timeuuid_millis(&u)),
+                Value::Timestamp(t) => Value::BigInt(t),
+                Value::Date(d) => Value::BigInt((i64::from(d) - (1 << 31)) * 86_400_000),
+                other => return Err(bad_arg(&lower, &other)),
+            }
+        }
+        "mintimeuuid" | "maxtimeuuid" => {
+            arity(1)?;
+            let Value::Timestamp(t) = arg(0, CqlType::Timestamp)? else {
+                return Err(QueryError::invalid(format!("{lower} takes a timestamp")));
+            };
+            // Cassandra's bounds: the lowest and highest clock-sequence/node
+            // bits for that millisecond.
+            let micros = t.saturating_mul(1000);
+            if lower == "mintimeuuid" {
+                Value::TimeUuid(timeuuid(micros, 0x8080_8080_8080_8080))
+            } else {
+                let mut u = timeuuid(micros + 999, 0x7f7f_7f7f_7f7f_7f7f);
+                // The last 100 ns tick of the millisecond.
+                let ts = ((micros + 999) * 10 + 9 + UUID_EPOCH_OFFSET_100NS) as u64;
+                u[0..4].copy_from_slice(&((ts & 0xFFFF_FFFF) as u32).to_be_bytes());
+                Value::TimeUuid(u)
+            }
+        }
+        _ => {
+            if let Some(v) = blob_conversion(&lower, args, hint, eval)? {
+                v
+            } else {
+                return Err(QueryError::invalid(format!("Unknown function '{name}'")));
+            }
+        }
+    })
+}
+
+fn bad_arg(f: &str, v: &Value) -> QueryError {
+    QueryError::invalid(format!(
+        "Function system.{f} does not take a {} argument",
+        v.cql_type().name()
+    ))
+}
+
+fn date_of_millis(ms: i64) -> u32 {
+    (ms.div_euclid(86_400_000) + (1 << 31)).clamp(0, i64::from(u32::MAX)) as u32
+}
+
+/// `typeAsBlob(x)` and `blobAsType(b)`.
+fn blob_conversion(
+    lower: &str,
+    args: &[Term],
+    _hint: Option<CqlType>,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Option<Value>> {
+    if args.len() != 1 {
+        return Ok(None);
+    }
+    if let Some(ty) = lower.strip_suffix("asblob") {
+        let Ok(ty) = CqlType::parse(ty) else {
+            return Ok(None);
+        };
+        let v = scalar(&args[0], ty, lower, eval)?.required(lower)?;
+        return Ok(Some(Value::Blob(types::serialize(&v))));
+    }
+    if let Some(ty) = lower.strip_prefix("blobas") {
+        let Ok(ty) = CqlType::parse(ty) else {
+            return Ok(None);
+        };
+        let Value::Blob(b) = scalar(&args[0], CqlType::Blob, lower, eval)?.required(lower)? else {
+            return Ok(None);
+        };
+        return Ok(Some(bytes_value(&b, ty, lower)?));
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------------------
+// Collections of bound values (IN lists, multi-column tuples)
+// ---------------------------------------------------------------------------
+
+/// Reads a `[int n][n x [bytes]]` serialized list (the value of an `IN ?`
+/// marker) as values of `ty`. Every length is checked against the input.
+pub(crate) fn decode_list(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Vec<Bound>> {
+    let bad = || QueryError::invalid(format!("Invalid list value for \"{receiver}\""));
+    let mut r = bytes;
+    let n = take_i32(&mut r).ok_or_else(bad)?;
+    if n < 0 || n as usize > r.len() / 4 {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let len = take_i32(&mut r).ok_or_else(bad)?;
+        if len < 0 {
+            out.push(Bound::Null);
+            continue;
+        }
+        let len = len as usize;
+        if len > r.len() {
+            return Err(bad());
+        }
+        let (item, rest) = r.split_at(len);
+        out.push(Bound::Value(bytes_value(item, ty, receiver)?));
+        r = rest;
+    }
+    if !r.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+/// Reads a serialized tuple (`[bytes]` per element) of the given types.
+pub(crate) fn decode_tuple(
+    bytes: &[u8],
+    types: &[CqlType],
+    receiver: &str,
+) -> QueryOutcome<Vec<Bound>> {
+    let bad = || QueryError::invalid(format!("Invalid tuple value for \"{receiver}\""));
+    let mut r = bytes;
+    let mut out = Vec::with_capacity(types.len());
+    for &ty in types {
+        if r.is_empty() {
+            // Trailing elements may be omitted (null).
+            out.push(Bound::Null);
+            continue;
+        }
+        let len = take_i32(&mut r).ok_or_else(bad)?;
+        if len < 0 {
+            out.push(Bound::Null);
+            continue;
+        }
+        let len = len as usize;
+        if len > r.len() {
+            return Err(bad());
+        }
+        let (item, rest) = r.split_at(len);
+        out.push(Bound::Value(bytes_value(item, ty, receiver)?));
+        r = rest;
+    }
+    if !r.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+fn take_i32(r: &mut &[u8]) -> Option<i32> {
+    if r.len() < 4 {
+        return None;
+    }
+    let (h, t) = r.split_at(4);
+    *r = t;
+    Some(i32::from_be_bytes([h[0], h[1], h[2], h[3]]))
+}
+
+/// Serializes a list of serialized elements (`[int n][n x [bytes]]`).
+pub(crate) fn encode_list(items: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + items.iter().map(|i| 4 + i.len()).sum::<usize>());
+    out.extend_from_slice(&(items.len() as i32).to_be_bytes());
+    for i in items {
+        out.extend_from_slice(&(i.len() as i32).to_be_bytes());
+        out.extend_from_slice(i);
+    }
+    out
+}
+
+/// Serializes a map of serialized keys and values.
+pub(crate) fn encode_map(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(entries.len() as i32).to_be_bytes());
+    for (k, v) in entries {
+        out.extend_from_slice(&(k.len() as i32).to_be_bytes());
+        out.extend_from_slice(k);
+        out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+        out.extend_from_slice(v);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(values: &Values) -> Eval<'_> {
+        Eval {
+            values,
+            marker_names: &[],
+            marker_receivers: &[],
+            now_micros: 1_700_000_000_000_000,
+        }
+    }
+
+    fn lit(l: Literal) -> Term {
+        Term::Literal { value: l, pos: 0 }
+    }
+
+    #[test]
+    fn constants_are_assigned_as_cassandra_assigns_them() {
+        let v = Values::None;
+        let e = eval(&v);
+        assert_eq!(
+            scalar(
+                &lit(Literal::Integer("42".into())),
+                CqlType::BigInt,
+                "k",
+                &e
+            )
+            .unwrap(),
+            Bound::Value(Value::BigInt(42))
+        );
+        assert_eq!(
+            scalar(
+                &lit(Literal::Integer("1000".into())),
+                CqlType::Timestamp,
+                "t",
+                &e
+            )
+            .unwrap(),
+            Bound::Value(Value::Timestamp(1000))
+        );
+        let err = scalar(&lit(Literal::String("x".into())), CqlType::Int, "k", &e).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Invalid STRING constant (x) for \"k\" of type int"
+        );
+        assert!(scalar(&lit(Literal::Float("1.5".into())), CqlType::Int, "k", &e).is_err());
+        assert_eq!(
+            scalar(&lit(Literal::Null), CqlType::Int, "k", &e).unwrap(),
+            Bound::Null
+        );
+    }
+
+    #[test]
+    fn timeuuids_carry_their_time_and_are_unique() {
+        let now = 1_700_000_000_123_456;
+        let a = now_timeuuid(now);
+        let b = now_timeuuid(now);
+        assert_ne!(a, b);
+        assert_eq!(a[6] >> 4, 1, "version 1");
+        assert_eq!(a[8] >> 6, 0b10, "RFC 4122 variant");
+        assert_eq!(timeuuid_millis(&a), now / 1000);
+        assert_eq!(timeuuid_millis(&timeuuid(now, 0)), now / 1000);
+    }
+
+    #[test]
+    fn serialized_lists_are_bounded_by_their_input() {
+        let list = encode_list(&[1i32.to_be_bytes().to_vec(), 2i32.to_be_bytes().to_vec()]);
+        assert_eq!(
+            decode_list(&list, CqlType::Int, "in(k)").unwrap(),
+            vec![Bound::Value(Value::Int(1)), Bound::Value(Value::Int(2))]
+        );
+        // A count far beyond the bytes present is refused before allocating.
+        let mut huge = i32::MAX.to_be_bytes().to_vec();
+        huge.extend_from_slice(&[0; 8]);
+        assert!(decode_list(&huge, CqlType::Int, "in(k)").is_err());
+        assert!(decode_list(&list[..list.len() - 1], CqlType::Int, "in(k)").is_err());
+    }
+
+    #[test]
+    fn arithmetic_refuses_overflow() {
+        assert_eq!(
+            arith(ArithOp::Add, Value::Int(1), Value::Int(2)).unwrap(),
+            Value::Int(3)
+        );
+        assert!(arith(ArithOp::Add, Value::Int(i32::MAX), Value::Int(1)).is_err());
+        assert!(arith(ArithOp::Div, Value::Int(1), Value::Int(0)).is_err());
+    }
+}
