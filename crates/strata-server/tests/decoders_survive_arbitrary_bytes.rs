@@ -133,14 +133,42 @@ fn valid_bodies() -> Vec<(u8, Opcode, Vec<u8>)> {
     };
     let mut out = Vec::new();
     for v in [3u8, 4, 5] {
-        out.push((v, Opcode::Query, encode::query(v, "SELECT * FROM ks.t WHERE k = ?", &params, true)));
-        out.push((v, Opcode::Query, encode::query(v, "SELECT :a", &named, false)));
-        out.push((v, Opcode::Execute, encode::execute(v, &[1; 16], Some(&[2; 16]), &params, false)));
-        out.push((v, Opcode::Prepare, encode::prepare(v, "SELECT 1", Some("ks"))));
+        out.push((
+            v,
+            Opcode::Query,
+            encode::query(v, "SELECT * FROM ks.t WHERE k = ?", &params, true),
+        ));
+        out.push((
+            v,
+            Opcode::Query,
+            encode::query(v, "SELECT :a", &named, false),
+        ));
+        out.push((
+            v,
+            Opcode::Execute,
+            encode::execute(v, &[1; 16], Some(&[2; 16]), &params, false),
+        ));
+        out.push((
+            v,
+            Opcode::Prepare,
+            encode::prepare(v, "SELECT 1", Some("ks")),
+        ));
         out.push((v, Opcode::Batch, encode::batch(v, &batch)));
-        out.push((v, Opcode::Startup, encode::startup(&[("CQL_VERSION", "3.0.0"), ("COMPRESSION", "lz4")])));
-        out.push((v, Opcode::Register, encode::register(&["SCHEMA_CHANGE", "STATUS_CHANGE"])));
-        out.push((v, Opcode::AuthResponse, encode::auth_response(Some(b"\0user\0pass"))));
+        out.push((
+            v,
+            Opcode::Startup,
+            encode::startup(&[("CQL_VERSION", "3.0.0"), ("COMPRESSION", "lz4")]),
+        ));
+        out.push((
+            v,
+            Opcode::Register,
+            encode::register(&["SCHEMA_CHANGE", "STATUS_CHANGE"]),
+        ));
+        out.push((
+            v,
+            Opcode::AuthResponse,
+            encode::auth_response(Some(b"\0user\0pass")),
+        ));
     }
     out
 }
@@ -160,9 +188,20 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 0u8..8).prop_map(|(i, b)| Mutation::Flip(i, b)),
         (any::<usize>(), any::<u8>()).prop_map(|(i, b)| Mutation::Set(i, b)),
         any::<usize>().prop_map(Mutation::Truncate),
-        (any::<usize>(), proptest::collection::vec(any::<u8>(), 1..16))
+        (
+            any::<usize>(),
+            proptest::collection::vec(any::<u8>(), 1..16)
+        )
             .prop_map(|(i, v)| Mutation::Insert(i, v)),
-        (any::<usize>(), prop_oneof![Just(0x7FFF_FFFFu32), Just(0xFFFF_FFFF), Just(0x8000_0000), any::<u32>()])
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just(0x7FFF_FFFFu32),
+                Just(0xFFFF_FFFF),
+                Just(0x8000_0000),
+                any::<u32>()
+            ]
+        )
             .prop_map(|(i, n)| Mutation::BigLength(i, n)),
     ]
 }

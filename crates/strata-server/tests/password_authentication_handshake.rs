@@ -31,15 +31,27 @@ async fn password_authentication_handshake() {
         let f = c.request(Opcode::Query, &q).await;
         assert_eq!(
             f.error(),
-            (0x0A, "Unexpected message QUERY, expecting SASL_RESPONSE".to_string())
+            (
+                0x0A,
+                "Unexpected message QUERY, expecting SASL_RESPONSE".to_string()
+            )
         );
-        let f = c.request(Opcode::AuthResponse, &encode::auth_response(Some(b"\0user\0"))).await;
+        let f = c
+            .request(
+                Opcode::AuthResponse,
+                &encode::auth_response(Some(b"\0user\0")),
+            )
+            .await;
         assert_eq!(f.error(), (0x0100, "Password must not be null".to_string()));
-        let f = c.request(Opcode::AuthResponse, &encode::auth_response(None)).await;
+        let f = c
+            .request(Opcode::AuthResponse, &encode::auth_response(None))
+            .await;
         assert_eq!(f.error().0, 0x0100);
         // Wrong credentials: the executor's verdict, in its words.
         let token = b"\0cassandra\0not-the-password";
-        let f = c.request(Opcode::AuthResponse, &encode::auth_response(Some(token))).await;
+        let f = c
+            .request(Opcode::AuthResponse, &encode::auth_response(Some(token)))
+            .await;
         let expected = server
             .executor
             .authenticate("cassandra", "not-the-password")

@@ -105,14 +105,27 @@ async fn tls_optional_and_required() {
     let server = TestServer::start(tls_config(&pki, true, ClientAuth::None)).await;
     let mut secure = tls_client(server.addr, &pki, false).await.unwrap();
     assert!(secure.startup(&[]).await.is(Opcode::Ready));
-    assert!(secure.request(Opcode::Options, &[]).await.is(Opcode::Supported));
+    assert!(secure
+        .request(Opcode::Options, &[])
+        .await
+        .is(Opcode::Supported));
     let mut plain = Client::connect(server.addr, 4).await;
-    assert!(plain.startup(&[("COMPRESSION", "lz4")]).await.is(Opcode::Ready));
-    assert!(plain.request(Opcode::Options, &[]).await.is(Opcode::Supported));
+    assert!(plain
+        .startup(&[("COMPRESSION", "lz4")])
+        .await
+        .is(Opcode::Ready));
+    assert!(plain
+        .request(Opcode::Options, &[])
+        .await
+        .is(Opcode::Supported));
     let clients = strata::query::ServerState::clients(&*server_state(&server));
     let tls: Vec<_> = clients.iter().filter(|c| c.ssl_enabled).collect();
     assert_eq!(tls.len(), 1, "{clients:?}");
-    assert!(tls[0].ssl_protocol.as_deref().unwrap_or("").starts_with("TLSv1."));
+    assert!(tls[0]
+        .ssl_protocol
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("TLSv1."));
     assert!(!tls[0].ssl_cipher_suite.as_deref().unwrap_or("").is_empty());
     server.stop().await;
 
@@ -163,16 +176,22 @@ async fn tls_optional_and_required() {
         strata::db::DbOptions::new(strata::clock::SimClock::fixed()),
     )
     .unwrap();
-    let executor = Arc::new(strata::query::Executor::new(
-        Arc::new(db),
-        common::node_info(),
-        strata::query::Authenticator::AllowAll,
-    ));
+    let executor = Arc::new(
+        strata::query::Executor::new(
+            Arc::new(db),
+            common::node_info(),
+            strata::query::Authenticator::AllowAll,
+        )
+        .unwrap(),
+    );
     let err = match strata_server::Server::bind(bad, executor).await {
         Ok(_) => panic!("a keystore without a key must be refused"),
         Err(e) => e.to_string(),
     };
-    assert!(err.contains("cert-only.pem") && err.contains("private key"), "{err}");
+    assert!(
+        err.contains("cert-only.pem") && err.contains("private key"),
+        "{err}"
+    );
 }
 
 /// The executor's view of the server (what `system_views.clients` reads).

@@ -51,7 +51,7 @@ impl TestServer {
     pub async fn start_with(mut config: ServerConfig, auth: Authenticator) -> TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = Database::open(dir.path(), DbOptions::new(SimClock::fixed())).expect("open");
-        let executor = Arc::new(Executor::new(Arc::new(db), node_info(), auth));
+        let executor = Arc::new(Executor::new(Arc::new(db), node_info(), auth).expect("executor"));
         config.listen = "127.0.0.1:0".parse().unwrap();
         let server = Server::bind(config, executor.clone()).await.expect("bind");
         let addr = server.local_addr().expect("addr");
