@@ -17,6 +17,7 @@ const ROWS: usize = 2000;
 const VALUE_BYTES: usize = 2000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the CQL statement parser (cql/parser.rs), not on main yet"]
 async fn slow_consumer_of_a_large_page() {
     let server = TestServer::start(ServerConfig::default()).await;
     let mut setup = Client::connect(server.addr, 4).await;
@@ -31,7 +32,9 @@ async fn slow_consumer_of_a_large_page() {
     let value = "x".repeat(VALUE_BYTES);
     for c in 0..ROWS {
         let f = setup
-            .query(&format!("INSERT INTO ks.t (k, c, v) VALUES (1, {c}, '{value}')"))
+            .query(&format!(
+                "INSERT INTO ks.t (k, c, v) VALUES (1, {c}, '{value}')"
+            ))
             .await;
         assert!(f.is(Opcode::Result), "{:?}", f.error());
     }
