@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use strata::commitlog::CommitLogOptions;
 use strata::{Error, Result};
 
-const DEFAULT_DATA_DIR: &str = "strata-data";
+pub(crate) const DEFAULT_DATA_DIR: &str = "strata-data";
 const DEFAULT_SYNC_PERIOD_MS: u64 = 10_000;
 const DEFAULT_GROUP_WINDOW_MS: u64 = 10;
 const DEFAULT_SEGMENT_SIZE_MB: u64 = 32;

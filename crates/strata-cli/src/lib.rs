@@ -16,6 +16,7 @@ mod cql_cmd;
 mod datadir;
 mod model_cmd;
 mod repair_cmd;
+mod serve_cmd;
 mod sstable_cmd;
 mod stress;
 
@@ -50,6 +51,14 @@ enum Command {
     Cql {
         #[command(flatten)]
         args: cql_cmd::CqlArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// Serves the data directory to CQL clients (cqlsh, the drivers) on
+    /// 127.0.0.1:9042 until SIGTERM or SIGINT, then flushes and closes it.
+    Serve {
+        #[command(flatten)]
+        args: serve_cmd::ServeArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -218,7 +227,14 @@ pub fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Command::Serve { args, db } = &mut cli.command {
+        // Its configuration file may set data-directory options.
+        if let Err(e) = serve_cmd::merge_config(args, db, &cli.data) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -324,6 +340,7 @@ impl Command {
         match self {
             Command::Stress { db, .. }
             | Command::Cql { db, .. }
+            | Command::Serve { db, .. }
             | Command::Compact { db, .. }
             | Command::Garbagecollect { db, .. }
             | Command::Compactionstats { db, .. }
@@ -356,6 +373,7 @@ impl Command {
         match self {
             Command::Stress { .. } => "stress",
             Command::Cql { .. } => "cql",
+            Command::Serve { .. } => "serve",
             Command::Compact { .. } => "compact",
             Command::Garbagecollect { .. } => "garbagecollect",
             Command::Compactionstats { .. } => "compactionstats",
@@ -400,6 +418,7 @@ fn run(cli: Cli) -> strata::Result<()> {
     match cli.command {
         Command::Stress { args, .. } => stress::run(&data_dir, args),
         Command::Cql { args, .. } => cql_cmd::run(&data_dir, args),
+        Command::Serve { args, .. } => serve_cmd::run(&data_dir, args),
         Command::Compact { args, .. } => compaction_cmd::compact(&data_dir, args),
         Command::Garbagecollect { args, .. } => compaction_cmd::garbage_collect(&data_dir, args),
         Command::Compactionstats { args, .. } => compaction_cmd::compaction_stats(&data_dir, args),

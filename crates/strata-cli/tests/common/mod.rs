@@ -81,3 +81,46 @@ pub fn bench_scratch(json_name: &str) -> BenchScratch {
         _tmp: tmp,
     }
 }
+
+/// Starts `strata serve --data-dir DIR EXTRA...` and reads the address it
+/// printed as its first line.
+pub fn serve(dir: &Path, extra: &[&str]) -> (std::process::Child, std::net::SocketAddr) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn strata serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().expect("stdout"))
+        .read_line(&mut line)
+        .expect("first line");
+    let addr = line
+        .trim()
+        .strip_prefix("listening for CQL clients on ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .parse()
+        .expect("address");
+    (child, addr)
+}
+
+/// SIGTERM to a `strata serve`, which must then exit 0; its stderr.
+pub fn stop_server(mut child: std::process::Child) -> String {
+    use std::io::Read;
+    // SAFETY: signalling a child process the test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let status = child.wait().expect("wait");
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(status.success(), "exit {status:?}: {err}");
+    err
+}
