@@ -11,7 +11,6 @@ use std::path::Path;
 use std::process::Command;
 
 #[test]
-#[ignore = "needs the CQL statement parser (cql/parser.rs), not on main yet: the driver negotiates v5 and then gets 'the statement parser is not built yet'"]
 fn python_driver_default_settings() {
     let drivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers");
     let setup = Command::new("bash")

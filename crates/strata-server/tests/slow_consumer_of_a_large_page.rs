@@ -17,7 +17,6 @@ const ROWS: usize = 2000;
 const VALUE_BYTES: usize = 2000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the CQL statement parser (cql/parser.rs), not on main yet"]
 async fn slow_consumer_of_a_large_page() {
     let server = TestServer::start(ServerConfig::default()).await;
     let mut setup = Client::connect(server.addr, 4).await;
