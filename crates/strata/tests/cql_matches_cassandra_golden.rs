@@ -422,6 +422,11 @@ fn result_json(
     J::Object(out)
 }
 
+/// The syntax error code: its message is compared by code only, since
+/// Cassandra's is ANTLR's wording ("line 1:12 mismatched input ...") and
+/// Strata's names the byte and what was expected (docs/cql.md says so).
+const SYNTAX_ERROR: &str = "0x2000";
+
 /// Compares an answer with the recorded one; returns what differs.
 fn differences(expected: &J, got: &J) -> Vec<String> {
     let mut out = Vec::new();
@@ -442,7 +447,7 @@ fn differences(expected: &J, got: &J) -> Vec<String> {
                     "error code: expected {} got {} ({})",
                     e["code"], g["code"], g["message"]
                 ));
-            } else if e["message"] != g["message"] {
+            } else if e["code"] != SYNTAX_ERROR && e["message"] != g["message"] {
                 out.push(format!(
                     "error message: expected {} got {}",
                     e["message"], g["message"]

@@ -113,6 +113,11 @@ fn parse_date(text: &str) -> Result<u32> {
             .map_err(|_| bad("raw day number out of the unsigned 32-bit range"));
     }
     let days = parse_ymd(text).ok_or_else(|| bad("expected YYYY-MM-DD"))?;
+    // Cassandra's text form takes the signed 32-bit day range but its last
+    // day (-5877641-06-23 is taken, 5881580-07-11 refused).
+    if days < i64::from(i32::MIN) || days >= i64::from(i32::MAX) {
+        return Err(bad("date out of range"));
+    }
     u32::try_from(days + DATE_EPOCH).map_err(|_| bad("date out of range"))
 }
 

@@ -271,7 +271,8 @@ pub(crate) fn is_reserved(word: &str) -> bool {
 
 type R<T> = Result<T, CqlError>;
 
-/// Parses one statement, optionally ended by `;`. A second statement after the
+/// Parses one statement, optionally ended by `;` (or several: Cassandra's
+/// grammar takes `SELECT ...;;`). A second statement after the
 /// `;` is a syntax error (use [`split_statements`] for scripts).
 pub fn parse_statement(text: &str) -> Result<Parsed, CqlError> {
     let toks = tokenize(text).map_err(|e| CqlError::syntax("CQL", e.pos, &e.msg))?;
@@ -284,7 +285,7 @@ pub fn parse_statement(text: &str) -> Result<Parsed, CqlError> {
         what: "CQL",
     };
     let statement = p.statement()?;
-    p.eat_p(";");
+    while p.eat_p(";") {}
     if p.tok().kind != Kind::Eof {
         return Err(p.expected("end of statement"));
     }
@@ -2659,12 +2660,19 @@ impl<'a> Parser<'a> {
             text: String::new(),
         };
         let mut primary_key: Option<usize> = None;
-        let mut one_key = |p: &Self, pos: usize| -> R<()> {
+        let table_name = ct.table.name.text.clone();
+        let mut one_key = |_: &Self, pos: usize| -> R<()> {
             if primary_key.replace(pos).is_some() {
-                return Err(p.invalid(
-                    pos,
-                    "more than one PRIMARY KEY given (exactly one is required)",
-                ));
+                // Cassandra's words (its typo included), so that clients
+                // matching on them behave the same.
+                return Err(CqlError {
+                    kind: CqlErrorKind::Invalid,
+                    message: format!(
+                        "Multiple PRIMARY KEY specified for table '{table_name}' (exactly one \
+                         required)"
+                    ),
+                    position: Some(pos),
+                });
             }
             Ok(())
         };

@@ -633,6 +633,6 @@ fn stmt_table(s: &BatchStatement) -> QualifiedName {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -108,18 +108,6 @@ fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-/// The JSON object key of a column: quoted inside when CQL needs quotes.
-fn json_key(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        json_string(name)
-    } else {
-        json_string(&format!("\"{}\"", name.replace('"', "\"\"")))
-    }
-}
 
 /// One row of SELECT JSON: `{"col": value, ...}` as serialized text.
 pub(crate) fn row_to_json(
@@ -131,7 +119,8 @@ pub(crate) fn row_to_json(
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&json_key(name));
+        // The plan has already quoted what CQL would quote.
+        out.push_str(&json_string(name));
         out.push_str(": ");
         match (v, ty.unfrozen()) {
             (None, _) => out.push_str("null"),

@@ -16,7 +16,7 @@ use crate::cql::ast::{AlterTableAction, Statement, TypeExpr};
 use crate::cql::ddl::Setting;
 use crate::cql::literal::Literal;
 use crate::cql::CqlErrorKind;
-use crate::schema::TableSchema;
+use crate::schema::{ColumnKind, TableSchema};
 use crate::types::CqlType;
 
 use super::auth::Access;
@@ -46,6 +46,106 @@ pub(crate) fn native_type(t: &TypeExpr) -> QueryOutcome<CqlType> {
         ))),
     }
 }
+
+/// CREATE TABLE's definition checked as Cassandra checks it, in its order and
+/// with its messages, before the schema layer builds the table (whose own
+/// checks then only repeat these).
+fn check_create_table(ks: &str, ct: &crate::cql::ast::CreateTable) -> QueryOutcome<()> {
+    let table = &ct.table.name.text;
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &ct.columns {
+        if !seen.insert(c.name.text.as_str()) {
+            return Err(QueryError::invalid(format!(
+                "Duplicate column '{}' declaration for table '{table}'",
+                c.name.text
+            )));
+        }
+    }
+    for c in &ct.columns {
+        // No user-defined type exists in this database yet: any is unknown.
+        if let TypeExpr::Udt(q) = &c.ty {
+            let in_ks = q.keyspace.as_ref().map_or(ks, |k| k.text.as_str());
+            return Err(QueryError::invalid(format!(
+                "Unknown type {in_ks}.{}",
+                q.name.text
+            )));
+        }
+        native_type(&c.ty)?;
+    }
+    let inline: Vec<&str> = ct
+        .columns
+        .iter()
+        .filter(|c| c.primary_key)
+        .map(|c| c.name.text.as_str())
+        .collect();
+    let (partition, clustering): (Vec<&str>, Vec<&str>) = if inline.is_empty() {
+        (
+            ct.partition_key.iter().map(|n| n.text.as_str()).collect(),
+            ct.clustering.iter().map(|n| n.text.as_str()).collect(),
+        )
+    } else {
+        (inline, Vec::new())
+    };
+    if partition.is_empty() {
+        // Cassandra's words, its typo included.
+        return Err(QueryError::invalid(format!(
+            "No PRIMARY KEY specifed for table '{table}' (exactly one required)"
+        )));
+    }
+    for k in partition.iter().chain(&clustering) {
+        if !seen.contains(k) {
+            return Err(QueryError::invalid(format!(
+                "Unknown column '{k}' referenced in PRIMARY KEY for table '{table}'"
+            )));
+        }
+    }
+    let not_clustering: Vec<&str> = ct
+        .clustering_order
+        .iter()
+        .map(|o| o.column.text.as_str())
+        .filter(|c| !clustering.contains(c))
+        .collect();
+    if !not_clustering.is_empty() {
+        return Err(QueryError::invalid(format!(
+            "Only clustering key columns can be defined in CLUSTERING ORDER directive: [{}] are \
+             not clustering columns",
+            not_clustering.join(", ")
+        )));
+    }
+    if !ct.clustering_order.is_empty() {
+        let ordered: Vec<&str> = ct
+            .clustering_order
+            .iter()
+            .map(|o| o.column.text.as_str())
+            .collect();
+        for (i, c) in clustering.iter().enumerate() {
+            match ordered.iter().position(|o| o == c) {
+                None => {
+                    return Err(QueryError::invalid(format!(
+                        "Missing CLUSTERING ORDER for column {c}"
+                    )))
+                }
+                Some(at) if at != i => {
+                    return Err(QueryError::invalid(format!(
+                        "The order of columns in the CLUSTERING ORDER directive must match that \
+                         of the clustering columns ({c} must appear before {})",
+                        ordered[i]
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    if clustering.is_empty() && ct.columns.iter().any(|c| c.is_static) {
+        return Err(QueryError::invalid(STATIC_WITHOUT_CLUSTERING));
+    }
+    Ok(())
+}
+
+/// Cassandra's refusal of a static column in a table without clustering.
+const STATIC_WITHOUT_CLUSTERING: &str =
+    "Static columns are only useful (and thus allowed) if the table has at least one clustering \
+     column";
 
 /// `replication = {...}` and `durable_writes = ...` of a keyspace statement,
 /// checked as Cassandra's replication strategies check them.
@@ -122,7 +222,12 @@ fn keyspace_params(
         "LocalStrategy" => return Err(config_error("LocalStrategy is only for internal use")),
         other => {
             return Err(config_error(format!(
-                "Unable to find replication strategy class '{other}'"
+                "Unable to find replication strategy class '{}'",
+                if other.contains('.') {
+                    other.to_string()
+                } else {
+                    format!("org.apache.cassandra.locator.{other}")
+                }
             )))
         }
     }
@@ -242,9 +347,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     "Compact tables are not allowed in Cassandra starting with 4.0 version.",
                 ));
             }
-            for c in &ct.columns {
-                native_type(&c.ty)?;
-            }
+            check_create_table(&ks, ct)?;
             let table = ct.table.name.text.clone();
             if db.catalog().table(&ks, &table).is_ok() {
                 if ct.if_not_exists {
@@ -294,6 +397,14 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                                 "Column with name '{}' already exists",
                                 c.name.text
                             )));
+                        }
+                        if c.is_static
+                            && !schema
+                                .columns
+                                .iter()
+                                .any(|d| d.kind == ColumnKind::Clustering)
+                        {
+                            return Err(QueryError::invalid(STATIC_WITHOUT_CLUSTERING));
                         }
                         add.push((c.name.text.clone(), native_type(&c.ty)?, c.is_static));
                     }

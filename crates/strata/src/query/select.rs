@@ -214,7 +214,7 @@ fn plan_selector(
             if col.is_primary_key() {
                 return Err(invalid(format!(
                     "Cannot use selection function {} on PRIMARY KEY part {}",
-                    if max { "maxWritetime" } else { "writeTime" },
+                    if max { "maxwritetime" } else { "writetime" },
                     col.name
                 )));
             }
@@ -296,7 +296,29 @@ fn plan_selector(
                     }
                 }
                 "min" | "max" | "sum" | "avg" => {
+                    // Cassandra's overloads of sum and avg, for its message
+                    // when none fits (a wrong count or type of arguments).
+                    let numeric_signatures = || {
+                        [
+                            "bigint", "counter", "decimal", "double", "float", "int",
+                            "smallint", "tinyint", "varint",
+                        ]
+                        .iter()
+                        .map(|t| format!("system.{lower} : ({t}) -> {t}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                    };
+                    let no_signature = || {
+                        invalid(format!(
+                            "Invalid call to function {lower}, none of its type signatures \
+                             match (known type signatures: {})",
+                            numeric_signatures()
+                        ))
+                    };
                     if args.len() != 1 {
+                        if matches!(lower.as_str(), "sum" | "avg") {
+                            return Err(no_signature());
+                        }
                         return Err(invalid(format!("{lower}() takes one argument")));
                     }
                     let slot = *slots;
@@ -323,10 +345,7 @@ fn plan_selector(
                             )
                         );
                         if !numeric {
-                            return Err(invalid(format!(
-                                "Invalid call to function {lower}, none of its type signatures match (argument of type {})",
-                                ty.to_cql()
-                            )));
+                            return Err(no_signature());
                         }
                     }
                     (
@@ -354,10 +373,27 @@ fn plan_selector(
                             _ => Err(invalid("token() takes the partition key columns")),
                         })
                         .collect::<QueryOutcome<_>>()?;
-                    if given != pk {
+                    if given.len() != pk.len() {
                         return Err(invalid(format!(
-                            "Invalid arguments for token(): the partition key columns in order ({})",
-                            pk.join(", ")
+                            "Invalid number of arguments in call to function system.token: \
+                             {} required but {} provided",
+                            pk.len(),
+                            given.len()
+                        )));
+                    }
+                    // Cassandra's token() takes exactly the partition key
+                    // columns, in order; its message names the first misfit.
+                    if let Some(i) = (0..pk.len()).find(|&i| given[i] != pk[i]) {
+                        let ty = schema
+                            .columns
+                            .iter()
+                            .find(|c| c.name == pk[i])
+                            .map(|c| c.ty.name())
+                            .unwrap_or_default();
+                        return Err(invalid(format!(
+                            "Type error: {} cannot be passed as argument {i} of function \
+                             system.token of type {ty}",
+                            given[i]
                         )));
                     }
                     (
@@ -416,6 +452,7 @@ fn plan_selector(
                     )))
                 }
             };
+            check_cast(from.clone(), to, &n)?;
             (
                 Expr::Cast {
                     inner: Box::new(e),
@@ -773,6 +810,40 @@ fn date_of(ms: i64) -> u32 {
 /// `CAST(v AS t)` as Cassandra's `CastFcts` allows: between numeric types,
 /// anything to text/ascii, timestamps and dates and timeuuids among
 /// themselves.
+/// Refuses, when the statement is prepared, a cast Cassandra has no function
+/// for, with Cassandra's message: to or from blob, or text to a number.
+fn check_cast(from: ColumnType, to: CqlType, selector: &str) -> QueryOutcome<()> {
+    const NUMERIC: [&str; 9] = [
+        "bigint", "counter", "decimal", "double", "float", "int", "smallint", "tinyint", "varint",
+    ];
+    let ColumnType::Native(from) = from else {
+        return Ok(());
+    };
+    if from == to {
+        return Ok(());
+    }
+    if from == CqlType::Blob || to == CqlType::Blob {
+        return Err(invalid(format!(
+            "{selector} cannot be cast to {}",
+            to.name()
+        )));
+    }
+    let to_name = to.name();
+    if NUMERIC.contains(&to_name) && !NUMERIC.contains(&from.name()) {
+        let signatures: Vec<String> = NUMERIC
+            .iter()
+            .filter(|n| **n != to_name)
+            .map(|n| format!("system.cast_as_{to_name} : ({n}) -> {to_name}"))
+            .collect();
+        return Err(invalid(format!(
+            "Invalid call to function system.cast_as_{to_name}, none of its type signatures \
+             match (known type signatures: {})",
+            signatures.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
     if v.cql_type() == to {
         return Ok(v);

@@ -219,7 +219,9 @@ fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
         CqlType::Boolean => format!("Expected 1 or 0 byte value ({n})"),
         CqlType::Uuid => format!("UUID should be 16 or 0 bytes ({n})"),
         CqlType::TimeUuid if n != 16 => format!("UUID should be 16 or 0 bytes ({n})"),
-        CqlType::TimeUuid => format!("Invalid version for TimeUUID type: {:#x}", bytes[6] >> 4),
+        CqlType::TimeUuid => // Cassandra names the top nibble of the first long, not the version
+        // field: the message says what Cassandra says.
+        format!("Invalid version for TimeUUID type: {:#x}", bytes[0] >> 4),
         CqlType::Date => format!("Expected 4 byte long for date ({n})"),
         CqlType::Ascii => match bytes.iter().find(|b| **b >= 0x80) {
             Some(b) => format!("Invalid byte for ascii: {}", *b as i8),
@@ -235,8 +237,19 @@ fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
 
 /// Serialized bytes from a client as a value of `ty` (invariant 1).
 pub(crate) fn bytes_value(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Value> {
-    let _ = receiver;
-    types::deserialize(ty, bytes).map_err(|_| QueryError::invalid(bytes_error(ty, bytes)))
+    types::deserialize(ty, bytes).map_err(|_| {
+        // A blobAs<type>() function names itself and the value, as Cassandra.
+        if let Some(rest) = receiver.strip_prefix("blobas") {
+            QueryError::invalid(format!(
+                "In call to function system.blobas{rest}, value 0x{} is not a valid binary \
+                 representation for type {}",
+                super::executor::hex(bytes),
+                ty.name()
+            ))
+        } else {
+            QueryError::invalid(bytes_error(ty, bytes))
+        }
+    })
 }
 
 /// Evaluates `term` for a receiver of scalar type `ty` named `receiver`.
@@ -558,7 +571,10 @@ pub(crate) fn call_function(
             if lower == "mintimeuuid" {
                 Value::TimeUuid(timeuuid(micros, 0x8080_8080_8080_8080))
             } else {
-                let mut u = timeuuid(micros + 999, 0x7f7f_7f7f_7f7f_7f7f);
+                let mut u = timeuuid(micros + 999, 0);
+                // Cassandra's highest clock-sequence/node bits, variant bits
+                // included (0x7f...: not an RFC 4122 variant, as Cassandra's).
+                u[8..16].copy_from_slice(&0x7f7f_7f7f_7f7f_7f7fu64.to_be_bytes());
                 // The last 100 ns tick of the millisecond.
                 let ts = ((micros + 999) * 10 + 9 + UUID_EPOCH_OFFSET_100NS) as u64;
                 u[0..4].copy_from_slice(&((ts & 0xFFFF_FFFF) as u32).to_be_bytes());

@@ -576,11 +576,11 @@ fn refused_features_are_invalid_not_syntax_errors() {
         ("CREATE ROLE r WITH ACCESS FROM ALL CIDRS", "CIDR"),
         (
             "CREATE TABLE t (k int PRIMARY KEY, v int, PRIMARY KEY (v))",
-            "more than one PRIMARY KEY",
+            "Multiple PRIMARY KEY specified",
         ),
         (
             "CREATE TABLE t (k int PRIMARY KEY, v int PRIMARY KEY)",
-            "more than one PRIMARY KEY",
+            "Multiple PRIMARY KEY specified",
         ),
     ] {
         let e = err(text);
