@@ -37,6 +37,11 @@ const TAG: IoTag = IoTag::new(IoCause::Metadata);
 
 /// File name of the record inside the commit-log directory.
 pub const RETIRED_FILE: &str = "RETIRED";
+/// Every log holding a segment of this format or later was written by a build
+/// that writes `RETIRED` before its first segment (the record came with the
+/// builds of 2026-11-25, segment format 3 two days later), so such a log
+/// without it lost it; an older log may never have had one.
+pub const FIRST_SEGMENT_FORMAT_WITH_RETIRED: u32 = 3;
 const FIRST_LINE: &str = "strata commitlog retired 1";
 
 /// A set of segment ids as sorted, disjoint, non-adjacent inclusive ranges.
