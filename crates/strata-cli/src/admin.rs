@@ -503,8 +503,9 @@ pub enum CommitlogCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Opens the database (replaying the log) and prints the log's counters,
-    /// what replay did and the segments on disk.
+    /// Reads the commit log without opening the database (writes nothing, runs
+    /// beside a running owner): its segments, the retired-segment record, the
+    /// records their tables have not flushed, and whether any segment is missing.
     Stats {
         #[arg(long)]
         json: bool,
@@ -514,7 +515,7 @@ pub enum CommitlogCommand {
 }
 
 impl CommitlogCommand {
-    /// `stats` opens the data directory; `dump` reads one segment file.
+    /// `stats` reads the data directory; `dump` reads one segment file.
     pub fn data_dir_use(&self) -> DataDirUse<'_> {
         match self {
             CommitlogCommand::Dump { .. } => DataDirUse::NotThisSubcommand("commitlog dump"),
@@ -523,46 +524,50 @@ impl CommitlogCommand {
     }
 }
 
-#[derive(Serialize)]
-struct CommitlogStatsOutput {
-    commitlog: Option<commitlog::CommitLogStats>,
-    replay: commitlog::ReplayStats,
-    segments: Vec<PathBuf>,
-}
-
 pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
     match cmd {
         CommitlogCommand::Dump { segment, json } => dump(&segment, json),
         CommitlogCommand::Stats { json, .. } => {
-            let out = with_db(data_dir, |db| {
-                let segments = match db.commitlog() {
-                    Some(log) => commitlog::list_segments(db.fs(), log.dir())?
-                        .into_iter()
-                        .map(|(_, p)| p)
-                        .collect(),
-                    None => Vec::new(),
-                };
-                Ok(CommitlogStatsOutput {
-                    commitlog: db.commitlog().map(|l| l.stats()),
-                    replay: db.replay_stats().clone(),
-                    segments,
-                })
-            })?;
+            let report = strata::db::commitlog_report(&Fs::new(), data_dir)?;
             if json {
-                println!("{}", to_json(&out)?);
+                println!("{}", to_json(&report)?);
                 return Ok(());
             }
-            if let Some(s) = &out.commitlog {
-                println!("Sync mode: {}", s.sync_mode);
-                println!("Segments live: {}", s.segments_live);
-                println!("Active segment: {}", s.active_segment);
-                if let Some(p) = &s.poisoned {
-                    println!("Poisoned: {p}");
-                }
+            println!("Commit log: {}", report.dir.display());
+            println!("Segments: {}", report.segments.len());
+            for s in &report.segments {
+                println!(
+                    "  {} ({} bytes, {} records{}){}",
+                    s.path.display(),
+                    s.size_bytes,
+                    s.records,
+                    if s.sealed { ", sealed" } else { "" },
+                    s.problem
+                        .as_deref()
+                        .map(|p| format!(": {p}"))
+                        .unwrap_or_default()
+                );
             }
-            println!("Replay: {}", to_json(&out.replay)?);
-            for p in &out.segments {
-                println!("  {}", p.display());
+            match &report.retired {
+                Some(r) if r.is_empty() => println!("Retired: none"),
+                Some(r) => println!(
+                    "Retired: {}",
+                    r.iter()
+                        .map(|(lo, hi)| format!("{lo}-{hi}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => println!("Retired: no record"),
+            }
+            let u = &report.unflushed;
+            println!(
+                "Not yet flushed: {} records ({} bytes) in {} segments",
+                u.records, u.bytes, u.segments
+            );
+            match (&report.problem, &report.not_checked) {
+                (Some(p), _) => println!("Problem: {p}"),
+                (None, Some(why)) => println!("Segment sequence: {why}"),
+                (None, None) => println!("Segment sequence: complete"),
             }
             Ok(())
         }

@@ -26,7 +26,7 @@
 //!    position, then flushes before the database accepts writes.
 
 use crate::clock::Clock;
-use crate::commitlog::{CommitLog, CommitLogOptions, ReplayStats};
+use crate::commitlog::{CommitLog, CommitLogOptions, LogExpectation, ReplayStats};
 use crate::compaction::executor::{CompactionRecord, RateLimiter};
 use crate::compaction::runtime::{run_task, Scheduler, Signal};
 use crate::dirlock::DirLock;
@@ -150,7 +150,8 @@ pub struct Database {
     /// clock behind the data, unreplayed log in a read-only open).
     warnings: Vec<String>,
     /// Held for the database's lifetime by a read-write open; `None` read-only.
-    _lock: Option<DirLock>,
+    /// Shared with the owner checks of the commit log and the manifests.
+    lock: Option<Arc<DirLock>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -178,21 +179,46 @@ impl Database {
             None
         } else {
             fs.create_dir_all(dir)?;
-            let lock = DirLock::acquire(dir, &opts.purpose)?;
+            let lock = Arc::new(DirLock::acquire(dir, &opts.purpose)?);
             // The one walk of the data directory: from here on the fs layer
             // keeps its usage (the disk-space guard's `max_disk_bytes`).
             fs.track_usage(dir)?;
             Some(lock)
         };
-        let catalog = load_catalog(&fs, dir)?;
+        let mut catalog = load_catalog(&fs, dir)?;
         let mut warnings = check_table_dirs(&fs, dir, &catalog)?;
         check_real_dir(&fs, &dir.join(COMMITLOG_DIR))?;
+        // Every refusal a table's open would make, before the commit log's open
+        // changes anything: a refused open changes nothing.
+        for t in catalog.keyspaces.values().flat_map(|ks| ks.tables.values()) {
+            if !catalog
+                .legacy_decimal_clustering
+                .contains(&t.qualified_name())
+            {
+                crate::table::check_before_open(&fs, &dir.join(&t.keyspace).join(&t.name), t)?;
+            }
+        }
+        let flushed = flushed_positions(&fs, dir, &catalog)?;
+        let expect = LogExpectation {
+            tables: flushed
+                .values()
+                .map(|(name, pos)| (name.clone(), *pos))
+                .collect(),
+        };
         let mut opts = opts;
         let mut log_problem = None;
         if opts.read_only {
             let log_dir = dir.join(COMMITLOG_DIR);
-            if let Some(note) = unreplayed_log_note(&fs, &log_dir)? {
-                warnings.push(note);
+            let unflushed = crate::commitlog::unflushed_records(&fs, &log_dir, &|id| {
+                flushed.get(&id).map(|(_, p)| *p)
+            })?;
+            if unflushed.records > 0 {
+                warnings.push(format!(
+                    "the commit log holds {} record(s) ({} bytes, in {} segment(s)) that their \
+                     tables have not flushed, not replayed by this read-only open: writes not \
+                     yet flushed are not shown",
+                    unflushed.records, unflushed.bytes, unflushed.segments
+                ));
             }
             // A read-write open refuses a log with missing segments; a read-only
             // one does not replay, so it reports the loss instead. Beside a live
@@ -201,8 +227,8 @@ impl Database {
             // one), and the owner's own open already checked it: only an unowned
             // log, unowned before and after, is judged.
             let unowned = || crate::dirlock::current_holder(dir).is_none();
-            if log_dir.is_dir() && unowned() {
-                let problem = crate::commitlog::check_segment_sequence(&fs, &log_dir)?;
+            if unowned() {
+                let problem = crate::commitlog::check_segment_sequence(&fs, &log_dir, &expect)?;
                 if unowned() {
                     log_problem = problem;
                     warnings.extend(log_problem.clone());
@@ -216,13 +242,27 @@ impl Database {
             .compaction_throughput_mb_per_sec
             .saturating_mul(1024 * 1024);
         let commitlog = match &opts.commitlog {
-            Some(o) => Some(Arc::new(CommitLog::open(
-                &fs,
-                &dir.join(COMMITLOG_DIR),
-                o.clone(),
-            )?)),
+            Some(o) => {
+                let log =
+                    CommitLog::open_expecting(&fs, &dir.join(COMMITLOG_DIR), o.clone(), &expect)?;
+                if let Some(lock) = &lock {
+                    log.set_owner_check(lock.owner_check());
+                }
+                Some(Arc::new(log))
+            }
             None => None,
         };
+        if !opts.read_only {
+            // Tables created before table UUIDs get theirs now, once (schema
+            // invariant 8), after every check that could refuse the open; the
+            // catalog is durable before any file names them.
+            let known = |t: &TableSchema| {
+                crate::table::uuid_named_by_files(&fs, &dir.join(&t.keyspace).join(&t.name))
+            };
+            if !catalog.assign_missing_uuids(&known)?.is_empty() {
+                write_catalog(&fs, dir, &catalog)?;
+            }
+        }
         let (flush_tx, flush_rx) = channel::<FlushJob>();
         let tables: Arc<RwLock<TableMap>> = Arc::new(RwLock::new(BTreeMap::new()));
         let period_tables = tables.clone();
@@ -283,7 +323,7 @@ impl Database {
             replay: ReplayStats::default(),
             log_problem,
             warnings,
-            _lock: lock,
+            lock,
         };
         for ks in catalog.keyspaces.values() {
             for t in ks.tables.values() {
@@ -403,6 +443,15 @@ impl Database {
                     None => log.discard_table(*id)?,
                 }
             }
+            // A table created before tables recorded a position at creation,
+            // and never flushed, had nothing to replay: everything of it is in
+            // sstables (none) up to here, which its manifest now says, so that
+            // the log's loss is detectable for it too (commit-log invariant 11).
+            for (id, t) in &by_id {
+                if t.flushed_position().is_none() && !stats.replayed_per_table.contains_key(id) {
+                    t.record_flushed_position(log.current_position())?;
+                }
+            }
             Ok(stats)
         })();
         for t in by_id.values() {
@@ -454,6 +503,9 @@ impl Database {
             self.commitlog.clone(),
             self.opts.read_only,
         )?;
+        if let Some(lock) = &self.lock {
+            table.set_owner_check(lock.owner_check());
+        }
         *table.compaction_signal.lock() = Some(self.compaction_signal.clone());
         self.tables.write().insert(key, table.clone());
         self.compaction_signal.notify();
@@ -467,14 +519,11 @@ impl Database {
                 self.dir.display()
             )));
         }
-        let json = catalog
-            .to_json()
-            .map_err(|e| Error::InvalidInput(format!("schema serialization: {e}")))?;
-        self.opts.fs.write_atomic(
-            &self.dir.join(SCHEMA_FILE),
-            json.as_bytes(),
-            IoTag::new(IoCause::Metadata),
-        )
+        if let Some(lock) = &self.lock {
+            // No schema change into a directory this process no longer owns.
+            lock.check()?;
+        }
+        write_catalog(&self.opts.fs, &self.dir, catalog)
     }
 
     pub fn create_keyspace(&self, name: &str) -> Result<()> {
@@ -787,7 +836,14 @@ impl Database {
         if let Some(parent) = dir.parent() {
             fs.sync_dir(parent)?;
         }
-        crate::manifest::Manifest::open(fs, &dir)?.commit(&[], &[], None)
+        // Nothing of a new table is in the log before its creation (table ids
+        // are never reused), so its flushed position starts where the log is:
+        // from then on its manifest says the log must reach at least there
+        // (commit-log invariant 11), even if the table never flushes.
+        let mut manifest = crate::manifest::Manifest::open(fs, &dir)?;
+        manifest.set_table_uuid(schema.table_uuid());
+        let start = self.commitlog.as_ref().map(|l| l.current_position());
+        manifest.commit(&[], &[], start)
     }
 
     pub fn table(&self, keyspace: &str, table: &str) -> Result<Arc<Table>> {
@@ -955,6 +1011,170 @@ impl Drop for Database {
 /// The largest `schema.json` read: a catalog of thousands of tables of
 /// hundreds of columns is a few MiB.
 pub(crate) const MAX_SCHEMA_BYTES: u64 = 64 << 20;
+/// Writes `schema.json` atomically (tmp, fsync, rename, fsync dir).
+fn write_catalog(fs: &Fs, dir: &Path, catalog: &Catalog) -> Result<()> {
+    let json = catalog
+        .to_json()
+        .map_err(|e| Error::InvalidInput(format!("schema serialization: {e}")))?;
+    fs.write_atomic(
+        &dir.join(SCHEMA_FILE),
+        json.as_bytes(),
+        IoTag::new(IoCause::Metadata),
+    )
+}
+
+/// Every table's flushed position from its manifest, by table id, with its
+/// name: what the commit log must still hold (commit-log invariant 11) and
+/// what of it is not yet in sstables. Tables kept but not opened count too:
+/// their records stay in the log. Reads only.
+pub(crate) fn flushed_positions(
+    fs: &Fs,
+    dir: &Path,
+    catalog: &Catalog,
+) -> Result<BTreeMap<u64, (String, Option<crate::manifest::ReplayPosition>)>> {
+    let mut out = BTreeMap::new();
+    for t in catalog.keyspaces.values().flat_map(|ks| ks.tables.values()) {
+        let t_dir = dir.join(&t.keyspace).join(&t.name);
+        let pos = crate::manifest::Manifest::open(fs, &t_dir)?
+            .data()
+            .replay_position;
+        out.insert(t.id, (t.qualified_name(), pos));
+    }
+    Ok(out)
+}
+
+/// One segment as `strata commitlog stats` shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SegmentReport {
+    pub path: PathBuf,
+    pub id: u64,
+    pub format_version: u32,
+    pub size_bytes: u64,
+    /// Valid frames holding a mutation.
+    pub records: u64,
+    /// Whether it ends with its seal (a newer segment was started after it).
+    pub sealed: bool,
+    /// Why it cannot be read, if it cannot (a bad header).
+    pub problem: Option<String>,
+}
+
+/// What the commit log of a data directory holds, read without opening the
+/// database: [`commitlog_report`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CommitLogReport {
+    pub dir: PathBuf,
+    pub segments: Vec<SegmentReport>,
+    /// Segment ids deleted (or skipped) on purpose, as inclusive ranges
+    /// (`RETIRED`); `None` when the record is absent or unreadable.
+    pub retired: Option<Vec<(u64, u64)>>,
+    /// Records their tables have not flushed (every record when the schema
+    /// is missing, whose tables are then unknown).
+    pub unflushed: crate::commitlog::UnflushedRecords,
+    /// Missing segments or a damaged `RETIRED`, as an owner's open would
+    /// refuse them; `None` when the sequence is whole.
+    pub problem: Option<String>,
+    /// Set when the sequence was not checked, and why (a running owner
+    /// changes the log under the check).
+    pub not_checked: Option<String>,
+}
+
+/// `strata commitlog stats`: reads the commit log of `dir` and the manifests'
+/// flushed positions, and writes nothing at all (no lock, no replay, no
+/// segment; docs/DURABILITY.md, "What each command may write"), so it runs
+/// beside a running owner and on a read-only file system.
+pub fn commitlog_report(fs: &Fs, dir: &Path) -> Result<CommitLogReport> {
+    if !dir.is_dir() {
+        return Err(Error::NotFound(format!("data directory {}", dir.display())));
+    }
+    let log_dir = dir.join(COMMITLOG_DIR);
+    let catalog = if dir.join(SCHEMA_FILE).exists() {
+        Some(load_catalog(fs, dir)?)
+    } else {
+        None
+    };
+    let flushed = match &catalog {
+        Some(c) => flushed_positions(fs, dir, c)?,
+        None => BTreeMap::new(),
+    };
+    let unflushed = crate::commitlog::unflushed_records(fs, &log_dir, &|id| match &catalog {
+        Some(_) => flushed.get(&id).map(|(_, p)| *p),
+        None => Some(None),
+    })?;
+    let mut segments = Vec::new();
+    if log_dir.is_dir() {
+        for (id, path) in crate::commitlog::list_segments(fs, &log_dir)? {
+            let format_version = crate::commitlog::parse_segment_file_name(
+                &path.file_name().unwrap_or_default().to_string_lossy(),
+            )
+            .map_or(0, |(v, _)| v);
+            let size_bytes = fs.file_len(&path).unwrap_or(0);
+            let (records, sealed, problem) = match crate::commitlog::dump_segment(fs, &path) {
+                Ok(d) => (
+                    d.records
+                        .iter()
+                        .filter(|r| !r.seal && r.error.is_none())
+                        .count() as u64,
+                    d.records.last().is_some_and(|r| r.seal),
+                    None,
+                ),
+                // Deleted by a running owner since the listing: not shown.
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    continue
+                }
+                Err(e) => (0, false, Some(e.to_string())),
+            };
+            segments.push(SegmentReport {
+                path,
+                id,
+                format_version,
+                size_bytes,
+                records,
+                sealed,
+                problem,
+            });
+        }
+    }
+    let retired = crate::commitlog::retired::load(fs, &log_dir)
+        .ok()
+        .flatten()
+        .map(|r| r.ranges().to_vec());
+    let expect = LogExpectation {
+        tables: flushed
+            .values()
+            .map(|(name, pos)| (name.clone(), *pos))
+            .collect(),
+    };
+    // As a read-only open: only a log no process owns, before and after the
+    // check, is judged.
+    let (problem, not_checked) = match crate::dirlock::current_holder(dir) {
+        Some(holder) => (
+            None,
+            Some(format!(
+                "not checked: a running process owns the directory ({holder})"
+            )),
+        ),
+        None => {
+            let problem = crate::commitlog::check_segment_sequence(fs, &log_dir, &expect)?;
+            match crate::dirlock::current_holder(dir) {
+                Some(holder) => (
+                    None,
+                    Some(format!(
+                        "not checked: a process began to own the directory meanwhile ({holder})"
+                    )),
+                ),
+                None => (problem, None),
+            }
+        }
+    };
+    Ok(CommitLogReport {
+        dir: log_dir,
+        segments,
+        retired,
+        unflushed,
+        problem,
+        not_checked,
+    })
+}
 
 /// Reads `schema.json`. A missing one is an empty catalog only when the data
 /// directory holds no table data at all; otherwise opening would show zero tables
@@ -978,7 +1198,7 @@ pub(crate) fn load_catalog(fs: &Fs, dir: &Path) -> Result<Catalog> {
             found.push(format!("{ks}.{t}"));
         }
     }
-    if let Some(note) = unreplayed_log_note(fs, &dir.join(COMMITLOG_DIR))? {
+    if let Some(note) = log_records_note(fs, &dir.join(COMMITLOG_DIR))? {
         found.push(note);
     }
     if !found.is_empty() {
@@ -1076,8 +1296,9 @@ fn check_table_dirs(fs: &Fs, dir: &Path, catalog: &Catalog) -> Result<Vec<String
 }
 
 /// A note when the commit log holds records (segments longer than a header and
-/// a seal), for opens that will not replay it.
-fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
+/// a seal), whatever their tables have flushed: for a directory without a
+/// schema, whose tables are unknown.
+fn log_records_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
     if !log_dir.is_dir() {
         return Ok(None);
     }
@@ -1094,36 +1315,11 @@ fn unreplayed_log_note(fs: &Fs, log_dir: &Path) -> Result<Option<String>> {
         }
     }
     Ok((segments > 0).then(|| {
-        format!(
-            "the commit log holds {segments} segment(s) with records ({bytes} bytes) not replayed \
-             by this read-only open: writes not yet flushed are not shown"
-        )
+        format!("the commit log holds {segments} segment(s) with records ({bytes} bytes)")
     }))
 }
 
-/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` for a timestamp in microseconds since the epoch.
-pub fn format_micros_utc(micros: i64) -> String {
-    let secs = micros.div_euclid(1_000_000);
-    let frac = micros.rem_euclid(1_000_000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{frac:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub use crate::clock::format_micros_utc;
 
 /// Fixtures for the crate's unit tests.
 #[cfg(test)]
@@ -1183,16 +1379,5 @@ mod tests {
         assert_eq!(t.sstable_infos().len(), 1);
         drop((t, host));
         db.close().unwrap();
-    }
-
-    #[test]
-    fn utc_formatting_matches_known_instants() {
-        assert_eq!(format_micros_utc(0), "1970-01-01T00:00:00.000000Z");
-        // 2026-11-25T04:32:49.5Z
-        assert_eq!(
-            format_micros_utc(1_795_581_169_500_000),
-            "2026-11-25T04:32:49.500000Z"
-        );
-        assert_eq!(format_micros_utc(-1), "1969-12-31T23:59:59.999999Z");
     }
 }

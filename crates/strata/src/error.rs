@@ -59,6 +59,8 @@ pub enum Error {
     /// An error in a CQL statement, with its protocol error kind and, for a
     /// syntax error, the byte position (`cql::error`).
     Cql(CqlError),
+    /// The clock cannot stamp writes (it reads before 1970): names its reading.
+    Clock(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -97,7 +99,8 @@ impl Error {
             | Error::Poisoned(_)
             | Error::Cancelled
             | Error::Locked(_)
-            | Error::NeedsRepair(_) => CqlErrorKind::ServerError,
+            | Error::NeedsRepair(_)
+            | Error::Clock(_) => CqlErrorKind::ServerError,
         }
     }
 
@@ -135,6 +138,7 @@ impl fmt::Display for Error {
             Error::Locked(m) => write!(f, "data directory is in use: {m}"),
             Error::ReadOnly(m) => write!(f, "read-only: {m}"),
             Error::NeedsRepair(m) => write!(f, "refusing to open: {m}"),
+            Error::Clock(m) => write!(f, "refusing to write: {m}"),
             Error::Cql(e) => write!(f, "{e}"),
         }
     }

@@ -916,6 +916,38 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// Large enough that a 16 KiB compressed chunk rarely costs two syscalls.
 const WRITE_BUFFER_BYTES: usize = 256 * 1024;
 
+/// A check that this process still owns its data directory
+/// (`crate::dirlock::DirLock::check`): `Err` (`Error::Poisoned`) once the
+/// directory was deleted, moved or replaced. The commit log runs it before it
+/// acknowledges a sync, and every manifest commit before it writes.
+#[derive(Clone)]
+pub struct OwnerCheck(Arc<dyn Fn() -> Result<()> + Send + Sync>);
+
+impl OwnerCheck {
+    pub fn new(check: impl Fn() -> Result<()> + Send + Sync + 'static) -> OwnerCheck {
+        OwnerCheck(Arc::new(check))
+    }
+
+    /// `Ok` while this process owns the directory.
+    pub fn check(&self) -> Result<()> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for OwnerCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OwnerCheck")
+    }
+}
+
+/// Whether `file` has lost its last name (deleted, or replaced by a rename
+/// over it): what is written to it then reaches no file anyone can open.
+fn unlinked(file: &File, path: &Path) -> Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    Ok(meta.nlink() == 0)
+}
+
 /// A buffered, accounted, fault-injectable file being written.
 #[derive(Debug)]
 pub struct WritableFile {
@@ -1061,6 +1093,12 @@ impl SyncHandle {
     /// call is durable when it returns `Ok`.
     pub fn sync(&self) -> Result<()> {
         fdatasync(&self.fs, &self.path, &self.file)
+    }
+
+    /// Whether the file was deleted (or replaced) since it was opened: then
+    /// what this handle made durable is in no file the next open finds.
+    pub fn unlinked(&self) -> Result<bool> {
+        unlinked(&self.file, &self.path)
     }
 }
 

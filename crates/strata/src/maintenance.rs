@@ -318,10 +318,11 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
         fs.hard_link(&table.dir().join(&name), &tmp_dir.join(&name))?;
         files.push(name);
     }
+    let schema = table.schema();
     let mut manifest = Manifest::open(fs, &tmp_dir)?;
+    manifest.set_table_uuid(schema.table_uuid());
     manifest.commit(&entries, &[], replay)?;
     files.push(MANIFEST_FILE.to_string());
-    let schema = table.schema();
     let tag = IoTag::new(IoCause::Metadata);
     fs.write_atomic(
         &tmp_dir.join(SNAPSHOT_SCHEMA_FILE),

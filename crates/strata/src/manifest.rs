@@ -31,13 +31,28 @@
 //!    cheaper than the complexity of an append-only log at the sstable counts an
 //!    LSM keeps (hundreds to a few thousand).
 //!
-//! Layout (text, so an operator can read it): line 1 `strata-manifest v1 crc32c=<hex>`,
-//! then the JSON body the checksum covers.
+//! 6. Each entry records enough of its file (size, a digest of its tail, token
+//!    bounds; [`SSTableFacts`]) that open refuses a substitute: a file put in
+//!    its place (another directory's sstable of the same name, an older copy)
+//!    is set aside as unreadable, never read as the listed one. The manifest
+//!    also names its table's UUID, so a manifest of another data directory's
+//!    table is refused.
+//! 7. A commit is made only while this process still owns the data directory
+//!    (`set_owner_check`, `dirlock`) and the table directory is still the one
+//!    the manifest was opened in; otherwise it is refused and the manifest
+//!    poisoned (invariant 5's rule): a commit into a deleted or replaced
+//!    directory would let the commit log drop records no file any longer holds.
+//!
+//! Layout (text, so an operator can read it): line 1 `strata-manifest v2 crc32c=<hex>`
+//! (`v1` before each entry's size and digest; still read), then the JSON body
+//! the checksum covers.
 
 use crate::error::{Error, Result};
-use crate::fs::{Fs, IoCause, IoTag};
+use crate::fs::{Fs, IoCause, IoTag, OwnerCheck};
+use crate::schema::TableUuid;
 use crate::version::{EditError, LiveBytes, LiveSSTable, Version, VersionEdit};
 use serde::{Deserialize, Serialize};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST_FILE: &str = "MANIFEST";
@@ -45,7 +60,11 @@ pub const MANIFEST_FILE: &str = "MANIFEST";
 /// million sstables fit; a larger file is refused as corrupt before it is
 /// read.
 pub const MAX_MANIFEST_BYTES: u64 = 256 << 20;
-const HEADER_PREFIX: &str = "strata-manifest v1 crc32c=";
+/// Format 2: entries record their file's size and digest, and the manifest its
+/// table's UUID (docs/FORMAT.md, "Manifest").
+const HEADER_PREFIX: &str = "strata-manifest v2 crc32c=";
+/// Format 1, still read: no size, digest or table UUID.
+const HEADER_PREFIX_V1: &str = "strata-manifest v1 crc32c=";
 
 /// A position in the commit log: everything before it is in sstables.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -68,6 +87,13 @@ pub struct SSTableEntry {
     pub first_token: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_token: Option<i64>,
+    /// The file's size in bytes (format 2 on; invariant 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// CRC32C of the file's tail and footer (`SSTableReader::tail_crc32c`;
+    /// format 2 on; invariant 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_crc32c: Option<u32>,
     /// The blob strategy's accounting of this sstable (`compaction::live_bytes`),
     /// committed with the edit it reflects; absent when not accounted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,27 +101,121 @@ pub struct SSTableEntry {
 }
 
 impl SSTableEntry {
-    /// An entry without a recorded token range (tests, and manifests rebuilt from
-    /// files whose range is read at open anyway).
+    /// An entry recording nothing of its file (tests, and manifests rebuilt from
+    /// files whose facts are read at open anyway).
     pub fn new(id: u64, level: u32) -> SSTableEntry {
         SSTableEntry {
             id,
             level,
-            first_token: None,
-            last_token: None,
-            live: None,
+            ..SSTableEntry::default()
         }
     }
 
-    /// The entry of an open sstable at `level`, with its token range.
+    /// The entry of an open sstable at `level`, with its facts (invariant 6).
     pub fn for_reader(reader: &crate::sstable::SSTableReader, level: u32) -> SSTableEntry {
-        SSTableEntry {
-            id: reader.id(),
-            level,
+        let mut e = SSTableEntry::new(reader.id(), level);
+        e.set_facts(SSTableFacts::of(reader));
+        e
+    }
+
+    /// What this entry records of its file.
+    pub fn facts(&self) -> SSTableFacts {
+        SSTableFacts {
+            first_token: self.first_token,
+            last_token: self.last_token,
+            size_bytes: self.size_bytes,
+            tail_crc32c: self.tail_crc32c,
+        }
+    }
+
+    fn set_facts(&mut self, f: SSTableFacts) {
+        self.first_token = f.first_token;
+        self.last_token = f.last_token;
+        self.size_bytes = f.size_bytes;
+        self.tail_crc32c = f.tail_crc32c;
+    }
+}
+
+/// What the manifest records of an sstable besides its id and level
+/// (invariant 6): its token range, which also tells which reads need it when
+/// it cannot be opened, and its size and tail digest, which tell the listed
+/// file from a substitute. `None` in manifests older than the field.
+///
+/// Why the tail's CRC32C for a digest: open reads the tail (chunk table,
+/// summary, Bloom filter, statistics) and the footer anyway, so it costs no
+/// I/O, where a hash of the whole file would read every byte at every open.
+/// It still covers the file's content, not only its shape: the chunk table
+/// holds every chunk's compressed length, the filter every key's hash, the
+/// statistics the timestamps, counts and first and last keys. Two different
+/// files agree on it, on the size and on both token bounds only by a 2^-32
+/// chance on top of agreeing in all of those.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SSTableFacts {
+    pub first_token: Option<i64>,
+    pub last_token: Option<i64>,
+    pub size_bytes: Option<u64>,
+    pub tail_crc32c: Option<u32>,
+}
+
+impl SSTableFacts {
+    /// Every fact of an open sstable.
+    pub fn of(reader: &crate::sstable::SSTableReader) -> SSTableFacts {
+        SSTableFacts {
             first_token: Some(reader.first_key().token),
             last_token: Some(reader.last_key().token),
-            live: None,
+            size_bytes: Some(reader.file_size()),
+            tail_crc32c: Some(reader.tail_crc32c()),
         }
+    }
+
+    /// Whether size and digest are recorded (format-2 entries).
+    pub fn is_complete(&self) -> bool {
+        self.size_bytes.is_some() && self.tail_crc32c.is_some()
+    }
+
+    /// Why `reader` is not the file these facts describe, naming the first
+    /// difference; `None` when every recorded fact matches.
+    pub fn mismatch(&self, reader: &crate::sstable::SSTableReader) -> Option<String> {
+        let found = SSTableFacts::of(reader);
+        let differ = |what: &str, listed: Option<String>, found: Option<String>| {
+            (listed.is_some() && listed != found).then(|| {
+                format!(
+                    "its {what} is {}, the manifest recorded {}",
+                    found.unwrap_or_default(),
+                    listed.unwrap_or_default()
+                )
+            })
+        };
+        let why = differ(
+            "size",
+            self.size_bytes.map(|b| format!("{b} bytes")),
+            found.size_bytes.map(|b| format!("{b} bytes")),
+        )
+        .or_else(|| {
+            differ(
+                "first token",
+                self.first_token.map(|t| t.to_string()),
+                found.first_token.map(|t| t.to_string()),
+            )
+        })
+        .or_else(|| {
+            differ(
+                "last token",
+                self.last_token.map(|t| t.to_string()),
+                found.last_token.map(|t| t.to_string()),
+            )
+        })
+        .or_else(|| {
+            differ(
+                "tail digest",
+                self.tail_crc32c.map(|c| format!("{c:08x}")),
+                found.tail_crc32c.map(|c| format!("{c:08x}")),
+            )
+        })?;
+        Some(format!(
+            "not the file the manifest listed under this name ({why}): a file from \
+             elsewhere (another data directory, an older copy) was put in its place"
+        ))
     }
 }
 
@@ -104,8 +224,13 @@ pub struct ManifestData {
     pub next_sstable_id: u64,
     pub sstables: Vec<SSTableEntry>,
     /// Commit-log position up to which this table's data is flushed (replay starts
-    /// after it). `None` until the first flush.
+    /// after it). Set when the table is created (nothing of it is before), moved
+    /// by each flush; `None` only in manifests of tables created before that
+    /// and never flushed since.
     pub replay_position: Option<ReplayPosition>,
+    /// The table's UUID (format 2 on; invariant 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_uuid: Option<TableUuid>,
 }
 
 /// The manifest of one table directory.
@@ -119,6 +244,10 @@ pub struct Manifest {
     poisoned: Option<String>,
     /// Opened by a read-only database: nothing may be written.
     read_only: bool,
+    /// Invariant 7: this process still owns the data directory.
+    owner: Option<OwnerCheck>,
+    /// `(device, inode)` of the table directory at open (invariant 7).
+    dir_id: Option<(u64, u64)>,
 }
 
 impl Manifest {
@@ -141,15 +270,60 @@ impl Manifest {
                 next_sstable_id: 1,
                 sstables: Vec::new(),
                 replay_position: None,
+                table_uuid: None,
             }
         };
+        let dir_id = std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()));
         Ok(Manifest {
             dir: dir.to_path_buf(),
             fs: fs.clone(),
             data,
             poisoned: None,
             read_only: false,
+            owner: None,
+            dir_id,
         })
+    }
+
+    /// Makes every later commit first check that this process still owns the
+    /// data directory (invariant 7).
+    pub fn set_owner_check(&mut self, check: OwnerCheck) {
+        self.owner = Some(check);
+    }
+
+    /// Names the table's UUID (invariant 6) if the manifest names none yet;
+    /// written by the next commit.
+    pub fn set_table_uuid(&mut self, uuid: Option<TableUuid>) {
+        if self.data.table_uuid.is_none() {
+            self.data.table_uuid = uuid;
+        }
+    }
+
+    /// Records what a manifest older than format 2 lacks, in one commit, if
+    /// anything is missing: the table's UUID, and the facts of listed sstables
+    /// whose files open and check as this table's (`facts`, by id). Entries
+    /// already recorded are left as they are.
+    pub fn record_missing_facts(
+        &mut self,
+        table_uuid: Option<TableUuid>,
+        facts: &[(u64, SSTableFacts)],
+    ) -> Result<()> {
+        let mut next = self.data.clone();
+        if next.table_uuid.is_none() {
+            next.table_uuid = table_uuid;
+        }
+        for e in &mut next.sstables {
+            if e.facts().is_complete() {
+                continue;
+            }
+            if let Some((_, f)) = facts.iter().find(|(id, _)| *id == e.id) {
+                e.set_facts(*f);
+            }
+        }
+        if next == self.data {
+            return Ok(());
+        }
+        self.persist(next)
     }
 
     /// Refuses every later change with `Error::ReadOnly` (read-only opens).
@@ -180,7 +354,7 @@ impl Manifest {
     ) -> Result<()> {
         let mut edit = VersionEdit::new();
         for a in added {
-            edit = edit.add(a.id, a.level, tokens_of(a));
+            edit = edit.add(a.id, a.level, a.facts());
         }
         edit.removed = removed.to_vec();
         self.commit_edit(&edit, replay)
@@ -202,13 +376,13 @@ impl Manifest {
     /// crash-safely (invariant 4: no on-disk format change).
     pub fn commit_edit(
         &mut self,
-        edit: &VersionEdit<ManifestTokens>,
+        edit: &VersionEdit<SSTableFacts>,
         replay: Option<ReplayPosition>,
     ) -> Result<()> {
         let listed = Version::from_sstables(self.data.sstables.iter().map(|e| LiveSSTable {
             id: e.id,
             level: e.level,
-            handle: tokens_of(e),
+            handle: e.facts(),
             live: e.live,
         }))
         .map_err(EditError::into_error)?;
@@ -216,12 +390,11 @@ impl Manifest {
         let mut next = self.data.clone();
         next.sstables = version
             .iter()
-            .map(|s| SSTableEntry {
-                id: s.id,
-                level: s.level,
-                first_token: s.handle.0,
-                last_token: s.handle.1,
-                live: s.live,
+            .map(|s| {
+                let mut e = SSTableEntry::new(s.id, s.level);
+                e.set_facts(s.handle);
+                e.live = s.live;
+                e
             })
             .collect();
         for a in &edit.added {
@@ -234,15 +407,43 @@ impl Manifest {
     }
 }
 
-/// What the manifest records of an sstable besides its id and level: its token
-/// range (`None` in manifests older than the field).
-pub type ManifestTokens = (Option<i64>, Option<i64>);
-
-fn tokens_of(e: &SSTableEntry) -> ManifestTokens {
-    (e.first_token, e.last_token)
-}
-
 impl Manifest {
+    /// Invariant 7: `Err` (and the manifest poisoned) once this process no
+    /// longer owns the data directory, or the table directory was replaced.
+    /// The table also asks before it creates a file (a flush): a directory
+    /// path may name another process's directory by then.
+    pub fn check_owned(&mut self) -> Result<()> {
+        if let Some(why) = &self.poisoned {
+            return Err(Error::Poisoned(why.clone()));
+        }
+        let lost = match self.owner.as_ref().map(|o| o.check()) {
+            Some(Err(Error::Poisoned(why))) => Some(why),
+            Some(Err(e)) => Some(e.to_string()),
+            _ => None,
+        };
+        let lost = lost.or_else(|| {
+            let now = std::fs::metadata(&self.dir)
+                .ok()
+                .map(|m| (m.dev(), m.ino()));
+            (self.dir_id.is_some() && now != self.dir_id).then(|| {
+                format!(
+                    "table directory {} was deleted or replaced while this process owned it: \
+                     a commit there would let the commit log drop records no file holds any \
+                     more, so this table refuses every further change; restart the process \
+                     on the data directory",
+                    self.dir.display()
+                )
+            })
+        });
+        match lost {
+            None => Ok(()),
+            Some(why) => {
+                self.poisoned = Some(why.clone());
+                Err(Error::Poisoned(why))
+            }
+        }
+    }
+
     /// Writes `next` durably and adopts it (module docs, invariant 5).
     fn persist(&mut self, next: ManifestData) -> Result<()> {
         if let Some(why) = &self.poisoned {
@@ -254,6 +455,7 @@ impl Manifest {
                 self.dir.display()
             )));
         }
+        self.check_owned()?;
         let path = self.dir.join(MANIFEST_FILE);
         let tmp = crate::fs::tmp_path(&path);
         let bytes = render(&next)?;
@@ -299,6 +501,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<ManifestData> {
         .map_err(|_| Error::corruption(path, 0, "manifest header is not UTF-8"))?;
     let crc_hex = header
         .strip_prefix(HEADER_PREFIX)
+        .or_else(|| header.strip_prefix(HEADER_PREFIX_V1))
         .ok_or_else(|| Error::corruption(path, 0, format!("unknown manifest header '{header}'")))?;
     let expected = u32::from_str_radix(crc_hex, 16)
         .map_err(|_| Error::corruption(path, 0, "bad manifest checksum field"))?;
@@ -386,10 +589,13 @@ mod tests {
         ));
         assert_eq!(on_disk(), before);
         // A valid edit: remove, add and move in one commit.
-        let edit = VersionEdit::new()
-            .remove(1)
-            .add(3, 1, (Some(-5), Some(5)))
-            .move_to(2, 2);
+        let facts = SSTableFacts {
+            first_token: Some(-5),
+            last_token: Some(5),
+            size_bytes: Some(4096),
+            tail_crc32c: Some(0xdead_beef),
+        };
+        let edit = VersionEdit::new().remove(1).add(3, 1, facts).move_to(2, 2);
         m.commit_edit(&edit, None).unwrap();
         let reloaded = Manifest::open(&fs, dir.path()).unwrap();
         assert_eq!(
@@ -401,6 +607,8 @@ mod tests {
                     level: 1,
                     first_token: Some(-5),
                     last_token: Some(5),
+                    size_bytes: Some(4096),
+                    tail_crc32c: Some(0xdead_beef),
                     live: None,
                 }
             ]

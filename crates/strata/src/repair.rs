@@ -133,6 +133,7 @@ pub fn rebuild_manifest(
     entries.sort_by_key(|e| e.id);
     report.listed = entries.iter().map(|e| (e.id, e.level)).collect();
     let mut manifest = Manifest::open(fs, &dir)?;
+    manifest.set_table_uuid(schema.table_uuid());
     manifest.commit(&entries, &[], None)?;
     Ok(report)
 }

@@ -54,6 +54,9 @@
 //!    to create reserved keyspaces ([`RESERVED_KEYSPACE_NAMES`], `system_*`) and a
 //!    keyspace or table whose name differs only in case from an existing one. Every
 //!    refusal is a one-line `InvalidInput` and changes nothing.
+//! 8. A table created by a [`Catalog`] has a [`TableUuid`], random and kept for
+//!    its life (ALTER never changes it); UUIDs are unique across data
+//!    directories, where table ids are only unique within one.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -129,6 +132,102 @@ impl ColumnDef {
     }
 }
 
+/// A table's UUID: Cassandra's table id (`system_schema.tables.id`), 128 bits
+/// unique across data directories, given by the catalog when the table is
+/// created (invariant 8). Kept in `schema.json`, in the table's MANIFEST and in
+/// each sstable's identity header (docs/FORMAT.md), so that a file, a manifest
+/// or a schema that came from another data directory is told apart from this
+/// directory's own even where the small sequential [`TableSchema::id`]s agree.
+///
+/// Cassandra 5 generates a time-based (version 1) UUID (`TableId.generate`,
+/// beside a note asking whether it should be random). Strata's is random
+/// (version 4, from the kernel's generator): every "now" in the engine comes
+/// from an injected clock (DESIGN.md §3), and two directories created under
+/// the same simulated clock would otherwise get equal ids. Both are unique,
+/// which is all the id must be; neither form is interpreted.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableUuid(pub [u8; 16]);
+
+impl TableUuid {
+    /// A random (version 4, RFC 4122 variant) UUID.
+    pub fn random() -> Result<TableUuid> {
+        let mut b = [0u8; 16];
+        let mut filled = 0;
+        while filled < b.len() {
+            // SAFETY: writes at most `len - filled` bytes into the rest of `b`.
+            let n = unsafe {
+                libc::getrandom(
+                    b[filled..].as_mut_ptr().cast::<libc::c_void>(),
+                    b.len() - filled,
+                    0,
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Error::io("getrandom(2)", e));
+            }
+            filled += n as usize;
+        }
+        b[6] = (b[6] & 0x0f) | 0x40;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        Ok(TableUuid(b))
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 16] {
+        &self.0
+    }
+
+    /// Parses the canonical `8-4-4-4-12` hexadecimal form.
+    pub fn parse(text: &str) -> Option<TableUuid> {
+        let groups: Vec<&str> = text.split('-').collect();
+        let lengths: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+        if lengths != [8, 4, 4, 4, 12] {
+            return None;
+        }
+        let hex: String = groups.concat();
+        let mut b = [0u8; 16];
+        for (i, byte) in b.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(TableUuid(b))
+    }
+}
+
+impl std::fmt::Display for TableUuid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, byte) in self.0.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                f.write_str("-")?;
+            }
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for TableUuid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TableUuid({self})")
+    }
+}
+
+impl serde::Serialize for TableUuid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TableUuid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        TableUuid::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("bad table UUID {text:?}")))
+    }
+}
+
 /// A table's schema. Build with [`TableSchema::builder`] or [`TableSchema::from_cql`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableSchema {
@@ -136,6 +235,9 @@ pub struct TableSchema {
     pub name: String,
     /// Assigned by [`Catalog::create_table`] (invariant 5); 0 until then.
     pub id: u64,
+    /// Invariant 8; see [`TableSchema::uuid`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    uuid: Option<TableUuid>,
     /// Invariant 1.
     pub columns: Vec<ColumnDef>,
     pub options: TableOptions,
@@ -158,6 +260,7 @@ pub struct TableSchemaBuilder {
     keyspace: String,
     name: String,
     id: u64,
+    uuid: Option<TableUuid>,
     columns: Vec<(String, CqlType, ColumnKind, bool)>,
     options: TableOptions,
 }
@@ -199,6 +302,13 @@ impl TableSchemaBuilder {
     /// Normally left at 0: the catalog assigns ids.
     pub fn id(mut self, id: u64) -> Self {
         self.id = id;
+        self
+    }
+
+    /// Normally left unset: the catalog gives each new table its UUID. Set by
+    /// `strata schema rebuild`, which takes it from the table's own files.
+    pub fn uuid(mut self, uuid: Option<TableUuid>) -> Self {
+        self.uuid = uuid;
         self
     }
 
@@ -244,6 +354,7 @@ impl TableSchemaBuilder {
             keyspace: self.keyspace,
             name: self.name,
             id: self.id,
+            uuid: self.uuid,
             columns,
             options: self.options,
             next_column_id: next_id,
@@ -337,6 +448,7 @@ impl TableSchema {
             keyspace: keyspace.to_string(),
             name: name.to_string(),
             id: 0,
+            uuid: None,
             columns: Vec::new(),
             options: TableOptions::default(),
         }
@@ -345,6 +457,26 @@ impl TableSchema {
     /// `keyspace.table`, for messages.
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.keyspace, self.name)
+    }
+
+    /// The table's UUID as 16 bytes (big-endian, as Cassandra serializes a
+    /// UUID): what `system_schema.tables.id` publishes (invariant 8). `None`
+    /// for a schema no catalog has created, and for a table of a data
+    /// directory written before table UUIDs that has only been opened
+    /// read-only since (the first read-write open gives every table one).
+    pub fn uuid(&self) -> Option<[u8; 16]> {
+        self.uuid.map(|u| u.0)
+    }
+
+    /// [`TableSchema::uuid`] as its type (text form, comparison).
+    pub fn table_uuid(&self) -> Option<TableUuid> {
+        self.uuid
+    }
+
+    /// The next column id ALTER TABLE ADD would give: every column this
+    /// table ever had has a smaller one (invariant 2).
+    pub fn next_column_id(&self) -> ColumnId {
+        self.next_column_id
     }
 
     /// What a *new* table or column must satisfy beyond [`TableSchema::validate`]:
@@ -1181,6 +1313,9 @@ impl TableSchema {
         now_micros: i64,
         ttl_allowed: bool,
     ) -> Result<WriteTime> {
+        // Every write takes `now` for its local deletion and expiry times, an
+        // explicit timestamp or not: none is stamped by a clock before 1970.
+        crate::clock::check_writable_time(now_micros)?;
         let timestamp_micros = opts.timestamp_micros.unwrap_or(now_micros);
         if timestamp_micros == NO_TIMESTAMP {
             return Err(Error::InvalidInput(format!(
@@ -1637,6 +1772,7 @@ impl Catalog {
                 catalog.format_version
             )));
         }
+        let mut uuids = std::collections::HashMap::new();
         for (ks_name, ks) in &catalog.keyspaces {
             if *ks_name != ks.name {
                 return Err(Error::InvalidInput(format!(
@@ -1652,6 +1788,14 @@ impl Catalog {
                     )));
                 }
                 t.validate()?;
+                if let Some(u) = t.uuid {
+                    if let Some(other) = uuids.insert(u, t.qualified_name()) {
+                        return Err(Error::InvalidInput(format!(
+                            "schema.json: tables {other} and {} have the same UUID {u}",
+                            t.qualified_name()
+                        )));
+                    }
+                }
                 if t.id >= catalog.next_table_id {
                     return Err(Error::InvalidInput(format!(
                         "schema.json: table {} has id {} but next_table_id is {}",
@@ -1738,10 +1882,34 @@ impl Catalog {
                 schema.keyspace
             )));
         }
+        schema.uuid = Some(TableUuid::random()?);
         schema.id = self.next_table_id;
         self.next_table_id += 1;
         let name = schema.name.clone();
         Ok(ks.tables.entry(name).or_insert(schema))
+    }
+
+    /// Gives every table without a UUID (created before table UUIDs, or in a
+    /// `schema.json` that lost it) the one `known` says its files name, else a
+    /// new one; returns the tables it gave one, so that the caller persists
+    /// the catalog (invariant 8: a UUID is given once and kept).
+    pub fn assign_missing_uuids(
+        &mut self,
+        known: &dyn Fn(&TableSchema) -> Option<TableUuid>,
+    ) -> Result<Vec<String>> {
+        let mut given = Vec::new();
+        for ks in self.keyspaces.values_mut() {
+            for t in ks.tables.values_mut() {
+                if t.uuid.is_none() {
+                    t.uuid = Some(match known(t) {
+                        Some(u) => u,
+                        None => TableUuid::random()?,
+                    });
+                    given.push(t.qualified_name());
+                }
+            }
+        }
+        Ok(given)
     }
 
     pub fn table(&self, keyspace: &str, name: &str) -> Result<&TableSchema> {

@@ -19,6 +19,8 @@
 //! 4. The next table id is above every id seen in a header or in the commit log,
 //!    and each table's next column id above every column id any of its files
 //!    used, so no id of a dropped table or column is ever reused.
+//! 5. A table keeps its UUID: the one its sstables' headers name (format 10),
+//!    or its MANIFEST's; files naming two UUIDs are unresolved (contract 3).
 
 use crate::commitlog::{dump_segment, list_segments};
 use crate::data::ColumnId;
@@ -212,16 +214,27 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
             files.len()
         )));
     };
+    // The table's UUID: the one its files name (format 10 on), else the one
+    // its MANIFEST names (format 2 on); `None` for a table from before UUIDs,
+    // which the next read-write open gives one.
+    let manifest_uuid = crate::manifest::Manifest::open(fs, t_dir)
+        .ok()
+        .and_then(|m| m.data().table_uuid);
+    let uuid = newest.table_uuid.or(manifest_uuid);
     for (path, id) in &identities {
-        if id.table_id != newest.table_id || id.keyspace != ks || id.table != name {
+        let other_uuid = id.table_uuid.is_some_and(|u| Some(u) != uuid);
+        if id.table_id != newest.table_id || id.keyspace != ks || id.table != name || other_uuid {
             return Ok(Rebuilt::Unresolved(format!(
-                "{qualified}: {} belongs to {} (table id {}) but {} to {} (table id {})",
+                "{qualified}: {} belongs to {} (table id {}, UUID {}) but {} to {} (table id {}, \
+                 UUID {})",
                 path.display(),
                 id.qualified_name(),
                 id.table_id,
+                id.table_uuid.map_or("none".to_string(), |u| u.to_string()),
                 newest_path.display(),
                 newest.qualified_name(),
-                newest.table_id
+                newest.table_id,
+                uuid.map_or("none".to_string(), |u| u.to_string())
             )));
         }
     }
@@ -231,7 +244,9 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
         .max();
     let next_column_id: ColumnId = max_column_id.map_or(0, |m| m.saturating_add(1));
     let snapshot = newest_snapshot_schema(fs, t_dir)?;
-    let mut builder = TableSchema::builder(ks, name).id(newest.table_id);
+    let mut builder = TableSchema::builder(ks, name)
+        .id(newest.table_id)
+        .uuid(uuid);
     let mut ids = Vec::new();
     for c in &newest.columns {
         let ty = CqlType::parse(&c.cql_type).map_err(|_| {

@@ -313,6 +313,18 @@ pub(crate) fn check_identity(
         })
     };
     if let Some(listed) = generation {
+        if let (Some(file), Some(ours)) = (identity.table_uuid, schema.table_uuid()) {
+            if file != ours {
+                return refuse(format!(
+                    "the file was written for table {} with UUID {file} (table id {}, \
+                     generation {}), this table's UUID is {ours}: an sstable of another data \
+                     directory, or of a table of this name dropped since",
+                    identity.qualified_name(),
+                    identity.table_id,
+                    identity.generation
+                ));
+            }
+        }
         if identity.table_id != schema.id {
             return refuse(format!(
                 "the file was written for table {} (table id {}), generation {}",
@@ -338,6 +350,192 @@ pub(crate) fn check_identity(
         ));
     }
     Ok(())
+}
+
+/// Why a listed file says that `schema` is not the schema it was written
+/// under (docs/DURABILITY.md, "Every sstable says whose it is"), if it does:
+/// it has regular or static columns the schema never had (their cells would
+/// be hidden from every read), or the manifest vouches for it (`vouched`: its
+/// size and digest are recorded and match) and it names another table UUID,
+/// another table id or other column types. A file the manifest cannot vouch
+/// for that differs so is a substitute, set aside by [`check_identity`].
+fn schema_mismatch(
+    schema: &TableSchema,
+    identity: &crate::sstable::SSTableIdentity,
+    path: &Path,
+    vouched: bool,
+) -> Option<String> {
+    let file = path.display();
+    let unknown = identity.columns_unknown_to(schema);
+    if !unknown.is_empty() {
+        let names: Vec<String> = unknown
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} (column id {})",
+                    c.name,
+                    c.cql_type,
+                    c.id.unwrap_or(0)
+                )
+            })
+            .collect();
+        return Some(format!(
+            "{file} holds column(s) {} that the schema has never had (its next column id is {})",
+            names.join(", "),
+            schema.next_column_id()
+        ));
+    }
+    if !vouched {
+        return None;
+    }
+    match (identity.table_uuid, schema.table_uuid()) {
+        (Some(theirs), Some(ours)) if theirs != ours => {
+            return Some(format!(
+                "{file}, which the table's MANIFEST lists with its size and digest, was \
+                 written for table UUID {theirs}, where schema.json says {ours}"
+            ))
+        }
+        _ => {}
+    }
+    if identity.table_id != schema.id {
+        return Some(format!(
+            "{file}, which the table's MANIFEST lists with its size and digest, was written \
+             for table id {}, where schema.json says {}",
+            identity.table_id, schema.id
+        ));
+    }
+    identity.column_mismatch(schema).map(|why| {
+        format!("{file}, which the table's MANIFEST lists with its size and digest: {why}")
+    })
+}
+
+fn missing_manifest(schema: &TableSchema, dir: &Path, files: usize) -> Error {
+    Error::NeedsRepair(format!(
+        "table {}: {} holds {files} sstable file(s) but no MANIFEST, so which of them are \
+         live is unknown; nothing was changed. Check that no sstable is missing, then run \
+         `strata manifest rebuild {}` to rebuild the manifest from the files' own metadata",
+        schema.qualified_name(),
+        dir.display(),
+        schema.qualified_name()
+    ))
+}
+
+fn schema_refusal(schema: &TableSchema, problems: &[String]) -> Error {
+    Error::NeedsRepair(format!(
+        "schema.json does not describe the files of table {}: {}. schema.json is older than \
+         these files or comes from another data directory, and opening with it would hide \
+         their data; nothing was changed. Restore this directory's schema.json from a backup, \
+         or move it aside and run `strata schema rebuild`, which re-creates it from the \
+         sstables' own headers",
+        schema.qualified_name(),
+        problems.join("; ")
+    ))
+}
+
+/// The refusals [`Table::open`] would make, checked before the database
+/// changes anything (the commit log's open seals and starts segments): a
+/// missing MANIFEST beside sstables, a MANIFEST of another table UUID, and a
+/// schema its files show is not theirs. Reads the manifest and each listed
+/// file's identity header only; a file whose size is not the recorded one is
+/// left to the open, which sets it aside. Writes nothing.
+pub(crate) fn check_before_open(fs: &Fs, dir: &Path, schema: &TableSchema) -> Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    let files = fs
+        .list_dir(dir)?
+        .iter()
+        .filter(|n| parse_data_file_name(n).is_some())
+        .count();
+    if !Manifest::exists(dir) {
+        return match files {
+            0 => Ok(()),
+            n => Err(missing_manifest(schema, dir, n)),
+        };
+    }
+    let manifest = Manifest::open(fs, dir)?;
+    check_manifest_uuid(fs, dir, schema, &manifest)?;
+    let mut problems = Vec::new();
+    for e in &manifest.data().sstables {
+        let path = dir.join(data_file_name(e.id));
+        let facts = e.facts();
+        let size_ok = fs.file_len(&path).ok() == facts.size_bytes;
+        if facts.size_bytes.is_some() && !size_ok {
+            continue;
+        }
+        if let Ok((identity, _)) = crate::sstable::salvage::read_identity_header(fs, &path) {
+            let vouched = facts.is_complete() && size_ok;
+            problems.extend(schema_mismatch(schema, &identity, &path, vouched));
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(schema_refusal(schema, &problems)),
+    }
+}
+
+/// The table UUID a table directory's own files name, for a schema that has
+/// none: its MANIFEST's, else the one every listed sstable's identity header
+/// names, if they agree (a schema that lost its UUID keeps the files').
+/// `None` for a directory from before UUIDs.
+pub(crate) fn uuid_named_by_files(fs: &Fs, dir: &Path) -> Option<crate::schema::TableUuid> {
+    let manifest = Manifest::open(fs, dir).ok()?;
+    if let Some(u) = manifest.data().table_uuid {
+        return Some(u);
+    }
+    let mut named = manifest.data().sstables.iter().map(|e| {
+        crate::sstable::salvage::read_identity_header(fs, &dir.join(data_file_name(e.id)))
+            .ok()
+            .and_then(|(identity, _)| identity.table_uuid)
+    });
+    let first = named.next()??;
+    named.all(|u| u == Some(first)).then_some(first)
+}
+
+/// The MANIFEST and the schema must name the same table UUID (manifest
+/// invariant 6); when they differ, the table's files say which of the two is
+/// the stranger, and the error names the repair of that one.
+fn check_manifest_uuid(
+    fs: &Fs,
+    dir: &Path,
+    schema: &TableSchema,
+    manifest: &Manifest,
+) -> Result<()> {
+    let (Some(listed), Some(ours)) = (manifest.data().table_uuid, schema.table_uuid()) else {
+        return Ok(());
+    };
+    if listed == ours {
+        return Ok(());
+    }
+    let (mut with_schema, mut with_manifest) = (0usize, 0usize);
+    for e in &manifest.data().sstables {
+        let path = dir.join(data_file_name(e.id));
+        let uuid = crate::sstable::salvage::read_identity_header(fs, &path)
+            .ok()
+            .and_then(|(identity, _)| identity.table_uuid);
+        with_schema += usize::from(uuid == Some(ours));
+        with_manifest += usize::from(uuid == Some(listed));
+    }
+    let name = schema.qualified_name();
+    let path = dir.join(crate::manifest::MANIFEST_FILE);
+    Err(Error::NeedsRepair(if with_schema > with_manifest {
+        format!(
+            "{} names table UUID {listed}, but schema.json and {with_schema} of the table's \
+             sstables name {ours}: this MANIFEST belongs to a table of another data directory \
+             (or another copy); nothing was changed. Move it aside and run `strata manifest \
+             rebuild {name}`, which lists the table's sstables again from their own metadata",
+            path.display()
+        )
+    } else {
+        format!(
+            "schema.json gives table {name} the UUID {ours}, but its MANIFEST ({}) and \
+             {with_manifest} of its sstables name {listed}: schema.json comes from another data \
+             directory (or another copy of it); nothing was changed. Restore this directory's \
+             schema.json from a backup, or move it aside and run `strata schema rebuild`, \
+             which re-creates it from the sstables' own headers",
+            path.display()
+        )
+    }))
 }
 
 /// How often a read-only open starts over because the owner moved the live
@@ -378,20 +576,17 @@ impl Table {
                 .filter_map(|n| parse_data_file_name(n).map(|id| (id, n.clone())))
                 .collect();
             if !Manifest::exists(dir) && !data_files.is_empty() {
-                return Err(Error::NeedsRepair(format!(
-                    "table {}: {} holds {} sstable file(s) but no MANIFEST, so which of them are \
-                     live is unknown; nothing was changed. Check that no sstable is missing, then run \
-                     `strata manifest rebuild {}` to rebuild the manifest from the files' own metadata",
-                    schema.qualified_name(),
-                    dir.display(),
-                    data_files.len(),
-                    schema.qualified_name()
-                )));
+                return Err(missing_manifest(&schema, dir, data_files.len()));
             }
             let mut manifest = Manifest::open(fs, dir)?;
             if read_only {
                 manifest.set_read_only();
             }
+            check_manifest_uuid(fs, dir, &schema, &manifest)?;
+            // Files the manifest vouches for (their facts match) that name
+            // another table UUID, or columns the schema never had, say that
+            // the schema is the stranger (`schema_mismatch`).
+            let mut schema_problems = Vec::new();
             let listed: std::collections::HashMap<u64, u32> = manifest
                 .data()
                 .sstables
@@ -406,8 +601,27 @@ impl Table {
             let mut unreadable = Vec::new();
             for e in &manifest.data().sstables {
                 let path = dir.join(data_file_name(e.id));
-                let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone()))
-                    .and_then(|r| check_identity(&schema, &r, Some(e.id)).map(|()| r));
+                let opened = SSTableReader::open(fs, &path, e.id, Some(io.clone())).and_then(|r| {
+                    // Manifest invariant 6: the file must be the one the
+                    // manifest recorded. Its identity is asked first, as
+                    // its reason is the more telling (another table,
+                    // another directory, other columns).
+                    let substitute = e.facts().mismatch(&r);
+                    if let Some(identity) = r.identity() {
+                        let vouched = e.facts().is_complete() && substitute.is_none();
+                        schema_problems.extend(schema_mismatch(
+                            &schema,
+                            identity,
+                            r.path(),
+                            vouched,
+                        ));
+                    }
+                    check_identity(&schema, &r, Some(e.id))?;
+                    match substitute {
+                        Some(why) => Err(Error::corruption(&path, 0, why)),
+                        None => Ok(r),
+                    }
+                });
                 match opened {
                     Ok(r) => sstables.push(LiveSSTable {
                         id: e.id,
@@ -432,10 +646,23 @@ impl Table {
                     continue;
                 }
             }
+            if !schema_problems.is_empty() {
+                return Err(schema_refusal(&schema, &schema_problems));
+            }
             break (
                 names, data_files, manifest, listed, sstables, unreadable, notes,
             );
         };
+        let mut manifest = manifest;
+        if !read_only {
+            // Manifests from before format 2 gain the table's UUID and the facts
+            // of the files just opened and checked (manifest invariant 6).
+            let facts: Vec<(u64, crate::manifest::SSTableFacts)> = sstables
+                .iter()
+                .map(|s| (s.id, crate::manifest::SSTableFacts::of(&s.handle)))
+                .collect();
+            manifest.record_missing_facts(schema.table_uuid(), &facts)?;
+        }
         for (id, name) in &data_files {
             if listed.contains_key(id) {
                 continue;
@@ -506,6 +733,12 @@ impl Table {
             recovering: std::sync::atomic::AtomicBool::new(false),
             dictionaries,
         }))
+    }
+
+    /// Makes every later manifest commit first check that this process still
+    /// owns the data directory (manifest invariant 7).
+    pub(crate) fn set_owner_check(&self, check: crate::fs::OwnerCheck) {
+        self.manifest.lock().set_owner_check(check);
     }
 
     /// What opening this table reported: quarantined files, unreadable sstables.
@@ -830,6 +1063,9 @@ impl Table {
     }
 
     fn flush_memtable(&self, memtable: &Arc<Memtable>) -> Result<Vec<Arc<SSTableReader>>> {
+        // No file into a directory this process no longer owns (manifest
+        // invariant 7): its path may name another process's directory now.
+        self.check_owned()?;
         // The estimate is the uncompressed data size: an upper bound of the file.
         self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
         let readers = if memtable.is_empty() {
@@ -858,6 +1094,13 @@ impl Table {
             log.mark_flushed(self.schema.read().id, pos)?;
         }
         Ok(readers)
+    }
+
+    /// `Err` once this process no longer owns the data directory or the
+    /// table directory was replaced (manifest invariant 7): asked before a
+    /// file is created in it.
+    pub(crate) fn check_owned(&self) -> Result<()> {
+        self.manifest.lock().check_owned()
     }
 
     /// Reserves a new sstable id (for flush, compaction, scrub, recompression).
@@ -944,13 +1187,8 @@ impl Table {
             (&with_accounting, n)
         };
         if !edit.is_empty() || replay.is_some() {
-            let tokens = edit.map(|s| {
-                (
-                    Some(s.handle.first_key().token),
-                    Some(s.handle.last_key().token),
-                )
-            });
-            manifest.commit_edit(&tokens, replay)?;
+            let facts = edit.map(|s| crate::manifest::SSTableFacts::of(&s.handle));
+            manifest.commit_edit(&facts, replay)?;
         }
         {
             let mut view = self.view.write();
@@ -1118,6 +1356,23 @@ impl Table {
                 .fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Records `position` as flushed for a table with nothing unflushed (its
+    /// memtables empty): recovery, for a table that never recorded one
+    /// (`db::Database::recover`). Refused while a memtable holds data, which
+    /// only a flush may cover.
+    pub(crate) fn record_flushed_position(
+        &self,
+        position: crate::manifest::ReplayPosition,
+    ) -> Result<()> {
+        if self.view.read().memtables.iter().any(|m| !m.is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "table {} holds unflushed writes: only a flush records its position",
+                self.schema().qualified_name()
+            )));
+        }
+        self.commit_edit(&SSTableEdit::new(), Some(position), None)
     }
 
     /// The commit-log position up to which this table's data is in sstables.

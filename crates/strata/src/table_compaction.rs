@@ -79,6 +79,7 @@ impl CompactionHost for Table {
         base: EncodingBase,
         expected_partitions: u64,
     ) -> Result<SSTableWriter> {
+        self.check_owned()?;
         let id = self.allocate_sstable_id();
         let opts = self.writer_options(id, level, tag, base, expected_partitions);
         SSTableWriter::create(self.fs(), self.dir(), id, opts)

@@ -547,6 +547,15 @@ pub fn record_payload(
     }
 }
 
+/// The table a scanned record belongs to (its payload's first field), without
+/// decoding the mutation.
+pub fn record_table_id(payload: &[u8], compressed: bool) -> std::result::Result<u64, String> {
+    let payload = record_payload(payload, compressed)?;
+    Reader::new(&payload)
+        .varint()
+        .map_err(|e| format!("undecodable record: {}", e.0))
+}
+
 /// [`record_payload`] then [`decode_payload`]: a scanned record's mutation.
 pub fn decode_record(
     header: &SegmentHeader,

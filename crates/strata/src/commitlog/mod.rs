@@ -76,6 +76,22 @@
 //!    offset, bytes and mutations lost ([`SkippedRegion`]), and the damaged
 //!    segment is copied into `<commitlog>/quarantine/` before replay returns, so
 //!    no later deletion (the recovery flush, the close) destroys the evidence.
+//! 10. A sync acknowledges nothing unless the segment it made durable still has
+//!     its name and this process still owns the data directory
+//!     ([`CommitLog::set_owner_check`], `dirlock`): an operator who deletes the
+//!     active segment, the commit-log directory or the data directory (perhaps
+//!     creating it again, for another process to own) makes the log poisoned,
+//!     never a log that acknowledges writes into deleted files. Periodic mode
+//!     acknowledges before its sync, so there the writes of up to one period
+//!     before the check are in the deleted files (as they would be lost to a
+//!     power failure in that mode).
+//! 11. The log's own records do not survive its deletion, so the database hands
+//!     open what the manifests say ([`LogExpectation`]): a table flushed up to
+//!     a position in segment N means a segment at or after N is on disk (the
+//!     newest is never deleted), and when `RETIRED` is missing from a log that
+//!     must have had one (segment format 3 on), an id not on disk is missing
+//!     unless every table has flushed past it. Both are invariant 8's
+//!     corruption, refused unless `ignore_replay_errors`.
 
 pub mod format;
 pub mod retired;
@@ -543,6 +559,41 @@ struct Shared {
     missing: Mutex<(Vec<(u64, u64)>, String)>,
     /// What open could not check, for replay's report.
     open_notes: Vec<String>,
+    /// Whether this process still owns the data directory (invariant 10); set
+    /// by the database after open.
+    owner: std::sync::OnceLock<crate::fs::OwnerCheck>,
+}
+
+/// What the data directory outside the log says the log must still hold
+/// (invariant 11): each table's flushed position, from its manifest. The
+/// manifests live in the table directories, so deleting the commit log, or
+/// `RETIRED` together with a segment, does not take them along.
+#[derive(Clone, Debug, Default)]
+pub struct LogExpectation {
+    /// `(table, flushed position)`: everything the table wrote before the
+    /// position is in its sstables. `None`: the table recorded no position (it
+    /// was created before tables recorded one at creation, and never flushed).
+    pub tables: Vec<(String, Option<ReplayPosition>)>,
+}
+
+impl LogExpectation {
+    /// The newest flushed position and its table: the log never deletes its
+    /// newest segment, so a segment at or after it must be on disk.
+    fn newest(&self) -> Option<(ReplayPosition, &str)> {
+        self.tables
+            .iter()
+            .filter_map(|(t, p)| p.map(|p| (p, t.as_str())))
+            .max_by_key(|(p, _)| *p)
+    }
+
+    /// The lowest segment id some table may still need, and that table: every
+    /// table has flushed past every id below it. `None` when there is no table.
+    fn first_needed(&self) -> Option<(u64, &str)> {
+        self.tables
+            .iter()
+            .map(|(t, p)| (p.map_or(1, |p| p.segment), t.as_str()))
+            .min_by_key(|(id, _)| *id)
+    }
 }
 
 /// The commit log of a database (one per data directory).
@@ -558,10 +609,28 @@ impl CommitLog {
     /// off the tail segments and seals them (invariant 3). Existing segments are
     /// replayed by [`CommitLog::replay`].
     pub fn open(fs: &Fs, dir: &Path, opts: CommitLogOptions) -> Result<CommitLog> {
+        Self::open_expecting(fs, dir, opts, &LogExpectation::default())
+    }
+
+    /// [`CommitLog::open`] for a log whose tables' flushed positions are known
+    /// (the database's): segments those positions show were lost are missing
+    /// too (invariant 11). A bare log (tests, tools) knows no tables.
+    pub fn open_expecting(
+        fs: &Fs,
+        dir: &Path,
+        opts: CommitLogOptions,
+        expect: &LogExpectation,
+    ) -> Result<CommitLog> {
         opts.validate()?;
-        fs.create_dir_all(dir)?;
         let mut ids: Vec<(u64, u32)> = Vec::new();
-        for name in fs.list_dir(dir)? {
+        // A missing directory is a log with no segment, judged like any other
+        // before anything is created (invariant 11).
+        let names = if dir.is_dir() {
+            fs.list_dir(dir)?
+        } else {
+            Vec::new()
+        };
+        for name in names {
             let path = dir.join(&name);
             if name.starts_with("CommitLog-") && name.ends_with(".tmp") {
                 // A torn-tail repair that crashed before its rename: the original
@@ -602,7 +671,7 @@ impl CommitLog {
             tail,
             missing,
             missing_reason,
-        } = survey(fs, dir, &mut ids, ignore)?;
+        } = survey(fs, dir, &mut ids, ignore, expect)?;
         let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
         let newest = found.last().copied().unwrap_or(0);
         if !missing.is_empty() && !ignore {
@@ -612,12 +681,14 @@ impl CommitLog {
                 format!(
                     "commit-log segment(s) missing: {} ({missing_reason}); the acknowledged \
                      writes they held are lost. Restore them from a backup, or open with \
-                     ignore_replay_errors to go on without them",
+                     ignore_replay_errors (`strata --ignore-replay-errors`) to go on without \
+                     them",
                     describe_ids(&missing)
                 ),
             ));
         }
         // Checks done: from here on open changes the directory.
+        fs.create_dir_all(dir)?;
         if let Some((id, version)) = blank_newest {
             fs.remove(&segment_path_for(dir, version, id))?;
         }
@@ -711,6 +782,7 @@ impl CommitLog {
             retired: Mutex::new(retired_ids),
             missing: Mutex::new((missing, missing_reason)),
             open_notes: notes,
+            owner: std::sync::OnceLock::new(),
         });
         shared
             .counters
@@ -735,6 +807,12 @@ impl CommitLog {
 
     pub fn options(&self) -> &CommitLogOptions {
         &self.shared.opts
+    }
+
+    /// Installs the check that this process still owns the data directory
+    /// (invariant 10); a second call keeps the first check.
+    pub fn set_owner_check(&self, check: crate::fs::OwnerCheck) {
+        let _ = self.shared.owner.set(check);
     }
 
     pub fn dir(&self) -> &Path {
@@ -1251,13 +1329,18 @@ impl Shared {
 
     /// Records the first failure and wakes every waiter (invariant 5).
     fn poison(&self, what: &str, e: &Error) {
+        self.poison_because(format!(
+            "commit log {what} failed ({e}); refusing writes instead of retrying, \
+             since a failed fsync may have dropped the data it was syncing"
+        ));
+    }
+
+    /// [`Shared::poison`] with the whole reason given.
+    fn poison_because(&self, why: String) {
         {
             let mut reason = self.poison_reason.lock();
             if reason.is_none() {
-                *reason = Some(format!(
-                    "commit log {what} failed ({e}); refusing writes instead of retrying, \
-                     since a failed fsync may have dropped the data it was syncing"
-                ));
+                *reason = Some(why);
             }
         }
         self.poisoned.store(true, Ordering::Release);
@@ -1334,9 +1417,47 @@ impl Shared {
             (io.file.sync_handle(), target, count)
         };
         handle.sync().inspect_err(|e| self.poison("fsync", e))?;
+        self.check_owned(|| handle.unlinked(), target.segment)?;
         let mut io = self.io.lock();
         self.record_sync(&mut io, target, count);
         Ok(())
+    }
+
+    /// Invariant 10, before a sync acknowledges anything: the segment just made
+    /// durable must still be in the log's directory (`unlinked` says whether
+    /// it was deleted or replaced), and this process must still own the data
+    /// directory. Otherwise the log is poisoned: what it made durable is in no
+    /// file the next open reads.
+    fn check_owned(&self, unlinked: impl FnOnce() -> Result<bool>, segment: u64) -> Result<()> {
+        let lost = match unlinked() {
+            Ok(false) => None,
+            Ok(true) => Some(format!(
+                "commit-log segment {} was deleted or replaced while this process was writing \
+                 it: what it holds is in no file the next open replays, so this process \
+                 refuses every further write; restart it on the data directory (its open \
+                 reports what is missing)",
+                segment_path(&self.dir, segment).display()
+            )),
+            Err(e) => Some(format!(
+                "commit-log segment {} cannot be examined ({e}); this process refuses every \
+                 further write",
+                segment_path(&self.dir, segment).display()
+            )),
+        };
+        let lost = lost.or_else(|| match self.owner.get().map(|o| o.check()) {
+            Some(Err(e)) => Some(match e {
+                Error::Poisoned(why) => why,
+                other => other.to_string(),
+            }),
+            _ => None,
+        });
+        match lost {
+            None => Ok(()),
+            Some(why) => {
+                self.poison_because(why);
+                Err(self.poisoned_error())
+            }
+        }
     }
 
     /// Records that everything up to `target` (`count` mutations) is durable.
@@ -1370,6 +1491,9 @@ impl Shared {
             return Ok(());
         }
         self.check_writable(&log)?;
+        // Invariant 10 before creating anything: a directory this process no
+        // longer owns gets no new segment (its path may name another's now).
+        self.check_owned(|| io.file.unlinked(), from)?;
         if to > from + 1 {
             // Nothing changed yet if this fails: no poison needed.
             self.retire(&[(from + 1, to - 1)])?;
@@ -1392,6 +1516,7 @@ impl Shared {
             .file
             .sync()
             .inspect_err(|e| self.poison("fsync", e))?;
+        self.check_owned(|| io_ref.file.unlinked(), from)?;
         io_ref.file = file;
         log.active = to;
         log.offset = HEADER_BYTES;
@@ -1607,7 +1732,13 @@ struct Survey {
 /// Reads the tail segments and `RETIRED`; writes nothing. `ids` (sorted) loses
 /// a blank newest segment. A bad newest header (not blank) or a damaged
 /// `RETIRED` is `Error::Corruption` unless `ignore`.
-fn survey(fs: &Fs, dir: &Path, ids: &mut Vec<(u64, u32)>, ignore: bool) -> Result<Survey> {
+fn survey(
+    fs: &Fs,
+    dir: &Path,
+    ids: &mut Vec<(u64, u32)>,
+    ignore: bool,
+    expect: &LogExpectation,
+) -> Result<Survey> {
     let mut notes: Vec<String> = Vec::new();
     let recorded = match retired::load(fs, dir) {
         Ok(r) => r,
@@ -1640,28 +1771,96 @@ fn survey(fs: &Fs, dir: &Path, ids: &mut Vec<(u64, u32)>, ignore: bool) -> Resul
     let (tail, newest_sealed) = find_tail(fs, dir, ids)?;
     let found: Vec<u64> = ids.iter().map(|(id, _)| *id).collect();
     let newest = found.last().copied().unwrap_or(0);
-    let mut missing: Vec<(u64, u64)> = Vec::new();
-    let mut missing_reason = String::new();
-    if let Some(r) = &recorded {
-        // Invariant 8: every id up to the newest (and past every retired
-        // one: the active segment is never retired) is on disk or retired.
-        let upto = newest.max(r.max().map_or(0, |m| m + 1));
-        missing = r.missing(&found, upto);
-        if !missing.is_empty() {
-            missing_reason = format!(
-                "neither on disk nor recorded in {} as deleted after their tables flushed",
-                retired::RETIRED_FILE
-            );
-        }
-        if newest_sealed && upto == newest {
-            // Invariant 3: a segment is sealed only once its successor exists.
-            missing.push((newest + 1, newest + 1));
-            if !missing_reason.is_empty() {
-                missing_reason.push_str("; ");
+    let mut missing = retired::Retired::default();
+    let mut reasons: Vec<String> = Vec::new();
+    // Invariant 11: a table flushed up to a position in segment `flushed_to`,
+    // and the newest segment is never deleted, so one at or after it exists.
+    let flushed_to = expect.newest().map_or(0, |(p, _)| p.segment);
+    let modern = ids
+        .iter()
+        .any(|&(_, v)| v >= retired::FIRST_SEGMENT_FORMAT_WITH_RETIRED);
+    // Invariant 3: a segment is sealed only once its successor exists.
+    let sealed_note = || {
+        format!(
+            "{} ends with its seal, so a newer segment was started, but none is on disk",
+            segment_file_name_for(ids.last().map_or(0, |x| x.1), newest)
+        )
+    };
+    match &recorded {
+        Some(r) => {
+            // Invariant 8: every id up to the newest (and past every retired
+            // one: the active segment is never retired) is on disk or retired.
+            let upto = newest.max(r.max().map_or(0, |m| m + 1)).max(flushed_to);
+            for (lo, hi) in r.missing(&found, upto) {
+                missing.insert_range(lo, hi);
             }
-            missing_reason.push_str(&format!(
-                "{} ends with its seal, so a newer segment was started, but none is on disk",
-                segment_file_name_for(ids.last().map_or(0, |x| x.1), newest)
+            if !missing.ranges().is_empty() {
+                reasons.push(format!(
+                    "neither on disk nor recorded in {} as deleted after their tables flushed",
+                    retired::RETIRED_FILE
+                ));
+            }
+            if newest_sealed && upto == newest {
+                missing.insert(newest + 1);
+                reasons.push(sealed_note());
+            }
+        }
+        None if modern => {
+            // `RETIRED` was deleted: a gap cannot be told from segments deleted
+            // once their tables flushed, except by the tables' positions. Ids
+            // every table has flushed past hold nothing any table needs.
+            let upto = newest.max(flushed_to);
+            let mut gaps = retired::Retired::default();
+            for (lo, hi) in gaps.missing(&found, upto) {
+                gaps.insert_range(lo, hi);
+            }
+            if newest_sealed && upto == newest {
+                gaps.insert(newest + 1);
+            }
+            if let Some((first, table)) = expect.first_needed() {
+                for &(lo, hi) in gaps.ranges() {
+                    missing.insert_range(lo.max(first), hi);
+                }
+                if !missing.ranges().is_empty() {
+                    reasons.push(format!(
+                        "{} is missing, so they cannot be told from segments deleted once \
+                         their tables had flushed, and table {table} had not flushed past \
+                         them{}",
+                        retired::RETIRED_FILE,
+                        if newest_sealed && upto == newest {
+                            format!("; {}", sealed_note())
+                        } else {
+                            String::new()
+                        }
+                    ));
+                }
+            }
+            if missing.ranges().is_empty() {
+                notes.push(format!(
+                    "{} was missing; rebuilt from the segments on disk, every table having \
+                     flushed past the ids that are not",
+                    dir.join(retired::RETIRED_FILE).display()
+                ));
+            }
+        }
+        // A log from before `RETIRED` (or none at all): only the tables'
+        // positions can show a loss.
+        None => {
+            if flushed_to > newest {
+                missing.insert_range(newest + 1, flushed_to);
+            }
+        }
+    }
+    if let Some((p, table)) = expect.newest() {
+        if p.segment > newest && missing.contains(p.segment) {
+            reasons.push(format!(
+                "table {table} has flushed up to byte {} of {} (its MANIFEST says so) and the \
+                 log never deletes its newest segment, yet none from there on is on disk: the \
+                 newest segments, or the whole commit-log directory, were deleted or replaced \
+                 by an older copy (if the database was shut down cleanly and nothing wrote \
+                 since, nothing was lost)",
+                p.offset,
+                segment_file_name(p.segment)
             ));
         }
     }
@@ -1670,22 +1869,31 @@ fn survey(fs: &Fs, dir: &Path, ids: &mut Vec<(u64, u32)>, ignore: bool) -> Resul
         notes,
         blank_newest,
         tail,
-        missing,
-        missing_reason,
+        missing: missing.ranges().to_vec(),
+        missing_reason: reasons.join("; "),
     })
 }
 
 /// Read-only check of the segment sequence (invariant 8) for opens that do not
 /// open the log (`read_only`, `verify`): `Some(message)` naming missing segments
 /// or what could not be read. Writes nothing.
-pub fn check_segment_sequence(fs: &Fs, dir: &Path) -> Result<Option<String>> {
-    let mut ids: Vec<(u64, u32)> = fs
-        .list_dir(dir)?
+pub fn check_segment_sequence(
+    fs: &Fs,
+    dir: &Path,
+    expect: &LogExpectation,
+) -> Result<Option<String>> {
+    // A deleted commit-log directory is a log with no segment.
+    let names = if dir.is_dir() {
+        fs.list_dir(dir)?
+    } else {
+        Vec::new()
+    };
+    let mut ids: Vec<(u64, u32)> = names
         .iter()
         .filter_map(|name| parse_segment_file_name(name).map(|(v, id)| (id, v)))
         .collect();
     ids.sort_unstable();
-    let s = match survey(fs, dir, &mut ids, false) {
+    let s = match survey(fs, dir, &mut ids, false, expect) {
         Ok(s) => s,
         Err(e) => return Ok(Some(e.to_string())),
     };
@@ -1802,6 +2010,76 @@ fn describe_ids(ranges: &[(u64, u64)]) -> String {
         parts.push(format!("and {} more ranges", ranges.len() - SHOWN));
     }
     parts.join(", ")
+}
+
+/// The records of a log that are not yet in their tables' sstables, as a
+/// read-only open and `strata commitlog stats` report them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnflushedRecords {
+    /// Segments holding at least one such record.
+    pub segments: u64,
+    pub records: u64,
+    /// Their framed bytes.
+    pub bytes: u64,
+    /// Records per table id.
+    pub per_table: BTreeMap<u64, u64>,
+}
+
+/// Counts the records of the segments in `dir` that their table has not
+/// flushed past. `flushed(table_id)` is `None` for a table the schema does not
+/// know (a dropped table: its records are not writes anyone can lose) and
+/// `Some(position)` for a known one (`Some(None)`: it recorded no position).
+/// Writes nothing; a segment that vanishes or does not read (a running owner
+/// may delete one meanwhile; damage is reported by the sequence check and by
+/// replay) is passed over.
+pub fn unflushed_records(
+    fs: &Fs,
+    dir: &Path,
+    flushed: &dyn Fn(u64) -> Option<Option<ReplayPosition>>,
+) -> Result<UnflushedRecords> {
+    let mut out = UnflushedRecords::default();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    for (id, path) in list_segments(fs, dir)? {
+        let Ok(bytes) = fs.read_all(&path, MAX_SEGMENT_FILE_BYTES, TAG) else {
+            continue;
+        };
+        let Ok(header) = decode_header(&bytes) else {
+            continue;
+        };
+        let mut counted = false;
+        for item in Scanner::new(&bytes, &header) {
+            let ScanItem::Record {
+                start,
+                end,
+                payload,
+                compressed,
+            } = item
+            else {
+                continue;
+            };
+            let Ok(table) = format::record_table_id(payload, compressed) else {
+                continue;
+            };
+            let pos = ReplayPosition {
+                segment: id,
+                offset: end,
+            };
+            match flushed(table) {
+                Some(Some(done)) if pos <= done => {}
+                None => {}
+                Some(_) => {
+                    out.records += 1;
+                    out.bytes += end - start;
+                    *out.per_table.entry(table).or_insert(0) += 1;
+                    counted = true;
+                }
+            }
+        }
+        out.segments += u64::from(counted);
+    }
+    Ok(out)
 }
 
 /// Segment files in `dir` as `(id, path)`, oldest first (for `strata commitlog`).

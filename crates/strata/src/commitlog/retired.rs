@@ -40,6 +40,11 @@ pub const RETIRED_FILE: &str = "RETIRED";
 /// The largest `RETIRED` file read: a few lines of figures; anything near
 /// this is not one.
 const MAX_RETIRED_BYTES: u64 = 1 << 20;
+/// Every log holding a segment of this format or later was written by a build
+/// that writes `RETIRED` before its first segment (the record came with the
+/// builds of 2026-11-25, segment format 3 two days later), so such a log
+/// without it lost it; an older log may never have had one.
+pub const FIRST_SEGMENT_FORMAT_WITH_RETIRED: u32 = 3;
 const FIRST_LINE: &str = "strata commitlog retired 1";
 
 /// A set of segment ids as sorted, disjoint, non-adjacent inclusive ranges.

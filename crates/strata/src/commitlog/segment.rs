@@ -113,6 +113,11 @@ impl SegmentFile {
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
     }
+
+    /// Whether the segment was deleted (or replaced) under the log.
+    pub fn unlinked(&self) -> Result<bool> {
+        self.syncer.unlinked()
+    }
 }
 
 #[cfg(test)]

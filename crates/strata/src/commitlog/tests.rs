@@ -983,6 +983,13 @@ fn write_old_format_segments(
         }
         std::fs::write(dir.join(segment_file_name_for(version, id)), seg).unwrap();
     }
+    if version >= retired::FIRST_SEGMENT_FORMAT_WITH_RETIRED {
+        // The builds that wrote these formats recorded the ids before 4 as
+        // retired, as this one does (a log without the record lost it).
+        let mut r = retired::Retired::default();
+        r.insert_range(1, 3);
+        retired::store(&Fs::new(), dir, &r).unwrap();
+    }
     expected
 }
 
@@ -1044,7 +1051,9 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     let newest = segment_files(dir.path()).last().unwrap().0;
     std::fs::remove_file(segment_path(dir.path(), newest)).unwrap();
     // The read-only check (for opens that do not open the log) says the same.
-    let note = check_segment_sequence(&fs, dir.path()).unwrap().unwrap();
+    let note = check_segment_sequence(&fs, dir.path(), &LogExpectation::default())
+        .unwrap()
+        .unwrap();
     assert!(note.contains(&segment_file_name(newest)), "{note}");
     let before = fs.list_dir(dir.path()).unwrap();
     match CommitLog::open(&fs, dir.path(), quiet(8 * 1024)) {
@@ -1072,7 +1081,10 @@ fn crash_between_successor_and_seal_opens_cleanly_but_sealed_newest_is_missing()
     let (_, stats) = replay_all(&log, &|_| None).unwrap();
     assert!(stats.missing_segments.is_empty());
     drop(log);
-    assert_eq!(check_segment_sequence(&fs, dir.path()).unwrap(), None);
+    assert_eq!(
+        check_segment_sequence(&fs, dir.path(), &LogExpectation::default()).unwrap(),
+        None
+    );
 }
 
 /// A log written with compression on, then off, then on again replays every
@@ -1250,4 +1262,174 @@ fn records_racing_a_roll_replay_with_their_own_timestamps() {
         got == expected,
         "a replayed mutation differs from what was written"
     );
+}
+
+fn expecting(pos: Option<ReplayPosition>) -> LogExpectation {
+    LogExpectation {
+        tables: vec![("ks.t".to_string(), pos)],
+    }
+}
+
+/// Invariant 11, the manifests' rule: a table flushed up to a position in
+/// segment 7 means the log reached 7; an empty (deleted) log is missing
+/// segments, refused unless ignored, and then restarts after them.
+#[test]
+fn a_log_behind_a_flushed_position_is_missing_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let flushed = Some(ReplayPosition {
+        segment: 7,
+        offset: 100,
+    });
+    let log_dir = dir.path().join("commitlog");
+    let err =
+        CommitLog::open_expecting(&fs, &log_dir, quiet(1 << 20), &expecting(flushed)).unwrap_err();
+    assert!(
+        err.to_string().contains("whole commit-log directory"),
+        "{err}"
+    );
+    assert!(!log_dir.exists(), "a refused open creates nothing");
+    let note = check_segment_sequence(&fs, &log_dir, &expecting(flushed))
+        .unwrap()
+        .unwrap();
+    assert!(note.contains("CommitLog-6-7.log"), "{note}");
+    // Nothing is known to be missing for a table that recorded no position,
+    // nor for a log that reaches the position.
+    assert!(check_segment_sequence(&fs, &log_dir, &expecting(None))
+        .unwrap()
+        .is_none());
+    let mut o = quiet(1 << 20);
+    o.ignore_replay_errors = true;
+    let log = CommitLog::open_expecting(&fs, &log_dir, o, &expecting(flushed)).unwrap();
+    assert_eq!(log.current_position().segment, 8);
+    let (_, stats) = replay_all(&log, &|_| None).unwrap();
+    assert_eq!(stats.missing_segments.len(), 7, "{stats:?}");
+    log.close().unwrap();
+    drop(log);
+    let log =
+        CommitLog::open_expecting(&fs, &log_dir, quiet(1 << 20), &expecting(flushed)).unwrap();
+    log.close().unwrap();
+}
+
+/// Invariant 11, a deleted `RETIRED`: an id not on disk that the table had not
+/// flushed past is missing; ids it had are rebuilt into the record, reported.
+#[test]
+fn a_deleted_retired_record_is_judged_by_the_flushed_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let log = CommitLog::open(&fs, dir.path(), quiet(4096)).unwrap();
+    let mut positions = Vec::new();
+    for i in 0..120u32 {
+        positions.push(
+            log.append(1, &update_with_value(&i.to_be_bytes(), 300))
+                .unwrap()
+                .0,
+        );
+    }
+    // The table flushed up to the first record of segment 3: older segments
+    // go, and segment 3 is still needed (its later records).
+    let flushed = *positions.iter().find(|p| p.segment == 3).unwrap();
+    log.mark_flushed(1, flushed).unwrap();
+    log.close().unwrap();
+    drop(log);
+    let segs = segment_files(dir.path());
+    assert!(segs[0].0 > 1 && segs.len() >= 4, "{segs:?}");
+    std::fs::remove_file(dir.path().join(retired::RETIRED_FILE)).unwrap();
+    // RETIRED alone: every id not on disk is below the flushed position.
+    let log =
+        CommitLog::open_expecting(&fs, dir.path(), quiet(4096), &expecting(Some(flushed))).unwrap();
+    let (_, stats) = replay_all(&log, &|_| Some(flushed)).unwrap();
+    assert!(
+        stats
+            .corruptions
+            .iter()
+            .any(|c| c.contains("RETIRED was missing; rebuilt")),
+        "{stats:?}"
+    );
+    log.close().unwrap();
+    drop(log);
+    // With a segment the table still needs: refused, naming the record.
+    std::fs::remove_file(dir.path().join(retired::RETIRED_FILE)).unwrap();
+    let segs = segment_files(dir.path());
+    let victim = segs[segs.len() / 2].clone();
+    assert!(victim.0 > flushed.segment);
+    std::fs::remove_file(&victim.1).unwrap();
+    let err = CommitLog::open_expecting(&fs, dir.path(), quiet(4096), &expecting(Some(flushed)))
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("RETIRED is missing"), "{msg}");
+    assert!(msg.contains(&segment_file_name(victim.0)), "{msg}");
+    // A bare log (no table known) cannot tell, and takes it as complete.
+    let log = CommitLog::open(&fs, dir.path(), quiet(4096)).unwrap();
+    log.close().unwrap();
+}
+
+/// Invariant 10: a sync acknowledges nothing once the segment it wrote has no
+/// name, or the owner check fails.
+#[test]
+fn a_deleted_active_segment_or_a_lost_owner_poisons_before_acknowledging() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let log = CommitLog::open(&fs, dir.path(), opts(SyncMode::Batch, 1 << 20)).unwrap();
+    let (_, t) = log.append(1, &update_with_value(b"a", 10)).unwrap();
+    log.wait(t).unwrap();
+    let active = segment_files(dir.path()).pop().unwrap().1;
+    std::fs::remove_file(&active).unwrap();
+    let (_, t) = log.append(1, &update_with_value(b"b", 10)).unwrap();
+    let err = log.wait(t).unwrap_err();
+    assert!(matches!(err, Error::Poisoned(_)), "{err}");
+    assert!(err.to_string().contains("was deleted or replaced"), "{err}");
+    assert!(log.append(1, &update_with_value(b"c", 10)).is_err());
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = CommitLog::open(&fs, dir.path(), opts(SyncMode::Batch, 1 << 20)).unwrap();
+    let lost = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = lost.clone();
+    log.set_owner_check(crate::fs::OwnerCheck::new(move || {
+        if seen.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(Error::Poisoned("the data directory was deleted".into()))
+        } else {
+            Ok(())
+        }
+    }));
+    let (_, t) = log.append(1, &update_with_value(b"a", 10)).unwrap();
+    log.wait(t).unwrap();
+    lost.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (_, t) = log.append(1, &update_with_value(b"b", 10)).unwrap();
+    let err = log.wait(t).unwrap_err();
+    assert!(
+        err.to_string().contains("the data directory was deleted"),
+        "{err}"
+    );
+}
+
+/// What a read-only open reports: records after their table's flushed
+/// position, none of a table flushed past everything, none of unknown tables.
+#[test]
+fn unflushed_records_count_against_the_flushed_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Fs::new();
+    let log = CommitLog::open(&fs, dir.path(), quiet(4096)).unwrap();
+    let mut last = ReplayPosition::default();
+    for i in 0..30u32 {
+        last = log
+            .append(1, &update_with_value(&i.to_be_bytes(), 100))
+            .unwrap()
+            .0;
+        log.append(2, &update_with_value(&i.to_be_bytes(), 100))
+            .unwrap();
+    }
+    log.sync_now().unwrap();
+    let all = unflushed_records(&fs, dir.path(), &|_| Some(None)).unwrap();
+    assert_eq!(all.records, 60);
+    let t1_done = unflushed_records(&fs, dir.path(), &|t| match t {
+        1 => Some(Some(last)),
+        _ => Some(None),
+    })
+    .unwrap();
+    assert_eq!(t1_done.records, 30);
+    assert_eq!(t1_done.per_table.get(&2), Some(&30));
+    let unknown = unflushed_records(&fs, dir.path(), &|_| None).unwrap();
+    assert_eq!(unknown, UnflushedRecords::default());
+    log.close().unwrap();
 }

@@ -35,7 +35,15 @@ use std::sync::Arc;
 /// bytes, about half a byte per key-value pair. Readers hash the key where
 /// they need the token, except a point read's search, which takes it from the
 /// searchable block's table, built once per cached block.
-pub const FORMAT_VERSION: u32 = 9;
+///
+/// Version 10 puts the table's UUID in the identity header (16 bytes after the
+/// table id; `crate::schema::TableUuid`), so that an sstable copied in from
+/// another data directory, whose small sequential table id and generation may
+/// well match, is told from this table's own. Nothing else changed; version-9
+/// and older files are read as before and checked by the table id alone.
+pub const FORMAT_VERSION: u32 = 10;
+/// The first version whose identity header carries the table's UUID.
+pub const FIRST_VERSION_WITH_TABLE_UUID: u32 = 10;
 /// The first version whose partition index entries carry no token.
 pub const FIRST_VERSION_WITHOUT_INDEX_TOKENS: u32 = 9;
 /// The first version whose encoding base has a row-timestamp width

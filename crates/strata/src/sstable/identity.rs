@@ -16,12 +16,12 @@
 //!    reader turns into `Error::Corruption` at offset 0.
 
 use super::compression::Codec;
-use super::format::FIRST_VERSION_WITH_ROW_TS_WIDTH;
+use super::format::{FIRST_VERSION_WITH_ROW_TS_WIDTH, FIRST_VERSION_WITH_TABLE_UUID};
 use crate::encoding::{
     put_bytes, put_u32_le, put_u64_le, put_varint, put_zigzag, DecodeError, DecodeResult,
     EncodingBase, Reader,
 };
-use crate::schema::{ColumnKind, TableSchema};
+use crate::schema::{ColumnKind, TableSchema, TableUuid};
 use serde::Serialize;
 
 /// First bytes of a version-2 sstable.
@@ -94,6 +94,11 @@ pub struct IdentityColumn {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SSTableIdentity {
     pub table_id: u64,
+    /// The table's UUID (format 10 on; `None` in older files, and in files of
+    /// a table that had none yet, written as 16 zero bytes: a random UUID is
+    /// never all zeros, its version bits are set).
+    #[serde(serialize_with = "uuid_text")]
+    pub table_uuid: Option<TableUuid>,
     /// The sstable id the file was written as (`strata-{generation}-Data.db`).
     pub generation: u64,
     pub keyspace: String,
@@ -133,6 +138,7 @@ impl SSTableIdentity {
             .collect();
         SSTableIdentity {
             table_id: schema.id,
+            table_uuid: schema.table_uuid(),
             generation,
             keyspace: schema.keyspace.clone(),
             table: schema.name.clone(),
@@ -164,6 +170,9 @@ impl SSTableIdentity {
         let mut payload = Vec::new();
         put_u32_le(&mut payload, format_version);
         put_u64_le(&mut payload, self.table_id);
+        if format_version >= FIRST_VERSION_WITH_TABLE_UUID {
+            payload.extend_from_slice(&self.table_uuid.map_or([0u8; 16], |u| u.0));
+        }
         put_u64_le(&mut payload, self.generation);
         put_bytes(&mut payload, self.keyspace.as_bytes());
         put_bytes(&mut payload, self.table.as_bytes());
@@ -229,6 +238,15 @@ impl SSTableIdentity {
         let mut r = Reader::new(payload);
         let version = r.u32_le()?;
         let table_id = r.u64_le()?;
+        let table_uuid = if version >= FIRST_VERSION_WITH_TABLE_UUID {
+            let raw: [u8; 16] = r
+                .take(16)?
+                .try_into()
+                .map_err(|_| DecodeError("table UUID"))?;
+            (raw != [0u8; 16]).then_some(TableUuid(raw))
+        } else {
+            None
+        };
         let generation = r.u64_le()?;
         let text = |r: &mut Reader<'_>| -> DecodeResult<String> {
             String::from_utf8(r.bytes()?.to_vec()).map_err(|_| DecodeError("name is not UTF-8"))
@@ -271,6 +289,7 @@ impl SSTableIdentity {
         Ok((
             SSTableIdentity {
                 table_id,
+                table_uuid,
                 generation,
                 keyspace,
                 table,
@@ -284,6 +303,19 @@ impl SSTableIdentity {
             },
             version,
         ))
+    }
+
+    /// Regular and static columns of the file that `schema` never had: their
+    /// ids are at or above the schema's next column id, where a column dropped
+    /// since has a smaller one (schema invariant 2). A schema older than the
+    /// file, or copied from another data directory, would hide their cells
+    /// from every read without a word, so the table refuses to open with it.
+    pub fn columns_unknown_to(&self, schema: &TableSchema) -> Vec<&IdentityColumn> {
+        let next = schema.next_column_id();
+        self.columns
+            .iter()
+            .filter(|c| c.id.is_some_and(|id| id >= next))
+            .collect()
     }
 
     /// Why the data of a file with this identity cannot be read as `schema`'s
@@ -348,6 +380,17 @@ impl SSTableIdentity {
     }
 }
 
+/// The UUID in its text form for `sstable metadata --json` (`null` when none).
+fn uuid_text<S: serde::Serializer>(
+    uuid: &Option<TableUuid>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match uuid {
+        Some(u) => s.collect_str(u),
+        None => s.serialize_none(),
+    }
+}
+
 fn differs(f: &IdentityColumn, s: &IdentityColumn) -> Option<String> {
     if f.name != s.name {
         return Some(format!(
@@ -385,6 +428,49 @@ mod tests {
             .id(7)
             .build()
             .unwrap()
+    }
+
+    #[test]
+    fn version_10_carries_the_table_uuid_and_older_versions_none() {
+        let mut id = SSTableIdentity::for_schema(&schema(CqlType::Int), 3);
+        id.table_uuid = Some(TableUuid([0xa5; 16]));
+        let b = id.encode(10);
+        assert_eq!(SSTableIdentity::decode(&b).unwrap(), (id.clone(), 10));
+        // 16 bytes after the table id (docs/FORMAT.md, "Identity header").
+        assert_eq!(&b[24..40], &[0xa5; 16]);
+        let mut v9 = id.clone();
+        v9.table_uuid = None;
+        assert_eq!(b.len(), v9.encode(9).len() + 16);
+        assert_eq!(
+            SSTableIdentity::decode(&v9.encode(9)).unwrap(),
+            (v9.clone(), 9)
+        );
+        // No UUID in a version-10 header: 16 zero bytes, read as none.
+        assert_eq!(SSTableIdentity::decode(&v9.encode(10)).unwrap(), (v9, 10));
+    }
+
+    #[test]
+    fn columns_the_schema_never_had_are_named() {
+        let id = SSTableIdentity::for_schema(
+            &schema(CqlType::Int)
+                .with_column_added("w", CqlType::Blob, false)
+                .unwrap(),
+            1,
+        );
+        let older = schema(CqlType::Int);
+        let unknown: Vec<&str> = id
+            .columns_unknown_to(&older)
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(unknown, ["w"]);
+        // A column dropped since is not unknown: its id is below the next one.
+        let dropped = older
+            .with_column_added("w", CqlType::Blob, false)
+            .unwrap()
+            .with_column_dropped("w")
+            .unwrap();
+        assert!(id.columns_unknown_to(&dropped).is_empty());
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct SSTableReader {
     format_version: u32,
     /// Version 2 and later; `None` for version-1 files.
     identity: Option<SSTableIdentity>,
+    /// CRC32C of every byte from the chunk table to the end of the file.
+    tail_crc32c: u32,
     /// The dictionary its codec names, loaded at open from the sstable's own
     /// directory (`crate::dictionary`, invariant 4: no dictionary, no open).
     dictionary: Option<Arc<crate::dictionary::CompressionDictionary>>,
@@ -237,6 +239,9 @@ impl SSTableReader {
             OPEN_TAG,
             table_io.as_deref(),
         )?;
+        // The file's digest as the manifest records it (docs/FORMAT.md,
+        // "Manifest"): the tail and the footer, bytes this open reads anyway.
+        let tail_crc32c = crc32c::crc32c_append(crc32c::crc32c(&tail), &fb);
         let block = |from: u64, to: u64| -> Result<&[u8]> {
             let s =
                 &tail[(from - f.chunk_table_offset) as usize..(to - f.chunk_table_offset) as usize];
@@ -386,6 +391,7 @@ impl SSTableReader {
             obsolete: AtomicBool::new(false),
             format_version: f.format_version,
             identity,
+            tail_crc32c,
             dictionary,
             cache_serial: crate::chunk_cache::next_reader_serial(),
             pinned,
@@ -405,6 +411,14 @@ impl SSTableReader {
     /// Who the file was written for (format version 2 and later).
     pub fn identity(&self) -> Option<&SSTableIdentity> {
         self.identity.as_ref()
+    }
+
+    /// CRC32C of the file's tail, from the chunk table to its last byte (the
+    /// chunk table, summary, filter, statistics and footer): the digest the
+    /// manifest records so that open can refuse a substitute (docs/FORMAT.md,
+    /// "Manifest"). Computed at open from bytes the open reads anyway.
+    pub fn tail_crc32c(&self) -> u32 {
+        self.tail_crc32c
     }
 
     /// `(file offset, stored length)` of every index block, in key order: what a

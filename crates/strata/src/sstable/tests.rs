@@ -377,6 +377,7 @@ fn flipped_bits_in_every_tail_block_fail_open_and_index_blocks_fail_reads() {
 fn identity(id: u64) -> SSTableIdentity {
     SSTableIdentity {
         table_id: 5,
+        table_uuid: Some(crate::schema::TableUuid([0x5a; 16])),
         generation: id,
         keyspace: "ks".into(),
         table: "t".into(),

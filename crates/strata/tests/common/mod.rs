@@ -8,6 +8,7 @@ pub mod child;
 pub mod large_values;
 pub mod old_format;
 pub mod upgrade;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -85,4 +86,31 @@ pub fn populated(dir: &Path, n: i32, flushes: i32) {
         t.flush().expect("flush");
     }
     db.close().expect("close");
+}
+
+/// Every file under `dir` but `LOCK` (which every read-write open, refused or
+/// not, writes its description into) with its size and CRC32C: equal before
+/// and after means nothing was written, created or deleted.
+pub fn tree_listing(dir: &Path) -> std::collections::BTreeMap<String, (u64, u32)> {
+    fn walk(d: &Path, out: &mut std::collections::BTreeMap<String, (u64, u32)>) {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.insert(format!("{}/", p.display()), (0, 0));
+                walk(&p, out);
+            } else if p.file_name().is_some_and(|n| n != "LOCK") {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                out.insert(
+                    p.display().to_string(),
+                    (bytes.len() as u64, crc32c::crc32c(&bytes)),
+                );
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, &mut out);
+    out
 }
