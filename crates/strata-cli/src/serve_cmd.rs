@@ -224,7 +224,7 @@ fn tls_options(v: &Yaml, base: &Path) -> Result<Option<TlsConfig>> {
                 }
             }
             "keystore_password" | "truststore_password" => {
-                if !matches!(v, Yaml::Null) && as_str(&key, v)? != "" {
+                if !matches!(v, Yaml::Null) && !as_str(&key, v)?.is_empty() {
                     return Err(bad(
                         &key,
                         "encrypted keys are not supported: give an unencrypted PEM key",

@@ -1304,6 +1304,10 @@ fn timeuuid() -> [u8; 16] {
     u
 }
 
+/// A REGISTERed connection's events: the broadcast it reads, the event types
+/// it asked for, and its protocol version (the frames they go out in).
+type Subscription = (broadcast::Receiver<Arc<Event>>, Vec<EventType>, u8);
+
 /// The writer task: encodes what the queue holds, compresses (v4) or frames
 /// (v5), writes, then releases the requests' holds (invariant 1).
 async fn writer(
@@ -1370,7 +1374,7 @@ async fn writer(
 struct WriterState {
     compression: Option<Compression>,
     segments: Option<SegmentWriter>,
-    events: Option<(broadcast::Receiver<Arc<Event>>, Vec<EventType>, u8)>,
+    events: Option<Subscription>,
     shared: Arc<Shared>,
 }
 
@@ -1436,10 +1440,7 @@ impl WriterState {
 
 /// The next event this connection registered for; pending forever when it
 /// registered for none.
-async fn next_event(
-    events: &mut Option<(broadcast::Receiver<Arc<Event>>, Vec<EventType>, u8)>,
-    shared: &Shared,
-) -> Option<(u8, Vec<u8>)> {
+async fn next_event(events: &mut Option<Subscription>, shared: &Shared) -> Option<(u8, Vec<u8>)> {
     let Some((rx, types, version)) = events.as_mut() else {
         return std::future::pending().await;
     };

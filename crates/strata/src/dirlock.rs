@@ -328,7 +328,9 @@ pub fn current_holder(dir: &Path) -> Option<String> {
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(dir.join(LOCK_FILE))
-            .is_ok_and(|f| f.metadata().is_ok_and(|m| m.is_file()) && probe(&f, &dir.join(LOCK_FILE)));
+            .is_ok_and(|f| {
+                f.metadata().is_ok_and(|m| m.is_file()) && probe(&f, &dir.join(LOCK_FILE))
+            });
     held.then(|| read_description(&dir.join(LOCK_FILE)))
 }
 

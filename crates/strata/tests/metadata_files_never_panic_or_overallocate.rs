@@ -148,7 +148,11 @@ proptest! {
         std::fs::write(&seg, &bytes).expect("write");
         let fs = Fs::new();
         let _ = commitlog::dump_segment(&fs, &seg);
-        let _ = commitlog::check_segment_sequence(&fs, dir.path());
+        let _ = commitlog::check_segment_sequence(
+            &fs,
+            dir.path(),
+            &commitlog::LogExpectation { tables: Vec::new() },
+        );
     }
 
     /// A schema.json edited anywhere (a field's number made huge, a name
@@ -167,6 +171,12 @@ proptest! {
             .or_insert_with(|| strata::schema::Keyspace {
                 name: "ks".into(),
                 tables: Default::default(),
+                replication: [
+                    ("class".to_string(), "SimpleStrategy".to_string()),
+                    ("replication_factor".to_string(), "1".to_string()),
+                ]
+                .into(),
+                durable_writes: true,
             })
             .tables
             .insert("t".into(), t.schema);

@@ -141,8 +141,8 @@ impl<'a> Lexer<'a> {
             self.pos += rest.len() - trimmed.len();
             if trimmed.starts_with("--") || trimmed.starts_with("//") {
                 self.pos += trimmed.find(['\n', '\r']).unwrap_or(trimmed.len());
-            } else if trimmed.starts_with("/*") {
-                match trimmed[2..].find("*/") {
+            } else if let Some(body) = trimmed.strip_prefix("/*") {
+                match body.find("*/") {
                     Some(i) => self.pos += 2 + i + 2,
                     None => {
                         return Err(SyntaxError {

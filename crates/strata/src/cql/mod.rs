@@ -43,4 +43,3 @@ pub use parser::{parse_statement, split_statements};
 /// that `error`, at the bottom of the module graph, depends on nothing above it.
 pub use crate::error::cql as error;
 pub use crate::error::cql::{CqlError, CqlErrorKind};
-

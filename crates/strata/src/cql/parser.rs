@@ -717,7 +717,7 @@ impl<'a> Parser<'a> {
             Kind::Uuid => Literal::Uuid(s.to_string()),
             Kind::Hex => {
                 let hex = &s.as_bytes()[2..];
-                if hex.len() % 2 != 0 {
+                if !hex.len().is_multiple_of(2) {
                     return Err(
                         self.syntax(t.start, "a blob literal needs an even number of hex digits")
                     );
@@ -1012,11 +1012,7 @@ impl<'a> Parser<'a> {
     /// cannot cross a `(`).
     fn try_type_hint(&mut self, next_ok: fn(&Parser<'a>, usize) -> bool) -> R<Option<TypeExpr>> {
         let t = self.nth(1);
-        let starts_type = match t.kind {
-            Kind::Str => true,
-            Kind::Word | Kind::Quoted => true,
-            _ => false,
-        };
+        let starts_type = matches!(t.kind, Kind::Str | Kind::Word | Kind::Quoted);
         if !starts_type {
             return Ok(None);
         }

@@ -199,7 +199,9 @@ impl Roles {
                         ),
                     ));
                 }
-                let bytes = db.fs().read_all(&path, MAX_ROLES_FILE_BYTES, IoTag::new(IoCause::Metadata))?;
+                let bytes =
+                    db.fs()
+                        .read_all(&path, MAX_ROLES_FILE_BYTES, IoTag::new(IoCause::Metadata))?;
                 serde_json::from_slice::<State>(&bytes)
                     .map_err(|e| crate::Error::corruption(&path, 0, format!("roles file: {e}")))?
             }

@@ -923,9 +923,17 @@ pub(crate) fn apply_cas(
         if sources.is_empty() && show_static_only {
             sources.push(&empty);
         }
+        // Cassandra reads the static columns only for a condition on them (or
+        // on the partition alone); otherwise they show as null.
+        let reads_statics = checks.iter().any(|c| {
+            c.clustering.is_none()
+                || matches!(&c.check, CasCheck::Columns(conds)
+                    if conds.iter().any(|x| x.column.kind == ColumnKind::Static))
+        });
+        let static_shown = if reads_statics { static_row } else { None };
         for r in sources {
             let values = schema
-                .row_values_with_static(&key.key, static_row, r)
+                .row_values_with_static(&key.key, static_shown, r)
                 .map_err(QueryError::from)?;
             let mut out: Vec<Option<Vec<u8>>> = vec![Some(vec![0])];
             for &i in &order {

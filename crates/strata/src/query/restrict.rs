@@ -538,10 +538,23 @@ pub(crate) fn analyze(
             // A gap: preceding column unrestricted.
             if !allow_filtering {
                 let preceding = ck.get(next).map(|c| c.name.as_str()).unwrap_or("");
-                return Err(invalid(format!(
-                    "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{preceding}\" is not restricted",
-                    ck[i].name
-                )));
+                // A preceding column restricted by a slice is not a gap:
+                // Cassandra names the slice.
+                let sliced = ck_slices
+                    .get(next)
+                    .is_some_and(|(lo, hi)| lo.is_some() || hi.is_some())
+                    || multi_slice.as_ref().is_some_and(|m| m.0 <= next);
+                return Err(invalid(if sliced {
+                    format!(
+                        "Clustering column \"{}\" cannot be restricted (preceding column \"{preceding}\" is restricted by a non-EQ relation)",
+                        ck[i].name
+                    )
+                } else {
+                    format!(
+                        "PRIMARY KEY column \"{}\" cannot be restricted as preceding column \"{preceding}\" is not restricted",
+                        ck[i].name
+                    )
+                }));
             }
             filtered_from.get_or_insert(i);
             push_prefix_filter(&mut filters, &ck, i, part)?;
@@ -554,6 +567,23 @@ pub(crate) fn analyze(
     // without filtering.
     for (i, (lo, hi)) in ck_slices.into_iter().enumerate() {
         if lo.is_none() && hi.is_none() {
+            continue;
+        }
+        // A slice on the first column of a multi-column slice bounds the
+        // other side of the same range, as Cassandra merges them
+        // (`(c1, c2) > (1, 1) AND c1 < 2`).
+        if let Some(m) = multi_slice.as_mut().filter(|m| m.0 == i && i == next) {
+            for (single, multi, lower) in [(lo, &mut m.1, true), (hi, &mut m.2, false)] {
+                let Some(single) = single else { continue };
+                if multi.is_some() {
+                    return Err(invalid(format!(
+                        "More than one restriction was found for the {} bound on {}",
+                        if lower { "start" } else { "end" },
+                        ck[i].name
+                    )));
+                }
+                *multi = Some(single);
+            }
             continue;
         }
         if i == next

@@ -142,6 +142,85 @@ fn check_create_table(ks: &str, ct: &crate::cql::ast::CreateTable) -> QueryOutco
     Ok(())
 }
 
+/// The table options Cassandra 5.0 knows; those this database has too are
+/// taken by the option parser, the others refused there by name.
+const CASSANDRA_TABLE_OPTIONS: [&str; 19] = [
+    "additional_write_policy",
+    "allow_auto_snapshot",
+    "bloom_filter_fp_chance",
+    "caching",
+    "cdc",
+    "comment",
+    "compaction",
+    "compression",
+    "crc_check_chance",
+    "default_time_to_live",
+    "extensions",
+    "gc_grace_seconds",
+    "incremental_backups",
+    "max_index_interval",
+    "memtable",
+    "memtable_flush_period_in_ms",
+    "min_index_interval",
+    "read_repair",
+    "speculative_retry",
+];
+
+/// Options only this database has (docs/cql.md lists them).
+const STRATA_TABLE_OPTIONS: [&str; 4] = [
+    "memtable_flush_threshold_mb",
+    "memtable_flush_threshold_kb",
+    "max_value_size_in_mb",
+    "max_value_size_in_kb",
+];
+
+/// A table's `WITH` settings checked as Cassandra checks them before the
+/// option parser takes them: an unknown name is a syntax error, a negative
+/// duration and an unknown compaction class are configuration errors, each
+/// with Cassandra's message.
+fn check_table_settings(settings: &[Setting]) -> QueryOutcome<()> {
+    for s in settings {
+        let name = s.name.as_str();
+        if !CASSANDRA_TABLE_OPTIONS.contains(&name) && !STRATA_TABLE_OPTIONS.contains(&name) {
+            return Err(QueryError::new(
+                CqlErrorKind::SyntaxError,
+                format!("Unknown property '{name}'"),
+            ));
+        }
+        match (name, &s.value) {
+            ("default_time_to_live" | "gc_grace_seconds", Literal::Scalar(v)) => {
+                if let Ok(n) = v.parse::<i64>() {
+                    if n < 0 {
+                        return Err(config_error(format!(
+                            "{name} must be greater than or equal to 0 (got {n})"
+                        )));
+                    }
+                }
+            }
+            ("compaction", Literal::Map(m)) => {
+                if let Some(class) = m.get("class") {
+                    // A class Cassandra has (unified compaction) but this
+                    // database not yet keeps the option parser's message.
+                    if crate::options::CompactionClass::parse(class).is_err()
+                        && !class.ends_with("UnifiedCompactionStrategy")
+                    {
+                        let full = if class.contains('.') {
+                            class.clone()
+                        } else {
+                            format!("org.apache.cassandra.db.compaction.{class}")
+                        };
+                        return Err(config_error(format!(
+                            "Unable to find compaction strategy class '{full}'"
+                        )));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Cassandra's refusal of a static column in a table without clustering.
 const STATIC_WITHOUT_CLUSTERING: &str =
     "Static columns are only useful (and thus allowed) if the table has at least one clustering \
@@ -348,6 +427,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 ));
             }
             check_create_table(&ks, ct)?;
+            check_table_settings(&ct.settings)?;
             let table = ct.table.name.text.clone();
             if db.catalog().table(&ks, &table).is_ok() {
                 if ct.if_not_exists {
@@ -414,16 +494,14 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     db.alter_table_add_columns(&ks, &table, &add)?;
                 }
                 AlterTableAction::Drop {
-                    if_exists,
-                    columns,
-                    ..
+                    if_exists, columns, ..
                 } => {
                     let mut drop = Vec::new();
                     for c in columns {
                         match schema.columns.iter().find(|d| d.name == c.text) {
                             None if *if_exists => continue,
                             None => {
-                                                                return Err(QueryError::invalid(format!(
+                                return Err(QueryError::invalid(format!(
                                     "Column {} was not found in table '{ks}.{table}'",
                                     c.text
                                 )))
@@ -442,17 +520,38 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     }
                     db.alter_table_drop_columns(&ks, &table, &drop)?;
                 }
-                AlterTableAction::Rename { .. } => {
+                AlterTableAction::Rename { renames, .. } => {
+                    for (from, _) in renames {
+                        match schema.columns.iter().find(|d| d.name == from.text) {
+                            None => {
+                                return Err(QueryError::invalid(format!(
+                                    "Column {} was not found in table {ks}.{table}",
+                                    from.text
+                                )))
+                            }
+                            Some(d) if !d.is_primary_key() => {
+                                return Err(QueryError::invalid(format!(
+                                    "Cannot rename non PRIMARY KEY column {}",
+                                    from.text
+                                )))
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                    // Cassandra renames primary key columns in place; here the
+                    // sstables name their columns, so a rename would orphan them.
                     return Err(QueryError::invalid(
-                        "ALTER TABLE ... RENAME is not supported yet: create the table with the new column names",
-                    ))
+                        "Renaming PRIMARY KEY columns is not supported by this database: create \
+                         a table with the new names and copy the data",
+                    ));
                 }
-                                AlterTableAction::AlterType { .. } => {
+                AlterTableAction::AlterType { .. } => {
                     return Err(QueryError::invalid(
                         "Altering column types is no longer supported",
                     ))
                 }
                 AlterTableAction::With { settings } => {
+                    check_table_settings(settings)?;
                     db.alter_table_settings(&ks, &table, settings)?;
                 }
                 AlterTableAction::DropCompactStorage => {

@@ -1298,7 +1298,9 @@ impl Collector<'_> {
         if self.done() {
             return Ok(false);
         }
-        if self.remaining_in_partition == 0 {
+        // With GROUP BY, PER PARTITION LIMIT counts groups (below), not rows.
+        let grouped = self.plan.aggregate && self.plan.group_by.is_some();
+        if self.remaining_in_partition == 0 && !grouped {
             return Ok(false);
         }
         for f in &self.plan.bound_filters {
@@ -1308,7 +1310,9 @@ impl Collector<'_> {
                 return Ok(true);
             }
         }
-        self.remaining_in_partition -= 1;
+        if !grouped {
+            self.remaining_in_partition -= 1;
+        }
         if self.plan.aggregate {
             if let Some(group_cols) = &self.plan.group_by {
                 let gk: Vec<Vec<u8>> = group_cols
@@ -1317,9 +1321,10 @@ impl Collector<'_> {
                     .collect();
                 if self.group_key.as_ref() != Some(&gk) {
                     self.flush_group()?;
-                    if self.done() {
+                    if self.done() || self.remaining_in_partition == 0 {
                         return Ok(false);
                     }
+                    self.remaining_in_partition -= 1;
                     self.group_key = Some(gk);
                 }
             }
@@ -1337,7 +1342,8 @@ impl Collector<'_> {
             accumulate(&self.plan.columns, r, &mut self.accs)?;
             self.aggregated_rows += 1;
             self.last = Some((r.key.clone(), clustering.to_vec()));
-            return Ok(self.remaining_in_partition > 0);
+            // A group may go on past the partition's last allowed group start.
+            return Ok(grouped || self.remaining_in_partition > 0);
         }
         let mut out = Vec::with_capacity(self.plan.columns.len());
         for c in &self.plan.columns {
@@ -1871,16 +1877,21 @@ fn read_keys(
     if sort_by_clustering {
         // IN with ORDER BY: all rows of every partition, sorted by clustering
         // (Cassandra sorts in memory too; paging is refused above).
-        // Cassandra reads each partition in clustering order and sorts the
-        // rows on the ORDER BY columns only, stably: ties keep partition
-        // order, then clustering order.
+        // Cassandra reads each partition in the query's direction (reversed
+        // for a descending ORDER BY) and sorts the rows on the ORDER BY
+        // columns only, stably: ties keep partition order, then read order.
         let mut all: Vec<(Vec<u8>, DecoratedKey, Option<Row>, Row)> = Vec::new();
+        let in_read_order: Vec<&ClusteringRange> = if p.reversed {
+            ranges.iter().rev().collect()
+        } else {
+            ranges.iter().collect()
+        };
         for key in &decorated {
             let mut static_row = None;
-            for range in &ranges {
+            for range in in_read_order.iter().copied() {
                 let r = p
                     .table
-                    .read(key, range, false, usize::MAX)
+                    .read(key, range, p.reversed, usize::MAX)
                     .map_err(QueryError::from)?;
                 if static_row.is_none() {
                     static_row = r.static_row;

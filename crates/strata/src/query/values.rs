@@ -219,9 +219,12 @@ fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
         CqlType::Boolean => format!("Expected 1 or 0 byte value ({n})"),
         CqlType::Uuid => format!("UUID should be 16 or 0 bytes ({n})"),
         CqlType::TimeUuid if n != 16 => format!("UUID should be 16 or 0 bytes ({n})"),
-        CqlType::TimeUuid => // Cassandra names the top nibble of the first long, not the version
+        CqlType::TimeUuid =>
+        // Cassandra names the top nibble of the first long, not the version
         // field: the message says what Cassandra says.
-        format!("Invalid version for TimeUUID type: {:#x}", bytes[0] >> 4),
+        {
+            format!("Invalid version for TimeUUID type: {:#x}", bytes[0] >> 4)
+        }
         CqlType::Date => format!("Expected 4 byte long for date ({n})"),
         CqlType::Ascii => match bytes.iter().find(|b| **b >= 0x80) {
             Some(b) => format!("Invalid byte for ascii: {}", *b as i8),

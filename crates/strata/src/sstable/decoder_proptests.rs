@@ -26,6 +26,7 @@ const READ: IoTag = IoTag::new(IoCause::UserRead);
 fn identity() -> SSTableIdentity {
     SSTableIdentity {
         table_id: 3,
+        table_uuid: Some(crate::schema::TableUuid([0x5a; 16])),
         generation: 1,
         keyspace: "ks".into(),
         table: "t".into(),
@@ -64,6 +65,7 @@ fn sample(dir: &Path) -> PathBuf {
         compression: CompressionParams {
             codec: Codec::Lz4,
             chunk_length_bytes: 1024,
+            max_compressed_bytes: crate::codec::NO_COMPRESSED_LIMIT,
         },
         expected_partitions: 80,
         base: EncodingBase::around(NOW_MICROS),

@@ -785,16 +785,26 @@ fn nesting_is_bounded() {
     assert!(e.message.contains("nested deeper"), "{e}");
     // Operator chains and modifier chains nest their trees too: a long one is
     // refused rather than built (dropping it would recurse as deep).
-    let sum = std::iter::repeat_n("1", 100_000).collect::<Vec<_>>().join(" + ");
+    let sum = std::iter::repeat_n("1", 100_000)
+        .collect::<Vec<_>>()
+        .join(" + ");
     let e = err(&format!("INSERT INTO t (k) VALUES ({sum})"));
     assert!(e.message.contains("nested deeper"), "{e}");
-    let product = std::iter::repeat_n("a", 100_000).collect::<Vec<_>>().join(" * ");
+    let product = std::iter::repeat_n("a", 100_000)
+        .collect::<Vec<_>>()
+        .join(" * ");
     let e = err(&format!("SELECT {product} FROM t"));
     assert!(e.message.contains("nested deeper"), "{e}");
-    let fields = std::iter::repeat_n("f", 100_000).collect::<Vec<_>>().join(".");
+    let fields = std::iter::repeat_n("f", 100_000)
+        .collect::<Vec<_>>()
+        .join(".");
     let e = err(&format!("SELECT {fields} FROM t"));
     assert!(e.message.contains("nested deeper"), "{e}");
-    assert!(parse_statement(&format!("SELECT {} FROM t", std::iter::repeat_n("1", 60).collect::<Vec<_>>().join(" + "))).is_ok());
+    assert!(parse_statement(&format!(
+        "SELECT {} FROM t",
+        std::iter::repeat_n("1", 60).collect::<Vec<_>>().join(" + ")
+    ))
+    .is_ok());
 }
 
 #[test]
@@ -855,10 +865,18 @@ fn scripts_split_into_statements() {
 #[test]
 fn regression_user_type_in_a_keyspace_named_like_a_native_type() {
     let p = parse("ALTER TABLE a ADD a tuple<vector<int.a, 1>>");
-    let Statement::AlterTable(t) = p.statement else { panic!() };
-    let AlterTableAction::Add { columns, .. } = &t.action else { panic!() };
-    let TypeExpr::Tuple(items) = &columns[0].ty else { panic!() };
-    let TypeExpr::Vector(e, 1) = &items[0] else { panic!() };
+    let Statement::AlterTable(t) = p.statement else {
+        panic!()
+    };
+    let AlterTableAction::Add { columns, .. } = &t.action else {
+        panic!()
+    };
+    let TypeExpr::Tuple(items) = &columns[0].ty else {
+        panic!()
+    };
+    let TypeExpr::Vector(e, 1) = &items[0] else {
+        panic!()
+    };
     match e.as_ref() {
         TypeExpr::Udt(q) => {
             assert_eq!(q.keyspace.as_ref().map(|k| k.text.as_str()), Some("int"));
