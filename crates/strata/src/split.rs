@@ -293,6 +293,10 @@ struct Open<S> {
     sink: S,
     /// Sequence number of the last append, for least-recently-written eviction.
     last_write: u64,
+    /// Whether any partition was written to it: a streamed partition the
+    /// merge purged whole writes nothing, and an output that received only
+    /// such partitions is aborted, not finished empty.
+    wrote: bool,
 }
 
 /// Routes partitions to outputs under one [`OutputSplit`] (invariants 2-4).
@@ -469,7 +473,9 @@ impl<F: OutputFactory> OutputSet<F> {
             let i = self.open_index(b)?;
             let o = &mut self.open[i];
             let before = o.sink.position();
-            wrote |= o.sink.end_partition()?;
+            let ended = o.sink.end_partition()?;
+            o.wrote |= ended;
+            wrote |= ended;
             self.bytes_written += o.sink.position().saturating_sub(before);
         }
         let max_bytes = self.rule.max_bytes();
@@ -553,6 +559,7 @@ impl<F: OutputFactory> OutputSet<F> {
         let o = &mut self.open[i];
         let before = o.sink.position();
         write(&mut o.sink)?;
+        o.wrote = true;
         o.last_write = self.writes;
         let after = o.sink.position();
         self.bytes_written += after.saturating_sub(before);
@@ -586,6 +593,7 @@ impl<F: OutputFactory> OutputSet<F> {
         }
         let sink = self.factory.create(bucket)?;
         self.open.push(Open {
+            wrote: false,
             bucket,
             sink,
             last_write: 0,
@@ -602,9 +610,15 @@ impl<F: OutputFactory> OutputSet<F> {
             if let Some(j) = s.begun.iter().position(|&b| b == o.bucket) {
                 s.begun.remove(j);
                 let before = o.sink.position();
-                s.wrote |= o.sink.end_partition()?;
+                let ended = o.sink.end_partition()?;
+                o.wrote |= ended;
+                s.wrote |= ended;
                 self.bytes_written += o.sink.position().saturating_sub(before);
             }
+        }
+        if !o.wrote {
+            self.factory.abort(o.sink);
+            return Ok(());
         }
         let bytes = o.sink.position();
         let output = self.factory.finish(o.sink)?;
@@ -931,7 +945,11 @@ mod tests {
     }
 
     fn contents(out: &[FinishedOutput<MemSink>]) -> Vec<(i64, Vec<PartitionUpdate>)> {
+        // A streamed output whose partitions were all empty is aborted, not
+        // finished (an empty sstable is refused): outputs holding nothing
+        // are not part of what either path produced.
         out.iter()
+            .filter(|o| !o.output.parts.is_empty())
             .map(|o| (o.bucket, o.output.parts.clone()))
             .collect()
     }

@@ -135,6 +135,16 @@ fn to_json(bytes: &Option<Vec<u8>>, ty: &ColumnType) -> J {
                 Value::Double(x) => float(x),
                 Value::Varint(_) => big_int(types::format_value(&v)),
                 Value::Text(s) | Value::Ascii(s) => J::String(s),
+                // The recorder's driver shows a date outside years 1-9999
+                // (what Python's date holds) as its day count from the epoch.
+                Value::Date(d) => {
+                    let days = i64::from(d) - (1i64 << 31);
+                    if (-719_162..=2_932_896).contains(&days) {
+                        J::String(types::format_value(&v))
+                    } else {
+                        J::from(days)
+                    }
+                }
                 _ => J::String(types::format_value(&v)),
             }
         }

@@ -105,22 +105,31 @@ pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
             ]],
             paging_state: None,
         }),
-        Describe::Keyspaces => listing(
-            catalog
-                .keyspaces
-                .keys()
-                .map(|k| (k.clone(), "keyspace", k.clone()))
-                .collect(),
-        ),
+        // As Cassandra: the system keyspaces and their tables are listed too.
+        Describe::Keyspaces => {
+            let mut names: Vec<String> = super::system::SYSTEM_KEYSPACES
+                .iter()
+                .map(|k| k.to_string())
+                .chain(catalog.keyspaces.keys().cloned())
+                .collect();
+            names.sort();
+            names.dedup();
+            listing(
+                names
+                    .into_iter()
+                    .map(|k| (k.clone(), "keyspace", k))
+                    .collect(),
+            )
+        }
         Describe::Tables => listing(
-            catalog
-                .keyspaces
-                .values()
-                .flat_map(|ks| {
+            super::system::schema_listed_system_tables()
+                .into_iter()
+                .map(|(ks, t)| (ks.to_string(), "table", t.to_string()))
+                .chain(catalog.keyspaces.values().flat_map(|ks| {
                     ks.tables
                         .keys()
                         .map(move |t| (ks.name.clone(), "table", t.clone()))
-                })
+                }))
                 .collect(),
         ),
         Describe::Types | Describe::Functions | Describe::Aggregates => listing(Vec::new()),

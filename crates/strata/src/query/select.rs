@@ -1690,7 +1690,13 @@ pub(crate) fn select_order(schema: &TableSchema) -> Vec<usize> {
 
 /// The result metadata of a SELECT (for PREPARE).
 pub(crate) fn metadata(ctx: &Ctx<'_>, s: &Select) -> QueryOutcome<RowsMetadata> {
-    let p = plan(ctx, s)?;
+    // The limits shape no column, and a `LIMIT ?` has no value yet.
+    let s = Select {
+        limit: None,
+        per_partition_limit: None,
+        ..s.clone()
+    };
+    let p = plan(ctx, &s)?;
     Ok(result_metadata(&p))
 }
 

@@ -569,9 +569,132 @@ fn table_uuid(t: &TableSchema) -> [u8; 16] {
     u
 }
 
+/// The system tables this node serves that are not virtual, as
+/// `(keyspace, table)`: listed in `system_schema` as Cassandra lists its own,
+/// since drivers (cqlsh first) look a table up there before they show its rows.
+pub(crate) fn schema_listed_system_tables() -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    for (ks, tables) in [
+        ("system", &["local", "peers", "peers_v2"][..]),
+        (
+            "system_schema",
+            &[
+                "aggregates",
+                "columns",
+                "dropped_columns",
+                "functions",
+                "indexes",
+                "keyspaces",
+                "tables",
+                "triggers",
+                "types",
+                "views",
+            ][..],
+        ),
+    ] {
+        for t in tables {
+            if definition(ks, t).is_some() {
+                out.push((ks, *t));
+            }
+        }
+    }
+    out
+}
+
+/// A system table's `system_schema.tables` row: Cassandra's defaults for a
+/// local system table (the rows live in memory here; nothing is compacted).
+fn system_table_row(ks: &str, table: &str) -> Vec<Option<Vec<u8>>> {
+    let mut d = super::types::Digest::new();
+    d.str(ks);
+    d.str(table);
+    let mut id = d.finish();
+    id[6] = (id[6] & 0x0F) | 0x30;
+    id[8] = (id[8] & 0x3F) | 0x80;
+    vec![
+        text(ks),
+        text(table),
+        text("99p"),
+        boolean(true),
+        double(0.01),
+        text_map(&[
+            ("keys".to_string(), "ALL".to_string()),
+            ("rows_per_partition".to_string(), "NONE".to_string()),
+        ]),
+        boolean(false),
+        text(""),
+        text_map(&[
+            (
+                "class".to_string(),
+                "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy".to_string(),
+            ),
+            ("max_threshold".to_string(), "32".to_string()),
+            ("min_threshold".to_string(), "4".to_string()),
+        ]),
+        text_map(&[
+            ("chunk_length_in_kb".to_string(), "16".to_string()),
+            (
+                "class".to_string(),
+                "org.apache.cassandra.io.compress.LZ4Compressor".to_string(),
+            ),
+        ]),
+        double(1.0),
+        double(0.0),
+        int(0),
+        Some(encode_map(&[])),
+        text_set(&["compound".to_string()]),
+        int(0),
+        uuid(id),
+        boolean(true),
+        int(2048),
+        text("default"),
+        int(0),
+        int(128),
+        text("BLOCKING"),
+        double(0.0),
+        text("99p"),
+    ]
+}
+
+/// A system table's `system_schema.columns` rows, from its definition.
+fn system_column_rows(ks: &str, table: &str) -> VRows {
+    let mut rows = Vec::new();
+    let Some(def) = definition(ks, table) else {
+        return rows;
+    };
+    let (mut pk, mut ck) = (0, 0);
+    for (name, ty, kind) in def {
+        let (k, pos, order) = match kind {
+            ColumnKind::PartitionKey => {
+                pk += 1;
+                ("partition_key", pk - 1, "none")
+            }
+            ColumnKind::Clustering => {
+                ck += 1;
+                ("clustering", ck - 1, "asc")
+            }
+            ColumnKind::Static => ("static", -1, "none"),
+            ColumnKind::Regular => ("regular", -1, "none"),
+        };
+        rows.push(vec![
+            text(ks),
+            text(table),
+            text(name),
+            text(order),
+            Some(name.as_bytes().to_vec()),
+            text(k),
+            int(pos),
+            text(ty),
+        ]);
+    }
+    rows
+}
+
 fn tables_rows(ctx: &Ctx<'_>) -> VRows {
     let catalog = ctx.exec.db.catalog();
-    let mut rows = Vec::new();
+    let mut rows: VRows = schema_listed_system_tables()
+        .into_iter()
+        .map(|(ks, t)| system_table_row(ks, t))
+        .collect();
     for ks in catalog.keyspaces.values() {
         for t in ks.tables.values() {
             rows.push(table_row(t));
@@ -610,7 +733,10 @@ fn column_rows(t: &TableSchema) -> VRows {
 
 fn columns_rows(ctx: &Ctx<'_>) -> VRows {
     let catalog = ctx.exec.db.catalog();
-    let mut rows = Vec::new();
+    let mut rows: VRows = schema_listed_system_tables()
+        .into_iter()
+        .flat_map(|(ks, t)| system_column_rows(ks, t))
+        .collect();
     for ks in catalog.keyspaces.values() {
         for t in ks.tables.values() {
             rows.extend(column_rows(t));
