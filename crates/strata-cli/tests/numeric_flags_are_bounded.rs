@@ -97,6 +97,8 @@ const LONG_AT_MAXIMUM: &[(&str, &str, &str)] = &[
 
 /// Text flags that hold no number (names, paths, CQL, lists of names).
 const TEXT_FLAGS: &[&str] = &[
+    "execute",
+    "keyspace",
     "target",
     "table",
     "options",
@@ -167,6 +169,7 @@ fn non_numeric(arg: &Arg) -> Result<(), String> {
     if !arg.get_possible_values().is_empty()
         || id == TypeId::of::<PathBuf>()
         || id == TypeId::of::<char>()
+        || id == TypeId::of::<std::net::IpAddr>()
         || (id == TypeId::of::<String>() && TEXT_FLAGS.contains(&arg.get_id().as_str()))
     {
         return Ok(());
@@ -238,6 +241,18 @@ fn baselines() -> BTreeMap<&'static str, Vec<&'static str>> {
     let mut b = BTreeMap::new();
     // The root's flags are the data-directory options, tried before `flush`.
     b.insert("", vec!["--data-dir", "{D}", "flush"]);
+    // A server runs until stopped: a configuration file that does not exist
+    // ends the run after the flags are parsed (and bounded).
+    b.insert(
+        "serve",
+        vec![
+            "serve",
+            "--data-dir",
+            "{D}",
+            "--config",
+            "{D}/no-such-strata.yaml",
+        ],
+    );
     b.insert(
         "stress",
         vec![
