@@ -18,6 +18,7 @@
 //!    `listening for CQL clients on ADDR` (with `--port 0`, the chosen port).
 
 use crate::admin::SyncModeArg;
+use crate::bounds::range;
 use crate::datadir::DataDirArgs;
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
@@ -48,7 +49,8 @@ pub struct ServeArgs {
     pub config: Option<PathBuf>,
     /// Seconds in-flight requests get to finish at shutdown before their
     /// connections are closed [default: 30].
-    #[arg(long)]
+    #[arg(long, value_parser = range(0u64, 86_400,
+        "at most a day: a drain longer than that waits on a hung client"))]
     pub drain_timeout_seconds: Option<u64>,
     #[arg(skip)]
     file: FileSettings,

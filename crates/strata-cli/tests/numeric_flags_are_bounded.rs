@@ -245,13 +245,7 @@ fn baselines() -> BTreeMap<&'static str, Vec<&'static str>> {
     // ends the run after the flags are parsed (and bounded).
     b.insert(
         "serve",
-        vec![
-            "serve",
-            "--data-dir",
-            "{D}",
-            "--config",
-            "{D}/no-such-strata.yaml",
-        ],
+        vec!["--data-dir", "{D}", "--config", "{D}/no-such-strata.yaml"],
     );
     b.insert(
         "stress",
