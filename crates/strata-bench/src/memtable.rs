@@ -773,8 +773,8 @@ impl MemtableReport {
             self.flush_sstable_mib_per_s / self.flush_sstable_decoded_mib_per_s
         ));
         out.push_str(
-            "seed 004 (CASSANDRA-6271): ~50% more write throughput than the structure it \
-             replaced, far less memory per column. Issue 15's targets: inserts >= 1.5x the \
+            "Cassandra's B-tree memtable (CASSANDRA-6271): ~50% more write throughput than the \
+             structure it replaced, far less memory per column. Targets: inserts >= 1.5x the \
              skiplist at 1 and 2 threads in every shape; <= 24 B overhead per cell (aim 12); \
              flush iteration >= 1 GB/s.\n",
         );

@@ -943,7 +943,7 @@ impl BenchReport {
                 path: path.clone(),
                 width: 900,
                 caption: format!(
-                    "{}: operation rate and compaction load (seed 003's mirror image)",
+                    "{}: operation rate and compaction load (the published study's mirror image)",
                     r.label
                 ),
                 x: 0.0..days,

@@ -652,9 +652,10 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+        // Unlimited: nothing is owed, so nothing is slept for (asserted on
+        // the budget, not on the clock, which a loaded machine stretches).
         let unlimited = RateLimiter::new(0);
-        let t = Instant::now();
         unlimited.acquire(u64::MAX);
-        assert!(t.elapsed() < Duration::from_millis(50));
+        assert_eq!(unlimited.state.lock().1, 0.0);
     }
 }

@@ -506,7 +506,17 @@ fn keyspace_rows(ctx: &Ctx<'_>) -> VRows {
 }
 
 fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
-    let o = &t.options;
+    options_row(&t.keyspace, &t.name, &t.options, table_uuid(t))
+}
+
+/// A `system_schema.tables` row from a table's options; the columns Strata
+/// has no setting for show Cassandra's defaults.
+fn options_row(
+    keyspace: &str,
+    table: &str,
+    o: &TableOptions,
+    id: [u8; 16],
+) -> Vec<Option<Vec<u8>>> {
     let mut compaction: Vec<(String, String)> = o
         .compaction
         .options()
@@ -525,8 +535,8 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
         compaction_class(o.compaction.class().name()),
     ));
     vec![
-        text(&t.keyspace),
-        text(&t.name),
+        text(keyspace),
+        text(table),
         text("99p"),
         boolean(true),
         double(o.bloom_filter_fp_chance),
@@ -544,11 +554,11 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
         Some(encode_map(&[])),
         text_set(&["compound".to_string()]),
         int(o.gc_grace_seconds as i32),
-        uuid(table_uuid(t)),
+        uuid(id),
         boolean(true),
         int(2048),
         text("default"),
-        int(0),
+        int(o.memtable_flush_period_in_ms as i32),
         int(128),
         text("BLOCKING"),
         double(0.0),
@@ -556,13 +566,22 @@ fn table_row(t: &TableSchema) -> Vec<Option<Vec<u8>>> {
     ]
 }
 
-/// The table's id as a UUID: its stored 128-bit id where the catalog has one,
-/// else a name-based one (stable for the table's life).
+/// The table's id as a UUID: the one the catalog stores, or, for a table
+/// from before tables had one, a name-based one (stable for the table's life).
 fn table_uuid(t: &TableSchema) -> [u8; 16] {
+    t.uuid().unwrap_or_else(|| {
+        name_uuid(|d| {
+            d.str(&t.keyspace);
+            d.str(&t.name);
+            d.bytes(&t.id.to_be_bytes());
+        })
+    })
+}
+
+/// A version 3 (name-based) UUID of what `feed` digests.
+fn name_uuid(feed: impl FnOnce(&mut super::types::Digest)) -> [u8; 16] {
     let mut d = super::types::Digest::new();
-    d.str(&t.keyspace);
-    d.str(&t.name);
-    d.bytes(&t.id.to_be_bytes());
+    feed(&mut d);
     let mut u = d.finish();
     u[6] = (u[6] & 0x0F) | 0x30;
     u[8] = (u[8] & 0x3F) | 0x80;
@@ -601,58 +620,14 @@ pub(crate) fn schema_listed_system_tables() -> Vec<(&'static str, &'static str)>
     out
 }
 
-/// A system table's `system_schema.tables` row: Cassandra's defaults for a
-/// local system table (the rows live in memory here; nothing is compacted).
+/// A system table's `system_schema.tables` row: the default options (the
+/// rows live in memory here; nothing is flushed or compacted).
 fn system_table_row(ks: &str, table: &str) -> Vec<Option<Vec<u8>>> {
-    let mut d = super::types::Digest::new();
-    d.str(ks);
-    d.str(table);
-    let mut id = d.finish();
-    id[6] = (id[6] & 0x0F) | 0x30;
-    id[8] = (id[8] & 0x3F) | 0x80;
-    vec![
-        text(ks),
-        text(table),
-        text("99p"),
-        boolean(true),
-        double(0.01),
-        text_map(&[
-            ("keys".to_string(), "ALL".to_string()),
-            ("rows_per_partition".to_string(), "NONE".to_string()),
-        ]),
-        boolean(false),
-        text(""),
-        text_map(&[
-            (
-                "class".to_string(),
-                "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy".to_string(),
-            ),
-            ("max_threshold".to_string(), "32".to_string()),
-            ("min_threshold".to_string(), "4".to_string()),
-        ]),
-        text_map(&[
-            ("chunk_length_in_kb".to_string(), "16".to_string()),
-            (
-                "class".to_string(),
-                "org.apache.cassandra.io.compress.LZ4Compressor".to_string(),
-            ),
-        ]),
-        double(1.0),
-        double(0.0),
-        int(0),
-        Some(encode_map(&[])),
-        text_set(&["compound".to_string()]),
-        int(0),
-        uuid(id),
-        boolean(true),
-        int(2048),
-        text("default"),
-        int(0),
-        int(128),
-        text("BLOCKING"),
-        double(0.0),
-        text("99p"),
-    ]
+    let id = name_uuid(|d| {
+        d.str(ks);
+        d.str(table);
+    });
+    options_row(ks, table, &TableOptions::default(), id)
 }
 
 /// A system table's `system_schema.columns` rows, from its definition.
@@ -786,30 +761,7 @@ fn virtual_schema_rows(table: &str) -> VRows {
         }
         _ => {
             for (ks, t) in virtual_tables() {
-                let Some(def) = definition(ks, t) else {
-                    continue;
-                };
-                let mut ck = 0;
-                for (name, ty, kind) in def {
-                    let (k, pos, order) = match kind {
-                        ColumnKind::PartitionKey => ("partition_key", 0, "none"),
-                        ColumnKind::Clustering => {
-                            ck += 1;
-                            ("clustering", ck - 1, "asc")
-                        }
-                        _ => ("regular", -1, "none"),
-                    };
-                    rows.push(vec![
-                        text(ks),
-                        text(t),
-                        text(name),
-                        text(order),
-                        Some(name.as_bytes().to_vec()),
-                        text(k),
-                        int(pos),
-                        text(ty),
-                    ]);
-                }
+                rows.extend(system_column_rows(ks, t));
             }
         }
     }
