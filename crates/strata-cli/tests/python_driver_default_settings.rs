@@ -2,8 +2,11 @@
 //! target/ by tests/drivers/python_setup.sh) with default settings against
 //! `strata serve`: it negotiates the protocol version from its highest down
 //! (DSE v2 and v1 are refused as unsupported, then v5 is spoken), loads the
-//! whole schema metadata, and runs DDL, prepared writes, reads in both
-//! orders, a batch and paging (tests/drivers/python_default_settings.py).
+//! whole schema metadata, and runs an application's workload: schema with
+//! compaction and compression options, TTL and timestamps, lightweight
+//! transactions, deletes, slices in both orders, batches, 10,000 rows paged;
+//! then the server restarts on the same port and the same session reconnects
+//! and re-runs its prepared statements (tests/drivers/python_default_settings.py).
 
 mod common;
 
@@ -12,34 +15,21 @@ use std::process::Command;
 
 #[test]
 fn python_driver_default_settings() {
-    let drivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers");
-    let setup = Command::new("bash")
-        .arg(drivers.join("python_setup.sh"))
-        .output()
-        .expect("run python_setup.sh");
-    assert!(
-        setup.status.success(),
-        "installing the Python driver failed: {}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    let python = String::from_utf8_lossy(&setup.stdout).trim().to_string();
-
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/python_default_settings.py");
+    let mut client = Command::new(common::python());
+    client.arg(&script);
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = common::serve(dir.path(), &["--port", "0"]);
-    let run = Command::new(&python)
-        .arg(drivers.join("python_default_settings.py"))
-        .arg(addr.ip().to_string())
-        .arg(addr.port().to_string())
-        .output()
-        .expect("run the Python driver");
-    let err = common::stop_server(server);
+    let run = common::run_driver_with_restart(client, dir.path(), &[], &[]);
+    run.assert_done("the Python driver");
     assert!(
-        run.status.success(),
-        "Python driver failed:\n{}\n{}\nserver stderr:\n{err}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
+        run.stdout.contains("connected protocol_version 5"),
+        "{}",
+        run.stdout
     );
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(out.contains("connected protocol_version 5"), "{out}");
-    assert!(out.trim_end().ends_with("done"), "{out}");
+    assert!(
+        run.stdout.contains("prepared after restart ok"),
+        "{}",
+        run.stdout
+    );
 }

@@ -124,3 +124,165 @@ pub fn stop_server(mut child: std::process::Child) -> String {
     assert!(status.success(), "exit {status:?}: {err}");
     err
 }
+
+/// A server configuration with authentication and TLS on, in a directory of
+/// its own (never the data directory): `strata.yaml` naming
+/// `PasswordAuthenticator` and `client_encryption_options` (TLS required),
+/// the server's key and certificate chain (`keystore.pem`), and the CA
+/// clients trust (`ca.pem`). The server certificate names `localhost` and
+/// `127.0.0.1`, so clients may verify the host name.
+pub struct Secure {
+    _dir: tempfile::TempDir,
+    pub config: PathBuf,
+    pub ca: PathBuf,
+}
+
+pub fn secure_config() -> Secure {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    // Distinct names (else OpenSSL takes the server's certificate for a
+    // self-signed one) and the key usages strict verifiers ask of a CA.
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "strata test CA");
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
+    let key = KeyPair::generate().expect("server key");
+    let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .expect("server params");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    params.use_authority_key_identifier_extension = true;
+    let cert = params
+        .signed_by(&key, &ca, &ca_key)
+        .expect("server certificate");
+    std::fs::write(
+        dir.path().join("keystore.pem"),
+        format!("{}{}{}", key.serialize_pem(), cert.pem(), ca.pem()),
+    )
+    .expect("keystore");
+    let ca_path = dir.path().join("ca.pem");
+    std::fs::write(&ca_path, ca.pem()).expect("ca.pem");
+    let config = dir.path().join("strata.yaml");
+    std::fs::write(
+        &config,
+        "authenticator: PasswordAuthenticator\n\
+         client_encryption_options:\n  enabled: true\n  optional: false\n  keystore: keystore.pem\n",
+    )
+    .expect("strata.yaml");
+    Secure {
+        _dir: dir,
+        config,
+        ca: ca_path,
+    }
+}
+
+/// What a driver program printed, and the servers' stderr.
+pub struct DriverRun {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub server_stderr: String,
+}
+
+/// Runs a driver program (`client`, arguments but the address already set;
+/// HOST and PORT are appended) against `strata serve --data-dir DIR
+/// --port 0 EXTRA...`. When the program prints a line `ready for restart`,
+/// the server is stopped and a new one started on the same directory and
+/// port, and the program is sent a line on stdin to go on.
+pub fn run_driver_with_restart(
+    mut client: Command,
+    dir: &Path,
+    extra: &[&str],
+    client_args: &[&str],
+) -> DriverRun {
+    use std::io::{BufRead, Read, Write};
+    let mut first: Vec<&str> = vec!["--port", "0"];
+    first.extend_from_slice(extra);
+    let (server, addr) = serve(dir, &first);
+    let port = addr.port().to_string();
+    let mut child = client
+        .arg(addr.ip().to_string())
+        .arg(&port)
+        .args(client_args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the driver program");
+    let mut stderr_pipe = child.stderr.take().expect("stderr");
+    let stderr_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr_pipe.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = String::new();
+    let mut server_stderr = String::new();
+    let mut server = Some(server);
+    let mut reader = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).expect("driver stdout") == 0 {
+            break;
+        }
+        stdout.push_str(&line);
+        if line.trim() == "ready for restart" {
+            if let Some(s) = server.take() {
+                server_stderr.push_str(&stop_server(s));
+            }
+            let mut again: Vec<&str> = vec!["--port", &port];
+            again.extend_from_slice(extra);
+            let (s, new_addr) = serve(dir, &again);
+            assert_eq!(new_addr.port(), addr.port(), "restarted on the same port");
+            server = Some(s);
+            let stdin = child.stdin.as_mut().expect("stdin");
+            stdin.write_all(b"go\n").expect("tell the driver to go on");
+            stdin.flush().expect("flush");
+        }
+    }
+    let status = child.wait().expect("wait for the driver program");
+    if let Some(s) = server {
+        server_stderr.push_str(&stop_server(s));
+    }
+    DriverRun {
+        status,
+        stdout,
+        stderr: stderr_reader.join().unwrap_or_default(),
+        server_stderr,
+    }
+}
+
+impl DriverRun {
+    /// Panics, with everything printed, unless the program succeeded and its
+    /// last line is `done`.
+    pub fn assert_done(&self, what: &str) {
+        assert!(
+            self.status.success() && self.stdout.trim_end().ends_with("done"),
+            "{what} failed ({:?}):\n{}\n{}\nserver stderr:\n{}",
+            self.status,
+            self.stdout,
+            self.stderr,
+            self.server_stderr
+        );
+    }
+}
+
+/// The Python driver virtualenv's python (tests/drivers/python_setup.sh),
+/// installing the pinned driver on first use.
+pub fn python() -> String {
+    let drivers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers");
+    let setup = Command::new("bash")
+        .arg(drivers.join("python_setup.sh"))
+        .output()
+        .expect("run python_setup.sh");
+    assert!(
+        setup.status.success(),
+        "installing the Python driver failed: {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    String::from_utf8_lossy(&setup.stdout).trim().to_string()
+}
