@@ -31,7 +31,8 @@ use strata_bench::commitlog::SyncKind;
 
 use crate::bounds::range;
 use crate::datadir::{DataDirArgs, DataDirUse};
-use crate::{open_db, open_db_read_only, select_tables};
+use crate::remote::{open_admin_db, open_admin_db_read_only, AdminDb};
+use crate::select_tables;
 
 // ---------------------------------------------------------------------------
 // Data-directory flags
@@ -181,15 +182,15 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 fn with_db<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
-    finish_with(open_db(data_dir)?, f)
+    finish_with(open_admin_db(data_dir)?, f)
 }
 
 /// As [`with_db`], for commands that only look (no lock, nothing written).
 fn with_db_read_only<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
-    finish_with(open_db_read_only(data_dir)?, f)
+    finish_with(open_admin_db_read_only(data_dir)?, f)
 }
 
-fn finish_with<T>(db: Database, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
+fn finish_with<T>(db: AdminDb, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
     let r = f(&db);
     let closed = db.close();
     let value = r?;
@@ -229,7 +230,7 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
     let problems: usize = reports.iter().map(|r| r.problems.len()).sum::<usize>()
         + usize::from(log_problem.is_some());
     if args.json {
-        println!(
+        outln!(
             "{}",
             to_json(&VerifyOutput {
                 clean: problems == 0,
@@ -241,7 +242,7 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
     } else {
         for r in &reports {
             let verdict = if r.is_clean() { "OK" } else { "CORRUPT" };
-            println!(
+            outln!(
                 "{}.{}: {} sstables, {} checked: {verdict}",
                 r.keyspace,
                 r.table,
@@ -250,15 +251,15 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
             );
             for p in &r.problems {
                 match p.offset {
-                    Some(off) => println!("  {} @ offset {off}: {}", p.path.display(), p.reason),
-                    None => println!("  {}: {}", p.path.display(), p.reason),
+                    Some(off) => outln!("  {} @ offset {off}: {}", p.path.display(), p.reason),
+                    None => outln!("  {}: {}", p.path.display(), p.reason),
                 }
             }
         }
     }
     if let Some(problem) = &log_problem {
         if !args.json {
-            println!("commit log: CORRUPT: {problem}");
+            outln!("commit log: CORRUPT: {problem}");
         }
     }
     match reports.iter().flat_map(|r| &r.problems).next() {
@@ -311,14 +312,14 @@ pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
             .collect::<Result<Vec<_>>>()
     })?;
     if args.json {
-        println!("{}", to_json(&reports)?);
+        outln!("{}", to_json(&reports)?);
         return Ok(());
     }
     for r in &reports {
         for w in &r.warnings {
-            eprintln!("warning: {}.{}: {w}", r.keyspace, r.table);
+            errln!("warning: {}.{}: {w}", r.keyspace, r.table);
         }
-        println!(
+        outln!(
             "{}.{}: {} sstables scrubbed, {} partitions kept, {} dropped, {} -> {}{}",
             r.keyspace,
             r.table,
@@ -334,10 +335,10 @@ pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
         );
         for s in &r.sstables {
             if let Some(why) = &s.skipped {
-                println!("  {} skipped: {why}", s.path.display());
+                outln!("  {} skipped: {why}", s.path.display());
             }
             for b in &s.bad_regions {
-                println!(
+                outln!(
                     "  dropped unreadable partitions in {} @ offset {}: {}{}",
                     b.path.display(),
                     b.offset,
@@ -377,7 +378,7 @@ pub fn snapshot(data_dir: &Path, args: SnapshotArgs) -> Result<()> {
             None => db.clock().now_micros().div_euclid(1000).to_string(),
         };
         let tables = select_tables(db, args.target.as_deref())?;
-        println!(
+        outln!(
             "Requested creating snapshot(s) for [{}] with snapshot name [{name}]",
             args.target.as_deref().unwrap_or("all keyspaces")
         );
@@ -387,7 +388,7 @@ pub fn snapshot(data_dir: &Path, args: SnapshotArgs) -> Result<()> {
             }
             maintenance::snapshot(t, &name)?;
         }
-        println!("Snapshot directory: {name}");
+        outln!("Snapshot directory: {name}");
         Ok(())
     })
 }
@@ -408,15 +409,15 @@ pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
         Ok(all)
     })?;
     if args.json {
-        println!("{}", to_json(&snaps)?);
+        outln!("{}", to_json(&snaps)?);
         return Ok(());
     }
-    println!("Snapshot Details: ");
+    outln!("Snapshot Details: ");
     if snaps.is_empty() {
-        println!("There are no snapshots");
+        outln!("There are no snapshots");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
         "Snapshot name",
         "Keyspace name",
@@ -426,7 +427,7 @@ pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
         "Creation time (ms)"
     );
     for s in &snaps {
-        println!(
+        outln!(
             "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
             s.name,
             s.keyspace,
@@ -439,8 +440,8 @@ pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
         );
     }
     let total: u64 = snaps.iter().map(|s| s.true_size_bytes).sum();
-    println!();
-    println!("Total TrueDiskSpaceUsed: {}", human_bytes(total));
+    outln!();
+    outln!("Total TrueDiskSpaceUsed: {}", human_bytes(total));
     Ok(())
 }
 
@@ -475,11 +476,11 @@ pub fn clear_snapshot(data_dir: &Path, args: ClearSnapshotArgs) -> Result<()> {
                 None => maintenance::clear_snapshot(&t, None)?,
             };
             for why in &report.skipped {
-                eprintln!("warning: skipped {why}");
+                errln!("warning: skipped {why}");
             }
             let names = report.cleared;
             for n in &names {
-                println!("cleared snapshot {n} of {}", t.schema().qualified_name());
+                outln!("cleared snapshot {n} of {}", t.schema().qualified_name());
             }
             removed += names.len();
         }
@@ -530,13 +531,13 @@ pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
         CommitlogCommand::Stats { json, .. } => {
             let report = strata::db::commitlog_report(&Fs::new(), data_dir)?;
             if json {
-                println!("{}", to_json(&report)?);
+                outln!("{}", to_json(&report)?);
                 return Ok(());
             }
-            println!("Commit log: {}", report.dir.display());
-            println!("Segments: {}", report.segments.len());
+            outln!("Commit log: {}", report.dir.display());
+            outln!("Segments: {}", report.segments.len());
             for s in &report.segments {
-                println!(
+                outln!(
                     "  {} ({} bytes, {} records{}){}",
                     s.path.display(),
                     s.size_bytes,
@@ -549,25 +550,27 @@ pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
                 );
             }
             match &report.retired {
-                Some(r) if r.is_empty() => println!("Retired: none"),
-                Some(r) => println!(
+                Some(r) if r.is_empty() => outln!("Retired: none"),
+                Some(r) => outln!(
                     "Retired: {}",
                     r.iter()
                         .map(|(lo, hi)| format!("{lo}-{hi}"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                None => println!("Retired: no record"),
+                None => outln!("Retired: no record"),
             }
             let u = &report.unflushed;
-            println!(
+            outln!(
                 "Not yet flushed: {} records ({} bytes) in {} segments",
-                u.records, u.bytes, u.segments
+                u.records,
+                u.bytes,
+                u.segments
             );
             match (&report.problem, &report.not_checked) {
-                (Some(p), _) => println!("Problem: {p}"),
-                (None, Some(why)) => println!("Segment sequence: {why}"),
-                (None, None) => println!("Segment sequence: complete"),
+                (Some(p), _) => outln!("Problem: {p}"),
+                (None, Some(why)) => outln!("Segment sequence: {why}"),
+                (None, None) => outln!("Segment sequence: complete"),
             }
             Ok(())
         }
@@ -577,10 +580,10 @@ pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
 fn dump(segment: &Path, json: bool) -> Result<()> {
     let d = commitlog::dump_segment(&Fs::new(), segment)?;
     if json {
-        println!("{}", to_json(&d)?);
+        outln!("{}", to_json(&d)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "Segment {} (id {}, format v{}, {} bytes, {} frames)",
         d.path.display(),
         d.segment_id,
@@ -588,20 +591,29 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
         d.file_bytes,
         d.records.len()
     );
-    println!(
+    outln!(
         "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  key / problem",
-        "offset", "end", "bytes", "table", "token", "rows", "cells", "max ts (us)"
+        "offset",
+        "end",
+        "bytes",
+        "table",
+        "token",
+        "rows",
+        "cells",
+        "max ts (us)"
     );
     for r in &d.records {
         if r.seal {
-            println!(
+            outln!(
                 "{:>10} {:>10} {:>8}  SEAL (a newer segment was begun after this one)",
-                r.offset, r.end_offset, r.size_bytes
+                r.offset,
+                r.end_offset,
+                r.size_bytes
             );
             continue;
         }
         match (&r.mutation, &r.error) {
-            (Some(m), _) => println!(
+            (Some(m), _) => outln!(
                 "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  0x{}{}{}",
                 r.offset,
                 r.end_offset,
@@ -619,7 +631,7 @@ fn dump(segment: &Path, json: bool) -> Result<()> {
                 },
                 if r.compressed { " (compressed)" } else { "" }
             ),
-            (None, err) => println!(
+            (None, err) => outln!(
                 "{:>10} {:>10} {:>8} {:>6} {:>21} {:>5} {:>6} {:>17}  {}: {}",
                 r.offset,
                 r.end_offset,
@@ -670,12 +682,12 @@ pub fn train_compression_dictionary(data_dir: &Path, args: TrainArgs) -> Result<
         t.train_compression_dictionary(&opts)
     })?;
     if args.json {
-        println!("{}", to_json(&report)?);
+        outln!("{}", to_json(&report)?);
         return Ok(());
     }
     let r = &report;
     match r.dictionary_id {
-        Some(id) => println!(
+        Some(id) => outln!(
             "{}.{}: dictionary {id} ({}) trained on {} from {} sstables in {:.2} s",
             r.keyspace,
             r.table,
@@ -684,9 +696,9 @@ pub fn train_compression_dictionary(data_dir: &Path, args: TrainArgs) -> Result<
             r.sampled_sstables,
             r.seconds
         ),
-        None => println!("{}.{}: no dictionary stored", r.keyspace, r.table),
+        None => outln!("{}.{}: no dictionary stored", r.keyspace, r.table),
     }
-    println!(
+    outln!(
         "  {}: ratio {:.3} with it, {:.3} without{}",
         r.measured_with,
         r.ratio_with_dictionary,
@@ -696,7 +708,7 @@ pub fn train_compression_dictionary(data_dir: &Path, args: TrainArgs) -> Result<
             .unwrap_or_default()
     );
     for n in &r.notes {
-        println!("  {n}");
+        outln!("  {n}");
     }
     Ok(())
 }
@@ -763,7 +775,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
                     b.set_length(total);
                     b.set_position(done);
                 }
-                None if !args.json => eprintln!("{name}: {done} of {total} bytes rewritten"),
+                None if !args.json => errln!("{name}: {done} of {total} bytes rewritten"),
                 None => {}
             };
             out.push(strata::upgrade::upgrade_sstables(&t, &opts, &mut progress)?);
@@ -774,19 +786,19 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
         b.finish_and_clear();
     }
     if args.json {
-        println!("{}", to_json(&reports)?);
+        outln!("{}", to_json(&reports)?);
         return Ok(());
     }
     for r in &reports {
         for w in &r.warnings {
-            eprintln!("warning: {}.{}: {w}", r.keyspace, r.table);
+            errln!("warning: {}.{}: {w}", r.keyspace, r.table);
         }
         let verb = if r.dry_run {
             "would rewrite"
         } else {
             "rewrote"
         };
-        println!(
+        outln!(
             "{}.{}: {verb} {} sstables to {}: {} -> ~{} estimated{}; peak extra space ~{}{}",
             r.keyspace,
             r.table,
@@ -809,7 +821,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
                 .unwrap_or_default()
         );
         for e in &r.setting_estimates {
-            println!(
+            outln!(
                 "  {:<40} ratio {:.3}  ~{}",
                 e.setting,
                 e.ratio,
@@ -817,7 +829,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
             );
         }
         if let Some(s) = &r.snapshot {
-            println!("  originals in snapshot {s}");
+            outln!("  originals in snapshot {s}");
         }
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! `compactionhistory` (nodetool's names and figures; `--json` everywhere).
 
 use crate::bounds::range;
-use crate::{open_db, open_db_read_only, select_tables};
+use crate::remote::{open_admin_db as open_db, open_admin_db_read_only as open_db_read_only};
+use crate::select_tables;
 use clap::Args;
 use std::path::Path;
 use strata::compaction::executor::CompactionRecord;
@@ -37,10 +38,10 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
 
 fn print_records(records: &[CompactionRecord], json: bool) -> Result<()> {
     if json {
-        println!("{}", to_json(&records)?);
+        outln!("{}", to_json(&records)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
         "finished_at",
         "table",
@@ -53,7 +54,7 @@ fn print_records(records: &[CompactionRecord], json: bool) -> Result<()> {
         "purged"
     );
     for r in records {
-        println!(
+        outln!(
             "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
             r.finished_at_seconds,
             format!("{}.{}", r.keyspace, r.table),
@@ -104,13 +105,17 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     let db = open_db_read_only(dir)?;
     let stats = strata::tablestats::compaction_stats(&select_tables(&db, args.target.as_deref())?);
     if args.json {
-        println!("{}", to_json(&stats)?);
+        outln!("{}", to_json(&stats)?);
     } else {
-        println!("pending tasks: {}", stats.pending_tasks);
-        println!("pending bytes (estimate): {}", stats.pending_bytes);
-        println!(
+        outln!("pending tasks: {}", stats.pending_tasks);
+        outln!("pending bytes (estimate): {}", stats.pending_bytes);
+        outln!(
             "{:<6} {:<24} {:>14} {:>14} {:>8}  description",
-            "id", "table", "done", "total", "%"
+            "id",
+            "table",
+            "done",
+            "total",
+            "%"
         );
         for a in &stats.active {
             let pct = if a.bytes_total == 0 {
@@ -118,7 +123,7 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
             } else {
                 a.bytes_done as f64 * 100.0 / a.bytes_total as f64
             };
-            println!(
+            outln!(
                 "{:<6} {:<24} {:>14} {:>14} {:>7.1}%  {}",
                 a.id,
                 format!("{}.{}", a.keyspace, a.table),

@@ -8,6 +8,8 @@
 //! `--json`. This crate parses, calls the library (`strata`, `strata_bench`) and
 //! prints; it holds no engine or experiment logic.
 
+#[macro_use]
+mod remote;
 mod admin;
 mod bench_cmd;
 pub mod bounds;
@@ -235,6 +237,18 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // A server owning the directory runs admin commands itself.
+    if remote::served(&cli.command) {
+        if let Ok(resolved) =
+            datadir::resolve(&cli.data, cli.command.data_dir_use(), cli.command.name())
+        {
+            if let Some((dir, _)) = &resolved.data_dir {
+                if let Some(code) = remote::forward(dir) {
+                    return code;
+                }
+            }
+        }
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -320,14 +334,14 @@ pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Res
     if json {
         let text = serde_json::to_string_pretty(&stats)
             .map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
     } else {
-        println!("Total number of tables: {}", stats.len());
-        println!("----------------");
+        outln!("Total number of tables: {}", stats.len());
+        outln!("----------------");
         for s in &stats {
-            println!("Keyspace : {}", s.keyspace);
-            print!("{}", s.to_text());
-            println!("----------------");
+            outln!("Keyspace : {}", s.keyspace);
+            out!("{}", s.to_text());
+            outln!("----------------");
         }
     }
     Ok(())
@@ -415,7 +429,13 @@ fn run(cli: Cli) -> strata::Result<()> {
         }
         None => PathBuf::new(),
     };
-    match cli.command {
+    dispatch(cli.command, data_dir)
+}
+
+/// Runs `command` on `data_dir` (resolved), offline or for the admin
+/// endpoint of a running server (remote.rs).
+fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
+    match command {
         Command::Stress { args, .. } => stress::run(&data_dir, args),
         Command::Cql { args, .. } => cql_cmd::run(&data_dir, args),
         Command::Serve { args, .. } => serve_cmd::run(&data_dir, args),
@@ -443,13 +463,13 @@ fn run(cli: Cli) -> strata::Result<()> {
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),
         Command::Tablestats { target, json, .. } => {
-            let db = open_db_read_only(&data_dir)?;
+            let db = remote::open_admin_db_read_only(&data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;
             print_tablestats(&tables, json)?;
             db.close()
         }
         Command::Flush { target, .. } => {
-            let db = open_db(&data_dir)?;
+            let db = remote::open_admin_db(&data_dir)?;
             for t in select_tables(&db, target.as_deref())? {
                 t.flush()?;
             }

@@ -592,6 +592,8 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
     };
     let auth = args.file.authenticator.unwrap_or(Authenticator::AllowAll);
     let executor = Arc::new(Executor::new(db.clone(), node, auth)?);
+    // Admin commands from the CLI, run on this database (remote.rs).
+    let endpoint = crate::remote::start(data_dir, db.clone())?;
     let drain = Duration::from_secs(args.drain_timeout_seconds.unwrap_or(DEFAULT_DRAIN_SECONDS));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -615,6 +617,8 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
     });
     drop(runtime);
     drop(executor);
+    // Stops accepting and waits for admin commands still running.
+    drop(endpoint);
     served.map_err(|e| Error::InvalidInput(format!("serving: {e}")))?;
     eprintln!(
         "stopped serving; flushing and closing {}",

@@ -118,7 +118,7 @@ pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
 }
 
 fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Result<()> {
-    let db = crate::open_db_read_only(data_dir)?;
+    let db = crate::remote::open_admin_db_read_only(data_dir)?;
     let mut report = Vec::new();
     for t in crate::select_tables(&db, target)? {
         let schema = t.schema();
@@ -128,16 +128,16 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
         }));
     }
     if as_json {
-        println!("{}", to_json(&report)?);
+        outln!("{}", to_json(&report)?);
         return Ok(());
     }
     for entry in &report {
-        println!("Table: {}", entry["table"].as_str().unwrap_or("?"));
+        outln!("Table: {}", entry["table"].as_str().unwrap_or("?"));
         let Some(checks) = entry["expired"].as_array() else {
             continue;
         };
         if checks.is_empty() {
-            println!("  no fully expired sstable on disk");
+            outln!("  no fully expired sstable on disk");
         }
         for c in checks {
             let blockers = c["blockers"].as_array().cloned().unwrap_or_default();
@@ -152,15 +152,16 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
             } else {
                 "blocked"
             };
-            println!(
+            outln!(
                 "  sstable {} (newest write {} us): {verdict}",
-                c["candidate"], c["candidate_max_timestamp_micros"]
+                c["candidate"],
+                c["candidate_max_timestamp_micros"]
             );
             for b in &blockers {
                 let why = b["blocks_because"]
                     .as_str()
                     .unwrap_or("no shadowable data in common (cleared)");
-                println!(
+                outln!(
                     "    {} {} (oldest write {} us): {why}",
                     b["kind"].as_str().unwrap_or("?"),
                     b["id"],
@@ -173,20 +174,20 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
 }
 
 fn print_identity(i: &SSTableIdentity) {
-    println!(
+    outln!(
         "Table: {} (table id {}), generation {}",
         i.qualified_name(),
         i.table_id,
         i.generation
     );
-    println!(
+    outln!(
         "Chunk length: {} bytes, codec {:?}, encoding base: timestamp {} us, deletion {} s, ttl {} s",
         i.chunk_length_bytes, i.codec, i.min_timestamp, i.min_local_deletion, i.min_ttl
     );
-    println!("Columns:");
+    outln!("Columns:");
     for c in &i.columns {
         let id = c.id.map(|id| format!(" (id {id})")).unwrap_or_default();
-        println!("  {} {} {}{id}", c.name, c.cql_type, c.role.describe());
+        outln!("  {} {} {}{id}", c.name, c.cql_type, c.role.describe());
     }
 }
 
@@ -211,10 +212,10 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
                     "format_version": header.as_ref().ok().map(|h| h.1),
                     "identity": header.as_ref().ok().map(|h| &h.0),
                 });
-                println!("{}", to_json(&v)?);
+                outln!("{}", to_json(&v)?);
             } else if let Ok((identity, version)) = &header {
-                println!("SSTable: {}", file.display());
-                println!("Format version: {version} (from the identity header)");
+                outln!("SSTable: {}", file.display());
+                outln!("Format version: {version} (from the identity header)");
                 print_identity(identity);
             }
             return Err(Error::InvalidInput(format!(
@@ -257,46 +258,53 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
                 "beyond_rows": c.beyond_rows,
             })),
         });
-        println!("{}", to_json(&v)?);
+        outln!("{}", to_json(&v)?);
         return Ok(());
     }
-    println!("SSTable: {}", file.display());
-    println!("Format version: {}", reader.format_version());
+    outln!("SSTable: {}", file.display());
+    outln!("Format version: {}", reader.format_version());
     match reader.identity() {
         Some(i) => print_identity(i),
-        None => println!("Identity: none (format version 1)"),
+        None => outln!("Identity: none (format version 1)"),
     }
-    println!(
+    outln!(
         "Size: {} bytes, {} chunks, {} index blocks",
         reader.file_size(),
         reader.chunk_count(),
         reader.index_block_count()
     );
-    println!(
+    outln!(
         "Partitions: {}, rows {}, cells {}, tombstones {}",
-        st.partition_count, st.row_count, st.cell_count, st.tombstone_count
+        st.partition_count,
+        st.row_count,
+        st.cell_count,
+        st.tombstone_count
     );
-    println!(
+    outln!(
         "Data: {} bytes uncompressed, {} stored ({:?}), level {}",
-        st.uncompressed_bytes, st.compressed_bytes, st.codec, st.level
+        st.uncompressed_bytes,
+        st.compressed_bytes,
+        st.codec,
+        st.level
     );
-    println!(
+    outln!(
         "Timestamps: {} .. {} us",
-        st.min_timestamp_micros, st.max_timestamp_micros
+        st.min_timestamp_micros,
+        st.max_timestamp_micros
     );
-    println!(
+    outln!(
         "First key: token {} key {}",
         st.first_key.token,
         hex(&st.first_key.key)
     );
-    println!(
+    outln!(
         "Last key: token {} key {}",
         st.last_key.token,
         hex(&st.last_key.key)
     );
     match &st.coverage {
-        None => println!("Clustering span: not recorded (format version 4 or older)"),
-        Some(c) => println!(
+        None => outln!("Clustering span: not recorded (format version 4 or older)"),
+        Some(c) => outln!(
             "Clustering span: {}{}",
             c.rows
                 .as_ref()
@@ -322,14 +330,14 @@ fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Res
         .map_or(0, |d| d.as_secs() as i64);
     let report = strata::maintenance::scrub_file(&Fs::new(), file, out, generation, now_seconds)?;
     if as_json {
-        println!("{}", to_json(&report)?);
+        outln!("{}", to_json(&report)?);
         return Ok(());
     }
     let s = &report.salvage;
     let c = &s.counts;
-    println!("Salvage of {}", file.display());
+    outln!("Salvage of {}", file.display());
     if let Some(i) = &s.identity {
-        println!(
+        outln!(
             "  table {} (table id {}), generation {}",
             i.qualified_name(),
             i.table_id,
@@ -337,38 +345,41 @@ fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Res
         );
     }
     if s.tail_intact {
-        println!("  the file opens: chunks located through its chunk table");
+        outln!("  the file opens: chunks located through its chunk table");
     } else {
-        println!(
+        outln!(
             "  the file does not open ({}): chunks found by their checksums",
             s.open_error.as_deref().unwrap_or("?")
         );
     }
     match s.partitions_expected {
-        Some(n) => println!(
+        Some(n) => outln!(
             "  partitions recovered: {} of {n} ({} lost)",
             c.partitions_recovered,
             n.saturating_sub(c.partitions_recovered)
         ),
-        None => println!(
+        None => outln!(
             "  partitions recovered: {} (the count written is unknown: the statistics are gone)",
             c.partitions_recovered
         ),
     }
-    println!(
+    outln!(
         "  chunks read: {}, chunks lost: {}, file bytes lost: {}, data bytes skipped: {}",
-        c.chunks_read, c.chunks_lost, c.file_bytes_lost, c.data_bytes_skipped
+        c.chunks_read,
+        c.chunks_lost,
+        c.file_bytes_lost,
+        c.data_bytes_skipped
     );
     for d in &report.damaged_regions {
-        println!("  damage at offset {}: {}", d.offset, d.reason);
+        outln!("  damage at offset {}: {}", d.offset, d.reason);
     }
     match &report.output {
-        Some(p) => println!(
+        Some(p) => outln!(
             "  written to {}; adopt it with `strata sstable import <keyspace.table> {}`",
             p.display(),
             p.display()
         ),
-        None => println!("  nothing intact to write"),
+        None => outln!("  nothing intact to write"),
     }
     Ok(())
 }
@@ -383,16 +394,16 @@ fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Re
     let report = result?;
     closed?;
     if as_json {
-        println!("{}", to_json(&report)?);
+        outln!("{}", to_json(&report)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} sstable(s) imported",
         report.table,
         report.imported.len()
     );
     for (path, id, partitions) in &report.imported {
-        println!(
+        outln!(
             "  {} -> sstable {id} ({partitions} partitions)",
             path.display()
         );
