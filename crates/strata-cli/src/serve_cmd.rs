@@ -492,6 +492,8 @@ fn server_config(args: &ServeArgs) -> Result<ServerConfig> {
             d.prepared_statements_cache_size_bytes,
         ),
         tls: f.tls.clone(),
+        // Set from the commit-log mode once the data directory is known.
+        inline_statements: false,
     };
     config
         .validate()
@@ -573,7 +575,13 @@ fn parse_uuid(s: &str) -> Option<[u8; 16]> {
 }
 
 pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
-    let config = server_config(&args)?;
+    let mut config = server_config(&args)?;
+    // Statements run on the runtime's workers only when no write waits for
+    // an fsync (ServerConfig::inline_statements).
+    config.inline_statements = matches!(
+        crate::admin::db_options().commitlog.map(|c| c.sync),
+        Some(strata::commitlog::SyncMode::Periodic { .. })
+    );
     let db = Arc::new(crate::open_db(data_dir)?);
     let node = NodeInfo {
         listen_address: config.listen.ip(),

@@ -103,6 +103,15 @@ pub struct ServerConfig {
     pub prepared_statements_cache_size_bytes: usize,
     /// TLS (`client_encryption_options`); `None`: plaintext only.
     pub tls: Option<TlsConfig>,
+    /// Run statements on the runtime's worker that decoded them instead of
+    /// handing each to the blocking pool. Only for a database whose writes
+    /// never wait for an fsync (the periodic commit log): a statement then
+    /// blocks a worker only for reads the page cache misses and flush
+    /// back-pressure, and the hand-off it saves is most of a short
+    /// statement's cost. With batch or group sync a write waits for its
+    /// fsync, and it must not hold a worker (nor serialize the writes a
+    /// shared fsync would cover): those run on the blocking pool.
+    pub inline_statements: bool,
 }
 
 impl Default for ServerConfig {
@@ -120,6 +129,7 @@ impl Default for ServerConfig {
             allow_older_protocols: true,
             prepared_statements_cache_size_bytes: 10 << 20,
             tls: None,
+            inline_statements: false,
         }
     }
 }

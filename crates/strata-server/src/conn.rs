@@ -1107,6 +1107,32 @@ async fn run_blocking<T: Send + 'static>(
     }
 }
 
+/// Runs a statement: on this worker when the configuration says statements
+/// cannot wait long (`ServerConfig::inline_statements`), else on the
+/// blocking pool. Either way it holds one of `native_transport_max_threads`
+/// slots, and a panic is this request's server error.
+async fn run_statement<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
+) -> Result<T, QueryError> {
+    if !shared.config.inline_statements {
+        return run_blocking(shared, f).await;
+    }
+    let Ok(_slot) = shared.exec_slots.clone().acquire_owned().await else {
+        return Err(QueryError::new(
+            CqlErrorKind::ServerError,
+            "server is shutting down",
+        ));
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(QueryError::new(
+            CqlErrorKind::ServerError,
+            "internal error while executing the statement",
+        )),
+    }
+}
+
 /// A QUERY, PREPARE, EXECUTE or BATCH, run concurrently with its
 /// connection's other requests.
 struct StatementTask {
@@ -1178,7 +1204,7 @@ impl StatementTask {
         match request {
             Request::Query(q) => {
                 let skip = q.skip_metadata;
-                let (response, session) = run_blocking(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, move || {
                     let r = executor.query(&mut session, &q.text, &q.params)?;
                     Ok((r, session))
                 })
@@ -1198,7 +1224,7 @@ impl StatementTask {
                     session.keyspace = keyspace;
                 }
                 let prepared =
-                    run_blocking(&self.shared, move || executor.prepare(&session, &text)).await?;
+                    run_statement(&self.shared, move || executor.prepare(&session, &text)).await?;
                 let prepared = self.shared.prepared.insert(prepared)?;
                 Ok((response::prepared(&prepared, version), Vec::new()))
             }
@@ -1207,7 +1233,7 @@ impl StatementTask {
                     return Err(Executor::unprepared(&e.id));
                 };
                 let params: QueryParams = e.params;
-                let (response, session) = run_blocking(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, move || {
                     let r = executor.execute(&mut session, &prepared, &params)?;
                     Ok((r, session))
                 })
@@ -1233,7 +1259,7 @@ impl StatementTask {
                 }
                 let kind = b.kind;
                 let params = b.params;
-                let (response, session) = run_blocking(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, move || {
                     let r = executor.batch(&mut session, kind, &items, &params)?;
                     Ok((r, session))
                 })

@@ -233,6 +233,9 @@ impl TableOptions {
                 let n = parse_int(&s.name, &v, min, MAX_VALUE_SIZE_BYTES / unit).map_err(at)?;
                 self.max_value_size_bytes = n * unit;
             }
+            name if CASSANDRA_DEFAULT_ONLY.iter().any(|(n, _, _)| *n == name) => {
+                accept_cassandra_default(s)?;
+            }
             other => {
                 return Err(Error::option(
                     other,
@@ -240,8 +243,10 @@ impl TableOptions {
                         "unknown table option (at byte {}); known: compaction, compression, \
                          default_time_to_live, gc_grace_seconds, bloom_filter_fp_chance, \
                          memtable_flush_threshold_mb, memtable_flush_threshold_kb, \
-                         memtable_flush_period_in_ms, max_value_size_in_mb, max_value_size_in_kb, comment",
-                        s.name_pos
+                         memtable_flush_period_in_ms, max_value_size_in_mb, max_value_size_in_kb, comment; \
+                         at Cassandra's default only: {}",
+                        s.name_pos,
+                        CASSANDRA_DEFAULT_ONLY.map(|(n, _, _)| n).join(", ")
                     ),
                 ))
             }
@@ -1748,6 +1753,71 @@ fn parse_float_in(k: &str, v: &str, min: f64, max: f64) -> Result<f64> {
     Ok(x)
 }
 
+/// Cassandra table options that have no counterpart here, accepted only at
+/// Cassandra's default so that a schema copied from Cassandra's DESCRIBE
+/// applies unchanged (system_schema.tables reports these defaults). Any
+/// other value is refused: accepting it and doing something else would be
+/// a silent difference. `(name, default as DESCRIBE writes it, why)`.
+const CASSANDRA_DEFAULT_ONLY: [(&str, &str, &str); 12] = [
+    ("additional_write_policy", "'99p'", "a single node has no other replica to write to"),
+    ("allow_auto_snapshot", "true", "snapshots are taken only when asked for"),
+    (
+        "caching",
+        "{'keys': 'ALL', 'rows_per_partition': 'NONE'}",
+        "there is no key or row cache to tune (reads use the row index and the chunk cache)",
+    ),
+    ("cdc", "false", "there is no change-data capture"),
+    ("crc_check_chance", "1.0", "every read verifies its checksums"),
+    ("extensions", "{}", "there are no table extensions"),
+    ("incremental_backups", "true", "there are no incremental backups"),
+    ("max_index_interval", "2048", "the row index is not sampled"),
+    ("memtable", "'default'", "there is one memtable implementation"),
+    ("min_index_interval", "128", "the row index is not sampled"),
+    ("read_repair", "'BLOCKING'", "a single node has no replicas to repair"),
+    ("speculative_retry", "'99p'", "a single node has no other replica to retry on"),
+];
+
+/// Accepts `s` when its value is Cassandra's default (case as Cassandra
+/// ignores it), else refuses it saying why (`CASSANDRA_DEFAULT_ONLY`).
+fn accept_cassandra_default(s: &Setting) -> Result<()> {
+    let Some(&(name, default, why)) = CASSANDRA_DEFAULT_ONLY.iter().find(|(n, _, _)| *n == s.name)
+    else {
+        return Ok(());
+    };
+    let is_default = match (name, &s.value) {
+        ("caching", Literal::Map(m)) => m.iter().all(|(k, v)| {
+            matches!(
+                (k.to_ascii_lowercase().as_str(), v.to_ascii_uppercase().as_str()),
+                ("keys", "ALL") | ("rows_per_partition", "NONE")
+            )
+        }),
+        ("extensions", Literal::Map(m)) => m.is_empty(),
+        (_, Literal::Scalar(v)) => {
+            let v = v.to_ascii_lowercase();
+            match name {
+                "additional_write_policy" | "speculative_retry" => {
+                    v == "99p" || v == "99percentile"
+                }
+                "crc_check_chance" => v.parse::<f64>() == Ok(1.0),
+                "max_index_interval" => v.parse::<u64>() == Ok(2048),
+                "min_index_interval" => v.parse::<u64>() == Ok(128),
+                _ => v == default.trim_matches('\'').to_ascii_lowercase(),
+            }
+        }
+        _ => false,
+    };
+    if is_default {
+        return Ok(());
+    }
+    Err(Error::option(
+        name,
+        format!(
+            "only Cassandra's default {default} is accepted (at byte {}): {why}",
+            s.value_pos
+        ),
+    ))
+}
+
 /// Single-quoted CQL string literal, quotes doubled.
 // The option-specific reading of a parsed literal (the syntax is `cql::literal`).
 impl Literal {
@@ -1778,6 +1848,31 @@ impl Literal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cassandra_only_options_are_accepted_at_their_default_only() {
+        let o = TableOptions::default();
+        let described = "caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'} \
+             AND speculative_retry = '99p' AND additional_write_policy = '99p' \
+             AND read_repair = 'BLOCKING' AND cdc = false AND crc_check_chance = 1.0 \
+             AND extensions = {} AND allow_auto_snapshot = true \
+             AND incremental_backups = true AND memtable = 'default' \
+             AND min_index_interval = 128 AND max_index_interval = 2048";
+        assert_eq!(o.apply(described).unwrap(), o, "no effect on the options");
+        for other in [
+            "caching = {'keys': 'NONE'}",
+            "caching = {'rows_per_partition': '10'}",
+            "speculative_retry = 'ALWAYS'",
+            "cdc = true",
+            "crc_check_chance = 0.5",
+            "extensions = {'a': '01'}",
+            "memtable = 'trie'",
+            "min_index_interval = 64",
+        ] {
+            let e = o.apply(other).unwrap_err().to_string();
+            assert!(e.contains("only Cassandra's default"), "{other}: {e}");
+        }
+    }
 
     fn option_name(e: &Error) -> &str {
         match e {
