@@ -583,9 +583,14 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
         Some(strata::commitlog::SyncMode::Periodic { .. })
     );
     let db = Arc::new(crate::open_db(data_dir)?);
+    let listener = Server::listen(config.listen).map_err(|e| Error::InvalidInput(e.to_string()))?;
     let node = NodeInfo {
         listen_address: config.listen.ip(),
-        native_port: config.listen.port(),
+        // The bound port, which `--port 0` chose.
+        native_port: listener
+            .local_addr()
+            .map_err(|e| Error::InvalidInput(format!("cannot listen: {e}")))?
+            .port(),
         cluster_name: args
             .file
             .cluster_name
@@ -613,7 +618,7 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
         .map_err(|e| Error::InvalidInput(format!("cannot start the server's runtime: {e}")))?;
     let tls = config.tls.is_some();
     let served = runtime.block_on(async {
-        let server = Server::bind(config, executor.clone()).await?;
+        let server = Server::with_listener(config, executor.clone(), listener).await?;
         let addr = server.local_addr()?;
         println!(
             "listening for CQL clients on {addr} ({})",

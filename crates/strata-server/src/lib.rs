@@ -261,6 +261,27 @@ impl Server {
     /// Validates the configuration, builds TLS, binds the listening socket
     /// and installs the server's state into the executor.
     pub async fn bind(config: ServerConfig, executor: Arc<Executor>) -> io::Result<Server> {
+        let listener = Self::listen(config.listen)?;
+        Self::with_listener(config, executor, listener).await
+    }
+
+    /// Binds `addr` (port 0: a free port) before the server exists, so that
+    /// the caller can tell the executor the port clients reach it on
+    /// (`system.local.rpc_port`) and then start the server on it with
+    /// [`Server::with_listener`].
+    pub fn listen(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        listener.set_nonblocking(true)?;
+        Ok(listener)
+    }
+
+    /// As [`Server::bind`], on a socket [`Server::listen`] bound.
+    pub async fn with_listener(
+        config: ServerConfig,
+        executor: Arc<Executor>,
+        listener: std::net::TcpListener,
+    ) -> io::Result<Server> {
         config
             .validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -270,9 +291,7 @@ impl Server {
             }
             None => None,
         };
-        let listener = TcpListener::bind(config.listen).await.map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot listen on {}: {e}", config.listen))
-        })?;
+        let listener = TcpListener::from_std(listener)?;
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let supported = vec![
             ("CQL_VERSION".to_string(), vec![CQL_VERSION.to_string()]),

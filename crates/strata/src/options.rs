@@ -1760,7 +1760,11 @@ fn parse_float_in(k: &str, v: &str, min: f64, max: f64) -> Result<f64> {
 /// a silent difference. `(name, default as DESCRIBE writes it, why)`.
 const CASSANDRA_DEFAULT_ONLY: [(&str, &str, &str); 12] = [
     ("additional_write_policy", "'99p'", "a single node has no other replica to write to"),
-    ("allow_auto_snapshot", "true", "snapshots are taken only when asked for"),
+    (
+        "allow_auto_snapshot",
+        "true",
+        "DROP and TRUNCATE snapshot every table when auto_snapshot is on; a per-table opt-out is not implemented",
+    ),
     (
         "caching",
         "{'keys': 'ALL', 'rows_per_partition': 'NONE'}",
@@ -1769,7 +1773,11 @@ const CASSANDRA_DEFAULT_ONLY: [(&str, &str, &str); 12] = [
     ("cdc", "false", "there is no change-data capture"),
     ("crc_check_chance", "1.0", "every read verifies its checksums"),
     ("extensions", "{}", "there are no table extensions"),
-    ("incremental_backups", "true", "there are no incremental backups"),
+    (
+        "incremental_backups",
+        "true",
+        "there are no incremental backups (Cassandra's default leaves them off node-wide)",
+    ),
     ("max_index_interval", "2048", "the row index is not sampled"),
     ("memtable", "'default'", "there is one memtable implementation"),
     ("min_index_interval", "128", "the row index is not sampled"),
@@ -1787,7 +1795,10 @@ fn accept_cassandra_default(s: &Setting) -> Result<()> {
     let is_default = match (name, &s.value) {
         ("caching", Literal::Map(m)) => m.iter().all(|(k, v)| {
             matches!(
-                (k.to_ascii_lowercase().as_str(), v.to_ascii_uppercase().as_str()),
+                (
+                    k.to_ascii_lowercase().as_str(),
+                    v.to_ascii_uppercase().as_str()
+                ),
                 ("keys", "ALL") | ("rows_per_partition", "NONE")
             )
         }),

@@ -63,6 +63,9 @@ session = cluster.connect()
 print("connected protocol_version", cluster.protocol_version)
 assert cluster.protocol_version == 5, cluster.protocol_version
 assert "system" in cluster.metadata.keyspaces
+# The port clients reach it on, also when the server chose it (--port 0).
+local = session.execute("SELECT rpc_port, data_center FROM system.local").one()
+assert local.rpc_port == args.port, local
 
 # Schema with compaction and compression options, seen by the metadata load.
 session.execute(
