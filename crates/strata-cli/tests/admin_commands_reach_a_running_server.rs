@@ -109,8 +109,13 @@ async fn admin_commands_reach_a_running_server() {
     );
 
     // A command that opens the directory for itself still meets the lock.
-    let stress = strata(d, &["stress", "write", "--rows", "10"]);
+    let stress = strata(d, &["stress", "write", "-n", "10"]);
     assert!(!stress.status.success(), "{}", text(&stress));
+    assert!(
+        text(&stress).contains("data directory is in use"),
+        "{}",
+        text(&stress)
+    );
 
     // The server still serves, and it wrote what the commands did.
     let rows = session
