@@ -23,8 +23,9 @@
 //!    server holds the directory lock), refuses to start over anything else,
 //!    and removes its socket when it stops. A path too long for a Unix socket
 //!    (107 bytes) leaves the server without the endpoint, with a warning.
-//! 5. Bounded input: a request is one JSON line of at most 64 KiB; anything
-//!    longer or malformed is refused with one line.
+//! 5. Bounded input: a request is one JSON line of at most 64 KiB, sent
+//!    within 10 s of connecting; anything longer, slower or malformed is
+//!    refused with one line.
 
 use std::cell::RefCell;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -43,6 +44,8 @@ const MAX_REQUEST_BYTES: u64 = 64 * 1024;
 /// Largest answer the CLI reads (a verify or tablestats of many tables is
 /// large, but not this large).
 const MAX_ANSWER_BYTES: u64 = 256 * 1024 * 1024;
+/// How long a connection may take to send its request line.
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// `sockaddr_un.sun_path` holds 108 bytes with the terminating NUL.
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -311,6 +314,10 @@ fn answer(conn: UnixStream, data_dir: &Path, db: Arc<Database>) {
 }
 
 fn read_request(conn: &UnixStream) -> std::result::Result<Vec<String>, String> {
+    // A client that connects and sends nothing must not hold the server's
+    // shutdown, which waits for this thread.
+    conn.set_read_timeout(Some(REQUEST_TIMEOUT))
+        .map_err(|e| format!("admin connection: {e}"))?;
     let mut line = String::new();
     BufReader::new(conn.take(MAX_REQUEST_BYTES))
         .read_line(&mut line)

@@ -6,7 +6,8 @@
 //! offline; data-directory options are refused rather than ignored; a
 //! command that opens the directory for itself is still refused by the lock;
 //! the socket is gone after the server stops, and a stale socket left by a
-//! killed server neither blocks the offline commands nor the next server.
+//! killed server neither blocks the offline commands nor the next server; an
+//! admin connection that sends nothing does not hold the server's stop.
 
 mod common;
 
@@ -128,7 +129,11 @@ async fn admin_commands_reach_a_running_server() {
         .expect("one row");
     assert_eq!(rows.0, 200);
     drop(session);
+    // A connection to the admin socket that never sends its request does
+    // not keep the server from stopping.
+    let idle = std::os::unix::net::UnixStream::connect(d.join("admin.sock")).expect("connect");
     common::stop_server(server);
+    drop(idle);
     assert!(
         !d.join("admin.sock").exists(),
         "the socket is removed at stop"
