@@ -332,29 +332,17 @@ fn read_request(conn: &UnixStream) -> std::result::Result<Vec<String>, String> {
     Ok(req.args)
 }
 
-/// Data-directory options, which a served command may not carry (contract 2).
+/// Data-directory options, which a served command may not carry (contract 2):
+/// the first argument that is one, named as clap knows them, so that a flag
+/// added to [`DataDirArgs`](crate::datadir::DataDirArgs) is refused too.
 fn data_dir_option(args: &[String]) -> Option<&str> {
-    const OPTIONS: [&str; 12] = [
-        "--data-dir",
-        "--commitlog-sync",
-        "--commitlog-sync-period-ms",
-        "--commitlog-sync-group-window-ms",
-        "--commitlog-segment-size-mb",
-        "--commitlog-compression",
-        "--max-mutation-size-mb",
-        "--ignore-replay-errors",
-        "--max-disk-bytes",
-        "--disk-reserve-mb",
-        "--compaction-throughput-mb-per-sec",
-        "--concurrent-compactors",
-    ];
-    const MORE: [&str; 2] = [
-        "--chunk-cache-mb",
-        "--allow-unsafe-aggressive-sstable-expiration",
-    ];
+    let cmd =
+        <crate::datadir::DataDirArgs as clap::Args>::augment_args(clap::Command::new("strata"));
+    let longs: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
     args.iter().map(String::as_str).find(|a| {
-        let name = a.split('=').next().unwrap_or(a);
-        OPTIONS.contains(&name) || MORE.contains(&name)
+        a.strip_prefix("--")
+            .map(|rest| rest.split('=').next().unwrap_or(rest))
+            .is_some_and(|name| longs.contains(&name))
     })
 }
 
@@ -528,6 +516,13 @@ mod tests {
         assert_eq!(
             data_dir_option(&v(&["compact", "--chunk-cache-mb", "1"])),
             Some("--chunk-cache-mb")
+        );
+        assert_eq!(
+            data_dir_option(&v(&[
+                "compact",
+                "--allow-unsafe-aggressive-sstable-expiration"
+            ])),
+            Some("--allow-unsafe-aggressive-sstable-expiration")
         );
         assert_eq!(data_dir_option(&v(&["compact", "ks.t"])), None);
     }

@@ -15,41 +15,19 @@
 mod common;
 mod java_client;
 
-use java_client::{java_classpath, JavaClient, PHASE};
+use java_client::{java_classpath, JavaClient};
 
 #[test]
 fn java_driver_default_settings() {
     let classpath = java_classpath();
     let dir = tempfile::tempdir().expect("tempdir");
     let (server, addr) = common::serve(dir.path(), &["--port", "0"]);
-    let mut client = JavaClient::start(&classpath, addr, &["--restart"]);
-    client.wait_for("ready for restart");
-
+    let client = JavaClient::start(&classpath, addr, &["--restart"]);
     // Restart on the same data directory and port while the session waits.
-    let first = common::stop_server(server);
-    let port = addr.port().to_string();
-    let (server, again) = common::serve(dir.path(), &["--port", &port]);
-    assert_eq!(again, addr, "the server came back on the same address");
-    client.send("restarted");
-
-    let (status, out, err) = client.finish(PHASE);
-    let second = common::stop_server(server);
-    assert!(
-        status.success(),
-        "Java driver failed ({status}):\n{out}\n{err}\nserver stderr before the restart:\n{first}\nafter:\n{second}"
-    );
-    for line in [
-        "connected protocol V5",
-        "created keyspace jd and 3 tables",
-        "lightweight transactions: applied and not applied, with the current values",
-        "after restart: prepared statements, LWTs, batch, metadata and paging all work",
-    ] {
-        assert!(out.lines().any(|l| l == line), "no {line:?} in:\n{out}");
-    }
+    let out = java_client::restart_and_finish(client, server, dir.path(), addr, &[]);
     assert!(
         out.contains("paging: 10000 rows in 31 pages (simple), 10000 rows in 31 pages (prepared"),
         "{out}"
     );
     assert!(out.contains("reconnected after"), "{out}");
-    assert!(out.trim_end().ends_with("done"), "{out}");
 }

@@ -14,7 +14,7 @@
 mod common;
 mod java_client;
 
-use java_client::{java_classpath, JavaClient, PHASE};
+use java_client::{java_classpath, JavaClient};
 use std::time::Duration;
 
 /// How long a refused connection may take to be reported.
@@ -83,7 +83,7 @@ fn java_driver_with_auth_and_tls() {
     }
 
     // Accepted: the whole workload, over TLS and authenticated.
-    let mut client = JavaClient::start(
+    let client = JavaClient::start(
         &classpath,
         addr,
         &[
@@ -96,26 +96,5 @@ fn java_driver_with_auth_and_tls() {
             "--restart",
         ],
     );
-    client.wait_for("ready for restart");
-    let first = common::stop_server(server);
-    let port = addr.port().to_string();
-    let (server, again) = common::serve(dir.path(), &["--port", &port, "--config", config]);
-    assert_eq!(again, addr, "the server came back on the same address");
-    client.send("restarted");
-
-    let (status, out, err) = client.finish(PHASE);
-    let second = common::stop_server(server);
-    assert!(
-        status.success(),
-        "Java driver failed ({status}):\n{out}\n{err}\nserver stderr before the restart:\n{first}\nafter:\n{second}"
-    );
-    for line in [
-        "connected protocol V5",
-        "created keyspace jd and 3 tables",
-        "lightweight transactions: applied and not applied, with the current values",
-        "after restart: prepared statements, LWTs, batch, metadata and paging all work",
-    ] {
-        assert!(out.lines().any(|l| l == line), "no {line:?} in:\n{out}");
-    }
-    assert!(out.trim_end().ends_with("done"), "{out}");
+    java_client::restart_and_finish(client, server, dir.path(), addr, &["--config", config]);
 }

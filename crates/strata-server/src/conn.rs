@@ -1092,45 +1092,43 @@ async fn run_blocking<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
 ) -> Result<T, QueryError> {
-    let Ok(_slot) = shared.exec_slots.clone().acquire_owned().await else {
-        return Err(QueryError::new(
-            CqlErrorKind::ServerError,
-            "server is shutting down",
-        ));
-    };
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(_) => Err(QueryError::new(
-            CqlErrorKind::ServerError,
-            "internal error while executing the statement",
-        )),
-    }
+    run(shared, false, f).await
 }
 
 /// Runs a statement: on this worker when the configuration says statements
-/// cannot wait long (`ServerConfig::inline_statements`), else on the
-/// blocking pool. Either way it holds one of `native_transport_max_threads`
-/// slots, and a panic is this request's server error.
+/// cannot wait long (`ServerConfig::inline_statements`), else as
+/// [`run_blocking`].
 async fn run_statement<T: Send + 'static>(
     shared: &Arc<Shared>,
     f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
 ) -> Result<T, QueryError> {
-    if !shared.config.inline_statements {
-        return run_blocking(shared, f).await;
-    }
+    run(shared, shared.config.inline_statements, f).await
+}
+
+/// Either way a call holds one of `native_transport_max_threads` slots, and
+/// a panic is this request's server error.
+async fn run<T: Send + 'static>(
+    shared: &Arc<Shared>,
+    inline: bool,
+    f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
+) -> Result<T, QueryError> {
     let Ok(_slot) = shared.exec_slots.clone().acquire_owned().await else {
         return Err(QueryError::new(
             CqlErrorKind::ServerError,
             "server is shutting down",
         ));
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => Err(QueryError::new(
+    let outcome = if inline {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| ())
+    } else {
+        tokio::task::spawn_blocking(f).await.map_err(|_| ())
+    };
+    outcome.unwrap_or_else(|()| {
+        Err(QueryError::new(
             CqlErrorKind::ServerError,
             "internal error while executing the statement",
-        )),
-    }
+        ))
+    })
 }
 
 /// A QUERY, PREPARE, EXECUTE or BATCH, run concurrently with its

@@ -50,9 +50,7 @@ fn assert_refused(dir: &std::path::Path) {
 fn deleted_log_of_a_crashed_writer_refuses_the_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..300);
     let acked = w.kill();
     std::fs::remove_dir_all(dir.join("commitlog")).unwrap();

@@ -61,9 +61,7 @@ fn assert_refused_then_rebuilt(dir: &Path, acked: &std::collections::BTreeSet<i3
 fn deleted_manifest_beside_a_writer_is_written_again_by_its_next_flush() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     std::fs::remove_file(manifest(&dir)).unwrap();
     w.write_all(200..400);
     assert!(matches!(w.flush(), Answer::Done));
@@ -80,9 +78,7 @@ fn foreign_manifest_beside_a_writer_is_refused_at_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..300);
     std::fs::copy(manifest(&other), manifest(&dir)).unwrap();
     w.write_all(300..400);
@@ -95,9 +91,7 @@ fn foreign_manifest_on_a_stopped_directory_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..300);
     let acked = w.kill();
     std::fs::copy(manifest(&other), manifest(&dir)).unwrap();
@@ -108,9 +102,7 @@ fn foreign_manifest_on_a_stopped_directory_is_refused() {
 fn deleted_manifest_on_a_stopped_directory_is_refused_and_rebuilt() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..300);
     let acked = w.kill();
     std::fs::remove_file(manifest(&dir)).unwrap();

@@ -110,9 +110,7 @@ fn retired_alone_deleted_after_a_crash_is_rebuilt_and_nothing_is_lost() {
 fn retired_deleted_beside_a_writer_is_written_again_and_nothing_is_lost() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     std::fs::remove_file(log(&dir).join("RETIRED")).unwrap();
     w.write_all(200..400);
     // A flush retires segments: the record is stored whole from memory again.
@@ -129,9 +127,7 @@ fn retired_deleted_beside_a_writer_is_written_again_and_nothing_is_lost() {
 fn retired_and_a_segment_deleted_beside_a_writer_refuse_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..500);
     let segs = segments(&dir);
     assert!(segs.len() >= 3, "{segs:?}");

@@ -148,9 +148,7 @@ fn schema_of_another_directory_beside_a_writer_refuses_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let other = narrow_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     // Same columns, another table UUID: the MANIFEST and its files name this
     // directory's, the copied schema the other's.
     std::fs::copy(other.join("schema.json"), dir.join("schema.json")).unwrap();

@@ -54,9 +54,7 @@ fn assert_refused_then_ignored(dir: &std::path::Path, acked: &std::collections::
 fn active_segment_deleted_beside_a_writer_stops_it_and_refuses_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..260);
     std::fs::remove_file(newest_segment(&dir)).unwrap();
     let before = w.acked.len();
@@ -76,9 +74,7 @@ fn active_segment_deleted_beside_a_writer_stops_it_and_refuses_the_next_open() {
 fn commitlog_directory_deleted_beside_a_writer_stops_it_and_refuses_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..260);
     std::fs::remove_dir_all(dir.join("commitlog")).unwrap();
     assert!(matches!(w.write(260..300), Answer::Refused(Some(260), _)));

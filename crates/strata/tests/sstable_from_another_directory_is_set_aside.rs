@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::writer::{self, Answer, Writer};
+use common::writer::{self, Writer};
 use std::path::{Path, PathBuf};
 use strata::db::Database;
 use strata::types::Value;
@@ -121,9 +121,7 @@ fn foreign_sstable_on_a_stopped_directory_is_set_aside() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     w.write_all(200..300);
     let acked = w.kill();
     let ours = only_sstable(&dir);
@@ -136,9 +134,7 @@ fn foreign_sstable_naming_no_uuid_is_set_aside_by_the_manifest_record() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let w = Writer::start_flushed(&dir);
     let acked = w.kill();
     let ours = only_sstable(&dir);
     std::fs::copy(only_sstable(&other), &ours).unwrap();
@@ -153,9 +149,7 @@ fn foreign_sstable_beside_a_writer_is_set_aside_at_the_next_open() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let mut w = Writer::start_flushed(&dir);
     let ours = only_sstable(&dir);
     // Renamed over it, as `cp` to a temporary name and `mv` do: the writer
     // keeps reading its own file through its open descriptor.
@@ -174,9 +168,7 @@ fn foreign_sstable_under_an_old_manifest_is_still_refused_by_its_uuid() {
     let tmp = tempfile::tempdir().unwrap();
     let other = other_directory(tmp.path());
     let dir = tmp.path().join("data");
-    let mut w = Writer::start(&dir);
-    w.write_all(0..200);
-    assert!(matches!(w.flush(), Answer::Done));
+    let w = Writer::start_flushed(&dir);
     let acked = w.kill();
     let manifest = common::table_dir(&dir).join("MANIFEST");
     let text = std::fs::read_to_string(&manifest).unwrap();

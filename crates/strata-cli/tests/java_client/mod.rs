@@ -2,6 +2,8 @@
 //! child process the Java driver tests drive a line at a time.
 #![allow(dead_code)]
 
+use super::common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -151,4 +153,43 @@ impl JavaClient {
             .unwrap_or_default();
         (status, self.transcript(), stderr)
     }
+}
+
+/// The second half of a workload run with `--restart`: once the client waits
+/// at `ready for restart`, the server is stopped and started again on the
+/// same data directory and address (`extra`: its arguments besides the
+/// port), the client goes on, and must succeed with the workload's
+/// landmarks in its transcript, which is returned.
+pub fn restart_and_finish(
+    mut client: JavaClient,
+    server: Child,
+    dir: &Path,
+    addr: SocketAddr,
+    extra: &[&str],
+) -> String {
+    client.wait_for("ready for restart");
+    let first = common::stop_server(server);
+    let port = addr.port().to_string();
+    let mut args = vec!["--port", port.as_str()];
+    args.extend_from_slice(extra);
+    let (server, again) = common::serve(dir, &args);
+    assert_eq!(again, addr, "the server came back on the same address");
+    client.send("restarted");
+
+    let (status, out, err) = client.finish(PHASE);
+    let second = common::stop_server(server);
+    assert!(
+        status.success(),
+        "Java driver failed ({status}):\n{out}\n{err}\nserver stderr before the restart:\n{first}\nafter:\n{second}"
+    );
+    for line in [
+        "connected protocol V5",
+        "created keyspace jd and 3 tables",
+        "lightweight transactions: applied and not applied, with the current values",
+        "after restart: prepared statements, LWTs, batch, metadata and paging all work",
+    ] {
+        assert!(out.lines().any(|l| l == line), "no {line:?} in:\n{out}");
+    }
+    assert!(out.trim_end().ends_with("done"), "{out}");
+    out
 }

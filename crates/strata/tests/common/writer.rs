@@ -222,6 +222,15 @@ impl Writer {
     }
 
     /// Inserts keys `range` and fails the test unless all were acknowledged.
+    /// A writer on `dir` with keys 0..200 written and flushed to one
+    /// sstable: the starting point of the ownership and foreign-file tests.
+    pub fn start_flushed(dir: &Path) -> Writer {
+        let mut w = Writer::start(dir);
+        w.write_all(0..200);
+        assert!(matches!(w.flush(), Answer::Done));
+        w
+    }
+
     pub fn write_all(&mut self, range: std::ops::Range<i32>) {
         match self.write(range.clone()) {
             Answer::Done => {}
