@@ -1,7 +1,9 @@
 //! `strata cql`: a CQL shell in the same binary, as cqlsh is to Cassandra.
 //!
-//! With `--data-dir` (the default data directory otherwise) it opens the
-//! directory itself and runs statements through the library's executor, the
+//! Given a HOST (and PORT), it connects to a running server as cqlsh does
+//! (protocol v4, `-u`/`-p` for `PasswordAuthenticator`, `--ssl` with a CA
+//! file); otherwise it opens the data directory (`--data-dir` or the
+//! default) itself and runs statements through the library's executor, the
 //! same code a server runs for its clients, so a statement means the same
 //! thing either way. Statements come from `-e`, from `-f FILE`, or from an
 //! interactive prompt with line editing and history; results print as cqlsh
@@ -13,10 +15,14 @@
 //!    interactive prompt reports it and goes on.
 //! 2. A page-by-page result is fetched whole (pages of 100 rows, cqlsh's
 //!    default), so `SELECT * FROM t` prints every row.
+//! 3. Served and embedded print the same bytes for the same statements: both
+//!    results reach the same formatting as the executor's values (the
+//!    client decodes RESULT into them).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use strata::query::{
@@ -24,10 +30,18 @@ use strata::query::{
     Session,
 };
 use strata::types::{self, CqlType, Value};
+use strata_server::client::{Client, ClientError, ClientOptions};
 
 /// Arguments of `strata cql`.
 #[derive(Args, Debug, Clone)]
 pub struct CqlArgs {
+    /// A running server to connect to (as cqlsh's HOST); without it the
+    /// shell opens the data directory itself.
+    #[arg(value_name = "HOST")]
+    pub host: Option<String>,
+    /// The server's CQL port.
+    #[arg(value_name = "PORT", default_value_t = 9042, requires = "host")]
+    pub port: u16,
     /// Statements to run (separated by `;`), then exit.
     #[arg(short = 'e', long = "execute", value_name = "STATEMENTS")]
     pub execute: Option<String>,
@@ -37,13 +51,73 @@ pub struct CqlArgs {
     /// Keyspace to use first (`USE`).
     #[arg(short = 'k', long = "keyspace")]
     pub keyspace: Option<String>,
+    /// Role to log in as, when the server requires authentication.
+    #[arg(short = 'u', long = "username", requires_all = ["host", "password"])]
+    pub username: Option<String>,
+    /// The role's password.
+    #[arg(short = 'p', long = "password", requires_all = ["host", "username"])]
+    pub password: Option<String>,
+    /// Connect with TLS, verifying the server against --certfile.
+    #[arg(long, requires_all = ["host", "certfile"])]
+    pub ssl: bool,
+    /// PEM file of the CA certificates to trust for --ssl (cqlsh's
+    /// SSL_CERTFILE).
+    #[arg(long, env = "SSL_CERTFILE", value_name = "FILE")]
+    pub certfile: Option<PathBuf>,
+    /// Seconds to wait for the connection, 1 to 3600.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub connect_timeout: u64,
+    /// Seconds to wait for each answer, 1 to 86400.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub request_timeout: u64,
+}
+
+impl CqlArgs {
+    /// Whether the shell connects to a server rather than opening a
+    /// data directory.
+    pub fn connects(&self) -> bool {
+        self.host.is_some()
+    }
 }
 
 /// Rows per page when a result is fetched (cqlsh's default page size).
 const PAGE_ROWS: u32 = 100;
 
 pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
-    let db = Arc::new(crate::open_db(data_dir)?);
+    if let Some(host) = &args.host {
+        let opts = ClientOptions {
+            host: host.clone(),
+            port: args.port,
+            credentials: args.username.clone().zip(args.password.clone()),
+            tls_ca: if args.ssl {
+                args.certfile.clone()
+            } else {
+                None
+            },
+            connect_timeout: Duration::from_secs(args.connect_timeout),
+            request_timeout: Duration::from_secs(args.request_timeout),
+        };
+        let client = Client::connect(&opts)
+            .map_err(|e| strata::Error::InvalidInput(format!("Connection error: {e}")))?;
+        let mut shell = Shell {
+            backend: Backend::Served {
+                client,
+                keyspace: None,
+            },
+            greeting: format!("{host}:{}", args.port),
+        };
+        return shell.run(&args);
+    }
+    let db = match crate::open_db(data_dir) {
+        Ok(db) => Arc::new(db),
+        Err(e) if crate::remote::server_owns(data_dir) => {
+            return Err(strata::Error::InvalidInput(format!(
+                "{e}\na server owns {}: connect to it with `strata cql HOST PORT`",
+                data_dir.display()
+            )))
+        }
+        Err(e) => return Err(e),
+    };
     let executor = Executor::new(
         db.clone(),
         NodeInfo {
@@ -58,9 +132,11 @@ pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
         Authenticator::AllowAll,
     )?;
     let mut shell = Shell {
-        executor,
-        session: Session::default(),
-        data_dir: data_dir.to_path_buf(),
+        backend: Backend::Embedded {
+            executor: Box::new(executor),
+            session: Session::default(),
+        },
+        greeting: data_dir.display().to_string(),
     };
     let result = shell.run(&args);
     drop(shell);
@@ -71,10 +147,67 @@ pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
     result.and(closed)
 }
 
+/// Where statements run.
+enum Backend {
+    /// This process's executor on the opened data directory.
+    Embedded {
+        executor: Box<Executor>,
+        session: Session,
+    },
+    /// A server over the native protocol; the keyspace its last `USE` set,
+    /// for the prompt.
+    Served {
+        client: Client,
+        keyspace: Option<String>,
+    },
+}
+
+/// A statement's failure, as cqlsh prints it.
+fn server_error(kind: strata::cql::CqlErrorKind, message: &str) -> strata::Error {
+    strata::Error::InvalidInput(format!(
+        "{}: Error from server: code={:04X} [{}] message=\"{}\"",
+        error_class(kind),
+        kind.code(),
+        kind.spec_name(),
+        message
+    ))
+}
+
+impl Backend {
+    fn query(&mut self, text: &str, params: &QueryParams) -> strata::Result<Response> {
+        match self {
+            Backend::Embedded { executor, session } => executor
+                .query(session, text, params)
+                .map_err(|e| server_error(e.kind, &e.message)),
+            Backend::Served { client, keyspace } => {
+                let response = client
+                    .query(text, params.page_size, params.paging_state.as_deref())
+                    .map_err(|e| match e {
+                        ClientError::Server { kind, message } => server_error(kind, &message),
+                        ClientError::Protocol(m) => {
+                            strata::Error::InvalidInput(format!("Connection error: {m}"))
+                        }
+                    })?;
+                if let QueryResult::SetKeyspace(ks) = &response.result {
+                    *keyspace = Some(ks.clone());
+                }
+                Ok(response)
+            }
+        }
+    }
+
+    fn keyspace(&self) -> Option<&str> {
+        match self {
+            Backend::Embedded { session, .. } => session.keyspace.as_deref(),
+            Backend::Served { keyspace, .. } => keyspace.as_deref(),
+        }
+    }
+}
+
 struct Shell {
-    executor: Executor,
-    session: Session,
-    data_dir: PathBuf,
+    backend: Backend,
+    /// What the interactive prompt says it is connected to.
+    greeting: String,
 }
 
 impl Shell {
@@ -113,6 +246,12 @@ impl Shell {
             }
             let line = text[..start].matches('\n').count() + 1;
             if let Err(e) = self.statement(stmt) {
+                // cqlsh's `<stdin>:3:InvalidRequest: ...`, without the
+                // error type's own prefix in the middle.
+                let e = match e {
+                    strata::Error::InvalidInput(m) => m,
+                    other => other.to_string(),
+                };
                 return Err(strata::Error::InvalidInput(format!("{source}:{line}:{e}")));
             }
         }
@@ -127,11 +266,11 @@ impl Shell {
         if let Some(h) = &history {
             let _ = editor.load_history(h);
         }
-        println!("Connected to Strata at {}.", self.data_dir.display());
+        println!("Connected to Strata at {}.", self.greeting);
         println!("Use HELP for help.");
         let mut buffer = String::new();
         loop {
-            let prompt = match (&self.session.keyspace, buffer.is_empty()) {
+            let prompt = match (self.backend.keyspace(), buffer.is_empty()) {
                 (_, false) => "   ... ".to_string(),
                 (Some(ks), true) => format!("cqlsh:{ks}> "),
                 (None, true) => "cqlsh> ".to_string(),
@@ -183,18 +322,7 @@ impl Shell {
             let Response {
                 result,
                 warnings: w,
-            } = self
-                .executor
-                .query(&mut self.session, text, &params)
-                .map_err(|e| {
-                    strata::Error::InvalidInput(format!(
-                        "{}: Error from server: code={:04X} [{}] message=\"{}\"",
-                        error_class(e.kind),
-                        e.kind.code(),
-                        e.kind.spec_name(),
-                        e.message
-                    ))
-                })?;
+            } = self.backend.query(text, &params)?;
             warnings.extend(w);
             match result {
                 QueryResult::Rows(page) => {

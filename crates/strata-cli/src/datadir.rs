@@ -169,6 +169,9 @@ pub enum DataDirUse<'a> {
     Opens(&'a DataDirArgs),
     /// It never does (`model`, `simulate`, `token`, `bench`).
     Never,
+    /// It would, but this invocation connects to a server instead (`cql
+    /// HOST`): options given before or after are refused.
+    Connects(&'a DataDirArgs),
     /// Its family does, this subcommand (named, e.g. `sstable metadata`) does not.
     NotThisSubcommand(&'static str),
 }
@@ -197,6 +200,19 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
                     "`strata {command}` opens no data directory: {name} does not apply to it"
                 ))),
             }
+        }
+        DataDirUse::Connects(after) => {
+            let mut given = before.given();
+            given.extend(after.given());
+            return match given.first() {
+                None => Ok(Resolved {
+                    data_dir: None,
+                    warnings: Vec::new(),
+                }),
+                Some(name) => Err(Error::InvalidInput(format!(
+                    "`strata {command} HOST` connects to a server and opens no data directory: {name} does not apply to it"
+                ))),
+            };
         }
         DataDirUse::NotThisSubcommand(sub) => {
             return Ok(Resolved {
@@ -336,6 +352,24 @@ mod tests {
             err.contains("`strata model` opens no data directory: --commitlog-sync"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_shell_connecting_to_a_server_refuses_options_on_either_side() {
+        let none = DataDirArgs::default();
+        assert!(resolve(&none, DataDirUse::Connects(&none), "cql")
+            .unwrap()
+            .data_dir
+            .is_none());
+        for (before, after) in [(with_dir("x"), none.clone()), (none.clone(), with_dir("x"))] {
+            let err = resolve(&before, DataDirUse::Connects(&after), "cql")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("`strata cql HOST` connects to a server and opens no data directory: --data-dir"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

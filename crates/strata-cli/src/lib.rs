@@ -352,6 +352,7 @@ impl Command {
     /// match is exhaustive: a new command must decide).
     fn data_dir_use(&self) -> DataDirUse<'_> {
         match self {
+            Command::Cql { args, db } if args.connects() => DataDirUse::Connects(db),
             Command::Stress { db, .. }
             | Command::Cql { db, .. }
             | Command::Serve { db, .. }

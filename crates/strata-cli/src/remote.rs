@@ -420,6 +420,14 @@ pub fn served(cmd: &crate::Command) -> bool {
 // ---------------------------------------------------------------------------
 // The CLI's side
 
+/// Whether a running server owns `data_dir`: its admin socket answers a
+/// connection (a killed server's socket refuses it).
+pub fn server_owns(data_dir: &Path) -> bool {
+    let path = data_dir.join(SOCKET_NAME);
+    std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
+        && UnixStream::connect(&path).is_ok()
+}
+
 /// When a server owns `data_dir` and listens on its admin socket, sends it
 /// this process's command line (less `--data-dir`), prints the answer and
 /// returns its exit code. `None`: no server there; the command runs offline.

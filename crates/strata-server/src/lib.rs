@@ -13,6 +13,7 @@
 //! - [`request`] / [`response`]: message bodies.
 //! - `conn`: one connection's reader and writer tasks.
 //! - [`limits`], [`prepared`], [`tls`], [`config`].
+//! - [`client`]: a blocking v4 client (the shell's `strata cql HOST`).
 //!
 //! Threads: a tokio runtime runs the accept loop and two tasks per connection
 //! (a reader that decodes and dispatches, a writer that encodes and flushes);
@@ -33,6 +34,7 @@
 //! 4. [`Server::run`] returns only after every connection task ended and no
 //!    statement is executing, so the caller may flush and close the database.
 
+pub mod client;
 pub mod config;
 mod conn;
 pub mod frame;
