@@ -708,6 +708,27 @@ impl Database {
         Ok(())
     }
 
+    /// ALTER TABLE RENAME of primary-key columns, `(from, to)` applied in
+    /// order; all or nothing (checked on a copy of the catalog).
+    pub fn alter_table_rename_columns(
+        &self,
+        keyspace: &str,
+        table: &str,
+        renames: &[(String, String)],
+    ) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        for (from, to) in renames {
+            next.alter_table_rename_column(keyspace, table, from, to)?;
+        }
+        self.persist(&next)?;
+        let schema = next.table(keyspace, table)?.clone();
+        *catalog = next;
+        t.set_schema(schema);
+        Ok(())
+    }
+
     /// Creates a table (invariant 1: the catalog is durable before it is usable).
     pub fn create_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
         self.check_allowed_options(&schema.options)?;

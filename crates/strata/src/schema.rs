@@ -704,6 +704,32 @@ impl TableSchema {
         Ok(out)
     }
 
+    /// ALTER TABLE RENAME: gives a primary-key column another name. Only key
+    /// columns may be renamed (as in Cassandra): sstables hold their values
+    /// by position and type, never by name, so every file stays readable
+    /// (`sstable::identity`), where a regular column's cells would be tied
+    /// to its name in files already written.
+    pub fn with_column_renamed(&self, from: &str, to: &str) -> Result<TableSchema> {
+        let col = self.column(from)?;
+        if !col.is_primary_key() {
+            return Err(Error::InvalidInput(format!(
+                "cannot rename non primary key column '{from}'"
+            )));
+        }
+        if self.columns.iter().any(|c| c.name == to) {
+            return Err(Error::InvalidInput(format!(
+                "cannot rename column '{from}' to '{to}': table {} has a column of that name",
+                self.qualified_name()
+            )));
+        }
+        let mut out = self.clone();
+        for c in out.columns.iter_mut().filter(|c| c.name == from) {
+            c.name = to.to_string();
+        }
+        out.validate_new()?;
+        Ok(out)
+    }
+
     // -- Keys ----------------------------------------------------------------
 
     /// Serializes a value for column `col`, checking its type (invariant 3).
@@ -1976,6 +2002,18 @@ impl Catalog {
     ) -> Result<&TableSchema> {
         let table = self.table_mut(keyspace, name)?;
         *table = table.with_column_dropped(column)?;
+        Ok(table)
+    }
+
+    pub fn alter_table_rename_column(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<&TableSchema> {
+        let table = self.table_mut(keyspace, name)?;
+        *table = table.with_column_renamed(from, to)?;
         Ok(table)
     }
 

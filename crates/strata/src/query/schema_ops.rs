@@ -520,9 +520,13 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     }
                     db.alter_table_drop_columns(&ks, &table, &drop)?;
                 }
-                AlterTableAction::Rename { renames, .. } => {
-                    for (from, _) in renames {
+                AlterTableAction::Rename { if_exists, renames } => {
+                    // Each checked against the table as it was, as Cassandra's
+                    // RenameColumns checks every pair against the original.
+                    let mut apply = Vec::new();
+                    for (from, to) in renames {
                         match schema.columns.iter().find(|d| d.name == from.text) {
+                            None if *if_exists => continue,
                             None => {
                                 return Err(QueryError::invalid(format!(
                                     "Column {} was not found in table {ks}.{table}",
@@ -537,13 +541,19 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                             }
                             Some(_) => {}
                         }
+                        if schema.columns.iter().any(|d| d.name == to.text) {
+                            return Err(QueryError::invalid(format!(
+                                "Cannot rename column {} to {} in table '{ks}.{table}'; another \
+                                 column with that name already exists",
+                                from.text, to.text
+                            )));
+                        }
+                        apply.push((from.text.clone(), to.text.clone()));
                     }
-                    // Cassandra renames primary key columns in place; here the
-                    // sstables name their columns, so a rename would orphan them.
-                    return Err(QueryError::invalid(
-                        "Renaming PRIMARY KEY columns is not supported by this database: create \
-                         a table with the new names and copy the data",
-                    ));
+                    if apply.is_empty() {
+                        return Ok(QueryResult::Void);
+                    }
+                    db.alter_table_rename_columns(&ks, &table, &apply)?;
                 }
                 AlterTableAction::AlterType { .. } => {
                     return Err(QueryError::invalid(

@@ -321,11 +321,14 @@ impl SSTableIdentity {
     /// Why the data of a file with this identity cannot be read as `schema`'s
     /// columns, naming the first column that differs; `None` when it can.
     ///
-    /// Compatible means: the same primary key (names, types, order); every
-    /// regular or static column of the file whose id the schema still has is the
-    /// same column there (name, type, static or not). Columns added to the schema
-    /// after the file was written, and columns dropped since (their id retired),
-    /// are allowed, as ALTER TABLE allows them.
+    /// Compatible means: the same primary key (types, roles, order; names may
+    /// differ, since ALTER TABLE RENAME renames key columns and a file holds
+    /// their values by position, as Cassandra's serialization header holds
+    /// only their types); every regular or static column of the file whose id
+    /// the schema still has is the same column there (name, type, static or
+    /// not). Columns added to the schema after the file was written, and
+    /// columns dropped since (their id retired), are allowed, as ALTER TABLE
+    /// allows them.
     pub fn column_mismatch(&self, schema: &TableSchema) -> Option<String> {
         let mine = Self::for_schema(schema, 0).columns;
         let key = |cs: &[IdentityColumn]| -> Vec<IdentityColumn> {
@@ -345,7 +348,7 @@ impl SSTableIdentity {
         for i in 0..fk.len().max(sk.len()) {
             match (fk.get(i), sk.get(i)) {
                 (Some(f), Some(s)) => {
-                    if let Some(why) = differs(f, s) {
+                    if let Some(why) = differs(f, s, Names::MayDiffer) {
                         return Some(why);
                     }
                 }
@@ -371,7 +374,7 @@ impl SSTableIdentity {
             // cells are ignored on read (schema invariant 2), even if a column
             // of the same name was added again under a new id.
             if let Some(s) = mine.iter().find(|s| s.id == f.id) {
-                if let Some(why) = differs(f, s) {
+                if let Some(why) = differs(f, s, Names::Compared) {
                     return Some(why);
                 }
             }
@@ -391,8 +394,16 @@ fn uuid_text<S: serde::Serializer>(
     }
 }
 
-fn differs(f: &IdentityColumn, s: &IdentityColumn) -> Option<String> {
-    if f.name != s.name {
+/// Whether [`differs`] compares the columns' names (not for key columns,
+/// which a rename may have given another name).
+#[derive(PartialEq, Eq)]
+enum Names {
+    Compared,
+    MayDiffer,
+}
+
+fn differs(f: &IdentityColumn, s: &IdentityColumn, names: Names) -> Option<String> {
+    if names == Names::Compared && f.name != s.name {
         return Some(format!(
             "column {} of the file is column {} in the schema",
             f.name, s.name
@@ -447,6 +458,39 @@ mod tests {
         );
         // No UUID in a version-10 header: 16 zero bytes, read as none.
         assert_eq!(SSTableIdentity::decode(&v9.encode(10)).unwrap(), (v9, 10));
+    }
+
+    #[test]
+    fn renamed_key_columns_stay_compatible_and_their_types_still_count() {
+        let id = SSTableIdentity::for_schema(&schema(CqlType::Int), 1);
+        let renamed = schema(CqlType::Int)
+            .with_column_renamed("k", "key")
+            .unwrap()
+            .with_column_renamed("c", "cc")
+            .unwrap();
+        assert!(id.column_mismatch(&renamed).is_none());
+        let retyped = TableSchema::builder("ks", "t")
+            .partition_key("key", CqlType::BigInt)
+            .clustering("c", CqlType::Text, crate::schema::Order::Desc)
+            .column("v", CqlType::Int)
+            .id(7)
+            .build()
+            .unwrap();
+        assert_eq!(
+            id.column_mismatch(&retyped).unwrap(),
+            "column k is int in the file, bigint in the schema"
+        );
+        let reordered = TableSchema::builder("ks", "t")
+            .partition_key("k", CqlType::Int)
+            .clustering("c", CqlType::Text, crate::schema::Order::Asc)
+            .column("v", CqlType::Int)
+            .id(7)
+            .build()
+            .unwrap();
+        assert!(id.column_mismatch(&reordered).is_some());
+        // Regular columns are not renamed: their names still count.
+        assert!(schema(CqlType::Int).with_column_renamed("v", "w").is_err());
+        assert!(schema(CqlType::Int).with_column_renamed("k", "v").is_err());
     }
 
     #[test]
