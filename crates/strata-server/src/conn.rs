@@ -3,9 +3,11 @@
 //! tasks between them.
 //!
 //! ```text
-//! socket --> reader --(inline: OPTIONS, STARTUP, REGISTER, AUTH_RESPONSE)--+
-//!              |                                                          |
-//!              +--spawn--> request task --blocking pool--> Executor       v
+//! socket --> reader --(inline: OPTIONS, STARTUP, REGISTER, AUTH_RESPONSE,
+//!              |       single-partition prepared SELECT, and writes too
+//!              |       with inline statements: invariant 4)------------------+
+//!              |                                                             |
+//!              +--spawn--> request task --blocking pool--> Executor          v
 //!                              |                                  mpsc queue --> writer --> socket
 //!                              +------------------------------------^   (and events, stream -1)
 //! ```
@@ -13,8 +15,9 @@
 //! Lifecycle: the handshake (OPTIONS, STARTUP, then AUTH_RESPONSE when the
 //! executor asks for passwords) runs in the reader, one message at a time, as
 //! Cassandra's `ServerConnection` stages allow; QUERY, PREPARE, EXECUTE and
-//! BATCH run concurrently, answered as they complete. A v5 connection
-//! switches both directions to segments right after the STARTUP answer.
+//! BATCH run concurrently, answered as they complete, but for invariant 4's
+//! short statements. A v5 connection switches both directions to segments
+//! right after the STARTUP answer.
 //!
 //! Invariants (the crate's 1-3, here made concrete):
 //! 1. The reader decodes the next request only once it holds an in-flight
@@ -28,6 +31,13 @@
 //!    answered, written, and the connection closed; every other error is an
 //!    ERROR on the request's stream and the connection goes on, as in
 //!    Cassandra, where most protocol exceptions are wrapped and not fatal.
+//! 4. Only statements that cannot wait long run in the reader, one after
+//!    another: EXECUTEs of single-partition prepared SELECTs, and of any
+//!    single-partition prepared statement when statements run inline
+//!    (`ServerConfig::inline_statements`, the periodic commit log: no write
+//!    waits for an fsync). Everything else (a read of many partitions, a batch,
+//!    any QUERY, a write under batch or group sync) is a task of its own,
+//!    so it never holds up the connection's other requests.
 
 use crate::frame::{self, flags, Compression, Opcode, HEADER_LEN};
 use crate::limits::{ConnectionSlot, Reservation};
@@ -845,6 +855,7 @@ impl Conn {
                 self.auth_response(reply_version, stream, token, hold).await
             }
             statement => {
+                let in_reader = self.runs_in_reader(&statement);
                 let task = StatementTask {
                     shared: self.shared.clone(),
                     tx: self.tx.clone(),
@@ -853,11 +864,39 @@ impl Conn {
                     version: reply_version,
                     stream,
                     tracing,
+                    inline: in_reader || self.shared.config.inline_statements,
                 };
-                tokio::spawn(task.run(statement, hold));
+                if in_reader {
+                    self.shared
+                        .stats
+                        .requests_in_reader
+                        .fetch_add(1, Ordering::Relaxed);
+                    task.run(statement, hold).await;
+                } else {
+                    tokio::spawn(task.run(statement, hold));
+                }
                 Flow::Continue
             }
         }
+    }
+
+    /// Whether a request runs in this reader rather than as a task of its
+    /// own (invariant 4): an EXECUTE of a prepared statement that names one
+    /// partition (every partition key column bound by `= ?`, the statements
+    /// drivers route by token) and cannot wait for an fsync: a SELECT, or
+    /// any such statement when statements run inline (no write waits for an
+    /// fsync). It takes microseconds, less than handing it to another task
+    /// costs in wake-ups: measured on two cores, the hand-off was most of the
+    /// request's latency at a fixed rate and halved the throughput at
+    /// saturation (docs/server.md, "Threads").
+    fn runs_in_reader(&self, request: &Request) -> bool {
+        let Request::Execute(e) = request else {
+            return false;
+        };
+        self.shared.prepared.get(&e.id).is_some_and(|p| {
+            let select = !p.result.columns.is_empty();
+            !p.pk_indexes.is_empty() && (select || self.shared.config.inline_statements)
+        })
     }
 
     async fn frame(
@@ -1095,14 +1134,15 @@ async fn run_blocking<T: Send + 'static>(
     run(shared, false, f).await
 }
 
-/// Runs a statement: on this worker when the configuration says statements
-/// cannot wait long (`ServerConfig::inline_statements`), else as
-/// [`run_blocking`].
+/// Runs a statement: on this worker when it cannot wait long
+/// (`ServerConfig::inline_statements`, or a statement running in the reader,
+/// invariant 4), else as [`run_blocking`].
 async fn run_statement<T: Send + 'static>(
     shared: &Arc<Shared>,
+    inline: bool,
     f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
 ) -> Result<T, QueryError> {
-    run(shared, shared.config.inline_statements, f).await
+    run(shared, inline, f).await
 }
 
 /// Either way a call holds one of `native_transport_max_threads` slots, and
@@ -1141,6 +1181,8 @@ struct StatementTask {
     version: u8,
     stream: i16,
     tracing: bool,
+    /// Run the executor on this thread (`run`'s `inline`).
+    inline: bool,
 }
 
 impl StatementTask {
@@ -1202,7 +1244,7 @@ impl StatementTask {
         match request {
             Request::Query(q) => {
                 let skip = q.skip_metadata;
-                let (response, session) = run_statement(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, self.inline, move || {
                     let r = executor.query(&mut session, &q.text, &q.params)?;
                     Ok((r, session))
                 })
@@ -1221,8 +1263,10 @@ impl StatementTask {
                 if keyspace.is_some() {
                     session.keyspace = keyspace;
                 }
-                let prepared =
-                    run_statement(&self.shared, move || executor.prepare(&session, &text)).await?;
+                let prepared = run_statement(&self.shared, self.inline, move || {
+                    executor.prepare(&session, &text)
+                })
+                .await?;
                 let prepared = self.shared.prepared.insert(prepared)?;
                 Ok((response::prepared(&prepared, version), Vec::new()))
             }
@@ -1231,7 +1275,7 @@ impl StatementTask {
                     return Err(Executor::unprepared(&e.id));
                 };
                 let params: QueryParams = e.params;
-                let (response, session) = run_statement(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, self.inline, move || {
                     let r = executor.execute(&mut session, &prepared, &params)?;
                     Ok((r, session))
                 })
@@ -1257,7 +1301,7 @@ impl StatementTask {
                 }
                 let kind = b.kind;
                 let params = b.params;
-                let (response, session) = run_statement(&self.shared, move || {
+                let (response, session) = run_statement(&self.shared, self.inline, move || {
                     let r = executor.batch(&mut session, kind, &items, &params)?;
                     Ok((r, session))
                 })

@@ -81,6 +81,9 @@ pub struct Stats {
     /// Closed at once by the connection limits.
     pub connections_refused: AtomicU64,
     pub requests: AtomicU64,
+    /// Statements run in their connection's reader (short single-partition
+    /// EXECUTEs, `conn` invariant 4) rather than as tasks of their own.
+    pub requests_in_reader: AtomicU64,
     /// Decoded and not yet answered on the socket.
     pub requests_in_flight: AtomicU64,
     /// Times a connection stopped reading for want of in-flight room.
@@ -106,6 +109,7 @@ pub struct StatsSnapshot {
     pub connections_accepted: u64,
     pub connections_refused: u64,
     pub requests: u64,
+    pub requests_in_reader: u64,
     pub requests_in_flight: u64,
     pub request_bytes_in_flight: u64,
     pub reads_paused: u64,
@@ -171,6 +175,7 @@ impl Shared {
             connections_accepted: l(&s.connections_accepted),
             connections_refused: l(&s.connections_refused),
             requests: l(&s.requests),
+            requests_in_reader: l(&s.requests_in_reader),
             requests_in_flight: l(&s.requests_in_flight),
             request_bytes_in_flight: self.limits.bytes_in_flight(),
             reads_paused: l(&s.reads_paused),
