@@ -65,10 +65,12 @@ pub struct CqlArgs {
     #[arg(long, env = "SSL_CERTFILE", value_name = "FILE")]
     pub certfile: Option<PathBuf>,
     /// Seconds to wait for the connection, 1 to 3600.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, default_value_t = 5, requires = "host",
+          value_parser = crate::bounds::range(1u64, 3600, "an hour is past any connection worth waiting for"))]
     pub connect_timeout: u64,
     /// Seconds to wait for each answer, 1 to 86400.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, default_value_t = 10, requires = "host",
+          value_parser = crate::bounds::range(1u64, 86400, "a day is past any answer worth waiting for"))]
     pub request_timeout: u64,
 }
 

@@ -513,16 +513,8 @@ fn decode_schema_change(r: &mut Reader<'_>) -> Result<SchemaChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::response::tests::spec;
     use crate::response::{self, MetadataMode};
-
-    fn spec(name: &str, ty: ColumnType) -> ColumnSpec {
-        ColumnSpec {
-            keyspace: "ks".into(),
-            table: "t".into(),
-            name: name.into(),
-            ty,
-        }
-    }
 
     /// What the server encodes, the client decodes to the same value, in
     /// every version the client might meet a custom type from.

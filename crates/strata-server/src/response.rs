@@ -448,13 +448,14 @@ pub fn prepared(p: &Prepared, version: u8) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wire::Reader;
     use std::sync::Arc;
     use strata::query::SchemaChangeKind;
 
-    fn spec(name: &str, ty: ColumnType) -> ColumnSpec {
+    /// A column of `ks.t` (also the client's tests').
+    pub(crate) fn spec(name: &str, ty: ColumnType) -> ColumnSpec {
         ColumnSpec {
             keyspace: "ks".into(),
             table: "t".into(),
