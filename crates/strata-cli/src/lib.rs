@@ -49,7 +49,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// A CQL shell (as cqlsh): `-e`, `-f FILE`, or an interactive prompt.
+    /// A CQL shell (as cqlsh), connected to a server (HOST [PORT]) or on a
+    /// data directory: `-e`, `-f FILE`, or an interactive prompt.
     Cql {
         #[command(flatten)]
         args: cql_cmd::CqlArgs,
