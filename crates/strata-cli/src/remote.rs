@@ -420,24 +420,28 @@ pub fn served(cmd: &crate::Command) -> bool {
 // ---------------------------------------------------------------------------
 // The CLI's side
 
-/// Whether a running server owns `data_dir`: its admin socket answers a
-/// connection (a killed server's socket refuses it).
-pub fn server_owns(data_dir: &Path) -> bool {
+/// A connection to the admin socket of the running server that owns
+/// `data_dir`; `None` when there is none (a killed server's socket refuses
+/// connections).
+fn connect_to_owner(data_dir: &Path) -> Option<UnixStream> {
     let path = data_dir.join(SOCKET_NAME);
-    std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
-        && UnixStream::connect(&path).is_ok()
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+        return None;
+    }
+    UnixStream::connect(&path).ok()
+}
+
+/// Whether a running server owns `data_dir`.
+pub fn server_owns(data_dir: &Path) -> bool {
+    connect_to_owner(data_dir).is_some()
 }
 
 /// When a server owns `data_dir` and listens on its admin socket, sends it
 /// this process's command line (less `--data-dir`), prints the answer and
 /// returns its exit code. `None`: no server there; the command runs offline.
 pub fn forward(data_dir: &Path) -> Option<std::process::ExitCode> {
-    let path = data_dir.join(SOCKET_NAME);
-    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
-        return None;
-    }
-    // Refused: a killed server's socket; the offline path takes the lock.
-    let conn = UnixStream::connect(&path).ok()?;
+    // None for a killed server's socket too: the offline path takes the lock.
+    let conn = connect_to_owner(data_dir)?;
     let args: std::result::Result<Vec<String>, _> = std::env::args_os()
         .skip(1)
         .map(std::ffi::OsString::into_string)

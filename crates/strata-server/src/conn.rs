@@ -54,7 +54,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use strata::cql::CqlErrorKind;
 use strata::query::{
-    BatchItem, Consistency, Executor, QueryError, QueryParams, QueryResult, Response, Session,
+    BatchItem, Consistency, Executor, Prepared, QueryError, QueryParams, QueryResult, Response,
+    Session,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
@@ -857,6 +858,7 @@ impl Conn {
             statement => {
                 let in_reader = self.runs_in_reader(&statement);
                 let task = StatementTask {
+                    prepared: in_reader.clone(),
                     shared: self.shared.clone(),
                     tx: self.tx.clone(),
                     session: self.session.clone(),
@@ -864,9 +866,9 @@ impl Conn {
                     version: reply_version,
                     stream,
                     tracing,
-                    inline: in_reader || self.shared.config.inline_statements,
+                    inline: in_reader.is_some() || self.shared.config.inline_statements,
                 };
-                if in_reader {
+                if in_reader.is_some() {
                     self.shared
                         .stats
                         .requests_in_reader
@@ -889,11 +891,13 @@ impl Conn {
     /// costs in wake-ups: measured on two cores, the hand-off was most of the
     /// request's latency at a fixed rate and halved the throughput at
     /// saturation (docs/server.md, "Threads").
-    fn runs_in_reader(&self, request: &Request) -> bool {
+    /// The statement it executes comes back, so the task does not look it up
+    /// again.
+    fn runs_in_reader(&self, request: &Request) -> Option<Arc<Prepared>> {
         let Request::Execute(e) = request else {
-            return false;
+            return None;
         };
-        self.shared.prepared.get(&e.id).is_some_and(|p| {
+        self.shared.prepared.get(&e.id).filter(|p| {
             let select = !p.result.columns.is_empty();
             !p.pk_indexes.is_empty() && (select || self.shared.config.inline_statements)
         })
@@ -1045,7 +1049,7 @@ impl Conn {
             }
         };
         let executor = self.shared.executor.clone();
-        let outcome = run_blocking(&self.shared, move || {
+        let outcome = run(&self.shared, false, move || {
             executor.authenticate(&user, &password)
         })
         .await;
@@ -1124,29 +1128,11 @@ pub(crate) fn decode_plain(token: &[u8]) -> Result<(String, String), String> {
     Ok((s(user)?, s(password)?))
 }
 
-/// Runs an executor call on the blocking pool, at most
-/// `native_transport_max_threads` at once. A panic inside becomes a server
+/// Runs an executor call: on this thread when `inline` (the statement cannot
+/// wait long: `ServerConfig::inline_statements`, or one running in the
+/// reader, invariant 4), else on the blocking pool. Either way it holds one of
+/// `native_transport_max_threads` slots, and a panic inside becomes a server
 /// error for this request, never the server's end.
-async fn run_blocking<T: Send + 'static>(
-    shared: &Arc<Shared>,
-    f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
-) -> Result<T, QueryError> {
-    run(shared, false, f).await
-}
-
-/// Runs a statement: on this worker when it cannot wait long
-/// (`ServerConfig::inline_statements`, or a statement running in the reader,
-/// invariant 4), else as [`run_blocking`].
-async fn run_statement<T: Send + 'static>(
-    shared: &Arc<Shared>,
-    inline: bool,
-    f: impl FnOnce() -> Result<T, QueryError> + Send + 'static,
-) -> Result<T, QueryError> {
-    run(shared, inline, f).await
-}
-
-/// Either way a call holds one of `native_transport_max_threads` slots, and
-/// a panic is this request's server error.
 async fn run<T: Send + 'static>(
     shared: &Arc<Shared>,
     inline: bool,
@@ -1183,6 +1169,8 @@ struct StatementTask {
     tracing: bool,
     /// Run the executor on this thread (`run`'s `inline`).
     inline: bool,
+    /// The EXECUTE's statement, when the reader already looked it up.
+    prepared: Option<Arc<Prepared>>,
 }
 
 impl StatementTask {
@@ -1244,7 +1232,7 @@ impl StatementTask {
         match request {
             Request::Query(q) => {
                 let skip = q.skip_metadata;
-                let (response, session) = run_statement(&self.shared, self.inline, move || {
+                let (response, session) = run(&self.shared, self.inline, move || {
                     let r = executor.query(&mut session, &q.text, &q.params)?;
                     Ok((r, session))
                 })
@@ -1263,7 +1251,7 @@ impl StatementTask {
                 if keyspace.is_some() {
                     session.keyspace = keyspace;
                 }
-                let prepared = run_statement(&self.shared, self.inline, move || {
+                let prepared = run(&self.shared, self.inline, move || {
                     executor.prepare(&session, &text)
                 })
                 .await?;
@@ -1271,11 +1259,12 @@ impl StatementTask {
                 Ok((response::prepared(&prepared, version), Vec::new()))
             }
             Request::Execute(e) => {
-                let Some(prepared) = self.shared.prepared.get(&e.id) else {
+                let found = self.prepared.clone();
+                let Some(prepared) = found.or_else(|| self.shared.prepared.get(&e.id)) else {
                     return Err(Executor::unprepared(&e.id));
                 };
                 let params: QueryParams = e.params;
-                let (response, session) = run_statement(&self.shared, self.inline, move || {
+                let (response, session) = run(&self.shared, self.inline, move || {
                     let r = executor.execute(&mut session, &prepared, &params)?;
                     Ok((r, session))
                 })
@@ -1301,7 +1290,7 @@ impl StatementTask {
                 }
                 let kind = b.kind;
                 let params = b.params;
-                let (response, session) = run_statement(&self.shared, self.inline, move || {
+                let (response, session) = run(&self.shared, self.inline, move || {
                     let r = executor.batch(&mut session, kind, &items, &params)?;
                     Ok((r, session))
                 })

@@ -667,6 +667,26 @@ impl Database {
         t.truncate()
     }
 
+    /// Applies `change` to a copy of the catalog; only when it succeeds is
+    /// the copy made durable, then current, then the table's schema. A
+    /// refused change leaves everything as it was (all or nothing).
+    fn alter_table(
+        &self,
+        keyspace: &str,
+        table: &str,
+        change: impl FnOnce(&mut Catalog) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.table(keyspace, table)?;
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        change(&mut next)?;
+        self.persist(&next)?;
+        let schema = next.table(keyspace, table)?.clone();
+        *catalog = next;
+        t.set_schema(schema);
+        Ok(())
+    }
+
     /// `ALTER TABLE ... ADD` of several columns at once (all or none).
     pub fn alter_table_add_columns(
         &self,
@@ -674,17 +694,12 @@ impl Database {
         table: &str,
         columns: &[(String, CqlType, bool)],
     ) -> Result<()> {
-        let t = self.table(keyspace, table)?;
-        let mut catalog = self.catalog.lock();
-        let mut next = catalog.clone();
-        for (name, ty, is_static) in columns {
-            next.alter_table_add_column(keyspace, table, name, *ty, *is_static)?;
-        }
-        self.persist(&next)?;
-        let schema = next.table(keyspace, table)?.clone();
-        *catalog = next;
-        t.set_schema(schema);
-        Ok(())
+        self.alter_table(keyspace, table, |next| {
+            for (name, ty, is_static) in columns {
+                next.alter_table_add_column(keyspace, table, name, *ty, *is_static)?;
+            }
+            Ok(())
+        })
     }
 
     /// `ALTER TABLE ... DROP` of several columns at once (all or none). The
@@ -695,17 +710,12 @@ impl Database {
         table: &str,
         columns: &[String],
     ) -> Result<()> {
-        let t = self.table(keyspace, table)?;
-        let mut catalog = self.catalog.lock();
-        let mut next = catalog.clone();
-        for name in columns {
-            next.alter_table_drop_column(keyspace, table, name)?;
-        }
-        self.persist(&next)?;
-        let schema = next.table(keyspace, table)?.clone();
-        *catalog = next;
-        t.set_schema(schema);
-        Ok(())
+        self.alter_table(keyspace, table, |next| {
+            for name in columns {
+                next.alter_table_drop_column(keyspace, table, name)?;
+            }
+            Ok(())
+        })
     }
 
     /// ALTER TABLE RENAME of primary-key columns, `(from, to)` applied in
@@ -716,17 +726,12 @@ impl Database {
         table: &str,
         renames: &[(String, String)],
     ) -> Result<()> {
-        let t = self.table(keyspace, table)?;
-        let mut catalog = self.catalog.lock();
-        let mut next = catalog.clone();
-        for (from, to) in renames {
-            next.alter_table_rename_column(keyspace, table, from, to)?;
-        }
-        self.persist(&next)?;
-        let schema = next.table(keyspace, table)?.clone();
-        *catalog = next;
-        t.set_schema(schema);
-        Ok(())
+        self.alter_table(keyspace, table, |next| {
+            for (from, to) in renames {
+                next.alter_table_rename_column(keyspace, table, from, to)?;
+            }
+            Ok(())
+        })
     }
 
     /// Creates a table (invariant 1: the catalog is durable before it is usable).
@@ -779,16 +784,10 @@ impl Database {
     /// `ALTER TABLE ... WITH <options>`: validated first; on error nothing changes.
     /// Takes effect for the next flush / compaction decision.
     pub fn alter_table_options(&self, keyspace: &str, table: &str, options: &str) -> Result<()> {
-        let t = self.table(keyspace, table)?;
-        let mut catalog = self.catalog.lock();
-        let mut next = catalog.clone();
-        next.alter_table_options(keyspace, table, options)?;
-        self.check_allowed_options(&next.table(keyspace, table)?.options)?;
-        self.persist(&next)?;
-        let schema = next.table(keyspace, table)?.clone();
-        *catalog = next;
-        t.set_schema(schema);
-        Ok(())
+        self.alter_table(keyspace, table, |next| {
+            next.alter_table_options(keyspace, table, options)?;
+            self.check_allowed_options(&next.table(keyspace, table)?.options)
+        })
     }
 
     /// [`Database::alter_table_options`] from settings a statement parser
@@ -799,16 +798,10 @@ impl Database {
         table: &str,
         settings: &[crate::cql::ddl::Setting],
     ) -> Result<()> {
-        let t = self.table(keyspace, table)?;
-        let mut catalog = self.catalog.lock();
-        let mut next = catalog.clone();
-        next.alter_table_settings(keyspace, table, settings)?;
-        self.check_allowed_options(&next.table(keyspace, table)?.options)?;
-        self.persist(&next)?;
-        let schema = next.table(keyspace, table)?.clone();
-        *catalog = next;
-        t.set_schema(schema);
-        Ok(())
+        self.alter_table(keyspace, table, |next| {
+            next.alter_table_settings(keyspace, table, settings)?;
+            self.check_allowed_options(&next.table(keyspace, table)?.options)
+        })
     }
 
     /// Refuses options this database was not opened to allow: TWCS's
