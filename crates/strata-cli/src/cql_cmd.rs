@@ -424,8 +424,8 @@ pub fn print_rows(out: &mut dyn Write, rows: &Rows) -> std::io::Result<()> {
 /// A value as cqlsh prints it.
 fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
     match ty.unfrozen() {
-        ColumnType::Native(t) => match types::deserialize(*t, bytes) {
-            Ok(v) => format_native(*t, &v),
+        ColumnType::Native(t) => match types::deserialize(t, bytes) {
+            Ok(v) => format_native(t.clone(), &v),
             Err(_) => format!("<invalid {} value>", t.name()),
         },
         ColumnType::List(e) | ColumnType::Set(e) => {
@@ -458,7 +458,10 @@ fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
             }
             None => "<invalid map>".to_string(),
         },
-        other => format!("<{} value>", other.to_cql()),
+        other => match other.stored_type().map(|t| types::deserialize(&t, bytes)) {
+            Some(Ok(v)) => types::format_value(&v),
+            _ => format!("<invalid {} value>", other.to_cql()),
+        },
     }
 }
 

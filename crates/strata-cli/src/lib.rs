@@ -479,7 +479,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         }
         Command::Token { ty, value, json } => {
             let ty = CqlType::parse(&ty)?;
-            let v = strata::cql::literal::parse_value(ty, &value)?;
+            let v = strata::cql::literal::parse_value(&ty, &value)?;
             let bytes = types::serialize(&v);
             if bytes.is_empty() {
                 return Err(strata::Error::InvalidInput(

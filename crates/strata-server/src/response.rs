@@ -223,6 +223,67 @@ fn marshal_class(ty: &ColumnType) -> &'static str {
     }
 }
 
+/// Cassandra's full marshal type name (`AbstractType.toString`), as a
+/// custom type carries it: `org.apache.cassandra.db.marshal.VectorType(
+/// org.apache.cassandra.db.marshal.FloatType,3)`.
+fn marshal_name(ty: &ColumnType) -> String {
+    const P: &str = "org.apache.cassandra.db.marshal.";
+    let list = |items: &[ColumnType]| items.iter().map(marshal_name).collect::<Vec<_>>().join(",");
+    match ty.unfrozen() {
+        ColumnType::Native(t) => {
+            let n = match t {
+                CqlType::Ascii => "AsciiType",
+                CqlType::BigInt => "LongType",
+                CqlType::Blob => "BytesType",
+                CqlType::Boolean => "BooleanType",
+                CqlType::Decimal => "DecimalType",
+                CqlType::Double => "DoubleType",
+                CqlType::Float => "FloatType",
+                CqlType::Int => "Int32Type",
+                CqlType::Timestamp => "TimestampType",
+                CqlType::Uuid => "UUIDType",
+                CqlType::Text => "UTF8Type",
+                CqlType::Varint => "IntegerType",
+                CqlType::TimeUuid => "TimeUUIDType",
+                CqlType::Inet => "InetAddressType",
+                CqlType::Date => "SimpleDateType",
+                CqlType::SmallInt => "ShortType",
+                CqlType::TinyInt => "ByteType",
+                CqlType::Time => "TimeType",
+                CqlType::Duration => "DurationType",
+                CqlType::Counter => "CounterColumnType",
+                other => return marshal_name(&ColumnType::of(other)),
+            };
+            format!("{P}{n}")
+        }
+        ColumnType::Counter => format!("{P}CounterColumnType"),
+        ColumnType::Time => format!("{P}TimeType"),
+        ColumnType::Duration => format!("{P}DurationType"),
+        ColumnType::List(e) => format!("{P}ListType({})", marshal_name(e)),
+        ColumnType::Set(e) => format!("{P}SetType({})", marshal_name(e)),
+        ColumnType::Map(k, v) => format!("{P}MapType({},{})", marshal_name(k), marshal_name(v)),
+        ColumnType::Tuple(items) => format!("{P}TupleType({})", list(items)),
+        ColumnType::Udt {
+            keyspace,
+            name,
+            fields,
+        } => {
+            let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(n, t)| {
+                    let h: String = n.bytes().map(|b| format!("{b:02x}")).collect();
+                    format!("{h}:{}", marshal_name(t))
+                })
+                .collect();
+            format!("{P}UserType({keyspace},{hex},{})", parts.join(","))
+        }
+        ColumnType::Vector(e, n) => format!("{P}VectorType({},{n})", marshal_name(e)),
+        ColumnType::Custom(class) => class.clone(),
+        ColumnType::Frozen(inner) => marshal_name(inner),
+    }
+}
+
 /// A type `[option]` (invariant 1).
 pub fn column_type(out: &mut Vec<u8>, ty: &ColumnType, version: u8) {
     let ty = ty.unfrozen();
@@ -245,14 +306,26 @@ pub fn column_type(out: &mut Vec<u8>, ty: &ColumnType, version: u8) {
             CqlType::Date => 0x0011,
             CqlType::SmallInt => 0x0013,
             CqlType::TinyInt => 0x0014,
+            CqlType::Time => 0x0012,
+            CqlType::Counter => 0x0005,
+            CqlType::Duration => 0x0015,
+            // Composite types are described by their own options below.
+            _ => 0x0003,
         }
     };
+    if let ColumnType::Native(t) = ty {
+        if !strata::types::is_native(t)
+            || matches!(t, CqlType::Time | CqlType::Duration | CqlType::Counter)
+        {
+            return column_type(out, &ColumnType::of(t), version);
+        }
+    }
     match ty {
         ColumnType::Native(t @ (CqlType::Date | CqlType::SmallInt | CqlType::TinyInt))
             if version < 4 =>
         {
             out.put_short(0x0000);
-            out.put_string(marshal_class(&ColumnType::Native(*t)));
+            out.put_string(marshal_class(&ColumnType::Native(t.clone())));
         }
         ColumnType::Native(t) => out.put_short(native(t)),
         ColumnType::Counter => out.put_short(0x0005),
@@ -292,6 +365,10 @@ pub fn column_type(out: &mut Vec<u8>, ty: &ColumnType, version: u8) {
                 out.put_string(n);
                 column_type(out, t, version);
             }
+        }
+        ColumnType::Vector(..) => {
+            out.put_short(0x0000);
+            out.put_string(&marshal_name(ty));
         }
         ColumnType::Tuple(items) => {
             out.put_short(0x0031);

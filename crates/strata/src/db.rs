@@ -687,6 +687,41 @@ impl Database {
         Ok(())
     }
 
+    /// A change to the keyspace's user-defined types (CREATE, ALTER, DROP
+    /// TYPE), all or nothing; every table of the keyspace takes its new
+    /// schema (ALTER TYPE rewrites the columns that use the type).
+    pub fn change_types(
+        &self,
+        keyspace: &str,
+        change: impl FnOnce(&mut Catalog) -> Result<()>,
+    ) -> Result<()> {
+        if self.opts.read_only {
+            return Err(Error::ReadOnly(format!(
+                "cannot change the types of keyspace {keyspace}: the database was opened read-only"
+            )));
+        }
+        let schemas: Vec<TableSchema> = {
+            let mut catalog = self.catalog.lock();
+            let mut next = catalog.clone();
+            change(&mut next)?;
+            self.persist(&next)?;
+            let schemas = next
+                .keyspace(keyspace)
+                .map(|ks| ks.tables.values().cloned().collect())
+                .unwrap_or_default();
+            *catalog = next;
+            schemas
+        };
+        for schema in schemas {
+            if let Ok(t) = self.table(keyspace, &schema.name) {
+                if *t.schema() != schema {
+                    t.set_schema(schema);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `ALTER TABLE ... ADD` of several columns at once (all or none).
     pub fn alter_table_add_columns(
         &self,
@@ -696,7 +731,7 @@ impl Database {
     ) -> Result<()> {
         self.alter_table(keyspace, table, |next| {
             for (name, ty, is_static) in columns {
-                next.alter_table_add_column(keyspace, table, name, *ty, *is_static)?;
+                next.alter_table_add_column(keyspace, table, name, ty.clone(), *is_static)?;
             }
             Ok(())
         })

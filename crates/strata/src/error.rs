@@ -153,6 +153,14 @@ impl std::error::Error for Error {
     }
 }
 
+/// The message of an `InvalidInput` without its "invalid input: " prefix, to nest it.
+pub(crate) fn strip_prefix(e: &Error) -> String {
+    match e {
+        Error::InvalidInput(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,7 +61,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::cql::ddl::{cql_name, parse_create_table, CreateTable};
+use crate::cql::ddl::{cql_name, CreateTable};
 use crate::data::{
     Cell, CellKind, ClusteringBound, ClusteringRange, ColumnId, DecoratedKey, DeletionTime,
     LivenessInfo, PartitionUpdate, RangeTombstone, Row, MAX_TTL_SECONDS, NO_TIMESTAMP,
@@ -69,7 +69,9 @@ use crate::data::{
 use crate::error::{Error, Result};
 use crate::options::TableOptions;
 use crate::token::compose_partition_key;
-use crate::types::{self, CqlType, Value};
+use std::sync::Arc;
+
+use crate::types::{self, CqlType, UdtDef, Value};
 
 /// Largest serialized partition key and clustering component (Cassandra's limit).
 pub const MAX_KEY_COMPONENT_BYTES: usize = 65_535;
@@ -323,7 +325,7 @@ impl TableSchemaBuilder {
                     .count();
                 columns.push(ColumnDef {
                     name: name.clone(),
-                    ty: *ty,
+                    ty: ty.clone(),
                     kind,
                     position,
                     id: None,
@@ -341,7 +343,7 @@ impl TableSchemaBuilder {
             };
             columns.push(ColumnDef {
                 name: name.clone(),
-                ty: *ty,
+                ty: ty.clone(),
                 kind: *kind,
                 position: *position,
                 id: Some(next_id),
@@ -577,6 +579,13 @@ impl TableSchema {
                 }
                 ids.push(id);
             }
+            if c.is_primary_key() {
+                check_key_type(&c.name, &c.ty)?;
+            } else {
+                crate::cql::ddl::check_stored(&c.ty).map_err(|e| {
+                    Error::InvalidInput(format!("column '{}': {}", c.name, strip_prefix(&e)))
+                })?;
+            }
             if c.descending && c.kind != ColumnKind::Clustering {
                 return Err(Error::InvalidInput(format!(
                     "column '{}' is not a clustering column and cannot be DESC",
@@ -734,19 +743,19 @@ impl TableSchema {
 
     /// Serializes a value for column `col`, checking its type (invariant 3).
     fn serialize_for(&self, col: &ColumnDef, v: &Value) -> Result<Vec<u8>> {
-        if v.cql_type() != col.ty {
+        if !v.fits(&col.ty) {
             return Err(Error::InvalidInput(format!(
                 "column '{}' of table {} is {}, got a {} value",
                 col.name,
                 self.qualified_name(),
                 col.ty.name(),
-                v.cql_type().name()
+                v.kind_name()
             )));
         }
         let bytes = types::serialize(v);
         // `Value` can hold what its type cannot (non-ASCII text in an ascii value, a
         // 5-byte inet): reject it here rather than store bytes Cassandra would refuse.
-        types::validate(col.ty, &bytes).map_err(|e| {
+        types::validate(&col.ty, &bytes).map_err(|e| {
             Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
         })?;
         Ok(bytes)
@@ -822,7 +831,7 @@ impl TableSchema {
     pub fn decode_partition_key(&self, bytes: &[u8]) -> Result<Vec<Value>> {
         let cols: Vec<&ColumnDef> = self.partition_key_columns().collect();
         if let [single] = cols.as_slice() {
-            return Ok(vec![types::deserialize(single.ty, bytes)?]);
+            return Ok(vec![types::deserialize(&single.ty, bytes)?]);
         }
         let mut out = Vec::with_capacity(cols.len());
         let mut rest = bytes;
@@ -838,7 +847,7 @@ impl TableSchema {
             if tail.len() < len + 1 || tail[len] != 0 {
                 return Err(malformed());
             }
-            out.push(types::deserialize(col.ty, &tail[..len])?);
+            out.push(types::deserialize(&col.ty, &tail[..len])?);
             rest = &tail[len + 1..];
         }
         if !rest.is_empty() {
@@ -890,7 +899,7 @@ impl TableSchema {
     pub fn decode_clustering(&self, bytes: &[u8]) -> Result<Vec<Value>> {
         let tys: Vec<(CqlType, bool)> = self
             .clustering_columns()
-            .map(|c| (c.ty, c.descending))
+            .map(|c| (c.ty.clone(), c.descending))
             .collect();
         types::decode_clustering(&tys, bytes)
     }
@@ -1436,9 +1445,9 @@ fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>>
         .iter()
         .find(|c| c.column == id && c.path.is_none() && c.kind != CellKind::Tombstone);
     match found {
-        Some(c) => Ok(Some(types::deserialize(col.ty, &c.value).map_err(|e| {
-            Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
-        })?)),
+        Some(c) => Ok(Some(types::deserialize(&col.ty, &c.value).map_err(
+            |e| Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e))),
+        )?)),
         None => Ok(None),
     }
 }
@@ -1460,11 +1469,29 @@ fn key_too_long(column: &str, len: usize) -> Error {
     ))
 }
 
-/// The message of an `InvalidInput` without its "invalid input: " prefix, to nest it.
-fn strip_prefix(e: &Error) -> String {
-    match e {
-        Error::InvalidInput(m) => m.clone(),
-        other => other.to_string(),
+use crate::error::strip_prefix;
+
+/// Whether a column of type `ty` may be part of the primary key, with
+/// Cassandra's messages: no non-frozen collection or UDT, no counter, no
+/// duration anywhere inside.
+fn check_key_type(name: &str, ty: &CqlType) -> Result<()> {
+    let refuse = |m: String| Err(Error::InvalidInput(m));
+    match ty {
+        CqlType::Udt { def, frozen: false } => refuse(format!(
+            "Invalid non-frozen user-defined type \"{}.{}\" for PRIMARY KEY column '{name}'",
+            def.keyspace, def.name
+        )),
+        t if t.is_multi_cell() => refuse(format!(
+            "Invalid non-frozen collection type {} for PRIMARY KEY column '{name}'",
+            t.name()
+        )),
+        CqlType::Counter => refuse(format!(
+            "counter type is not supported for PRIMARY KEY column '{name}'"
+        )),
+        t if t.references_duration() => refuse(format!(
+            "duration type is not supported for PRIMARY KEY column '{name}'"
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -1556,7 +1583,7 @@ impl TableSchema {
                     format!("partition key column '{name}' cannot be static"),
                 ));
             }
-            builder = builder.partition_key(name, col.1);
+            builder = builder.partition_key(name, col.1.clone());
         }
         let mut order = ct.order.iter().peekable();
         for (i, (name, pos)) in ct.clustering.iter().enumerate() {
@@ -1584,7 +1611,7 @@ impl TableSchema {
                 }
                 None => Order::Asc,
             };
-            builder = builder.clustering(name, col.1, dir);
+            builder = builder.clustering(name, col.1.clone(), dir);
         }
         if let Some((o_name, _, o_pos)) = order.next() {
             return Err(fail(
@@ -1602,9 +1629,9 @@ impl TableSchema {
                 continue;
             }
             builder = if *is_static {
-                builder.static_column(name, *ty)
+                builder.static_column(name, ty.clone())
             } else {
-                builder.column(name, *ty)
+                builder.column(name, ty.clone())
             };
         }
         let options = TableOptions::default().apply_settings(&ct.settings)?;
@@ -1684,7 +1711,17 @@ impl CreateTableStatement {
 
     /// As [`CreateTableStatement::parse`], with a keyspace for unqualified names.
     pub fn parse_in(default_keyspace: Option<&str>, text: &str) -> Result<CreateTableStatement> {
-        let ct = parse_create_table(text)?;
+        Self::parse_with_types(default_keyspace, text, &crate::cql::ddl::no_udts)
+    }
+
+    /// As [`CreateTableStatement::parse_in`], with the user-defined types
+    /// `udts` finds (a catalog's, [`Catalog::udt_lookup`]).
+    pub fn parse_with_types(
+        default_keyspace: Option<&str>,
+        text: &str,
+        udts: crate::cql::ddl::UdtLookup<'_>,
+    ) -> Result<CreateTableStatement> {
+        let ct = crate::cql::ddl::parse_create_table_with(text, default_keyspace, udts)?;
         Ok(CreateTableStatement {
             schema: TableSchema::from_parsed(default_keyspace, &ct)?,
             if_not_exists: ct.if_not_exists,
@@ -1721,6 +1758,10 @@ pub struct Keyspace {
     /// (the commit log is per database, not per keyspace).
     #[serde(default = "default_durable_writes")]
     pub durable_writes: bool,
+    /// User-defined types by name. A column of a UDT type carries the
+    /// definition itself; ALTER TYPE rewrites both (see [`Catalog::alter_type`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub types: BTreeMap<String, Arc<UdtDef>>,
 }
 
 /// The replication a keyspace gets when none is given: SimpleStrategy, one
@@ -1864,6 +1905,7 @@ impl Catalog {
                 tables: BTreeMap::new(),
                 replication: default_replication(),
                 durable_writes: true,
+                types: BTreeMap::new(),
             },
         );
         Ok(())
@@ -2047,6 +2089,142 @@ impl Catalog {
         Ok(dropped)
     }
 
+    /// The user-defined type `keyspace.name`, if it exists.
+    pub fn udt(&self, keyspace: &str, name: &str) -> Option<Arc<UdtDef>> {
+        self.keyspaces.get(keyspace)?.types.get(name).cloned()
+    }
+
+    /// A lookup of this catalog's user-defined types, for type resolution.
+    pub fn udt_lookup(&self) -> impl Fn(&str, &str) -> Option<Arc<UdtDef>> + '_ {
+        move |ks, name| self.udt(ks, name)
+    }
+
+    /// Creates a user-defined type (CREATE TYPE), with Cassandra's checks.
+    pub fn create_type(
+        &mut self,
+        keyspace: &str,
+        name: &str,
+        fields: Vec<(String, CqlType)>,
+    ) -> Result<()> {
+        let ks = self
+            .keyspaces
+            .get_mut(keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{keyspace}'")))?;
+        if ks.types.contains_key(name) {
+            return Err(Error::AlreadyExists(format!(
+                "A user type with name '{name}' already exists"
+            )));
+        }
+        check_name("type", name)?;
+        for (i, (f, t)) in fields.iter().enumerate() {
+            if fields[..i].iter().any(|(g, _)| g == f) {
+                return Err(Error::InvalidInput(format!(
+                    "Duplicate field name {f} in type {name}"
+                )));
+            }
+            if t.any(&|t| *t == CqlType::Counter) {
+                return Err(Error::InvalidInput(
+                    "A user type cannot contain counters".to_string(),
+                ));
+            }
+        }
+        if fields.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "A user type must have at least one field: {name}"
+            )));
+        }
+        ks.types.insert(
+            name.to_string(),
+            Arc::new(UdtDef {
+                keyspace: keyspace.to_string(),
+                name: name.to_string(),
+                fields,
+            }),
+        );
+        Ok(())
+    }
+
+    /// Replaces a user-defined type's definition (ALTER TYPE ADD or RENAME,
+    /// built by the caller from [`Catalog::udt`]) everywhere it is used: the
+    /// keyspace's types, other types nesting it, and every column whose type
+    /// contains it. Stored values stay readable: a value written before a
+    /// field was added reads that field as null (trailing fields may be
+    /// absent), and names are not part of the bytes.
+    pub fn alter_type(&mut self, new: UdtDef) -> Result<()> {
+        let new = Arc::new(new);
+        let ks = self
+            .keyspaces
+            .get_mut(&new.keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{}'", new.keyspace)))?;
+        if !ks.types.contains_key(&new.name) {
+            return Err(Error::NotFound(format!(
+                "type {}.{}",
+                new.keyspace, new.name
+            )));
+        }
+        for t in ks.types.values_mut() {
+            let replaced = Arc::new(UdtDef {
+                keyspace: t.keyspace.clone(),
+                name: t.name.clone(),
+                fields: t
+                    .fields
+                    .iter()
+                    .map(|(n, ft)| (n.clone(), with_udt(ft, &new)))
+                    .collect(),
+            });
+            *t = replaced;
+        }
+        ks.types.insert(new.name.clone(), new.clone());
+        for table in ks.tables.values_mut() {
+            for c in &mut table.columns {
+                c.ty = with_udt(&c.ty, &new);
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops a user-defined type no table or other type uses (DROP TYPE).
+    pub fn drop_type(&mut self, keyspace: &str, name: &str) -> Result<()> {
+        let ks = self
+            .keyspaces
+            .get(keyspace)
+            .ok_or_else(|| Error::NotFound(format!("keyspace '{keyspace}'")))?;
+        if !ks.types.contains_key(name) {
+            return Err(Error::NotFound(format!("type {keyspace}.{name}")));
+        }
+        let uses = |t: &CqlType| {
+            t.any(&|t| matches!(t, CqlType::Udt { def, .. } if def.keyspace == keyspace && def.name == name))
+        };
+        let tables: Vec<&str> = ks
+            .tables
+            .values()
+            .filter(|t| t.columns.iter().any(|c| uses(&c.ty)))
+            .map(|t| t.name.as_str())
+            .collect();
+        if !tables.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "Cannot drop user type '{keyspace}.{name}' as it is still used by tables {}",
+                tables.join(", ")
+            )));
+        }
+        let types: Vec<&str> = ks
+            .types
+            .values()
+            .filter(|t| t.name != name && t.fields.iter().any(|(_, ft)| uses(ft)))
+            .map(|t| t.name.as_str())
+            .collect();
+        if !types.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "Cannot drop user type '{keyspace}.{name}' as it is still used by user types {}",
+                types.join(", ")
+            )));
+        }
+        if let Some(ks) = self.keyspaces.get_mut(keyspace) {
+            ks.types.remove(name);
+        }
+        Ok(())
+    }
+
     /// Why a table listed in [`Catalog::legacy_decimal_clustering`] is not opened.
     pub fn legacy_decimal_reason(qualified_name: &str) -> String {
         format!(
@@ -2055,6 +2233,55 @@ impl Catalog {
              which this build would read as one; it is kept untouched and not opened \
              (docs/FORMAT.md, \"Decimal clustering keys\")"
         )
+    }
+}
+
+/// `ty` with every occurrence of the user-defined type `new` (same keyspace
+/// and name) replaced by `new`'s definition.
+fn with_udt(ty: &CqlType, new: &Arc<UdtDef>) -> CqlType {
+    match ty {
+        CqlType::Udt { def, frozen } => {
+            if def.keyspace == new.keyspace && def.name == new.name {
+                CqlType::Udt {
+                    def: new.clone(),
+                    frozen: *frozen,
+                }
+            } else {
+                CqlType::Udt {
+                    def: Arc::new(UdtDef {
+                        keyspace: def.keyspace.clone(),
+                        name: def.name.clone(),
+                        fields: def
+                            .fields
+                            .iter()
+                            .map(|(n, t)| (n.clone(), with_udt(t, new)))
+                            .collect(),
+                    }),
+                    frozen: *frozen,
+                }
+            }
+        }
+        CqlType::List { element, frozen } => CqlType::List {
+            element: Arc::new(with_udt(element, new)),
+            frozen: *frozen,
+        },
+        CqlType::Set { element, frozen } => CqlType::Set {
+            element: Arc::new(with_udt(element, new)),
+            frozen: *frozen,
+        },
+        CqlType::Map { key, value, frozen } => CqlType::Map {
+            key: Arc::new(with_udt(key, new)),
+            value: Arc::new(with_udt(value, new)),
+            frozen: *frozen,
+        },
+        CqlType::Tuple(items) => {
+            CqlType::Tuple(Arc::new(items.iter().map(|t| with_udt(t, new)).collect()))
+        }
+        CqlType::Vector { element, dimension } => CqlType::Vector {
+            element: Arc::new(with_udt(element, new)),
+            dimension: *dimension,
+        },
+        native => native.clone(),
     }
 }
 
@@ -2210,7 +2437,7 @@ mod tests {
             ("CREATE TABLE ks.t (id int PRIMARY KEY, v int, PRIMARY KEY (v))", "Multiple PRIMARY KEY"),
             ("CREATE TABLE ks.t (id int, PRIMARY KEY (nope))", "undefined column 'nope'"),
             ("CREATE TABLE ks.t (id int, v list<int>, PRIMARY KEY (id))", "not supported"),
-            ("CREATE TABLE ks.t (id int, v strang, PRIMARY KEY (id))", "unknown type 'strang'"),
+            ("CREATE TABLE ks.t (id int, v strang, PRIMARY KEY (id))", "Unknown type ks.strang"),
             ("CREATE TABLE ks.t (id int, c int, PRIMARY KEY (id, c)) WITH CLUSTERING ORDER BY (id DESC)", "not a clustering column"),
             ("CREATE TABLE ks.t (id int, c int, d int, PRIMARY KEY (id, c, d)) WITH CLUSTERING ORDER BY (d DESC)", "in order"),
             ("CREATE TABLE ks.t (id int static, c int, PRIMARY KEY (id, c))", "cannot be static"),

@@ -111,6 +111,7 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
                         // a catalog written before it was kept.
                         replication: crate::schema::default_replication(),
                         durable_writes: true,
+                        types: BTreeMap::new(),
                     })
                     .tables
                     .insert(name.clone(), schema);

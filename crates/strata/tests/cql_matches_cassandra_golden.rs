@@ -49,7 +49,7 @@ fn executor(dir: &std::path::Path) -> Executor {
 fn type_name(t: &ColumnType) -> String {
     match t.unfrozen() {
         ColumnType::Native(CqlType::Text) => "varchar".into(),
-        ColumnType::Native(n) => n.name().into(),
+        ColumnType::Native(n) => n.name(),
         ColumnType::List(e) => format!("list<{}>", type_name(e)),
         ColumnType::Set(e) => format!("set<{}>", type_name(e)),
         ColumnType::Map(k, v) => format!("map<{}, {}>", type_name(k), type_name(v)),
@@ -72,7 +72,7 @@ fn to_bytes(v: &J, ty: &ColumnType) -> BoundValue {
                 J::Number(n) => n.to_string(),
                 other => panic!("value {other} for {}", t.name()),
             };
-            let value = strata::cql::literal::parse_value(*t, &text)
+            let value = strata::cql::literal::parse_value(t, &text)
                 .unwrap_or_else(|e| panic!("value {text} for {}: {e}", t.name()));
             BoundValue::Value(types::serialize(&value))
         }
@@ -121,7 +121,7 @@ fn to_json(bytes: &Option<Vec<u8>>, ty: &ColumnType) -> J {
                 // An empty value of a fixed-size type reads as null in the driver.
                 return J::Null;
             }
-            let v = match types::deserialize(*t, b) {
+            let v = match types::deserialize(t, b) {
                 Ok(v) => v,
                 Err(e) => return J::String(format!("<undecodable: {e}>")),
             };

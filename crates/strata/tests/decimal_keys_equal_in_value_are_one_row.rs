@@ -15,7 +15,7 @@ use strata::table::Table;
 use strata::types::{format_value, CqlType, Value};
 
 fn dec(s: &str) -> Value {
-    parse_value(CqlType::Decimal, s).expect("decimal literal")
+    parse_value(&CqlType::Decimal, s).expect("decimal literal")
 }
 
 fn at(ts: i64) -> WriteOptions {

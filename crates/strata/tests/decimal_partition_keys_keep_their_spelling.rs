@@ -14,7 +14,7 @@ use strata::token::token_of;
 use strata::types::{serialize, CqlType, Value};
 
 fn dec(s: &str) -> Value {
-    parse_value(CqlType::Decimal, s).expect("decimal literal")
+    parse_value(&CqlType::Decimal, s).expect("decimal literal")
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn format1_files_are_refused_only_where_decimal_keys_changed() {
         .insert(
             &[
                 ("k", Value::Int(1)),
-                ("price", parse_value(CqlType::Decimal, "1.5").unwrap()),
+                ("price", parse_value(&CqlType::Decimal, "1.5").unwrap()),
                 ("v", Value::Text("a".into())),
             ],
             &WriteOptions::default(),
@@ -66,7 +66,7 @@ fn format1_files_are_refused_only_where_decimal_keys_changed() {
         .insert(
             &[
                 ("k", Value::Int(1)),
-                ("price", parse_value(CqlType::Decimal, "1.50").unwrap()),
+                ("price", parse_value(&CqlType::Decimal, "1.50").unwrap()),
                 ("v", Value::Text("a".into())),
             ],
             &WriteOptions::default(),

@@ -56,7 +56,7 @@ fn a_pre_fix_decimal_clustering_table_is_refused_and_kept() {
                 .insert(
                     &[
                         ("k", Value::Int(1)),
-                        ("price", parse_value(CqlType::Decimal, p).unwrap()),
+                        ("price", parse_value(&CqlType::Decimal, p).unwrap()),
                         ("v", Value::Text(format!("row {i}"))),
                     ],
                     &WriteOptions::default(),

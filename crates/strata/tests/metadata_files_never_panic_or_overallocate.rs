@@ -177,6 +177,7 @@ proptest! {
                 ]
                 .into(),
                 durable_writes: true,
+                types: Default::default(),
             })
             .tables
             .insert("t".into(), t.schema);

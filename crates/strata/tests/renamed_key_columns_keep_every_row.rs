@@ -45,7 +45,7 @@ fn rows(exec: &Executor, select: &str) -> BTreeMap<(String, String), String> {
         panic!("not rows: {select}");
     };
     let text = |i: usize, v: &Option<Vec<u8>>| -> String {
-        let strata::query::ColumnType::Native(t) = r.metadata.columns[i].ty else {
+        let strata::query::ColumnType::Native(t) = &r.metadata.columns[i].ty else {
             panic!("native columns only");
         };
         v.as_ref().map_or("null".into(), |b| {

@@ -14,10 +14,13 @@
 //!    carrying the byte offset ("CREATE TABLE: syntax error at byte 38: ...").
 //! 2. Unquoted names fold to lower case and double-quoted ones keep theirs, as
 //!    in CQL; both spellings are kept for messages about collisions.
-//! 3. A column type the engine does not store yet (collections, tuples, user
-//!    types, counter, duration, time, vector, custom) parses and is refused by
-//!    [`parse_create_table`] with a one-line `InvalidInput` naming the type, as
-//!    are COMPACT STORAGE and a second PRIMARY KEY.
+//! 3. Column types are resolved by [`resolve_type`] with Cassandra's rules and
+//!    messages (nested collections frozen, no counters inside collections, no
+//!    durations as set elements or map keys, positive vector dimensions, user
+//!    types looked up in the table's keyspace). A type the engine does not
+//!    store yet (non-frozen collections and UDTs, counters, custom types) is
+//!    refused with a one-line `InvalidInput` naming it, as are COMPACT STORAGE
+//!    and a second PRIMARY KEY.
 
 use super::ast;
 use super::error::{CqlError, CqlErrorKind};
@@ -25,7 +28,9 @@ use super::parser::{is_reserved, parse_statement};
 pub(crate) use super::settings::parse_settings;
 pub use super::settings::Setting;
 use crate::error::{Error, Result};
-use crate::types::CqlType;
+use std::sync::Arc;
+
+use crate::types::{CqlType, UdtDef};
 
 // ---------------------------------------------------------------------------
 // CREATE TABLE
@@ -45,26 +50,151 @@ pub fn cql_name(name: &str) -> String {
     }
 }
 
-/// The column's type as the storage engine has it today: scalar types only.
-/// Every other type parses (the grammar is whole) and is refused here with a
-/// one-line error until the data model gains it.
-fn scalar_type(column: &ast::ColumnDefinition) -> Result<CqlType> {
+/// Looks up a user-defined type by keyspace and name.
+pub type UdtLookup<'a> = &'a dyn Fn(&str, &str) -> Option<Arc<UdtDef>>;
+
+/// A lookup that knows no user-defined type.
+pub fn no_udts(_: &str, _: &str) -> Option<Arc<UdtDef>> {
+    None
+}
+
+/// Resolves a type expression as Cassandra's `CQL3Type.Raw.prepare` does,
+/// with its messages: `frozen<...>` freezes everything inside it; elements of
+/// collections, tuple components and vector elements must be frozen when they
+/// are collections or UDTs (tuples and vectors freeze theirs); counters are
+/// refused inside collections, durations as set elements and map keys;
+/// vector dimensions are positive; user types are looked up in `keyspace`
+/// unless qualified.
+pub fn resolve_type(t: &ast::TypeExpr, keyspace: &str, udts: UdtLookup<'_>) -> Result<CqlType> {
+    resolve(t, keyspace, udts, false, t)
+}
+
+fn resolve(
+    t: &ast::TypeExpr,
+    keyspace: &str,
+    udts: UdtLookup<'_>,
+    frozen: bool,
+    whole: &ast::TypeExpr,
+) -> Result<CqlType> {
+    use ast::TypeExpr as T;
+    let invalid = |m: String| Error::InvalidInput(m);
+    // An element of a collection: must be frozen if it is itself multi-cell.
+    let element = |e: &ast::TypeExpr, what: &str| -> Result<CqlType> {
+        let ty = resolve(e, keyspace, udts, frozen, whole)?;
+        if ty.is_multi_cell() {
+            let kind = if matches!(ty, CqlType::Udt { .. }) {
+                "UDTs"
+            } else {
+                "collections"
+            };
+            return Err(invalid(format!(
+                "Non-frozen {kind} are not allowed inside collections: {}",
+                whole.to_cql()
+            )));
+        }
+        if ty == CqlType::Counter {
+            return Err(invalid(format!(
+                "Counters are not allowed inside collections: {}",
+                whole.to_cql()
+            )));
+        }
+        let _ = what;
+        Ok(ty)
+    };
+    Ok(match t {
+        T::Native(n) => CqlType::parse(n).map_err(|_| invalid(format!("Unknown type {n}")))?,
+        T::Frozen(inner) => resolve(inner, keyspace, udts, true, whole)?.frozen(),
+        T::List(e) => CqlType::List {
+            element: Arc::new(element(e, "list")?),
+            frozen,
+        },
+        T::Set(e) => {
+            let el = element(e, "set")?;
+            if el.references_duration() {
+                return Err(invalid(format!(
+                    "Durations are not allowed inside sets: {}",
+                    whole.to_cql()
+                )));
+            }
+            CqlType::Set {
+                element: Arc::new(el),
+                frozen,
+            }
+        }
+        T::Map(k, v) => {
+            let key = element(k, "map")?;
+            if key.references_duration() {
+                return Err(invalid(format!(
+                    "Durations are not allowed as map keys: {}",
+                    whole.to_cql()
+                )));
+            }
+            CqlType::Map {
+                key: Arc::new(key),
+                value: Arc::new(element(v, "map")?),
+                frozen,
+            }
+        }
+        T::Tuple(items) => CqlType::Tuple(Arc::new(
+            items
+                .iter()
+                .map(|i| resolve(i, keyspace, udts, true, whole).map(|t| t.frozen()))
+                .collect::<Result<Vec<_>>>()?,
+        )),
+        T::Vector(e, n) => {
+            if *n == 0 {
+                return Err(invalid(format!(
+                    "vectors may only have positive dimensions; given {n}"
+                )));
+            }
+            CqlType::Vector {
+                element: Arc::new(resolve(e, keyspace, udts, true, whole)?.frozen()),
+                dimension: *n,
+            }
+        }
+        T::Udt(q) => {
+            let ks = q.keyspace.as_ref().map_or(keyspace, |k| k.text.as_str());
+            let def = udts(ks, &q.name.text)
+                .ok_or_else(|| invalid(format!("Unknown type {ks}.{}", q.name.text)))?;
+            CqlType::Udt { def, frozen }
+        }
+        T::Custom(class) => return Err(invalid(format!("custom type '{class}' is not supported"))),
+    })
+}
+
+/// Whether the engine stores columns of this type yet; `Err` names the part
+/// it does not (non-frozen collections and UDTs, counters).
+pub fn check_stored(ty: &CqlType) -> Result<()> {
+    if ty.is_multi_cell() {
+        return Err(Error::InvalidInput(format!(
+            "non-frozen {} columns are not supported yet; declare it frozen<{}>",
+            ty.name(),
+            ty.name()
+        )));
+    }
+    if *ty == CqlType::Counter {
+        return Err(Error::InvalidInput(
+            "counter columns are not supported yet".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// The column's type as the storage engine takes it (invariant 3).
+fn column_type(
+    column: &ast::ColumnDefinition,
+    keyspace: &str,
+    udts: UdtLookup<'_>,
+) -> Result<CqlType> {
     let col = &column.name.text;
     let pos = column.name.pos;
-    match &column.ty {
-        ast::TypeExpr::Native(n) => CqlType::parse(n).map_err(|_| {
-            Error::InvalidInput(format!(
-                "CREATE TABLE: column '{col}' at byte {pos}: type {n} is not supported yet"
-            ))
-        }),
-        ast::TypeExpr::Udt(q) => Err(Error::InvalidInput(format!(
-            "CREATE TABLE: unknown type '{}' for column '{col}' at byte {pos} (user-defined types are not supported yet)",
-            q.name.text
-        ))),
-        other => Err(Error::InvalidInput(format!(
-            "CREATE TABLE: column '{col}' at byte {pos}: type {other} is not supported yet"
-        ))),
-    }
+    let ty = resolve_type(&column.ty, keyspace, udts).map_err(|e| {
+        Error::InvalidInput(format!(
+            "CREATE TABLE: column '{col}' at byte {pos}: {}",
+            crate::error::strip_prefix(&e)
+        ))
+    })?;
+    Ok(ty)
 }
 
 /// A name as written in `text` at its position (quotes included), for messages
@@ -107,7 +237,18 @@ pub(crate) struct CreateTable {
 /// caller) and keeps what the schema layer takes (invariants 1 and 2): a syntax
 /// error is `Error::Cql`; a type the engine does not store yet, COMPACT STORAGE
 /// and a second PRIMARY KEY are `Error::InvalidInput`.
+#[cfg(test)]
 pub(crate) fn parse_create_table(text: &str) -> Result<CreateTable> {
+    parse_create_table_with(text, None, &no_udts)
+}
+
+/// [`parse_create_table`] with user-defined types looked up by `udts`, in
+/// the statement's keyspace or `default_keyspace`.
+pub(crate) fn parse_create_table_with(
+    text: &str,
+    default_keyspace: Option<&str>,
+    udts: UdtLookup<'_>,
+) -> Result<CreateTable> {
     let parsed = parse_statement(text).map_err(|e| match e.kind {
         CqlErrorKind::SyntaxError => Error::Cql(e),
         _ => Error::InvalidInput(e.message),
@@ -132,8 +273,15 @@ pub(crate) fn parse_create_table(text: &str) -> Result<CreateTable> {
         .map(|n| (n.text.clone(), n.pos))
         .collect();
     let mut primary_key_clauses = usize::from(!ct.partition_key.is_empty());
+    let keyspace = ct
+        .table
+        .keyspace
+        .as_ref()
+        .map(|k| k.text.clone())
+        .or_else(|| default_keyspace.map(str::to_string))
+        .unwrap_or_default();
     for c in &ct.columns {
-        let ty = scalar_type(c)?;
+        let ty = column_type(c, &keyspace, udts)?;
         if c.primary_key {
             primary_key_clauses += 1;
             partition_key.push((c.name.text.clone(), c.name.pos));

@@ -17,6 +17,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use super::ast::{Literal as Constant, Term};
 use super::lexer::{quote, Lexer, SyntaxError, Tok};
 use crate::error::Result;
 use crate::types::{
@@ -31,7 +32,11 @@ use crate::types::{
 pub(crate) fn parse_varint(text: &str) -> Result<Vec<u8>> {
     let (neg, digits) = split_sign(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid(CqlType::Varint, text, "expected a decimal integer"));
+        return Err(invalid(
+            &CqlType::Varint,
+            text,
+            "expected a decimal integer",
+        ));
     }
     Ok(varint_from_sign_magnitude(
         neg,
@@ -40,7 +45,7 @@ pub(crate) fn parse_varint(text: &str) -> Result<Vec<u8>> {
 }
 
 fn parse_decimal(text: &str) -> Result<Value> {
-    let bad = |why: &str| invalid(CqlType::Decimal, text, why);
+    let bad = |why: &str| invalid(&CqlType::Decimal, text, why);
     let (neg, rest) = split_sign(text);
     let (mantissa, exp) = match rest.find(['e', 'E']) {
         Some(i) => {
@@ -105,7 +110,7 @@ fn parse_ymd(s: &str) -> Option<i64> {
 }
 
 fn parse_date(text: &str) -> Result<u32> {
-    let bad = |why: &str| invalid(CqlType::Date, text, why);
+    let bad = |why: &str| invalid(&CqlType::Date, text, why);
     // Cassandra also accepts the raw unsigned day number.
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         return text
@@ -124,7 +129,7 @@ fn parse_date(text: &str) -> Result<u32> {
 fn parse_timestamp(text: &str) -> Result<i64> {
     let bad = || {
         invalid(
-            CqlType::Timestamp,
+            &CqlType::Timestamp,
             text,
             "expected integer milliseconds or YYYY-MM-DD[THH:MM[:SS[.fff]]][Z]",
         )
@@ -180,7 +185,7 @@ fn parse_timestamp(text: &str) -> Result<i64> {
         .and_then(|v| v.checked_sub(offset_seconds * 1000))
         .ok_or_else(|| {
             invalid(
-                CqlType::Timestamp,
+                &CqlType::Timestamp,
                 text,
                 "out of the 64-bit millisecond range",
             )
@@ -223,7 +228,7 @@ fn split_zone(text: &str) -> Option<(&str, i64)> {
     Some((rest.trim_end(), sign * (h * 3600 + m * 60)))
 }
 
-fn parse_uuid(ty: CqlType, text: &str) -> Result<[u8; 16]> {
+fn parse_uuid(ty: &CqlType, text: &str) -> Result<[u8; 16]> {
     let b = text.as_bytes();
     let bad = || invalid(ty, text, "expected 8-4-4-4-12 hexadecimal digits");
     if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
@@ -240,13 +245,13 @@ fn parse_uuid(ty: CqlType, text: &str) -> Result<[u8; 16]> {
     for (start, end, at) in groups {
         parse_hex(&b[start..end], &mut out[at..at + (end - start) / 2]).ok_or_else(bad)?;
     }
-    if ty == CqlType::TimeUuid && out[6] >> 4 != 1 {
+    if *ty == CqlType::TimeUuid && out[6] >> 4 != 1 {
         return Err(invalid(ty, text, "a timeuuid must be a version 1 UUID"));
     }
     Ok(out)
 }
 
-fn parse_int<T: std::str::FromStr>(ty: CqlType, text: &str, min: i64, max: i64) -> Result<T> {
+fn parse_int<T: std::str::FromStr>(ty: &CqlType, text: &str, min: i64, max: i64) -> Result<T> {
     text.parse::<T>().map_err(|_| {
         let digits = split_sign(text).1;
         if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -259,7 +264,7 @@ fn parse_int<T: std::str::FromStr>(ty: CqlType, text: &str, min: i64, max: i64) 
 
 /// Parses CQL literal-ish text as a value of `ty` (the inverse of
 /// [`crate::types::format_value`], invariant 1).
-pub fn parse_value(ty: CqlType, text: &str) -> Result<Value> {
+pub fn parse_value(ty: &CqlType, text: &str) -> Result<Value> {
     Ok(match ty {
         CqlType::Boolean => {
             if text.eq_ignore_ascii_case("true") {
@@ -316,7 +321,139 @@ pub fn parse_value(ty: CqlType, text: &str) -> Result<Value> {
                 IpAddr::V6(a) => a.octets().to_vec(),
             })
         }
+        CqlType::Time => Value::Time(crate::types::temporal::parse_time(text)?),
+        CqlType::Duration => {
+            let (months, days, nanos) = crate::types::temporal::parse_duration(text)?;
+            Value::Duration {
+                months,
+                days,
+                nanos,
+            }
+        }
+        CqlType::Counter => Value::Counter(parse_int(ty, text, i64::MIN, i64::MAX)?),
+        composite => {
+            let term = super::parser::parse_term(text)
+                .map_err(|e| invalid(composite, text, &e.message))?;
+            term_value(composite, &term).map_err(|why| invalid(composite, text, &why))?
+        }
     })
+}
+
+/// A literal term as a value of `ty`: collections, tuples, UDTs and vectors
+/// built from their elements' literals, normalised as `types::composite`
+/// requires. Bind markers and functions are not literals (the executor
+/// evaluates those); `Err` is the reason, for the caller's message.
+pub fn term_value(ty: &CqlType, term: &Term) -> std::result::Result<Value, String> {
+    use crate::types::composite::{normalize_map, normalize_set};
+    let items_of = |element: &CqlType, items: &[Term]| -> std::result::Result<Vec<Value>, String> {
+        items.iter().map(|t| term_value(element, t)).collect()
+    };
+    match (ty, term) {
+        (CqlType::List { element, .. }, Term::List { items, .. }) => {
+            Ok(Value::List(items_of(element, items)?))
+        }
+        (CqlType::Vector { element, dimension }, Term::List { items, .. }) => {
+            if items.len() != *dimension as usize {
+                return Err(format!(
+                    "expected {dimension} elements, got {}",
+                    items.len()
+                ));
+            }
+            Ok(Value::Vector(items_of(element, items)?))
+        }
+        (CqlType::Set { element, .. }, Term::Set { items, .. }) => {
+            Ok(Value::Set(normalize_set(items_of(element, items)?)))
+        }
+        // `{}` parses as an empty map; it is also the empty set.
+        (CqlType::Set { .. }, Term::Map { entries, .. }) if entries.is_empty() => {
+            Ok(Value::Set(Vec::new()))
+        }
+        (CqlType::Map { key, value, .. }, Term::Map { entries, .. }) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                out.push((term_value(key, k)?, term_value(value, v)?));
+            }
+            Ok(Value::Map(normalize_map(out)))
+        }
+        (CqlType::Tuple(types), Term::Tuple { items, .. }) => {
+            if items.len() > types.len() {
+                return Err(format!(
+                    "a tuple of {} components for a tuple type of {}",
+                    items.len(),
+                    types.len()
+                ));
+            }
+            let mut out = Vec::with_capacity(types.len());
+            for (t, item) in types.iter().zip(items) {
+                out.push(nullable_value(t, item)?);
+            }
+            out.resize(types.len(), None);
+            Ok(Value::Tuple(out))
+        }
+        (CqlType::Udt { def, .. }, Term::Udt { fields, .. }) => {
+            let mut out: Vec<(String, Option<Value>)> =
+                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
+            for (name, t) in fields {
+                let i = def
+                    .fields
+                    .iter()
+                    .position(|(n, _)| *n == name.text)
+                    .ok_or_else(|| format!("unknown field {} in type {}", name.text, def.name))?;
+                out[i].1 = nullable_value(&def.fields[i].1, t)?;
+            }
+            Ok(Value::Udt(out))
+        }
+        (CqlType::Udt { def, .. }, Term::Map { entries, .. }) if entries.is_empty() => Ok(
+            Value::Udt(def.fields.iter().map(|(n, _)| (n.clone(), None)).collect()),
+        ),
+        (t, Term::Literal { value, .. }) if crate::types::is_native(t) => native_literal(t, value),
+        (t, Term::Negate { term, .. }) if crate::types::is_native(t) => match &**term {
+            Term::Literal {
+                value: Constant::Integer(n) | Constant::Float(n),
+                ..
+            } => parse_value(t, &format!("-{n}")).map_err(|e| e.to_string()),
+            _ => Err("not a literal".to_string()),
+        },
+        (
+            t,
+            Term::Literal {
+                value: Constant::Null,
+                ..
+            },
+        ) => Err(format!("null is not supported inside a {}", t.name())),
+        (t, _) => Err(format!("not a {} literal", t.name())),
+    }
+}
+
+fn nullable_value(ty: &CqlType, term: &Term) -> std::result::Result<Option<Value>, String> {
+    match term {
+        Term::Literal {
+            value: Constant::Null,
+            ..
+        } => Ok(None),
+        t => term_value(ty, t).map(Some),
+    }
+}
+
+/// A native-typed constant, assigned as Cassandra assigns constants: strings
+/// to text-like, date and time types, numbers to numeric types, and so on.
+fn native_literal(ty: &CqlType, l: &Constant) -> std::result::Result<Value, String> {
+    let text = match l {
+        Constant::String(s) | Constant::Integer(s) | Constant::Float(s) | Constant::Uuid(s) => {
+            s.clone()
+        }
+        Constant::Duration(s) => s.clone(),
+        Constant::Boolean(b) => b.to_string(),
+        Constant::Blob(b) => {
+            let mut s = String::from("0x");
+            for x in b {
+                s.push_str(&format!("{x:02x}"));
+            }
+            s
+        }
+        Constant::Null => return Err(format!("null is not supported inside a {}", ty.name())),
+    };
+    parse_value(ty, &text).map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------

@@ -295,6 +295,25 @@ pub fn parse_statement(text: &str) -> Result<Parsed, CqlError> {
     })
 }
 
+/// Parses one term (a literal, a collection, tuple or UDT literal, a
+/// function call), the whole text: what a composite value's text form is.
+pub fn parse_term(text: &str) -> Result<Term, CqlError> {
+    let toks = tokenize(text).map_err(|e| CqlError::syntax("CQL", e.pos, &e.msg))?;
+    let mut p = Parser {
+        text,
+        toks,
+        i: 0,
+        markers: Vec::new(),
+        depth: 0,
+        what: "CQL",
+    };
+    let term = p.term()?;
+    if p.tok().kind != Kind::Eof {
+        return Err(p.expected("end of value"));
+    }
+    Ok(term)
+}
+
 /// The byte range of each statement of a script, without its `;`, in order;
 /// empty statements (`;;`) are skipped. Strings, `$$` strings, comments and
 /// `BEGIN BATCH ... APPLY BATCH` (whose inner statements end with `;`) are

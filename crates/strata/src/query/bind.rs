@@ -117,7 +117,7 @@ impl Specs {
                 };
                 for (i, a) in args.iter().enumerate() {
                     let arg_name = format!("{lower}(arg{i})");
-                    match (a, arg_type) {
+                    match (a, arg_type.clone()) {
                         (Term::Bind(_), None) => {
                             return Err(QueryError::invalid(format!(
                                 "Ambiguous call to function {lower}: use type hints for its bind markers"
@@ -363,7 +363,7 @@ fn table_of(
     let columns = schema
         .columns
         .iter()
-        .map(|c| (c.name.clone(), ColumnType::Native(c.ty), c.kind))
+        .map(|c| (c.name.clone(), ColumnType::of(&c.ty), c.kind))
         .collect();
     Ok((ks, qn.name.text.clone(), columns))
 }

@@ -51,6 +51,48 @@ pub(crate) fn value_to_json(v: &Value) -> String {
                 None => ms.to_string(),
             }
         }
+        Value::Counter(n) => n.to_string(),
+        Value::List(items) | Value::Set(items) | Value::Vector(items) => {
+            let parts: Vec<String> = items.iter().map(value_to_json).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Tuple(items) => {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|i| i.as_ref().map_or("null".to_string(), value_to_json))
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Map(entries) => {
+            // JSON keys are strings: a non-text key is its JSON text, quoted
+            // (Cassandra's `MapType.toJSONString`).
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| {
+                    let key = value_to_json(k);
+                    let key = if key.starts_with('"') {
+                        key
+                    } else {
+                        json_string(&key)
+                    };
+                    format!("{key}: {}", value_to_json(v))
+                })
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::Udt(fields) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(n, v)| {
+                    format!(
+                        "{}: {}",
+                        json_string(n),
+                        v.as_ref().map_or("null".to_string(), value_to_json)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
         _ => json_string(&types::format_value(v)),
     }
 }
@@ -121,16 +163,16 @@ pub(crate) fn row_to_json(
         // The plan has already quoted what CQL would quote.
         out.push_str(&json_string(name));
         out.push_str(": ");
-        match (v, ty.unfrozen()) {
+        match (v, ty.stored_type()) {
             (None, _) => out.push_str("null"),
-            (Some(b), ColumnType::Native(t)) => {
-                let v = types::deserialize(*t, b).map_err(QueryError::from)?;
+            (Some(b), Some(t)) => {
+                let v = types::deserialize(&t, b).map_err(QueryError::from)?;
                 out.push_str(&value_to_json(&v));
             }
-            (Some(_), other) => {
+            (Some(_), None) => {
                 return Err(QueryError::invalid(format!(
                     "JSON output of {} values is not supported",
-                    other.to_cql()
+                    ty.to_cql()
                 )))
             }
         }
@@ -147,11 +189,14 @@ pub(crate) fn from_json(text: &str, ty: CqlType, column: &str) -> QueryOutcome<B
             format!("Could not decode JSON string '{text}': {e}"),
         )
     })?;
-    json_value(&j, ty, column)
+    json_value(&j, &ty, column)
 }
 
 /// A JSON value as a value of `ty` (Cassandra's `fromJSONObject`).
-fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<Bound> {
+fn json_value(j: &serde_json::Value, ty: &CqlType, column: &str) -> QueryOutcome<Bound> {
+    if !types::is_native(ty) {
+        return json_composite(j, ty, column);
+    }
     use serde_json::Value as J;
     let bad =
         |why: &str| QueryError::invalid(format!("Error decoding JSON value for {column}: {why}"));
@@ -172,7 +217,7 @@ fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<
                 CqlType::Text | CqlType::Ascii => {
                     return Err(bad(&format!(
                         "Expected {} string, but got a {}: {n}",
-                        if ty == CqlType::Text {
+                        if *ty == CqlType::Text {
                             "a UTF-8"
                         } else {
                             "an ascii"
@@ -192,7 +237,7 @@ fn json_value(j: &serde_json::Value, ty: CqlType, column: &str) -> QueryOutcome<
             n.to_string()
         }
         J::Bool(b) => {
-            if ty != CqlType::Boolean {
+            if *ty != CqlType::Boolean {
                 return Err(bad(&format!(
                     "Expected a {} value, but got a boolean",
                     ty.name()
@@ -248,7 +293,7 @@ pub(crate) fn insert_values(
                     "JSON values map contains unrecognized column: {key}"
                 ))
             })?;
-        out.push((col.name.clone(), json_value(value, col.ty, &col.name)?));
+        out.push((col.name.clone(), json_value(value, &col.ty, &col.name)?));
     }
     // Columns the document leaves out: null (DEFAULT NULL, a tombstone; a key
     // column then fails as a null key, as in Cassandra) or left alone.
@@ -258,6 +303,105 @@ pub(crate) fn insert_values(
         }
     }
     Ok(out)
+}
+
+/// A JSON value as a collection, tuple, UDT or vector (Cassandra's
+/// `fromJSONObject`): arrays for lists, sets, vectors and tuples, objects for
+/// maps (keys as strings, read as the key type) and UDTs (keys as field
+/// names).
+fn json_composite(j: &serde_json::Value, ty: &CqlType, column: &str) -> QueryOutcome<Bound> {
+    use crate::types::composite::{normalize_map, normalize_set};
+    use serde_json::Value as J;
+    let bad =
+        |why: String| QueryError::invalid(format!("Error decoding JSON value for {column}: {why}"));
+    let required = |b: Bound| match b {
+        Bound::Value(v) => Ok(v),
+        _ => Err(bad("null is not supported inside collections".to_string())),
+    };
+    let optional = |b: Bound| match b {
+        Bound::Value(v) => Some(v),
+        _ => None,
+    };
+    let v = match (j, ty) {
+        (J::Null, _) => return Ok(Bound::Null),
+        (
+            J::Array(items),
+            CqlType::List { element, .. }
+            | CqlType::Set { element, .. }
+            | CqlType::Vector { element, .. },
+        ) => {
+            let values = items
+                .iter()
+                .map(|i| json_value(i, element, column).and_then(required))
+                .collect::<QueryOutcome<Vec<Value>>>()?;
+            match ty {
+                CqlType::Set { .. } => Value::Set(normalize_set(values)),
+                CqlType::Vector { dimension, .. } => {
+                    if values.len() != *dimension as usize {
+                        return Err(bad(format!(
+                            "expected {dimension} elements, got {}",
+                            values.len()
+                        )));
+                    }
+                    Value::Vector(values)
+                }
+                _ => Value::List(values),
+            }
+        }
+        (J::Array(items), CqlType::Tuple(types)) => {
+            if items.len() > types.len() {
+                return Err(bad(format!(
+                    "Tuple contains extra items (expected {})",
+                    types.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(types.len());
+            for (i, t) in items.iter().zip(types.iter()) {
+                out.push(optional(json_value(i, t, column)?));
+            }
+            out.resize(types.len(), None);
+            Value::Tuple(out)
+        }
+        (J::Object(entries), CqlType::Map { key, value, .. }) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let k = json_value(&J::String(k.clone()), key, column).and_then(required)?;
+                out.push((k, json_value(v, value, column).and_then(required)?));
+            }
+            Value::Map(normalize_map(out))
+        }
+        (J::Object(entries), CqlType::Udt { def, .. }) => {
+            let mut out: Vec<(String, Option<Value>)> =
+                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
+            for (k, v) in entries {
+                let name = if k.len() >= 2 && k.starts_with('"') && k.ends_with('"') {
+                    k[1..k.len() - 1].to_string()
+                } else {
+                    k.to_lowercase()
+                };
+                let Some(i) = def.fields.iter().position(|(n, _)| *n == name) else {
+                    return Err(bad(format!(
+                        "Unknown field '{name}' in value of user defined type {}",
+                        def.name
+                    )));
+                };
+                out[i].1 = optional(json_value(v, &def.fields[i].1, column)?);
+            }
+            Value::Udt(out)
+        }
+        (J::String(text), _) => {
+            // A composite written as its CQL literal inside a JSON string.
+            crate::cql::literal::parse_value(ty, text).map_err(|e| bad(e.to_string()))?
+        }
+        _ => {
+            return Err(bad(format!(
+                "Expected a {} value, but got {}",
+                ty.name(),
+                j
+            )))
+        }
+    };
+    Ok(Bound::Value(v))
 }
 
 #[cfg(test)]

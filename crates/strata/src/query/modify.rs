@@ -53,7 +53,7 @@ pub(crate) fn write_options(
         ttl_seconds: None,
     };
     if let Some(t) = &using.timestamp {
-        match values::scalar(t, CqlType::BigInt, "[timestamp]", eval)? {
+        match values::scalar(t, &CqlType::BigInt, "[timestamp]", eval)? {
             Bound::Value(Value::BigInt(ts)) => {
                 if ts == i64::MIN {
                     return Err(invalid(format!(
@@ -67,7 +67,7 @@ pub(crate) fn write_options(
         }
     }
     if let Some(t) = &using.ttl {
-        match values::scalar(t, CqlType::Int, "[ttl]", eval)? {
+        match values::scalar(t, &CqlType::Int, "[ttl]", eval)? {
             Bound::Value(Value::Int(ttl)) => {
                 if ttl < 0 {
                     return Err(invalid(format!(
@@ -181,12 +181,12 @@ pub(crate) fn insert(
                 }
                 values.push((
                     col.name.clone(),
-                    values::scalar(term, col.ty, &col.name, &ctx.eval)?,
+                    values::scalar(term, &col.ty, &col.name, &ctx.eval)?,
                 ));
             }
         }
         InsertValues::Json { document, default } => {
-            let text = match values::scalar(document, CqlType::Text, "[json]", &ctx.eval)? {
+            let text = match values::scalar(document, &CqlType::Text, "[json]", &ctx.eval)? {
                 Bound::Value(Value::Text(t)) => t,
                 _ => return Err(invalid("Got null for INSERT JSON values")),
             };
@@ -345,7 +345,7 @@ pub(crate) fn update(
         if col.kind != ColumnKind::Static {
             statics_only = false;
         }
-        match values::scalar(value, col.ty, &col.name, &ctx.eval)? {
+        match values::scalar(value, &col.ty, &col.name, &ctx.eval)? {
             Bound::Value(v) => set.push((col.name.clone(), Some(v))),
             Bound::Null => set.push((col.name.clone(), None)),
             Bound::Unset => {}
@@ -648,7 +648,7 @@ fn bind_condition(
         )));
     }
     let one = |t: &crate::cql::ast::Term| -> QueryOutcome<Option<Value>> {
-        match values::scalar(t, col.ty, &col.name, eval)? {
+        match values::scalar(t, &col.ty, &col.name, eval)? {
             Bound::Value(v) => Ok(Some(v)),
             Bound::Null => Ok(None),
             Bound::Unset => Err(invalid(format!(
@@ -659,7 +659,7 @@ fn bind_condition(
     };
     let values = match (c.op, &c.value) {
         (Operator::In, crate::cql::ast::Term::Bind(m)) => match eval.marker(m.index)? {
-            super::BoundValue::Value(b) => values::decode_list(b, col.ty, &col.name)?
+            super::BoundValue::Value(b) => values::decode_list(b, &col.ty, &col.name)?
                 .into_iter()
                 .map(|b| match b {
                     Bound::Value(v) => Some(v),
@@ -857,7 +857,7 @@ pub(crate) fn apply_cas(
                             .cells
                             .iter()
                             .find(|cell| cell.column == id)
-                            .map(|cell| crate::types::deserialize(cond.column.ty, &cell.value))
+                            .map(|cell| crate::types::deserialize(&cond.column.ty, &cell.value))
                             .transpose()
                             .map_err(QueryError::from)?,
                         _ => None,
@@ -913,7 +913,7 @@ pub(crate) fn apply_cas(
         for &i in &order {
             columns.push(spec(
                 &schema.columns[i].name,
-                ColumnType::Native(schema.columns[i].ty),
+                ColumnType::of(&schema.columns[i].ty),
             ));
         }
         show_rows.sort_by(|a, b| a.clustering.cmp(&b.clustering));
@@ -961,7 +961,7 @@ pub(crate) fn apply_cas(
     let mut columns = vec![spec("[applied]", ColumnType::Native(CqlType::Boolean))];
     let mut row_out: Vec<Option<Vec<u8>>> = vec![Some(vec![0])];
     for (c, v) in shown {
-        columns.push(spec(&c.name, ColumnType::Native(c.ty)));
+        columns.push(spec(&c.name, ColumnType::of(&c.ty)));
         row_out.push(v.map(|v| crate::types::serialize(&v)));
     }
     Ok(QueryResult::Rows(Rows {

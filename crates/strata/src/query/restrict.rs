@@ -506,7 +506,7 @@ pub(crate) fn analyze(
                 filters.push(Filter {
                     column: col.name.clone(),
                     kind: col.kind,
-                    ty: col.ty,
+                    ty: col.ty.clone(),
                     position: col.position,
                     op,
                     value,
@@ -608,7 +608,7 @@ pub(crate) fn analyze(
                         filters.push(Filter {
                             column: ck[i].name.clone(),
                             kind: ColumnKind::Clustering,
-                            ty: ck[i].ty,
+                            ty: ck[i].ty.clone(),
                             position: i,
                             op,
                             value,
@@ -729,7 +729,7 @@ fn filter(col: &ColumnDef, r: &Relation) -> QueryOutcome<Filter> {
         | Operator::In => Ok(Filter {
             column: col.name.clone(),
             kind: col.kind,
-            ty: col.ty,
+            ty: col.ty.clone(),
             position: col.position,
             op: r.op,
             value: r.value.clone(),
@@ -773,7 +773,7 @@ fn push_prefix_filter(
             filters.push(Filter {
                 column: ck[first].name.clone(),
                 kind: ColumnKind::Clustering,
-                ty: ck[first].ty,
+                ty: ck[first].ty.clone(),
                 position: first,
                 op,
                 value,
@@ -793,7 +793,7 @@ fn push_prefix_filter(
 /// The values of one candidate set for a column of type `ty`, nulls refused.
 fn eval_candidates(c: &Candidates, col: &ColumnDef, eval: &Eval<'_>) -> QueryOutcome<Vec<Value>> {
     let one = |t: &Term| -> QueryOutcome<Value> {
-        match values::scalar(t, col.ty, &col.name, eval)? {
+        match values::scalar(t, &col.ty, &col.name, eval)? {
             Bound::Value(v) => Ok(v),
             Bound::Null => Err(invalid(format!(
                 "Invalid null value in condition for column {}",
@@ -809,7 +809,7 @@ fn eval_candidates(c: &Candidates, col: &ColumnDef, eval: &Eval<'_>) -> QueryOut
         Candidates::Eq(t) => Ok(vec![one(t)?]),
         Candidates::In(items) => items.iter().map(one).collect(),
         Candidates::InMarker(i) => match eval.marker(*i)? {
-            super::BoundValue::Value(b) => values::decode_list(b, col.ty, &col.name)?
+            super::BoundValue::Value(b) => values::decode_list(b, &col.ty, &col.name)?
                 .into_iter()
                 .map(|b| match b {
                     Bound::Value(v) => Ok(v),
@@ -877,7 +877,7 @@ impl Restrictions {
             }
             keys = next;
         }
-        let types: Vec<(CqlType, bool)> = pk.iter().map(|c| (c.ty, false)).collect();
+        let types: Vec<(CqlType, bool)> = pk.iter().map(|c| (c.ty.clone(), false)).collect();
         Ok(Some(sorted_distinct(keys, &types)))
     }
 
@@ -995,7 +995,10 @@ impl Restrictions {
             prefixes = next;
             at += part.arity();
         }
-        let types: Vec<(CqlType, bool)> = ck[..at].iter().map(|c| (c.ty, c.descending)).collect();
+        let types: Vec<(CqlType, bool)> = ck[..at]
+            .iter()
+            .map(|c| (c.ty.clone(), c.descending))
+            .collect();
         Ok(sorted_distinct(prefixes, &types))
     }
 
@@ -1067,7 +1070,7 @@ fn token_value(schema: &TableSchema, t: &Term, eval: &Eval<'_>) -> QueryOutcome<
             }
             let mut values = Vec::with_capacity(pk.len());
             for (a, c) in args.iter().zip(&pk) {
-                values.push(values::scalar(a, c.ty, &c.name, eval)?.required(&c.name)?);
+                values.push(values::scalar(a, &c.ty, &c.name, eval)?.required(&c.name)?);
             }
             return Ok(schema
                 .decorated_key(&values)
@@ -1075,7 +1078,7 @@ fn token_value(schema: &TableSchema, t: &Term, eval: &Eval<'_>) -> QueryOutcome<
                 .token);
         }
     }
-    let v = values::scalar(t, CqlType::BigInt, "partition key token", eval)?
+    let v = values::scalar(t, &CqlType::BigInt, "partition key token", eval)?
         .required("partition key token")?;
     match v {
         Value::BigInt(x) => Ok(x),
@@ -1116,7 +1119,7 @@ fn eval_tuple(
         TupleTerms::Terms(terms) => {
             let mut out = Vec::with_capacity(terms.len());
             for (term, col) in terms.iter().zip(cols) {
-                match values::scalar(term, col.ty, &col.name, eval)? {
+                match values::scalar(term, &col.ty, &col.name, eval)? {
                     Bound::Value(v) => out.push(v),
                     _ => return Ok(None),
                 }
@@ -1124,7 +1127,7 @@ fn eval_tuple(
             Ok(Some(out))
         }
         TupleTerms::Marker { index, arity } => {
-            let types: Vec<CqlType> = cols[..*arity].iter().map(|c| c.ty).collect();
+            let types: Vec<CqlType> = cols[..*arity].iter().map(|c| c.ty.clone()).collect();
             match eval.marker(*index)? {
                 super::BoundValue::Value(b) => {
                     let items = values::decode_tuple(b, &types, "tuple")?;
@@ -1152,8 +1155,8 @@ fn tuples_from_marker(
         return Err(invalid("Invalid null value for IN tuples"));
     };
     // A list of serialized tuples.
-    let elements = values::decode_list(b, CqlType::Blob, "in(tuple)")?;
-    let types: Vec<CqlType> = cols.iter().map(|c| c.ty).collect();
+    let elements = values::decode_list(b, &CqlType::Blob, "in(tuple)")?;
+    let types: Vec<CqlType> = cols.iter().map(|c| c.ty.clone()).collect();
     let mut out = Vec::with_capacity(elements.len());
     for e in elements {
         let Bound::Value(Value::Blob(bytes)) = e else {
@@ -1338,7 +1341,7 @@ impl Filter {
     pub(crate) fn bind(&self, eval: &Eval<'_>) -> QueryOutcome<BoundFilter> {
         let col = ColumnDef {
             name: self.column.clone(),
-            ty: self.ty,
+            ty: self.ty.clone(),
             kind: self.kind,
             position: self.position,
             id: None,

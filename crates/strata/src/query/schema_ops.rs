@@ -16,7 +16,7 @@ use crate::cql::ast::{AlterTableAction, Statement, TypeExpr};
 use crate::cql::ddl::Setting;
 use crate::cql::literal::Literal;
 use crate::cql::CqlErrorKind;
-use crate::schema::{ColumnKind, TableSchema};
+use crate::schema::ColumnKind;
 use crate::types::CqlType;
 
 use super::auth::Access;
@@ -31,26 +31,25 @@ fn changed(kind: SchemaChangeKind, target: SchemaTarget) -> QueryResult {
     QueryResult::SchemaChange(SchemaChange { kind, target })
 }
 
-/// A native column type from a type expression; the others are refused
-/// until the data model has them.
-pub(crate) fn native_type(t: &TypeExpr) -> QueryOutcome<CqlType> {
-    match t {
-        TypeExpr::Native(n) => CqlType::parse(n).map_err(|_| {
-            QueryError::invalid(format!(
-                "type '{n}' is not supported yet (this database stores boolean, tinyint, smallint, int, bigint, float, double, text, ascii, blob, uuid, timeuuid, timestamp, date, varint, decimal and inet)"
-            ))
-        }),
-        other => Err(QueryError::invalid(format!(
-            "collection, tuple, user-defined and vector types are not supported yet ({})",
-            other.to_cql()
-        ))),
-    }
+/// A column type from a type expression, resolved against the keyspace's
+/// user-defined types with Cassandra's rules and messages.
+pub(crate) fn column_type(
+    t: &TypeExpr,
+    keyspace: &str,
+    catalog: &crate::schema::Catalog,
+) -> QueryOutcome<CqlType> {
+    crate::cql::ddl::resolve_type(t, keyspace, &catalog.udt_lookup())
+        .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))
 }
 
 /// CREATE TABLE's definition checked as Cassandra checks it, in its order and
 /// with its messages, before the schema layer builds the table (whose own
 /// checks then only repeat these).
-fn check_create_table(ks: &str, ct: &crate::cql::ast::CreateTable) -> QueryOutcome<()> {
+fn check_create_table(
+    ks: &str,
+    ct: &crate::cql::ast::CreateTable,
+    catalog: &crate::schema::Catalog,
+) -> QueryOutcome<()> {
     let table = &ct.table.name.text;
     let mut seen = std::collections::BTreeSet::new();
     for c in &ct.columns {
@@ -61,16 +60,9 @@ fn check_create_table(ks: &str, ct: &crate::cql::ast::CreateTable) -> QueryOutco
             )));
         }
     }
+    let mut types = Vec::with_capacity(ct.columns.len());
     for c in &ct.columns {
-        // No user-defined type exists in this database yet: any is unknown.
-        if let TypeExpr::Udt(q) = &c.ty {
-            let in_ks = q.keyspace.as_ref().map_or(ks, |k| k.text.as_str());
-            return Err(QueryError::invalid(format!(
-                "Unknown type {in_ks}.{}",
-                q.name.text
-            )));
-        }
-        native_type(&c.ty)?;
+        types.push(column_type(&c.ty, ks, catalog)?);
     }
     let inline: Vec<&str> = ct
         .columns
@@ -426,7 +418,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     "Compact tables are not allowed in Cassandra starting with 4.0 version.",
                 ));
             }
-            check_create_table(&ks, ct)?;
+            check_create_table(&ks, ct, &db.catalog())?;
             check_table_settings(&ct.settings)?;
             let table = ct.table.name.text.clone();
             if db.catalog().table(&ks, &table).is_ok() {
@@ -439,7 +431,13 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                     format!("Cannot add already existing table \"{table}\" to keyspace \"{ks}\""),
                 ));
             }
-            let schema = TableSchema::from_cql_in(Some(&ks), &ct.text)?;
+            let catalog = db.catalog();
+            let schema = crate::schema::CreateTableStatement::parse_with_types(
+                Some(&ks),
+                &ct.text,
+                &catalog.udt_lookup(),
+            )?
+            .schema;
             db.create_table(schema)?;
             Ok(changed(
                 SchemaChangeKind::Created,
@@ -486,7 +484,11 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                         {
                             return Err(QueryError::invalid(STATIC_WITHOUT_CLUSTERING));
                         }
-                        add.push((c.name.text.clone(), native_type(&c.ty)?, c.is_static));
+                        add.push((
+                            c.name.text.clone(),
+                            column_type(&c.ty, &ks, &db.catalog())?,
+                            c.is_static,
+                        ));
                     }
                     if add.is_empty() {
                         return Ok(QueryResult::Void);
@@ -613,9 +615,145 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 .map_err(|e| QueryError::new(CqlErrorKind::TruncateError, e.to_string()))?;
             Ok(QueryResult::Void)
         }
-        Statement::CreateType { .. } | Statement::AlterType { .. } | Statement::DropType { .. } => {
-            Err(QueryError::invalid(
-                "user-defined types are not supported yet",
+        Statement::CreateType {
+            if_not_exists,
+            name,
+            fields,
+        } => {
+            let ks = ctx.keyspace_of(name)?;
+            auth.check(ctx.session, Access::Create, &ks, None)?;
+            let catalog = db.catalog();
+            if !catalog.keyspaces.contains_key(&ks) {
+                return Err(QueryError::invalid(format!(
+                    "Keyspace '{ks}' doesn't exist"
+                )));
+            }
+            let type_name = name.name.text.clone();
+            if catalog.udt(&ks, &type_name).is_some() {
+                if *if_not_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "A user type with name '{type_name}' already exists"
+                )));
+            }
+            let mut resolved = Vec::with_capacity(fields.len());
+            for (f, t) in fields {
+                resolved.push((f.text.clone(), column_type(t, &ks, &catalog)?));
+            }
+            db.change_types(&ks, |c| c.create_type(&ks, &type_name, resolved))
+                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+            Ok(changed(
+                SchemaChangeKind::Created,
+                SchemaTarget::Type {
+                    keyspace: ks,
+                    name: type_name,
+                },
+            ))
+        }
+        Statement::AlterType {
+            if_exists,
+            name,
+            action,
+        } => {
+            use crate::cql::ast::AlterTypeAction;
+            let ks = ctx.keyspace_of(name)?;
+            auth.check(ctx.session, Access::Alter, &ks, None)?;
+            let catalog = db.catalog();
+            let type_name = name.name.text.clone();
+            let Some(def) = catalog.udt(&ks, &type_name) else {
+                if *if_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "No user type named {ks}.{type_name} exists."
+                )));
+            };
+            let mut new = (*def).clone();
+            match action {
+                AlterTypeAction::Add {
+                    if_not_exists,
+                    field,
+                    ty,
+                } => {
+                    if new.fields.iter().any(|(n, _)| *n == field.text) {
+                        if *if_not_exists {
+                            return Ok(QueryResult::Void);
+                        }
+                        return Err(QueryError::invalid(format!(
+                            "Cannot add field {} to type {ks}.{type_name}: a field with name {} \
+                             already exists",
+                            field.text, field.text
+                        )));
+                    }
+                    let t = column_type(ty, &ks, &catalog)?;
+                    if t.any(&|x| matches!(x, CqlType::Udt { def, .. } if def.keyspace == ks && def.name == type_name)) {
+                        return Err(QueryError::invalid(format!(
+                            "Cannot add new field {} of type {} to user type {ks}.{type_name} as \
+                             this would create a circular reference",
+                            field.text,
+                            t.name()
+                        )));
+                    }
+                    new.fields.push((field.text.clone(), t));
+                }
+                AlterTypeAction::Rename { if_exists, renames } => {
+                    for (from, to) in renames {
+                        let Some(i) = new.fields.iter().position(|(n, _)| *n == from.text) else {
+                            if *if_exists {
+                                continue;
+                            }
+                            return Err(QueryError::invalid(format!(
+                                "Unkown field {} in user type {ks}.{type_name}",
+                                from.text
+                            )));
+                        };
+                        new.fields[i].0 = to.text.clone();
+                    }
+                    for (i, (n, _)) in new.fields.iter().enumerate() {
+                        if new.fields[..i].iter().any(|(m, _)| m == n) {
+                            return Err(QueryError::invalid(format!(
+                                "Duplicate field name {n} in type {ks}"
+                            )));
+                        }
+                    }
+                }
+                AlterTypeAction::AlterField { .. } => {
+                    return Err(QueryError::invalid(
+                        "Altering field types is no longer supported",
+                    ))
+                }
+            }
+            db.change_types(&ks, |c| c.alter_type(new))
+                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+            Ok(changed(
+                SchemaChangeKind::Updated,
+                SchemaTarget::Type {
+                    keyspace: ks,
+                    name: type_name,
+                },
+            ))
+        }
+        Statement::DropType { if_exists, name } => {
+            let ks = ctx.keyspace_of(name)?;
+            auth.check(ctx.session, Access::Drop, &ks, None)?;
+            let type_name = name.name.text.clone();
+            if db.catalog().udt(&ks, &type_name).is_none() {
+                if *if_exists {
+                    return Ok(QueryResult::Void);
+                }
+                return Err(QueryError::invalid(format!(
+                    "Type '{ks}.{type_name}' doesn't exist"
+                )));
+            }
+            db.change_types(&ks, |c| c.drop_type(&ks, &type_name))
+                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+            Ok(changed(
+                SchemaChangeKind::Dropped,
+                SchemaTarget::Type {
+                    keyspace: ks,
+                    name: type_name,
+                },
             ))
         }
         other => Err(QueryError::invalid(format!(

@@ -134,7 +134,7 @@ impl RowCtx<'_> {
     fn value(&self, i: usize) -> QueryOutcome<Option<Value>> {
         let col = &self.schema.columns[i];
         self.column(i)
-            .map(|b| types::deserialize(col.ty, &b))
+            .map(|b| types::deserialize(&col.ty, &b))
             .transpose()
             .map_err(QueryError::from)
     }
@@ -162,7 +162,7 @@ fn plan_selection(
                 let c = &schema.columns[i];
                 out.push(OutColumn {
                     name: c.name.clone(),
-                    ty: ColumnType::Native(c.ty),
+                    ty: ColumnType::of(&c.ty),
                     expr: Expr::Column(i),
                 });
             }
@@ -204,7 +204,7 @@ fn plan_selector(
             let i = column_index(schema, &n.text)?;
             (
                 Expr::Column(i),
-                ColumnType::Native(schema.columns[i].ty),
+                ColumnType::of(&schema.columns[i].ty),
                 schema.columns[i].name.clone(),
             )
         }
@@ -416,7 +416,7 @@ fn plan_selector(
                         let names: Vec<String> = args.iter().map(selector_name).collect();
                         return Ok((
                             Expr::Constant(Some(types::serialize(&v))),
-                            ColumnType::Native(v.cql_type()),
+                            value_column_type(&v),
                             format!("system.{lower}({})", names.join(", ")),
                         ));
                     }
@@ -452,14 +452,14 @@ fn plan_selector(
                     )))
                 }
             };
-            check_cast(from.clone(), to, &n)?;
+            check_cast(from.clone(), to.clone(), &n)?;
             (
                 Expr::Cast {
                     inner: Box::new(e),
                     from,
-                    to,
+                    to: to.clone(),
                 },
-                ColumnType::Native(to),
+                ColumnType::of(&to),
                 format!("cast({n} as {})", to.name()),
             )
         }
@@ -578,9 +578,7 @@ fn constant_term(t: &Term, eval: &values::Eval<'_>) -> QueryOutcome<(ColumnType,
             Literal::Uuid(_) => CqlType::Uuid,
             Literal::Blob(_) => CqlType::Blob,
             Literal::Null => CqlType::Blob,
-            Literal::Duration(_) => {
-                return Err(invalid("duration constants are not supported yet"))
-            }
+            Literal::Duration(_) => CqlType::Duration,
         },
         Term::Cast { ty, .. } => match ty {
             crate::cql::ast::TypeExpr::Native(n) => CqlType::parse(n).map_err(QueryError::from)?,
@@ -588,15 +586,20 @@ fn constant_term(t: &Term, eval: &values::Eval<'_>) -> QueryOutcome<(ColumnType,
         },
         Term::Function { name, args, .. } => {
             let v = values::call_function(&name.name.text, args, None, eval)?;
-            return Ok((ColumnType::Native(v.cql_type()), Some(types::serialize(&v))));
+            return Ok((value_column_type(&v), Some(types::serialize(&v))));
         }
         _ => return Err(invalid("this term is not supported in a select clause")),
     };
-    let v = match values::scalar(t, ty, "selector", eval)? {
+    let v = match values::scalar(t, &ty, "selector", eval)? {
         Bound::Value(v) => Some(types::serialize(&v)),
         _ => None,
     };
-    Ok((ColumnType::Native(ty), v))
+    Ok((ColumnType::of(&ty), v))
+}
+
+/// The result type of a function's value (functions return native values).
+fn value_column_type(v: &Value) -> ColumnType {
+    ColumnType::of(&v.native_type().unwrap_or(CqlType::Blob))
 }
 
 /// The result type of a native scalar function of the select clause.
@@ -696,8 +699,8 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             let ColumnType::Native(from) = from else {
                 return Err(invalid("only native values can be cast"));
             };
-            let v = types::deserialize(*from, &bytes).map_err(QueryError::from)?;
-            Some(types::serialize(&cast(v, *to)?))
+            let v = types::deserialize(from, &bytes).map_err(QueryError::from)?;
+            Some(types::serialize(&cast(v, to.clone())?))
         }
         Expr::Function {
             name,
@@ -709,7 +712,7 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
                 let b = eval_expr(a, r, aggs)?;
                 vals.push(match (b, t) {
                     (Some(b), ColumnType::Native(t)) => {
-                        Some(types::deserialize(*t, &b).map_err(QueryError::from)?)
+                        Some(types::deserialize(t, &b).map_err(QueryError::from)?)
                     }
                     _ => None,
                 });
@@ -757,7 +760,7 @@ fn scalar_function(
                 let Value::Blob(b) = v else {
                     return Err(bad_function_arg(name, v));
                 };
-                values::bytes_value(b, t, name)?
+                values::bytes_value(b, &t, name)?
             } else {
                 let _ = arg_types;
                 return Err(invalid(format!("Unknown function '{name}'")));
@@ -799,7 +802,7 @@ fn math(name: &str, v: &Value) -> QueryOutcome<Value> {
 fn bad_function_arg(name: &str, v: &Value) -> QueryError {
     invalid(format!(
         "Function system.{name} does not take a {} argument",
-        v.cql_type().name()
+        v.kind_name()
     ))
 }
 
@@ -829,7 +832,7 @@ fn check_cast(from: ColumnType, to: CqlType, selector: &str) -> QueryOutcome<()>
         )));
     }
     let to_name = to.name();
-    if NUMERIC.contains(&to_name) && !NUMERIC.contains(&from.name()) {
+    if NUMERIC.contains(&to_name.as_str()) && !NUMERIC.contains(&from.name().as_str()) {
         let signatures: Vec<String> = NUMERIC
             .iter()
             .filter(|n| **n != to_name)
@@ -845,7 +848,7 @@ fn check_cast(from: ColumnType, to: CqlType, selector: &str) -> QueryOutcome<()>
 }
 
 fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
-    if v.cql_type() == to {
+    if v.fits(&to) {
         return Ok(v);
     }
     let as_f64 = |v: &Value| -> Option<f64> {
@@ -880,13 +883,7 @@ fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
             _ => return None,
         })
     };
-    let fail = |v: &Value| {
-        invalid(format!(
-            "{} cannot be cast to {}",
-            v.cql_type().name(),
-            to.name()
-        ))
-    };
+    let fail = |v: &Value| invalid(format!("{} cannot be cast to {}", v.kind_name(), to.name()));
     Ok(match to {
         CqlType::Text => Value::Text(types::format_value(&v)),
         CqlType::Ascii => {
@@ -904,7 +901,7 @@ fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
         CqlType::Double => Value::Double(as_f64(&v).ok_or_else(|| fail(&v))?),
         CqlType::Varint => {
             let i = as_i64(&v).ok_or_else(|| fail(&v))?;
-            crate::cql::literal::parse_value(CqlType::Varint, &i.to_string())
+            crate::cql::literal::parse_value(&CqlType::Varint, &i.to_string())
                 .map_err(QueryError::from)?
         }
         CqlType::Decimal => {
@@ -918,7 +915,7 @@ fn cast(v: Value, to: CqlType) -> QueryOutcome<Value> {
                 }
                 _ => types::format_value(&v),
             };
-            crate::cql::literal::parse_value(CqlType::Decimal, &text).map_err(QueryError::from)?
+            crate::cql::literal::parse_value(&CqlType::Decimal, &text).map_err(QueryError::from)?
         }
         CqlType::Timestamp => match v {
             Value::Date(d) => Value::Timestamp((i64::from(d) - (1 << 31)) * 86_400_000),
@@ -1011,7 +1008,7 @@ impl Acc {
 
     fn result(&self) -> Option<Vec<u8>> {
         let native = match &self.ty {
-            ColumnType::Native(t) => Some(*t),
+            ColumnType::Native(t) => Some(t.clone()),
             _ => None,
         };
         let v = match self.kind {
@@ -1073,7 +1070,7 @@ impl Acc {
                         } else {
                             format!("{f}")
                         };
-                        crate::cql::literal::parse_value(t, &text).ok()
+                        crate::cql::literal::parse_value(&t, &text).ok()
                     }
                     _ => None,
                 }
@@ -1125,14 +1122,11 @@ fn accumulate(cols: &[OutColumn], r: &RowCtx<'_>, accs: &mut [Acc]) -> QueryOutc
                 let v = match arg {
                     Some(a) => {
                         let bytes = eval_expr(a, r, &[])?;
-                        let ty = match &accs[*slot].ty {
-                            ColumnType::Native(t) => Some(*t),
-                            _ => None,
-                        };
+                        let ty = accs[*slot].ty.stored_type();
                         match (bytes, ty, accs[*slot].kind) {
                             (Some(_), _, AggKind::Count) => Some(Value::Boolean(true)),
                             (Some(b), Some(t), _) => {
-                                Some(types::deserialize(t, &b).map_err(QueryError::from)?)
+                                Some(types::deserialize(&t, &b).map_err(QueryError::from)?)
                             }
                             _ => None,
                         }
@@ -1400,8 +1394,8 @@ fn aggregate_value(e: &Expr, accs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
             let ColumnType::Native(from) = from else {
                 return Ok(None);
             };
-            let v = types::deserialize(*from, &b).map_err(QueryError::from)?;
-            Ok(Some(types::serialize(&cast(v, *to)?)))
+            let v = types::deserialize(from, &b).map_err(QueryError::from)?;
+            Ok(Some(types::serialize(&cast(v, to.clone())?)))
         }
         Expr::Function {
             name,
@@ -1413,7 +1407,7 @@ fn aggregate_value(e: &Expr, accs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
                 let b = aggregate_value(a, accs)?;
                 vals.push(match (b, t) {
                     (Some(b), ColumnType::Native(t)) => {
-                        Some(types::deserialize(*t, &b).map_err(QueryError::from)?)
+                        Some(types::deserialize(t, &b).map_err(QueryError::from)?)
                     }
                     _ => None,
                 });
@@ -1451,7 +1445,7 @@ fn limit_value(t: &Option<Term>, what: &str, ctx: &Ctx<'_>) -> QueryOutcome<u64>
     let Some(t) = t else {
         return Ok(u64::MAX);
     };
-    match values::scalar(t, CqlType::Int, what, &ctx.eval)? {
+    match values::scalar(t, &CqlType::Int, what, &ctx.eval)? {
         Bound::Value(Value::Int(n)) if n > 0 => Ok(n as u64),
         // Cassandra says LIMIT for both limits.
         Bound::Value(Value::Int(_)) => Err(invalid("LIMIT must be strictly positive")),

@@ -700,7 +700,7 @@ fn column_rows(t: &TableSchema) -> VRows {
                 Some(c.name.as_bytes().to_vec()),
                 text(kind),
                 int(position),
-                text(c.ty.name()),
+                text(&c.ty.name()),
             ]
         })
         .collect()
@@ -1009,7 +1009,7 @@ fn virtual_select(
             )));
         };
         let one = |t: &Term| -> QueryOutcome<Vec<u8>> {
-            match values::scalar(t, ty, &n.text, &ctx.eval)? {
+            match values::scalar(t, &ty, &n.text, &ctx.eval)? {
                 Bound::Value(v) => Ok(types::serialize(&v)),
                 _ => Err(QueryError::invalid(format!(
                     "Invalid null value in condition for column {}",
@@ -1023,7 +1023,7 @@ fn virtual_select(
                 items.iter().map(one).collect::<QueryOutcome<_>>()?
             }
             (Operator::In, Term::Bind(m)) => match ctx.eval.marker(m.index)? {
-                super::BoundValue::Value(b) => values::decode_list(b, ty, &n.text)?
+                super::BoundValue::Value(b) => values::decode_list(b, &ty, &n.text)?
                     .into_iter()
                     .filter_map(|b| match b {
                         Bound::Value(v) => Some(types::serialize(&v)),
@@ -1077,7 +1077,7 @@ fn virtual_select(
     });
     if let Some(limit) = &s.limit {
         if let Bound::Value(Value::Int(n)) =
-            values::scalar(limit, CqlType::Int, "[limit]", &ctx.eval)?
+            values::scalar(limit, &CqlType::Int, "[limit]", &ctx.eval)?
         {
             rows.truncate(n.max(0) as usize);
         }

@@ -37,11 +37,119 @@ pub enum ColumnType {
     /// `frozen<...>`: the same wire type as the inner one; kept so that
     /// `to_cql` prints what the schema says.
     Frozen(Box<ColumnType>),
+    /// `vector<T, n>`: written to clients as Cassandra 5 does, a custom type
+    /// naming `VectorType`.
+    Vector(Box<ColumnType>, u32),
 }
 
 impl ColumnType {
     pub fn text() -> ColumnType {
         ColumnType::Native(CqlType::Text)
+    }
+
+    /// The protocol's description of a stored column type.
+    pub fn of(t: &CqlType) -> ColumnType {
+        let frozen = |inner: ColumnType, frozen: bool| {
+            if frozen {
+                ColumnType::Frozen(Box::new(inner))
+            } else {
+                inner
+            }
+        };
+        match t {
+            CqlType::Time => ColumnType::Time,
+            CqlType::Duration => ColumnType::Duration,
+            CqlType::Counter => ColumnType::Counter,
+            CqlType::List { element, frozen: f } => {
+                frozen(ColumnType::List(Box::new(ColumnType::of(element))), *f)
+            }
+            CqlType::Set { element, frozen: f } => {
+                frozen(ColumnType::Set(Box::new(ColumnType::of(element))), *f)
+            }
+            CqlType::Map {
+                key,
+                value,
+                frozen: f,
+            } => frozen(
+                ColumnType::Map(
+                    Box::new(ColumnType::of(key)),
+                    Box::new(ColumnType::of(value)),
+                ),
+                *f,
+            ),
+            CqlType::Tuple(items) => frozen(
+                ColumnType::Tuple(items.iter().map(ColumnType::of).collect()),
+                true,
+            ),
+            CqlType::Udt { def, frozen: f } => frozen(
+                ColumnType::Udt {
+                    keyspace: def.keyspace.clone(),
+                    name: def.name.clone(),
+                    fields: def
+                        .fields
+                        .iter()
+                        .map(|(n, t)| (n.clone(), ColumnType::of(t)))
+                        .collect(),
+                },
+                *f,
+            ),
+            CqlType::Vector { element, dimension } => {
+                ColumnType::Vector(Box::new(ColumnType::of(element)), *dimension)
+            }
+            native => ColumnType::Native(native.clone()),
+        }
+    }
+
+    /// The stored type this describes, when it describes one (every
+    /// column's type; `None` for a custom type).
+    pub fn stored_type(&self) -> Option<CqlType> {
+        use std::sync::Arc;
+        Some(match self {
+            ColumnType::Native(t) => t.clone(),
+            ColumnType::Counter => CqlType::Counter,
+            ColumnType::Duration => CqlType::Duration,
+            ColumnType::Time => CqlType::Time,
+            ColumnType::Frozen(inner) => inner.stored_type()?.frozen(),
+            ColumnType::List(e) => CqlType::List {
+                element: Arc::new(e.stored_type()?),
+                frozen: false,
+            },
+            ColumnType::Set(e) => CqlType::Set {
+                element: Arc::new(e.stored_type()?),
+                frozen: false,
+            },
+            ColumnType::Map(k, v) => CqlType::Map {
+                key: Arc::new(k.stored_type()?),
+                value: Arc::new(v.stored_type()?),
+                frozen: false,
+            },
+            ColumnType::Tuple(items) => CqlType::Tuple(Arc::new(
+                items
+                    .iter()
+                    .map(ColumnType::stored_type)
+                    .collect::<Option<Vec<_>>>()?,
+            )),
+            ColumnType::Udt {
+                keyspace,
+                name,
+                fields,
+            } => CqlType::Udt {
+                def: Arc::new(crate::types::UdtDef {
+                    keyspace: keyspace.clone(),
+                    name: name.clone(),
+                    fields: fields
+                        .iter()
+                        .map(|(n, t)| Some((n.clone(), t.stored_type()?)))
+                        .collect::<Option<Vec<_>>>()?,
+                }),
+                frozen: false,
+            },
+            ColumnType::Vector(e, n) => CqlType::Vector {
+                element: Arc::new(e.stored_type()?),
+                dimension: *n,
+            },
+            ColumnType::Custom(_) => return None,
+        })
     }
 
     /// The wire type: `Frozen` unwrapped (the protocol has no frozen marker).
@@ -71,6 +179,7 @@ impl ColumnType {
                     .join(", ")
             ),
             ColumnType::Udt { name, .. } => name.clone(),
+            ColumnType::Vector(e, n) => format!("vector<{}, {n}>", e.to_cql()),
             ColumnType::Custom(class) => format!("'{class}'"),
             ColumnType::Frozen(inner) => format!("frozen<{}>", inner.to_cql()),
         }

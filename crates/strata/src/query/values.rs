@@ -128,10 +128,10 @@ fn literal_text(l: &Literal) -> String {
 }
 
 /// Whether Cassandra lets a constant of this kind be assigned to `ty`.
-fn assignable(l: &Literal, ty: CqlType) -> bool {
+fn assignable(l: &Literal, ty: &CqlType) -> bool {
     use CqlType::*;
     match l {
-        Literal::String(_) => matches!(ty, Text | Ascii | Timestamp | Date | Inet),
+        Literal::String(_) => matches!(ty, Text | Ascii | Timestamp | Date | Time | Inet),
         Literal::Integer(_) => matches!(
             ty,
             TinyInt
@@ -144,17 +144,20 @@ fn assignable(l: &Literal, ty: CqlType) -> bool {
                 | Double
                 | Timestamp
                 | Date
+                | Time
+                | Counter
         ),
         Literal::Float(_) => matches!(ty, Float | Double | Decimal),
-        Literal::Boolean(_) => ty == Boolean,
+        Literal::Boolean(_) => *ty == Boolean,
         Literal::Uuid(_) => matches!(ty, Uuid | TimeUuid),
-        Literal::Blob(_) => ty == Blob,
-        Literal::Duration(_) | Literal::Null => false,
+        Literal::Blob(_) => *ty == Blob,
+        Literal::Duration(_) => *ty == Duration,
+        Literal::Null => false,
     }
 }
 
 /// A literal as a value of `ty`.
-pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOutcome<Bound> {
+pub(crate) fn literal_value(l: &Literal, ty: &CqlType, receiver: &str) -> QueryOutcome<Bound> {
     if *l == Literal::Null {
         return Ok(Bound::Null);
     }
@@ -169,7 +172,7 @@ pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOu
     let v = match l {
         Literal::Blob(b) => Value::Blob(b.clone()),
         // An integer literal for a timestamp is milliseconds since the epoch.
-        Literal::Integer(s) if ty == CqlType::Timestamp => Value::Timestamp(
+        Literal::Integer(s) if *ty == CqlType::Timestamp => Value::Timestamp(
             s.parse::<i64>()
                 .map_err(|_| QueryError::invalid(format!("Invalid timestamp value {s}")))?,
         ),
@@ -183,7 +186,7 @@ pub(crate) fn literal_value(l: &Literal, ty: CqlType, receiver: &str) -> QueryOu
 }
 
 /// Cassandra's message for a constant its type cannot read.
-fn literal_error(ty: CqlType, text: &str) -> String {
+fn literal_error(ty: &CqlType, text: &str) -> String {
     let make = |what: &str| format!("Unable to make {what} from '{text}'");
     match ty {
         CqlType::TinyInt => make("byte"),
@@ -203,15 +206,22 @@ fn literal_error(ty: CqlType, text: &str) -> String {
         CqlType::Boolean => format!("Unable to make boolean from '{text}'"),
         CqlType::Blob => format!("cannot parse '{text}' as hex bytes"),
         CqlType::Text => format!("Invalid text value '{text}'"),
+        CqlType::Counter => make("long"),
+        CqlType::Time => format!("Unable to coerce '{text}' to a formatted time (long)"),
+        CqlType::Duration => format!("Unable to convert '{text}' to a duration"),
+        other => format!("Invalid {} value '{text}'", other.name()),
     }
 }
 
 /// Cassandra's message for serialized bytes its type refuses.
-fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
+fn bytes_error(ty: &CqlType, bytes: &[u8]) -> String {
     let n = bytes.len();
     match ty {
         CqlType::Int => format!("Expected 4 or 0 byte int ({n})"),
-        CqlType::BigInt | CqlType::Timestamp => format!("Expected 8 or 0 byte long ({n})"),
+        CqlType::BigInt | CqlType::Timestamp | CqlType::Counter => {
+            format!("Expected 8 or 0 byte long ({n})")
+        }
+        CqlType::Time => format!("Expected 8 byte long for time ({n})"),
         CqlType::SmallInt => format!("Expected 2 bytes for a smallint ({n})"),
         CqlType::TinyInt => format!("Expected 1 byte for a tinyint ({n})"),
         CqlType::Float => format!("Expected 4 or 0 byte value for a float ({n})"),
@@ -235,11 +245,15 @@ fn bytes_error(ty: CqlType, bytes: &[u8]) -> String {
         CqlType::Varint | CqlType::Decimal | CqlType::Blob => {
             format!("Invalid {} value of {n} bytes", ty.name())
         }
+        other => match types::deserialize(other, bytes) {
+            Err(crate::error::Error::InvalidInput(m)) => m,
+            _ => format!("Invalid {} value of {n} bytes", other.name()),
+        },
     }
 }
 
 /// Serialized bytes from a client as a value of `ty` (invariant 1).
-pub(crate) fn bytes_value(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Value> {
+pub(crate) fn bytes_value(bytes: &[u8], ty: &CqlType, receiver: &str) -> QueryOutcome<Value> {
     types::deserialize(ty, bytes).map_err(|_| {
         // A blobAs<type>() function names itself and the value, as Cassandra.
         if let Some(rest) = receiver.strip_prefix("blobas") {
@@ -255,10 +269,13 @@ pub(crate) fn bytes_value(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOut
     })
 }
 
-/// Evaluates `term` for a receiver of scalar type `ty` named `receiver`.
+/// Evaluates `term` for a receiver of type `ty` named `receiver`: a
+/// native value, or a collection, tuple, UDT or vector literal whose parts
+/// are evaluated in turn (bind markers included), nulls and unset values
+/// refused inside collections as Cassandra refuses them.
 pub(crate) fn scalar(
     term: &Term,
-    ty: CqlType,
+    ty: &CqlType,
     receiver: &str,
     eval: &Eval<'_>,
 ) -> QueryOutcome<Bound> {
@@ -270,7 +287,7 @@ pub(crate) fn scalar(
             BoundValue::Unset => Ok(Bound::Unset),
         },
         Term::Function { name, args, .. } => {
-            let v = call_function(&name.name.text, args, Some(ty), eval)?;
+            let v = call_function(&name.name.text, args, Some(ty.clone()), eval)?;
             coerce(v, ty, receiver)
         }
         Term::Cast { ty: _, term, .. } => {
@@ -295,24 +312,149 @@ pub(crate) fn scalar(
         | Term::Set { .. }
         | Term::Map { .. }
         | Term::Udt { .. }
-        | Term::Tuple { .. } => Err(QueryError::invalid(format!(
-            "Invalid collection or tuple literal for \"{receiver}\" of type {}",
-            ty.name()
+        | Term::Tuple { .. } => composite(term, ty, receiver, eval).map(Bound::Value),
+    }
+}
+
+/// Cassandra's refusal of a composite literal for a receiver of another type.
+fn wrong_literal(term: &Term, ty: &CqlType, receiver: &str) -> QueryError {
+    let what = match term {
+        Term::List { .. } => "list literal",
+        Term::Set { .. } => "set literal",
+        Term::Map { .. } => "map literal",
+        Term::Tuple { .. } => "tuple literal",
+        _ => "user type literal",
+    };
+    QueryError::invalid(format!(
+        "Invalid {what} for {receiver} of type {}",
+        ty.name()
+    ))
+}
+
+/// One element of a collection literal: nulls and unset values refused.
+fn element(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> QueryOutcome<Value> {
+    match scalar(term, ty, receiver, eval)? {
+        Bound::Value(v) => Ok(v),
+        Bound::Null => Err(QueryError::invalid(
+            "null is not supported inside collections",
+        )),
+        Bound::Unset => Err(QueryError::invalid(
+            "unset value is not supported inside collections",
+        )),
+    }
+}
+
+/// One component of a tuple or UDT literal: null allowed, unset refused.
+fn component(
+    term: &Term,
+    ty: &CqlType,
+    receiver: &str,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Option<Value>> {
+    match scalar(term, ty, receiver, eval)? {
+        Bound::Value(v) => Ok(Some(v)),
+        Bound::Null => Ok(None),
+        Bound::Unset => Err(QueryError::invalid(format!(
+            "Invalid unset value for tuple field number 0 of {receiver}"
         ))),
     }
 }
 
+/// A collection, tuple, UDT or vector literal as a value of `ty`.
+fn composite(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> QueryOutcome<Value> {
+    use crate::types::composite::{normalize_map, normalize_set};
+    let items = |items: &[Term], element_ty: &CqlType| -> QueryOutcome<Vec<Value>> {
+        items
+            .iter()
+            .map(|t| element(t, element_ty, receiver, eval))
+            .collect()
+    };
+    Ok(match (term, ty) {
+        (Term::List { items: l, .. }, CqlType::List { element: e, .. }) => {
+            Value::List(items(l, e)?)
+        }
+        (
+            Term::List { items: l, .. },
+            CqlType::Vector {
+                element: e,
+                dimension,
+            },
+        ) => {
+            if l.len() != *dimension as usize {
+                return Err(QueryError::invalid(format!(
+                    "Invalid vector literal for {receiver} of type {}; expected {dimension} \
+                     elements, but given {}",
+                    ty.name(),
+                    l.len()
+                )));
+            }
+            Value::Vector(items(l, e)?)
+        }
+        (Term::Set { items: l, .. }, CqlType::Set { element: e, .. }) => {
+            Value::Set(normalize_set(items(l, e)?))
+        }
+        (Term::Map { entries, .. }, CqlType::Set { .. }) if entries.is_empty() => {
+            Value::Set(Vec::new())
+        }
+        (Term::Map { entries, .. }, CqlType::Map { key, value, .. }) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                out.push((
+                    element(k, key, receiver, eval)?,
+                    element(v, value, receiver, eval)?,
+                ));
+            }
+            Value::Map(normalize_map(out))
+        }
+        (Term::Tuple { items: l, .. }, CqlType::Tuple(types)) => {
+            if l.len() > types.len() {
+                return Err(QueryError::invalid(format!(
+                    "Invalid tuple literal for {receiver}: too many elements. Type {} expects \
+                     {} but got {}",
+                    ty.name(),
+                    types.len(),
+                    l.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(types.len());
+            for (t, item) in types.iter().zip(l) {
+                out.push(component(item, t, receiver, eval)?);
+            }
+            out.resize(types.len(), None);
+            Value::Tuple(out)
+        }
+        (Term::Udt { fields, .. }, CqlType::Udt { def, .. }) => {
+            let mut out: Vec<(String, Option<Value>)> =
+                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
+            for (name, t) in fields {
+                let Some(i) = def.fields.iter().position(|(n, _)| *n == name.text) else {
+                    return Err(QueryError::invalid(format!(
+                        "Unknown field '{}' in value of user defined type {}",
+                        name.text, def.name
+                    )));
+                };
+                out[i].1 = component(t, &def.fields[i].1, receiver, eval)?;
+            }
+            Value::Udt(out)
+        }
+        (Term::Map { entries, .. }, CqlType::Udt { def, .. }) if entries.is_empty() => {
+            Value::Udt(def.fields.iter().map(|(n, _)| (n.clone(), None)).collect())
+        }
+        _ => return Err(wrong_literal(term, ty, receiver)),
+    })
+}
+
 /// A function's result converted to the receiver's type where Cassandra would
 /// accept it (a timeuuid for a uuid column, say).
-fn coerce(v: Value, ty: CqlType, receiver: &str) -> QueryOutcome<Bound> {
-    if v.cql_type() == ty {
+fn coerce(v: Value, ty: &CqlType, receiver: &str) -> QueryOutcome<Bound> {
+    if v.fits(ty) {
         return Ok(Bound::Value(v));
     }
     match (v, ty) {
         (Value::TimeUuid(u), CqlType::Uuid) => Ok(Bound::Value(Value::Uuid(u))),
         (v, _) => Err(QueryError::invalid(format!(
             "Type error: cannot assign result of function of type {} to \"{receiver}\" of type {}",
-            v.cql_type().name(),
+            v.kind_name(),
             ty.name()
         ))),
     }
@@ -330,7 +472,7 @@ fn negate(v: Value) -> QueryOutcome<Value> {
         other => {
             return Err(QueryError::invalid(format!(
                 "the operation '-' is not supported on {}",
-                other.cql_type().name()
+                other.kind_name()
             )))
         }
     })
@@ -373,7 +515,7 @@ pub(crate) fn arith(op: ArithOp, l: Value, r: Value) -> QueryOutcome<Value> {
         (l, _) => {
             return Err(QueryError::invalid(format!(
                 "arithmetic on {} values is not supported",
-                l.cql_type().name()
+                l.kind_name()
             )))
         }
     })
@@ -483,7 +625,7 @@ pub(crate) fn call_function(
     };
     let now_millis = eval.now_micros.div_euclid(1000);
     let arg = |i: usize, ty: CqlType| -> QueryOutcome<Value> {
-        scalar(&args[i], ty, &format!("{lower}(arg{i})"), eval)?.required(&lower)
+        scalar(&args[i], &ty, &format!("{lower}(arg{i})"), eval)?.required(&lower)
     };
     let any_time_arg = |i: usize| -> QueryOutcome<Value> {
         // The argument's own type decides: a timeuuid, a timestamp or a date.
@@ -597,7 +739,7 @@ pub(crate) fn call_function(
 fn bad_arg(f: &str, v: &Value) -> QueryError {
     QueryError::invalid(format!(
         "Function system.{f} does not take a {} argument",
-        v.cql_type().name()
+        v.kind_name()
     ))
 }
 
@@ -619,17 +761,17 @@ fn blob_conversion(
         let Ok(ty) = CqlType::parse(ty) else {
             return Ok(None);
         };
-        let v = scalar(&args[0], ty, lower, eval)?.required(lower)?;
+        let v = scalar(&args[0], &ty, lower, eval)?.required(lower)?;
         return Ok(Some(Value::Blob(types::serialize(&v))));
     }
     if let Some(ty) = lower.strip_prefix("blobas") {
         let Ok(ty) = CqlType::parse(ty) else {
             return Ok(None);
         };
-        let Value::Blob(b) = scalar(&args[0], CqlType::Blob, lower, eval)?.required(lower)? else {
+        let Value::Blob(b) = scalar(&args[0], &CqlType::Blob, lower, eval)?.required(lower)? else {
             return Ok(None);
         };
-        return Ok(Some(bytes_value(&b, ty, lower)?));
+        return Ok(Some(bytes_value(&b, &ty, lower)?));
     }
     Ok(None)
 }
@@ -640,7 +782,7 @@ fn blob_conversion(
 
 /// Reads a `[int n][n x [bytes]]` serialized list (the value of an `IN ?`
 /// marker) as values of `ty`. Every length is checked against the input.
-pub(crate) fn decode_list(bytes: &[u8], ty: CqlType, receiver: &str) -> QueryOutcome<Vec<Bound>> {
+pub(crate) fn decode_list(bytes: &[u8], ty: &CqlType, receiver: &str) -> QueryOutcome<Vec<Bound>> {
     let bad = || QueryError::invalid(format!("Invalid list value for \"{receiver}\""));
     let mut r = bytes;
     let n = take_i32(&mut r).ok_or_else(bad)?;
@@ -677,7 +819,7 @@ pub(crate) fn decode_tuple(
     let bad = || QueryError::invalid(format!("Invalid tuple value for \"{receiver}\""));
     let mut r = bytes;
     let mut out = Vec::with_capacity(types.len());
-    for &ty in types {
+    for ty in types {
         if r.is_empty() {
             // Trailing elements may be omitted (null).
             out.push(Bound::Null);
@@ -759,7 +901,7 @@ mod tests {
         assert_eq!(
             scalar(
                 &lit(Literal::Integer("42".into())),
-                CqlType::BigInt,
+                &CqlType::BigInt,
                 "k",
                 &e
             )
@@ -769,21 +911,21 @@ mod tests {
         assert_eq!(
             scalar(
                 &lit(Literal::Integer("1000".into())),
-                CqlType::Timestamp,
+                &CqlType::Timestamp,
                 "t",
                 &e
             )
             .unwrap(),
             Bound::Value(Value::Timestamp(1000))
         );
-        let err = scalar(&lit(Literal::String("x".into())), CqlType::Int, "k", &e).unwrap_err();
+        let err = scalar(&lit(Literal::String("x".into())), &CqlType::Int, "k", &e).unwrap_err();
         assert_eq!(
             err.message,
             "Invalid STRING constant (x) for \"k\" of type int"
         );
-        assert!(scalar(&lit(Literal::Float("1.5".into())), CqlType::Int, "k", &e).is_err());
+        assert!(scalar(&lit(Literal::Float("1.5".into())), &CqlType::Int, "k", &e).is_err());
         assert_eq!(
-            scalar(&lit(Literal::Null), CqlType::Int, "k", &e).unwrap(),
+            scalar(&lit(Literal::Null), &CqlType::Int, "k", &e).unwrap(),
             Bound::Null
         );
     }
@@ -804,14 +946,14 @@ mod tests {
     fn serialized_lists_are_bounded_by_their_input() {
         let list = encode_list(&[1i32.to_be_bytes().to_vec(), 2i32.to_be_bytes().to_vec()]);
         assert_eq!(
-            decode_list(&list, CqlType::Int, "in(k)").unwrap(),
+            decode_list(&list, &CqlType::Int, "in(k)").unwrap(),
             vec![Bound::Value(Value::Int(1)), Bound::Value(Value::Int(2))]
         );
         // A count far beyond the bytes present is refused before allocating.
         let mut huge = i32::MAX.to_be_bytes().to_vec();
         huge.extend_from_slice(&[0; 8]);
-        assert!(decode_list(&huge, CqlType::Int, "in(k)").is_err());
-        assert!(decode_list(&list[..list.len() - 1], CqlType::Int, "in(k)").is_err());
+        assert!(decode_list(&huge, &CqlType::Int, "in(k)").is_err());
+        assert!(decode_list(&list[..list.len() - 1], &CqlType::Int, "in(k)").is_err());
     }
 
     #[test]

@@ -449,7 +449,7 @@ fn key_types(identity: &SSTableIdentity) -> Option<Vec<CqlType>> {
         .columns
         .iter()
         .filter(|c| c.role == ColumnRole::PartitionKey)
-        .map(|c| CqlType::parse(&c.cql_type).ok())
+        .map(|c| CqlType::from_descriptor(&c.cql_type).ok())
         .collect::<Option<Vec<_>>>()
         .filter(|t| !t.is_empty())
 }
@@ -459,7 +459,7 @@ fn key_types(identity: &SSTableIdentity) -> Option<Vec<CqlType>> {
 /// a zero byte).
 fn key_fits(types: &[CqlType], key: &[u8]) -> bool {
     if let [ty] = types {
-        return crate::types::validate(*ty, key).is_ok();
+        return crate::types::validate(ty, key).is_ok();
     }
     let mut rest = key;
     for ty in types {
@@ -470,7 +470,7 @@ fn key_fits(types: &[CqlType], key: &[u8]) -> bool {
         if tail.len() < len + 1 || tail[len] != 0 {
             return false;
         }
-        if crate::types::validate(*ty, &tail[..len]).is_err() {
+        if crate::types::validate(ty, &tail[..len]).is_err() {
             return false;
         }
         rest = &tail[len + 1..];

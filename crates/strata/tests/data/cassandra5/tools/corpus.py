@@ -1,7 +1,9 @@
 """The statements record.py runs, in order. Each entry is a dict (see record.py).
 
 scalar(): the main corpus (statements.jsonl): scalar types only.
-datamodel(): collections, counters, UDTs, time, duration (statements_datamodel.jsonl).
+datamodel(): collections, counters, UDTs, time, duration (statements_datamodel.jsonl);
+    its second part (keyspace golden_dm2) reads each group of writes back in four phases
+    (memtable, after a restart, after a flush, after a compaction).
 Both return (entries, keyspaces the corpus creates).
 """
 
@@ -11,6 +13,7 @@ import ipaddress
 import uuid
 
 from cassandra.query import UNSET_VALUE
+from cassandra.util import Duration, Time
 
 RF1 = "{'class': 'SimpleStrategy', 'replication_factor': 1}"
 
@@ -25,6 +28,29 @@ class Corpus:
     def p(self, cql, values, **kw):
         """A prepared execution."""
         self.entries.append(dict(cql=cql, values=values, **kw))
+
+    def d(self, directive, **kw):
+        """A phase directive (flush, compact, restart, sleep; see record.py)."""
+        self.entries.append(dict(directive=directive, **kw))
+
+    def phases(self, group, keyspace, reads):
+        """The same reads right after the writes (memtable), after a kill -9 and restart
+        (commit log replay), after a flush and after a major compaction."""
+        for phase in PHASES:
+            if phase == "restart":
+                self.d("restart")
+            elif phase != "memtable":
+                self.d(phase, keyspace=keyspace)
+            for r in reads:
+                self.entries.append(dict(r, group=group, phase=phase))
+
+
+PHASES = ("memtable", "restart", "flush", "compact")
+
+
+def r(cql, values=None, **kw):
+    """A read for Corpus.phases."""
+    return dict(cql=cql, **kw) if values is None else dict(cql=cql, values=values, **kw)
 
 
 def batch(stmts, kind="", ts=None):
@@ -778,4 +804,384 @@ def datamodel():
     q("SELECT i % 4 FROM arith WHERE k = 1")
     q("SELECT * FROM arith WHERE ts > '2024-01-01' - 1d ALLOW FILTERING")
     q("DROP KEYSPACE golden_dm")
-    return c.entries, ["golden_dm"]
+    datamodel_phases(c)
+    return c.entries, ["golden_dm", "golden_dm2"]
+
+
+def datamodel_phases(c):
+    """Collections, static collections, frozen keys, UDTs, counters, time/duration/vector,
+    each group of writes read back after the writes, a restart, a flush and a compaction."""
+    q, p = c.q, c.p
+    ks = "golden_dm2"
+    q("CREATE KEYSPACE %s WITH replication = %s" % (ks, RF1))
+    q("USE %s" % ks)
+
+    # --- schema -----------------------------------------------------------------------
+    q("CREATE TYPE pt (x int, y int)")
+    q("CREATE TYPE addr (street text, nr int)")
+    q("CREATE TYPE unused (a int)")
+    q("DROP TYPE unused")
+    q("CREATE TYPE dur (d duration)")
+    q("CREATE TABLE c (k int PRIMARY KEY, l list<int>, s set<text>, m map<text, int>, "
+      "fl frozen<list<int>>, fs frozen<set<text>>, fm frozen<map<text, int>>)")
+    q("CREATE TABLE st (k int, c int, v int, sm map<text, int> static, ss set<int> static, PRIMARY KEY (k, c))")
+    q("CREATE TABLE fpk (k frozen<map<text, int>> PRIMARY KEY, v int)")
+    q("CREATE TABLE tpk (k tuple<int, text>, c int, v int, PRIMARY KEY (k, c))")
+    q("CREATE TABLE upk (k frozen<pt> PRIMARY KEY, v int)")
+    q("CREATE TABLE fck (k int, c frozen<list<int>>, v int, PRIMARY KEY (k, c))")
+    q("CREATE TABLE fckd (k int, c frozen<list<int>>, v int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)")
+    q("CREATE TABLE fsc (k int, c frozen<set<text>>, v int, PRIMARY KEY (k, c))")
+    q("CREATE TABLE fmc (k int, c frozen<map<int, text>>, v int, PRIMARY KEY (k, c))")
+    q("CREATE TABLE tc (k int, c tuple<int, text>, v int, PRIMARY KEY (k, c))")
+    q("CREATE TABLE uc (k int, c frozen<pt>, v int, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC)")
+    q("CREATE TABLE nest (k int PRIMARY KEY, a map<text, frozen<list<int>>>, b list<frozen<map<int, text>>>, "
+      "c frozen<map<text, frozen<list<int>>>>, d set<frozen<list<int>>>)")
+    q("CREATE TABLE u (k int PRIMARY KEY, fa frozen<addr>, na addr, la list<frozen<addr>>, "
+      "ma map<text, frozen<addr>>, sa set<frozen<addr>>)")
+    q("CREATE TABLE cn (k int PRIMARY KEY, a counter, b counter)")
+    q("CREATE TABLE cnc (k int, c int, n counter, PRIMARY KEY (k, c))")
+    q("CREATE TABLE tv (k int PRIMARY KEY, t time, d duration, v vector<float, 3>, vi vector<int, 2>)")
+    # refused definitions
+    q("CREATE TABLE bad (k int, c counter, PRIMARY KEY (k, c))")
+    q("CREATE TABLE bad (k counter PRIMARY KEY, v int)")
+    q("CREATE TABLE bad (k int PRIMARY KEY, l list<counter>)")
+    q("CREATE TABLE bad (k int PRIMARY KEY, a counter) WITH default_time_to_live = 10")
+    q("ALTER TABLE cn ADD v int")
+    q("ALTER TABLE c ADD n counter")
+    q("CREATE TABLE bad (k int, d duration, PRIMARY KEY (k, d))")
+    q("CREATE TABLE bad (k int PRIMARY KEY, s set<duration>)")
+    q("CREATE TABLE bad (k int PRIMARY KEY, m map<duration, int>)")
+    q("CREATE TABLE bad (k int, c frozen<list<duration>>, PRIMARY KEY (k, c))")
+    q("CREATE TABLE bad (k int, c frozen<dur>, PRIMARY KEY (k, c))")
+    q("CREATE TABLE bad (k int, c tuple<int, duration>, PRIMARY KEY (k, c))")
+    q("CREATE TABLE bad (k int PRIMARY KEY, v vector<float, 0>)")
+    q("CREATE TABLE bad (k int, c list<int>, PRIMARY KEY (k, c))")
+    q("CREATE TABLE bad (k int, c addr, PRIMARY KEY (k, c))")
+
+    # --- group A: non-frozen collections ----------------------------------------------
+    # INSERT of a whole collection = a deletion of the column at timestamp-1 + the elements
+    q("INSERT INTO c (k, l, s, m) VALUES (1, [1, 2], {'a', 'b'}, {'a': 1, 'b': 2}) USING TIMESTAMP 1000")
+    q("INSERT INTO c (k, l, s, m) VALUES (1, [3], {'c'}, {'c': 3}) USING TIMESTAMP 2000")
+    q("INSERT INTO c (k, l, s, m) VALUES (2, [1, 2], {'a', 'b'}, {'a': 1, 'b': 2}) USING TIMESTAMP 2000")
+    q("INSERT INTO c (k, l, s, m) VALUES (2, [3], {'b', 'c'}, {'a': 10, 'c': 3}) USING TIMESTAMP 1000")
+    q("INSERT INTO c (k, l, s, m, fl, fm) VALUES (3, [1], {'a'}, {'a': 1}, [1, 2], {'f': 1}) USING TIMESTAMP 1000")
+    q("UPDATE c USING TIMESTAMP 999 SET l = l + [99], s = s + {'old'}, m['old'] = 99 WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 998 SET m['older'] = 98 WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 1000 SET l = l + [2], s = s + {'same'}, m['same'] = 2 WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 1500 SET s = {'set'} WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 1499 SET s = s + {'x1499'} WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 1500 SET s = s + {'x1500'} WHERE k = 3")
+    # element operations, in order (timestamps from the client)
+    q("INSERT INTO c (k, l, s, m) VALUES (4, [1, 2, 3], {'a', 'b'}, {'a': 1, 'b': 2})")
+    q("UPDATE c SET l = l + [4, 5] WHERE k = 4")
+    q("UPDATE c SET l = [-1, 0] + l WHERE k = 4")
+    q("UPDATE c SET l[2] = 10 WHERE k = 4")
+    q("DELETE l[0] FROM c WHERE k = 4")
+    q("UPDATE c SET l = l - [3, 4] WHERE k = 4")
+    q("UPDATE c SET s = s + {'c', 'd'} WHERE k = 4")
+    q("UPDATE c SET s = s - {'a', 'zz'} WHERE k = 4")
+    q("UPDATE c SET m = m + {'c': 3, 'a': 100} WHERE k = 4")
+    q("UPDATE c SET m = m - {'b', 'zz'} WHERE k = 4")
+    q("UPDATE c SET m['d'] = 4, m['e'] = 5 WHERE k = 4")
+    q("DELETE m['c'] FROM c WHERE k = 4")
+    q("UPDATE c SET m['e'] = null WHERE k = 4")
+    q("SELECT l, s, m FROM c WHERE k = 4")
+    q("UPDATE c SET l[4] = 1 WHERE k = 4")
+    q("DELETE l[4] FROM c WHERE k = 4")
+    q("UPDATE c SET l[-1] = 1 WHERE k = 4")
+    q("UPDATE c SET l[null] = 1 WHERE k = 4")
+    q("UPDATE c SET m[null] = 1 WHERE k = 4")
+    q("DELETE m[null] FROM c WHERE k = 4")
+    q("UPDATE c SET l = l + [null] WHERE k = 4")
+    q("UPDATE c SET s = s + {null} WHERE k = 4")
+    q("UPDATE c SET m = m + {'x': null} WHERE k = 4")
+    q("UPDATE c SET l[0] = 1 WHERE k = 100")
+    q("DELETE l[0] FROM c WHERE k = 100")
+    q("UPDATE c SET fl[0] = 1 WHERE k = 3")
+    q("UPDATE c SET fm['a'] = 1 WHERE k = 3")
+    q("UPDATE c SET fm = fm + {'a': 1} WHERE k = 3")
+    q("DELETE fl[0] FROM c WHERE k = 3")
+    q("UPDATE c SET m = m + ['x'] WHERE k = 4")
+    q("UPDATE c SET s = s + ['x'] WHERE k = 4")
+    q("UPDATE c SET l = l + {1} WHERE k = 4")
+    q("UPDATE c SET m['a'] = 'text' WHERE k = 4")
+    # whole-column deletions, empty collections
+    q("INSERT INTO c (k, l, s, m, fl) VALUES (5, [1], {'a'}, {'a': 1}, [1])")
+    q("DELETE s FROM c WHERE k = 5")
+    q("UPDATE c SET l = [] WHERE k = 5")
+    q("UPDATE c SET m = null WHERE k = 5")
+    q("UPDATE c SET l[0] = 1 WHERE k = 5")
+    q("INSERT INTO c (k, l, s, m, fl, fs, fm) VALUES (6, [], {}, {}, [], {}, {})")
+    q("INSERT INTO c (k, s) VALUES (7, {'a'})")
+    q("UPDATE c SET s = s - {'a'} WHERE k = 7")
+    q("UPDATE c SET s = s + {'only'} WHERE k = 11")
+    q("UPDATE c SET s = s - {'only'} WHERE k = 11")
+    # element TTL
+    q("INSERT INTO c (k, l, m) VALUES (8, [1], {'a': 1}) USING TIMESTAMP 1000")
+    q("UPDATE c USING TTL 86400 AND TIMESTAMP 1001 SET m['t'] = 2 WHERE k = 8")
+    q("UPDATE c USING TTL 1 SET m['e'] = 3, l = l + [2] WHERE k = 8")
+    q("UPDATE c USING TTL 86400 AND TIMESTAMP 1002 SET fm = {'f': 1} WHERE k = 8")
+    q("UPDATE c USING TTL 1 SET m['x'] = 1 WHERE k = 9")
+    q("UPDATE c USING TTL 86400 AND TIMESTAMP 1003 SET m = m + {'p': 1, 'q': 2} WHERE k = 10")
+    q("INSERT INTO c (k, fl) VALUES (12, [1]) USING TTL 1")
+    c.d("sleep", seconds=3)
+    p("INSERT INTO c (k, l, s, m, fm) VALUES (?, ?, ?, ?, ?)",
+      [20, [5, 4], ["z", "y"], {"b": 2, "a": 1}, {"f": 6}])
+    p("UPDATE c SET l = l + ?, m[?] = ? WHERE k = ?", [[6], "c", 3, 20])
+    p("UPDATE c SET l[?] = ? WHERE k = ?", [0, 50, 20])
+
+    # --- static collections -----------------------------------------------------------
+    q("INSERT INTO st (k, c, v, sm) VALUES (1, 1, 10, {'a': 1}) USING TIMESTAMP 1000")
+    q("INSERT INTO st (k, c, v) VALUES (1, 2, 20)")
+    q("UPDATE st SET sm['b'] = 2 WHERE k = 1")
+    q("UPDATE st USING TIMESTAMP 1100 SET sm = sm + {'c': 3}, ss = ss + {5, 1} WHERE k = 2")
+    q("DELETE sm['a'] FROM st WHERE k = 1")
+    q("UPDATE st SET sm['x'] = 1 WHERE k = 1 AND c = 1")
+    q("INSERT INTO st (k, sm) VALUES (3, {'z': 26})")
+    q("INSERT INTO st (k, c, sm) VALUES (1, 3, {'new': 1}) USING TIMESTAMP 999")
+    q("UPDATE st SET ss = ss + {3} WHERE k = 3")
+    q("DELETE ss FROM st WHERE k = 3")
+
+    # --- frozen collections, tuples and UDTs as keys --------------------------------------
+    for i, key in enumerate(["{'a': 1}", "{'a': 1, 'b': 2}", "{}", "{'b': 0}", "{'': -1}"]):
+        q("INSERT INTO fpk (k, v) VALUES (%s, %d)" % (key, i))
+    for i, key in enumerate(["(1, 'a')", "(1, 'b')", "(-1, '')", "(0, null)", "(null, null)"]):
+        q("INSERT INTO tpk (k, c, v) VALUES (%s, %d, %d)" % (key, i % 2, i))
+    q("INSERT INTO tpk (k, c, v) VALUES ((1, 'a'), 5, 5)")
+    for i, key in enumerate(["{x: 1, y: 2}", "{x: 1}", "{y: 1}", "{x: -1, y: 0}"]):
+        q("INSERT INTO upk (k, v) VALUES (%s, %d)" % (key, i))
+    fck_keys = ["[]", "[1]", "[1, 1]", "[1, 2]", "[2]", "[-1]", "[1, 2, 3]", "[0, 100]"]
+    for i, key in enumerate(fck_keys):
+        q("INSERT INTO fck (k, c, v) VALUES (1, %s, %d)" % (key, i))
+        q("INSERT INTO fckd (k, c, v) VALUES (1, %s, %d)" % (key, i))
+    for i, key in enumerate(["{'b'}", "{'a', 'c'}", "{'a'}", "{}", "{'a', 'b'}", "{'B'}"]):
+        q("INSERT INTO fsc (k, c, v) VALUES (1, %s, %d)" % (key, i))
+    for i, key in enumerate(["{1: 'b'}", "{1: 'a'}", "{1: 'a', 2: 'a'}", "{0: 'z'}", "{2: ''}", "{-1: 'a', 5: 'a'}"]):
+        q("INSERT INTO fmc (k, c, v) VALUES (1, %s, %d)" % (key, i))
+    for i, key in enumerate(["(1, 'b')", "(1, 'a')", "(0, 'z')", "(2, '')", "(1, null)", "(-5, 'x')",
+                             "(null, 'a')", "(1, '')"]):
+        q("INSERT INTO tc (k, c, v) VALUES (1, %s, %d)" % (key, i))
+    p("INSERT INTO tc (k, c, v) VALUES (?, ?, ?)", [1, (3, "p"), 8])
+    for i, key in enumerate(["{x: 1, y: 2}", "{x: 1, y: -1}", "{x: 0, y: 9}", "{x: 1}", "{x: 2, y: 0}", "{y: 5}"]):
+        q("INSERT INTO uc (k, c, v) VALUES (1, %s, %d)" % (key, i))
+    q("INSERT INTO fck (k, c, v) VALUES (1, null, 9)")
+    q("INSERT INTO fck (k, c, v) VALUES (1, [null], 9)")
+    q("INSERT INTO tc (k, c, v) VALUES (1, (1, 'a', 2), 9)")
+    q("INSERT INTO fpk (k, v) VALUES (null, 9)")
+    q("SELECT * FROM fck WHERE k = 1 AND c > [1] ORDER BY c DESC")
+    q("SELECT * FROM tc WHERE k = 1 AND c > (1, null)")
+    q("SELECT * FROM fck WHERE k = 1 AND c CONTAINS 1 ALLOW FILTERING")
+    q("SELECT * FROM uc WHERE k = 1 AND c.x = 1 ALLOW FILTERING")
+    # nested frozen
+    q("INSERT INTO nest (k, a, b, c, d) VALUES (1, {'x': [1, 2], 'y': []}, [{1: 'a', 0: 'z'}, {}], "
+      "{'p': [3], 'q': [1, 1]}, {[2], [1, 5], [1]})")
+    q("UPDATE nest SET a['z'] = [9] WHERE k = 1")
+    q("UPDATE nest SET a = a - {'x'} WHERE k = 1")
+    q("UPDATE nest SET b = b + [{2: 'b'}] WHERE k = 1")
+    q("UPDATE nest SET d = d - {[1]} WHERE k = 1")
+    q("UPDATE nest SET a['y'] = a['y'] + [1] WHERE k = 1")
+    p("INSERT INTO nest (k, a, b, d) VALUES (?, ?, ?, ?)",
+      [2, {"k": [1, 2]}, [{3: "c"}], [[1], [0, 0]]])
+
+    # --- UDTs ---------------------------------------------------------------------------
+    q("INSERT INTO u (k, fa, na, la, ma, sa) VALUES (1, {street: 'main', nr: 1}, {street: 'side', nr: 2}, "
+      "[{street: 'a', nr: 1}], {'home': {street: 'h', nr: 3}}, {{street: 'b'}, {street: 'a', nr: 2}, {nr: 1}}) "
+      "USING TIMESTAMP 1000")
+    q("UPDATE u USING TIMESTAMP 1001 SET na.nr = 20 WHERE k = 1")
+    q("UPDATE u USING TIMESTAMP 999 SET na.street = 'old' WHERE k = 1")
+    q("DELETE na.street FROM u USING TIMESTAMP 1002 WHERE k = 1")
+    q("UPDATE u SET ma['work'] = {street: 'w', nr: 4}, la = la + [{street: 'b', nr: 2}] WHERE k = 1")
+    q("UPDATE u SET na.street = 'only' WHERE k = 2")
+    q("INSERT INTO u (k, na) VALUES (3, {street: 'x'})")
+    q("UPDATE u SET na = {nr: 7} WHERE k = 3")
+    q("INSERT INTO u (k, na) VALUES (4, {street: 'gone', nr: 4})")
+    q("DELETE na.street, na.nr FROM u WHERE k = 4")
+    q("UPDATE u SET fa.nr = 5 WHERE k = 1")
+    q("DELETE fa.nr FROM u WHERE k = 1")
+    q("UPDATE u SET na.nosuch = 1 WHERE k = 1")
+    q("UPDATE u SET ma['home'].nr = 1 WHERE k = 1")
+    q("SELECT ma['home'].street FROM u WHERE k = 1")
+    p("INSERT INTO u (k, fa, na, la) VALUES (?, ?, ?, ?)", [6, ("bound", 6), ("nf", None), [("l", 1)]])
+    p("UPDATE u SET na.nr = ? WHERE k = ?", [66, 6])
+    q("ALTER TYPE addr ADD zip text")
+    q("ALTER TYPE addr ADD zip text")
+    q("ALTER TYPE addr ALTER nr TYPE bigint")
+    q("INSERT INTO u (k, fa, na) VALUES (5, {street: 's', nr: 5, zip: '12345'}, {zip: '999'})")
+    q("UPDATE u SET na.zip = '111' WHERE k = 1")
+    q("ALTER TYPE addr RENAME zip TO postcode")
+    q("ALTER TYPE addr RENAME street TO nr")
+    q("SELECT na.zip FROM u WHERE k = 1")
+    q("SELECT type_name, field_names, field_types FROM system_schema.types WHERE keyspace_name = 'golden_dm2'")
+    q("DROP TYPE addr")
+    q("DROP TYPE pt")
+
+    # --- counters -----------------------------------------------------------------------
+    q("UPDATE cn SET a = a + 5, b = b - 3 WHERE k = 1")
+    q("UPDATE cn SET a = a - 7 WHERE k = 1")
+    q("UPDATE cn SET a = a + -1 WHERE k = 1")
+    q("UPDATE cn SET a = 1 + a WHERE k = 1")
+    q("UPDATE cn SET a = b + 1 WHERE k = 1")
+    q("UPDATE cn SET a = 5 WHERE k = 1")
+    q("UPDATE cn USING TTL 10 SET a = a + 1 WHERE k = 1")
+    q("UPDATE cn USING TIMESTAMP 10 SET a = a + 1 WHERE k = 1")
+    q("INSERT INTO cn (k, a) VALUES (1, 1)")
+    q("UPDATE cn SET a = a + 1 WHERE k = 1 IF a = 1")
+    q("DELETE a FROM cn USING TIMESTAMP 10 WHERE k = 1")
+    q("UPDATE cn SET a = a + 9223372036854775807 WHERE k = 4")
+    q("UPDATE cn SET a = a + 1 WHERE k = 4")
+    p("UPDATE cn SET a = a + ? WHERE k = ?", [10, 5])
+    # delete a counter column / row, then increment again
+    q("UPDATE cn SET a = a + 3, b = b + 1 WHERE k = 2")
+    q("DELETE a FROM cn WHERE k = 2")
+    q("SELECT * FROM cn WHERE k = 2")
+    q("UPDATE cn SET a = a + 10 WHERE k = 2")
+    q("UPDATE cn SET a = a + 3, b = b + 3 WHERE k = 3")
+    q("DELETE FROM cn WHERE k = 3")
+    q("SELECT * FROM cn WHERE k = 3")
+    q("UPDATE cn SET a = a + 10 WHERE k = 3")
+    # deleted here, incremented again in group B (after a restart, so from disk)
+    q("UPDATE cn SET a = a + 3, b = b + 3 WHERE k = 8")
+    q("DELETE FROM cn WHERE k = 8")
+    q("UPDATE cn SET a = a + 3 WHERE k = 9")
+    q("DELETE a FROM cn WHERE k = 9")
+    q("UPDATE cnc SET n = n + 1 WHERE k = 1 AND c IN (1, 2, 3)")
+    q("DELETE FROM cnc WHERE k = 1 AND c = 2")
+    q("DELETE FROM cnc WHERE k = 1 AND c > 2")
+    # counter batches
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6", "UPDATE cnc SET n = n + 2 WHERE k = 6 AND c = 1"], kind="COUNTER"))
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6"]))
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6"], kind="UNLOGGED"))
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6", "UPDATE c SET l = l + [1] WHERE k = 6"], kind="COUNTER"))
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6", "UPDATE c SET l = l + [1] WHERE k = 6"], kind="UNLOGGED"))
+    q(batch(["UPDATE cn SET a = a + 1 WHERE k = 6"], kind="COUNTER", ts=5))
+    q(batch(["UPDATE c SET l = l + [1] WHERE k = 6"], kind="COUNTER"))
+    c.entries.append(dict(cql=None, batch=[["UPDATE cn SET a = a + ? WHERE k = ?", [100, 7]],
+                                           ["UPDATE cn SET b = b - ? WHERE k = ?", [1, 7]]],
+                          batch_type="COUNTER"))
+
+    # --- time, duration, vector -----------------------------------------------------------
+    q("INSERT INTO tv (k, t, d, v) VALUES (1, '08:12:54.123456789', 1h30m, [1.0, 2.5, -3])")
+    q("INSERT INTO tv (k, t, d) VALUES (2, 29574123456789, P1D)")
+    q("INSERT INTO tv (k, t, d) VALUES (3, '08:12:54', PT2H)")
+    q("INSERT INTO tv (k, t, d) VALUES (4, '08:12:54.1', -1d)")
+    q("INSERT INTO tv (k, t, d) VALUES (5, '08:12', P1Y2M)")
+    q("INSERT INTO tv (k, d) VALUES (6, P0001-02-03T04:05:06)")
+    q("INSERT INTO tv (k, d) VALUES (7, -PT1H30M)")
+    q("INSERT INTO tv (k, d) VALUES (8, '1h30m')")
+    q("INSERT INTO tv (k, d) VALUES (9, P2W)")
+    q("INSERT INTO tv (k, t) VALUES (99, 86400000000000)")
+    q("INSERT INTO tv (k, t) VALUES (99, -1)")
+    q("INSERT INTO tv (k, t) VALUES (99, '8:12:54')")
+    q("INSERT INTO tv (k, v) VALUES (10, [1, 2])")
+    q("INSERT INTO tv (k, v) VALUES (10, [1, 2, 3, 4])")
+    q("INSERT INTO tv (k, v) VALUES (10, [1, null, 3])")
+    q("INSERT INTO tv (k, vi) VALUES (11, [7, -7])")
+    q("INSERT INTO tv (k, v) VALUES (11, [1e40, 0, 0])")
+    p("INSERT INTO tv (k, t, d, v, vi) VALUES (?, ?, ?, ?, ?)",
+      [12, Time("01:02:03.000000004"), Duration(1, 2, 3), [0.5, 0.25, 1.0], [1, 2]])
+    # two floats for a vector<float, 3> (the driver would refuse to send it)
+    c.entries.append(dict(cql="INSERT INTO tv (k, v) VALUES (?, ?)", raw_values=["0x0000000d", "0x3f80000040000000"]))
+    q("UPDATE tv SET v[0] = 1 WHERE k = 1")
+    q("UPDATE tv SET v = v + [1.0] WHERE k = 1")
+    q("SELECT v[0] FROM tv WHERE k = 1")
+    q("SELECT * FROM tv WHERE d > 1h ALLOW FILTERING")
+    q("SELECT k FROM tv WHERE d = 1h30m ALLOW FILTERING")
+    q("SELECT max(d) FROM tv")
+    q("SELECT max(t), min(t) FROM tv")
+    q("SELECT similarity_cosine(v, [1, 0, 0]), similarity_dot_product(v, [1, 1, 1]), "
+      "similarity_euclidean(v, [1, 2.5, -3]) FROM tv WHERE k = 1")
+    q("SELECT similarity_cosine(v, [1, 0]) FROM tv WHERE k = 1")
+    q("SELECT t + 1h FROM tv WHERE k = 1")
+    q("SELECT k, toJson(d), toJson(v), toJson(t) FROM tv WHERE k IN (1, 6, 7)")
+
+    reads_a = [
+        r("SELECT * FROM c"),
+        r("SELECT k, writetime(l), writetime(s), writetime(m), maxwritetime(m), writetime(fl), ttl(fl) "
+          "FROM c WHERE k IN (1, 2, 3)"),
+        r("SELECT m['a'], m['same'], writetime(m['a']), writetime(m['same']), ttl(m['a']), s['set'] "
+          "FROM c WHERE k = 3"),
+        r("SELECT writetime(m['a'..'b']), writetime(s['a'..'z']) FROM c WHERE k = 2"),
+        r("SELECT writetime(m['a']), ttl(m['a']), writetime(m['t']), writetime(fm) FROM c WHERE k = 8"),
+        r("SELECT ttl(m['t']), ttl(fm) FROM c WHERE k = 8", mask=["ttl(m['t'])", "ttl(fm)"]),
+        r("SELECT writetime(m), ttl(m) FROM c WHERE k = 10", mask=["ttl(m)"]),
+        r("SELECT writetime(l), writetime(s), ttl(s) FROM c WHERE k = 6"),
+        r("SELECT * FROM st"),
+        r("SELECT DISTINCT k, sm, ss FROM st"),
+        r("SELECT k, c, sm['b'], writetime(ss) FROM st WHERE k IN (1, 2)"),
+        r("SELECT token(k), k, v FROM fpk"),
+        r("SELECT * FROM fpk WHERE k = {'b': 2, 'a': 1}"),
+        r("SELECT token(k), k, c, v FROM tpk"),
+        r("SELECT * FROM tpk WHERE k = (1, 'a') ORDER BY c DESC"),
+        r("SELECT token(k), k, v FROM upk"),
+        r("SELECT * FROM upk WHERE k = {x: 1, y: null}"),
+        r("SELECT c, v FROM fck WHERE k = 1"),
+        r("SELECT c, v FROM fck WHERE k = 1 ORDER BY c DESC"),
+        r("SELECT c, v FROM fck WHERE k = 1 AND c > [1] AND c <= [1, 2, 3]"),
+        r("SELECT c, v FROM fck WHERE k = 1 AND c >= ? AND c < ?", [[1, 1], [2]]),
+        r("SELECT c, v FROM fckd WHERE k = 1"),
+        r("SELECT c, v FROM fckd WHERE k = 1 AND c > [1] AND c <= [1, 2, 3]"),
+        r("SELECT c, v FROM fckd WHERE k = 1 AND c < [1] ORDER BY c ASC"),
+        r("SELECT c, v FROM fsc WHERE k = 1"),
+        r("SELECT c, v FROM fsc WHERE k = 1 AND c >= {'a', 'b'} ORDER BY c DESC"),
+        r("SELECT c, v FROM fmc WHERE k = 1"),
+        r("SELECT c, v FROM fmc WHERE k = 1 AND c > {1: 'a'}"),
+        r("SELECT c, v FROM tc WHERE k = 1"),
+        r("SELECT c, v FROM tc WHERE k = 1 AND c > (1, 'a') AND c <= (2, '') ORDER BY c DESC"),
+        r("SELECT c, v FROM uc WHERE k = 1"),
+        r("SELECT c, v FROM uc WHERE k = 1 AND c > {x: 1, y: -1}"),
+        r("SELECT c.x, c.y FROM uc WHERE k = 1 ORDER BY c ASC"),
+        r("SELECT * FROM nest"),
+        r("SELECT a['z'], c['p'], d FROM nest WHERE k = 1"),
+        r("SELECT * FROM u"),
+        r("SELECT na.street, na.nr, na.postcode, fa.postcode FROM u WHERE k IN (1, 5)"),
+        r("SELECT writetime(na.nr), writetime(na.street), ttl(na.nr), writetime(fa) FROM u WHERE k = 1"),
+        r("SELECT * FROM cn"),
+        r("SELECT * FROM cnc"),
+        r("SELECT * FROM tv"),
+        r("SELECT k, d FROM tv WHERE k = ?", [1]),
+    ]
+    c.phases("A", ks, reads_a)
+
+    # --- group B: writes over the compacted sstables of group A ------------------------------
+    q("UPDATE c USING TIMESTAMP 2500 SET l = l + [7] WHERE k = 1")
+    q("DELETE m['c'] FROM c WHERE k = 1")
+    q("INSERT INTO c (k, l, s, m) VALUES (2, [5], {'e'}, {'e': 5}) USING TIMESTAMP 3000")
+    q("UPDATE c USING TIMESTAMP 2999 SET s = s + {'resurrect'}, m['a'] = 0 WHERE k = 2")
+    q("UPDATE c USING TIMESTAMP 1400 SET s = s + {'x1400'} WHERE k = 3")
+    q("UPDATE c USING TIMESTAMP 1000 SET m['b'] = 200 WHERE k = 3")
+    q("DELETE FROM c WHERE k = 4")
+    q("INSERT INTO c (k, s) VALUES (4, {'again'})")
+    q("UPDATE c SET s = s + {'back'} WHERE k = 7")
+    q("UPDATE c SET l[1] = 60 WHERE k = 20")
+    q("DELETE fm FROM c WHERE k = 20")
+    q("UPDATE st SET sm['d'] = 4 WHERE k = 1")
+    q("DELETE sm FROM st WHERE k = 2")
+    q("DELETE FROM st WHERE k = 1 AND c = 1")
+    q("UPDATE u USING TIMESTAMP 5000 SET na.nr = 99 WHERE k = 1")
+    q("DELETE na.postcode FROM u WHERE k = 5")
+    q("UPDATE u SET ma = ma - {'home'} WHERE k = 1")
+    q("UPDATE cn SET a = a + 100 WHERE k = 1")
+    q("UPDATE cn SET b = b + 1 WHERE k = 2")
+    q("DELETE b FROM cn WHERE k = 1")
+    q("UPDATE cn SET a = a + 1 WHERE k = 3")
+    q("UPDATE cnc SET n = n + 1 WHERE k = 1 AND c = 2")
+    q("UPDATE cn SET a = a + 10 WHERE k = 8")
+    q("UPDATE cn SET a = a + 10 WHERE k = 9")
+    q("UPDATE tv SET d = 2h WHERE k = 1")
+    q("DELETE v FROM tv WHERE k = 1")
+    q("UPDATE nest SET a['x'] = [8] WHERE k = 1")
+    q("DELETE FROM fck WHERE k = 1 AND c = [1, 1]")
+    q("DELETE FROM fck WHERE k = 1 AND c > [1, 2] AND c < [2]")
+    q("DELETE FROM fckd WHERE k = 1 AND c >= [1] AND c <= [1, 2]")
+    q("DELETE FROM tc WHERE k = 1 AND c >= (1, 'a') AND c < (2, '')")
+    q("DELETE FROM fsc WHERE k = 1 AND c = {'a'}")
+    q("DELETE FROM uc WHERE k = 1 AND c = {x: 1}")
+    q("DELETE FROM fpk WHERE k = {'a': 1}")
+    c.phases("B", ks, reads_a)
+
+    # --- dropping types ---------------------------------------------------------------------
+    q("DROP TYPE addr")
+    q("DROP TABLE u")
+    q("DROP TYPE addr")
+    q("SELECT type_name FROM system_schema.types WHERE keyspace_name = 'golden_dm2'")
+    q("DROP KEYSPACE golden_dm2")

@@ -1,0 +1,749 @@
+//! Composite values: lists, sets, maps, tuples, user-defined types and
+//! vectors, in each of the module's three forms (text, Cassandra's bytes, the
+//! byte-comparable key encoding).
+//!
+//! Contract (the parent module's invariants, for composite values):
+//! 1. Serialized bytes are Cassandra's (protocol v3+): a collection is an `i32`
+//!    count then each element (map: key then value) as an `i32` length and its
+//!    bytes; a tuple or UDT is each component as an `i32` length and bytes, `-1`
+//!    for null, with trailing components allowed to be absent (read as null); a
+//!    vector of fixed-size elements is the elements back to back, else each
+//!    element with an unsigned-vint length (Cassandra 5's `VectorType`).
+//! 2. Set and map values are normalised wherever they are built from input
+//!    ([`deserialize`], literals): elements (keys) sorted in their type's order
+//!    with duplicates removed (for maps the last entry of a key wins, as Java's
+//!    `TreeMap.put` in Cassandra leaves it). Nulls inside a collection are
+//!    refused, as Cassandra refuses them.
+//! 3. Comparable encodings order as Cassandra's comparators do: lists, sets and
+//!    maps element by element (a prefix first), tuples and UDTs component by
+//!    component with null before any value and trailing nulls equal to absent
+//!    components, vectors element by element. Each is prefix-free: elements are
+//!    preceded by a marker byte (list, set, map: `0x01`; tuple: `0x01` null,
+//!    `0x02` value) and a `0x00` ends the value.
+//! 4. Every count and length read from bytes is checked against the bytes left
+//!    before anything is allocated; nesting depth is the type's, so no input can
+//!    recurse deeper than its schema.
+
+use std::sync::Arc;
+
+use super::{decode_comparable, encode_comparable, serialize_into, CqlType, UdtDef, Value};
+use crate::error::{Error, Result};
+
+/// Which kind of collection a type is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CollectionKind {
+    List,
+    Set,
+    Map,
+}
+
+/// The path of the cell that records a non-frozen collection's or UDT's
+/// deletion (Cassandra's complex deletion): empty, which no element path is
+/// (every comparable encoding is at least one byte), so it sorts first.
+pub const COMPLEX_DELETION_PATH: &[u8] = &[];
+
+/// The cell path of a set element or map key: its ascending comparable
+/// encoding, so a column's cells are in the element type's order.
+pub fn element_path(element: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_comparable(element, false, &mut out);
+    out
+}
+
+/// The cell path of a non-frozen UDT's field: its position, 2 bytes
+/// big-endian (as Cassandra's `UserType` paths).
+pub fn field_path(index: u16) -> Vec<u8> {
+    index.to_be_bytes().to_vec()
+}
+
+/// The element (set, map) or list key (a timeuuid) a cell path stands for.
+pub fn cell_path_element(ty: &CqlType, path: &[u8]) -> Result<Value> {
+    let mut input = path;
+    let v = decode_comparable(ty, false, &mut input)?;
+    if !input.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{} trailing bytes after a {} cell path",
+            input.len(),
+            ty.name()
+        )));
+    }
+    Ok(v)
+}
+
+fn quote_name(name: &str) -> String {
+    let plain = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+fn frozen_if(text: String, frozen: bool) -> String {
+    if frozen {
+        format!("frozen<{text}>")
+    } else {
+        text
+    }
+}
+
+/// The CQL spelling of a composite type (see [`CqlType::name`]).
+pub(super) fn type_name(t: &CqlType) -> String {
+    let list = |items: &[CqlType]| {
+        items
+            .iter()
+            .map(CqlType::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match t {
+        CqlType::List { element, frozen } => {
+            frozen_if(format!("list<{}>", element.name()), *frozen)
+        }
+        CqlType::Set { element, frozen } => frozen_if(format!("set<{}>", element.name()), *frozen),
+        CqlType::Map { key, value, frozen } => {
+            frozen_if(format!("map<{}, {}>", key.name(), value.name()), *frozen)
+        }
+        CqlType::Tuple(items) => format!("frozen<tuple<{}>>", list(items)),
+        CqlType::Udt { def, frozen } => frozen_if(quote_name(&def.name), *frozen),
+        CqlType::Vector { element, dimension } => {
+            format!("vector<{}, {dimension}>", element.name())
+        }
+        native => native.name(),
+    }
+}
+
+/// Parses a type spelled as [`CqlType::name`] spells types without a UDT
+/// (`frozen<map<text, int>>`, `vector<float, 3>`).
+pub(super) fn parse_type_name(text: &str) -> Result<CqlType> {
+    let mut p = TypeParser {
+        text,
+        rest: text,
+        depth: 0,
+    };
+    let t = p.parse(false)?;
+    if !p.rest.trim().is_empty() {
+        return Err(p.error());
+    }
+    Ok(t)
+}
+
+struct TypeParser<'a> {
+    text: &'a str,
+    rest: &'a str,
+    depth: usize,
+}
+
+impl<'a> TypeParser<'a> {
+    fn error(&self) -> Error {
+        Error::InvalidInput(format!("malformed type '{}'", self.text))
+    }
+
+    fn word(&mut self) -> &'a str {
+        self.rest = self.rest.trim_start();
+        let n = self
+            .rest
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        let (w, r) = self.rest.split_at(n);
+        self.rest = r;
+        w
+    }
+
+    fn eat(&mut self, c: char) -> Result<()> {
+        self.rest = self.rest.trim_start();
+        self.rest = self.rest.strip_prefix(c).ok_or_else(|| self.error())?;
+        Ok(())
+    }
+
+    fn peek(&mut self, c: char) -> bool {
+        self.rest = self.rest.trim_start();
+        self.rest.starts_with(c)
+    }
+
+    fn parse(&mut self, frozen: bool) -> Result<CqlType> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(self.error());
+        }
+        let name = self.word().to_ascii_lowercase();
+        let t = match name.as_str() {
+            "frozen" => {
+                self.eat('<')?;
+                let t = self.parse(true)?;
+                self.eat('>')?;
+                t.frozen()
+            }
+            "list" | "set" => {
+                self.eat('<')?;
+                let element = Arc::new(self.parse(true)?);
+                self.eat('>')?;
+                if name == "list" {
+                    CqlType::List { element, frozen }
+                } else {
+                    CqlType::Set { element, frozen }
+                }
+            }
+            "map" => {
+                self.eat('<')?;
+                let key = Arc::new(self.parse(true)?);
+                self.eat(',')?;
+                let value = Arc::new(self.parse(true)?);
+                self.eat('>')?;
+                CqlType::Map { key, value, frozen }
+            }
+            "tuple" => {
+                self.eat('<')?;
+                let mut items = vec![self.parse(true)?];
+                while self.peek(',') {
+                    self.eat(',')?;
+                    items.push(self.parse(true)?);
+                }
+                self.eat('>')?;
+                CqlType::Tuple(Arc::new(items))
+            }
+            "vector" => {
+                self.eat('<')?;
+                let element = Arc::new(self.parse(true)?);
+                self.eat(',')?;
+                let dimension = self.word().parse().map_err(|_| self.error())?;
+                self.eat('>')?;
+                CqlType::Vector { element, dimension }
+            }
+            native => CqlType::parse(native)?,
+        };
+        self.depth -= 1;
+        Ok(t)
+    }
+}
+
+/// Whether `v` can be stored as a `ty` (see [`Value::fits`]).
+pub(super) fn fits(v: &Value, ty: &CqlType) -> bool {
+    match (v, ty) {
+        (Value::List(items), CqlType::List { element, .. })
+        | (Value::Set(items), CqlType::Set { element, .. }) => {
+            items.iter().all(|i| fits(i, element))
+        }
+        (Value::Vector(items), CqlType::Vector { element, dimension }) => {
+            items.len() == *dimension as usize && items.iter().all(|i| fits(i, element))
+        }
+        (Value::Map(entries), CqlType::Map { key, value, .. }) => {
+            entries.iter().all(|(k, v)| fits(k, key) && fits(v, value))
+        }
+        (Value::Tuple(items), CqlType::Tuple(types)) => {
+            items.len() <= types.len()
+                && items
+                    .iter()
+                    .zip(types.iter())
+                    .all(|(i, t)| i.as_ref().is_none_or(|i| fits(i, t)))
+        }
+        (Value::Udt(fields), CqlType::Udt { def, .. }) => {
+            fields.len() <= def.fields.len()
+                && fields
+                    .iter()
+                    .zip(&def.fields)
+                    .all(|((n, v), (name, t))| n == name && v.as_ref().is_none_or(|v| fits(v, t)))
+        }
+        (v, t) => v.native_type().as_ref() == Some(t),
+    }
+}
+
+/// A value as it appears inside a composite literal: quoted where CQL needs
+/// quotes (text, dates, times, addresses), bare otherwise.
+fn element_text(v: &Value, out: &mut String) {
+    match v {
+        Value::Text(_)
+        | Value::Ascii(_)
+        | Value::Timestamp(_)
+        | Value::Date(_)
+        | Value::Time(_)
+        | Value::Inet(_) => {
+            out.push('\'');
+            out.push_str(&super::format_value(v).replace('\'', "''"));
+            out.push('\'');
+        }
+        Value::Duration {
+            months: 0,
+            days: 0,
+            nanos: 0,
+        } => out.push_str("0s"),
+        other => out.push_str(&super::format_value(other)),
+    }
+}
+
+fn null_or(v: &Option<Value>, out: &mut String) {
+    match v {
+        Some(v) => element_text(v, out),
+        None => out.push_str("null"),
+    }
+}
+
+/// The CQL literal of a composite value (`[1, 2]`, `{'a': 1}`, `(1, null)`,
+/// `{street: 'x'}`).
+pub(super) fn format(v: &Value) -> String {
+    let mut s = String::new();
+    let sep = |s: &mut String, i: usize| {
+        if i > 0 {
+            s.push_str(", ");
+        }
+    };
+    match v {
+        Value::List(items) | Value::Vector(items) => {
+            s.push('[');
+            for (i, e) in items.iter().enumerate() {
+                sep(&mut s, i);
+                element_text(e, &mut s);
+            }
+            s.push(']');
+        }
+        Value::Set(items) => {
+            s.push('{');
+            for (i, e) in items.iter().enumerate() {
+                sep(&mut s, i);
+                element_text(e, &mut s);
+            }
+            s.push('}');
+        }
+        Value::Map(entries) => {
+            s.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                sep(&mut s, i);
+                element_text(k, &mut s);
+                s.push_str(": ");
+                element_text(v, &mut s);
+            }
+            s.push('}');
+        }
+        Value::Tuple(items) => {
+            s.push('(');
+            for (i, e) in items.iter().enumerate() {
+                sep(&mut s, i);
+                null_or(e, &mut s);
+            }
+            s.push(')');
+        }
+        Value::Udt(fields) => {
+            s.push('{');
+            for (i, (name, v)) in fields.iter().enumerate() {
+                sep(&mut s, i);
+                s.push_str(&quote_name(name));
+                s.push_str(": ");
+                null_or(v, &mut s);
+            }
+            s.push('}');
+        }
+        other => s.push_str(&super::format_value(other)),
+    }
+    s
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n.min(i32::MAX as usize) as i32).to_be_bytes());
+}
+
+/// Appends `v` with an `i32` length prefix.
+fn put_element(v: &Value, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    serialize_into(v, out);
+    let n = out.len() - at - 4;
+    out[at..at + 4].copy_from_slice(&(n.min(i32::MAX as usize) as i32).to_be_bytes());
+}
+
+/// Cassandra's serialization of a composite value (contract 1).
+pub(super) fn serialize(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::List(items) | Value::Set(items) => {
+            put_len(out, items.len());
+            for e in items {
+                put_element(e, out);
+            }
+        }
+        Value::Map(entries) => {
+            put_len(out, entries.len());
+            for (k, v) in entries {
+                put_element(k, out);
+                put_element(v, out);
+            }
+        }
+        Value::Tuple(items) => {
+            for e in items {
+                match e {
+                    Some(e) => put_element(e, out),
+                    None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+                }
+            }
+        }
+        Value::Udt(fields) => {
+            for (_, e) in fields {
+                match e {
+                    Some(e) => put_element(e, out),
+                    None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+                }
+            }
+        }
+        Value::Vector(items) => {
+            let fixed = items.first().and_then(|e| e.native_type()?.fixed_size());
+            for e in items {
+                if fixed.is_none() {
+                    let bytes = super::serialize(e);
+                    super::temporal::write_unsigned_vint(bytes.len() as u64, out);
+                    out.extend_from_slice(&bytes);
+                } else {
+                    serialize_into(e, out);
+                }
+            }
+        }
+        // Natives are serialized by the parent module.
+        _ => {}
+    }
+}
+
+fn bad(ty: &CqlType, why: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!("invalid serialized {} value: {why}", ty.name()))
+}
+
+/// Reads an `i32` length or count from the front of `input`.
+fn take_i32(ty: &CqlType, input: &mut &[u8]) -> Result<i32> {
+    let Some((head, rest)) = input.split_first_chunk::<4>() else {
+        return Err(bad(ty, "truncated"));
+    };
+    *input = rest;
+    Ok(i32::from_be_bytes(*head))
+}
+
+/// Reads one length-prefixed element: `None` for null (`-1`).
+fn take_element(ty: &CqlType, of: &CqlType, input: &mut &[u8]) -> Result<Option<Value>> {
+    let n = take_i32(ty, input)?;
+    if n < 0 {
+        return Ok(None);
+    }
+    let n = n as usize;
+    if n > input.len() {
+        return Err(bad(
+            ty,
+            format_args!("an element claims {n} bytes, {} left", input.len()),
+        ));
+    }
+    let (bytes, rest) = input.split_at(n);
+    *input = rest;
+    super::deserialize(of, bytes).map(Some)
+}
+
+/// Reads a count that must be non-negative and not more than the bytes left
+/// allow (each element takes at least `min_bytes`).
+fn take_count(ty: &CqlType, input: &mut &[u8], min_bytes: usize) -> Result<usize> {
+    let n = take_i32(ty, input)?;
+    if n < 0 || (n as usize).saturating_mul(min_bytes) > input.len() {
+        return Err(bad(
+            ty,
+            format_args!("a count of {n} with {} bytes left", input.len()),
+        ));
+    }
+    Ok(n as usize)
+}
+
+fn no_null(ty: &CqlType, v: Option<Value>) -> Result<Value> {
+    v.ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "null is not supported inside collections ({})",
+            ty.name()
+        ))
+    })
+}
+
+/// Sorts set elements in their type's order and drops duplicates.
+pub fn normalize_set(items: Vec<Value>) -> Vec<Value> {
+    let mut keyed: Vec<(Vec<u8>, Value)> =
+        items.into_iter().map(|v| (element_path(&v), v)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    keyed.into_iter().map(|(_, v)| v).collect()
+}
+
+/// Sorts map entries by key; of entries with equal keys the last wins.
+pub fn normalize_map(entries: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
+    let mut keyed: Vec<(Vec<u8>, usize, (Value, Value))> = entries
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| (element_path(&e.0), i, e))
+        .collect();
+    // Later entries first within a key, so dedup (which keeps the first of a
+    // run) keeps the last one written.
+    keyed.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    keyed.into_iter().map(|(_, _, e)| e).collect()
+}
+
+/// Decodes a composite type's serialized bytes (contract 1, 2, 4).
+pub(super) fn deserialize(ty: &CqlType, bytes: &[u8]) -> Result<Value> {
+    let mut input = bytes;
+    let v = match ty {
+        CqlType::List { element, .. } | CqlType::Set { element, .. } => {
+            let n = take_count(ty, &mut input, 4)?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                items.push(no_null(ty, take_element(ty, element, &mut input)?)?);
+            }
+            if matches!(ty, CqlType::Set { .. }) {
+                Value::Set(normalize_set(items))
+            } else {
+                Value::List(items)
+            }
+        }
+        CqlType::Map { key, value, .. } => {
+            let n = take_count(ty, &mut input, 8)?;
+            let mut entries = Vec::with_capacity(n);
+            for _ in 0..n {
+                let k = no_null(ty, take_element(ty, key, &mut input)?)?;
+                let v = no_null(ty, take_element(ty, value, &mut input)?)?;
+                entries.push((k, v));
+            }
+            Value::Map(normalize_map(entries))
+        }
+        CqlType::Tuple(types) => {
+            let mut items = Vec::with_capacity(types.len());
+            for t in types.iter() {
+                if input.is_empty() {
+                    items.push(None);
+                } else {
+                    items.push(take_element(ty, t, &mut input)?);
+                }
+            }
+            Value::Tuple(items)
+        }
+        CqlType::Udt { def, .. } => {
+            let mut fields = Vec::with_capacity(def.fields.len());
+            for (name, t) in &def.fields {
+                let v = if input.is_empty() {
+                    None
+                } else {
+                    take_element(ty, t, &mut input)?
+                };
+                fields.push((name.clone(), v));
+            }
+            Value::Udt(fields)
+        }
+        CqlType::Vector { element, dimension } => {
+            let dim = *dimension as usize;
+            let mut items = Vec::with_capacity(dim.min(input.len()));
+            match element.fixed_size() {
+                Some(size) => {
+                    if Some(input.len()) != size.checked_mul(dim) {
+                        return Err(bad(
+                            ty,
+                            format_args!("expected {} bytes, got {}", size * dim, input.len()),
+                        ));
+                    }
+                    for chunk in input.chunks_exact(size.max(1)) {
+                        items.push(super::deserialize(element, chunk)?);
+                    }
+                    input = &[];
+                }
+                None => {
+                    for _ in 0..dim {
+                        let n = super::temporal::read_unsigned_vint(&mut input)
+                            .ok_or_else(|| bad(ty, "truncated"))?;
+                        let n = usize::try_from(n)
+                            .ok()
+                            .filter(|n| *n <= input.len())
+                            .ok_or_else(|| bad(ty, "an element longer than the value"))?;
+                        let (head, rest) = input.split_at(n);
+                        items.push(super::deserialize(element, head)?);
+                        input = rest;
+                    }
+                }
+            }
+            Value::Vector(items)
+        }
+        other => return super::deserialize(other, bytes),
+    };
+    if !input.is_empty() {
+        return Err(bad(ty, format_args!("{} trailing bytes", input.len())));
+    }
+    Ok(v)
+}
+
+/// Appends the ascending comparable encoding of a composite value (contract 3).
+pub(super) fn encode(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::List(items) | Value::Set(items) => {
+            for e in items {
+                out.push(1);
+                encode_comparable(e, false, out);
+            }
+            out.push(0);
+        }
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                out.push(1);
+                encode_comparable(k, false, out);
+                encode_comparable(v, false, out);
+            }
+            out.push(0);
+        }
+        Value::Tuple(_) | Value::Udt(_) => {
+            let items: Vec<Option<&Value>> = match v {
+                Value::Tuple(items) => items.iter().map(Option::as_ref).collect(),
+                Value::Udt(fields) => fields.iter().map(|(_, v)| v.as_ref()).collect(),
+                _ => Vec::new(),
+            };
+            let used = items.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+            for e in &items[..used] {
+                match e {
+                    None => out.push(1),
+                    Some(e) => {
+                        out.push(2);
+                        encode_comparable(e, false, out);
+                    }
+                }
+            }
+            out.push(0);
+        }
+        Value::Vector(items) => {
+            for e in items {
+                encode_comparable(e, false, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn marker(ty: &CqlType, mask: u8, input: &mut &[u8]) -> Result<u8> {
+    let (&b, rest) = input.split_first().ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "truncated comparable encoding of a {} value",
+            ty.name()
+        ))
+    })?;
+    *input = rest;
+    Ok(b ^ mask)
+}
+
+fn corrupt(ty: &CqlType) -> Error {
+    Error::InvalidInput(format!(
+        "malformed comparable encoding of a {} value: bad marker byte",
+        ty.name()
+    ))
+}
+
+/// Decodes one comparable-encoded composite value (contract 3).
+pub(super) fn decode(ty: &CqlType, descending: bool, input: &mut &[u8]) -> Result<Value> {
+    let mask = if descending { 0xFF } else { 0 };
+    Ok(match ty {
+        CqlType::List { element, .. } | CqlType::Set { element, .. } => {
+            let mut items = Vec::new();
+            loop {
+                match marker(ty, mask, input)? {
+                    0 => break,
+                    1 => items.push(decode_comparable(element, descending, input)?),
+                    _ => return Err(corrupt(ty)),
+                }
+            }
+            if matches!(ty, CqlType::Set { .. }) {
+                Value::Set(items)
+            } else {
+                Value::List(items)
+            }
+        }
+        CqlType::Map { key, value, .. } => {
+            let mut entries = Vec::new();
+            loop {
+                match marker(ty, mask, input)? {
+                    0 => break,
+                    1 => {
+                        let k = decode_comparable(key, descending, input)?;
+                        let v = decode_comparable(value, descending, input)?;
+                        entries.push((k, v));
+                    }
+                    _ => return Err(corrupt(ty)),
+                }
+            }
+            Value::Map(entries)
+        }
+        CqlType::Tuple(types) => Value::Tuple(decode_components(ty, types, descending, input)?),
+        CqlType::Udt { def, .. } => {
+            let types: Vec<CqlType> = def.fields.iter().map(|(_, t)| t.clone()).collect();
+            let items = decode_components(ty, &types, descending, input)?;
+            Value::Udt(
+                def.fields
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .zip(items)
+                    .collect(),
+            )
+        }
+        CqlType::Vector { element, dimension } => {
+            let mut items = Vec::new();
+            for _ in 0..*dimension {
+                items.push(decode_comparable(element, descending, input)?);
+            }
+            Value::Vector(items)
+        }
+        other => return decode_comparable(other, descending, input),
+    })
+}
+
+fn decode_components(
+    ty: &CqlType,
+    types: &[CqlType],
+    descending: bool,
+    input: &mut &[u8],
+) -> Result<Vec<Option<Value>>> {
+    let mask = if descending { 0xFF } else { 0 };
+    let mut items = Vec::with_capacity(types.len());
+    loop {
+        match marker(ty, mask, input)? {
+            0 => break,
+            m @ (1 | 2) => {
+                let t = types.get(items.len()).ok_or_else(|| corrupt(ty))?;
+                items.push(if m == 1 {
+                    None
+                } else {
+                    Some(decode_comparable(t, descending, input)?)
+                });
+            }
+            _ => return Err(corrupt(ty)),
+        }
+    }
+    items.resize(types.len(), None);
+    Ok(items)
+}
+
+/// The canonical form of a composite value: every part canonical.
+pub(super) fn canonical(v: &Value) -> Value {
+    let c = super::canonical;
+    match v {
+        Value::List(items) => Value::List(items.iter().map(c).collect()),
+        Value::Set(items) => Value::Set(items.iter().map(c).collect()),
+        Value::Vector(items) => Value::Vector(items.iter().map(c).collect()),
+        Value::Map(entries) => Value::Map(entries.iter().map(|(k, v)| (c(k), c(v))).collect()),
+        Value::Tuple(items) => Value::Tuple(items.iter().map(|i| i.as_ref().map(c)).collect()),
+        Value::Udt(fields) => Value::Udt(
+            fields
+                .iter()
+                .map(|(n, v)| (n.clone(), v.as_ref().map(c)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A UDT type for tests and builders.
+pub fn udt(keyspace: &str, name: &str, fields: &[(&str, CqlType)], frozen: bool) -> CqlType {
+    CqlType::Udt {
+        def: Arc::new(UdtDef {
+            keyspace: keyspace.to_string(),
+            name: name.to_string(),
+            fields: fields
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.clone()))
+                .collect(),
+        }),
+        frozen,
+    }
+}
