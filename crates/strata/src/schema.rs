@@ -2195,12 +2195,14 @@ impl Catalog {
         let uses = |t: &CqlType| {
             t.any(&|t| matches!(t, CqlType::Udt { def, .. } if def.keyspace == keyspace && def.name == name))
         };
-        let tables: Vec<&str> = ks
+        // In creation order, as Cassandra lists them.
+        let mut using: Vec<&TableSchema> = ks
             .tables
             .values()
             .filter(|t| t.columns.iter().any(|c| uses(&c.ty)))
-            .map(|t| t.name.as_str())
             .collect();
+        using.sort_by_key(|t| t.id);
+        let tables: Vec<&str> = using.iter().map(|t| t.name.as_str()).collect();
         if !tables.is_empty() {
             return Err(Error::InvalidInput(format!(
                 "Cannot drop user type '{keyspace}.{name}' as it is still used by tables {}",

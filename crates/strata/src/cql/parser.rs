@@ -1144,13 +1144,15 @@ impl<'a> Parser<'a> {
                     self.expect_p(",")?;
                     let t = self.tok();
                     let dim = match t.kind {
-                        Kind::Integer => self.text_of(t).parse::<u32>().ok().filter(|&d| d > 0),
+                        // 0 parses: Cassandra refuses it when the type is
+                        // prepared, with its own message.
+                        Kind::Integer => self.text_of(t).parse::<u32>().ok(),
                         _ => return Err(self.expected("a vector dimension")),
                     };
                     let Some(dim) = dim else {
                         return Err(self.syntax(
                             t.start,
-                            "a vector dimension must be a positive 32-bit integer",
+                            "a vector dimension must be a 32-bit unsigned integer",
                         ));
                     };
                     self.advance();

@@ -308,18 +308,34 @@ pub(crate) fn update(
             | Assignment::Subtract { column, .. }
             | Assignment::Prepend { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
-                return Err(invalid(format!(
-                    "Invalid operation on column {} of type {}: only counters and collections can be incremented, appended to or removed from",
-                    col.name,
-                    col.ty.name()
-                )));
+                // Cassandra prints the operation as it understood it.
+                let op = a.to_string();
+                return Err(invalid(if col.ty.is_collection() {
+                    format!(
+                        "Invalid operation ({op}) for frozen collection column {}",
+                        col.name
+                    )
+                } else {
+                    format!(
+                        "Invalid operation ({op}) for non counter column {}",
+                        col.name
+                    )
+                }));
             }
             Assignment::SetElement { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
-                return Err(invalid(format!(
-                    "Invalid operation ({}[...] = ...) for non collection column {}",
-                    col.name, col.name
-                )));
+                let op = a.to_string();
+                return Err(invalid(if col.ty.is_collection() {
+                    format!(
+                        "Invalid operation ({op}) for frozen collection column {}",
+                        col.name
+                    )
+                } else {
+                    format!(
+                        "Invalid operation ({op}) for non collection column {}",
+                        col.name
+                    )
+                }));
             }
             Assignment::SetField { column, .. } => {
                 let col = column_of(&schema, &column.text)?;

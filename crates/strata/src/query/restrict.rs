@@ -248,6 +248,16 @@ pub(crate) fn analyze(
             }
             RelationTarget::Column(name) => {
                 let col = column(schema, &name.text)?;
+                if col.ty == CqlType::Duration
+                    && matches!(
+                        r.op,
+                        Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte
+                    )
+                {
+                    return Err(invalid(
+                        "Slice restrictions are not supported on duration columns",
+                    ));
+                }
                 match col.kind {
                     ColumnKind::PartitionKey => {
                         let slot = &mut pk_candidates[col.position];
@@ -727,6 +737,18 @@ fn filter(col: &ColumnDef, r: &Relation) -> QueryOutcome<Filter> {
         | Operator::Gte
         | Operator::Neq
         | Operator::In => Ok(Filter {
+            column: col.name.clone(),
+            kind: col.kind,
+            ty: col.ty.clone(),
+            position: col.position,
+            op: r.op,
+            value: r.value.clone(),
+        }),
+        Operator::ContainsKey if !matches!(col.ty, CqlType::Map { .. }) => Err(invalid(format!(
+            "Cannot use CONTAINS KEY on non-map column {}",
+            col.name
+        ))),
+        Operator::Contains | Operator::ContainsKey if col.ty.is_collection() => Ok(Filter {
             column: col.name.clone(),
             kind: col.kind,
             ty: col.ty.clone(),
@@ -1339,9 +1361,18 @@ pub(crate) struct BoundFilter {
 
 impl Filter {
     pub(crate) fn bind(&self, eval: &Eval<'_>) -> QueryOutcome<BoundFilter> {
+        // CONTAINS binds an element (a map's value), CONTAINS KEY a key.
+        let ty = match (self.op, &self.ty) {
+            (Operator::Contains, CqlType::List { element, .. } | CqlType::Set { element, .. }) => {
+                (**element).clone()
+            }
+            (Operator::Contains, CqlType::Map { value, .. }) => (**value).clone(),
+            (Operator::ContainsKey, CqlType::Map { key, .. }) => (**key).clone(),
+            (_, t) => t.clone(),
+        };
         let col = ColumnDef {
             name: self.column.clone(),
-            ty: self.ty.clone(),
+            ty,
             kind: self.kind,
             position: self.position,
             id: None,
@@ -1374,6 +1405,22 @@ impl BoundFilter {
         let Some(first) = self.values.first() else {
             return false;
         };
+        match (self.op, v) {
+            (Operator::Contains, Value::List(items) | Value::Set(items)) => {
+                return items.iter().any(|x| compare(x, first) == Ordering::Equal)
+            }
+            (Operator::Contains, Value::Map(entries)) => {
+                return entries
+                    .iter()
+                    .any(|(_, x)| compare(x, first) == Ordering::Equal)
+            }
+            (Operator::ContainsKey, Value::Map(entries)) => {
+                return entries
+                    .iter()
+                    .any(|(k, _)| compare(k, first) == Ordering::Equal)
+            }
+            _ => {}
+        }
         let c = compare(v, first);
         match self.op {
             Operator::Eq => c == Ordering::Equal,

@@ -436,7 +436,11 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 Some(&ks),
                 &ct.text,
                 &catalog.udt_lookup(),
-            )?
+            )
+            .map_err(|e| match e {
+                crate::error::Error::InvalidInput(m) => QueryError::invalid(m),
+                other => QueryError::from(other),
+            })?
             .schema;
             db.create_table(schema)?;
             Ok(changed(

@@ -84,6 +84,12 @@ enum Expr {
         arg: Option<Box<Expr>>,
         ty: ColumnType,
     },
+    /// Field `index` of a user-defined type value.
+    Field {
+        inner: Box<Expr>,
+        udt: CqlType,
+        index: usize,
+    },
 }
 
 struct OutColumn {
@@ -225,7 +231,11 @@ fn plan_selector(
                     Expr::WriteTime(i)
                 },
                 ColumnType::Native(CqlType::BigInt),
-                format!("{}({})", if max { "maxwritetime" } else { "writetime" }, col.name),
+                format!(
+                    "{}({})",
+                    if max { "maxwritetime" } else { "writetime" },
+                    col.name
+                ),
             )
         }
         Selector::Ttl { column, .. } => {
@@ -300,8 +310,8 @@ fn plan_selector(
                     // when none fits (a wrong count or type of arguments).
                     let numeric_signatures = || {
                         [
-                            "bigint", "counter", "decimal", "double", "float", "int",
-                            "smallint", "tinyint", "varint",
+                            "bigint", "counter", "decimal", "double", "float", "int", "smallint",
+                            "tinyint", "varint",
                         ]
                         .iter()
                         .map(|t| format!("system.{lower} : ({t}) -> {t}"))
@@ -402,7 +412,7 @@ fn plan_selector(
                         format!("system.token({})", pk.join(", ")),
                     )
                 }
-                                _ => {
+                _ => {
                     // A function of constants only (`now()`,
                     // `toTimestamp(now())`, `bigintAsBlob(7)`) is evaluated once,
                     // as a term, its arguments typed by the function.
@@ -445,7 +455,9 @@ fn plan_selector(
         Selector::Cast { selector, ty, .. } => {
             let (e, from, n) = plan_selector(schema, selector, slots, eval)?;
             let to = match ty {
-                crate::cql::ast::TypeExpr::Native(t) => CqlType::parse(t).map_err(QueryError::from)?,
+                crate::cql::ast::TypeExpr::Native(t) => {
+                    CqlType::parse(t).map_err(QueryError::from)?
+                }
                 other => {
                     return Err(invalid(format!(
                         "Cannot cast to {other:?}: only native types are cast targets"
@@ -463,7 +475,7 @@ fn plan_selector(
                 format!("cast({n} as {})", to.name()),
             )
         }
-                Selector::Term(t) => {
+        Selector::Term(t) => {
             // A constant needs a type hint, as in Cassandra (`(int)1`).
             if let Term::Literal { .. } = t {
                 return Err(invalid(format!(
@@ -476,15 +488,56 @@ fn plan_selector(
             (Expr::Constant(v), ty, text)
         }
         Selector::Star { .. } => return Err(invalid("* is only allowed in count(*)")),
-        Selector::Field { .. } | Selector::Element { .. } | Selector::Slice { .. } => {
-            return Err(invalid(
-                "Field and element selection apply to collections and user types, which this table does not have",
-            ))
+        Selector::Field { selector, field } => {
+            let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
+            let udt = match ty.stored_type() {
+                Some(t @ CqlType::Udt { .. }) => t,
+                _ => {
+                    return Err(invalid(format!(
+                        "Invalid field selection: {n} of type {} is not a user type",
+                        ty.to_cql()
+                    )))
+                }
+            };
+            let CqlType::Udt { def, .. } = &udt else {
+                return Err(invalid("not a user type"));
+            };
+            let Some(index) = def.fields.iter().position(|(f, _)| *f == field.text) else {
+                return Err(invalid(format!(
+                    "{n} of type {} has no field {}",
+                    def.name, field.text
+                )));
+            };
+            let field_ty = ColumnType::of(&def.fields[index].1);
+            let name = format!("{n}.{}", field.text);
+            (
+                Expr::Field {
+                    inner: Box::new(e),
+                    udt: udt.clone(),
+                    index,
+                },
+                field_ty,
+                name,
+            )
+        }
+        Selector::Element { selector, .. } | Selector::Slice { selector, .. } => {
+            let (_, ty, n) = plan_selector(schema, selector, slots, eval)?;
+            return Err(invalid(match ty.stored_type() {
+                Some(CqlType::List { .. }) => {
+                    format!("Element selection is only allowed on sets and maps, but {n} is a list")
+                }
+                Some(t @ (CqlType::Set { .. } | CqlType::Map { .. })) => format!(
+                    "Element selection on {} columns is not supported yet",
+                    t.name()
+                ),
+                _ => format!(
+                    "Invalid element selection: {n} is of type {} is not a collection",
+                    ty.to_cql()
+                ),
+            }));
         }
         Selector::Arith { .. } | Selector::Negate { .. } => {
-            return Err(invalid(
-                "Arithmetic in the select clause is not supported",
-            ))
+            return Err(invalid("Arithmetic in the select clause is not supported"))
         }
     })
 }
@@ -692,6 +745,17 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
         }
         Expr::Token => Some(r.key.token.to_be_bytes().to_vec()),
         Expr::Constant(v) => v.clone(),
+        Expr::Field { inner, udt, index } => {
+            let Some(bytes) = eval_expr(inner, r, aggs)? else {
+                return Ok(None);
+            };
+            match types::deserialize(udt, &bytes).map_err(QueryError::from)? {
+                Value::Udt(mut fields) if *index < fields.len() => {
+                    fields.swap_remove(*index).1.map(|v| types::serialize(&v))
+                }
+                _ => None,
+            }
+        }
         Expr::Cast { inner, from, to } => {
             let Some(bytes) = eval_expr(inner, r, aggs)? else {
                 return Ok(None);
@@ -711,9 +775,10 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             for (a, t) in args.iter().zip(arg_types) {
                 let b = eval_expr(a, r, aggs)?;
                 vals.push(match (b, t) {
-                    (Some(b), ColumnType::Native(t)) => {
-                        Some(types::deserialize(t, &b).map_err(QueryError::from)?)
-                    }
+                    (Some(b), t) => match t.stored_type() {
+                        Some(t) => Some(types::deserialize(&t, &b).map_err(QueryError::from)?),
+                        None => None,
+                    },
                     _ => None,
                 });
             }
@@ -729,6 +794,10 @@ fn scalar_function(
     arg_types: &[ColumnType],
 ) -> QueryOutcome<Option<Value>> {
     let Some(Some(v)) = args.first() else {
+        // toJson(null) is the JSON text "null", as Cassandra returns it.
+        if name == "tojson" {
+            return Ok(Some(Value::Text("null".to_string())));
+        }
         return Ok(None);
     };
     Ok(Some(match name {
@@ -1406,9 +1475,10 @@ fn aggregate_value(e: &Expr, accs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
             for (a, t) in args.iter().zip(arg_types) {
                 let b = aggregate_value(a, accs)?;
                 vals.push(match (b, t) {
-                    (Some(b), ColumnType::Native(t)) => {
-                        Some(types::deserialize(t, &b).map_err(QueryError::from)?)
-                    }
+                    (Some(b), t) => match t.stored_type() {
+                        Some(t) => Some(types::deserialize(&t, &b).map_err(QueryError::from)?),
+                        None => None,
+                    },
                     _ => None,
                 });
             }

@@ -706,6 +706,28 @@ fn column_rows(t: &TableSchema) -> VRows {
         .collect()
 }
 
+/// `system_schema.types`: each user-defined type's field names and types.
+fn types_rows(ctx: &Ctx<'_>) -> VRows {
+    let list = |items: Vec<String>| {
+        Some(crate::types::serialize(&crate::types::Value::List(
+            items.into_iter().map(crate::types::Value::Text).collect(),
+        )))
+    };
+    let catalog = ctx.exec.db.catalog();
+    let mut rows = Vec::new();
+    for ks in catalog.keyspaces.values() {
+        for t in ks.types.values() {
+            rows.push(vec![
+                text(&t.keyspace),
+                text(&t.name),
+                list(t.fields.iter().map(|(n, _)| n.clone()).collect()),
+                list(t.fields.iter().map(|(_, ty)| ty.name()).collect()),
+            ]);
+        }
+    }
+    rows
+}
+
 fn columns_rows(ctx: &Ctx<'_>) -> VRows {
     let catalog = ctx.exec.db.catalog();
     let mut rows: VRows = schema_listed_system_tables()
@@ -852,6 +874,7 @@ fn rows_of(ctx: &Ctx<'_>, ks: &str, table: &str) -> QueryOutcome<VRows> {
         ("system_schema", "keyspaces") => keyspace_rows(ctx),
         ("system_schema", "tables") => tables_rows(ctx),
         ("system_schema", "columns") => columns_rows(ctx),
+        ("system_schema", "types") => types_rows(ctx),
         ("system_schema", _) => Vec::new(),
         ("system_virtual_schema", t) => virtual_schema_rows(t),
         ("system_views", "settings") => settings_rows(ctx),

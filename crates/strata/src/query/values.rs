@@ -171,6 +171,15 @@ pub(crate) fn literal_value(l: &Literal, ty: &CqlType, receiver: &str) -> QueryO
     }
     let v = match l {
         Literal::Blob(b) => Value::Blob(b.clone()),
+        // An integer literal for a time is nanoseconds since midnight.
+        Literal::Integer(s) if *ty == CqlType::Time => match s.parse::<i64>() {
+            Ok(n) if (0..crate::types::temporal::NANOS_PER_DAY).contains(&n) => Value::Time(n),
+            _ => {
+                return Err(QueryError::invalid(format!(
+                    "Unable to make long (for time) from: '{s}'"
+                )))
+            }
+        },
         // An integer literal for a timestamp is milliseconds since the epoch.
         Literal::Integer(s) if *ty == CqlType::Timestamp => Value::Timestamp(
             s.parse::<i64>()
@@ -207,7 +216,7 @@ fn literal_error(ty: &CqlType, text: &str) -> String {
         CqlType::Blob => format!("cannot parse '{text}' as hex bytes"),
         CqlType::Text => format!("Invalid text value '{text}'"),
         CqlType::Counter => make("long"),
-        CqlType::Time => format!("Unable to coerce '{text}' to a formatted time (long)"),
+        CqlType::Time => format!("(TimeType) Unable to coerce '{text}' to a formatted time (long)"),
         CqlType::Duration => format!("Unable to convert '{text}' to a duration"),
         other => format!("Invalid {} value '{text}'", other.name()),
     }
@@ -255,6 +264,14 @@ fn bytes_error(ty: &CqlType, bytes: &[u8]) -> String {
 /// Serialized bytes from a client as a value of `ty` (invariant 1).
 pub(crate) fn bytes_value(bytes: &[u8], ty: &CqlType, receiver: &str) -> QueryOutcome<Value> {
     types::deserialize(ty, bytes).map_err(|_| {
+        if let CqlType::Vector { element, dimension } = ty {
+            let short = element
+                .fixed_size()
+                .is_some_and(|n| bytes.len() < n * *dimension as usize);
+            if short {
+                return QueryError::invalid(format!("Not enough bytes to read a {}", ty.name()));
+            }
+        }
         // A blobAs<type>() function names itself and the value, as Cassandra.
         if let Some(rest) = receiver.strip_prefix("blobas") {
             QueryError::invalid(format!(
@@ -344,6 +361,22 @@ fn element(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> QueryO
     }
 }
 
+/// One element of a vector literal: nulls and unset values refused.
+fn vector_element(
+    term: &Term,
+    ty: &CqlType,
+    receiver: &str,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Value> {
+    match scalar(term, ty, receiver, eval)? {
+        Bound::Value(v) => Ok(v),
+        Bound::Null => Err(QueryError::invalid("null is not supported inside vectors")),
+        Bound::Unset => Err(QueryError::invalid(
+            "unset value is not supported inside collections",
+        )),
+    }
+}
+
 /// One component of a tuple or UDT literal: null allowed, unset refused.
 fn component(
     term: &Term,
@@ -388,7 +421,11 @@ fn composite(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> Quer
                     l.len()
                 )));
             }
-            Value::Vector(items(l, e)?)
+            Value::Vector(
+                l.iter()
+                    .map(|t| vector_element(t, e, receiver, eval))
+                    .collect::<QueryOutcome<Vec<Value>>>()?,
+            )
         }
         (Term::Set { items: l, .. }, CqlType::Set { element: e, .. }) => {
             Value::Set(normalize_set(items(l, e)?))

@@ -5,6 +5,7 @@
 
 pub mod blob;
 pub mod child;
+pub mod golden;
 pub mod large_values;
 pub mod old_format;
 pub mod upgrade;
