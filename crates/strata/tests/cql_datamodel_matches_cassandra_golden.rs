@@ -83,7 +83,7 @@ fn directive(exec: &mut Option<Executor>, session: &mut Session, dir: &std::path
         "restart" => {
             // The old database is dropped without a close (a crash), which
             // also frees the directory for the next open.
-            *exec = None;
+            drop(exec.take());
             *exec = Some(executor(dir));
             let ks = line["keyspace"].as_str().expect("keyspace");
             session.keyspace = Some(ks.to_string());

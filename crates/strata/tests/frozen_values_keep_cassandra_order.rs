@@ -248,8 +248,9 @@ fn one_seed(seed: u64) {
                     }
                 }
                 _ => {
-                    // A crash: the database is dropped without a close.
-                    exec = None;
+                    // A crash: the database is dropped without a close
+                    // (before the next open, which needs its directory).
+                    drop(exec.take());
                     exec = Some(executor(dir.path()));
                 }
             },

@@ -29,45 +29,13 @@ use std::sync::Arc;
 use super::{decode_comparable, encode_comparable, serialize_into, CqlType, UdtDef, Value};
 use crate::error::{Error, Result};
 
-/// Which kind of collection a type is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CollectionKind {
-    List,
-    Set,
-    Map,
-}
-
-/// The path of the cell that records a non-frozen collection's or UDT's
-/// deletion (Cassandra's complex deletion): empty, which no element path is
-/// (every comparable encoding is at least one byte), so it sorts first.
-pub const COMPLEX_DELETION_PATH: &[u8] = &[];
-
-/// The cell path of a set element or map key: its ascending comparable
-/// encoding, so a column's cells are in the element type's order.
+/// A set element's or map key's ascending comparable encoding: how sets and
+/// maps are ordered and deduplicated (and the cell path a non-frozen
+/// collection's element will have, docs/STATUS.md).
 pub fn element_path(element: &Value) -> Vec<u8> {
     let mut out = Vec::new();
     encode_comparable(element, false, &mut out);
     out
-}
-
-/// The cell path of a non-frozen UDT's field: its position, 2 bytes
-/// big-endian (as Cassandra's `UserType` paths).
-pub fn field_path(index: u16) -> Vec<u8> {
-    index.to_be_bytes().to_vec()
-}
-
-/// The element (set, map) or list key (a timeuuid) a cell path stands for.
-pub fn cell_path_element(ty: &CqlType, path: &[u8]) -> Result<Value> {
-    let mut input = path;
-    let v = decode_comparable(ty, false, &mut input)?;
-    if !input.is_empty() {
-        return Err(Error::InvalidInput(format!(
-            "{} trailing bytes after a {} cell path",
-            input.len(),
-            ty.name()
-        )));
-    }
-    Ok(v)
 }
 
 fn quote_name(name: &str) -> String {

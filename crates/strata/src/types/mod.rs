@@ -62,7 +62,7 @@ use std::sync::Arc;
 pub mod composite;
 pub mod temporal;
 
-pub use composite::{cell_path_element, element_path, field_path, COMPLEX_DELETION_PATH};
+pub use composite::element_path;
 
 /// A CQL column type: the native types, and the composite ones built from
 /// them (see [`composite`] for their encodings and `docs/cql-types.md`).
