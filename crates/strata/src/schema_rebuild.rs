@@ -114,7 +114,16 @@ pub fn rebuild_schema(fs: &Fs, dir: &Path, opts: &RebuildSchemaOptions) -> Resul
                         types: BTreeMap::new(),
                     })
                     .tables
-                    .insert(name.clone(), schema);
+                    .insert(name.clone(), schema.clone());
+                // The keyspace's user-defined types, from the definitions
+                // the columns carry (the identity header records them).
+                if let Some(k) = catalog.keyspaces.get_mut(&ks) {
+                    for def in schema.columns.iter().flat_map(|c| c.ty.udts()) {
+                        if def.keyspace == ks {
+                            k.types.entry(def.name.clone()).or_insert(def);
+                        }
+                    }
+                }
                 tables.push(report);
             }
             Rebuilt::Empty => {}
@@ -250,7 +259,7 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
         .uuid(uuid);
     let mut ids = Vec::new();
     for c in &newest.columns {
-        let ty = CqlType::parse(&c.cql_type).map_err(|_| {
+        let ty = CqlType::from_descriptor(&c.cql_type).map_err(|_| {
             Error::corruption(
                 &newest_path,
                 0,

@@ -125,7 +125,7 @@ impl SSTableIdentity {
             .iter()
             .map(|c| IdentityColumn {
                 name: c.name.clone(),
-                cql_type: c.ty.name().to_string(),
+                cql_type: c.ty.descriptor(),
                 role: match (c.kind, c.descending) {
                     (ColumnKind::PartitionKey, _) => ColumnRole::PartitionKey,
                     (ColumnKind::Clustering, false) => ColumnRole::ClusteringAsc,
@@ -402,6 +402,14 @@ enum Names {
     MayDiffer,
 }
 
+/// A column type as its CQL name, from the identity's descriptor
+/// (`CqlType::descriptor`); the text itself if it does not parse.
+fn shown_type(descriptor: &str) -> String {
+    crate::types::CqlType::from_descriptor(descriptor)
+        .map(|t| t.name())
+        .unwrap_or_else(|_| descriptor.to_string())
+}
+
 fn differs(f: &IdentityColumn, s: &IdentityColumn, names: Names) -> Option<String> {
     if names == Names::Compared && f.name != s.name {
         return Some(format!(
@@ -409,10 +417,13 @@ fn differs(f: &IdentityColumn, s: &IdentityColumn, names: Names) -> Option<Strin
             f.name, s.name
         ));
     }
-    if f.cql_type != s.cql_type {
+    // Compared by CQL name: a UDT column's descriptor carries the type's
+    // fields, which ALTER TYPE changes without touching stored values.
+    let (ft, st) = (shown_type(&f.cql_type), shown_type(&s.cql_type));
+    if ft != st {
         return Some(format!(
-            "column {} is {} in the file, {} in the schema",
-            f.name, f.cql_type, s.cql_type
+            "column {} is {ft} in the file, {st} in the schema",
+            f.name
         ));
     }
     if f.role != s.role {

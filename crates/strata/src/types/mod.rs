@@ -287,6 +287,34 @@ impl CqlType {
         }
     }
 
+    /// Every user-defined type in this type, outermost first (a UDT's own
+    /// field types after it).
+    pub fn udts(&self) -> Vec<Arc<UdtDef>> {
+        let mut out = Vec::new();
+        self.collect_udts(&mut out);
+        out
+    }
+
+    fn collect_udts(&self, out: &mut Vec<Arc<UdtDef>>) {
+        match self {
+            CqlType::Udt { def, .. } => {
+                out.push(def.clone());
+                for (_, t) in &def.fields {
+                    t.collect_udts(out);
+                }
+            }
+            CqlType::List { element, .. }
+            | CqlType::Set { element, .. }
+            | CqlType::Vector { element, .. } => element.collect_udts(out),
+            CqlType::Map { key, value, .. } => {
+                key.collect_udts(out);
+                value.collect_udts(out);
+            }
+            CqlType::Tuple(items) => items.iter().for_each(|t| t.collect_udts(out)),
+            _ => {}
+        }
+    }
+
     /// A self-contained spelling for files (an sstable's identity header):
     /// the CQL name for every type without a user-defined type in it, else
     /// the JSON form, which carries the UDTs' definitions. Read back by
