@@ -3,7 +3,8 @@
 //! sstables' identity headers, which carry each composite type whole (the
 //! UDT's fields included): the columns come back with their types, the
 //! keyspace gets its user-defined type back (so `system_schema.types` lists
-//! it and new tables can use it), and every acknowledged row reads as written,
+//! it, DESCRIBE prints it and new tables can use it), and every acknowledged
+//! row reads as written,
 //! those in sstables and those only in the commit log alike.
 
 mod common;
@@ -75,6 +76,15 @@ fn schema_rebuild_restores_user_types_and_composite_columns() {
         "SELECT type_name FROM system_schema.types WHERE keyspace_name = 'ks'",
     );
     assert_eq!(listed, vec![vec![Some(b"addr".to_vec())]]);
+    let described = rows(&exec, "DESCRIBE KEYSPACE ks");
+    let statements: Vec<String> = described
+        .iter()
+        .map(|r| String::from_utf8(r[3].clone().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        statements[1], "CREATE TYPE ks.addr (\n    street text,\n    nr int\n);",
+        "the type between the keyspace and its tables: {statements:?}"
+    );
     // The type is usable again, and protected again.
     run(
         &exec,

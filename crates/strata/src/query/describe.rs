@@ -47,6 +47,47 @@ fn keyspace_cql(ks: &Keyspace) -> String {
     )
 }
 
+/// A user-defined type's `CREATE TYPE`, laid out as Cassandra prints it.
+fn type_cql(def: &crate::types::UdtDef) -> String {
+    let fields: Vec<String> = def
+        .fields
+        .iter()
+        .map(|(n, t)| format!("    {} {}", cql_name(n), t.name()))
+        .collect();
+    format!(
+        "CREATE TYPE {}.{} (\n{}\n);",
+        cql_name(&def.keyspace),
+        cql_name(&def.name),
+        fields.join(",\n")
+    )
+}
+
+/// A keyspace's types in an order that creates each after the types its
+/// fields use (Cassandra sorts them so too), then by name.
+fn types_in_order(ks: &Keyspace) -> Vec<Arc<crate::types::UdtDef>> {
+    let mut out: Vec<Arc<crate::types::UdtDef>> = Vec::new();
+    let mut left: Vec<Arc<crate::types::UdtDef>> = ks.types.values().cloned().collect();
+    while !left.is_empty() {
+        let before = left.len();
+        left.retain(|def| {
+            let ready = def.fields.iter().all(|(_, t)| {
+                t.udts()
+                    .iter()
+                    .all(|u| u.keyspace != ks.name || out.iter().any(|o| o.name == u.name))
+            });
+            if ready {
+                out.push(def.clone());
+            }
+            !ready
+        });
+        if left.len() == before {
+            // A cycle cannot be created; keep the rest rather than loop.
+            out.append(&mut left);
+        }
+    }
+    out
+}
+
 /// Runs a DESCRIBE statement.
 pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
     let catalog = ctx.exec.db.catalog();
@@ -87,6 +128,9 @@ pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
             keyspace_cql(ks),
         )];
         if !only {
+            for def in types_in_order(ks) {
+                rows.push((ks.name.clone(), "type", def.name.clone(), type_cql(&def)));
+            }
             for t in ks.tables.values() {
                 rows.push((ks.name.clone(), "table", t.name.clone(), t.to_cql()));
             }
@@ -132,7 +176,18 @@ pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
                 }))
                 .collect(),
         ),
-        Describe::Types | Describe::Functions | Describe::Aggregates => listing(Vec::new()),
+        Describe::Types => listing(
+            catalog
+                .keyspaces
+                .values()
+                .flat_map(|ks| {
+                    ks.types
+                        .keys()
+                        .map(move |t| (ks.name.clone(), "type", t.clone()))
+                })
+                .collect(),
+        ),
+        Describe::Functions | Describe::Aggregates => listing(Vec::new()),
         Describe::Schema { .. } => elements(
             catalog
                 .keyspaces
@@ -166,9 +221,19 @@ pub(crate) fn run(ctx: &Ctx<'_>, d: &Describe) -> QueryOutcome<QueryResult> {
             })?;
             elements(vec![(ks.clone(), "table", t.name.clone(), t.to_cql())])
         }
-        Describe::Type(qn) | Describe::Function(qn) | Describe::Aggregate(qn) => {
+        Describe::Type(qn) => {
+            let ks = ctx.keyspace_of(qn)?;
+            let def = catalog.udt(&ks, &qn.name.text).ok_or_else(|| {
+                QueryError::invalid(format!(
+                    "'{}' not found in keyspace '{ks}'",
+                    qn.name.text
+                ))
+            })?;
+            elements(vec![(ks, "type", def.name.clone(), type_cql(&def))])
+        }
+        Describe::Function(qn) | Describe::Aggregate(qn) => {
             return Err(QueryError::invalid(format!(
-                "'{}' not found: user-defined types, functions and aggregates do not exist in this database",
+                "'{}' not found: user-defined functions and aggregates do not exist in this database",
                 qn.name.text
             )))
         }
