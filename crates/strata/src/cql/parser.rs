@@ -271,19 +271,27 @@ pub(crate) fn is_reserved(word: &str) -> bool {
 
 type R<T> = Result<T, CqlError>;
 
+impl<'a> Parser<'a> {
+    /// A parser at the first token of `text`; a lexical error is a syntax
+    /// error at its offset.
+    fn over(text: &'a str) -> Result<Parser<'a>, CqlError> {
+        let toks = tokenize(text).map_err(|e| CqlError::syntax("CQL", e.pos, &e.msg))?;
+        Ok(Parser {
+            text,
+            toks,
+            i: 0,
+            markers: Vec::new(),
+            depth: 0,
+            what: "CQL",
+        })
+    }
+}
+
 /// Parses one statement, optionally ended by `;` (or several: Cassandra's
 /// grammar takes `SELECT ...;;`). A second statement after the
 /// `;` is a syntax error (use [`split_statements`] for scripts).
 pub fn parse_statement(text: &str) -> Result<Parsed, CqlError> {
-    let toks = tokenize(text).map_err(|e| CqlError::syntax("CQL", e.pos, &e.msg))?;
-    let mut p = Parser {
-        text,
-        toks,
-        i: 0,
-        markers: Vec::new(),
-        depth: 0,
-        what: "CQL",
-    };
+    let mut p = Parser::over(text)?;
     let statement = p.statement()?;
     while p.eat_p(";") {}
     if p.tok().kind != Kind::Eof {
@@ -298,15 +306,7 @@ pub fn parse_statement(text: &str) -> Result<Parsed, CqlError> {
 /// Parses one term (a literal, a collection, tuple or UDT literal, a
 /// function call), the whole text: what a composite value's text form is.
 pub fn parse_term(text: &str) -> Result<Term, CqlError> {
-    let toks = tokenize(text).map_err(|e| CqlError::syntax("CQL", e.pos, &e.msg))?;
-    let mut p = Parser {
-        text,
-        toks,
-        i: 0,
-        markers: Vec::new(),
-        depth: 0,
-        what: "CQL",
-    };
+    let mut p = Parser::over(text)?;
     let term = p.term()?;
     if p.tok().kind != Kind::Eof {
         return Err(p.expected("end of value"));

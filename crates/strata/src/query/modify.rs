@@ -306,36 +306,22 @@ pub(crate) fn update(
             Assignment::Set { column, value } => (column, value),
             Assignment::Add { column, .. }
             | Assignment::Subtract { column, .. }
-            | Assignment::Prepend { column, .. } => {
+            | Assignment::Prepend { column, .. }
+            | Assignment::SetElement { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
-                // Cassandra prints the operation as it understood it.
-                let op = a.to_string();
-                return Err(invalid(if col.ty.is_collection() {
-                    format!(
-                        "Invalid operation ({op}) for frozen collection column {}",
-                        col.name
-                    )
+                // Cassandra prints the operation as it understood it, and
+                // names what the column is not.
+                let not = if col.ty.is_collection() {
+                    "frozen collection"
+                } else if matches!(a, Assignment::SetElement { .. }) {
+                    "non collection"
                 } else {
-                    format!(
-                        "Invalid operation ({op}) for non counter column {}",
-                        col.name
-                    )
-                }));
-            }
-            Assignment::SetElement { column, .. } => {
-                let col = column_of(&schema, &column.text)?;
-                let op = a.to_string();
-                return Err(invalid(if col.ty.is_collection() {
-                    format!(
-                        "Invalid operation ({op}) for frozen collection column {}",
-                        col.name
-                    )
-                } else {
-                    format!(
-                        "Invalid operation ({op}) for non collection column {}",
-                        col.name
-                    )
-                }));
+                    "non counter"
+                };
+                return Err(invalid(format!(
+                    "Invalid operation ({a}) for {not} column {}",
+                    col.name
+                )));
             }
             Assignment::SetField { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
