@@ -118,7 +118,7 @@ enum Command {
     },
     /// Prints the Murmur3 token of a partition key value (Cassandra-compatible).
     Token {
-        /// CQL type of the key, e.g. `bigint`, `text`, `uuid`.
+        /// CQL type of the key, e.g. `bigint`, `text`, `uuid`, `frozen<list<int>>`.
         #[arg(value_name = "TYPE")]
         ty: String,
         /// The value, in CQL literal form (blobs as 0x...).
@@ -478,7 +478,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
             db.close()
         }
         Command::Token { ty, value, json } => {
-            let ty = CqlType::parse(&ty)?;
+            let ty = CqlType::from_descriptor(&ty)?;
             let v = strata::cql::literal::parse_value(&ty, &value)?;
             let bytes = types::serialize(&v);
             if bytes.is_empty() {

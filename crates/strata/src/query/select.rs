@@ -412,6 +412,9 @@ fn plan_selector(
                         format!("system.token({})", pk.join(", ")),
                     )
                 }
+                "similarity_cosine" | "similarity_dot_product" | "similarity_euclidean" => {
+                    plan_similarity(schema, &lower, args, slots, eval)?
+                }
                 _ => {
                     // A function of constants only (`now()`,
                     // `toTimestamp(now())`, `bigintAsBlob(7)`) is evaluated once,
@@ -650,6 +653,130 @@ fn constant_term(t: &Term, eval: &values::Eval<'_>) -> QueryOutcome<(ColumnType,
     Ok((ColumnType::of(&ty), v))
 }
 
+/// Cassandra 5's vector similarity functions: two float vectors of one
+/// dimension, a column's and a literal (typed by the column's vector type)
+/// or two columns'.
+fn plan_similarity(
+    schema: &TableSchema,
+    name: &str,
+    args: &[Selector],
+    slots: &mut usize,
+    eval: &values::Eval<'_>,
+) -> QueryOutcome<(Expr, ColumnType, String)> {
+    if args.len() != 2 {
+        return Err(invalid(format!(
+            "Invalid number of arguments for function system.{name}: expected 2, got {}",
+            args.len()
+        )));
+    }
+    let mut planned: Vec<Option<(Expr, ColumnType, String)>> = Vec::new();
+    for a in args {
+        planned.push(match a {
+            Selector::Term(_) => None,
+            other => Some(plan_selector(schema, other, slots, eval)?),
+        });
+    }
+    let dimension_of = |t: &ColumnType| match t.stored_type() {
+        Some(CqlType::Vector { element, dimension }) if *element == CqlType::Float => {
+            Some(dimension)
+        }
+        _ => None,
+    };
+    let Some(dim) = planned
+        .iter()
+        .flatten()
+        .find_map(|(_, t, _)| dimension_of(t))
+    else {
+        return Err(invalid(format!(
+            "Function system.{name} requires a float vector argument"
+        )));
+    };
+    let mut exprs = Vec::with_capacity(2);
+    let mut names = Vec::with_capacity(2);
+    for (a, p) in args.iter().zip(planned) {
+        match (a, p) {
+            (_, Some((e, t, n))) => {
+                if dimension_of(&t) != Some(dim) {
+                    return Err(invalid(
+                        "All arguments must have the same vector dimensions",
+                    ));
+                }
+                exprs.push(e);
+                names.push(n);
+            }
+            (Selector::Term(term), None) => {
+                let given = match term {
+                    Term::List { items, .. } => items.len() as u32,
+                    _ => dim,
+                };
+                if given != dim {
+                    return Err(invalid(
+                        "All arguments must have the same vector dimensions",
+                    ));
+                }
+                let ty = CqlType::Vector {
+                    element: std::sync::Arc::new(CqlType::Float),
+                    dimension: dim,
+                };
+                let v = match values::scalar(term, &ty, name, eval)? {
+                    Bound::Value(v) => Some(types::serialize(&v)),
+                    _ => None,
+                };
+                exprs.push(Expr::Constant(v));
+                names.push(constant_name(term));
+            }
+            (_, None) => return Err(invalid("not a selector")),
+        }
+    }
+    let vector = ColumnType::Vector(Box::new(ColumnType::Native(CqlType::Float)), dim);
+    Ok((
+        Expr::Function {
+            name: name.to_string(),
+            args: exprs,
+            arg_types: vec![vector.clone(), vector],
+        },
+        ColumnType::Native(CqlType::Float),
+        format!("system.{name}({})", names.join(", ")),
+    ))
+}
+
+/// Cassandra 5's similarity of two float vectors (Lucene's definitions,
+/// which it uses): cosine `(1 + cos) / 2`, dot product `(1 + a.b) / 2`,
+/// euclidean `1 / (1 + |a - b|^2)`, each in float arithmetic.
+fn similarity(name: &str, a: &[Value], b: &[Value]) -> QueryOutcome<f32> {
+    let floats = |v: &[Value]| -> Vec<f32> {
+        v.iter()
+            .map(|x| match x {
+                Value::Float(f) => *f,
+                _ => f32::NAN,
+            })
+            .collect()
+    };
+    let (a, b) = (floats(a), floats(b));
+    if a.len() != b.len() {
+        return Err(invalid("All arguments must have the same vector dimensions"));
+    }
+    let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    Ok(match name {
+        "similarity_cosine" => {
+            let na: f32 = a.iter().map(|x| x * x).sum();
+            let nb: f32 = b.iter().map(|x| x * x).sum();
+            if na == 0.0 || nb == 0.0 {
+                return Err(invalid(format!(
+                    "Function system.{name} doesn't support all-zero vectors"
+                )));
+            }
+            let cos = dot / (na * nb).sqrt();
+            (1.0 + cos) / 2.0
+        }
+        "similarity_dot_product" => (1.0 + dot) / 2.0,
+        _ => {
+            let d: f32 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
+            1.0 / (1.0 + d)
+        }
+    })
+}
+
 /// The result type of a function's value (functions return native values).
 fn value_column_type(v: &Value) -> ColumnType {
     ColumnType::of(&v.native_type().unwrap_or(CqlType::Blob))
@@ -793,6 +920,14 @@ fn scalar_function(
     args: &[Option<Value>],
     arg_types: &[ColumnType],
 ) -> QueryOutcome<Option<Value>> {
+    if name.starts_with("similarity_") {
+        return Ok(match (args.first(), args.get(1)) {
+            (Some(Some(Value::Vector(a))), Some(Some(Value::Vector(b)))) => {
+                Some(Value::Float(similarity(name, a, b)?))
+            }
+            _ => None,
+        });
+    }
     let Some(Some(v)) = args.first() else {
         // toJson(null) is the JSON text "null", as Cassandra returns it.
         if name == "tojson" {
