@@ -723,7 +723,7 @@ fn plan_similarity(
                     _ => None,
                 };
                 exprs.push(Expr::Constant(v));
-                names.push(constant_name(term));
+                names.push(term.to_string());
             }
             (_, None) => return Err(invalid("not a selector")),
         }
@@ -754,7 +754,9 @@ fn similarity(name: &str, a: &[Value], b: &[Value]) -> QueryOutcome<f32> {
     };
     let (a, b) = (floats(a), floats(b));
     if a.len() != b.len() {
-        return Err(invalid("All arguments must have the same vector dimensions"));
+        return Err(invalid(
+            "All arguments must have the same vector dimensions",
+        ));
     }
     let dot: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
     Ok(match name {
@@ -2533,5 +2535,30 @@ fn scan(
                 };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(xs: &[f32]) -> Vec<Value> {
+        xs.iter().map(|x| Value::Float(*x)).collect()
+    }
+
+    #[test]
+    fn similarities_follow_cassandra_5() {
+        // The values Cassandra 5.0.9 returned for [1, 2.5, -3]
+        // (tests/data/cassandra5/statements_datamodel.jsonl).
+        let a = v(&[1.0, 2.5, -3.0]);
+        let cos = similarity("similarity_cosine", &a, &v(&[1.0, 0.0, 0.0])).unwrap();
+        assert_eq!(f64::from(cos), 0.6240347623825073);
+        let same = similarity("similarity_euclidean", &a, &a).unwrap();
+        assert_eq!(same, 1.0);
+        let dot = similarity("similarity_dot_product", &a, &v(&[1.0, 1.0, 1.0])).unwrap();
+        assert_eq!(dot, 0.75);
+        let zero = similarity("similarity_cosine", &a, &v(&[0.0, 0.0, 0.0])).unwrap_err();
+        assert!(zero.message.contains("all-zero"), "{}", zero.message);
+        assert!(similarity("similarity_dot_product", &a, &v(&[1.0])).is_err());
     }
 }
