@@ -84,6 +84,13 @@ enum Expr {
         arg: Option<Box<Expr>>,
         ty: ColumnType,
     },
+    /// The entry of a frozen map at `key` (its value), or a frozen set's
+    /// element equal to `key`; null when absent.
+    Element {
+        inner: Box<Expr>,
+        collection: CqlType,
+        key: Value,
+    },
     /// Field `index` of a user-defined type value.
     Field {
         inner: Box<Expr>,
@@ -523,16 +530,58 @@ fn plan_selector(
                 name,
             )
         }
-        Selector::Element { selector, .. } | Selector::Slice { selector, .. } => {
+        Selector::Element { selector, key, .. } => {
+            let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
+            let (collection, key_ty, out_ty) = match ty.stored_type() {
+                Some(t @ CqlType::Map { .. }) => {
+                    let CqlType::Map { key, value, .. } = &t else {
+                        return Err(invalid("not a map"));
+                    };
+                    let (k, v) = ((**key).clone(), (**value).clone());
+                    (t, k, v)
+                }
+                Some(t @ CqlType::Set { .. }) => {
+                    let CqlType::Set { element, .. } = &t else {
+                        return Err(invalid("not a set"));
+                    };
+                    let el = (**element).clone();
+                    (t, el.clone(), el)
+                }
+                Some(CqlType::List { .. }) => {
+                    return Err(invalid(format!(
+                        "Element selection is only allowed on sets and maps, but {n} is a list"
+                    )))
+                }
+                _ => {
+                    return Err(invalid(format!(
+                        "Invalid element selection: {n} is of type {} is not a collection",
+                        ty.to_cql()
+                    )))
+                }
+            };
+            let key_value = match values::scalar(key, &key_ty, &format!("key({n})"), eval)? {
+                Bound::Value(v) => v,
+                _ => return Err(invalid("Invalid null value for element selection")),
+            };
+            (
+                Expr::Element {
+                    inner: Box::new(e),
+                    collection,
+                    key: key_value,
+                },
+                ColumnType::of(&out_ty),
+                format!("{n}[{key}]"),
+            )
+        }
+        Selector::Slice { selector, .. } => {
             let (_, ty, n) = plan_selector(schema, selector, slots, eval)?;
             return Err(invalid(match ty.stored_type() {
                 Some(CqlType::List { .. }) => {
                     format!("Element selection is only allowed on sets and maps, but {n} is a list")
                 }
-                Some(t @ (CqlType::Set { .. } | CqlType::Map { .. })) => format!(
-                    "Element selection on {} columns is not supported yet",
-                    t.name()
-                ),
+                Some(t @ (CqlType::Set { .. } | CqlType::Map { .. })) => {
+                    format!("Slices of {} columns are not supported yet", t.name())
+                }
                 _ => format!(
                     "Invalid element selection: {n} is of type {} is not a collection",
                     ty.to_cql()
@@ -874,6 +923,27 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
         }
         Expr::Token => Some(r.key.token.to_be_bytes().to_vec()),
         Expr::Constant(v) => v.clone(),
+        Expr::Element {
+            inner,
+            collection,
+            key,
+        } => {
+            let Some(bytes) = eval_expr(inner, r, aggs)? else {
+                return Ok(None);
+            };
+            let wanted = types::element_path(key);
+            match types::deserialize(collection, &bytes).map_err(QueryError::from)? {
+                Value::Map(entries) => entries
+                    .into_iter()
+                    .find(|(k, _)| types::element_path(k) == wanted)
+                    .map(|(_, v)| types::serialize(&v)),
+                Value::Set(items) => items
+                    .into_iter()
+                    .find(|x| types::element_path(x) == wanted)
+                    .map(|x| types::serialize(&x)),
+                _ => None,
+            }
+        }
         Expr::Field { inner, udt, index } => {
             let Some(bytes) = eval_expr(inner, r, aggs)? else {
                 return Ok(None);
