@@ -428,76 +428,12 @@ fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
             Ok(v) => format_native(t.clone(), &v),
             Err(_) => format!("<invalid {} value>", t.name()),
         },
-        ColumnType::List(e) | ColumnType::Set(e) => {
-            let open_close = if matches!(ty.unfrozen(), ColumnType::List(_)) {
-                ("[", "]")
-            } else {
-                ("{", "}")
-            };
-            match split_collection(bytes, 1) {
-                Some(items) => format!(
-                    "{}{}{}",
-                    open_close.0,
-                    items
-                        .iter()
-                        .map(|i| quoted(e, i))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    open_close.1
-                ),
-                None => "<invalid collection>".to_string(),
-            }
-        }
-        ColumnType::Map(k, v) => match split_collection(bytes, 2) {
-            Some(items) => {
-                let pairs: Vec<String> = items
-                    .chunks(2)
-                    .map(|p| format!("{}: {}", quoted(k, &p[0]), quoted(v, &p[1])))
-                    .collect();
-                format!("{{{}}}", pairs.join(", "))
-            }
-            None => "<invalid map>".to_string(),
-        },
+        // Collections, tuples, UDTs, vectors: their CQL literal.
         other => match other.stored_type().map(|t| types::deserialize(&t, bytes)) {
             Some(Ok(v)) => types::format_value(&v),
             _ => format!("<invalid {} value>", other.to_cql()),
         },
     }
-}
-
-/// An element inside a collection: strings quoted, as cqlsh prints them.
-fn quoted(ty: &ColumnType, bytes: &[u8]) -> String {
-    let s = format_value(ty, bytes);
-    match ty.unfrozen() {
-        ColumnType::Native(CqlType::Text | CqlType::Ascii | CqlType::Inet) => {
-            format!("'{}'", s.replace('\'', "''"))
-        }
-        _ => s,
-    }
-}
-
-/// The elements of a serialized list/set (`per` = 1) or map (`per` = 2).
-fn split_collection(bytes: &[u8], per: usize) -> Option<Vec<Vec<u8>>> {
-    let mut r = bytes;
-    let take4 = |r: &mut &[u8]| -> Option<i32> {
-        let (h, t) = r.split_first_chunk::<4>()?;
-        *r = t;
-        Some(i32::from_be_bytes(*h))
-    };
-    let n = usize::try_from(take4(&mut r)?).ok()?;
-    if n > r.len() / 4 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(n * per);
-    for _ in 0..n * per {
-        let len = usize::try_from(take4(&mut r)?).ok()?;
-        if len > r.len() {
-            return None;
-        }
-        out.push(r[..len].to_vec());
-        r = &r[len..];
-    }
-    Some(out)
 }
 
 fn format_native(t: CqlType, v: &Value) -> String {
@@ -518,5 +454,35 @@ fn format_native(t: CqlType, v: &Value) -> String {
             let _ = t;
             types::format_value(v)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn collections_print_as_cql_literals() {
+        let set = CqlType::Set {
+            element: Arc::new(CqlType::Text),
+            frozen: false,
+        };
+        let v = types::serialize(&Value::Set(vec![
+            Value::Text("a".into()),
+            Value::Text("it's".into()),
+        ]));
+        assert_eq!(format_value(&ColumnType::of(&set), &v), "{'a', 'it''s'}");
+        let map = CqlType::Map {
+            key: Arc::new(CqlType::Text),
+            value: Arc::new(CqlType::Int),
+            frozen: true,
+        };
+        let v = types::serialize(&Value::Map(vec![(Value::Text("k".into()), Value::Int(1))]));
+        assert_eq!(format_value(&ColumnType::of(&map), &v), "{'k': 1}");
+        assert_eq!(
+            format_value(&ColumnType::of(&map), &[0, 0, 0, 9]),
+            "<invalid map<text, int> value>"
+        );
     }
 }

@@ -187,7 +187,7 @@ fn print_identity(i: &SSTableIdentity) {
     outln!("Columns:");
     for c in &i.columns {
         let id = c.id.map(|id| format!(" (id {id})")).unwrap_or_default();
-        outln!("  {} {} {}{id}", c.name, c.cql_type, c.role.describe());
+        outln!("  {} {} {}{id}", c.name, c.type_name(), c.role.describe());
     }
 }
 

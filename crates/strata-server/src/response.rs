@@ -212,17 +212,6 @@ pub fn schema_change_event(c: &SchemaChange) -> Vec<u8> {
     out
 }
 
-/// Cassandra's marshal class for the types a version has no option id for.
-fn marshal_class(ty: &ColumnType) -> &'static str {
-    match ty {
-        ColumnType::Native(CqlType::Date) => "org.apache.cassandra.db.marshal.SimpleDateType",
-        ColumnType::Native(CqlType::SmallInt) => "org.apache.cassandra.db.marshal.ShortType",
-        ColumnType::Native(CqlType::TinyInt) => "org.apache.cassandra.db.marshal.ByteType",
-        ColumnType::Time => "org.apache.cassandra.db.marshal.TimeType",
-        _ => "org.apache.cassandra.db.marshal.DurationType",
-    }
-}
-
 /// Cassandra's full marshal type name (`AbstractType.toString`), as a
 /// custom type carries it: `org.apache.cassandra.db.marshal.VectorType(
 /// org.apache.cassandra.db.marshal.FloatType,3)`.
@@ -287,8 +276,10 @@ fn marshal_name(ty: &ColumnType) -> String {
 /// A type `[option]` (invariant 1).
 pub fn column_type(out: &mut Vec<u8>, ty: &ColumnType, version: u8) {
     let ty = ty.unfrozen();
-    let native = |t: &CqlType| -> u16 {
-        match t {
+    // The option ids of the basic native types; `None` for the types with
+    // an option of their own (time, duration, counter, composites).
+    let native = |t: &CqlType| -> Option<u16> {
+        Some(match t {
             CqlType::Ascii => 0x0001,
             CqlType::BigInt => 0x0002,
             CqlType::Blob => 0x0003,
@@ -306,37 +297,29 @@ pub fn column_type(out: &mut Vec<u8>, ty: &ColumnType, version: u8) {
             CqlType::Date => 0x0011,
             CqlType::SmallInt => 0x0013,
             CqlType::TinyInt => 0x0014,
-            CqlType::Time => 0x0012,
-            CqlType::Counter => 0x0005,
-            CqlType::Duration => 0x0015,
-            // Composite types are described by their own options below.
-            _ => 0x0003,
-        }
+            _ => return None,
+        })
     };
-    if let ColumnType::Native(t) = ty {
-        if !strata::types::is_native(t)
-            || matches!(t, CqlType::Time | CqlType::Duration | CqlType::Counter)
-        {
-            return column_type(out, &ColumnType::of(t), version);
-        }
-    }
     match ty {
         ColumnType::Native(t @ (CqlType::Date | CqlType::SmallInt | CqlType::TinyInt))
             if version < 4 =>
         {
             out.put_short(0x0000);
-            out.put_string(marshal_class(&ColumnType::Native(t.clone())));
+            out.put_string(&marshal_name(&ColumnType::Native(t.clone())));
         }
-        ColumnType::Native(t) => out.put_short(native(t)),
+        ColumnType::Native(t) => match native(t) {
+            Some(id) => out.put_short(id),
+            None => column_type(out, &ColumnType::of(t), version),
+        },
         ColumnType::Counter => out.put_short(0x0005),
         ColumnType::Time if version < 4 => {
             out.put_short(0x0000);
-            out.put_string(marshal_class(ty));
+            out.put_string(&marshal_name(ty));
         }
         ColumnType::Time => out.put_short(0x0012),
         ColumnType::Duration if version < 5 => {
             out.put_short(0x0000);
-            out.put_string(marshal_class(ty));
+            out.put_string(&marshal_name(ty));
         }
         ColumnType::Duration => out.put_short(0x0015),
         ColumnType::List(e) => {

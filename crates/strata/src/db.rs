@@ -695,30 +695,24 @@ impl Database {
         keyspace: &str,
         change: impl FnOnce(&mut Catalog) -> Result<()>,
     ) -> Result<()> {
-        if self.opts.read_only {
-            return Err(Error::ReadOnly(format!(
-                "cannot change the types of keyspace {keyspace}: the database was opened read-only"
-            )));
-        }
-        let schemas: Vec<TableSchema> = {
-            let mut catalog = self.catalog.lock();
-            let mut next = catalog.clone();
-            change(&mut next)?;
-            self.persist(&next)?;
-            let schemas = next
-                .keyspace(keyspace)
-                .map(|ks| ks.tables.values().cloned().collect())
-                .unwrap_or_default();
-            *catalog = next;
-            schemas
-        };
-        for schema in schemas {
-            if let Ok(t) = self.table(keyspace, &schema.name) {
-                if *t.schema() != schema {
-                    t.set_schema(schema);
+        // The open tables first: `table` may take the catalog's lock.
+        let open: Vec<Arc<Table>> = self
+            .tables()
+            .into_iter()
+            .filter(|t| t.schema().keyspace == keyspace)
+            .collect();
+        let mut catalog = self.catalog.lock();
+        let mut next = catalog.clone();
+        change(&mut next)?;
+        self.persist(&next)?;
+        for t in &open {
+            if let Ok(schema) = next.table(keyspace, &t.schema().name) {
+                if *t.schema() != *schema {
+                    t.set_schema(schema.clone());
                 }
             }
         }
+        *catalog = next;
         Ok(())
     }
 

@@ -2163,16 +2163,7 @@ impl Catalog {
             )));
         }
         for t in ks.types.values_mut() {
-            let replaced = Arc::new(UdtDef {
-                keyspace: t.keyspace.clone(),
-                name: t.name.clone(),
-                fields: t
-                    .fields
-                    .iter()
-                    .map(|(n, ft)| (n.clone(), with_udt(ft, &new)))
-                    .collect(),
-            });
-            *t = replaced;
+            *t = udt_with_udt(t, &new);
         }
         ks.types.insert(new.name.clone(), new.clone());
         for table in ks.tables.values_mut() {
@@ -2240,29 +2231,30 @@ impl Catalog {
 
 /// `ty` with every occurrence of the user-defined type `new` (same keyspace
 /// and name) replaced by `new`'s definition.
+/// A user-defined type whose fields' types have `new` in place of the type
+/// of the same keyspace and name.
+fn udt_with_udt(def: &UdtDef, new: &Arc<UdtDef>) -> Arc<UdtDef> {
+    Arc::new(UdtDef {
+        keyspace: def.keyspace.clone(),
+        name: def.name.clone(),
+        fields: def
+            .fields
+            .iter()
+            .map(|(n, t)| (n.clone(), with_udt(t, new)))
+            .collect(),
+    })
+}
+
 fn with_udt(ty: &CqlType, new: &Arc<UdtDef>) -> CqlType {
     match ty {
-        CqlType::Udt { def, frozen } => {
-            if def.keyspace == new.keyspace && def.name == new.name {
-                CqlType::Udt {
-                    def: new.clone(),
-                    frozen: *frozen,
-                }
+        CqlType::Udt { def, frozen } => CqlType::Udt {
+            def: if def.keyspace == new.keyspace && def.name == new.name {
+                new.clone()
             } else {
-                CqlType::Udt {
-                    def: Arc::new(UdtDef {
-                        keyspace: def.keyspace.clone(),
-                        name: def.name.clone(),
-                        fields: def
-                            .fields
-                            .iter()
-                            .map(|(n, t)| (n.clone(), with_udt(t, new)))
-                            .collect(),
-                    }),
-                    frozen: *frozen,
-                }
-            }
-        }
+                udt_with_udt(def, new)
+            },
+            frozen: *frozen,
+        },
         CqlType::List { element, frozen } => CqlType::List {
             element: Arc::new(with_udt(element, new)),
             frozen: *frozen,

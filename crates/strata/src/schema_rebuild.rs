@@ -253,7 +253,20 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
         .flat_map(|(_, i)| i.columns.iter().filter_map(|c| c.id))
         .max();
     let next_column_id: ColumnId = max_column_id.map_or(0, |m| m.saturating_add(1));
-    let snapshot = newest_snapshot_schema(fs, t_dir)?;
+    // The user-defined types the file's columns carry, for reading a
+    // snapshot's `schema.cql` that names them.
+    let udts: Vec<std::sync::Arc<crate::types::UdtDef>> = newest
+        .columns
+        .iter()
+        .filter_map(|c| CqlType::from_descriptor(&c.cql_type).ok())
+        .flat_map(|t| t.udts())
+        .collect();
+    let lookup = |k: &str, n: &str| {
+        udts.iter()
+            .find(|d| d.keyspace == k && d.name == n)
+            .cloned()
+    };
+    let snapshot = newest_snapshot_schema(fs, t_dir, &lookup)?;
     let mut builder = TableSchema::builder(ks, name)
         .id(newest.table_id)
         .uuid(uuid);
@@ -303,7 +316,7 @@ fn same_columns(snap: &TableSchema, identity: &SSTableIdentity) -> bool {
     let theirs: Vec<(String, String, ColumnRole)> = identity
         .columns
         .iter()
-        .map(|c| (c.name.clone(), c.cql_type.clone(), c.role))
+        .map(|c| (c.name.clone(), c.type_name(), c.role))
         .collect();
     let ours: Vec<(String, String, ColumnRole)> = snap
         .columns
@@ -316,14 +329,18 @@ fn same_columns(snap: &TableSchema, identity: &SSTableIdentity) -> bool {
                 (ColumnKind::Regular, _) => ColumnRole::Regular,
                 (ColumnKind::Static, _) => ColumnRole::Static,
             };
-            (c.name.clone(), c.ty.name().to_string(), role)
+            (c.name.clone(), c.ty.name(), role)
         })
         .collect();
     theirs == ours
 }
 
 /// The `schema.cql` of the table's most recently modified snapshot, parsed.
-fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, TableSchema)>> {
+fn newest_snapshot_schema(
+    fs: &Fs,
+    t_dir: &Path,
+    udts: crate::cql::ddl::UdtLookup<'_>,
+) -> Result<Option<(PathBuf, TableSchema)>> {
     let snaps = t_dir.join(crate::maintenance::SNAPSHOTS_DIR);
     if fs.entry_kind(&snaps)? != Some(EntryKind::Dir) {
         return Ok(None);
@@ -359,6 +376,9 @@ fn newest_snapshot_schema(fs: &Fs, t_dir: &Path) -> Result<Option<(PathBuf, Tabl
     // the report shows `options_from: None`.
     let parsed = std::str::from_utf8(&bytes)
         .ok()
-        .and_then(|text| TableSchema::from_cql(text).ok());
+        .and_then(|text| {
+            crate::schema::CreateTableStatement::parse_with_types(None, text, udts).ok()
+        })
+        .map(|statement| statement.schema);
     Ok(parsed.map(|s| (path, s)))
 }

@@ -374,7 +374,7 @@ fn schema_mismatch(
                 format!(
                     "{} {} (column id {})",
                     c.name,
-                    c.cql_type,
+                    c.type_name(),
                     c.id.unwrap_or(0)
                 )
             })

@@ -1,7 +1,8 @@
 //! A lost `schema.json` of a table whose columns are a frozen user-defined
 //! type, a nested frozen map and a tuple clustering key is rebuilt from the
 //! sstables' identity headers, which carry each composite type whole (the
-//! UDT's fields included): the columns come back with their types, the
+//! UDT's fields included): the columns come back with their types and the
+//! options of the newest snapshot's schema.cql (which names the type), the
 //! keyspace gets its user-defined type back (so `system_schema.types` lists
 //! it, DESCRIBE prints it and new tables can use it), and every acknowledged
 //! row reads as written,
@@ -37,13 +38,18 @@ fn schema_rebuild_restores_user_types_and_composite_columns() {
             "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
             "CREATE TYPE ks.addr (street text, nr int)",
             "CREATE TABLE ks.t (k int, c tuple<int, text>, a frozen<addr>, \
-             m frozen<map<text, frozen<list<int>>>>, PRIMARY KEY (k, c))",
+             m frozen<map<text, frozen<list<int>>>>, PRIMARY KEY (k, c)) \
+             WITH gc_grace_seconds = 3600",
             "INSERT INTO ks.t (k, c, a, m) VALUES (1, (1, 'x'), {street: 'Main', nr: 5}, {'a': [1, 2]})",
             "INSERT INTO ks.t (k, c, a, m) VALUES (1, (null, 'y'), {nr: 7}, {})",
         ] {
             run(&exec, cql);
         }
         exec.database().flush_all().unwrap();
+        // A snapshot's schema.cql names the type: the rebuild reads it with
+        // the types the headers carry and takes its options.
+        let t = exec.database().table("ks", "t").unwrap();
+        strata::maintenance::snapshot(&t, "before").unwrap();
         // Acknowledged, only in the commit log.
         run(
             &exec,
@@ -57,9 +63,14 @@ fn schema_rebuild_restores_user_types_and_composite_columns() {
     let fs = strata::fs::Fs::new();
     let report = rebuild_schema(&fs, dir.path(), &RebuildSchemaOptions::default()).unwrap();
     assert!(report.written, "{report:?}");
+    assert!(
+        report.tables.iter().all(|t| t.options_from.is_some()),
+        "options from the snapshot: {report:?}"
+    );
 
     let exec = executor(dir.path());
     let schema = exec.database().catalog().table("ks", "t").unwrap().clone();
+    assert_eq!(schema.options.gc_grace_seconds, 3600);
     let types: Vec<String> = schema.columns.iter().map(|c| c.ty.name()).collect();
     assert_eq!(
         types,

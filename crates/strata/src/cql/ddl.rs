@@ -77,64 +77,49 @@ fn resolve(
     whole: &ast::TypeExpr,
 ) -> Result<CqlType> {
     use ast::TypeExpr as T;
-    let invalid = |m: String| Error::InvalidInput(m);
-    // An element of a collection: must be frozen if it is itself multi-cell.
-    let element = |e: &ast::TypeExpr, what: &str| -> Result<CqlType> {
+    let invalid = Error::InvalidInput;
+    // An element of a collection: frozen if it is itself multi-cell, never a
+    // counter, and no duration where `durations` names a place that refuses
+    // them (set elements, map keys).
+    let element = |e: &ast::TypeExpr, durations: Option<&str>| -> Result<CqlType> {
         let ty = resolve(e, keyspace, udts, frozen, whole)?;
-        if ty.is_multi_cell() {
+        let refused = if ty.is_multi_cell() {
             let kind = if matches!(ty, CqlType::Udt { .. }) {
                 "UDTs"
             } else {
                 "collections"
             };
-            return Err(invalid(format!(
-                "Non-frozen {kind} are not allowed inside collections: {}",
-                whole.to_cql()
-            )));
+            Some(format!(
+                "Non-frozen {kind} are not allowed inside collections"
+            ))
+        } else if ty == CqlType::Counter {
+            Some("Counters are not allowed inside collections".to_string())
+        } else {
+            durations
+                .filter(|_| ty.references_duration())
+                .map(|place| format!("Durations are not allowed {place}"))
+        };
+        match refused {
+            Some(why) => Err(invalid(format!("{why}: {}", whole.to_cql()))),
+            None => Ok(ty),
         }
-        if ty == CqlType::Counter {
-            return Err(invalid(format!(
-                "Counters are not allowed inside collections: {}",
-                whole.to_cql()
-            )));
-        }
-        let _ = what;
-        Ok(ty)
     };
     Ok(match t {
         T::Native(n) => CqlType::parse(n).map_err(|_| invalid(format!("Unknown type {n}")))?,
         T::Frozen(inner) => resolve(inner, keyspace, udts, true, whole)?.frozen(),
         T::List(e) => CqlType::List {
-            element: Arc::new(element(e, "list")?),
+            element: Arc::new(element(e, None)?),
             frozen,
         },
-        T::Set(e) => {
-            let el = element(e, "set")?;
-            if el.references_duration() {
-                return Err(invalid(format!(
-                    "Durations are not allowed inside sets: {}",
-                    whole.to_cql()
-                )));
-            }
-            CqlType::Set {
-                element: Arc::new(el),
-                frozen,
-            }
-        }
-        T::Map(k, v) => {
-            let key = element(k, "map")?;
-            if key.references_duration() {
-                return Err(invalid(format!(
-                    "Durations are not allowed as map keys: {}",
-                    whole.to_cql()
-                )));
-            }
-            CqlType::Map {
-                key: Arc::new(key),
-                value: Arc::new(element(v, "map")?),
-                frozen,
-            }
-        }
+        T::Set(e) => CqlType::Set {
+            element: Arc::new(element(e, Some("inside sets"))?),
+            frozen,
+        },
+        T::Map(k, v) => CqlType::Map {
+            key: Arc::new(element(k, Some("as map keys"))?),
+            value: Arc::new(element(v, None)?),
+            frozen,
+        },
         T::Tuple(items) => CqlType::Tuple(Arc::new(
             items
                 .iter()

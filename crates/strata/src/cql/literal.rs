@@ -6,9 +6,9 @@
 //! (`types::format_value`) and their bytes stay in `types`. Pure, any thread.
 //!
 //! Invariants:
-//! 1. `parse_value(v.cql_type(), &format_value(v)) == v` for every value (for
-//!    floats bit-equal, every NaN parsing as the canonical NaN): `types`
-//!    invariant 2, checked by its property tests.
+//! 1. `parse_value(ty, &format_value(v)) == v` for every value `v` of type
+//!    `ty` (for floats bit-equal, every NaN parsing as the canonical NaN):
+//!    `types` invariant 2, checked by its property tests.
 //! 2. No text can cause a panic: malformed text is `Error::InvalidInput` naming
 //!    the type and the problem ("invalid decimal value '1..5': ...").
 //! 3. An option map keeps every key once: a key given twice is a syntax error at
@@ -339,110 +339,62 @@ pub fn parse_value(ty: &CqlType, text: &str) -> Result<Value> {
     })
 }
 
-/// A literal term as a value of `ty`: collections, tuples, UDTs and vectors
-/// built from their elements' literals, normalised as `types::composite`
-/// requires. Bind markers and functions are not literals (the executor
-/// evaluates those); `Err` is the reason, for the caller's message.
+/// A literal term as a value of `ty`: a constant, or a collection, tuple,
+/// UDT or vector literal of constants ([`composite_literal`]). Bind markers
+/// and functions are not literals (the executor evaluates those); `Err` is
+/// the reason, for the caller's message.
 pub fn term_value(ty: &CqlType, term: &Term) -> std::result::Result<Value, String> {
-    use crate::types::composite::{normalize_map, normalize_set};
-    let items_of = |element: &CqlType, items: &[Term]| -> std::result::Result<Vec<Value>, String> {
-        items.iter().map(|t| term_value(element, t)).collect()
-    };
-    match (ty, term) {
-        (CqlType::List { element, .. }, Term::List { items, .. }) => {
-            Ok(Value::List(items_of(element, items)?))
-        }
-        (CqlType::Vector { element, dimension }, Term::List { items, .. }) => {
-            if items.len() != *dimension as usize {
-                return Err(format!(
-                    "expected {dimension} elements, got {}",
-                    items.len()
-                ));
-            }
-            Ok(Value::Vector(items_of(element, items)?))
-        }
-        (CqlType::Set { element, .. }, Term::Set { items, .. }) => {
-            Ok(Value::Set(normalize_set(items_of(element, items)?)))
-        }
-        // `{}` parses as an empty map; it is also the empty set.
-        (CqlType::Set { .. }, Term::Map { entries, .. }) if entries.is_empty() => {
-            Ok(Value::Set(Vec::new()))
-        }
-        (CqlType::Map { key, value, .. }, Term::Map { entries, .. }) => {
-            let mut out = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                out.push((term_value(key, k)?, term_value(value, v)?));
-            }
-            Ok(Value::Map(normalize_map(out)))
-        }
-        (CqlType::Tuple(types), Term::Tuple { items, .. }) => {
-            if items.len() > types.len() {
-                return Err(format!(
-                    "a tuple of {} components for a tuple type of {}",
-                    items.len(),
-                    types.len()
-                ));
-            }
-            let mut out = Vec::with_capacity(types.len());
-            for (t, item) in types.iter().zip(items) {
-                out.push(nullable_value(t, item)?);
-            }
-            out.resize(types.len(), None);
-            Ok(Value::Tuple(out))
-        }
-        (CqlType::Udt { def, .. }, Term::Udt { fields, .. }) => {
-            let mut out: Vec<(String, Option<Value>)> =
-                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
-            for (name, t) in fields {
-                let i = def
-                    .fields
-                    .iter()
-                    .position(|(n, _)| *n == name.text)
-                    .ok_or_else(|| format!("unknown field {} in type {}", name.text, def.name))?;
-                out[i].1 = nullable_value(&def.fields[i].1, t)?;
-            }
-            Ok(Value::Udt(out))
-        }
-        (CqlType::Udt { def, .. }, Term::Map { entries, .. }) if entries.is_empty() => Ok(
-            Value::Udt(def.fields.iter().map(|(n, _)| (n.clone(), None)).collect()),
+    match term {
+        Term::List { .. }
+        | Term::Set { .. }
+        | Term::Map { .. }
+        | Term::Tuple { .. }
+        | Term::Udt { .. } => composite_literal(
+            term,
+            ty,
+            "value",
+            &mut |t, ty| match t {
+                Term::Literal {
+                    value: Constant::Null,
+                    ..
+                } => Ok(Bound::Null),
+                t => term_value(ty, t).map(Bound::Value),
+            },
+            &|m| m,
         ),
-        (t, Term::Literal { value, .. }) if crate::types::is_native(t) => native_literal(t, value),
-        (t, Term::Negate { term, .. }) if crate::types::is_native(t) => match &**term {
+        Term::Literal { value, .. } if ty.is_native() && *value != Constant::Null => {
+            parse_value(ty, &constant_text(value)).map_err(|e| e.to_string())
+        }
+        Term::Negate { term, .. } if ty.is_native() => match &**term {
             Term::Literal {
                 value: Constant::Integer(n) | Constant::Float(n),
                 ..
-            } => parse_value(t, &format!("-{n}")).map_err(|e| e.to_string()),
+            } => parse_value(ty, &format!("-{n}")).map_err(|e| e.to_string()),
             _ => Err("not a literal".to_string()),
         },
-        (
-            t,
-            Term::Literal {
-                value: Constant::Null,
-                ..
-            },
-        ) => Err(format!("null is not supported inside a {}", t.name())),
-        (t, _) => Err(format!("not a {} literal", t.name())),
+        _ => Err(format!("not a {} literal", ty.name())),
     }
 }
 
-fn nullable_value(ty: &CqlType, term: &Term) -> std::result::Result<Option<Value>, String> {
-    match term {
-        Term::Literal {
-            value: Constant::Null,
-            ..
-        } => Ok(None),
-        t => term_value(ty, t).map(Some),
-    }
+/// A term's value once evaluated: the executor's answer for a bind marker
+/// or a literal, and each part of a composite literal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Bound {
+    Value(Value),
+    Null,
+    /// Protocol v4+ "not set".
+    Unset,
 }
 
-/// A native-typed constant, assigned as Cassandra assigns constants: strings
-/// to text-like, date and time types, numbers to numeric types, and so on.
-fn native_literal(ty: &CqlType, l: &Constant) -> std::result::Result<Value, String> {
-    let text = match l {
-        Constant::String(s) | Constant::Integer(s) | Constant::Float(s) | Constant::Uuid(s) => {
-            s.clone()
-        }
-        Constant::Duration(s) => s.clone(),
+/// A constant's text as typed (`0x...` for a blob), for [`parse_value`] and
+/// messages.
+pub(crate) fn constant_text(l: &Constant) -> String {
+    match l {
+        Constant::String(s)
+        | Constant::Integer(s)
+        | Constant::Float(s)
+        | Constant::Uuid(s)
+        | Constant::Duration(s) => s.clone(),
         Constant::Boolean(b) => b.to_string(),
         Constant::Blob(b) => {
             let mut s = String::from("0x");
@@ -451,9 +403,145 @@ fn native_literal(ty: &CqlType, l: &Constant) -> std::result::Result<Value, Stri
             }
             s
         }
-        Constant::Null => return Err(format!("null is not supported inside a {}", ty.name())),
+        Constant::Null => "null".to_string(),
+    }
+}
+
+/// A collection, tuple, UDT or vector literal `term` as a value of `ty`,
+/// with Cassandra's rules and messages: elements of collections and vectors
+/// never null or unset, tuple and UDT components nullable, a tuple no longer
+/// than its type, UDT fields by name, a vector of exactly its dimension,
+/// sets and maps normalised (`types::composite`). `part` evaluates one
+/// element or component term as the given type (a constant, a bind marker,
+/// a nested literal); `invalid` makes the caller's error of a message.
+pub fn composite_literal<E>(
+    term: &Term,
+    ty: &CqlType,
+    receiver: &str,
+    part: &mut dyn FnMut(&Term, &CqlType) -> std::result::Result<Bound, E>,
+    invalid: &dyn Fn(String) -> E,
+) -> std::result::Result<Value, E> {
+    use crate::types::composite::{normalize_map, normalize_set};
+    let mut element = |t: &Term, ty: &CqlType, inside: &str| match part(t, ty)? {
+        Bound::Value(v) => Ok(v),
+        Bound::Null => Err(invalid(format!("null is not supported inside {inside}"))),
+        Bound::Unset => Err(invalid(
+            "unset value is not supported inside collections".to_string(),
+        )),
     };
-    parse_value(ty, &text).map_err(|e| e.to_string())
+    Ok(match (term, ty) {
+        (Term::List { items, .. }, CqlType::List { element: e, .. }) => Value::List(
+            items
+                .iter()
+                .map(|t| element(t, e, "collections"))
+                .collect::<std::result::Result<_, E>>()?,
+        ),
+        (
+            Term::List { items, .. },
+            CqlType::Vector {
+                element: e,
+                dimension,
+            },
+        ) => {
+            if items.len() != *dimension as usize {
+                return Err(invalid(format!(
+                    "Invalid vector literal for {receiver} of type {}; expected {dimension} \
+                     elements, but given {}",
+                    ty.name(),
+                    items.len()
+                )));
+            }
+            Value::Vector(
+                items
+                    .iter()
+                    .map(|t| element(t, e, "vectors"))
+                    .collect::<std::result::Result<_, E>>()?,
+            )
+        }
+        (Term::Set { items, .. }, CqlType::Set { element: e, .. }) => Value::Set(normalize_set(
+            items
+                .iter()
+                .map(|t| element(t, e, "collections"))
+                .collect::<std::result::Result<_, E>>()?,
+        )),
+        // `{}` parses as an empty map; it is also the empty set and a UDT of
+        // nulls.
+        (Term::Map { entries, .. }, CqlType::Set { .. }) if entries.is_empty() => {
+            Value::Set(Vec::new())
+        }
+        (Term::Map { entries, .. }, CqlType::Udt { def, .. }) if entries.is_empty() => {
+            Value::Udt(def.fields.iter().map(|(n, _)| (n.clone(), None)).collect())
+        }
+        (Term::Map { entries, .. }, CqlType::Map { key, value, .. }) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                out.push((
+                    element(k, key, "collections")?,
+                    element(v, value, "collections")?,
+                ));
+            }
+            Value::Map(normalize_map(out))
+        }
+        (Term::Tuple { items, .. }, CqlType::Tuple(types)) => {
+            if items.len() > types.len() {
+                return Err(invalid(format!(
+                    "Invalid tuple literal for {receiver}: too many elements. Type {} expects \
+                     {} but got {}",
+                    ty.name(),
+                    types.len(),
+                    items.len()
+                )));
+            }
+            let mut out = Vec::with_capacity(types.len());
+            for (t, item) in types.iter().zip(items) {
+                out.push(component(part(item, t)?, receiver, invalid)?);
+            }
+            out.resize(types.len(), None);
+            Value::Tuple(out)
+        }
+        (Term::Udt { fields, .. }, CqlType::Udt { def, .. }) => {
+            let mut out: Vec<(String, Option<Value>)> =
+                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
+            for (name, t) in fields {
+                let Some(i) = def.fields.iter().position(|(n, _)| *n == name.text) else {
+                    return Err(invalid(format!(
+                        "Unknown field '{}' in value of user defined type {}",
+                        name.text, def.name
+                    )));
+                };
+                out[i].1 = component(part(t, &def.fields[i].1)?, receiver, invalid)?;
+            }
+            Value::Udt(out)
+        }
+        _ => {
+            let what = match term {
+                Term::List { .. } => "list literal",
+                Term::Set { .. } => "set literal",
+                Term::Map { .. } => "map literal",
+                Term::Tuple { .. } => "tuple literal",
+                _ => "user type literal",
+            };
+            return Err(invalid(format!(
+                "Invalid {what} for {receiver} of type {}",
+                ty.name()
+            )));
+        }
+    })
+}
+
+/// A tuple or UDT component: null allowed, unset refused.
+fn component<E>(
+    b: Bound,
+    receiver: &str,
+    invalid: &dyn Fn(String) -> E,
+) -> std::result::Result<Option<Value>, E> {
+    match b {
+        Bound::Value(v) => Ok(Some(v)),
+        Bound::Null => Ok(None),
+        Bound::Unset => Err(invalid(format!(
+            "Invalid unset value for tuple field number 0 of {receiver}"
+        ))),
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -194,7 +194,7 @@ pub(crate) fn from_json(text: &str, ty: CqlType, column: &str) -> QueryOutcome<B
 
 /// A JSON value as a value of `ty` (Cassandra's `fromJSONObject`).
 fn json_value(j: &serde_json::Value, ty: &CqlType, column: &str) -> QueryOutcome<Bound> {
-    if !types::is_native(ty) {
+    if !ty.is_native() {
         return json_composite(j, ty, column);
     }
     use serde_json::Value as J;

@@ -31,6 +31,15 @@ fn changed(kind: SchemaChangeKind, target: SchemaTarget) -> QueryResult {
     QueryResult::SchemaChange(SchemaChange { kind, target })
 }
 
+/// A refusal of the schema layer as Cassandra reports it (Invalid, the
+/// message alone); any other error (the disk's) as itself.
+fn refused(e: crate::error::Error) -> QueryError {
+    match e {
+        crate::error::Error::InvalidInput(m) => QueryError::invalid(m),
+        other => QueryError::from(other),
+    }
+}
+
 /// A column type from a type expression, resolved against the keyspace's
 /// user-defined types with Cassandra's rules and messages.
 pub(crate) fn column_type(
@@ -38,8 +47,7 @@ pub(crate) fn column_type(
     keyspace: &str,
     catalog: &crate::schema::Catalog,
 ) -> QueryOutcome<CqlType> {
-    crate::cql::ddl::resolve_type(t, keyspace, &catalog.udt_lookup())
-        .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))
+    crate::cql::ddl::resolve_type(t, keyspace, &catalog.udt_lookup()).map_err(refused)
 }
 
 /// CREATE TABLE's definition checked as Cassandra checks it, in its order and
@@ -437,10 +445,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 &ct.text,
                 &catalog.udt_lookup(),
             )
-            .map_err(|e| match e {
-                crate::error::Error::InvalidInput(m) => QueryError::invalid(m),
-                other => QueryError::from(other),
-            })?
+            .map_err(refused)?
             .schema;
             db.create_table(schema)?;
             Ok(changed(
@@ -646,7 +651,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 resolved.push((f.text.clone(), column_type(t, &ks, &catalog)?));
             }
             db.change_types(&ks, |c| c.create_type(&ks, &type_name, resolved))
-                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+                .map_err(refused)?;
             Ok(changed(
                 SchemaChangeKind::Created,
                 SchemaTarget::Type {
@@ -729,7 +734,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 }
             }
             db.change_types(&ks, |c| c.alter_type(new))
-                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+                .map_err(refused)?;
             Ok(changed(
                 SchemaChangeKind::Updated,
                 SchemaTarget::Type {
@@ -751,7 +756,7 @@ pub(crate) fn run(ctx: &Ctx<'_>, stmt: &Statement) -> QueryOutcome<QueryResult> 
                 )));
             }
             db.change_types(&ks, |c| c.drop_type(&ks, &type_name))
-                .map_err(|e| QueryError::invalid(crate::error::strip_prefix(&e)))?;
+                .map_err(refused)?;
             Ok(changed(
                 SchemaChangeKind::Dropped,
                 SchemaTarget::Type {

@@ -84,12 +84,13 @@ enum Expr {
         arg: Option<Box<Expr>>,
         ty: ColumnType,
     },
-    /// The entry of a frozen map at `key` (its value), or a frozen set's
-    /// element equal to `key`; null when absent.
+    /// The entry of a frozen map at a key (its value), or a frozen set's
+    /// element equal to it; null when absent. `key` is the key's comparable
+    /// encoding (`types::element_path`), so equal-valued keys match.
     Element {
         inner: Box<Expr>,
         collection: CqlType,
-        key: Value,
+        key: Vec<u8>,
     },
     /// Field `index` of a user-defined type value.
     Field {
@@ -567,7 +568,7 @@ fn plan_selector(
                 Expr::Element {
                     inner: Box::new(e),
                     collection,
-                    key: key_value,
+                    key: types::element_path(&key_value),
                 },
                 ColumnType::of(&out_ty),
                 format!("{n}[{key}]"),
@@ -931,15 +932,14 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             let Some(bytes) = eval_expr(inner, r, aggs)? else {
                 return Ok(None);
             };
-            let wanted = types::element_path(key);
             match types::deserialize(collection, &bytes).map_err(QueryError::from)? {
                 Value::Map(entries) => entries
                     .into_iter()
-                    .find(|(k, _)| types::element_path(k) == wanted)
+                    .find(|(k, _)| types::element_path(k) == *key)
                     .map(|(_, v)| types::serialize(&v)),
                 Value::Set(items) => items
                     .into_iter()
-                    .find(|x| types::element_path(x) == wanted)
+                    .find(|x| types::element_path(x) == *key)
                     .map(|x| types::serialize(&x)),
                 _ => None,
             }

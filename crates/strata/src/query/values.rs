@@ -23,13 +23,7 @@ use crate::types::{self, CqlType, Value};
 
 use super::{BoundValue, QueryError, QueryOutcome, Values};
 
-/// A term's value once evaluated.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Bound {
-    Value(Value),
-    Null,
-    Unset,
-}
+pub(crate) use crate::cql::literal::Bound;
 
 impl Bound {
     /// The value, refusing null and unset with a message naming `what`.
@@ -108,25 +102,6 @@ fn literal_kind(l: &Literal) -> &'static str {
     }
 }
 
-fn literal_text(l: &Literal) -> String {
-    match l {
-        Literal::String(s)
-        | Literal::Integer(s)
-        | Literal::Float(s)
-        | Literal::Uuid(s)
-        | Literal::Duration(s) => s.clone(),
-        Literal::Boolean(b) => b.to_string(),
-        Literal::Blob(b) => {
-            let mut s = String::from("0x");
-            for x in b {
-                s.push_str(&format!("{x:02x}"));
-            }
-            s
-        }
-        Literal::Null => "null".to_string(),
-    }
-}
-
 /// Whether Cassandra lets a constant of this kind be assigned to `ty`.
 fn assignable(l: &Literal, ty: &CqlType) -> bool {
     use CqlType::*;
@@ -165,7 +140,7 @@ pub(crate) fn literal_value(l: &Literal, ty: &CqlType, receiver: &str) -> QueryO
         return Err(QueryError::invalid(format!(
             "Invalid {} constant ({}) for \"{receiver}\" of type {}",
             literal_kind(l),
-            literal_text(l),
+            crate::cql::literal::constant_text(l),
             ty.name()
         )));
     }
@@ -186,7 +161,7 @@ pub(crate) fn literal_value(l: &Literal, ty: &CqlType, receiver: &str) -> QueryO
                 .map_err(|_| QueryError::invalid(format!("Invalid timestamp value {s}")))?,
         ),
         other => {
-            let text = literal_text(other);
+            let text = crate::cql::literal::constant_text(other);
             crate::cql::literal::parse_value(ty, &text)
                 .map_err(|_| QueryError::invalid(literal_error(ty, &text)))?
         }
@@ -223,9 +198,16 @@ fn literal_error(ty: &CqlType, text: &str) -> String {
 }
 
 /// Cassandra's message for serialized bytes its type refuses.
-fn bytes_error(ty: &CqlType, bytes: &[u8]) -> String {
+fn bytes_error(ty: &CqlType, bytes: &[u8], e: &crate::error::Error) -> String {
     let n = bytes.len();
     match ty {
+        CqlType::Vector { element, dimension }
+            if element
+                .fixed_size()
+                .is_some_and(|size| n < size * *dimension as usize) =>
+        {
+            format!("Not enough bytes to read a {}", ty.name())
+        }
         CqlType::Int => format!("Expected 4 or 0 byte int ({n})"),
         CqlType::BigInt | CqlType::Timestamp | CqlType::Counter => {
             format!("Expected 8 or 0 byte long ({n})")
@@ -254,24 +236,13 @@ fn bytes_error(ty: &CqlType, bytes: &[u8]) -> String {
         CqlType::Varint | CqlType::Decimal | CqlType::Blob => {
             format!("Invalid {} value of {n} bytes", ty.name())
         }
-        other => match types::deserialize(other, bytes) {
-            Err(crate::error::Error::InvalidInput(m)) => m,
-            _ => format!("Invalid {} value of {n} bytes", other.name()),
-        },
+        _ => crate::error::strip_prefix(e),
     }
 }
 
 /// Serialized bytes from a client as a value of `ty` (invariant 1).
 pub(crate) fn bytes_value(bytes: &[u8], ty: &CqlType, receiver: &str) -> QueryOutcome<Value> {
-    types::deserialize(ty, bytes).map_err(|_| {
-        if let CqlType::Vector { element, dimension } = ty {
-            let short = element
-                .fixed_size()
-                .is_some_and(|n| bytes.len() < n * *dimension as usize);
-            if short {
-                return QueryError::invalid(format!("Not enough bytes to read a {}", ty.name()));
-            }
-        }
+    types::deserialize(ty, bytes).map_err(|e| {
         // A blobAs<type>() function names itself and the value, as Cassandra.
         if let Some(rest) = receiver.strip_prefix("blobas") {
             QueryError::invalid(format!(
@@ -281,7 +252,7 @@ pub(crate) fn bytes_value(bytes: &[u8], ty: &CqlType, receiver: &str) -> QueryOu
                 ty.name()
             ))
         } else {
-            QueryError::invalid(bytes_error(ty, bytes))
+            QueryError::invalid(bytes_error(ty, bytes, &e))
         }
     })
 }
@@ -333,152 +304,16 @@ pub(crate) fn scalar(
     }
 }
 
-/// Cassandra's refusal of a composite literal for a receiver of another type.
-fn wrong_literal(term: &Term, ty: &CqlType, receiver: &str) -> QueryError {
-    let what = match term {
-        Term::List { .. } => "list literal",
-        Term::Set { .. } => "set literal",
-        Term::Map { .. } => "map literal",
-        Term::Tuple { .. } => "tuple literal",
-        _ => "user type literal",
-    };
-    QueryError::invalid(format!(
-        "Invalid {what} for {receiver} of type {}",
-        ty.name()
-    ))
-}
-
-/// One element of a collection literal: nulls and unset values refused.
-fn element(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> QueryOutcome<Value> {
-    match scalar(term, ty, receiver, eval)? {
-        Bound::Value(v) => Ok(v),
-        Bound::Null => Err(QueryError::invalid(
-            "null is not supported inside collections",
-        )),
-        Bound::Unset => Err(QueryError::invalid(
-            "unset value is not supported inside collections",
-        )),
-    }
-}
-
-/// One element of a vector literal: nulls and unset values refused.
-fn vector_element(
-    term: &Term,
-    ty: &CqlType,
-    receiver: &str,
-    eval: &Eval<'_>,
-) -> QueryOutcome<Value> {
-    match scalar(term, ty, receiver, eval)? {
-        Bound::Value(v) => Ok(v),
-        Bound::Null => Err(QueryError::invalid("null is not supported inside vectors")),
-        Bound::Unset => Err(QueryError::invalid(
-            "unset value is not supported inside collections",
-        )),
-    }
-}
-
-/// One component of a tuple or UDT literal: null allowed, unset refused.
-fn component(
-    term: &Term,
-    ty: &CqlType,
-    receiver: &str,
-    eval: &Eval<'_>,
-) -> QueryOutcome<Option<Value>> {
-    match scalar(term, ty, receiver, eval)? {
-        Bound::Value(v) => Ok(Some(v)),
-        Bound::Null => Ok(None),
-        Bound::Unset => Err(QueryError::invalid(format!(
-            "Invalid unset value for tuple field number 0 of {receiver}"
-        ))),
-    }
-}
-
-/// A collection, tuple, UDT or vector literal as a value of `ty`.
+/// A collection, tuple, UDT or vector literal as a value of `ty`, its parts
+/// evaluated as terms in turn (bind markers included).
 fn composite(term: &Term, ty: &CqlType, receiver: &str, eval: &Eval<'_>) -> QueryOutcome<Value> {
-    use crate::types::composite::{normalize_map, normalize_set};
-    let items = |items: &[Term], element_ty: &CqlType| -> QueryOutcome<Vec<Value>> {
-        items
-            .iter()
-            .map(|t| element(t, element_ty, receiver, eval))
-            .collect()
-    };
-    Ok(match (term, ty) {
-        (Term::List { items: l, .. }, CqlType::List { element: e, .. }) => {
-            Value::List(items(l, e)?)
-        }
-        (
-            Term::List { items: l, .. },
-            CqlType::Vector {
-                element: e,
-                dimension,
-            },
-        ) => {
-            if l.len() != *dimension as usize {
-                return Err(QueryError::invalid(format!(
-                    "Invalid vector literal for {receiver} of type {}; expected {dimension} \
-                     elements, but given {}",
-                    ty.name(),
-                    l.len()
-                )));
-            }
-            Value::Vector(
-                l.iter()
-                    .map(|t| vector_element(t, e, receiver, eval))
-                    .collect::<QueryOutcome<Vec<Value>>>()?,
-            )
-        }
-        (Term::Set { items: l, .. }, CqlType::Set { element: e, .. }) => {
-            Value::Set(normalize_set(items(l, e)?))
-        }
-        (Term::Map { entries, .. }, CqlType::Set { .. }) if entries.is_empty() => {
-            Value::Set(Vec::new())
-        }
-        (Term::Map { entries, .. }, CqlType::Map { key, value, .. }) => {
-            let mut out = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                out.push((
-                    element(k, key, receiver, eval)?,
-                    element(v, value, receiver, eval)?,
-                ));
-            }
-            Value::Map(normalize_map(out))
-        }
-        (Term::Tuple { items: l, .. }, CqlType::Tuple(types)) => {
-            if l.len() > types.len() {
-                return Err(QueryError::invalid(format!(
-                    "Invalid tuple literal for {receiver}: too many elements. Type {} expects \
-                     {} but got {}",
-                    ty.name(),
-                    types.len(),
-                    l.len()
-                )));
-            }
-            let mut out = Vec::with_capacity(types.len());
-            for (t, item) in types.iter().zip(l) {
-                out.push(component(item, t, receiver, eval)?);
-            }
-            out.resize(types.len(), None);
-            Value::Tuple(out)
-        }
-        (Term::Udt { fields, .. }, CqlType::Udt { def, .. }) => {
-            let mut out: Vec<(String, Option<Value>)> =
-                def.fields.iter().map(|(n, _)| (n.clone(), None)).collect();
-            for (name, t) in fields {
-                let Some(i) = def.fields.iter().position(|(n, _)| *n == name.text) else {
-                    return Err(QueryError::invalid(format!(
-                        "Unknown field '{}' in value of user defined type {}",
-                        name.text, def.name
-                    )));
-                };
-                out[i].1 = component(t, &def.fields[i].1, receiver, eval)?;
-            }
-            Value::Udt(out)
-        }
-        (Term::Map { entries, .. }, CqlType::Udt { def, .. }) if entries.is_empty() => {
-            Value::Udt(def.fields.iter().map(|(n, _)| (n.clone(), None)).collect())
-        }
-        _ => return Err(wrong_literal(term, ty, receiver)),
-    })
+    crate::cql::literal::composite_literal(
+        term,
+        ty,
+        receiver,
+        &mut |t, ty| scalar(t, ty, receiver, eval),
+        &QueryError::invalid,
+    )
 }
 
 /// A function's result converted to the receiver's type where Cassandra would

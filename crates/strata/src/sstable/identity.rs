@@ -83,11 +83,24 @@ impl ColumnRole {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IdentityColumn {
     pub name: String,
-    /// CQL type name (`int`, `text`, ...).
+    /// The type's descriptor (`CqlType::descriptor`): its CQL name (`int`,
+    /// `frozen<list<int>>`), or for a type with a UDT in it the JSON form
+    /// that carries the UDT's fields.
     pub cql_type: String,
     pub role: ColumnRole,
     /// The column id cells refer to (regular and static columns only).
     pub id: Option<u32>,
+}
+
+impl IdentityColumn {
+    /// The column's type as its CQL name (a UDT by name), how columns are
+    /// compared: ALTER TYPE changes a UDT's fields without touching stored
+    /// values. The descriptor itself if it does not parse.
+    pub fn type_name(&self) -> String {
+        crate::types::CqlType::from_descriptor(&self.cql_type)
+            .map(|t| t.name())
+            .unwrap_or_else(|_| self.cql_type.clone())
+    }
 }
 
 /// Who an sstable belongs to and how its data stream is encoded.
@@ -402,14 +415,6 @@ enum Names {
     MayDiffer,
 }
 
-/// A column type as its CQL name, from the identity's descriptor
-/// (`CqlType::descriptor`); the text itself if it does not parse.
-fn shown_type(descriptor: &str) -> String {
-    crate::types::CqlType::from_descriptor(descriptor)
-        .map(|t| t.name())
-        .unwrap_or_else(|_| descriptor.to_string())
-}
-
 fn differs(f: &IdentityColumn, s: &IdentityColumn, names: Names) -> Option<String> {
     if names == Names::Compared && f.name != s.name {
         return Some(format!(
@@ -419,7 +424,7 @@ fn differs(f: &IdentityColumn, s: &IdentityColumn, names: Names) -> Option<Strin
     }
     // Compared by CQL name: a UDT column's descriptor carries the type's
     // fields, which ALTER TYPE changes without touching stored values.
-    let (ft, st) = (shown_type(&f.cql_type), shown_type(&s.cql_type));
+    let (ft, st) = (f.type_name(), s.type_name());
     if ft != st {
         return Some(format!(
             "column {} is {ft} in the file, {st} in the schema",

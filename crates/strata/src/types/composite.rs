@@ -222,95 +222,69 @@ pub(super) fn fits(v: &Value, ty: &CqlType) -> bool {
 
 /// A value as it appears inside a composite literal: quoted where CQL needs
 /// quotes (text, dates, times, addresses), bare otherwise.
-fn element_text(v: &Value, out: &mut String) {
+fn text_of(v: &Value) -> String {
     match v {
         Value::Text(_)
         | Value::Ascii(_)
         | Value::Timestamp(_)
         | Value::Date(_)
         | Value::Time(_)
-        | Value::Inet(_) => {
-            out.push('\'');
-            out.push_str(&super::format_value(v).replace('\'', "''"));
-            out.push('\'');
-        }
+        | Value::Inet(_) => format!("'{}'", super::format_value(v).replace('\'', "''")),
         Value::Duration {
             months: 0,
             days: 0,
             nanos: 0,
-        } => out.push_str("0s"),
-        other => out.push_str(&super::format_value(other)),
+        } => "0s".to_string(),
+        other => super::format_value(other),
     }
 }
 
-fn null_or(v: &Option<Value>, out: &mut String) {
+fn null_or(v: Option<&Value>) -> String {
+    v.map_or_else(|| "null".to_string(), text_of)
+}
+
+/// The components of a tuple or UDT value, in order (`None`: null).
+fn components(v: &Value) -> Vec<Option<&Value>> {
     match v {
-        Some(v) => element_text(v, out),
-        None => out.push_str("null"),
+        Value::Tuple(items) => items.iter().map(Option::as_ref).collect(),
+        Value::Udt(fields) => fields.iter().map(|(_, v)| v.as_ref()).collect(),
+        _ => Vec::new(),
     }
 }
 
 /// The CQL literal of a composite value (`[1, 2]`, `{'a': 1}`, `(1, null)`,
 /// `{street: 'x'}`).
 pub(super) fn format(v: &Value) -> String {
-    let mut s = String::new();
-    let sep = |s: &mut String, i: usize| {
-        if i > 0 {
-            s.push_str(", ");
-        }
-    };
-    match v {
+    let (open, close, parts): (char, char, Vec<String>) = match v {
         Value::List(items) | Value::Vector(items) => {
-            s.push('[');
-            for (i, e) in items.iter().enumerate() {
-                sep(&mut s, i);
-                element_text(e, &mut s);
-            }
-            s.push(']');
+            ('[', ']', items.iter().map(text_of).collect())
         }
-        Value::Set(items) => {
-            s.push('{');
-            for (i, e) in items.iter().enumerate() {
-                sep(&mut s, i);
-                element_text(e, &mut s);
-            }
-            s.push('}');
-        }
-        Value::Map(entries) => {
-            s.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                sep(&mut s, i);
-                element_text(k, &mut s);
-                s.push_str(": ");
-                element_text(v, &mut s);
-            }
-            s.push('}');
-        }
-        Value::Tuple(items) => {
-            s.push('(');
-            for (i, e) in items.iter().enumerate() {
-                sep(&mut s, i);
-                null_or(e, &mut s);
-            }
-            s.push(')');
-        }
-        Value::Udt(fields) => {
-            s.push('{');
-            for (i, (name, v)) in fields.iter().enumerate() {
-                sep(&mut s, i);
-                s.push_str(&quote_name(name));
-                s.push_str(": ");
-                null_or(v, &mut s);
-            }
-            s.push('}');
-        }
-        other => s.push_str(&super::format_value(other)),
-    }
-    s
+        Value::Set(items) => ('{', '}', items.iter().map(text_of).collect()),
+        Value::Map(entries) => (
+            '{',
+            '}',
+            entries
+                .iter()
+                .map(|(k, v)| format!("{}: {}", text_of(k), text_of(v)))
+                .collect(),
+        ),
+        Value::Tuple(_) => ('(', ')', components(v).into_iter().map(null_or).collect()),
+        Value::Udt(fields) => (
+            '{',
+            '}',
+            fields
+                .iter()
+                .map(|(name, v)| format!("{}: {}", quote_name(name), null_or(v.as_ref())))
+                .collect(),
+        ),
+        other => return super::format_value(other),
+    };
+    format!("{open}{}{close}", parts.join(", "))
 }
 
-fn put_len(out: &mut Vec<u8>, n: usize) {
-    out.extend_from_slice(&(n.min(i32::MAX as usize) as i32).to_be_bytes());
+/// An `i32` length or count, as Cassandra writes it.
+fn len_bytes(n: usize) -> [u8; 4] {
+    (n.min(i32::MAX as usize) as i32).to_be_bytes()
 }
 
 /// Appends `v` with an `i32` length prefix.
@@ -319,35 +293,27 @@ fn put_element(v: &Value, out: &mut Vec<u8>) {
     out.extend_from_slice(&[0; 4]);
     serialize_into(v, out);
     let n = out.len() - at - 4;
-    out[at..at + 4].copy_from_slice(&(n.min(i32::MAX as usize) as i32).to_be_bytes());
+    out[at..at + 4].copy_from_slice(&len_bytes(n));
 }
 
 /// Cassandra's serialization of a composite value (contract 1).
 pub(super) fn serialize(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::List(items) | Value::Set(items) => {
-            put_len(out, items.len());
+            out.extend_from_slice(&len_bytes(items.len()));
             for e in items {
                 put_element(e, out);
             }
         }
         Value::Map(entries) => {
-            put_len(out, entries.len());
+            out.extend_from_slice(&len_bytes(entries.len()));
             for (k, v) in entries {
                 put_element(k, out);
                 put_element(v, out);
             }
         }
-        Value::Tuple(items) => {
-            for e in items {
-                match e {
-                    Some(e) => put_element(e, out),
-                    None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-                }
-            }
-        }
-        Value::Udt(fields) => {
-            for (_, e) in fields {
+        Value::Tuple(_) | Value::Udt(_) => {
+            for e in components(v) {
                 match e {
                     Some(e) => put_element(e, out),
                     None => out.extend_from_slice(&(-1i32).to_be_bytes()),
@@ -415,6 +381,23 @@ fn take_count(ty: &CqlType, input: &mut &[u8], min_bytes: usize) -> Result<usize
     Ok(n as usize)
 }
 
+/// Reads a tuple's or UDT's components; trailing ones may be absent (null).
+fn take_components<'t>(
+    ty: &CqlType,
+    types: impl Iterator<Item = &'t CqlType>,
+    input: &mut &[u8],
+) -> Result<Vec<Option<Value>>> {
+    let mut out = Vec::new();
+    for t in types {
+        out.push(if input.is_empty() {
+            None
+        } else {
+            take_element(ty, t, input)?
+        });
+    }
+    Ok(out)
+}
+
 fn no_null(ty: &CqlType, v: Option<Value>) -> Result<Value> {
     v.ok_or_else(|| {
         Error::InvalidInput(format!(
@@ -473,28 +456,16 @@ pub(super) fn deserialize(ty: &CqlType, bytes: &[u8]) -> Result<Value> {
             }
             Value::Map(normalize_map(entries))
         }
-        CqlType::Tuple(types) => {
-            let mut items = Vec::with_capacity(types.len());
-            for t in types.iter() {
-                if input.is_empty() {
-                    items.push(None);
-                } else {
-                    items.push(take_element(ty, t, &mut input)?);
-                }
-            }
-            Value::Tuple(items)
-        }
+        CqlType::Tuple(types) => Value::Tuple(take_components(ty, types.iter(), &mut input)?),
         CqlType::Udt { def, .. } => {
-            let mut fields = Vec::with_capacity(def.fields.len());
-            for (name, t) in &def.fields {
-                let v = if input.is_empty() {
-                    None
-                } else {
-                    take_element(ty, t, &mut input)?
-                };
-                fields.push((name.clone(), v));
-            }
-            Value::Udt(fields)
+            let values = take_components(ty, def.fields.iter().map(|(_, t)| t), &mut input)?;
+            Value::Udt(
+                def.fields
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .zip(values)
+                    .collect(),
+            )
         }
         CqlType::Vector { element, dimension } => {
             let dim = *dimension as usize;
@@ -555,11 +526,7 @@ pub(super) fn encode(v: &Value, out: &mut Vec<u8>) {
             out.push(0);
         }
         Value::Tuple(_) | Value::Udt(_) => {
-            let items: Vec<Option<&Value>> = match v {
-                Value::Tuple(items) => items.iter().map(Option::as_ref).collect(),
-                Value::Udt(fields) => fields.iter().map(|(_, v)| v.as_ref()).collect(),
-                _ => Vec::new(),
-            };
+            let items = components(v);
             let used = items.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
             for e in &items[..used] {
                 match e {

@@ -9,8 +9,10 @@
 //!    a value; partition tokens hash these bytes, so they must match Cassandra.
 //!    [`deserialize`] is its inverse and validates; varints are normalised to minimal
 //!    two's complement, so `serialize(deserialize(b))` may shorten a non-minimal `b`.
-//! 2. `parse_value(v.cql_type(), &format_value(v)) == v` for every value (for
-//!    floats: bit-equal, except that every NaN parses as the canonical NaN).
+//! 2. `parse_value(ty, &format_value(v)) == v` for every value `v` of type `ty`
+//!    (for floats: bit-equal, except that every NaN parses as the canonical
+//!    NaN; the zero duration prints as Cassandra prints it, the empty string,
+//!    which is not a literal).
 //! 3. `memcmp(encode_comparable(a), encode_comparable(b))` orders like Cassandra's
 //!    comparator for the type, equality included: values the comparator holds equal
 //!    (decimal `1.5` and `1.50`) have identical encodings, so the engine, which only
@@ -232,6 +234,19 @@ impl CqlType {
         )
     }
 
+    /// Whether this is a native (non-composite) type.
+    pub fn is_native(&self) -> bool {
+        !matches!(
+            self,
+            CqlType::List { .. }
+                | CqlType::Set { .. }
+                | CqlType::Map { .. }
+                | CqlType::Tuple(_)
+                | CqlType::Udt { .. }
+                | CqlType::Vector { .. }
+        )
+    }
+
     /// Whether this is a list, set or map, frozen or not.
     pub fn is_collection(&self) -> bool {
         matches!(
@@ -271,48 +286,40 @@ impl CqlType {
         self.any(&|t| matches!(t, CqlType::Duration))
     }
 
-    /// Whether `pred` holds for this type or any type nested in it.
-    pub fn any(&self, pred: &dyn Fn(&CqlType) -> bool) -> bool {
-        if pred(self) {
-            return true;
-        }
+    /// Calls `f` on this type and every type nested in it, outermost first
+    /// (a UDT before its fields' types).
+    pub fn visit(&self, f: &mut dyn FnMut(&CqlType)) {
+        f(self);
         match self {
             CqlType::List { element, .. }
             | CqlType::Set { element, .. }
-            | CqlType::Vector { element, .. } => element.any(pred),
-            CqlType::Map { key, value, .. } => key.any(pred) || value.any(pred),
-            CqlType::Tuple(items) => items.iter().any(|t| t.any(pred)),
-            CqlType::Udt { def, .. } => def.fields.iter().any(|(_, t)| t.any(pred)),
-            _ => false,
-        }
-    }
-
-    /// Every user-defined type in this type, outermost first (a UDT's own
-    /// field types after it).
-    pub fn udts(&self) -> Vec<Arc<UdtDef>> {
-        let mut out = Vec::new();
-        self.collect_udts(&mut out);
-        out
-    }
-
-    fn collect_udts(&self, out: &mut Vec<Arc<UdtDef>>) {
-        match self {
-            CqlType::Udt { def, .. } => {
-                out.push(def.clone());
-                for (_, t) in &def.fields {
-                    t.collect_udts(out);
-                }
-            }
-            CqlType::List { element, .. }
-            | CqlType::Set { element, .. }
-            | CqlType::Vector { element, .. } => element.collect_udts(out),
+            | CqlType::Vector { element, .. } => element.visit(f),
             CqlType::Map { key, value, .. } => {
-                key.collect_udts(out);
-                value.collect_udts(out);
+                key.visit(f);
+                value.visit(f);
             }
-            CqlType::Tuple(items) => items.iter().for_each(|t| t.collect_udts(out)),
+            CqlType::Tuple(items) => items.iter().for_each(|t| t.visit(f)),
+            CqlType::Udt { def, .. } => def.fields.iter().for_each(|(_, t)| t.visit(f)),
             _ => {}
         }
+    }
+
+    /// Whether `pred` holds for this type or any type nested in it.
+    pub fn any(&self, pred: &dyn Fn(&CqlType) -> bool) -> bool {
+        let mut found = false;
+        self.visit(&mut |t| found |= pred(t));
+        found
+    }
+
+    /// Every user-defined type in this type, outermost first.
+    pub fn udts(&self) -> Vec<Arc<UdtDef>> {
+        let mut out = Vec::new();
+        self.visit(&mut |t| {
+            if let CqlType::Udt { def, .. } = t {
+                out.push(def.clone());
+            }
+        });
+        out
     }
 
     /// A self-contained spelling for files (an sstable's identity header):
@@ -333,11 +340,7 @@ impl CqlType {
             return serde_json::from_str(text)
                 .map_err(|e| Error::InvalidInput(format!("bad type descriptor: {e}")));
         }
-        match CqlType::parse(text) {
-            Ok(t) => Ok(t),
-            Err(e) if text.contains('<') => composite::parse_type_name(text).map_err(|_| e),
-            Err(e) => Err(e),
-        }
+        composite::parse_type_name(text)
     }
 }
 
@@ -911,7 +914,8 @@ pub fn validate(ty: &CqlType, bytes: &[u8]) -> Result<()> {
 
 /// Decodes Cassandra's native serialization of a `ty` value.
 pub fn deserialize(ty: &CqlType, bytes: &[u8]) -> Result<Value> {
-    if !is_native(ty) {
+    // A composite value is validated by decoding it: once, not twice.
+    if !ty.is_native() {
         return composite::deserialize(ty, bytes);
     }
     validate(ty, bytes)?;
@@ -952,21 +956,9 @@ pub fn deserialize(ty: &CqlType, bytes: &[u8]) -> Result<Value> {
                 nanos,
             }
         }
+        // Unreachable: composite types returned above.
         composite => return composite::deserialize(composite, bytes),
     })
-}
-
-/// Whether `ty` is a native (non-composite) type.
-pub fn is_native(ty: &CqlType) -> bool {
-    !matches!(
-        ty,
-        CqlType::List { .. }
-            | CqlType::Set { .. }
-            | CqlType::Map { .. }
-            | CqlType::Tuple(_)
-            | CqlType::Udt { .. }
-            | CqlType::Vector { .. }
-    )
 }
 
 // ---------------------------------------------------------------------------
@@ -1362,9 +1354,6 @@ fn decode_decimal(r: &mut Reader) -> Result<Value> {
 
 /// Decodes one comparable-encoded `ty` value from the front of `input`, advancing it.
 pub fn decode_comparable(ty: &CqlType, descending: bool, input: &mut &[u8]) -> Result<Value> {
-    if !is_native(ty) {
-        return composite::decode(ty, descending, input);
-    }
     let mut r = Reader {
         input,
         mask: if descending { 0xFF } else { 0 },
