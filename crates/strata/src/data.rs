@@ -28,6 +28,13 @@
 //!    is sorted by clustering with no duplicates.
 //! 4. A row exists at `now` while its primary-key liveness (the row marker written
 //!    by INSERT) or any of its cells is live and not shadowed.
+//! 5. A complex column (a non-frozen collection or UDT) holds one cell per
+//!    element, each with a non-empty path, and may hold a **complex deletion**:
+//!    a tombstone cell of that column whose path is empty (so it sorts before
+//!    the column's elements). It shadows the column's elements written at or
+//!    before its timestamp, as Cassandra's per-column `DeletionTime` does: a
+//!    collection overwrite is a complex deletion at `timestamp - 1` plus the new
+//!    elements. Two complex deletions reconcile as two tombstones (invariant 2).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -118,12 +125,50 @@ impl CellKind {
     }
 }
 
+/// Applies complex deletions (invariant 5) over cells visited in `(column,
+/// path)` order: remembers the current column's deletion as it passes and
+/// answers, for each element cell, whether that deletion shadows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ComplexDeletions {
+    current: Option<(ColumnId, i64)>,
+}
+
+impl ComplexDeletions {
+    /// Whether the cell is an element shadowed by its column's complex
+    /// deletion. Must be asked of every cell in order, tombstones included.
+    #[inline]
+    pub fn shadows(
+        &mut self,
+        column: ColumnId,
+        path: Option<&[u8]>,
+        kind: CellKind,
+        timestamp_micros: i64,
+    ) -> bool {
+        match path {
+            None => false,
+            Some([]) => {
+                if kind == CellKind::Tombstone {
+                    self.current = Some((column, timestamp_micros));
+                }
+                false
+            }
+            Some(_) => matches!(self.current, Some((c, at)) if c == column && timestamp_micros <= at),
+        }
+    }
+
+    /// [`ComplexDeletions::shadows`] for a built cell.
+    #[inline]
+    pub fn shadows_cell(&mut self, c: &Cell) -> bool {
+        self.shadows(c.column, c.path.as_deref(), c.kind, c.timestamp_micros)
+    }
+}
+
 /// One column value (or its deletion).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cell {
     pub column: ColumnId,
-    /// Element key of a collection cell (Cassandra's complex columns); `None` for
-    /// simple columns. Reserved for the CQL front end.
+    /// Element key of a complex column's cell (`crate::complex` builds them);
+    /// `None` for simple columns; empty for a complex deletion (invariant 5).
     pub path: Option<Box<[u8]>>,
     pub timestamp_micros: i64,
     pub kind: CellKind,
@@ -177,6 +222,20 @@ impl Cell {
             local_deletion_seconds: now_seconds,
             value: Vec::new(),
         }
+    }
+
+    /// The complex deletion of `column` (invariant 5): its elements written at
+    /// or before `timestamp_micros` are gone.
+    pub fn complex_deletion(column: ColumnId, timestamp_micros: i64, now_seconds: i64) -> Cell {
+        Cell {
+            path: Some(Box::default()),
+            ..Cell::tombstone(column, timestamp_micros, now_seconds)
+        }
+    }
+
+    /// Whether this cell is a complex deletion (invariant 5).
+    pub fn is_complex_deletion(&self) -> bool {
+        self.path.as_deref().is_some_and(|p| p.is_empty())
     }
 
     /// Live at `now_seconds`: not a tombstone and not expired.
@@ -355,9 +414,12 @@ impl Row {
     }
 
     /// Merges two versions of the same row (invariant 2). The result still carries
-    /// data shadowed by its own deletion; [`Row::shadow`] drops that.
+    /// data shadowed by its own row deletion; [`Row::shadow`] drops that. Elements
+    /// a complex deletion shadows are dropped here (they can never be read again),
+    /// so a collection overwritten in the memtable does not keep its old elements.
     pub fn merge(self, other: Row) -> Row {
         debug_assert_eq!(self.clustering, other.clustering);
+        let mut complex = ComplexDeletions::default();
         let mut cells = Vec::with_capacity(self.cells.len().max(other.cells.len()));
         let mut a = self.cells.into_iter().peekable();
         let mut b = other.cells.into_iter().peekable();
@@ -376,7 +438,9 @@ impl Row {
                 (None, None) => break,
             };
             if let Some(c) = next {
-                cells.push(c);
+                if !complex.shadows_cell(&c) {
+                    cells.push(c);
+                }
             }
         }
         Row {
@@ -418,12 +482,16 @@ impl Row {
     /// range and row deletions covering this row) — invariant 1.
     pub fn shadow(&mut self, deletion: DeletionTime) {
         if deletion.is_live() {
+            let mut complex = ComplexDeletions::default();
+            self.cells.retain(|c| !complex.shadows_cell(c));
             return;
         }
         if deletion.deletes(self.liveness.timestamp_micros) {
             self.liveness = LivenessInfo::EMPTY;
         }
-        self.cells.retain(|c| !deletion.deletes(c.timestamp_micros));
+        let mut complex = ComplexDeletions::default();
+        self.cells
+            .retain(|c| !complex.shadows_cell(c) && !deletion.deletes(c.timestamp_micros));
     }
 
     /// The row as a reader sees it at `now_seconds`, after shadowing by `covering`
@@ -438,10 +506,15 @@ impl Row {
         } else {
             LivenessInfo::EMPTY
         };
+        let mut complex = ComplexDeletions::default();
         let cells: Vec<Cell> = self
             .cells
             .iter()
-            .filter(|c| c.is_live(now_seconds) && !deletion.deletes(c.timestamp_micros))
+            .filter(|c| {
+                !complex.shadows_cell(c)
+                    && c.is_live(now_seconds)
+                    && !deletion.deletes(c.timestamp_micros)
+            })
             .cloned()
             .collect();
         if liveness.is_empty() && cells.is_empty() {
@@ -460,8 +533,12 @@ impl Row {
     pub fn into_live_view(mut self, covering: DeletionTime, now_seconds: i64) -> Option<Row> {
         let deletion = covering.max(self.deletion);
         self.liveness = self.liveness.live_under(deletion, now_seconds);
-        self.cells
-            .retain(|c| c.is_live(now_seconds) && !deletion.deletes(c.timestamp_micros));
+        let mut complex = ComplexDeletions::default();
+        self.cells.retain(|c| {
+            !complex.shadows_cell(c)
+                && c.is_live(now_seconds)
+                && !deletion.deletes(c.timestamp_micros)
+        });
         if self.liveness.is_empty() && self.cells.is_empty() {
             return None;
         }

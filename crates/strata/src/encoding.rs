@@ -801,14 +801,15 @@ pub fn live_row_view<'a>(
     }
     let deletion = covering.max(collect.deletion);
     let liveness = collect.liveness.live_under(deletion, now_seconds);
-    let complex = collect.complex;
-    cells.retain(|c| {
-        c.kind.is_live(c.local_deletion_seconds, now_seconds)
-            && !deletion.deletes(c.timestamp_micros)
-    });
-    if complex {
+    if collect.complex {
         cells.sort_by(|a, b| a.column.cmp(&b.column).then_with(|| a.path.cmp(&b.path)));
     }
+    let mut complex = crate::data::ComplexDeletions::default();
+    cells.retain(|c| {
+        !complex.shadows(c.column, c.path, c.kind, c.timestamp_micros)
+            && c.kind.is_live(c.local_deletion_seconds, now_seconds)
+            && !deletion.deletes(c.timestamp_micros)
+    });
     if liveness.is_empty() && cells.is_empty() {
         return Ok(None);
     }

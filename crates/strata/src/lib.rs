@@ -55,6 +55,7 @@ pub mod clock;
 pub mod codec;
 pub mod commitlog;
 pub mod compaction;
+pub mod complex;
 pub mod cql;
 pub mod data;
 pub mod db;

@@ -973,13 +973,13 @@ impl TableSchema {
                 r.liveness = marker;
                 r.cells.reserve_exact(split.regulars.len());
                 for (col, v) in &mut split.regulars {
-                    r.add_cell(time.cell(col, v.take()));
+                    time.put(&mut r, col, v.take())?;
                 }
                 update.add_row(r);
                 if !split.statics.is_empty() {
                     let mut s = Row::new(Vec::new());
                     for (col, v) in &mut split.statics {
-                        s.add_cell(time.cell(col, v.take()));
+                        time.put(&mut s, col, v.take())?;
                     }
                     update.static_row = Some(s);
                 }
@@ -988,7 +988,7 @@ impl TableSchema {
                 let mut s = Row::new(Vec::new());
                 s.liveness = marker;
                 for (col, v) in &mut split.statics {
-                    s.add_cell(time.cell(col, v.take()));
+                    time.put(&mut s, col, v.take())?;
                 }
                 update.static_row = Some(s);
             }
@@ -1060,18 +1060,80 @@ impl TableSchema {
         if !split.regulars.is_empty() {
             let mut r = Row::new(clustering.unwrap_or_default());
             for (col, v) in &mut split.regulars {
-                r.add_cell(time.cell(col, v.take()));
+                time.put(&mut r, col, v.take())?;
             }
             update.add_row(r);
         }
         if !split.statics.is_empty() {
             let mut s = Row::new(Vec::new());
             for (col, v) in &mut split.statics {
-                s.add_cell(time.cell(col, v.take()));
+                time.put(&mut s, col, v.take())?;
             }
             update.static_row = Some(s);
         }
         Ok(update)
+    }
+
+    /// Element writes to complex columns (`crate::complex`): each names a
+    /// column, an element's cell path and its serialized value, `None`
+    /// deleting that element. No complex deletion: the other elements stay.
+    /// As for UPDATE, the clustering may be omitted when only static columns
+    /// are written; `ttl_allowed` is false for a DELETE.
+    pub fn update_elements(
+        &self,
+        key: &[(&str, Value)],
+        elements: Vec<ElementWrite<'_>>,
+        opts: &WriteOptions,
+        now_micros: i64,
+        ttl_allowed: bool,
+    ) -> Result<PartitionUpdate> {
+        let time = self.write_time(opts, now_micros, ttl_allowed)?;
+        let values = self.key_only(key)?;
+        let split = self.split(&values, false)?;
+        let regular = elements
+            .iter()
+            .any(|e| self.column(e.column).is_ok_and(|c| c.kind == ColumnKind::Regular));
+        let (key, clustering) = self.keys(&split, regular)?;
+        let mut update = PartitionUpdate::new(key);
+        let mut row = Row::new(clustering.unwrap_or_default());
+        let mut statics = Row::new(Vec::new());
+        for e in elements {
+            let col = self.column(e.column)?;
+            if !col.ty.is_multi_cell() {
+                return Err(Error::InvalidInput(format!(
+                    "column '{}' of type {} has no elements",
+                    col.name,
+                    col.ty.name()
+                )));
+            }
+            if e.path.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "an element of column '{}' has an empty path",
+                    col.name
+                )));
+            }
+            let cell = time.element(col, e.path, e.value);
+            match col.kind {
+                ColumnKind::Static => statics.add_cell(cell),
+                _ => row.add_cell(cell),
+            }
+        }
+        if !row.cells.is_empty() {
+            update.add_row(row);
+        }
+        if !statics.cells.is_empty() {
+            update.static_row = Some(statics);
+        }
+        Ok(update)
+    }
+
+    /// The value of non-key column `col` in `row`, a live view: a simple
+    /// column's cell, or a complex column's elements put together.
+    pub fn column_value(&self, col: &ColumnDef, row: &Row) -> Result<Option<Value>> {
+        match col.id {
+            Some(id) => cell_value(col, row, id),
+            None => Ok(None),
+        }
     }
 
     /// DELETE of one whole row: a row tombstone. `key` is the full primary key.
@@ -1376,8 +1438,18 @@ impl TableSchema {
             timestamp_micros,
             ttl_seconds,
             now_seconds: now_micros.div_euclid(1_000_000),
+            now_micros,
         })
     }
+}
+
+/// One element write of [`TableSchema::update_elements`].
+pub struct ElementWrite<'a> {
+    pub column: &'a str,
+    /// The element's cell path (`crate::complex` contract 1), never empty.
+    pub path: Vec<u8>,
+    /// Serialized value; `None` deletes the element.
+    pub value: Option<Vec<u8>>,
 }
 
 /// Key components and non-key values of one mutation, resolved against the schema.
@@ -1405,6 +1477,8 @@ struct WriteTime {
     timestamp_micros: i64,
     ttl_seconds: u32,
     now_seconds: i64,
+    /// The clock, for list cell paths (`complex` contract 4).
+    now_micros: i64,
 }
 
 impl WriteTime {
@@ -1437,9 +1511,50 @@ impl WriteTime {
     fn deletion(&self) -> DeletionTime {
         DeletionTime::new(self.timestamp_micros, self.now_seconds)
     }
+
+    /// An element cell of a complex column (`complex` contract 1); `None`
+    /// deletes the element.
+    fn element(&self, col: &ColumnDef, path: Vec<u8>, value: Option<Vec<u8>>) -> Cell {
+        Cell {
+            path: Some(path.into_boxed_slice()),
+            ..self.cell(col, value)
+        }
+    }
+
+    /// Puts a whole column value into `row`: one cell, or for a complex
+    /// column the complex deletion plus its elements. A complex value
+    /// replaces what was there (deletion at `timestamp - 1`, as Cassandra's
+    /// collection setters); `None` deletes the column (at `timestamp`).
+    fn put(&self, row: &mut Row, col: &ColumnDef, value: Option<Vec<u8>>) -> Result<()> {
+        if !col.ty.is_multi_cell() {
+            row.add_cell(self.cell(col, value));
+            return Ok(());
+        }
+        let id = col.id.unwrap_or_default();
+        let Some(bytes) = value else {
+            row.add_cell(Cell::complex_deletion(id, self.timestamp_micros, self.now_seconds));
+            return Ok(());
+        };
+        row.add_cell(Cell::complex_deletion(
+            id,
+            self.timestamp_micros.saturating_sub(1),
+            self.now_seconds,
+        ));
+        let v = types::deserialize(&col.ty, &bytes)?;
+        for (path, value) in crate::complex::element_cells(&col.ty, &v, self.now_micros)? {
+            row.add_cell(self.element(col, path, Some(value)));
+        }
+        Ok(())
+    }
 }
 
 fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>> {
+    if col.ty.is_multi_cell() {
+        let bytes = crate::complex::assemble(&col.ty, live_elements(row, id))?;
+        return bytes
+            .map(|b| types::deserialize(&col.ty, &b))
+            .transpose();
+    }
     let found = row
         .cells
         .iter()
@@ -1450,6 +1565,17 @@ fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>>
         )?)),
         None => Ok(None),
     }
+}
+
+/// The element cells (path, value) of complex column `id` in a live view
+/// (`Row::live_view`: shadowed and dead cells already gone).
+pub fn live_elements(row: &Row, id: ColumnId) -> impl Iterator<Item = (&[u8], &[u8])> {
+    row.cells.iter().filter_map(move |c| match c.path.as_deref() {
+        Some(p) if c.column == id && !p.is_empty() && c.kind != CellKind::Tombstone => {
+            Some((p, &c.value[..]))
+        }
+        _ => None,
+    })
 }
 
 /// Cassandra's limit on one clustering component.

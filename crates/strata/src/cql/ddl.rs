@@ -148,15 +148,8 @@ fn resolve(
 }
 
 /// Whether the engine stores columns of this type yet; `Err` names the part
-/// it does not (non-frozen collections and UDTs, counters).
+/// it does not (counters).
 pub fn check_stored(ty: &CqlType) -> Result<()> {
-    if ty.is_multi_cell() {
-        return Err(Error::InvalidInput(format!(
-            "non-frozen {} columns are not supported yet; declare it frozen<{}>",
-            ty.name(),
-            ty.name()
-        )));
-    }
     if *ty == CqlType::Counter {
         return Err(Error::InvalidInput(
             "counter columns are not supported yet".to_string(),

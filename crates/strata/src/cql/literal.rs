@@ -513,9 +513,15 @@ pub fn composite_literal<E>(
             }
             Value::Udt(out)
         }
+        // Cassandra 5's `[...]` literal serves lists and vectors alike.
+        _ if matches!(term, Term::List { .. }) => {
+            return Err(invalid(format!(
+                "Unexpected receiver type '{}'; only list and vector are expected",
+                ty.name()
+            )));
+        }
         _ => {
             let what = match term {
-                Term::List { .. } => "list literal",
                 Term::Set { .. } => "set literal",
                 Term::Map { .. } => "map literal",
                 Term::Tuple { .. } => "tuple literal",

@@ -111,7 +111,8 @@ impl fmt::Display for Literal {
                 }
                 Ok(())
             }
-            Literal::Null => f.write_str("null"),
+            // As Cassandra prints a null term in its messages.
+            Literal::Null => f.write_str("NULL"),
         }
     }
 }

@@ -309,21 +309,41 @@ impl Specs {
                 self.using(&u.using)?;
                 for a in &u.assignments {
                     match a {
+                        Assignment::Subtract { column, value } => {
+                            // `m - {k, ...}` takes a set of the map's keys.
+                            let ty = match self.column_type(&column.text)? {
+                                ColumnType::Map(k, _) => ColumnType::Set(k),
+                                ty => ty,
+                            };
+                            self.term(value, &column.text, ty)?;
+                        }
                         Assignment::Set { column, value }
                         | Assignment::Add { column, value }
-                        | Assignment::Subtract { column, value }
                         | Assignment::Prepend { column, value } => {
                             let ty = self.column_type(&column.text)?;
                             self.term(value, &column.text, ty)?;
                         }
                         Assignment::SetElement { column, key, value } => {
                             let ty = self.column_type(&column.text)?;
-                            self.term(key, &column.text, ty.clone())?;
-                            self.term(value, &column.text, ty)?;
+                            let (k, v) = element_receivers(&column.text, ty);
+                            self.term(key, &k.0, k.1)?;
+                            self.term(value, &v.0, v.1)?;
                         }
-                        Assignment::SetField { column, value, .. } => {
-                            let ty = self.column_type(&column.text)?;
-                            self.term(value, &column.text, ty)?;
+                        Assignment::SetField {
+                            column,
+                            field,
+                            value,
+                        } => {
+                            let ty = match self.column_type(&column.text)? {
+                                ColumnType::Udt { fields, .. } => fields
+                                    .into_iter()
+                                    .find(|(f, _)| *f == field.text)
+                                    .map(|(_, t)| t),
+                                _ => None,
+                            };
+                            if let Some(ty) = ty {
+                                self.term(value, &format!("{}.{}", column.text, field.text), ty)?;
+                            }
                         }
                     }
                 }
@@ -334,7 +354,8 @@ impl Specs {
                 for del in &d.columns {
                     if let crate::cql::ast::Deletion::Element { column, key } = del {
                         let ty = self.column_type(&column.text)?;
-                        self.term(key, &column.text, ty)?;
+                        let (k, _) = element_receivers(&column.text, ty);
+                        self.term(key, &k.0, k.1)?;
                     }
                 }
                 self.using(&d.using)?;
@@ -342,6 +363,21 @@ impl Specs {
                 self.conditions(&d.conditions)
             }
         }
+    }
+}
+
+/// The receivers of `col[key]` and of the element's value, named as
+/// Cassandra names them: `idx(l)`/`value(l)` for a list, `key(m)`/`value(m)`
+/// for a map, the element itself for a set.
+fn element_receivers(col: &str, ty: ColumnType) -> ((String, ColumnType), (String, ColumnType)) {
+    match ty {
+        ColumnType::List(e) => (
+            (format!("idx({col})"), ColumnType::Native(CqlType::Int)),
+            (format!("value({col})"), *e),
+        ),
+        ColumnType::Map(k, v) => ((format!("key({col})"), *k), (format!("value({col})"), *v)),
+        ColumnType::Set(e) => ((col.to_string(), (*e).clone()), (col.to_string(), *e)),
+        ty => ((col.to_string(), ty.clone()), (col.to_string(), ty)),
     }
 }
 

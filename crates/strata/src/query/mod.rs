@@ -34,6 +34,7 @@
 mod auth;
 mod bind;
 mod describe;
+mod elements;
 pub mod executor;
 mod json;
 mod modify;
@@ -42,7 +43,7 @@ mod schema_ops;
 mod select;
 mod system;
 pub mod types;
-mod values;
+pub(crate) mod values;
 
 pub use auth::ROLES_FILE;
 pub use executor::{

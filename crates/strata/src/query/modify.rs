@@ -35,6 +35,7 @@ use crate::types::{CqlType, Value};
 
 use super::executor::Ctx;
 use super::restrict::{self, compare, Purpose};
+use super::elements;
 use super::values::{self, Bound, Eval};
 use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
 
@@ -300,8 +301,19 @@ pub(crate) fn update(
         batch_timestamp.or(ctx.params.timestamp_micros),
     )?;
     let mut set: Vec<(String, Option<Value>)> = Vec::new();
+    let mut element_ops: Vec<elements::ElementOp<'_>> = Vec::new();
     let mut statics_only = true;
     for a in &up.assignments {
+        if let Some(column) = elements::assignment_column(a) {
+            let col = column_of(&schema, &column.text)?;
+            if col.ty.is_multi_cell() {
+                if col.kind != ColumnKind::Static {
+                    statics_only = false;
+                }
+                element_ops.extend(elements::assignment(col, a, &ctx.eval)?);
+                continue;
+            }
+        }
         let (name, value) = match a {
             Assignment::Set { column, value } => (column, value),
             Assignment::Add { column, .. }
@@ -325,9 +337,14 @@ pub(crate) fn update(
             }
             Assignment::SetField { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
+                let not = if matches!(col.ty, CqlType::Udt { .. }) {
+                    "frozen UDT"
+                } else {
+                    "non-UDT"
+                };
                 return Err(invalid(format!(
-                    "Invalid operation ({}.field = ...) for non-UDT column {}",
-                    col.name, col.name
+                    "Invalid operation ({a}) for {not} column {}",
+                    col.name
                 )));
             }
         };
@@ -410,7 +427,7 @@ pub(crate) fn update(
     if cas.is_some() {
         opts.timestamp_micros = None;
     }
-    if set.is_empty() {
+    if set.is_empty() && element_ops.is_empty() {
         // Every value was unset: nothing to write, as Cassandra (no error).
         return Ok((Vec::new(), cas));
     }
@@ -421,16 +438,59 @@ pub(crate) fn update(
     for pk in &keys {
         for ck in &prefixes {
             let key = key_pairs(&schema, pk, ck);
-            let update = schema
-                .update(&key, &set_refs, &opts, now)
-                .map_err(QueryError::from)?;
-            out.push(Mutation {
+            let update = if set_refs.is_empty() {
+                None
+            } else {
+                Some(
+                    schema
+                        .update(&key, &set_refs, &opts, now)
+                        .map_err(QueryError::from)?,
+                )
+            };
+            let update = with_elements(
+                update,
+                &element_ops,
+                (&table, &schema),
+                (pk, ck),
+                (&opts, now, true),
+            )?;
+            out.extend(update.map(|update| Mutation {
                 table: table.clone(),
                 update,
-            });
+            }));
         }
     }
     Ok((out, cas))
+}
+
+/// `update` (the whole-value writes of one row, if any) merged with the
+/// element writes of `ops` on that row (`elements` contract 2).
+fn with_elements(
+    update: Option<PartitionUpdate>,
+    ops: &[elements::ElementOp<'_>],
+    (table, schema): (&Arc<Table>, &TableSchema),
+    (pk, ck): (&[Value], &[Value]),
+    (opts, now, ttl_allowed): (&WriteOptions, i64, bool),
+) -> QueryOutcome<Option<PartitionUpdate>> {
+    if ops.is_empty() {
+        return Ok(update);
+    }
+    let key = schema.decorated_key(pk).map_err(QueryError::from)?;
+    let writes = elements::writes(ops, table, schema, &key, ck, now)?;
+    if writes.is_empty() {
+        return Ok(update);
+    }
+    let pairs = key_pairs(schema, pk, ck);
+    let more = schema
+        .update_elements(&pairs, writes, opts, now, ttl_allowed)
+        .map_err(QueryError::from)?;
+    Ok(Some(match update {
+        Some(mut u) => {
+            merge_partition(&mut u, more);
+            u
+        }
+        None => more,
+    }))
 }
 
 /// The mutations of a DELETE, and its condition.
@@ -450,6 +510,9 @@ pub(crate) fn delete(
         batch_timestamp.or(ctx.params.timestamp_micros),
     )?;
     let mut columns: Vec<&ColumnDef> = Vec::new();
+    // Columns whose elements are deleted, and those deletions.
+    let mut element_cols: Vec<&ColumnDef> = Vec::new();
+    let mut element_ops: Vec<elements::ElementOp<'_>> = Vec::new();
     for d in &del.columns {
         match d {
             Deletion::Column(n) => {
@@ -462,19 +525,32 @@ pub(crate) fn delete(
                 }
                 columns.push(col);
             }
-            Deletion::Element { column, .. } => {
+            Deletion::Element { column, .. } | Deletion::Field { column, .. } => {
                 let col = column_of(&schema, &column.text)?;
-                return Err(invalid(format!(
-                    "Invalid deletion operation for non collection column {}",
-                    col.name
-                )));
-            }
-            Deletion::Field { column, .. } => {
-                let col = column_of(&schema, &column.text)?;
-                return Err(invalid(format!(
-                    "Invalid deletion operation for non-UDT column {}",
-                    col.name
-                )));
+                if col.ty.is_multi_cell() {
+                    element_cols.push(col);
+                    element_ops.extend(elements::deletion(col, d, &ctx.eval)?);
+                    continue;
+                }
+                let field = matches!(d, Deletion::Field { .. });
+                return Err(invalid(match (field, &col.ty) {
+                    (false, t) if t.is_collection() => format!(
+                        "Invalid deletion operation for frozen collection column {}",
+                        col.name
+                    ),
+                    (false, _) => format!(
+                        "Invalid deletion operation for non collection column {}",
+                        col.name
+                    ),
+                    (true, CqlType::Udt { .. }) => format!(
+                        "Frozen UDT column {} does not support field deletions",
+                        col.name
+                    ),
+                    (true, _) => format!(
+                        "Invalid deletion operation for non-UDT column {}",
+                        col.name
+                    ),
+                }));
             }
         }
     }
@@ -487,6 +563,8 @@ pub(crate) fn delete(
         .columns
         .iter()
         .any(|c| c.kind == ColumnKind::Clustering);
+    let simple_columns = columns;
+    let columns: Vec<&ColumnDef> = simple_columns.iter().chain(&element_cols).copied().collect();
     let statics_only = !columns.is_empty() && columns.iter().all(|c| c.kind == ColumnKind::Static);
     let no_clustering = r.clustering.prefix.is_empty() && r.clustering.slice.is_none();
     if statics_only && has_ck && !no_clustering && matches!(del.conditions, Conditions::None) {
@@ -524,15 +602,27 @@ pub(crate) fn delete(
     let mut out = Vec::new();
     for pk in &keys {
         let updates: Vec<PartitionUpdate> = if !columns.is_empty() {
-            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-            prefixes
-                .iter()
-                .map(|ck| {
-                    schema
-                        .delete_cells(&key_pairs(&schema, pk, ck), &names, &opts, now)
-                        .map_err(QueryError::from)
-                })
-                .collect::<QueryOutcome<_>>()?
+            let names: Vec<&str> = simple_columns.iter().map(|c| c.name.as_str()).collect();
+            let mut updates = Vec::with_capacity(prefixes.len());
+            for ck in &prefixes {
+                let update = if names.is_empty() {
+                    None
+                } else {
+                    Some(
+                        schema
+                            .delete_cells(&key_pairs(&schema, pk, ck), &names, &opts, now)
+                            .map_err(QueryError::from)?,
+                    )
+                };
+                updates.extend(with_elements(
+                    update,
+                    &element_ops,
+                    (&table, &schema),
+                    (pk, ck),
+                    (&opts, now, false),
+                )?);
+            }
+            updates
         } else if !has_ck || no_clustering {
             let pk_pairs = key_pairs(&schema, pk, &[]);
             vec![schema
@@ -854,15 +944,11 @@ pub(crate) fn apply_cas(
                     } else {
                         row
                     };
-                    let current = match (source, cond.column.id) {
-                        (Some(r), Some(id)) => r
-                            .cells
-                            .iter()
-                            .find(|cell| cell.column == id)
-                            .map(|cell| crate::types::deserialize(&cond.column.ty, &cell.value))
-                            .transpose()
+                    let current = match source {
+                        Some(r) => schema
+                            .column_value(&cond.column, r)
                             .map_err(QueryError::from)?,
-                        _ => None,
+                        None => None,
                     };
                     if !cond.holds(current.as_ref()) {
                         applied = false;

@@ -64,6 +64,13 @@ enum Expr {
     WriteTime(usize),
     MaxWriteTime(usize),
     Ttl(usize),
+    /// `writetime()`/`maxwritetime()` (`ttl == false`) or `ttl()` of one
+    /// element or field of a complex column, by its cell path.
+    ElementTime {
+        column: usize,
+        path: Vec<u8>,
+        ttl: bool,
+    },
     Token,
     Constant(Option<Vec<u8>>),
     /// A scalar function over other expressions, typed.
@@ -121,36 +128,107 @@ struct RowCtx<'a> {
 }
 
 impl RowCtx<'_> {
-    fn cell(&self, col: &ColumnDef) -> Option<&crate::data::Cell> {
-        let id = col.id?;
-        let source = if col.kind == ColumnKind::Static {
+    /// The row holding column `col`'s cells (the static row for a static column).
+    fn source(&self, col: &ColumnDef) -> Option<&Row> {
+        if col.kind == ColumnKind::Static {
             self.static_row
         } else {
             self.row
-        }?;
-        source
+        }
+    }
+
+    /// A simple column's cell.
+    fn cell(&self, col: &ColumnDef) -> Option<&crate::data::Cell> {
+        let id = col.id?;
+        self.source(col)?
             .cells
             .iter()
             .find(|c| c.column == id && c.path.is_none())
     }
 
+    /// A complex column's live element cells, in path order.
+    fn elements(&self, col: &ColumnDef) -> impl Iterator<Item = &crate::data::Cell> {
+        let id = col.id;
+        self.source(col)
+            .into_iter()
+            .flat_map(|r| r.cells.iter())
+            .filter(move |c| Some(c.column) == id && c.path.as_deref().is_some_and(|p| !p.is_empty()))
+    }
+
     /// The serialized value of column `i`.
-    fn column(&self, i: usize) -> Option<Vec<u8>> {
+    fn column(&self, i: usize) -> QueryOutcome<Option<Vec<u8>>> {
         let col = &self.schema.columns[i];
-        match col.kind {
+        Ok(match col.kind {
             ColumnKind::PartitionKey => self.pk_parts.get(col.position).cloned(),
             ColumnKind::Clustering => self.ck_parts.get(col.position).cloned().flatten(),
+            _ if col.ty.is_multi_cell() => crate::complex::assemble(
+                &col.ty,
+                self.elements(col)
+                    .filter_map(|c| Some((c.path.as_deref()?, &c.value[..]))),
+            )?,
             _ => self.cell(col).map(|c| c.value.clone()),
-        }
+        })
     }
 
     /// The typed value of column `i`.
     fn value(&self, i: usize) -> QueryOutcome<Option<Value>> {
         let col = &self.schema.columns[i];
-        self.column(i)
+        self.column(i)?
             .map(|b| types::deserialize(&col.ty, &b))
             .transpose()
             .map_err(QueryError::from)
+    }
+
+    /// A cell's write time (bigint), or with `ttl` its seconds left (int;
+    /// null for a cell without a TTL).
+    fn cell_time(&self, c: &crate::data::Cell, ttl: bool) -> Option<Vec<u8>> {
+        if !ttl {
+            return Some(c.timestamp_micros.to_be_bytes().to_vec());
+        }
+        (c.kind == crate::data::CellKind::Expiring).then(|| {
+            let left = (c.local_deletion_seconds - self.now_seconds).clamp(0, i64::from(i32::MAX));
+            (left as i32).to_be_bytes().to_vec()
+        })
+    }
+
+    /// `writetime()` or `ttl()` of a complex column, as Cassandra 5 answers
+    /// them: a list with one entry per element (per field for a UDT, null
+    /// for a field without a cell); null entries for an element without a
+    /// TTL; null when the column has no element.
+    fn element_times(&self, col: &ColumnDef, ttl: bool) -> Option<Vec<u8>> {
+        let entry = |c: &crate::data::Cell| self.cell_time(c, ttl);
+        let entries: Vec<Option<Vec<u8>>> = match &col.ty {
+            CqlType::Udt { def, .. } => {
+                let mut fields: Vec<Option<Vec<u8>>> = vec![None; def.fields.len()];
+                let mut any = false;
+                for c in self.elements(col) {
+                    let at = c.path.as_deref().and_then(|p| <[u8; 2]>::try_from(p).ok());
+                    if let Some(slot) = at.and_then(|p| fields.get_mut(u16::from_be_bytes(p) as usize)) {
+                        *slot = entry(c);
+                        any = true;
+                    }
+                }
+                if !any {
+                    return None;
+                }
+                fields
+            }
+            _ => self.elements(col).map(entry).collect(),
+        };
+        if entries.is_empty() {
+            return None;
+        }
+        let mut out = (entries.len() as i32).to_be_bytes().to_vec();
+        for e in entries {
+            match e {
+                Some(b) => {
+                    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                    out.extend_from_slice(&b);
+                }
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        Some(out)
     }
 }
 
@@ -195,15 +273,48 @@ fn plan_selection(
     Ok((out, slots))
 }
 
-fn plain_column<'s>(schema: &'s TableSchema, s: &Selector) -> QueryOutcome<(usize, &'s ColumnDef)> {
-    match s {
-        Selector::Column(n) => {
-            let i = column_index(schema, &n.text)?;
-            Ok((i, &schema.columns[i]))
-        }
-        _ => Err(invalid(
-            "writetime(), maxwritetime() and ttl() take a column name",
-        )),
+/// What `writetime()`, `maxwritetime()` or `ttl()` takes: a column, or an
+/// element or field of one (Cassandra 5). Returns the column's index, the
+/// element's cell path, and the selector's name.
+fn time_target(
+    schema: &TableSchema,
+    s: &Selector,
+    slots: &mut usize,
+    eval: &values::Eval<'_>,
+) -> QueryOutcome<(usize, Option<Vec<u8>>, String)> {
+    let not_column = || invalid("writetime(), maxwritetime() and ttl() take a column name");
+    if !matches!(
+        s,
+        Selector::Column(_) | Selector::Element { .. } | Selector::Field { .. }
+    ) {
+        return Err(not_column());
+    }
+    let (expr, _, name) = plan_selector(schema, s, slots, eval)?;
+    match expr {
+        Expr::Column(i) => Ok((i, None, name)),
+        Expr::Element { inner, key, .. } => match *inner {
+            Expr::Column(i) => Ok((i, Some(key), name)),
+            _ => Err(not_column()),
+        },
+        Expr::Field { inner, index, .. } => match *inner {
+            Expr::Column(i) => Ok((i, Some(crate::complex::field_path(index)), name)),
+            _ => Err(not_column()),
+        },
+        _ => Err(not_column()),
+    }
+}
+
+/// The type of `writetime()` (`BigInt`), `ttl()` (`Int`) or
+/// `maxwritetime()` of `col`: a list of them for a complex column, except
+/// the one maximum.
+fn times_type(col: &ColumnDef, scalar: CqlType, single: bool) -> ColumnType {
+    if col.ty.is_multi_cell() && !single {
+        ColumnType::of(&CqlType::List {
+            element: std::sync::Arc::new(scalar),
+            frozen: true,
+        })
+    } else {
+        ColumnType::Native(scalar)
     }
 }
 
@@ -222,43 +333,41 @@ fn plan_selector(
                 schema.columns[i].name.clone(),
             )
         }
-        Selector::WriteTime { column, .. } | Selector::MaxWriteTime { column, .. } => {
-            let (i, col) = plain_column(schema, column)?;
-            let max = matches!(s, Selector::MaxWriteTime { .. });
+        Selector::WriteTime { column, .. }
+        | Selector::MaxWriteTime { column, .. }
+        | Selector::Ttl { column, .. } => {
+            let function = match s {
+                Selector::WriteTime { .. } => "writetime",
+                Selector::MaxWriteTime { .. } => "maxwritetime",
+                _ => "ttl",
+            };
+            let (i, path, name) = time_target(schema, column, slots, eval)?;
+            let col = &schema.columns[i];
             if col.is_primary_key() {
                 return Err(invalid(format!(
-                    "Cannot use selection function {} on PRIMARY KEY part {}",
-                    if max { "maxwritetime" } else { "writetime" },
+                    "Cannot use selection function {function} on PRIMARY KEY part {}",
                     col.name
                 )));
             }
-            (
-                if max {
-                    Expr::MaxWriteTime(i)
-                } else {
-                    Expr::WriteTime(i)
+            let ttl = function == "ttl";
+            let scalar = if ttl { CqlType::Int } else { CqlType::BigInt };
+            let expr = match path {
+                // One element of a complex column: its own cell's time.
+                Some(path) if col.ty.is_multi_cell() => Expr::ElementTime {
+                    column: i,
+                    path,
+                    ttl,
                 },
-                ColumnType::Native(CqlType::BigInt),
-                format!(
-                    "{}({})",
-                    if max { "maxwritetime" } else { "writetime" },
-                    col.name
-                ),
-            )
-        }
-        Selector::Ttl { column, .. } => {
-            let (i, col) = plain_column(schema, column)?;
-            if col.is_primary_key() {
-                return Err(invalid(format!(
-                    "Cannot use selection function ttl on PRIMARY KEY part {}",
-                    col.name
-                )));
-            }
-            (
-                Expr::Ttl(i),
-                ColumnType::Native(CqlType::Int),
-                format!("ttl({})", col.name),
-            )
+                // An element of a frozen value shares the value's cell.
+                _ if ttl => Expr::Ttl(i),
+                _ if function == "maxwritetime" => Expr::MaxWriteTime(i),
+                _ => Expr::WriteTime(i),
+            };
+            let ty = match expr {
+                Expr::ElementTime { .. } => ColumnType::Native(scalar),
+                _ => times_type(col, scalar, function == "maxwritetime"),
+            };
+            (expr, ty, format!("{function}({name})"))
         }
         Selector::Function { name, args, .. } => {
             let lower = name.name.text.to_ascii_lowercase();
@@ -906,7 +1015,23 @@ fn function_type(name: &str, args: &[ColumnType]) -> QueryOutcome<ColumnType> {
 /// Evaluates a non-aggregate expression on a row.
 fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<u8>>> {
     Ok(match e {
-        Expr::Column(i) => r.column(*i),
+        Expr::Column(i) => r.column(*i)?,
+        Expr::WriteTime(i) if r.schema.columns[*i].ty.is_multi_cell() => {
+            r.element_times(&r.schema.columns[*i], false)
+        }
+        Expr::MaxWriteTime(i) if r.schema.columns[*i].ty.is_multi_cell() => r
+            .elements(&r.schema.columns[*i])
+            .map(|c| c.timestamp_micros)
+            .max()
+            .map(|ts| ts.to_be_bytes().to_vec()),
+        Expr::Ttl(i) if r.schema.columns[*i].ty.is_multi_cell() => {
+            r.element_times(&r.schema.columns[*i], true)
+        }
+        Expr::ElementTime { column, path, ttl } => {
+            let col = &r.schema.columns[*column];
+            let cell = r.elements(col).find(|c| c.path.as_deref() == Some(&path[..]));
+            cell.and_then(|c| r.cell_time(c, *ttl))
+        }
         Expr::WriteTime(i) | Expr::MaxWriteTime(i) => {
             let col = &r.schema.columns[*i];
             r.cell(col)
@@ -914,13 +1039,7 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
         }
         Expr::Ttl(i) => {
             let col = &r.schema.columns[*i];
-            r.cell(col).and_then(|c| {
-                (c.kind == crate::data::CellKind::Expiring).then(|| {
-                    let left =
-                        (c.local_deletion_seconds - r.now_seconds).clamp(0, i64::from(i32::MAX));
-                    (left as i32).to_be_bytes().to_vec()
-                })
-            })
+            r.cell(col).and_then(|c| r.cell_time(c, true))
         }
         Expr::Token => Some(r.key.token.to_be_bytes().to_vec()),
         Expr::Constant(v) => v.clone(),
@@ -1587,8 +1706,8 @@ impl Collector<'_> {
             if let Some(group_cols) = &self.plan.group_by {
                 let gk: Vec<Vec<u8>> = group_cols
                     .iter()
-                    .map(|&i| r.column(i).unwrap_or_default())
-                    .collect();
+                    .map(|&i| r.column(i).map(Option::unwrap_or_default))
+                    .collect::<QueryOutcome<_>>()?;
                 if self.group_key.as_ref() != Some(&gk) {
                     self.flush_group()?;
                     if self.done() || self.remaining_in_partition == 0 {

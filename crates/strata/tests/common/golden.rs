@@ -150,6 +150,22 @@ pub fn json_value(v: &J, ty: &CqlType) -> Value {
                 })
                 .collect(),
         ),
+        // The driver sends a UDT it has no class for as a tuple of its fields.
+        (CqlType::Udt { def, .. }, J::Array(items)) => Value::Udt(
+            def.fields
+                .iter()
+                .enumerate()
+                .map(|(i, (n, t))| {
+                    (
+                        n.clone(),
+                        items
+                            .get(i)
+                            .filter(|x| !x.is_null())
+                            .map(|x| json_value(x, t)),
+                    )
+                })
+                .collect(),
+        ),
         (t, v) => {
             let text = match v {
                 J::String(s) => s.clone(),
