@@ -164,7 +164,9 @@ pub fn assemble<'a>(
             for (path, value) in cells {
                 let position = <[u8; 2]>::try_from(path)
                     .map(|p| u16::from_be_bytes(p) as usize)
-                    .map_err(|_| Error::InvalidInput("a UDT field cell path is not 2 bytes".into()))?;
+                    .map_err(|_| {
+                        Error::InvalidInput("a UDT field cell path is not 2 bytes".into())
+                    })?;
                 // A field beyond the type's (a cell of a type changed since
                 // without it) is not part of the value.
                 if let Some(slot) = fields.get_mut(position) {
@@ -242,7 +244,10 @@ mod tests {
                 ]),
             ),
             (set, Value::Set(vec![Value::Int(-5), Value::Int(7)])),
-            (list_of_int(), Value::List(vec![Value::Int(3), Value::Int(3)])),
+            (
+                list_of_int(),
+                Value::List(vec![Value::Int(3), Value::Int(3)]),
+            ),
         ];
         for (ty, v) in cases {
             let cells = element_cells(&ty, &v, 1_800_000_000_000_000).unwrap();

@@ -7,6 +7,14 @@
 //! `data.rs`'s module docs, not from the engine's code: it keeps every version
 //! ever written and decides winners at read time.
 //!
+//! Column 4 is a complex column (a non-frozen map): its elements are cells
+//! with paths, and the mutations include Cassandra's collection writes — an
+//! overwrite (complex deletion at `timestamp - 1` plus new elements), element
+//! puts with and without TTL, element deletions and whole-column deletions.
+//! The oracle keeps each complex deletion and each element's versions and
+//! applies the rule (a complex deletion shadows the column's elements at or
+//! before its timestamp) at read time.
+//!
 //! Runs a few seeds in CI. More: `STRATA_ORACLE_SEEDS=200 STRATA_ORACLE_OPS=5000
 //! cargo test --release -p strata --test randomized_oracle`; a single seed:
 //! `STRATA_ORACLE_SEED=1234`.
@@ -26,6 +34,9 @@ use strata::table::Table;
 
 const PARTITIONS: u8 = 12;
 const COLUMNS: u32 = 4;
+/// The complex column's id (after the simple ones) and its element paths.
+const COMPLEX: u32 = COLUMNS;
+const PATHS: u8 = 5;
 
 #[derive(Clone, Debug)]
 struct OCell {
@@ -59,6 +70,10 @@ struct OPart {
     row_dels: BTreeMap<Vec<u8>, Vec<i64>>,
     markers: BTreeMap<Vec<u8>, Vec<OMarker>>,
     cells: BTreeMap<(Vec<u8>, u32), Vec<OCell>>,
+    /// The complex column's deletions, by clustering.
+    complex_dels: BTreeMap<Vec<u8>, Vec<i64>>,
+    /// The complex column's element versions, by clustering and path.
+    elements: BTreeMap<(Vec<u8>, Vec<u8>), Vec<OCell>>,
 }
 
 fn in_range(ck: &[u8], r: &ORange) -> bool {
@@ -107,8 +122,19 @@ fn marker_beats(a: &OMarker, b: &OMarker) -> bool {
     a.expiry > b.expiry
 }
 
-/// A live row as the oracle sees it: clustering, marker live, cells (column, ts, value).
-type ORow = (Vec<u8>, bool, Vec<(u32, i64, Vec<u8>)>);
+/// A live row as the oracle sees it: clustering, marker live, cells
+/// (column, path, ts, value).
+type ORow = (Vec<u8>, bool, Vec<(u32, Option<Vec<u8>>, i64, Vec<u8>)>);
+
+fn winner(versions: &[OCell]) -> &OCell {
+    let mut w = &versions[0];
+    for v in &versions[1..] {
+        if cell_beats(v, w) {
+            w = v;
+        }
+    }
+    w
+}
 
 impl OPart {
     fn shadow(&self, ck: &[u8]) -> i64 {
@@ -146,15 +172,27 @@ impl OPart {
             let Some(versions) = self.cells.get(&(ck.to_vec(), col)) else {
                 continue;
             };
-            let mut w = &versions[0];
-            for v in &versions[1..] {
-                if cell_beats(v, w) {
-                    w = v;
-                }
-            }
+            let w = winner(versions);
             let live = !w.tomb && (!w.expiring || now < w.ldt);
             if live && w.ts > shadow {
-                cells.push((col, w.ts, w.value.clone()));
+                cells.push((col, None, w.ts, w.value.clone()));
+            }
+        }
+        let complex_shadow = self
+            .complex_dels
+            .get(ck)
+            .into_iter()
+            .flatten()
+            .fold(shadow, |s, &t| s.max(t));
+        let lo = (ck.to_vec(), Vec::new());
+        for ((eck, path), versions) in self.elements.range(lo..) {
+            if eck != ck {
+                break;
+            }
+            let w = winner(versions);
+            let live = !w.tomb && (!w.expiring || now < w.ldt);
+            if live && w.ts > complex_shadow {
+                cells.push((COMPLEX, Some(path.clone()), w.ts, w.value.clone()));
             }
         }
         if !marker_live && cells.is_empty() {
@@ -167,6 +205,7 @@ impl OPart {
         let mut cks: Vec<Vec<u8>> = self.markers.keys().cloned().collect();
         cks.extend(self.cells.keys().map(|(ck, _)| ck.clone()));
         cks.extend(self.row_dels.keys().cloned());
+        cks.extend(self.elements.keys().map(|(ck, _)| ck.clone()));
         cks.sort();
         cks.dedup();
         cks
@@ -186,7 +225,14 @@ fn engine_row(r: &Row) -> ORow {
         !r.liveness.is_empty(),
         r.cells
             .iter()
-            .map(|c| (c.column, c.timestamp_micros, c.value.clone()))
+            .map(|c| {
+                (
+                    c.column,
+                    c.path.as_deref().map(<[u8]>::to_vec),
+                    c.timestamp_micros,
+                    c.value.clone(),
+                )
+            })
             .collect(),
     )
 }
@@ -222,7 +268,7 @@ struct Harness {
 /// survived elsewhere would resurrect that data and fail the comparison.
 const CREATE: &str =
     "CREATE TABLE ks.t (pk blob, c1 tinyint, c2 tinyint, v0 blob, v1 blob, v2 blob, v3 blob, \
-     PRIMARY KEY ((pk), c1, c2)) WITH memtable_flush_threshold_kb = 64 AND gc_grace_seconds = 5 \
+     m map<tinyint, blob>, PRIMARY KEY ((pk), c1, c2)) WITH memtable_flush_threshold_kb = 64 AND gc_grace_seconds = 5 \
      AND compression = {'class': 'LZ4Compressor', 'chunk_length_in_kb': 4}";
 
 /// Every strategy, tuned to compact the test's small data often.
@@ -343,8 +389,78 @@ impl Harness {
                 }
                 u.add_row(row);
             }
+            // Collection writes on the complex column.
+            55..=64 => {
+                // Few rows, so that writes to one collection meet, often at
+                // equal timestamps (where a deletion must win).
+                let ck = vec![0, self.rng.gen_range(0..2u8)];
+                let mut row = Row::new(ck.clone());
+                let op = self.rng.gen_range(0..10);
+                // Overwrite (0..3) or delete (3) the whole column.
+                if op <= 3 {
+                    let at = if op == 3 { ts } else { ts - 1 };
+                    row.add_cell(Cell::complex_deletion(COMPLEX, at, now));
+                    part.complex_dels.entry(ck.clone()).or_default().push(at);
+                }
+                // A deletion with puts at its own timestamp (a batch of both):
+                // the deletion wins the tie.
+                if op != 3 || self.rng.gen_bool(0.5) {
+                    for path in 1..=PATHS {
+                        if !self.rng.gen_bool(0.4) {
+                            continue;
+                        }
+                        let path = vec![path];
+                        // Element puts and, outside overwrites, deletions.
+                        let tomb = op > 3 && self.rng.gen_bool(0.3);
+                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        let (cell, o) = if tomb {
+                            (
+                                Cell::tombstone(COMPLEX, ts, now),
+                                OCell {
+                                    ts,
+                                    tomb: true,
+                                    expiring: false,
+                                    ldt: now,
+                                    value: vec![],
+                                },
+                            )
+                        } else if ttl > 0 {
+                            (
+                                Cell::expiring(COMPLEX, ts, ttl, now, value.clone()),
+                                OCell {
+                                    ts,
+                                    tomb: false,
+                                    expiring: true,
+                                    ldt: now + ttl as i64,
+                                    value,
+                                },
+                            )
+                        } else {
+                            (
+                                Cell::live(COMPLEX, ts, value.clone()),
+                                OCell {
+                                    ts,
+                                    tomb: false,
+                                    expiring: false,
+                                    ldt: i64::MAX,
+                                    value,
+                                },
+                            )
+                        };
+                        row.add_cell(Cell {
+                            path: Some(path.clone().into_boxed_slice()),
+                            ..cell
+                        });
+                        part.elements.entry((ck.clone(), path)).or_default().push(o);
+                    }
+                }
+                if row.cells.is_empty() {
+                    return;
+                }
+                u.add_row(row);
+            }
             // UPDATE: cells only (no marker), some of them deletions (null).
-            40..=64 => {
+            40..=54 => {
                 let ck = random_ck(&mut self.rng);
                 let mut row = Row::new(ck.clone());
                 for col in 0..COLUMNS {

@@ -110,7 +110,10 @@ pub(crate) fn assignment<'s>(
                 Bound::Null | Bound::Unset => return Ok(None),
             }
         }
-        (Assignment::Add { value, .. } | Assignment::Prepend { value, .. }, CqlType::List { .. }) => {
+        (
+            Assignment::Add { value, .. } | Assignment::Prepend { value, .. },
+            CqlType::List { .. },
+        ) => {
             let items = match values::scalar(value, ty, name, eval)? {
                 Bound::Value(Value::List(items)) => items,
                 _ => return Ok(None),
@@ -179,7 +182,9 @@ pub(crate) fn assignment<'s>(
             )))
         }
         (Assignment::SetElement { .. }, CqlType::Set { .. }) => {
-            return Err(invalid(format!("Invalid operation ({a}) for set column {name}")))
+            return Err(invalid(format!(
+                "Invalid operation ({a}) for set column {name}"
+            )))
         }
         _ => {
             return Err(invalid(format!(
@@ -209,13 +214,11 @@ pub(crate) fn deletion<'s>(
                 Bound::Unset => return Ok(None),
             }
         }
-        (Deletion::Element { key, .. }, CqlType::List { .. }) => {
-            OpKind::Index {
-                index: list_index(key, name, eval)?,
-                value: None,
-                setting: false,
-            }
-        }
+        (Deletion::Element { key, .. }, CqlType::List { .. }) => OpKind::Index {
+            index: list_index(key, name, eval)?,
+            value: None,
+            setting: false,
+        },
         (Deletion::Field { field, .. }, CqlType::Udt { def, .. }) => {
             let Some(position) = def.fields.iter().position(|(f, _)| *f == field.text) else {
                 return Err(invalid(format!(
@@ -272,11 +275,13 @@ fn element_value(
     name: &str,
     eval: &Eval<'_>,
 ) -> QueryOutcome<Option<Option<Vec<u8>>>> {
-    Ok(match values::scalar(value, ty, &format!("value({name})"), eval)? {
-        Bound::Value(v) => Some(Some(types::serialize(&v))),
-        Bound::Null => Some(None),
-        Bound::Unset => None,
-    })
+    Ok(
+        match values::scalar(value, ty, &format!("value({name})"), eval)? {
+            Bound::Value(v) => Some(Some(types::serialize(&v))),
+            Bound::Null => Some(None),
+            Bound::Unset => None,
+        },
+    )
 }
 
 /// The element writes of `ops` on one row, reading the current list for the

@@ -33,9 +33,9 @@ use crate::schema::{ColumnDef, ColumnKind, TableSchema, WriteOptions};
 use crate::table::Table;
 use crate::types::{CqlType, Value};
 
+use super::elements;
 use super::executor::Ctx;
 use super::restrict::{self, compare, Purpose};
-use super::elements;
 use super::values::{self, Bound, Eval};
 use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
 
@@ -546,10 +546,9 @@ pub(crate) fn delete(
                         "Frozen UDT column {} does not support field deletions",
                         col.name
                     ),
-                    (true, _) => format!(
-                        "Invalid deletion operation for non-UDT column {}",
-                        col.name
-                    ),
+                    (true, _) => {
+                        format!("Invalid deletion operation for non-UDT column {}", col.name)
+                    }
                 }));
             }
         }
@@ -564,7 +563,11 @@ pub(crate) fn delete(
         .iter()
         .any(|c| c.kind == ColumnKind::Clustering);
     let simple_columns = columns;
-    let columns: Vec<&ColumnDef> = simple_columns.iter().chain(&element_cols).copied().collect();
+    let columns: Vec<&ColumnDef> = simple_columns
+        .iter()
+        .chain(&element_cols)
+        .copied()
+        .collect();
     let statics_only = !columns.is_empty() && columns.iter().all(|c| c.kind == ColumnKind::Static);
     let no_clustering = r.clustering.prefix.is_empty() && r.clustering.slice.is_none();
     if statics_only && has_ck && !no_clustering && matches!(del.conditions, Conditions::None) {

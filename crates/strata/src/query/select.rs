@@ -152,7 +152,9 @@ impl RowCtx<'_> {
         self.source(col)
             .into_iter()
             .flat_map(|r| r.cells.iter())
-            .filter(move |c| Some(c.column) == id && c.path.as_deref().is_some_and(|p| !p.is_empty()))
+            .filter(move |c| {
+                Some(c.column) == id && c.path.as_deref().is_some_and(|p| !p.is_empty())
+            })
     }
 
     /// The serialized value of column `i`.
@@ -203,7 +205,9 @@ impl RowCtx<'_> {
                 let mut any = false;
                 for c in self.elements(col) {
                     let at = c.path.as_deref().and_then(|p| <[u8; 2]>::try_from(p).ok());
-                    if let Some(slot) = at.and_then(|p| fields.get_mut(u16::from_be_bytes(p) as usize)) {
+                    if let Some(slot) =
+                        at.and_then(|p| fields.get_mut(u16::from_be_bytes(p) as usize))
+                    {
                         *slot = entry(c);
                         any = true;
                     }
@@ -1029,7 +1033,9 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
         }
         Expr::ElementTime { column, path, ttl } => {
             let col = &r.schema.columns[*column];
-            let cell = r.elements(col).find(|c| c.path.as_deref() == Some(&path[..]));
+            let cell = r
+                .elements(col)
+                .find(|c| c.path.as_deref() == Some(&path[..]));
             cell.and_then(|c| r.cell_time(c, *ttl))
         }
         Expr::WriteTime(i) | Expr::MaxWriteTime(i) => {
