@@ -1,6 +1,7 @@
 //! The Python cassandra-driver (pinned, in a virtualenv under target/, see
 //! tests/drivers/python_setup.sh) against `strata serve` with frozen
-//! collections (nested), tuples, a frozen user-defined type registered as a
+//! collections (nested), non-frozen collections and a UDT changed element by
+//! element, tuples, a frozen user-defined type registered as a
 //! Python class, time, duration and vector<float, 3>: prepared binds and
 //! literals, clustering order and slices on a frozen list, UDT field
 //! selection; the server then restarts on the same port and every read must
@@ -12,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 #[test]
-fn python_driver_reads_and_writes_every_frozen_type() {
+fn python_driver_reads_and_writes_every_composite_type() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/python_data_model.py");
     let mut client = Command::new(common::python());
     client.arg(&script);

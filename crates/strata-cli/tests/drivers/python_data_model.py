@@ -2,7 +2,9 @@
 the scalars: frozen lists, sets and maps (nested), tuples, a frozen
 user-defined type (registered as a Python class), time, duration and
 vector<float, 3>, bound by prepared statements and written as literals, in
-columns and in clustering keys. The driver must decode every result column
+columns and in clustering keys; non-frozen lists, sets, maps and a UDT
+changed element by element (appends, prepends, adds, removes, puts, index
+sets, field sets) and read whole, with per-element writetime(). The driver must decode every result column
 from the metadata the server sends (the vector as Cassandra 5's custom
 VectorType). Then it prints "ready for restart" and waits for a line on
 stdin: the test restarts the server (the rows come back from the commit log
@@ -72,7 +74,32 @@ session.execute(
     "INSERT INTO dm.t (k, c, l, s, m, tu, a, tm, d, v) VALUES (1, [2], ['lit'], {5}, "
     "{'q': [9]}, (2, 'two'), {street: 'Side', nr: 1}, '08:00:00', 1h30m, [3, 2, 1])"
 )
+session.execute(
+    "CREATE TABLE dm.nf (k int PRIMARY KEY, l list<int>, s set<text>, "
+    "m map<text, int>, a addr)"
+)
+session.execute("INSERT INTO dm.nf (k, l, s, m, a) VALUES (1, [1, 2], {'b'}, {'x': 1}, "
+                "{street: 'Main', nr: 5})")
+steps = [
+    ("UPDATE dm.nf SET l = l + ?, s = s + ?, m = m + ? WHERE k = 1",
+     ([3], {"a", "c"}, {"y": 2})),
+    ("UPDATE dm.nf SET l = ? + l, s = s - ?, m = m - ? WHERE k = 1", ([0], {"b"}, {"x"})),
+    ("UPDATE dm.nf SET l[?] = ?, m[?] = ?, a.nr = ? WHERE k = 1", (1, 10, "z", 26, 6)),
+    ("DELETE l[?], m[?] FROM dm.nf WHERE k = 1", (3, "y")),
+]
+for cql, values in steps:
+    session.execute(session.prepare(cql), values)
 print("writes ok")
+NF_WANT = ([0, 10, 2], {"a", "c"}, {"z": 26}, Addr("Main", 6))
+
+
+def check_non_frozen(stage):
+    r = session.execute("SELECT l, s, m, a, writetime(s) AS ws FROM dm.nf WHERE k = 1").one()
+    have = (list(r.l), set(r.s), dict(r.m), r.a)
+    if have != NF_WANT:
+        sys.exit("%s: non-frozen row: want %r, have %r" % (stage, NF_WANT, have))
+    if len(r.ws) != 2 or any(not isinstance(t, int) for t in r.ws):
+        sys.exit("%s: writetime(s) %r" % (stage, r.ws))
 
 
 def check(stage):
@@ -101,6 +128,7 @@ def check(stage):
     sliced = list(session.execute("SELECT c FROM dm.t WHERE k = 1 AND c < [1, 2] AND c >= [1]"))
     if [list(r.c) for r in sliced] != [[1]]:
         sys.exit("%s: slice %r" % (stage, sliced))
+    check_non_frozen(stage)
     print(stage, "reads ok")
 
 
