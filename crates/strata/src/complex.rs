@@ -39,7 +39,7 @@ static LAST_PREPEND: AtomicU64 = AtomicU64::new(u64::MAX);
 fn node() -> [u8; 8] {
     static NODE: OnceLock<[u8; 8]> = OnceLock::new();
     *NODE.get_or_init(|| {
-        let mut b = crate::query::values::random_bytes::<8>();
+        let mut b = types::random_bytes::<8>();
         b[0] = (b[0] & 0x3f) | 0x80; // RFC 4122 variant
         b
     })

@@ -34,9 +34,12 @@ pub(crate) struct ElementOp<'s> {
     kind: OpKind,
 }
 
+/// Element cells by path: a serialized value, or `None` to delete.
+type Cells = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 enum OpKind {
     /// Cells put as they are (set add, map put, UDT field), or deleted.
-    Cells(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    Cells(Cells),
     /// List elements appended or prepended: paths chosen when written.
     Append(Vec<Vec<u8>>),
     Prepend(Vec<Vec<u8>>),
@@ -243,7 +246,7 @@ pub(crate) fn deletion<'s>(
 }
 
 /// The element cells of a whole set or map value added.
-fn whole_cells(ty: &CqlType, v: &Value) -> QueryOutcome<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+fn whole_cells(ty: &CqlType, v: &Value) -> QueryOutcome<Cells> {
     Ok(crate::complex::element_cells(ty, v, 0)
         .map_err(QueryError::from)?
         .into_iter()

@@ -43,7 +43,7 @@ mod schema_ops;
 mod select;
 mod system;
 pub mod types;
-pub(crate) mod values;
+mod values;
 
 pub use auth::ROLES_FILE;
 pub use executor::{

@@ -427,14 +427,7 @@ pub(crate) fn timeuuid_millis(u: &[u8; 16]) -> i64 {
     (ts as i64 - UUID_EPOCH_OFFSET_100NS) / 10_000
 }
 
-/// Random bytes from the operating system.
-pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    // A failing OS random source leaves zeros; uuid() then still returns a
-    // valid (if predictable) v4 UUID rather than failing the write.
-    let _ = getrandom::getrandom(&mut b);
-    b
-}
+pub(crate) use crate::types::random_bytes;
 
 fn random_uuid() -> [u8; 16] {
     let mut u = random_bytes::<16>();

@@ -514,6 +514,16 @@ fn varint_to_sign_magnitude(b: &[u8]) -> (bool, Vec<u8>) {
     (neg, mag)
 }
 
+/// Random bytes from the operating system.
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    // A failing OS random source leaves zeros; uuid() then still returns a
+    // valid (if predictable) v4 UUID, and list paths a fixed node, rather
+    // than failing the write.
+    let _ = getrandom::getrandom(&mut b);
+    b
+}
+
 pub(crate) fn varint_from_sign_magnitude(neg: bool, mag: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(mag.len() + 1);
     out.push(0);
