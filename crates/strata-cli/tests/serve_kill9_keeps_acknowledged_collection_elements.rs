@@ -7,19 +7,9 @@
 
 mod common;
 
-use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-
-async fn session(addr: std::net::SocketAddr) -> Session {
-    SessionBuilder::new()
-        .known_node(addr.to_string())
-        .build()
-        .await
-        .expect("connect")
-}
 
 const WRITERS: i32 = 4;
 
@@ -28,7 +18,7 @@ async fn serve_kill9_keeps_acknowledged_collection_elements() {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, addr) =
         common::serve(dir.path(), &["--port", "0", "--commitlog-sync", "batch"]);
-    let s = Arc::new(session(addr).await);
+    let s = Arc::new(common::driver_session(addr).await);
     for cql in [
         "CREATE KEYSPACE k9 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE k9.c (k int PRIMARY KEY, s set<int>, m map<int, int>, l list<int>)",
@@ -81,7 +71,7 @@ async fn serve_kill9_keeps_acknowledged_collection_elements() {
     drop(s);
 
     let (server, addr) = common::serve(dir.path(), &["--port", "0", "--commitlog-sync", "batch"]);
-    let s = session(addr).await;
+    let s = common::driver_session(addr).await;
     let select = s
         .prepare("SELECT s, m, l FROM k9.c WHERE k = ?")
         .await

@@ -9,23 +9,13 @@
 
 mod common;
 
-use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-async fn session(addr: std::net::SocketAddr) -> Session {
-    SessionBuilder::new()
-        .known_node(addr.to_string())
-        .build()
-        .await
-        .expect("connect")
-}
 
 async fn kill_with_writes_in_flight(mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (mut server, addr) = common::serve(dir.path(), &["--port", "0", "--commitlog-sync", mode]);
-    let s = Arc::new(session(addr).await);
+    let s = Arc::new(common::driver_session(addr).await);
     for cql in [
         "CREATE KEYSPACE k9 WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE k9.t (k int, c int, v text, PRIMARY KEY (k, c))",
@@ -68,7 +58,7 @@ async fn kill_with_writes_in_flight(mode: &str) {
     drop(s);
 
     let (server, addr) = common::serve(dir.path(), &["--port", "0", "--commitlog-sync", mode]);
-    let s = session(addr).await;
+    let s = common::driver_session(addr).await;
     let select = s
         .prepare("SELECT v FROM k9.t WHERE k = ? AND c = ?")
         .await

@@ -286,3 +286,12 @@ pub fn python() -> String {
     );
     String::from_utf8_lossy(&setup.stdout).trim().to_string()
 }
+
+/// A Rust-driver (scylla crate) session to a served node.
+pub async fn driver_session(addr: std::net::SocketAddr) -> scylla::client::session::Session {
+    scylla::client::session_builder::SessionBuilder::new()
+        .known_node(addr.to_string())
+        .build()
+        .await
+        .expect("connect")
+}
