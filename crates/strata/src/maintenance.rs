@@ -8,8 +8,9 @@
 //! - **snapshot**: `<table_dir>/snapshots/<name>/` (Cassandra's layout): a hard
 //!   link to every sstable that was live when it was taken, a `MANIFEST` in the
 //!   table's own format listing exactly those sstables with their levels (so the
-//!   directory can be copied back as a table directory), `schema.cql` (the
-//!   `CREATE TABLE` statement) and `manifest.json` (file list and creation time,
+//!   directory can be copied back as a table directory), `schema.cql` (a
+//!   `CREATE TYPE IF NOT EXISTS` for each user-defined type the table uses,
+//!   nested ones first, then its `CREATE TABLE`, as Cassandra writes it) and `manifest.json` (file list and creation time,
 //!   as Cassandra writes it).
 //! - **bad region**: a run of partitions that cannot be read because a chunk or an
 //!   index block failed its checksum or did not decode. Scrub drops it and resumes
@@ -326,7 +327,12 @@ pub fn snapshot(table: &Table, name: &str) -> Result<SnapshotInfo> {
     let tag = IoTag::new(IoCause::Metadata);
     fs.write_atomic(
         &tmp_dir.join(SNAPSHOT_SCHEMA_FILE),
-        format!("{};\n", schema.to_cql().trim_end().trim_end_matches(';')).as_bytes(),
+        format!(
+            "{}{};\n",
+            schema.types_cql(),
+            schema.to_cql().trim_end().trim_end_matches(';')
+        )
+        .as_bytes(),
         tag,
     )?;
     files.push(SNAPSHOT_SCHEMA_FILE.to_string());

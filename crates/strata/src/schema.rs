@@ -1771,6 +1771,27 @@ impl TableSchema {
 
     /// The `CREATE TABLE` statement for this table, in Cassandra's DESCRIBE layout
     /// (invariant 6).
+    /// `CREATE TYPE IF NOT EXISTS` for every user-defined type the table's
+    /// columns use, nested ones first: what must exist before [`Self::to_cql`]
+    /// runs elsewhere (a snapshot's `schema.cql`, as Cassandra writes it).
+    pub fn types_cql(&self) -> String {
+        let mut defs: Vec<Arc<crate::types::UdtDef>> = Vec::new();
+        for c in &self.columns {
+            for d in c.ty.udts() {
+                if !defs
+                    .iter()
+                    .any(|x| x.keyspace == d.keyspace && x.name == d.name)
+                {
+                    defs.push(d);
+                }
+            }
+        }
+        crate::cql::ddl::types_in_creation_order(defs)
+            .iter()
+            .map(|d| format!("{}\n", crate::cql::ddl::create_type_cql(d, true)))
+            .collect()
+    }
+
     pub fn to_cql(&self) -> String {
         let mut s = format!(
             "CREATE TABLE {}.{} (\n",

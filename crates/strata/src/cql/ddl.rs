@@ -147,6 +147,55 @@ fn resolve(
     })
 }
 
+/// A user-defined type's `CREATE TYPE`, laid out as Cassandra prints it
+/// (with `IF NOT EXISTS` for a script that may meet the type already there).
+pub fn create_type_cql(def: &crate::types::UdtDef, if_not_exists: bool) -> String {
+    let fields: Vec<String> = def
+        .fields
+        .iter()
+        .map(|(n, t)| format!("    {} {}", cql_name(n), t.name()))
+        .collect();
+    format!(
+        "CREATE TYPE {}{}.{} (\n{}\n);",
+        if if_not_exists { "IF NOT EXISTS " } else { "" },
+        cql_name(&def.keyspace),
+        cql_name(&def.name),
+        fields.join(",\n")
+    )
+}
+
+/// `defs` ordered so that each comes after the types its fields use (as
+/// Cassandra orders them), otherwise in the order given.
+pub fn types_in_creation_order(
+    defs: Vec<std::sync::Arc<crate::types::UdtDef>>,
+) -> Vec<std::sync::Arc<crate::types::UdtDef>> {
+    let same = |a: &crate::types::UdtDef, b: &crate::types::UdtDef| {
+        a.keyspace == b.keyspace && a.name == b.name
+    };
+    let mut out: Vec<std::sync::Arc<crate::types::UdtDef>> = Vec::new();
+    let mut left = defs;
+    while !left.is_empty() {
+        let before = left.len();
+        let pending = left.clone();
+        left.retain(|def| {
+            let ready = def.fields.iter().all(|(_, t)| {
+                t.udts()
+                    .iter()
+                    .all(|u| out.iter().any(|o| same(o, u)) || !pending.iter().any(|p| same(p, u)))
+            });
+            if ready {
+                out.push(def.clone());
+            }
+            !ready
+        });
+        if left.len() == before {
+            // A cycle cannot be created; keep the rest rather than loop.
+            out.append(&mut left);
+        }
+    }
+    out
+}
+
 /// Whether the engine stores columns of this type yet; `Err` names the part
 /// it does not (counters).
 pub fn check_stored(ty: &CqlType) -> Result<()> {

@@ -47,45 +47,14 @@ fn keyspace_cql(ks: &Keyspace) -> String {
     )
 }
 
-/// A user-defined type's `CREATE TYPE`, laid out as Cassandra prints it.
 fn type_cql(def: &crate::types::UdtDef) -> String {
-    let fields: Vec<String> = def
-        .fields
-        .iter()
-        .map(|(n, t)| format!("    {} {}", cql_name(n), t.name()))
-        .collect();
-    format!(
-        "CREATE TYPE {}.{} (\n{}\n);",
-        cql_name(&def.keyspace),
-        cql_name(&def.name),
-        fields.join(",\n")
-    )
+    crate::cql::ddl::create_type_cql(def, false)
 }
 
 /// A keyspace's types in an order that creates each after the types its
 /// fields use (Cassandra sorts them so too), then by name.
 fn types_in_order(ks: &Keyspace) -> Vec<Arc<crate::types::UdtDef>> {
-    let mut out: Vec<Arc<crate::types::UdtDef>> = Vec::new();
-    let mut left: Vec<Arc<crate::types::UdtDef>> = ks.types.values().cloned().collect();
-    while !left.is_empty() {
-        let before = left.len();
-        left.retain(|def| {
-            let ready = def.fields.iter().all(|(_, t)| {
-                t.udts()
-                    .iter()
-                    .all(|u| u.keyspace != ks.name || out.iter().any(|o| o.name == u.name))
-            });
-            if ready {
-                out.push(def.clone());
-            }
-            !ready
-        });
-        if left.len() == before {
-            // A cycle cannot be created; keep the rest rather than loop.
-            out.append(&mut left);
-        }
-    }
-    out
+    crate::cql::ddl::types_in_creation_order(ks.types.values().cloned().collect())
 }
 
 /// Runs a DESCRIBE statement.
