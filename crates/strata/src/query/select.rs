@@ -71,6 +71,21 @@ enum Expr {
         path: Vec<u8>,
         ttl: bool,
     },
+    /// `writetime()` or `ttl()` of a slice of a complex set or map: a list
+    /// of the times of the elements in it (`maxwritetime()`: the largest).
+    SliceTimes {
+        column: usize,
+        range: KeyRange,
+        ttl: bool,
+        max: bool,
+    },
+    /// `m[a..b]`, `s[a..b]`: the entries (elements) whose key is in the
+    /// range, null when none.
+    Slice {
+        inner: Box<Expr>,
+        collection: CqlType,
+        range: KeyRange,
+    },
     Token,
     Constant(Option<Vec<u8>>),
     /// A scalar function over other expressions, typed.
@@ -105,6 +120,21 @@ enum Expr {
         udt: CqlType,
         index: usize,
     },
+}
+
+/// Inclusive bounds on a set's elements or a map's keys, as their
+/// comparable encodings (`types::element_path`); `None` is unbounded.
+#[derive(Clone, Debug)]
+struct KeyRange {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+}
+
+impl KeyRange {
+    fn contains(&self, path: &[u8]) -> bool {
+        self.from.as_deref().is_none_or(|f| path >= f)
+            && self.to.as_deref().is_none_or(|t| path <= t)
+    }
 }
 
 struct OutColumn {
@@ -219,21 +249,27 @@ impl RowCtx<'_> {
             }
             _ => self.elements(col).map(entry).collect(),
         };
-        if entries.is_empty() {
-            return None;
-        }
-        let mut out = (entries.len() as i32).to_be_bytes().to_vec();
-        for e in entries {
-            match e {
-                Some(b) => {
-                    out.extend_from_slice(&(b.len() as i32).to_be_bytes());
-                    out.extend_from_slice(&b);
-                }
-                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            }
-        }
-        Some(out)
+        pack_times(entries)
     }
+}
+
+/// A list of times (null entries allowed) in Cassandra's bytes; null when
+/// empty.
+fn pack_times(entries: Vec<Option<Vec<u8>>>) -> Option<Vec<u8>> {
+    if entries.is_empty() {
+        return None;
+    }
+    let mut out = (entries.len() as i32).to_be_bytes().to_vec();
+    for e in entries {
+        match e {
+            Some(b) => {
+                out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                out.extend_from_slice(&b);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Some(out)
 }
 
 fn column_index(schema: &TableSchema, name: &str) -> QueryOutcome<usize> {
@@ -277,31 +313,47 @@ fn plan_selection(
     Ok((out, slots))
 }
 
+/// What part of a column `writetime()`, `maxwritetime()` or `ttl()` reads.
+enum TimeTarget {
+    Whole,
+    /// One element or field, by its cell path.
+    Cell(Vec<u8>),
+    /// The elements of a set or map slice.
+    Slice(KeyRange),
+}
+
 /// What `writetime()`, `maxwritetime()` or `ttl()` takes: a column, or an
-/// element or field of one (Cassandra 5). Returns the column's index, the
-/// element's cell path, and the selector's name.
+/// element, field or slice of one (Cassandra 5). Returns the column's index,
+/// the part, and the selector's name.
 fn time_target(
     schema: &TableSchema,
     s: &Selector,
     slots: &mut usize,
     eval: &values::Eval<'_>,
-) -> QueryOutcome<(usize, Option<Vec<u8>>, String)> {
+) -> QueryOutcome<(usize, TimeTarget, String)> {
     let not_column = || invalid("writetime(), maxwritetime() and ttl() take a column name");
     if !matches!(
         s,
-        Selector::Column(_) | Selector::Element { .. } | Selector::Field { .. }
+        Selector::Column(_)
+            | Selector::Element { .. }
+            | Selector::Field { .. }
+            | Selector::Slice { .. }
     ) {
         return Err(not_column());
     }
     let (expr, _, name) = plan_selector(schema, s, slots, eval)?;
     match expr {
-        Expr::Column(i) => Ok((i, None, name)),
+        Expr::Column(i) => Ok((i, TimeTarget::Whole, name)),
+        Expr::Slice { inner, range, .. } => match *inner {
+            Expr::Column(i) => Ok((i, TimeTarget::Slice(range), name)),
+            _ => Err(not_column()),
+        },
         Expr::Element { inner, key, .. } => match *inner {
-            Expr::Column(i) => Ok((i, Some(key), name)),
+            Expr::Column(i) => Ok((i, TimeTarget::Cell(key), name)),
             _ => Err(not_column()),
         },
         Expr::Field { inner, index, .. } => match *inner {
-            Expr::Column(i) => Ok((i, Some(crate::complex::field_path(index)), name)),
+            Expr::Column(i) => Ok((i, TimeTarget::Cell(crate::complex::field_path(index)), name)),
             _ => Err(not_column()),
         },
         _ => Err(not_column()),
@@ -354,22 +406,31 @@ fn plan_selector(
                 )));
             }
             let ttl = function == "ttl";
+            let max = function == "maxwritetime";
             let scalar = if ttl { CqlType::Int } else { CqlType::BigInt };
-            let expr = match path {
+            let (expr, ty) = match path {
                 // One element of a complex column: its own cell's time.
-                Some(path) if col.ty.is_multi_cell() => Expr::ElementTime {
-                    column: i,
-                    path,
-                    ttl,
-                },
-                // An element of a frozen value shares the value's cell.
-                _ if ttl => Expr::Ttl(i),
-                _ if function == "maxwritetime" => Expr::MaxWriteTime(i),
-                _ => Expr::WriteTime(i),
-            };
-            let ty = match expr {
-                Expr::ElementTime { .. } => ColumnType::Native(scalar),
-                _ => times_type(col, scalar, function == "maxwritetime"),
+                TimeTarget::Cell(path) if col.ty.is_multi_cell() => (
+                    Expr::ElementTime {
+                        column: i,
+                        path,
+                        ttl,
+                    },
+                    ColumnType::Native(scalar),
+                ),
+                TimeTarget::Slice(range) if col.ty.is_multi_cell() => (
+                    Expr::SliceTimes {
+                        column: i,
+                        range,
+                        ttl,
+                        max,
+                    },
+                    times_type(col, scalar, max),
+                ),
+                // A part of a frozen value shares the value's cell.
+                _ if ttl => (Expr::Ttl(i), times_type(col, scalar, max)),
+                _ if max => (Expr::MaxWriteTime(i), times_type(col, scalar, max)),
+                _ => (Expr::WriteTime(i), times_type(col, scalar, max)),
             };
             (expr, ty, format!("{function}({name})"))
         }
@@ -687,20 +748,58 @@ fn plan_selector(
                 format!("{n}[{key}]"),
             )
         }
-        Selector::Slice { selector, .. } => {
-            let (_, ty, n) = plan_selector(schema, selector, slots, eval)?;
-            return Err(invalid(match ty.stored_type() {
+        Selector::Slice {
+            selector, from, to, ..
+        } => {
+            let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
+            let (collection, key_ty) = match ty.stored_type() {
+                Some(t @ CqlType::Map { .. }) => {
+                    let CqlType::Map { key, .. } = &t else {
+                        return Err(invalid("not a map"));
+                    };
+                    let k = (**key).clone();
+                    (t, k)
+                }
+                Some(t @ CqlType::Set { .. }) => {
+                    let CqlType::Set { element, .. } = &t else {
+                        return Err(invalid("not a set"));
+                    };
+                    let k = (**element).clone();
+                    (t, k)
+                }
                 Some(CqlType::List { .. }) => {
-                    format!("Element selection is only allowed on sets and maps, but {n} is a list")
+                    return Err(invalid(format!(
+                        "Element selection is only allowed on sets and maps, but {n} is a list"
+                    )))
                 }
-                Some(t @ (CqlType::Set { .. } | CqlType::Map { .. })) => {
-                    format!("Slices of {} columns are not supported yet", t.name())
+                _ => {
+                    return Err(invalid(format!(
+                        "Invalid element selection: {n} is of type {} is not a collection",
+                        ty.to_cql()
+                    )))
                 }
-                _ => format!(
-                    "Invalid element selection: {n} is of type {} is not a collection",
-                    ty.to_cql()
-                ),
-            }));
+            };
+            let bound = |t: &Option<Term>| -> QueryOutcome<Option<Vec<u8>>> {
+                let Some(t) = t else { return Ok(None) };
+                match values::scalar(t, &key_ty, &format!("key({n})"), eval)? {
+                    Bound::Value(v) => Ok(Some(types::element_path(&v))),
+                    _ => Err(invalid("Invalid null value for slice selection")),
+                }
+            };
+            let range = KeyRange {
+                from: bound(from)?,
+                to: bound(to)?,
+            };
+            let text = |t: &Option<Term>| t.as_ref().map(|t| t.to_string()).unwrap_or_default();
+            (
+                Expr::Slice {
+                    inner: Box::new(e),
+                    collection,
+                    range,
+                },
+                ty.clone(),
+                format!("{n}[{}..{}]", text(from), text(to)),
+            )
         }
         Selector::Arith { .. } | Selector::Negate { .. } => {
             return Err(invalid("Arithmetic in the select clause is not supported"))
@@ -1030,6 +1129,57 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             .map(|ts| ts.to_be_bytes().to_vec()),
         Expr::Ttl(i) if r.schema.columns[*i].ty.is_multi_cell() => {
             r.element_times(&r.schema.columns[*i], true)
+        }
+        Expr::SliceTimes {
+            column,
+            range,
+            ttl,
+            max,
+        } => {
+            let col = &r.schema.columns[*column];
+            let inside =
+                |c: &&crate::data::Cell| c.path.as_deref().is_some_and(|p| range.contains(p));
+            if *max {
+                r.elements(col)
+                    .filter(inside)
+                    .map(|c| c.timestamp_micros)
+                    .max()
+                    .map(|ts| ts.to_be_bytes().to_vec())
+            } else {
+                pack_times(
+                    r.elements(col)
+                        .filter(inside)
+                        .map(|c| r.cell_time(c, *ttl))
+                        .collect(),
+                )
+            }
+        }
+        Expr::Slice {
+            inner,
+            collection,
+            range,
+        } => {
+            let Some(bytes) = eval_expr(inner, r, aggs)? else {
+                return Ok(None);
+            };
+            let sliced = match types::deserialize(collection, &bytes).map_err(QueryError::from)? {
+                Value::Map(entries) => {
+                    let kept: Vec<(Value, Value)> = entries
+                        .into_iter()
+                        .filter(|(k, _)| range.contains(&types::element_path(k)))
+                        .collect();
+                    (!kept.is_empty()).then_some(Value::Map(kept))
+                }
+                Value::Set(items) => {
+                    let kept: Vec<Value> = items
+                        .into_iter()
+                        .filter(|x| range.contains(&types::element_path(x)))
+                        .collect();
+                    (!kept.is_empty()).then_some(Value::Set(kept))
+                }
+                _ => None,
+            };
+            sliced.map(|v| types::serialize(&v))
         }
         Expr::ElementTime { column, path, ttl } => {
             let col = &r.schema.columns[*column];
