@@ -126,7 +126,8 @@ impl fmt::Display for BindMarker {
     }
 }
 
-fn op_text(op: ArithOp) -> &'static str {
+/// The operator as written in CQL.
+pub fn op_text(op: ArithOp) -> &'static str {
     match op {
         ArithOp::Add => "+",
         ArithOp::Sub => "-",

@@ -79,6 +79,15 @@ enum Expr {
         ttl: bool,
         max: bool,
     },
+    /// `a + b`, `a * b`, ...: numbers of the wider operand type (Cassandra's
+    /// `OperationFcts`), or a timestamp or date moved by a duration.
+    Arith {
+        op: crate::cql::ast::ArithOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        types: [CqlType; 2],
+        out: CqlType,
+    },
     /// `m[a..b]`, `s[a..b]`: the entries (elements) whose key is in the
     /// range, null when none.
     Slice {
@@ -801,8 +810,11 @@ fn plan_selector(
                 format!("{n}[{}..{}]", text(from), text(to)),
             )
         }
-        Selector::Arith { .. } | Selector::Negate { .. } => {
-            return Err(invalid("Arithmetic in the select clause is not supported"))
+        Selector::Arith {
+            op, left, right, ..
+        } => plan_arith(schema, *op, left, right, slots, eval)?,
+        Selector::Negate { .. } => {
+            return Err(invalid("Negation in the select clause is not supported"))
         }
     })
 }
@@ -856,8 +868,199 @@ fn selector_name(s: &Selector) -> String {
         }
         Selector::Ttl { column, .. } => format!("ttl({})", selector_name(column)),
         Selector::Star { .. } => "*".to_string(),
+        Selector::Arith {
+            op, left, right, ..
+        } => format!(
+            "{} {} {}",
+            selector_name(left),
+            crate::cql::print::op_text(*op),
+            selector_name(right)
+        ),
         _ => "[selection]".to_string(),
     }
+}
+
+/// Plans `left op right` in a select clause. A constant side takes its type
+/// from the other side (a number the other's numeric type, a duration for a
+/// timestamp or date), as Cassandra types it; two constants their own.
+fn plan_arith(
+    schema: &TableSchema,
+    op: crate::cql::ast::ArithOp,
+    left: &Selector,
+    right: &Selector,
+    slots: &mut usize,
+    eval: &values::Eval<'_>,
+) -> QueryOutcome<(Expr, ColumnType, String)> {
+    let symbol = crate::cql::print::op_text(op);
+    let name = format!("{} {symbol} {}", selector_name(left), selector_name(right));
+    let constant_for = |other: &CqlType, t: &Term| -> QueryOutcome<(Expr, CqlType)> {
+        let ty = match other {
+            CqlType::Timestamp | CqlType::Date => CqlType::Duration,
+            CqlType::TinyInt
+            | CqlType::SmallInt
+            | CqlType::Int
+            | CqlType::BigInt
+            | CqlType::Float
+            | CqlType::Double => other.clone(),
+            // No operation takes this side: the constant keeps its own type
+            // and the operation is refused below.
+            _ => {
+                let (ty, v) = constant_term(t, eval)?;
+                let ty = ty.stored_type().ok_or_else(|| {
+                    invalid(format!(
+                        "the '{symbol}' operation is not supported on {name}"
+                    ))
+                })?;
+                return Ok((Expr::Constant(v), ty));
+            }
+        };
+        let v = match values::scalar(t, &ty, &name, eval)? {
+            Bound::Value(v) => Some(types::serialize(&v)),
+            _ => None,
+        };
+        Ok((Expr::Constant(v), ty))
+    };
+    let planned = |s: &Selector, slots: &mut usize| -> QueryOutcome<(Expr, CqlType)> {
+        let (e, ty, _) = plan_selector(schema, s, slots, eval)?;
+        let ty = ty.stored_type().ok_or_else(|| {
+            invalid(format!(
+                "the '{symbol}' operation is not supported on {name}"
+            ))
+        })?;
+        Ok((e, ty))
+    };
+    let ((l, lt), (r, rt)) = match (constant_selector(left), constant_selector(right)) {
+        (Some(_), Some(_)) | (None, None) => (planned(left, slots)?, planned(right, slots)?),
+        (Some(t), None) => {
+            let r = planned(right, slots)?;
+            (constant_for(&r.1, &t)?, r)
+        }
+        (None, Some(t)) => {
+            let l = planned(left, slots)?;
+            let r = constant_for(&l.1, &t)?;
+            (l, r)
+        }
+    };
+    let out = arith_type(op, &lt, &rt).ok_or_else(|| {
+        invalid(format!(
+            "the '{symbol}' operation is not supported between {} and {}",
+            selector_name(left),
+            selector_name(right)
+        ))
+    })?;
+    Ok((
+        Expr::Arith {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+            types: [lt, rt],
+            out: out.clone(),
+        },
+        ColumnType::of(&out),
+        name,
+    ))
+}
+
+/// Cassandra's result type of `l op r` (`OperationFcts`): for numbers the
+/// wider of the two sizes, floating point if either is; a timestamp or date
+/// plus or minus a duration stays itself. `None`: not supported.
+fn arith_type(op: crate::cql::ast::ArithOp, l: &CqlType, r: &CqlType) -> Option<CqlType> {
+    use crate::cql::ast::ArithOp;
+    fn size(t: &CqlType) -> Option<(u32, bool)> {
+        Some(match t {
+            CqlType::TinyInt => (1, false),
+            CqlType::SmallInt => (2, false),
+            CqlType::Int => (4, false),
+            CqlType::BigInt => (8, false),
+            CqlType::Float => (4, true),
+            CqlType::Double => (8, true),
+            _ => return None,
+        })
+    }
+    match (l, r) {
+        (CqlType::Timestamp | CqlType::Date, CqlType::Duration)
+            if matches!(op, ArithOp::Add | ArithOp::Sub) =>
+        {
+            Some(l.clone())
+        }
+        _ => {
+            let ((ls, lf), (rs, rf)) = (size(l)?, size(r)?);
+            let width = ls.max(rs);
+            Some(match (lf || rf, width) {
+                (true, 4) => CqlType::Float,
+                (true, _) => CqlType::Double,
+                (false, 1) => CqlType::TinyInt,
+                (false, 2) => CqlType::SmallInt,
+                (false, 4) => CqlType::Int,
+                (false, _) => CqlType::BigInt,
+            })
+        }
+    }
+}
+
+/// `l op r` on values of the types [`arith_type`] accepted, with Java's
+/// integer arithmetic (wrapping, as Cassandra's operations on `int`s wrap).
+fn arith_values(
+    op: crate::cql::ast::ArithOp,
+    l: Value,
+    r: Value,
+    out: &CqlType,
+) -> QueryOutcome<Value> {
+    use crate::cql::ast::ArithOp;
+    if let Value::Duration { .. } = r {
+        return values::move_by_duration(op, l, &r);
+    }
+    let int = |v: &Value| -> Option<i64> {
+        Some(match v {
+            Value::TinyInt(x) => i64::from(*x),
+            Value::SmallInt(x) => i64::from(*x),
+            Value::Int(x) => i64::from(*x),
+            Value::BigInt(x) => *x,
+            _ => return None,
+        })
+    };
+    let float = |v: &Value| -> Option<f64> {
+        Some(match v {
+            Value::Float(x) => f64::from(*x),
+            Value::Double(x) => *x,
+            other => int(other)? as f64,
+        })
+    };
+    let zero = || invalid("Cannot divide by zero");
+    if matches!(out, CqlType::Float | CqlType::Double) {
+        let (a, b) = (float(&l).ok_or_else(zero)?, float(&r).ok_or_else(zero)?);
+        let x = match op {
+            ArithOp::Add => a + b,
+            ArithOp::Sub => a - b,
+            ArithOp::Mul => a * b,
+            ArithOp::Div => a / b,
+            ArithOp::Rem => a % b,
+        };
+        return Ok(if *out == CqlType::Float {
+            Value::Float(x as f32)
+        } else {
+            Value::Double(x)
+        });
+    }
+    let (a, b) = match (int(&l), int(&r)) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err(invalid("arithmetic on these values is not supported")),
+    };
+    let x = match op {
+        ArithOp::Add => a.wrapping_add(b),
+        ArithOp::Sub => a.wrapping_sub(b),
+        ArithOp::Mul => a.wrapping_mul(b),
+        ArithOp::Div | ArithOp::Rem if b == 0 => return Err(zero()),
+        ArithOp::Div => a.wrapping_div(b),
+        ArithOp::Rem => a.wrapping_rem(b),
+    };
+    // Narrowed to the result type as Java's casts narrow.
+    Ok(match out {
+        CqlType::TinyInt => Value::TinyInt(x as i8),
+        CqlType::SmallInt => Value::SmallInt(x as i16),
+        CqlType::Int => Value::Int(x as i32),
+        _ => Value::BigInt(x),
+    })
 }
 
 /// The result column name of a constant selector, as written.
@@ -1129,6 +1332,20 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             .map(|ts| ts.to_be_bytes().to_vec()),
         Expr::Ttl(i) if r.schema.columns[*i].ty.is_multi_cell() => {
             r.element_times(&r.schema.columns[*i], true)
+        }
+        Expr::Arith {
+            op,
+            left,
+            right,
+            types: [lt, rt],
+            out,
+        } => {
+            let (Some(a), Some(b)) = (eval_expr(left, r, aggs)?, eval_expr(right, r, aggs)?) else {
+                return Ok(None);
+            };
+            let a = types::deserialize(lt, &a).map_err(QueryError::from)?;
+            let b = types::deserialize(rt, &b).map_err(QueryError::from)?;
+            Some(types::serialize(&arith_values(*op, a, b, out)?))
         }
         Expr::SliceTimes {
             column,
@@ -2889,6 +3106,71 @@ mod tests {
 
     fn v(xs: &[f32]) -> Vec<Value> {
         xs.iter().map(|x| Value::Float(*x)).collect()
+    }
+
+    /// Result types as Cassandra's `OperationFcts` picks them, Java's
+    /// wrapping integer arithmetic, and durations moving timestamps and dates
+    /// by calendar months (day clamped), days and time.
+    #[test]
+    fn arithmetic_follows_cassandra() {
+        use crate::cql::ast::ArithOp::{Add, Div, Mul, Rem, Sub};
+        use CqlType::*;
+        assert_eq!(arith_type(Add, &Int, &Int), Some(Int));
+        assert_eq!(arith_type(Add, &TinyInt, &SmallInt), Some(SmallInt));
+        assert_eq!(arith_type(Mul, &Int, &BigInt), Some(BigInt));
+        assert_eq!(arith_type(Add, &Int, &Float), Some(Float));
+        assert_eq!(arith_type(Add, &BigInt, &Float), Some(Double));
+        assert_eq!(arith_type(Sub, &Timestamp, &Duration), Some(Timestamp));
+        assert_eq!(arith_type(Mul, &Timestamp, &Duration), None);
+        assert_eq!(arith_type(Add, &Time, &Duration), None);
+        assert_eq!(arith_type(Add, &Text, &Int), None);
+        let v = |op, a, b, out: &CqlType| arith_values(op, a, b, out).map_err(|e| e.message);
+        assert_eq!(
+            v(Mul, Value::Int(i32::MAX), Value::Int(2), &Int),
+            Ok(Value::Int(-2))
+        );
+        assert_eq!(
+            v(Div, Value::Int(7), Value::Int(2), &Int),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            v(Rem, Value::Int(-7), Value::Int(4), &Int),
+            Ok(Value::Int(-3))
+        );
+        assert_eq!(
+            v(Div, Value::Int(7), Value::Int(0), &Int),
+            Err("Cannot divide by zero".into())
+        );
+        assert_eq!(
+            v(Add, Value::Int(1), Value::Float(0.5), &Float),
+            Ok(Value::Float(1.5))
+        );
+        let dur = |months, days, nanos| Value::Duration {
+            months,
+            days,
+            nanos,
+        };
+        // 2024-01-31 + 1mo = 2024-02-29 (a leap year); - 2d = 2024-01-29.
+        let jan31 = 1_706_659_200_000; // 2024-01-31T00:00:00Z
+        assert_eq!(
+            v(Add, Value::Timestamp(jan31), dur(1, 0, 0), &Timestamp),
+            Ok(Value::Timestamp(1_709_164_800_000))
+        );
+        assert_eq!(
+            v(
+                Sub,
+                Value::Timestamp(jan31),
+                dur(0, 0, 3_600_000_000_000),
+                &Timestamp
+            ),
+            Ok(Value::Timestamp(jan31 - 3_600_000))
+        );
+        let date = |days: i64| Value::Date((days + (1 << 31)) as u32);
+        assert_eq!(v(Add, date(19753), dur(1, 0, 0), &Date), Ok(date(19782)));
+        assert_eq!(v(Sub, date(19753), dur(0, 2, 0), &Date), Ok(date(19751)));
+        assert!(v(Add, date(0), dur(0, 0, 1), &Date)
+            .unwrap_err()
+            .starts_with("The duration must have a day precision"));
     }
 
     #[test]

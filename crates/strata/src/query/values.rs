@@ -289,6 +289,14 @@ pub(crate) fn scalar(
                 other => Ok(other),
             }
         }
+        // `'2024-01-01' - 1d`: a timestamp or date moved by a duration.
+        Term::Arith {
+            op, left, right, ..
+        } if matches!(ty, CqlType::Timestamp | CqlType::Date) => {
+            let l = scalar(left, ty, receiver, eval)?.required(receiver)?;
+            let r = scalar(right, &CqlType::Duration, receiver, eval)?.required(receiver)?;
+            Ok(Bound::Value(move_by_duration(*op, l, &r)?))
+        }
         Term::Arith {
             op, left, right, ..
         } => {
@@ -391,6 +399,69 @@ pub(crate) fn arith(op: ArithOp, l: Value, r: Value) -> QueryOutcome<Value> {
             )))
         }
     })
+}
+
+/// A timestamp or date moved by a duration (`ts + 1d`, `dt - 1mo`), as
+/// Cassandra moves them: calendar months first (the day of month clamped),
+/// then days and, for a timestamp, the time part; a date only by whole days.
+pub(crate) fn move_by_duration(op: ArithOp, v: Value, duration: &Value) -> QueryOutcome<Value> {
+    let Value::Duration {
+        months,
+        days,
+        nanos,
+    } = *duration
+    else {
+        return Err(QueryError::invalid("not a duration"));
+    };
+    let sign = if op == ArithOp::Sub { -1 } else { 1 };
+    let (months, days, nanos) = (
+        i64::from(months) * sign,
+        i64::from(days) * sign,
+        nanos * sign,
+    );
+    match v {
+        Value::Timestamp(ms) => {
+            let moved = add_months_ms(ms, months)
+                .saturating_add(days.saturating_mul(86_400_000))
+                .saturating_add(nanos / 1_000_000);
+            Ok(Value::Timestamp(moved))
+        }
+        Value::Date(d) => {
+            if nanos != 0 {
+                return Err(QueryError::invalid(format!(
+                    "The duration must have a day precision. Was: {}",
+                    crate::types::format_value(&Value::Duration {
+                        months: months as i32,
+                        days: days as i32,
+                        nanos,
+                    })
+                )));
+            }
+            let day = i64::from(d) - (1 << 31);
+            let ms = add_months_ms(day * 86_400_000, months) / 86_400_000 + days;
+            u32::try_from(ms + (1 << 31))
+                .map(Value::Date)
+                .map_err(|_| QueryError::invalid("date out of range"))
+        }
+        _ => Err(QueryError::invalid(
+            "a duration moves a timestamp or a date only",
+        )),
+    }
+}
+
+/// A UTC time in milliseconds moved by whole calendar months, the day of
+/// month clamped to the new month's length (as `java.time` does).
+fn add_months_ms(ms: i64, months: i64) -> i64 {
+    if months == 0 {
+        return ms;
+    }
+    let day_ms = ms.rem_euclid(86_400_000);
+    let days = ms.div_euclid(86_400_000);
+    let (y, m, d) = crate::types::civil_from_days(days);
+    let total = y * 12 + i64::from(m) - 1 + months;
+    let (ny, nm) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let nd = d.min(crate::types::days_in_month(ny, nm));
+    crate::types::days_from_civil(ny, nm, nd) * 86_400_000 + day_ms
 }
 
 // ---------------------------------------------------------------------------
