@@ -69,7 +69,7 @@ fn select_forms() {
         ("SELECT m[1..3] FROM t", "SELECT m[1 .. 3] FROM t"),
         ("SELECT a + b * 2, (a + b) * 2, -a, - 1 FROM t", "SELECT a + b * 2, (a + b) * 2, - a, - 1 FROM t"),
         ("SELECT a - (b - c), a - b - c FROM t", "SELECT a - (b - c), a - b - c FROM t"),
-        ("SELECT 1, 'x', ?, :n, null FROM t", "SELECT 1, 'x', ?, :n, null FROM t"),
+        ("SELECT 1, 'x', ?, :n, null FROM t", "SELECT 1, 'x', ?, :n, NULL FROM t"),
         ("SELECT [1, 2], {1, 2}, {'a': 1}, (1, 'b'), {f: 1} FROM t", "SELECT [1, 2], {1, 2}, {'a': 1}, (1, 'b'), {f: 1} FROM t"),
         ("SELECT (int) ?, (text) 'a' FROM t", "SELECT (int) ?, (text) 'a' FROM t"),
         ("SELECT key, type, role, user, values, keys FROM t", "SELECT key, type, role, user, values, keys FROM t"),
@@ -311,7 +311,7 @@ fn insert_update_delete_batch_forms() {
         ("UPDATE t SET v = 1 WHERE k = 1 IF EXISTS", "UPDATE t SET v = 1 WHERE k = 1 IF EXISTS"),
         (
             "UPDATE t SET v = 1 WHERE k = 1 IF v = 2 AND m['a'] > 1 AND u.f IN (1, 2) AND w IN ? AND l CONTAINS 3 AND m CONTAINS KEY 'k' AND x != null",
-            "UPDATE t SET v = 1 WHERE k = 1 IF v = 2 AND m['a'] > 1 AND u.f IN (1, 2) AND w IN ? AND l CONTAINS 3 AND m CONTAINS KEY 'k' AND x != null",
+            "UPDATE t SET v = 1 WHERE k = 1 IF v = 2 AND m['a'] > 1 AND u.f IN (1, 2) AND w IN ? AND l CONTAINS 3 AND m CONTAINS KEY 'k' AND x != NULL",
         ),
         ("UPDATE t SET v = 1 WHERE k = 1 IF exists = 1", "UPDATE t SET v = 1 WHERE k = 1 IF exists = 1"),
         ("DELETE FROM t WHERE k = 1", "DELETE FROM t WHERE k = 1"),
