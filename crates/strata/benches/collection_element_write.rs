@@ -1,0 +1,122 @@
+//! One element written into a non-frozen `map<int, int>` that already holds
+//! N entries (`m[k] = v` as the CQL layer builds it), for N = 100, 1,000 and
+//! 10,000, beside a one-cell write to a simple column of another row of the
+//! same table in the same invocation (the baseline). Besides the time, it
+//! prints the memtable bytes one element write adds (`memtable_memory_bytes`
+//! over 200 writes): the memtable stores a row encoded whole and reconciles
+//! an update into a new copy, so today that grows with N (docs/STATUS.md).
+//!
+//! The timed element writes rewrite existing keys, so the map keeps its N
+//! entries while it is measured.
+//!
+//! Run: `cargo bench -p strata --bench collection_element_write`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use std::sync::Arc;
+use strata::db::{Database, DbOptions};
+use strata::schema::{ElementWrite, WriteOptions};
+use strata::table::Table;
+use strata::types::{self, Value};
+
+fn table(dir: &std::path::Path) -> (Database, Arc<Table>) {
+    let mut opts = DbOptions::new(strata::clock::SystemClock::new());
+    opts.commitlog = None;
+    let db = Database::open(dir, opts).expect("open");
+    db.create_keyspace("bench").expect("keyspace");
+    let t = db
+        .create_table_cql(
+            "CREATE TABLE bench.m (k int PRIMARY KEY, m map<int, int>, v int) WITH \
+             compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': false} \
+             AND memtable_flush_threshold_mb = 4096",
+        )
+        .expect("table");
+    (db, t)
+}
+
+fn put(t: &Arc<Table>, k: i32, key: i32, now: i64) {
+    let schema = t.schema();
+    let write = ElementWrite {
+        column: "m",
+        path: types::element_path(&Value::Int(key)),
+        value: Some(types::serialize(&Value::Int(key))),
+    };
+    let u = schema
+        .update_elements(
+            &[("k", Value::Int(k))],
+            vec![write],
+            &WriteOptions::default(),
+            now,
+            true,
+        )
+        .expect("update");
+    t.apply(&u).expect("apply");
+}
+
+fn element_write(c: &mut Criterion) {
+    let clock = strata::clock::SystemClock::new();
+    use strata::clock::Clock;
+    let mut group = c.benchmark_group("collection_element_write");
+    for n in [100, 1_000, 10_000] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_db, t) = table(dir.path());
+        for i in 0..n {
+            put(&t, 1, i, clock.now_micros());
+        }
+        let bytes = || strata::tablestats::TableStats::of(&t).memtable_memory_bytes;
+        let before = bytes();
+        for i in 0..200 {
+            put(&t, 1, n + i, clock.now_micros());
+        }
+        let per_element = (bytes() - before) / 200;
+        let schema = t.schema();
+        let before = bytes();
+        for i in 0..200 {
+            let u = schema
+                .update(
+                    &[("k", Value::Int(2))],
+                    &[("v", Some(Value::Int(i)))],
+                    &WriteOptions::default(),
+                    clock.now_micros(),
+                )
+                .expect("update");
+            t.apply(&u).expect("apply");
+        }
+        let per_simple = (bytes() - before) / 200;
+        eprintln!(
+            "map of {n} entries: {per_element} memtable bytes per element write; \
+             simple column: {per_simple} bytes per write"
+        );
+        let mut next = n + 200;
+        // Timed: existing keys rewritten, so the map keeps its size.
+        group.bench_with_input(BenchmarkId::new("element", n), &n, |b, _| {
+            b.iter(|| {
+                next += 1;
+                put(&t, 1, next % n, clock.now_micros());
+            })
+        });
+        group.bench_with_input(BenchmarkId::new("simple_cell", n), &n, |b, _| {
+            b.iter(|| {
+                let u = schema
+                    .update(
+                        &[("k", Value::Int(2))],
+                        &[("v", Some(Value::Int(next)))],
+                        &WriteOptions::default(),
+                        clock.now_micros(),
+                    )
+                    .expect("update");
+                t.apply(&u).expect("apply");
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .measurement_time(std::time::Duration::from_secs(3))
+        .warm_up_time(std::time::Duration::from_secs(1));
+    targets = element_write
+}
+criterion_main!(benches);
