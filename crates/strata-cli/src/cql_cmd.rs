@@ -421,6 +421,31 @@ pub fn print_rows(out: &mut dyn Write, rows: &Rows) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A list whose entries may be null (`-1` lengths), printed as cqlsh prints
+/// it (`[3600, null]`); `None` if the bytes are not such a list.
+fn list_with_nulls(ty: &ColumnType, bytes: &[u8]) -> Option<String> {
+    let ColumnType::List(element) = ty else {
+        return None;
+    };
+    let mut rest = bytes;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, tail) = (rest.get(..n)?, rest.get(n..)?);
+        rest = tail;
+        Some(head)
+    };
+    let count = i32::from_be_bytes(take(4)?.try_into().ok()?);
+    let mut items = Vec::new();
+    for _ in 0..count.max(0) {
+        let len = i32::from_be_bytes(take(4)?.try_into().ok()?);
+        if len < 0 {
+            items.push("null".to_string());
+        } else {
+            items.push(format_value(element, take(len as usize)?));
+        }
+    }
+    rest.is_empty().then(|| format!("[{}]", items.join(", ")))
+}
+
 /// A value as cqlsh prints it.
 fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
     match ty.unfrozen() {
@@ -431,6 +456,13 @@ fn format_value(ty: &ColumnType, bytes: &[u8]) -> String {
         // Collections, tuples, UDTs, vectors: their CQL literal.
         other => match other.stored_type().map(|t| types::deserialize(&t, bytes)) {
             Some(Ok(v)) => types::format_value(&v),
+            // `ttl()` of a non-frozen collection: a list with null entries
+            // (elements without a TTL), which no stored list holds.
+            _ if matches!(other, ColumnType::List(_))
+                && list_with_nulls(other, bytes).is_some() =>
+            {
+                list_with_nulls(other, bytes).unwrap_or_default()
+            }
             _ => format!("<invalid {} value>", other.to_cql()),
         },
     }
@@ -480,6 +512,12 @@ mod tests {
         };
         let v = types::serialize(&Value::Map(vec![(Value::Text("k".into()), Value::Int(1))]));
         assert_eq!(format_value(&ColumnType::of(&map), &v), "{'k': 1}");
+        let ttls = ColumnType::List(Box::new(ColumnType::Native(CqlType::Int)));
+        let mut v = 2i32.to_be_bytes().to_vec();
+        v.extend_from_slice(&4i32.to_be_bytes());
+        v.extend_from_slice(&3600i32.to_be_bytes());
+        v.extend_from_slice(&(-1i32).to_be_bytes());
+        assert_eq!(format_value(&ttls, &v), "[3600, null]");
         assert_eq!(
             format_value(&ColumnType::of(&map), &[0, 0, 0, 9]),
             "<invalid map<text, int> value>"

@@ -114,9 +114,35 @@ pub(crate) enum CasCheck {
 
 pub(crate) struct BoundCondition {
     pub column: ColumnDef,
+    /// `m[k]`, `l[i]` or `u.f`: the part of the column the condition reads.
+    pub part: Option<Part>,
     pub op: Operator,
     /// One value (`None`: null), or IN's candidates.
     pub values: Vec<Option<Value>>,
+}
+
+/// The part of a column an element or field condition compares.
+pub(crate) enum Part {
+    MapKey(Value),
+    ListIndex(i32),
+    Field(usize),
+}
+
+impl Part {
+    /// The part of `value` (a column's current value), if it has it.
+    fn of(&self, value: Option<&Value>) -> Option<Value> {
+        match (self, value?) {
+            (Part::MapKey(k), Value::Map(entries)) => entries
+                .iter()
+                .find(|(key, _)| compare(key, k) == std::cmp::Ordering::Equal)
+                .map(|(_, v)| v.clone()),
+            (Part::ListIndex(i), Value::List(items)) => {
+                usize::try_from(*i).ok().and_then(|i| items.get(i)).cloned()
+            }
+            (Part::Field(i), Value::Udt(fields)) => fields.get(*i).and_then(|(_, v)| v.clone()),
+            _ => None,
+        }
+    }
 }
 
 fn key_pairs<'a>(
@@ -735,15 +761,42 @@ fn bind_condition(
             col.name
         )));
     }
-    if c.element.is_some() || c.field.is_some() {
-        return Err(invalid(format!(
-            "Invalid element or field condition on column {} of type {}",
-            col.name,
-            col.ty.name()
-        )));
-    }
+    // `m[k] op v`, `l[i] op v`, `u.f op v`: the part and the type compared.
+    let (part, ty) = match (&c.element, &c.field, &col.ty) {
+        (None, None, ty) => (None, ty.clone()),
+        (Some(k), None, CqlType::Map { key, value, .. }) => {
+            match values::scalar(k, key, &format!("key({})", col.name), eval)? {
+                Bound::Value(k) => (Some(Part::MapKey(k)), (**value).clone()),
+                _ => return Err(invalid("Invalid null value for map element access")),
+            }
+        }
+        (Some(i), None, CqlType::List { element, .. }) => {
+            match values::scalar(i, &CqlType::Int, &format!("idx({})", col.name), eval)? {
+                Bound::Value(Value::Int(i)) => (Some(Part::ListIndex(i)), (**element).clone()),
+                _ => return Err(invalid("Invalid null value for list element access")),
+            }
+        }
+        (None, Some(f), CqlType::Udt { def, .. }) => {
+            match def.fields.iter().position(|(n, _)| *n == f.text) {
+                Some(i) => (Some(Part::Field(i)), def.fields[i].1.clone()),
+                None => {
+                    return Err(invalid(format!(
+                        "Unknown field {} for column {}",
+                        f.text, col.name
+                    )))
+                }
+            }
+        }
+        _ => {
+            return Err(invalid(format!(
+                "Invalid element or field condition on column {} of type {}",
+                col.name,
+                col.ty.name()
+            )))
+        }
+    };
     let one = |t: &crate::cql::ast::Term| -> QueryOutcome<Option<Value>> {
-        match values::scalar(t, &col.ty, &col.name, eval)? {
+        match values::scalar(t, &ty, &col.name, eval)? {
             Bound::Value(v) => Ok(Some(v)),
             Bound::Null => Ok(None),
             Bound::Unset => Err(invalid(format!(
@@ -754,7 +807,7 @@ fn bind_condition(
     };
     let values = match (c.op, &c.value) {
         (Operator::In, crate::cql::ast::Term::Bind(m)) => match eval.marker(m.index)? {
-            super::BoundValue::Value(b) => values::decode_list(b, &col.ty, &col.name)?
+            super::BoundValue::Value(b) => values::decode_list(b, &ty, &col.name)?
                 .into_iter()
                 .map(|b| match b {
                     Bound::Value(v) => Some(v),
@@ -806,6 +859,7 @@ fn bind_condition(
     }
     Ok(BoundCondition {
         column: col.clone(),
+        part,
         op: c.op,
         values,
     })
@@ -813,6 +867,14 @@ fn bind_condition(
 
 impl BoundCondition {
     fn holds(&self, current: Option<&Value>) -> bool {
+        if let Some(part) = &self.part {
+            let value = part.of(current);
+            return self.holds_value(value.as_ref());
+        }
+        self.holds_value(current)
+    }
+
+    fn holds_value(&self, current: Option<&Value>) -> bool {
         let eq = |a: Option<&Value>, b: Option<&Value>| match (a, b) {
             (None, None) => true,
             (Some(a), Some(b)) => compare(a, b) == std::cmp::Ordering::Equal,
