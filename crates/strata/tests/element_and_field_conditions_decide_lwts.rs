@@ -5,18 +5,14 @@
 
 mod common;
 
-use common::golden::executor;
-use strata::query::{QueryParams, QueryResult, Session};
+use common::golden::{executor, query};
+use strata::query::QueryResult;
 
 #[test]
 fn element_and_field_conditions_decide_lwts() {
     let dir = tempfile::tempdir().unwrap();
     let exec = executor(dir.path());
-    let run = |cql: &str| {
-        exec.query(&mut Session::default(), cql, &QueryParams::default())
-            .map(|r| r.result)
-            .map_err(|e| e.message)
-    };
+    let run = |cql: &str| query(&exec, cql);
     for cql in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TYPE ks.a (x int, y text)",

@@ -5,19 +5,15 @@
 
 mod common;
 
-use common::golden::executor;
-use strata::query::{ColumnType, QueryParams, QueryResult, Session};
+use common::golden::{executor, query};
+use strata::query::{ColumnType, QueryResult};
 use strata::types::CqlType;
 
 #[test]
 fn elements_of_frozen_maps_and_sets_are_selected() {
     let dir = tempfile::tempdir().unwrap();
     let exec = executor(dir.path());
-    let run = |cql: &str| {
-        exec.query(&mut Session::default(), cql, &QueryParams::default())
-            .map(|r| r.result)
-            .map_err(|e| e.message)
-    };
+    let run = |cql: &str| query(&exec, cql);
     for cql in [
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
         "CREATE TABLE ks.t (k int PRIMARY KEY, m frozen<map<text, int>>, s frozen<set<int>>, \

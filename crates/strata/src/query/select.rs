@@ -716,33 +716,7 @@ fn plan_selector(
         }
         Selector::Element { selector, key, .. } => {
             let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
-            let (collection, key_ty, out_ty) = match ty.stored_type() {
-                Some(t @ CqlType::Map { .. }) => {
-                    let CqlType::Map { key, value, .. } = &t else {
-                        return Err(invalid("not a map"));
-                    };
-                    let (k, v) = ((**key).clone(), (**value).clone());
-                    (t, k, v)
-                }
-                Some(t @ CqlType::Set { .. }) => {
-                    let CqlType::Set { element, .. } = &t else {
-                        return Err(invalid("not a set"));
-                    };
-                    let el = (**element).clone();
-                    (t, el.clone(), el)
-                }
-                Some(CqlType::List { .. }) => {
-                    return Err(invalid(format!(
-                        "Element selection is only allowed on sets and maps, but {n} is a list"
-                    )))
-                }
-                _ => {
-                    return Err(invalid(format!(
-                        "Invalid element selection: {n} is of type {} is not a collection",
-                        ty.to_cql()
-                    )))
-                }
-            };
+            let (collection, key_ty, out_ty) = selectable_collection(&ty, &n)?;
             let key_value = match values::scalar(key, &key_ty, &format!("key({n})"), eval)? {
                 Bound::Value(v) => v,
                 _ => return Err(invalid("Invalid null value for element selection")),
@@ -761,33 +735,7 @@ fn plan_selector(
             selector, from, to, ..
         } => {
             let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
-            let (collection, key_ty) = match ty.stored_type() {
-                Some(t @ CqlType::Map { .. }) => {
-                    let CqlType::Map { key, .. } = &t else {
-                        return Err(invalid("not a map"));
-                    };
-                    let k = (**key).clone();
-                    (t, k)
-                }
-                Some(t @ CqlType::Set { .. }) => {
-                    let CqlType::Set { element, .. } = &t else {
-                        return Err(invalid("not a set"));
-                    };
-                    let k = (**element).clone();
-                    (t, k)
-                }
-                Some(CqlType::List { .. }) => {
-                    return Err(invalid(format!(
-                        "Element selection is only allowed on sets and maps, but {n} is a list"
-                    )))
-                }
-                _ => {
-                    return Err(invalid(format!(
-                        "Invalid element selection: {n} is of type {} is not a collection",
-                        ty.to_cql()
-                    )))
-                }
-            };
+            let (collection, key_ty, _) = selectable_collection(&ty, &n)?;
             let bound = |t: &Option<Term>| -> QueryOutcome<Option<Vec<u8>>> {
                 let Some(t) = t else { return Ok(None) };
                 match values::scalar(t, &key_ty, &format!("key({n})"), eval)? {
@@ -877,6 +825,35 @@ fn selector_name(s: &Selector) -> String {
             selector_name(right)
         ),
         _ => "[selection]".to_string(),
+    }
+}
+
+/// The set or map `ty` (selector `n`) that an element or a slice is taken
+/// from: the collection, its key (element) type and the type of one value;
+/// Cassandra's messages for a list and for anything else.
+fn selectable_collection(ty: &ColumnType, n: &str) -> QueryOutcome<(CqlType, CqlType, CqlType)> {
+    match ty.stored_type() {
+        Some(t @ CqlType::Map { .. }) => {
+            let CqlType::Map { key, value, .. } = &t else {
+                return Err(invalid("not a map"));
+            };
+            let (k, v) = ((**key).clone(), (**value).clone());
+            Ok((t, k, v))
+        }
+        Some(t @ CqlType::Set { .. }) => {
+            let CqlType::Set { element, .. } = &t else {
+                return Err(invalid("not a set"));
+            };
+            let el = (**element).clone();
+            Ok((t, el.clone(), el))
+        }
+        Some(CqlType::List { .. }) => Err(invalid(format!(
+            "Element selection is only allowed on sets and maps, but {n} is a list"
+        ))),
+        _ => Err(invalid(format!(
+            "Invalid element selection: {n} is of type {} is not a collection",
+            ty.to_cql()
+        ))),
     }
 }
 

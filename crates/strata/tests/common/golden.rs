@@ -689,3 +689,15 @@ pub fn quote_big_numbers(line: &str) -> String {
     }
     out
 }
+
+/// Runs one statement on `exec` in a fresh session: its result, or the
+/// error's message.
+pub fn query(exec: &Executor, cql: &str) -> Result<strata::query::QueryResult, String> {
+    exec.query(
+        &mut strata::query::Session::default(),
+        cql,
+        &strata::query::QueryParams::default(),
+    )
+    .map(|r| r.result)
+    .map_err(|e| e.message)
+}
