@@ -52,6 +52,20 @@ fn put(t: &Arc<Table>, k: i32, key: i32, now: i64) {
     t.apply(&u).expect("apply");
 }
 
+/// `v = value` on row 2: the one-cell baseline.
+fn put_simple(t: &Arc<Table>, value: i32, now: i64) {
+    let u = t
+        .schema()
+        .update(
+            &[("k", Value::Int(2))],
+            &[("v", Some(Value::Int(value)))],
+            &WriteOptions::default(),
+            now,
+        )
+        .expect("update");
+    t.apply(&u).expect("apply");
+}
+
 fn element_write(c: &mut Criterion) {
     let clock = strata::clock::SystemClock::new();
     use strata::clock::Clock;
@@ -70,18 +84,9 @@ fn element_write(c: &mut Criterion) {
             put(&t, 3, n + i, clock.now_micros());
         }
         let per_element = (bytes() - before) / 200;
-        let schema = t.schema();
         let before = bytes();
         for i in 0..200 {
-            let u = schema
-                .update(
-                    &[("k", Value::Int(2))],
-                    &[("v", Some(Value::Int(i)))],
-                    &WriteOptions::default(),
-                    clock.now_micros(),
-                )
-                .expect("update");
-            t.apply(&u).expect("apply");
+            put_simple(&t, i, clock.now_micros());
         }
         let per_simple = (bytes() - before) / 200;
         eprintln!(
@@ -97,17 +102,7 @@ fn element_write(c: &mut Criterion) {
             })
         });
         group.bench_with_input(BenchmarkId::new("simple_cell", n), &n, |b, _| {
-            b.iter(|| {
-                let u = schema
-                    .update(
-                        &[("k", Value::Int(2))],
-                        &[("v", Some(Value::Int(next)))],
-                        &WriteOptions::default(),
-                        clock.now_micros(),
-                    )
-                    .expect("update");
-                t.apply(&u).expect("apply");
-            })
+            b.iter(|| put_simple(&t, next, clock.now_micros()))
         });
     }
     group.finish();

@@ -22,6 +22,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use crate::data::{ColumnId, Row};
 use crate::error::{Error, Result};
 use crate::types::{self, CqlType, Value};
 
@@ -191,6 +192,13 @@ pub fn assemble<'a>(
         }
     }
     Ok(Some(out))
+}
+
+/// The (path, value) of each element of column `id` in `row`, a live view,
+/// as [`assemble`] takes them.
+pub fn paths_and_values(row: &Row, id: ColumnId) -> impl Iterator<Item = (&[u8], &[u8])> {
+    row.elements(id)
+        .filter_map(|c| Some((c.path.as_deref()?, &c.value[..])))
 }
 
 fn put(out: &mut Vec<u8>, b: &[u8]) {

@@ -548,6 +548,17 @@ impl Row {
         Some(self)
     }
 
+    /// The element cells of complex column `column` (invariant 5), in path
+    /// order: not its complex deletion, not tombstones. On a live view
+    /// (`live_view`) these are exactly the live elements.
+    pub fn elements(&self, column: ColumnId) -> impl Iterator<Item = &Cell> {
+        self.cells.iter().filter(move |c| {
+            c.column == column
+                && c.kind != CellKind::Tombstone
+                && c.path.as_deref().is_some_and(|p| !p.is_empty())
+        })
+    }
+
     /// Largest write timestamp in the row (marker, deletion, cells), or [`NO_TIMESTAMP`].
     pub fn max_timestamp(&self) -> i64 {
         let mut m = self

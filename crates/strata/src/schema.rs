@@ -755,10 +755,22 @@ impl TableSchema {
         let bytes = types::serialize(v);
         // `Value` can hold what its type cannot (non-ASCII text in an ascii value, a
         // 5-byte inet): reject it here rather than store bytes Cassandra would refuse.
-        types::validate(&col.ty, &bytes).map_err(|e| {
-            Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
-        })?;
+        // A complex column's value is checked by decoding it once, in
+        // `decode_for`, which its element cells need anyway.
+        if !col.ty.is_multi_cell() {
+            types::validate(&col.ty, &bytes).map_err(|e| {
+                Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
+            })?;
+        }
         Ok(bytes)
+    }
+
+    /// A complex column's serialized value decoded: checked, and normalised
+    /// (sets and maps sorted, duplicates gone) as its element cells need it.
+    fn decode_for(&self, col: &ColumnDef, bytes: &[u8]) -> Result<Value> {
+        types::deserialize(&col.ty, bytes).map_err(|e| {
+            Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
+        })
     }
 
     /// Serialized partition key from its values in key order: the bytes Cassandra
@@ -1322,7 +1334,11 @@ impl TableSchema {
                                     self.options.max_value_size_bytes
                                 )));
                             }
-                            Some(bytes)
+                            Some(if col.ty.is_multi_cell() {
+                                Checked::Elements(self.decode_for(col, &bytes)?)
+                            } else {
+                                Checked::Bytes(bytes)
+                            })
                         }
                         None => None,
                     };
@@ -1462,9 +1478,17 @@ struct Split<'a> {
     /// 15)").
     partition: Vec<Option<(&'a Value, Vec<u8>)>>,
     clustering: Vec<Option<(&'a Value, Vec<u8>)>>,
-    /// Serialized values; `None` is a deletion.
-    regulars: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
-    statics: Vec<(&'a ColumnDef, Option<Vec<u8>>)>,
+    /// Values checked against their columns; `None` is a deletion.
+    regulars: Vec<(&'a ColumnDef, Option<Checked>)>,
+    statics: Vec<(&'a ColumnDef, Option<Checked>)>,
+}
+
+/// A non-key value checked against its column: a simple column's
+/// serialization (the cell's value), or a complex column's value as its
+/// check decoded it (normalised), which its element cells are built from.
+enum Checked {
+    Bytes(Vec<u8>),
+    Elements(Value),
 }
 
 impl Split<'_> {
@@ -1526,28 +1550,26 @@ impl WriteTime {
     /// column the complex deletion plus its elements. A complex value
     /// replaces what was there (deletion at `timestamp - 1`, as Cassandra's
     /// collection setters); `None` deletes the column (at `timestamp`).
-    fn put(&self, row: &mut Row, col: &ColumnDef, value: Option<Vec<u8>>) -> Result<()> {
-        if !col.ty.is_multi_cell() {
-            row.add_cell(self.cell(col, value));
-            return Ok(());
-        }
+    fn put(&self, row: &mut Row, col: &ColumnDef, value: Option<Checked>) -> Result<()> {
         let id = col.id.unwrap_or_default();
-        let Some(bytes) = value else {
-            row.add_cell(Cell::complex_deletion(
+        match value {
+            Some(Checked::Bytes(bytes)) => row.add_cell(self.cell(col, Some(bytes))),
+            None if !col.ty.is_multi_cell() => row.add_cell(self.cell(col, None)),
+            None => row.add_cell(Cell::complex_deletion(
                 id,
                 self.timestamp_micros,
                 self.now_seconds,
-            ));
-            return Ok(());
-        };
-        row.add_cell(Cell::complex_deletion(
-            id,
-            self.timestamp_micros.saturating_sub(1),
-            self.now_seconds,
-        ));
-        let v = types::deserialize(&col.ty, &bytes)?;
-        for (path, value) in crate::complex::element_cells(&col.ty, &v, self.now_micros)? {
-            row.add_cell(self.element(col, path, Some(value)));
+            )),
+            Some(Checked::Elements(v)) => {
+                row.add_cell(Cell::complex_deletion(
+                    id,
+                    self.timestamp_micros.saturating_sub(1),
+                    self.now_seconds,
+                ));
+                for (path, value) in crate::complex::element_cells(&col.ty, &v, self.now_micros)? {
+                    row.add_cell(self.element(col, path, Some(value)));
+                }
+            }
         }
         Ok(())
     }
@@ -1555,7 +1577,7 @@ impl WriteTime {
 
 fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>> {
     if col.ty.is_multi_cell() {
-        let bytes = crate::complex::assemble(&col.ty, live_elements(row, id))?;
+        let bytes = crate::complex::assemble(&col.ty, crate::complex::paths_and_values(row, id))?;
         return bytes.map(|b| types::deserialize(&col.ty, &b)).transpose();
     }
     let found = row
@@ -1568,19 +1590,6 @@ fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>>
         )?)),
         None => Ok(None),
     }
-}
-
-/// The element cells (path, value) of complex column `id` in a live view
-/// (`Row::live_view`: shadowed and dead cells already gone).
-pub fn live_elements(row: &Row, id: ColumnId) -> impl Iterator<Item = (&[u8], &[u8])> {
-    row.cells
-        .iter()
-        .filter_map(move |c| match c.path.as_deref() {
-            Some(p) if c.column == id && !p.is_empty() && c.kind != CellKind::Tombstone => {
-                Some((p, &c.value[..]))
-            }
-            _ => None,
-        })
 }
 
 /// Cassandra's limit on one clustering component.

@@ -376,20 +376,11 @@ fn newest_snapshot_schema(
     // the report shows `options_from: None`.
     // The file holds the `CREATE TYPE`s the table needs, then its `CREATE
     // TABLE`: the types come from the sstable headers (`udts`), the options
-    // from the table statement.
+    // from the one statement that parses as a table.
     let parsed = std::str::from_utf8(&bytes).ok().and_then(|text| {
         let spans = crate::cql::parser::split_statements(text).ok()?;
         spans.iter().find_map(|&(start, end)| {
-            let statement = text.get(start..end)?;
-            let head: String = statement
-                .split_whitespace()
-                .take(2)
-                .collect::<Vec<_>>()
-                .join(" ");
-            if !head.eq_ignore_ascii_case("CREATE TABLE") {
-                return None;
-            }
-            crate::schema::CreateTableStatement::parse_with_types(None, statement, udts)
+            crate::schema::CreateTableStatement::parse_with_types(None, text.get(start..end)?, udts)
                 .ok()
                 .map(|s| s.schema)
         })

@@ -167,12 +167,7 @@ pub(crate) fn assignment<'s>(
             }
         }
         (Assignment::SetField { field, value, .. }, CqlType::Udt { def, .. }) => {
-            let Some(position) = def.fields.iter().position(|(f, _)| *f == field.text) else {
-                return Err(invalid(format!(
-                    "UDT column {name} does not have a field named {}",
-                    field.text
-                )));
-            };
+            let position = field_position(def, field, name)?;
             let field_ty = &def.fields[position].1;
             match element_value(value, field_ty, name, eval)? {
                 Some(v) => OpKind::Cells(vec![(crate::complex::field_path(position), v)]),
@@ -223,12 +218,7 @@ pub(crate) fn deletion<'s>(
             setting: false,
         },
         (Deletion::Field { field, .. }, CqlType::Udt { def, .. }) => {
-            let Some(position) = def.fields.iter().position(|(f, _)| *f == field.text) else {
-                return Err(invalid(format!(
-                    "UDT column {name} does not have a field named {}",
-                    field.text
-                )));
-            };
+            let position = field_position(def, field, name)?;
             OpKind::Cells(vec![(crate::complex::field_path(position), None)])
         }
         (Deletion::Element { .. }, _) => {
@@ -252,6 +242,23 @@ fn whole_cells(ty: &CqlType, v: &Value) -> QueryOutcome<Cells> {
         .into_iter()
         .map(|(p, v)| (p, Some(v)))
         .collect())
+}
+
+/// The position of `field` in UDT column `name`'s type.
+fn field_position(
+    def: &crate::types::UdtDef,
+    field: &crate::cql::ast::Name,
+    name: &str,
+) -> QueryOutcome<usize> {
+    def.fields
+        .iter()
+        .position(|(f, _)| *f == field.text)
+        .ok_or_else(|| {
+            invalid(format!(
+                "UDT column {name} does not have a field named {}",
+                field.text
+            ))
+        })
 }
 
 fn map_key(key: &Term, ty: &CqlType, name: &str, eval: &Eval<'_>) -> QueryOutcome<Value> {
@@ -293,12 +300,12 @@ pub(crate) fn writes<'o>(
     ops: &'o [ElementOp<'_>],
     table: &Table,
     schema: &TableSchema,
-    key: &DecoratedKey,
-    clustering: &[Value],
+    (pk, clustering): (&[Value], &[Value]),
     now_micros: i64,
 ) -> QueryOutcome<Vec<ElementWrite<'o>>> {
     let current = if ops.iter().any(ElementOp::reads) {
-        Some(read_row(table, schema, key, clustering)?)
+        let key = schema.decorated_key(pk).map_err(QueryError::from)?;
+        Some(read_row(table, schema, &key, clustering)?)
     } else {
         None
     };
@@ -347,12 +354,12 @@ pub(crate) fn writes<'o>(
                         list.len()
                     )));
                 };
-                put(path.clone(), value.clone());
+                put(path.to_vec(), value.clone());
             }
             OpKind::RemoveValues(values) => {
                 for (path, v) in list_cells(current.as_ref(), op.col) {
-                    if values.contains(&v) {
-                        put(path, None);
+                    if values.iter().any(|x| x.as_slice() == v) {
+                        put(path.to_vec(), None);
                     }
                 }
             }
@@ -396,19 +403,16 @@ fn read_row(
 }
 
 /// A list column's live elements (path, serialized value) in list order.
-fn list_cells(current: Option<&Current>, col: &ColumnDef) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let Some(current) = current else {
-        return Vec::new();
-    };
-    let row = if col.kind == ColumnKind::Static {
-        current.static_row.as_ref()
-    } else {
-        current.row.as_ref()
-    };
-    let (Some(row), Some(id)) = (row, col.id) else {
-        return Vec::new();
-    };
-    crate::schema::live_elements(row, id)
-        .map(|(p, v)| (p.to_vec(), v.to_vec()))
-        .collect()
+fn list_cells<'c>(current: Option<&'c Current>, col: &ColumnDef) -> Vec<(&'c [u8], &'c [u8])> {
+    let row = current.and_then(|c| {
+        if col.kind == ColumnKind::Static {
+            c.static_row.as_ref()
+        } else {
+            c.row.as_ref()
+        }
+    });
+    match (row, col.id) {
+        (Some(row), Some(id)) => crate::complex::paths_and_values(row, id).collect(),
+        _ => Vec::new(),
+    }
 }

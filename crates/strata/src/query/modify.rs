@@ -501,8 +501,7 @@ fn with_elements(
     if ops.is_empty() {
         return Ok(update);
     }
-    let key = schema.decorated_key(pk).map_err(QueryError::from)?;
-    let writes = elements::writes(ops, table, schema, &key, ck, now)?;
+    let writes = elements::writes(ops, table, schema, (pk, ck), now)?;
     if writes.is_empty() {
         return Ok(update);
     }

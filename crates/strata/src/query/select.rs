@@ -189,11 +189,9 @@ impl RowCtx<'_> {
     fn elements(&self, col: &ColumnDef) -> impl Iterator<Item = &crate::data::Cell> {
         let id = col.id;
         self.source(col)
+            .zip(id)
             .into_iter()
-            .flat_map(|r| r.cells.iter())
-            .filter(move |c| {
-                Some(c.column) == id && c.path.as_deref().is_some_and(|p| !p.is_empty())
-            })
+            .flat_map(|(r, id)| r.elements(id))
     }
 
     /// The serialized value of column `i`.
@@ -202,11 +200,12 @@ impl RowCtx<'_> {
         Ok(match col.kind {
             ColumnKind::PartitionKey => self.pk_parts.get(col.position).cloned(),
             ColumnKind::Clustering => self.ck_parts.get(col.position).cloned().flatten(),
-            _ if col.ty.is_multi_cell() => crate::complex::assemble(
-                &col.ty,
-                self.elements(col)
-                    .filter_map(|c| Some((c.path.as_deref()?, &c.value[..]))),
-            )?,
+            _ if col.ty.is_multi_cell() => match (self.source(col), col.id) {
+                (Some(row), Some(id)) => {
+                    crate::complex::assemble(&col.ty, crate::complex::paths_and_values(row, id))?
+                }
+                _ => None,
+            },
             _ => self.cell(col).map(|c| c.value.clone()),
         })
     }
@@ -1046,18 +1045,7 @@ fn constant_name(t: &Term) -> String {
     match t {
         Term::Literal { value, .. } => match value {
             Literal::String(s) => format!("'{}'", s.replace('\'', "''")),
-            Literal::Integer(s) | Literal::Float(s) | Literal::Uuid(s) | Literal::Duration(s) => {
-                s.clone()
-            }
-            Literal::Boolean(b) => b.to_string(),
-            Literal::Blob(b) => {
-                let mut s = String::from("0x");
-                for x in b {
-                    s.push_str(&format!("{x:02x}"));
-                }
-                s
-            }
-            Literal::Null => "null".to_string(),
+            other => crate::cql::literal::constant_text(other),
         },
         Term::Cast { ty, term, .. } => format!("({}){}", ty.to_cql(), constant_name(term)),
         Term::Function { name, .. } => format!("{}(...)", name.name.text),
