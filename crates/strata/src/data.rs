@@ -35,6 +35,16 @@
 //!    before its timestamp, as Cassandra's per-column `DeletionTime` does: a
 //!    collection overwrite is a complex deletion at `timestamp - 1` plus the new
 //!    elements. Two complex deletions reconcile as two tombstones (invariant 2).
+//! 6. A **counter cell** ([`CellKind::Counter`]) is live and never expires; its
+//!    value is a counter context (`crate::counter`). Two counter cells of one
+//!    column merge their contexts (the later timestamp stays), so no
+//!    increment is lost whichever write wins; a tombstone beats a counter cell
+//!    whatever their timestamps, as Cassandra's `Conflicts.resolveCounter`
+//!    decides: a deleted counter stays deleted (until gc grace purges the
+//!    tombstone). Row, range and partition deletions shadow counter cells by
+//!    timestamp (invariant 1). Counter cells meet only counter cells and
+//!    tombstones: the schema keeps counter and other columns in separate
+//!    tables.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -109,6 +119,8 @@ pub enum CellKind {
     /// Live until `local_deletion_seconds`, then a tombstone.
     Expiring,
     Tombstone,
+    /// A counter's context (invariant 6): live, never expires.
+    Counter,
 }
 
 impl CellKind {
@@ -118,7 +130,7 @@ impl CellKind {
     #[inline]
     pub fn is_live(self, local_deletion_seconds: i64, now_seconds: i64) -> bool {
         match self {
-            CellKind::Live => true,
+            CellKind::Live | CellKind::Counter => true,
             CellKind::Expiring => now_seconds < local_deletion_seconds,
             CellKind::Tombstone => false,
         }
@@ -214,6 +226,25 @@ impl Cell {
         }
     }
 
+    /// A counter cell holding context `context` (invariant 6).
+    pub fn counter(column: ColumnId, timestamp_micros: i64, context: Vec<u8>) -> Cell {
+        Cell {
+            kind: CellKind::Counter,
+            ..Cell::live(column, timestamp_micros, context)
+        }
+    }
+
+    /// The value a reader gets: the counter's total (a CQL `counter`, 8
+    /// bytes) for a counter cell, the stored bytes otherwise.
+    pub fn read_value(&self) -> crate::encoding::DecodeResult<std::borrow::Cow<'_, [u8]>> {
+        Ok(match self.kind {
+            CellKind::Counter => std::borrow::Cow::Owned(
+                crate::counter::total(&self.value)?.to_be_bytes().to_vec(),
+            ),
+            _ => std::borrow::Cow::Borrowed(&self.value),
+        })
+    }
+
     pub fn tombstone(column: ColumnId, timestamp_micros: i64, now_seconds: i64) -> Cell {
         Cell {
             column,
@@ -264,8 +295,26 @@ impl Cell {
     }
 }
 
-/// Invariant 2 for cells: returns the version that wins.
+/// Invariant 2 for cells: returns the version that wins (for two counter
+/// cells, their merge: invariant 6).
 pub fn reconcile_cells(a: Cell, b: Cell) -> Cell {
+    match (a.kind, b.kind) {
+        (CellKind::Tombstone, CellKind::Counter) => return a,
+        (CellKind::Counter, CellKind::Tombstone) => return b,
+        (CellKind::Counter, CellKind::Counter) => {
+            // A context that does not decode (corruption) does not merge; the
+            // rules below still pick one deterministically, and its reader
+            // reports it.
+            if let Some(value) = crate::counter::merge(&a.value, &b.value) {
+                return Cell {
+                    timestamp_micros: a.timestamp_micros.max(b.timestamp_micros),
+                    value,
+                    ..a
+                };
+            }
+        }
+        _ => {}
+    }
     if a.timestamp_micros != b.timestamp_micros {
         return if a.timestamp_micros > b.timestamp_micros {
             a
@@ -460,7 +509,11 @@ impl Row {
     /// without building the merge (the memtable's hot-row path). A `false` only
     /// means "merge to find out".
     pub fn superseded_by(&self, newer: &Row) -> bool {
+        // Counter cells merge rather than replace (invariant 6).
+        let counters = |r: &Row| r.cells.iter().any(|c| c.kind == CellKind::Counter);
         if self.clustering != newer.clustering
+            || counters(self)
+            || counters(newer)
             || self.liveness.merge(newer.liveness) != newer.liveness
             || self.deletion.max(newer.deletion) != newer.deletion
         {
@@ -861,6 +914,37 @@ mod tests {
             CellKind::Expiring
         );
         assert_eq!(reconcile_cells(e, cell(5, b"b")).kind, CellKind::Expiring);
+    }
+
+    #[test]
+    fn counter_cells_merge_and_a_tombstone_beats_them_at_any_timestamp() {
+        use crate::counter::{encode, total, Shard};
+        let ctx = |id: u8, clock: i64, count: i64| {
+            encode(&[Shard {
+                id: [id; 16],
+                clock,
+                count,
+                local: false,
+            }])
+        };
+        let a = Cell::counter(0, 10, ctx(1, 3, 5));
+        let b = Cell::counter(0, 20, ctx(2, 1, 7));
+        let merged = reconcile_cells(a.clone(), b.clone());
+        assert_eq!(merged.kind, CellKind::Counter);
+        assert_eq!(merged.timestamp_micros, 20);
+        assert_eq!(total(&merged.value).unwrap(), 12);
+        assert_eq!(merged.read_value().unwrap().as_ref(), &12i64.to_be_bytes());
+        // Deleted stays deleted: a later increment does not come back.
+        let t = Cell::tombstone(0, 5, 100);
+        assert_eq!(reconcile_cells(t.clone(), b.clone()).kind, CellKind::Tombstone);
+        assert_eq!(reconcile_cells(b.clone(), t.clone()).kind, CellKind::Tombstone);
+        // A row of counter cells is never superseded whole: the cells merge.
+        let mut older = Row::new(Vec::new());
+        older.add_cell(a);
+        let mut newer = Row::new(Vec::new());
+        newer.add_cell(b);
+        assert!(!older.superseded_by(&newer));
+        assert_eq!(total(&older.merge(newer).cells[0].value).unwrap(), 12);
     }
 
     #[test]

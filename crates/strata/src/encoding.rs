@@ -310,6 +310,9 @@ const CELL_EXPIRING: u8 = 2;
 const CELL_OWN_TS: u8 = 4;
 const CELL_OWN_TTL: u8 = 8;
 const CELL_EMPTY: u8 = 16;
+/// A counter cell (`data.rs` invariant 6): live, its value a counter context.
+/// Sstable format 11 and commit-log segment format 7 on.
+const CELL_COUNTER: u8 = 32;
 
 /// Local deletion times are stored relative to the base; "no deletion" is stored
 /// as a delta that decodes back to i64::MAX without overflow tricks.
@@ -576,6 +579,7 @@ fn cell_flags(c: &Cell, row_ts: i64, marker: &LivenessInfo) -> u8 {
             }
         }
         CellKind::Live => {}
+        CellKind::Counter => f |= CELL_COUNTER,
     }
     if c.timestamp_micros != row_ts {
         f |= CELL_OWN_TS;
@@ -900,7 +904,12 @@ fn read_cell<'a>(
     if timestamp_micros == NO_TIMESTAMP {
         return Err(DecodeError("cell without timestamp"));
     }
-    let (kind, ttl_seconds, local_deletion_seconds) = if f & CELL_TOMBSTONE != 0 {
+    let (kind, ttl_seconds, local_deletion_seconds) = if f & CELL_COUNTER != 0 {
+        if f & (CELL_TOMBSTONE | CELL_EXPIRING) != 0 {
+            return Err(DecodeError("counter cell with a deletion or a TTL"));
+        }
+        (CellKind::Counter, 0, NO_DELETION_TIME)
+    } else if f & CELL_TOMBSTONE != 0 {
         if f & CELL_EXPIRING != 0 {
             return Err(DecodeError("cell both tombstone and expiring"));
         }
@@ -1108,7 +1117,12 @@ pub fn locate_cell<S: ByteSource>(
             if ts == NO_TIMESTAMP {
                 return Err(DecodeError("cell without timestamp").into());
             }
-            let (kind, ttl, ldt) = if f & CELL_TOMBSTONE != 0 {
+            let (kind, ttl, ldt) = if f & CELL_COUNTER != 0 {
+                if f & (CELL_TOMBSTONE | CELL_EXPIRING) != 0 {
+                    return Err(DecodeError("counter cell with a deletion or a TTL").into());
+                }
+                (CellKind::Counter, 0, NO_DELETION_TIME)
+            } else if f & CELL_TOMBSTONE != 0 {
                 if f & CELL_EXPIRING != 0 {
                     return Err(DecodeError("cell both tombstone and expiring").into());
                 }
@@ -1407,7 +1421,7 @@ mod tests {
             0u32..20,
             proptest::option::of(proptest::collection::vec(any::<u8>(), 0..4)),
             prop_oneof![Just(1_000i64), -5i64..5_000, Just(i64::MAX - 1)],
-            0u8..3,
+            0u8..4,
             1u32..100_000,
             -10i64..1_000_000,
             proptest::collection::vec(any::<u8>(), 0..40),
@@ -1415,6 +1429,11 @@ mod tests {
             .prop_map(|(column, path, ts, kind, ttl, ldt, value)| {
                 let path = path.map(|p| p.into_boxed_slice());
                 match kind {
+                    3 => Cell::counter(
+                        column,
+                        ts,
+                        crate::counter::pending([value.first().copied().unwrap_or(0); 16], ldt),
+                    ),
                     0 => Cell {
                         path,
                         ..Cell::live(column, ts, value)

@@ -56,6 +56,7 @@ pub mod codec;
 pub mod commitlog;
 pub mod compaction;
 pub mod complex;
+pub mod counter;
 pub mod cql;
 pub mod data;
 pub mod db;

@@ -295,7 +295,11 @@ impl RowQuery<'_> {
         r.liveness.timestamp_micros > max_ts
             && self.columns.iter().all(|&c| {
                 r.cells.iter().any(|cell| {
-                    cell.column == c && cell.path.is_none() && cell.timestamp_micros > max_ts
+                    // A counter cell merges with older ones (`data.rs` invariant 6).
+                    cell.column == c
+                        && cell.path.is_none()
+                        && cell.kind != crate::data::CellKind::Counter
+                        && cell.timestamp_micros > max_ts
                 })
             })
     }
@@ -1335,9 +1339,17 @@ pub fn read_value_range(
 /// wins: only then are both values read.
 fn pick(a: Candidate, b: Candidate) -> Result<Candidate> {
     let (mut ca, mut cb) = (a.cell.clone(), b.cell.clone());
+    use crate::data::CellKind;
     let tie = ca.timestamp_micros == cb.timestamp_micros
-        && ca.kind != crate::data::CellKind::Tombstone
-        && cb.kind != crate::data::CellKind::Tombstone;
+        && ca.kind != CellKind::Tombstone
+        && cb.kind != CellKind::Tombstone;
+    if ca.kind == CellKind::Counter || cb.kind == CellKind::Counter {
+        // Two counter cells merge into a value neither holds; no slice of one
+        // located cell answers.
+        return Err(Error::InvalidInput(
+            "a counter is read whole, not by slices".to_string(),
+        ));
+    }
     if tie {
         a.read(0, a.loc.value_len, &mut ca.value)?;
         b.read(0, b.loc.value_len, &mut cb.value)?;

@@ -63,6 +63,9 @@
 //!    `CommitLog::append`), and a clock that jumps costs bytes, never
 //!    correctness. Segments before version 6 have a 24-byte header and are
 //!    read with a time base of 0 and their own payload layout.
+//! 10. From version 7 a record's cells may be counter cells (cell flag bit5 of
+//!    sstable format 11). Nothing else changed: version-6 segments replay
+//!    through the same decoder. The bump is invariant 7's, for the same reason.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};
@@ -71,12 +74,13 @@ use crate::sstable::partition::{decode_partition, HeaderOrder};
 /// Segment magic: the first 8 bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"STRATACL";
 /// Segment format version written by this build, also the `6` in
-/// `CommitLog-6-<id>.log`. An incompatible change bumps it (never reinterpret old
+/// `CommitLog-7-<id>.log`. An incompatible change bumps it (never reinterpret old
 /// bytes). Version 2 added the seal (invariant 5), version 3 compressed records
 /// (invariant 6), version 4 short one-row partitions (invariant 7), version 5
 /// plain sole cells without their flags byte (invariant 8), version 6 the
-/// header's time base and record timestamps taken from it (invariant 9).
-pub const SEGMENT_FORMAT_VERSION: u32 = 6;
+/// header's time base and record timestamps taken from it (invariant 9),
+/// version 7 counter cells (invariant 10).
+pub const SEGMENT_FORMAT_VERSION: u32 = 7;
 /// The first format whose header carries a time base (invariant 9).
 pub const TIME_BASE_SINCE_VERSION: u32 = 6;
 /// Oldest segment format this build still replays.
@@ -173,9 +177,16 @@ impl SegmentHeader {
 
 /// This build's segment header (32 bytes).
 pub fn encode_header(segment_id: u64, time_base: i64) -> Vec<u8> {
+    encode_header_of(SEGMENT_FORMAT_VERSION, segment_id, time_base)
+}
+
+/// The header of a segment of `format_version`, one with a time base: this
+/// build's, or an older one for tests of replay.
+pub fn encode_header_of(format_version: u32, segment_id: u64, time_base: i64) -> Vec<u8> {
+    assert!(format_version >= TIME_BASE_SINCE_VERSION);
     let mut out = Vec::with_capacity(HEADER_BYTES as usize);
     out.extend_from_slice(&SEGMENT_MAGIC);
-    put_u32_le(&mut out, SEGMENT_FORMAT_VERSION);
+    put_u32_le(&mut out, format_version);
     put_u64_le(&mut out, segment_id);
     put_u64_le(&mut out, time_base as u64);
     let crc = crc32c::crc32c(&out);

@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        assert_eq!(segment_file_name(17), "CommitLog-6-17.log");
+        assert_eq!(segment_file_name(17), "CommitLog-7-17.log");
         assert_eq!(segment_file_name_for(1, 17), "CommitLog-1-17.log");
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log"), Some((1, 17)));
         assert_eq!(parse_segment_file_name("CommitLog-1-17.log.tmp"), None);

@@ -146,7 +146,7 @@ impl PartitionPurge {
         let mut tombstones = 0u64;
         row.cells.retain(|c| {
             let dead_long_enough = match c.kind {
-                CellKind::Live => false,
+                CellKind::Live | CellKind::Counter => false,
                 CellKind::Expiring | CellKind::Tombstone => {
                     c.local_deletion_seconds < self.gc_before_seconds
                 }

@@ -1009,7 +1009,7 @@ impl Drop for Memtable {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Verdict {
     /// The incoming row wins every part (`stored.superseded_by(incoming)`):
-    /// it is stored as it came. Hot rows and counters overwrite so.
+    /// it is stored as it came. Hot rows overwrite so.
     Incoming,
     /// The stored row wins every part (`incoming.superseded_by(stored)`): the
     /// merge would rebuild the stored row, so nothing changes. Two writers of
@@ -1019,8 +1019,8 @@ enum Verdict {
     /// Neither wins whole: decode and merge.
     Merge,
     /// It cannot say (complex cells, which are encoded out of the position
-    /// order this walk needs, or bytes that do not parse): decode, then
-    /// decide on the rows.
+    /// order this walk needs, counter cells, which merge, or bytes that do
+    /// not parse): decode, then decide on the rows.
     Unknown,
 }
 
@@ -1047,7 +1047,8 @@ fn reconcile_verdict(body: &[u8], base: &EncodingBase, incoming: &Row) -> Verdic
                 n.liveness.merge(*liveness) == *liveness && n.deletion.max(*deletion) == *deletion;
         }
         fn cell(&mut self, c: CellView<'a>) {
-            if c.path.is_some() {
+            // Counter cells merge rather than replace (`data.rs` invariant 6).
+            if c.path.is_some() || c.kind == crate::data::CellKind::Counter {
                 self.complex = true;
                 return;
             }

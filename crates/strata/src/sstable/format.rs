@@ -41,7 +41,14 @@ use std::sync::Arc;
 /// another data directory, whose small sequential table id and generation may
 /// well match, is told from this table's own. Nothing else changed; version-9
 /// and older files are read as before and checked by the table id alone.
-pub const FORMAT_VERSION: u32 = 10;
+///
+/// Version 11 adds the counter cell (cell flag bit5, `encoding.rs`; `data.rs`
+/// invariant 6). Older files hold none and read unchanged; the bump makes a
+/// build before it refuse a file with counters by its version rather than
+/// read their contexts as plain values.
+pub const FORMAT_VERSION: u32 = 11;
+/// The first version whose cells may be counter cells.
+pub const FIRST_VERSION_WITH_COUNTERS: u32 = 11;
 /// The first version whose identity header carries the table's UUID.
 pub const FIRST_VERSION_WITH_TABLE_UUID: u32 = 10;
 /// The first version whose partition index entries carry no token.

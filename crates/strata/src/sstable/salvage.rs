@@ -370,7 +370,7 @@ impl<'a, 'c> Walker<'a, 'c> {
                 && r.cells.iter().all(|c| {
                     c.timestamp_micros >= b.min_timestamp
                         && match c.kind {
-                            CellKind::Live => true,
+                            CellKind::Live | CellKind::Counter => true,
                             CellKind::Tombstone => c.local_deletion_seconds >= b.min_local_deletion,
                             CellKind::Expiring => {
                                 c.ttl_seconds >= b.min_ttl

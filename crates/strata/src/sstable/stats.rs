@@ -686,7 +686,7 @@ impl StatsCollector {
         self.partition_cells += 1;
         self.candidates += 1;
         match kind {
-            CellKind::Live => false,
+            CellKind::Live | CellKind::Counter => false,
             CellKind::Expiring => {
                 self.ttl(ttl);
                 self.tombstones += 1;
