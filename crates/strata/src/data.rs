@@ -238,9 +238,9 @@ impl Cell {
     /// bytes) for a counter cell, the stored bytes otherwise.
     pub fn read_value(&self) -> crate::encoding::DecodeResult<std::borrow::Cow<'_, [u8]>> {
         Ok(match self.kind {
-            CellKind::Counter => std::borrow::Cow::Owned(
-                crate::counter::total(&self.value)?.to_be_bytes().to_vec(),
-            ),
+            CellKind::Counter => {
+                std::borrow::Cow::Owned(crate::counter::total(&self.value)?.to_be_bytes().to_vec())
+            }
             _ => std::borrow::Cow::Borrowed(&self.value),
         })
     }
@@ -936,8 +936,14 @@ mod tests {
         assert_eq!(merged.read_value().unwrap().as_ref(), &12i64.to_be_bytes());
         // Deleted stays deleted: a later increment does not come back.
         let t = Cell::tombstone(0, 5, 100);
-        assert_eq!(reconcile_cells(t.clone(), b.clone()).kind, CellKind::Tombstone);
-        assert_eq!(reconcile_cells(b.clone(), t.clone()).kind, CellKind::Tombstone);
+        assert_eq!(
+            reconcile_cells(t.clone(), b.clone()).kind,
+            CellKind::Tombstone
+        );
+        assert_eq!(
+            reconcile_cells(b.clone(), t.clone()).kind,
+            CellKind::Tombstone
+        );
         // A row of counter cells is never superseded whole: the cells merge.
         let mut older = Row::new(Vec::new());
         older.add_cell(a);

@@ -581,10 +581,6 @@ impl TableSchema {
             }
             if c.is_primary_key() {
                 check_key_type(&c.name, &c.ty)?;
-            } else {
-                crate::cql::ddl::check_stored(&c.ty).map_err(|e| {
-                    Error::InvalidInput(format!("column '{}': {}", c.name, strip_prefix(&e)))
-                })?;
             }
             if c.descending && c.kind != ColumnKind::Clustering {
                 return Err(Error::InvalidInput(format!(
@@ -598,7 +594,33 @@ impl TableSchema {
                 "table {table} has static columns but no clustering columns; static columns need at least one"
             )));
         }
+        if self.is_counter_table() {
+            // Cassandra's rules for a counter table (`data.rs` invariant 6:
+            // counter cells meet only counter cells).
+            if self
+                .columns
+                .iter()
+                .any(|c| !c.is_primary_key() && c.ty != CqlType::Counter)
+            {
+                return Err(Error::InvalidInput(
+                    "Cannot mix counter and non counter columns in the same table".to_string(),
+                ));
+            }
+            if self.options.default_time_to_live_seconds != 0 {
+                return Err(Error::InvalidInput(
+                    "Cannot set default_time_to_live on a table with counters".to_string(),
+                ));
+            }
+        }
         self.options.validate()
+    }
+
+    /// Whether this is a counter table: its non-key columns are counters
+    /// (Cassandra's `counter` table flag). A table of key columns alone is not.
+    pub fn is_counter_table(&self) -> bool {
+        self.columns
+            .iter()
+            .any(|c| !c.is_primary_key() && c.ty == CqlType::Counter)
     }
 
     /// The column called `name`, or `NotFound`.
@@ -670,6 +692,28 @@ impl TableSchema {
         } else {
             ColumnKind::Regular
         };
+        let counter_table = self.is_counter_table();
+        if counter_table != (ty == CqlType::Counter) {
+            // Cassandra answers these as a ConfigurationException.
+            return Err(Error::Cql(crate::error::CqlError {
+                kind: crate::error::CqlErrorKind::ConfigError,
+                message: format!(
+                    "{}: Cannot have a {} column (\"{name}\") in a {} table",
+                    self.qualified_name(),
+                    if counter_table {
+                        "non counter"
+                    } else {
+                        "counter"
+                    },
+                    if counter_table {
+                        "counter"
+                    } else {
+                        "non counter"
+                    },
+                ),
+                position: None,
+            }));
+        }
         let position = out.columns.iter().filter(|c| c.kind == kind).count();
         let id = out.next_column_id;
         out.next_column_id = id.checked_add(1).ok_or_else(|| {
@@ -1140,6 +1184,50 @@ impl TableSchema {
         Ok(update)
     }
 
+    /// UPDATE of counter columns, `c = c + delta` for each `(column, delta)`:
+    /// pending increments of writer `writer` (`crate::counter` contract 2),
+    /// which the write path resolves against the current value, under the
+    /// partition's lock, before the update reaches the table. As for UPDATE,
+    /// the clustering may be omitted when only static counters change.
+    pub fn update_counters(
+        &self,
+        key: &[(&str, Value)],
+        deltas: &[(&str, i64)],
+        writer: [u8; 16],
+        now_micros: i64,
+    ) -> Result<PartitionUpdate> {
+        let values = self.key_only(key)?;
+        let split = self.split(&values, false)?;
+        let regular = deltas.iter().any(|(name, _)| {
+            self.column(name)
+                .is_ok_and(|c| c.kind == ColumnKind::Regular)
+        });
+        let (key, clustering) = self.keys(&split, regular)?;
+        let mut update = PartitionUpdate::new(key);
+        let mut row = Row::new(clustering.unwrap_or_default());
+        let mut statics = Row::new(Vec::new());
+        for (name, delta) in deltas {
+            let col = self.column(name)?;
+            let (Some(id), CqlType::Counter) = (col.id, &col.ty) else {
+                return Err(Error::InvalidInput(format!(
+                    "column '{name}' is not a counter"
+                )));
+            };
+            let cell = Cell::counter(id, now_micros, crate::counter::pending(writer, *delta));
+            match col.kind {
+                ColumnKind::Static => statics.add_cell(cell),
+                _ => row.add_cell(cell),
+            }
+        }
+        if !row.cells.is_empty() {
+            update.add_row(row);
+        }
+        if !statics.cells.is_empty() {
+            update.static_row = Some(statics);
+        }
+        Ok(update)
+    }
+
     /// The value of non-key column `col` in `row`, a live view: a simple
     /// column's cell, or a complex column's elements put together.
     pub fn column_value(&self, col: &ColumnDef, row: &Row) -> Result<Option<Value>> {
@@ -1585,9 +1673,17 @@ fn cell_value(col: &ColumnDef, row: &Row, id: ColumnId) -> Result<Option<Value>>
         .iter()
         .find(|c| c.column == id && c.path.is_none() && c.kind != CellKind::Tombstone);
     match found {
-        Some(c) => Ok(Some(types::deserialize(&col.ty, &c.value).map_err(
-            |e| Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e))),
-        )?)),
+        Some(c) => Ok(Some(
+            types::deserialize(
+                &col.ty,
+                &c.read_value().map_err(|e| {
+                    Error::InvalidInput(format!("counter column '{}': {}", col.name, e.0))
+                })?,
+            )
+            .map_err(|e| {
+                Error::InvalidInput(format!("column '{}': {}", col.name, strip_prefix(&e)))
+            })?,
+        )),
         None => Ok(None),
     }
 }

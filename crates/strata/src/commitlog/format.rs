@@ -64,8 +64,8 @@
 //!    correctness. Segments before version 6 have a 24-byte header and are
 //!    read with a time base of 0 and their own payload layout.
 //! 10. From version 7 a record's cells may be counter cells (cell flag bit5 of
-//!    sstable format 11). Nothing else changed: version-6 segments replay
-//!    through the same decoder. The bump is invariant 7's, for the same reason.
+//!     sstable format 11). Nothing else changed: version-6 segments replay
+//!     through the same decoder. The bump is invariant 7's, for the same reason.
 
 use crate::data::{DecoratedKey, PartitionUpdate, NO_TIMESTAMP};
 use crate::encoding::{put_u32_le, put_u64_le, put_varint, put_zigzag, EncodingBase, Reader};

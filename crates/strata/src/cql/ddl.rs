@@ -196,17 +196,6 @@ pub fn types_in_creation_order(
     out
 }
 
-/// Whether the engine stores columns of this type yet; `Err` names the part
-/// it does not (counters).
-pub fn check_stored(ty: &CqlType) -> Result<()> {
-    if *ty == CqlType::Counter {
-        return Err(Error::InvalidInput(
-            "counter columns are not supported yet".to_string(),
-        ));
-    }
-    Ok(())
-}
-
 /// The column's type as the storage engine takes it (invariant 3).
 fn column_type(
     column: &ast::ColumnDefinition,

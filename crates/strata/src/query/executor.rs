@@ -325,6 +325,11 @@ impl Executor {
         self.auth.authenticate(user, password)
     }
 
+    /// The database clock's time now, in microseconds.
+    pub(crate) fn now_micros(&self) -> i64 {
+        self.db.clock().now_micros()
+    }
+
     fn ctx<'a>(
         &'a self,
         session: &'a Session,
@@ -476,6 +481,7 @@ impl Executor {
             statement_count += 1;
         }
         let _ = statement_count;
+        modify::check_batch_mix(&all)?;
         self.finish_modification(session, params, all, checks)
     }
 
@@ -489,7 +495,7 @@ impl Executor {
         checks: Vec<modify::Cas>,
     ) -> QueryOutcome<Response> {
         if checks.is_empty() {
-            modify::apply_all(mutations)?;
+            modify::apply_all(self, mutations)?;
             return Ok(Response::new(QueryResult::Void));
         }
         let parsed = Parsed {
@@ -571,6 +577,7 @@ impl Executor {
                     all.extend(m);
                     checks.extend(cas);
                 }
+                modify::check_batch_mix(&all)?;
                 if ts.is_some() && !checks.is_empty() {
                     return Err(QueryError::invalid(
                         "Cannot provide custom timestamp for conditional BATCH",

@@ -27,14 +27,16 @@ use crate::cql::ast::{
     Assignment, BatchKind, BatchStatement, Condition, Conditions, Delete, Deletion, Insert,
     InsertValues, Operator, Update, Using,
 };
-use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate, MAX_TTL_SECONDS};
+use crate::data::{
+    CellKind, ClusteringBound, ClusteringRange, DecoratedKey, PartitionUpdate, Row, MAX_TTL_SECONDS,
+};
 use crate::read::merge_partition;
 use crate::schema::{ColumnDef, ColumnKind, TableSchema, WriteOptions};
 use crate::table::Table;
 use crate::types::{CqlType, Value};
 
 use super::elements;
-use super::executor::Ctx;
+use super::executor::{Ctx, Executor};
 use super::restrict::{self, compare, Purpose};
 use super::values::{self, Bound, Eval};
 use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
@@ -179,6 +181,79 @@ fn column_of<'s>(schema: &'s TableSchema, name: &str) -> QueryOutcome<&'s Column
         .ok_or_else(|| super::undefined_column(&schema.keyspace, &schema.name, name))
 }
 
+/// What Cassandra refuses of any statement on a counter table: a TTL, a
+/// timestamp (a counter's clock is the server's: `apply_counters`), a
+/// condition.
+fn check_counter_statement(using: &Using, conditions: &Conditions) -> QueryOutcome<()> {
+    if using.ttl.is_some() {
+        return Err(invalid("Cannot provide custom TTL for counter updates"));
+    }
+    if using.timestamp.is_some() {
+        return Err(invalid(
+            "Cannot provide custom timestamp for counter updates",
+        ));
+    }
+    if !matches!(conditions, Conditions::None) {
+        return Err(invalid("Conditions on counters are not supported"));
+    }
+    Ok(())
+}
+
+/// The column and increment of `a`, an assignment of an UPDATE of a counter
+/// table (`None` for an assignment of a key column, which the caller
+/// refuses as for any table); an unset increment is `None`, as Cassandra
+/// skips it.
+fn counter_delta<'s>(
+    schema: &'s TableSchema,
+    a: &Assignment,
+    eval: &Eval<'_>,
+) -> QueryOutcome<Option<(&'s ColumnDef, Option<i64>)>> {
+    let (column, value, negate) = match a {
+        Assignment::Add { column, value } => (column, value, false),
+        Assignment::Subtract { column, value } => (column, value, true),
+        Assignment::Set { column, .. } => {
+            let col = column_of(schema, &column.text)?;
+            if col.ty != CqlType::Counter {
+                return Ok(None);
+            }
+            return Err(invalid(format!(
+                "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
+                col.name
+            )));
+        }
+        Assignment::Prepend { column, value } => {
+            // Cassandra reads `c = 1 + c` as a prepend and prints it so.
+            let col = column_of(schema, &column.text)?;
+            if col.ty != CqlType::Counter {
+                return Ok(None);
+            }
+            return Err(invalid(format!(
+                "Invalid operation ({name} = {value} - {name}) for non list column {name}",
+                name = col.name
+            )));
+        }
+        _ => return Ok(None),
+    };
+    let col = column_of(schema, &column.text)?;
+    if col.ty != CqlType::Counter {
+        return Ok(None);
+    }
+    let delta = match values::scalar(value, &CqlType::Counter, &col.name, eval)? {
+        Bound::Value(Value::Counter(n) | Value::BigInt(n)) => {
+            Some(if negate { n.wrapping_neg() } else { n })
+        }
+        Bound::Value(_) => {
+            return Err(invalid(format!(
+                "Invalid increment for counter {}",
+                col.name
+            )))
+        }
+        Bound::Null => return Err(invalid("Invalid null value for counter increment")),
+        Bound::Unset => None,
+    };
+    Ok(Some((col, delta)))
+}
+
 /// The mutations of an INSERT, and its condition.
 pub(crate) fn insert(
     ctx: &Ctx<'_>,
@@ -187,6 +262,11 @@ pub(crate) fn insert(
 ) -> QueryOutcome<(Vec<Mutation>, Option<Cas>)> {
     let table = ctx.table(&ins.table)?;
     let schema = table.schema();
+    if schema.is_counter_table() {
+        return Err(invalid(
+            "INSERT statements are not allowed on counter tables, use UPDATE instead",
+        ));
+    }
     let mut opts = write_options(
         &ins.using,
         &ctx.eval,
@@ -329,7 +409,21 @@ pub(crate) fn update(
     let mut set: Vec<(String, Option<Value>)> = Vec::new();
     let mut element_ops: Vec<elements::ElementOp<'_>> = Vec::new();
     let mut statics_only = true;
+    let counter_table = schema.is_counter_table();
+    if counter_table {
+        check_counter_statement(&up.using, &up.conditions)?;
+    }
+    let mut deltas: Vec<(&str, i64)> = Vec::new();
     for a in &up.assignments {
+        if counter_table {
+            if let Some((col, delta)) = counter_delta(&schema, a, &ctx.eval)? {
+                if col.kind != ColumnKind::Static {
+                    statics_only = false;
+                }
+                deltas.extend(delta.map(|d| (col.name.as_str(), d)));
+                continue;
+            }
+        }
         if let Some(column) = elements::assignment_column(a) {
             let col = column_of(&schema, &column.text)?;
             if col.ty.is_multi_cell() {
@@ -453,6 +547,25 @@ pub(crate) fn update(
     if cas.is_some() {
         opts.timestamp_micros = None;
     }
+    if counter_table {
+        let mut out = Vec::with_capacity(keys.len() * prefixes.len());
+        if deltas.is_empty() {
+            return Ok((out, cas));
+        }
+        for pk in &keys {
+            for ck in &prefixes {
+                let key = key_pairs(&schema, pk, ck);
+                let update = schema
+                    .update_counters(&key, &deltas, ctx.exec.node().host_id, ctx.now_micros())
+                    .map_err(QueryError::from)?;
+                out.push(Mutation {
+                    table: table.clone(),
+                    update,
+                });
+            }
+        }
+        return Ok((out, cas));
+    }
     if set.is_empty() && element_ops.is_empty() {
         // Every value was unset: nothing to write, as Cassandra (no error).
         return Ok((Vec::new(), cas));
@@ -528,6 +641,9 @@ pub(crate) fn delete(
     let schema = table.schema();
     if del.using.ttl.is_some() {
         return Err(invalid("TTL attribute is not allowed for deletes"));
+    }
+    if schema.is_counter_table() {
+        check_counter_statement(&del.using, &del.conditions)?;
     }
     let mut opts = write_options(
         &del.using,
@@ -902,10 +1018,10 @@ impl BoundCondition {
 
 /// Applies `mutations`, merging those of one partition of one table into one
 /// update (invariant 3).
-pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
+pub(crate) fn apply_all(exec: &Executor, mutations: Vec<Mutation>) -> QueryOutcome<()> {
     if mutations.len() == 1 {
         if let Some(m) = mutations.into_iter().next() {
-            m.table.apply(&m.update).map_err(QueryError::from)?;
+            apply_one(exec, m)?;
         }
         return Ok(());
     }
@@ -924,9 +1040,91 @@ pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
         }
     }
     for m in merged.into_values() {
-        m.table.apply(&m.update).map_err(QueryError::from)?;
+        apply_one(exec, m)?;
     }
     Ok(())
+}
+
+/// Applies one partition's update: a counter table's through
+/// [`apply_counters`], any other's as it is.
+fn apply_one(exec: &Executor, m: Mutation) -> QueryOutcome<()> {
+    if m.table.schema().is_counter_table() {
+        return apply_counters(exec, m);
+    }
+    m.table.apply(&m.update).map_err(QueryError::from)
+}
+
+/// Whether a batch's mutations mix counter and other tables, which Cassandra
+/// refuses (a counter batch and a logged one refuse it per statement).
+pub(crate) fn check_batch_mix(mutations: &[Mutation]) -> QueryOutcome<()> {
+    let counter = |m: &Mutation| m.table.schema().is_counter_table();
+    if mutations.iter().any(counter) && !mutations.iter().all(counter) {
+        return Err(invalid(
+            "Counter and non-counter mutations cannot exist in the same batch",
+        ));
+    }
+    Ok(())
+}
+
+/// Applies one partition's update of a counter table (`crate::counter`
+/// contract 2): under the partition's lock, each pending increment becomes
+/// its writer's stored shard, counted from the value a read sees now, at a
+/// timestamp above the lock's last one. The timestamp is the shard's clock
+/// too, so each increment's clock is above every earlier one of its
+/// counter, also one a deletion has shadowed (which is why a counter write
+/// never takes a client's timestamp).
+fn apply_counters(exec: &Executor, m: Mutation) -> QueryOutcome<()> {
+    let schema = m.table.schema();
+    let mut update = m.update;
+    let mut guard = exec.locks.lock(schema.id, &update.key);
+    let ts = guard.next_timestamp(exec.now_micros());
+    let has_counters = |r: &Row| r.cells.iter().any(|c| c.kind == CellKind::Counter);
+    if let Some(st) = update.static_row.as_mut().filter(|r| has_counters(r)) {
+        // The static row comes with any read.
+        let read = m
+            .table
+            .read(&update.key, &ClusteringRange::ALL, false, 1)
+            .map_err(QueryError::from)?;
+        resolve_counters(st, read.static_row.as_ref(), ts)?;
+    }
+    for row in update.rows.iter_mut().filter(|r| has_counters(r)) {
+        let range = ClusteringRange {
+            start: ClusteringBound::inclusive(row.clustering.clone()),
+            end: ClusteringBound::inclusive(row.clustering.clone()),
+        };
+        let read = m
+            .table
+            .read(&update.key, &range, false, 1)
+            .map_err(QueryError::from)?;
+        resolve_counters(row, read.rows.first(), ts)?;
+    }
+    m.table.apply(&update).map_err(QueryError::from)?;
+    drop(guard);
+    Ok(())
+}
+
+/// `row`'s pending increments resolved against `current`, the live view of
+/// the same row, all at `ts`.
+fn resolve_counters(row: &mut Row, current: Option<&Row>, ts: i64) -> QueryOutcome<()> {
+    for c in row.cells.iter_mut().filter(|c| c.kind == CellKind::Counter) {
+        let now = current.and_then(|r| {
+            r.cells
+                .iter()
+                .find(|x| x.column == c.column && x.kind == CellKind::Counter)
+        });
+        c.value = crate::counter::resolve(&c.value, now.map(|x| x.value.as_slice()), ts)
+            .map_err(counter_corrupt)?;
+        c.timestamp_micros = ts;
+    }
+    Ok(())
+}
+
+/// A stored counter context that does not decode.
+pub(crate) fn counter_corrupt(e: crate::encoding::DecodeError) -> QueryError {
+    QueryError::new(
+        crate::error::CqlErrorKind::ServerError,
+        format!("a stored counter cannot be read: {}", e.0),
+    )
 }
 
 /// Runs a conditional statement or batch: reads the current rows under the
@@ -941,6 +1139,13 @@ pub(crate) fn apply_cas(
     checks: Vec<Cas>,
     mut mutations: Vec<Mutation>,
 ) -> QueryOutcome<QueryResult> {
+    // A counter write takes its partition's lock, which this one holds.
+    if mutations
+        .iter()
+        .any(|m| m.table.schema().is_counter_table())
+    {
+        return Err(invalid("Conditions on counters are not supported"));
+    }
     let first = checks.first().ok_or_else(|| invalid("no condition"))?;
     let (table, key) = (first.table.clone(), first.key.clone());
     let same_table = |t: &Arc<Table>| Arc::ptr_eq(t, &table);
@@ -1049,7 +1254,7 @@ pub(crate) fn apply_cas(
         for m in &mut mutations {
             shift_timestamps(&mut m.update, delta);
         }
-        apply_all(mutations)?;
+        apply_all(ctx.exec, mutations)?;
         drop(guard);
         return Ok(applied_only(true));
     }
@@ -1167,10 +1372,27 @@ pub(crate) fn batch_statement(
             "Timestamp must be set either on BATCH or individual statements",
         ));
     }
-    if kind == BatchKind::Counter {
-        return Err(invalid(
-            "Cannot include non-counter statement in a counter batch",
-        ));
+    if kind == BatchKind::Counter && batch_timestamp.is_some() {
+        return Err(invalid("Cannot provide custom timestamp for counter BATCH"));
+    }
+    let name = match s {
+        BatchStatement::Insert(i) => &i.table,
+        BatchStatement::Update(u) => &u.table,
+        BatchStatement::Delete(d) => &d.table,
+    };
+    let counter = ctx.table(name)?.schema().is_counter_table();
+    match kind {
+        BatchKind::Logged if counter => {
+            return Err(invalid(
+                "Cannot include a counter statement in a logged batch",
+            ))
+        }
+        BatchKind::Counter if !counter => {
+            return Err(invalid(
+                "Cannot include non-counter statement in a counter batch",
+            ))
+        }
+        _ => {}
     }
     match s {
         BatchStatement::Insert(i) => insert(ctx, i, batch_timestamp),

@@ -206,7 +206,14 @@ impl RowCtx<'_> {
                 }
                 _ => None,
             },
-            _ => self.cell(col).map(|c| c.value.clone()),
+            _ => match self.cell(col) {
+                Some(c) => Some(
+                    c.read_value()
+                        .map_err(super::modify::counter_corrupt)?
+                        .into_owned(),
+                ),
+                None => None,
+            },
         })
     }
 
@@ -538,13 +545,14 @@ fn plan_selector(
                                     | CqlType::SmallInt
                                     | CqlType::Int
                                     | CqlType::BigInt
+                                    | CqlType::Counter
                                     | CqlType::Float
                                     | CqlType::Double
                                     | CqlType::Varint
                                     | CqlType::Decimal
                             )
                         );
-                        if !numeric {
+                        if !numeric && ty != ColumnType::Counter {
                             return Err(no_signature());
                         }
                     }
@@ -1725,7 +1733,7 @@ impl Acc {
                 Value::TinyInt(x) => self.sum_i += i128::from(x),
                 Value::SmallInt(x) => self.sum_i += i128::from(x),
                 Value::Int(x) => self.sum_i += i128::from(x),
-                Value::BigInt(x) => self.sum_i += i128::from(x),
+                Value::BigInt(x) | Value::Counter(x) => self.sum_i += i128::from(x),
                 Value::Float(x) => self.sum_f += f64::from(x),
                 Value::Double(x) => self.sum_f += x,
                 big @ (Value::Varint(_) | Value::Decimal { .. }) => {
@@ -1742,6 +1750,7 @@ impl Acc {
     fn result(&self) -> Option<Vec<u8>> {
         let native = match &self.ty {
             ColumnType::Native(t) => Some(t.clone()),
+            ColumnType::Counter => Some(CqlType::Counter),
             _ => None,
         };
         let v = match self.kind {
@@ -1770,6 +1779,11 @@ impl Acc {
                         self.sum_i as i32
                     })),
                     CqlType::BigInt => Some(Value::BigInt(if avg {
+                        (self.sum_i / i128::from(n)) as i64
+                    } else {
+                        self.sum_i as i64
+                    })),
+                    CqlType::Counter => Some(Value::Counter(if avg {
                         (self.sum_i / i128::from(n)) as i64
                     } else {
                         self.sum_i as i64

@@ -47,8 +47,6 @@ use std::sync::Arc;
 /// build before it refuse a file with counters by its version rather than
 /// read their contexts as plain values.
 pub const FORMAT_VERSION: u32 = 11;
-/// The first version whose cells may be counter cells.
-pub const FIRST_VERSION_WITH_COUNTERS: u32 = 11;
 /// The first version whose identity header carries the table's UUID.
 pub const FIRST_VERSION_WITH_TABLE_UUID: u32 = 10;
 /// The first version whose partition index entries carry no token.
