@@ -44,7 +44,12 @@
 //!    tombstone). Row, range and partition deletions shadow counter cells by
 //!    timestamp (invariant 1). Counter cells meet only counter cells and
 //!    tombstones: the schema keeps counter and other columns in separate
-//!    tables.
+//!    tables. A counter's own tombstone carries
+//!    [`COUNTER_TOMBSTONE_TIMESTAMP`], above every deletion's, so that no
+//!    row or partition deletion shadows it: were it shadowed, the answer
+//!    would depend on whether it met a later increment before (tombstone
+//!    wins, the increment is lost) or after (the increment counts) the
+//!    deletion, that is on when flushes and compactions ran.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -53,6 +58,9 @@ use std::sync::Arc;
 pub const NO_TIMESTAMP: i64 = i64::MIN;
 /// Local deletion time of data that is not deleted and does not expire.
 pub const NO_DELETION_TIME: i64 = i64::MAX;
+/// The timestamp of a counter's tombstone (invariant 6): no deletion
+/// shadows it, and it beats every increment until gc grace purges it.
+pub const COUNTER_TOMBSTONE_TIMESTAMP: i64 = i64::MAX;
 /// Cassandra's maximum TTL: 20 years.
 pub const MAX_TTL_SECONDS: u32 = 20 * 365 * 24 * 3600;
 

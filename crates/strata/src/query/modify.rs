@@ -694,6 +694,12 @@ pub(crate) fn delete(
             }
         }
     }
+    if schema.is_counter_table() && !columns.is_empty() {
+        // A deleted counter stays deleted (`data.rs` invariant 6), also
+        // under a later row or partition deletion, which would otherwise
+        // shadow its tombstone in one merge order and not in another.
+        opts.timestamp_micros = Some(crate::data::COUNTER_TOMBSTONE_TIMESTAMP);
+    }
     let r = restrict::analyze(&schema, &del.where_clause, Purpose::Delete)?;
     let keys = r
         .partition_keys(&schema, &ctx.eval)?
