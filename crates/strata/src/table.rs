@@ -33,7 +33,9 @@ use crate::clock::Clock;
 use crate::commitlog::CommitLog;
 use crate::compaction::live_bytes;
 use crate::compaction::runtime::{Signal, TableCompactions};
-use crate::data::{ClusteringRange, ColumnId, DecoratedKey, PartitionUpdate};
+use crate::data::{
+    CellKind, ClusteringBound, ClusteringRange, ColumnId, DecoratedKey, PartitionUpdate, Row,
+};
 use crate::error::{Error, Result};
 use crate::fs::{Fs, IoCause, IoCounters, IoSnapshot, IoTag};
 use crate::manifest::{Manifest, SSTableEntry};
@@ -188,7 +190,13 @@ pub struct Table {
     pub(crate) recovering: std::sync::atomic::AtomicBool,
     /// Compression dictionaries (`crate::table_dictionary`).
     pub(crate) dictionaries: crate::dictionary::TableDictionaries,
+    /// Counter writes' partition locks, striped by token, each holding the
+    /// last timestamp it gave out ([`Table::apply_counters`]).
+    counter_locks: Vec<Mutex<i64>>,
 }
+
+/// Stripes of [`Table::counter_locks`].
+const COUNTER_LOCK_STRIPES: usize = 64;
 
 /// The room the disk-space guard sees ([`Table::disk_room`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -732,6 +740,9 @@ impl Table {
             last_accounting_error: Mutex::new(None),
             recovering: std::sync::atomic::AtomicBool::new(false),
             dictionaries,
+            counter_locks: (0..COUNTER_LOCK_STRIPES)
+                .map(|_| Mutex::new(i64::MIN))
+                .collect(),
         }))
     }
 
@@ -792,9 +803,72 @@ impl Table {
     }
 
     /// Applies one partition update (already validated by the schema layer).
+    /// Applies an update of a counter table whose counter cells hold pending
+    /// increments (`TableSchema::update_counters`; `crate::counter` contract
+    /// 2). Under the partition's counter lock, each increment becomes its
+    /// writer's stored shard, counted from the value a read sees now, at a
+    /// timestamp above the lock's last one; that timestamp is the shard's
+    /// clock too, so each increment's clock is above every earlier one of its
+    /// counter, also one a row deletion has shadowed (an increment after the
+    /// deletion counts from zero and wins wherever the two meet).
+    pub fn apply_counters(self: &Arc<Self>, mut update: PartitionUpdate) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
+        }
+        let stripe = (update.key.token as u64 % COUNTER_LOCK_STRIPES as u64) as usize;
+        let mut last = self.counter_locks[stripe].lock();
+        let ts = self.clock.now_micros().max(last.saturating_add(1));
+        *last = ts;
+        let counters = |r: &Row| r.cells.iter().any(|c| c.kind == CellKind::Counter);
+        if let Some(st) = update.static_row.as_mut().filter(|r| counters(r)) {
+            // The static row comes with any read.
+            let read = self.read(&update.key, &ClusteringRange::ALL, false, 1)?;
+            self.resolve_counters(st, read.static_row.as_ref(), ts)?;
+        }
+        for row in update.rows.iter_mut().filter(|r| counters(r)) {
+            let range = ClusteringRange {
+                start: ClusteringBound::inclusive(row.clustering.clone()),
+                end: ClusteringBound::inclusive(row.clustering.clone()),
+            };
+            let read = self.read(&update.key, &range, false, 1)?;
+            self.resolve_counters(row, read.rows.first(), ts)?;
+        }
+        self.apply(&update)
+    }
+
+    /// `row`'s pending increments resolved against `current`, the live view
+    /// of the same row, all at `ts`.
+    fn resolve_counters(&self, row: &mut Row, current: Option<&Row>, ts: i64) -> Result<()> {
+        for c in row.cells.iter_mut().filter(|c| c.kind == CellKind::Counter) {
+            let now = current.and_then(|r| {
+                r.cells
+                    .iter()
+                    .find(|x| x.column == c.column && x.kind == CellKind::Counter)
+            });
+            c.value = crate::counter::resolve(&c.value, now.map(|x| x.value.as_slice()), ts)
+                .map_err(|e| {
+                    Error::corruption(
+                        &self.dir,
+                        0,
+                        format!(
+                            "a counter of column id {} cannot be read: {}",
+                            c.column, e.0
+                        ),
+                    )
+                })?;
+            c.timestamp_micros = ts;
+        }
+        Ok(())
+    }
+
     pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
         if self.read_only {
             return Err(self.read_only_error());
+        }
+        if has_pending_counters(update) {
+            return Err(Error::InvalidInput(
+                "an update with pending counter increments goes through apply_counters".to_string(),
+            ));
         }
         let started = Instant::now();
         let (threshold, table_id, flush_period) = {
@@ -1771,4 +1845,15 @@ fn one_row(schema: &crate::schema::TableSchema, range: &ClusteringRange) -> Opti
     }
     let values = schema.decode_clustering(&start.prefix).ok()?;
     (values.len() == clustering_columns).then(|| start.prefix.clone())
+}
+
+/// Whether `update` holds a counter increment not yet resolved into a stored
+/// shard (`crate::counter` contract 2), which must never be stored.
+fn has_pending_counters(update: &PartitionUpdate) -> bool {
+    update
+        .static_row
+        .iter()
+        .chain(&update.rows)
+        .flat_map(|r| &r.cells)
+        .any(|c| c.kind == CellKind::Counter && crate::counter::has_pending(&c.value))
 }

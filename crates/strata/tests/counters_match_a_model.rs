@@ -231,3 +231,36 @@ fn counters_answer_as_the_model_through_flushes_compactions_and_crashes() {
         one_seed(seed);
     }
 }
+
+/// The typed write API: pending increments go through `apply_counters`,
+/// which resolves them; `apply` refuses them rather than store a pending
+/// shard (which a replay would count twice).
+#[test]
+fn typed_api_increments_and_refuses_unresolved_ones() {
+    use strata::types::Value;
+    let root = tempfile::tempdir().expect("tempdir");
+    let exec = executor(root.path());
+    run(
+        &exec,
+        "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+    );
+    run(&exec, "CREATE TABLE ks.t (k int PRIMARY KEY, n counter)");
+    let table = exec.database().table("ks", "t").expect("table");
+    let schema = table.schema();
+    let increment = |d: i64| {
+        schema
+            .update_counters(&[("k", Value::Int(1))], &[("n", d)], [9; 16], 0)
+            .expect("update")
+    };
+    table.apply_counters(increment(5)).expect("apply");
+    table.apply_counters(increment(-2)).expect("apply");
+    let err = table.apply(&increment(1)).expect_err("refused");
+    assert!(err.to_string().contains("pending counter"), "{err}");
+    let QueryResult::Rows(r) = run(&exec, "SELECT n FROM ks.t WHERE k = 1") else {
+        panic!("rows");
+    };
+    assert_eq!(r.rows[0][0], Some(3i64.to_be_bytes().to_vec()));
+    assert!(schema
+        .update_counters(&[("k", Value::Int(1))], &[("k", 1)], [9; 16], 0)
+        .is_err());
+}

@@ -325,11 +325,6 @@ impl Executor {
         self.auth.authenticate(user, password)
     }
 
-    /// The database clock's time now, in microseconds.
-    pub(crate) fn now_micros(&self) -> i64 {
-        self.db.clock().now_micros()
-    }
-
     fn ctx<'a>(
         &'a self,
         session: &'a Session,
@@ -495,7 +490,7 @@ impl Executor {
         checks: Vec<modify::Cas>,
     ) -> QueryOutcome<Response> {
         if checks.is_empty() {
-            modify::apply_all(self, mutations)?;
+            modify::apply_all(mutations)?;
             return Ok(Response::new(QueryResult::Void));
         }
         let parsed = Parsed {

@@ -27,16 +27,14 @@ use crate::cql::ast::{
     Assignment, BatchKind, BatchStatement, Condition, Conditions, Delete, Deletion, Insert,
     InsertValues, Operator, Update, Using,
 };
-use crate::data::{
-    CellKind, ClusteringBound, ClusteringRange, DecoratedKey, PartitionUpdate, Row, MAX_TTL_SECONDS,
-};
+use crate::data::{ClusteringRange, DecoratedKey, PartitionUpdate, MAX_TTL_SECONDS};
 use crate::read::merge_partition;
 use crate::schema::{ColumnDef, ColumnKind, TableSchema, WriteOptions};
 use crate::table::Table;
 use crate::types::{CqlType, Value};
 
 use super::elements;
-use super::executor::{Ctx, Executor};
+use super::executor::Ctx;
 use super::restrict::{self, compare, Purpose};
 use super::values::{self, Bound, Eval};
 use super::{ColumnSpec, ColumnType, QueryError, QueryOutcome, QueryResult, Rows, RowsMetadata};
@@ -1024,10 +1022,10 @@ impl BoundCondition {
 
 /// Applies `mutations`, merging those of one partition of one table into one
 /// update (invariant 3).
-pub(crate) fn apply_all(exec: &Executor, mutations: Vec<Mutation>) -> QueryOutcome<()> {
+pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
     if mutations.len() == 1 {
         if let Some(m) = mutations.into_iter().next() {
-            apply_one(exec, m)?;
+            apply_one(m)?;
         }
         return Ok(());
     }
@@ -1046,16 +1044,16 @@ pub(crate) fn apply_all(exec: &Executor, mutations: Vec<Mutation>) -> QueryOutco
         }
     }
     for m in merged.into_values() {
-        apply_one(exec, m)?;
+        apply_one(m)?;
     }
     Ok(())
 }
 
 /// Applies one partition's update: a counter table's through
 /// [`apply_counters`], any other's as it is.
-fn apply_one(exec: &Executor, m: Mutation) -> QueryOutcome<()> {
+fn apply_one(m: Mutation) -> QueryOutcome<()> {
     if m.table.schema().is_counter_table() {
-        return apply_counters(exec, m);
+        return m.table.apply_counters(m.update).map_err(QueryError::from);
     }
     m.table.apply(&m.update).map_err(QueryError::from)
 }
@@ -1068,59 +1066,6 @@ pub(crate) fn check_batch_mix(mutations: &[Mutation]) -> QueryOutcome<()> {
         return Err(invalid(
             "Counter and non-counter mutations cannot exist in the same batch",
         ));
-    }
-    Ok(())
-}
-
-/// Applies one partition's update of a counter table (`crate::counter`
-/// contract 2): under the partition's lock, each pending increment becomes
-/// its writer's stored shard, counted from the value a read sees now, at a
-/// timestamp above the lock's last one. The timestamp is the shard's clock
-/// too, so each increment's clock is above every earlier one of its
-/// counter, also one a deletion has shadowed (which is why a counter write
-/// never takes a client's timestamp).
-fn apply_counters(exec: &Executor, m: Mutation) -> QueryOutcome<()> {
-    let schema = m.table.schema();
-    let mut update = m.update;
-    let mut guard = exec.locks.lock(schema.id, &update.key);
-    let ts = guard.next_timestamp(exec.now_micros());
-    let has_counters = |r: &Row| r.cells.iter().any(|c| c.kind == CellKind::Counter);
-    if let Some(st) = update.static_row.as_mut().filter(|r| has_counters(r)) {
-        // The static row comes with any read.
-        let read = m
-            .table
-            .read(&update.key, &ClusteringRange::ALL, false, 1)
-            .map_err(QueryError::from)?;
-        resolve_counters(st, read.static_row.as_ref(), ts)?;
-    }
-    for row in update.rows.iter_mut().filter(|r| has_counters(r)) {
-        let range = ClusteringRange {
-            start: ClusteringBound::inclusive(row.clustering.clone()),
-            end: ClusteringBound::inclusive(row.clustering.clone()),
-        };
-        let read = m
-            .table
-            .read(&update.key, &range, false, 1)
-            .map_err(QueryError::from)?;
-        resolve_counters(row, read.rows.first(), ts)?;
-    }
-    m.table.apply(&update).map_err(QueryError::from)?;
-    drop(guard);
-    Ok(())
-}
-
-/// `row`'s pending increments resolved against `current`, the live view of
-/// the same row, all at `ts`.
-fn resolve_counters(row: &mut Row, current: Option<&Row>, ts: i64) -> QueryOutcome<()> {
-    for c in row.cells.iter_mut().filter(|c| c.kind == CellKind::Counter) {
-        let now = current.and_then(|r| {
-            r.cells
-                .iter()
-                .find(|x| x.column == c.column && x.kind == CellKind::Counter)
-        });
-        c.value = crate::counter::resolve(&c.value, now.map(|x| x.value.as_slice()), ts)
-            .map_err(counter_corrupt)?;
-        c.timestamp_micros = ts;
     }
     Ok(())
 }
@@ -1145,7 +1090,8 @@ pub(crate) fn apply_cas(
     checks: Vec<Cas>,
     mut mutations: Vec<Mutation>,
 ) -> QueryOutcome<QueryResult> {
-    // A counter write takes its partition's lock, which this one holds.
+    // Conditions on counters are refused before this; a counter write could
+    // not be ordered with the read below.
     if mutations
         .iter()
         .any(|m| m.table.schema().is_counter_table())
@@ -1260,7 +1206,7 @@ pub(crate) fn apply_cas(
         for m in &mut mutations {
             shift_timestamps(&mut m.update, delta);
         }
-        apply_all(ctx.exec, mutations)?;
+        apply_all(mutations)?;
         drop(guard);
         return Ok(applied_only(true));
     }
