@@ -2,7 +2,8 @@
 //! tests/drivers/python_setup.sh) against `strata serve` with frozen
 //! collections (nested), non-frozen collections and a UDT changed element by
 //! element, tuples, a frozen user-defined type registered as a
-//! Python class, time, duration and vector<float, 3>: prepared binds and
+//! Python class, time, duration, vector<float, 3> and counters (prepared
+//! increments and a COUNTER batch): prepared binds and
 //! literals, clustering order and slices on a frozen list, UDT field
 //! selection; the server then restarts on the same port and every read must
 //! answer the same (tests/drivers/python_data_model.py).

@@ -4,7 +4,9 @@ user-defined type (registered as a Python class), time, duration and
 vector<float, 3>, bound by prepared statements and written as literals, in
 columns and in clustering keys; non-frozen lists, sets, maps and a UDT
 changed element by element (appends, prepends, adds, removes, puts, index
-sets, field sets) and read whole, with per-element writetime(). The driver must decode every result column
+sets, field sets) and read whole, with per-element writetime(); counters
+incremented and decremented by prepared statements and a COUNTER batch. The
+driver must decode every result column
 from the metadata the server sends (the vector as Cassandra 5's custom
 VectorType). Then it prints "ready for restart" and waits for a line on
 stdin: the test restarts the server (the rows come back from the commit log
@@ -17,6 +19,7 @@ import sys
 import time
 
 from cassandra.cluster import Cluster, NoHostAvailable
+from cassandra.query import BatchStatement, BatchType
 from cassandra.util import Duration, Time
 
 ap = argparse.ArgumentParser()
@@ -89,7 +92,17 @@ steps = [
 ]
 for cql, values in steps:
     session.execute(session.prepare(cql), values)
+session.execute("CREATE TABLE dm.cn (k int PRIMARY KEY, a counter, b counter)")
+bump = session.prepare("UPDATE dm.cn SET a = a + ?, b = b - ? WHERE k = ?")
+for n in range(1, 11):
+    session.execute(bump, (n, 1, n % 2))
+batch = BatchStatement(batch_type=BatchType.COUNTER)
+batch.add(bump, (100, 0, 0))
+batch.add(bump, (100, 0, 1))
+session.execute(batch)
 print("writes ok")
+# k = 0 took 2 + 4 + ... + 10, k = 1 took 1 + 3 + ... + 9; both plus 100.
+CN_WANT = {0: (130, -5), 1: (125, -5)}
 NF_WANT = ([0, 10, 2], {"a", "c"}, {"z": 26}, Addr("Main", 6))
 
 
@@ -129,6 +142,9 @@ def check(stage):
     if [list(r.c) for r in sliced] != [[1]]:
         sys.exit("%s: slice %r" % (stage, sliced))
     check_non_frozen(stage)
+    counters = {r.k: (r.a, r.b) for r in session.execute("SELECT k, a, b FROM dm.cn")}
+    if counters != CN_WANT:
+        sys.exit("%s: counters: want %r, have %r" % (stage, CN_WANT, counters))
     print(stage, "reads ok")
 
 
