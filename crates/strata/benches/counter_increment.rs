@@ -40,7 +40,7 @@ fn tables(dir: &std::path::Path) -> (Database, Arc<Table>, Arc<Table>) {
 fn increment(t: &Arc<Table>, k: i32) {
     let u = t
         .schema()
-        .update_counters(&[("k", Value::Int(k))], &[("n", 1)], [1; 16], 0)
+        .update_counters(&[("k", Value::Int(k))], &[("n", 1)], 0)
         .expect("update");
     t.apply_counters(u).expect("apply");
 }

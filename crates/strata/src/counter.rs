@@ -24,6 +24,12 @@
 //! 3. Cassandra's legacy *remote* shards (negative header indexes, before 2.1)
 //!    are refused as a decode error, as are lengths that are not a header
 //!    plus whole shards: a malformed context never panics a reader.
+//! 4. A merged cell carries the newest of its shards' timestamps, so a row
+//!    or partition deletion between two writers' shards does not shadow the
+//!    older one once they have merged. A table's shards are therefore all of
+//!    one writer, the table's UUID (`TableSchema::update_counters`), whose
+//!    shards supersede each other by clock; several writers meet only in
+//!    sstables imported from another directory.
 
 use crate::encoding::{DecodeError, DecodeResult};
 

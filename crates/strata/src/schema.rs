@@ -1185,17 +1185,24 @@ impl TableSchema {
     }
 
     /// UPDATE of counter columns, `c = c + delta` for each `(column, delta)`:
-    /// pending increments of writer `writer` (`crate::counter` contract 2),
-    /// which the write path resolves against the current value, under the
+    /// pending increments (`crate::counter` contract 2), which
+    /// `Table::apply_counters` resolves against the current value, under the
     /// partition's lock, before the update reaches the table. As for UPDATE,
     /// the clustering may be omitted when only static counters change.
+    ///
+    /// The writer id of the shards is the table's UUID: every process that
+    /// opens the data directory writes the one shard, so a row deletion
+    /// followed by an increment never meets an older shard of another writer
+    /// that the deletion shadowed (which a merge would carry past it), and a
+    /// table's sstables imported from another directory keep their own
+    /// shards, which add up with this table's.
     pub fn update_counters(
         &self,
         key: &[(&str, Value)],
         deltas: &[(&str, i64)],
-        writer: [u8; 16],
         now_micros: i64,
     ) -> Result<PartitionUpdate> {
+        let writer = self.uuid().unwrap_or_default();
         let values = self.key_only(key)?;
         let split = self.split(&values, false)?;
         let regular = deltas.iter().any(|(name, _)| {

@@ -554,7 +554,7 @@ pub(crate) fn update(
             for ck in &prefixes {
                 let key = key_pairs(&schema, pk, ck);
                 let update = schema
-                    .update_counters(&key, &deltas, ctx.exec.node().host_id, ctx.now_micros())
+                    .update_counters(&key, &deltas, ctx.now_micros())
                     .map_err(QueryError::from)?;
                 out.push(Mutation {
                     table: table.clone(),
