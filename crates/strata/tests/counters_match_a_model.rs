@@ -1,4 +1,5 @@
-//! Scenario: seeded random counter writes through CQL (increments and
+//! Scenario: seeded random counter writes through CQL, under each compaction
+//! strategy in turn (increments and
 //! decrements of two regular counters and a static one, cell, row and
 //! partition deletions), interleaved with flushes, major compactions, clean
 //! reopens and crashes (the database dropped without a close, its commit log
@@ -24,6 +25,12 @@ use rand_chacha::ChaCha8Rng;
 use strata::query::{Executor, QueryResult};
 
 const KEYS: i32 = 3;
+const STRATEGIES: [&str; 4] = [
+    "SizeTieredCompactionStrategy",
+    "LeveledCompactionStrategy",
+    "TimeWindowCompactionStrategy",
+    "DateTieredCompactionStrategy",
+];
 const CLUSTERINGS: i32 = 3;
 
 /// What a read of one row of `cn` must answer: `a`, `b` and the static `s`.
@@ -121,9 +128,14 @@ fn one_seed(seed: u64) {
         e(&exec),
         "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
     );
+    // Each seed under one strategy in turn: every one merges counter cells.
+    let strategy = STRATEGIES[seed as usize % STRATEGIES.len()];
     run(
         e(&exec),
-        "CREATE TABLE ks.cn (k int, c int, a counter, b counter, s counter static, PRIMARY KEY (k, c))",
+        &format!(
+            "CREATE TABLE ks.cn (k int, c int, a counter, b counter, s counter static, \
+             PRIMARY KEY (k, c)) WITH compaction = {{'class': '{strategy}', 'min_threshold': 2}}"
+        ),
     );
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut model = Model::default();
@@ -215,7 +227,7 @@ fn one_seed(seed: u64) {
             assert_eq!(
                 read(e(&exec), key),
                 model.answer(key),
-                "seed {seed}, step {step} ({cql}), partition {key}"
+                "seed {seed} ({strategy}), step {step} ({cql}), partition {key}"
             );
         }
     }
