@@ -1144,16 +1144,7 @@ impl TableSchema {
         ttl_allowed: bool,
     ) -> Result<PartitionUpdate> {
         let time = self.write_time(opts, now_micros, ttl_allowed)?;
-        let values = self.key_only(key)?;
-        let split = self.split(&values, false)?;
-        let regular = elements.iter().any(|e| {
-            self.column(e.column)
-                .is_ok_and(|c| c.kind == ColumnKind::Regular)
-        });
-        let (key, clustering) = self.keys(&split, regular)?;
-        let mut update = PartitionUpdate::new(key);
-        let mut row = Row::new(clustering.unwrap_or_default());
-        let mut statics = Row::new(Vec::new());
+        let mut cells = Vec::with_capacity(elements.len());
         for e in elements {
             let col = self.column(e.column)?;
             if !col.ty.is_multi_cell() {
@@ -1169,8 +1160,28 @@ impl TableSchema {
                     col.name
                 )));
             }
-            let cell = time.element(col, e.path, e.value);
-            match col.kind {
+            cells.push((col.kind, time.element(col, e.path, e.value)));
+        }
+        self.cells_update(key, cells)
+    }
+
+    /// The update of one row (or the static row) of `key` holding `cells`,
+    /// each with its column's kind. As for UPDATE, the clustering may be
+    /// omitted when only static columns are written.
+    fn cells_update(
+        &self,
+        key: &[(&str, Value)],
+        cells: Vec<(ColumnKind, Cell)>,
+    ) -> Result<PartitionUpdate> {
+        let values = self.key_only(key)?;
+        let split = self.split(&values, false)?;
+        let regular = cells.iter().any(|(k, _)| *k == ColumnKind::Regular);
+        let (key, clustering) = self.keys(&split, regular)?;
+        let mut update = PartitionUpdate::new(key);
+        let mut row = Row::new(clustering.unwrap_or_default());
+        let mut statics = Row::new(Vec::new());
+        for (kind, cell) in cells {
+            match kind {
                 ColumnKind::Static => statics.add_cell(cell),
                 _ => row.add_cell(cell),
             }
@@ -1203,16 +1214,7 @@ impl TableSchema {
         now_micros: i64,
     ) -> Result<PartitionUpdate> {
         let writer = self.uuid().unwrap_or_default();
-        let values = self.key_only(key)?;
-        let split = self.split(&values, false)?;
-        let regular = deltas.iter().any(|(name, _)| {
-            self.column(name)
-                .is_ok_and(|c| c.kind == ColumnKind::Regular)
-        });
-        let (key, clustering) = self.keys(&split, regular)?;
-        let mut update = PartitionUpdate::new(key);
-        let mut row = Row::new(clustering.unwrap_or_default());
-        let mut statics = Row::new(Vec::new());
+        let mut cells = Vec::with_capacity(deltas.len());
         for (name, delta) in deltas {
             let col = self.column(name)?;
             let (Some(id), CqlType::Counter) = (col.id, &col.ty) else {
@@ -1220,19 +1222,10 @@ impl TableSchema {
                     "column '{name}' is not a counter"
                 )));
             };
-            let cell = Cell::counter(id, now_micros, crate::counter::pending(writer, *delta));
-            match col.kind {
-                ColumnKind::Static => statics.add_cell(cell),
-                _ => row.add_cell(cell),
-            }
+            let context = crate::counter::pending(writer, *delta);
+            cells.push((col.kind, Cell::counter(id, now_micros, context)));
         }
-        if !row.cells.is_empty() {
-            update.add_row(row);
-        }
-        if !statics.cells.is_empty() {
-            update.static_row = Some(statics);
-        }
-        Ok(update)
+        self.cells_update(key, cells)
     }
 
     /// The value of non-key column `col` in `row`, a live view: a simple
