@@ -10,8 +10,8 @@
 //! Two lists in tests/data/cassandra5/known_differences_datamodel.json keep
 //! the test true while the data model is incomplete:
 //! - `unsupported_tables`: tables whose CREATE TABLE Strata refuses because
-//!   it does not store one of their column types yet (non-frozen
-//!   collections and UDTs, counters), with the reason. The statements that
+//!   it does not store one of their column types yet, with the reason (empty
+//!   since counters came in: every type is stored). The statements that
 //!   name such a table are counted, not compared. The test fails if a listed
 //!   table is accepted (remove it) or another is refused.
 //! - `lines`: single statements that differ on purpose, with the reason.
