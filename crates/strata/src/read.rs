@@ -1338,18 +1338,18 @@ pub fn read_value_range(
 /// live (or expiring) cells with equal timestamps, where the greater value
 /// wins: only then are both values read.
 fn pick(a: Candidate, b: Candidate) -> Result<Candidate> {
-    let (mut ca, mut cb) = (a.cell.clone(), b.cell.clone());
     use crate::data::CellKind;
-    let tie = ca.timestamp_micros == cb.timestamp_micros
-        && ca.kind != CellKind::Tombstone
-        && cb.kind != CellKind::Tombstone;
-    if ca.kind == CellKind::Counter || cb.kind == CellKind::Counter {
+    if a.cell.kind == CellKind::Counter || b.cell.kind == CellKind::Counter {
         // Two counter cells merge into a value neither holds; no slice of one
         // located cell answers.
         return Err(Error::InvalidInput(
             "a counter is read whole, not by slices".to_string(),
         ));
     }
+    let (mut ca, mut cb) = (a.cell.clone(), b.cell.clone());
+    let tie = ca.timestamp_micros == cb.timestamp_micros
+        && ca.kind != CellKind::Tombstone
+        && cb.kind != CellKind::Tombstone;
     if tie {
         a.read(0, a.loc.value_len, &mut ca.value)?;
         b.read(0, b.loc.value_len, &mut cb.value)?;

@@ -802,7 +802,6 @@ impl Table {
         &self.io
     }
 
-    /// Applies one partition update (already validated by the schema layer).
     /// Applies an update of a counter table whose counter cells hold pending
     /// increments (`TableSchema::update_counters`; `crate::counter` contract
     /// 2). Under the partition's counter lock, each increment becomes its
@@ -820,11 +819,9 @@ impl Table {
         let ts = self.clock.now_micros().max(last.saturating_add(1));
         *last = ts;
         let counters = |r: &Row| r.cells.iter().any(|c| c.kind == CellKind::Counter);
-        if let Some(st) = update.static_row.as_mut().filter(|r| counters(r)) {
-            // The static row comes with any read.
-            let read = self.read(&update.key, &ClusteringRange::ALL, false, 1)?;
-            self.resolve_counters(st, read.static_row.as_ref(), ts)?;
-        }
+        // Every read of the partition brings its static row: the static
+        // counters resolve against the first row's read, or one of their own.
+        let mut static_row = None;
         for row in update.rows.iter_mut().filter(|r| counters(r)) {
             let range = ClusteringRange {
                 start: ClusteringBound::inclusive(row.clustering.clone()),
@@ -832,8 +829,19 @@ impl Table {
             };
             let read = self.read(&update.key, &range, false, 1)?;
             self.resolve_counters(row, read.rows.first(), ts)?;
+            static_row.get_or_insert(read.static_row);
         }
-        self.apply(&update)
+        if let Some(st) = update.static_row.as_mut().filter(|r| counters(r)) {
+            let current = match static_row {
+                Some(current) => current,
+                None => {
+                    self.read(&update.key, &ClusteringRange::ALL, false, 1)?
+                        .static_row
+                }
+            };
+            self.resolve_counters(st, current.as_ref(), ts)?;
+        }
+        self.apply_resolved(&update)
     }
 
     /// `row`'s pending increments resolved against `current`, the live view
@@ -861,14 +869,23 @@ impl Table {
         Ok(())
     }
 
+    /// Applies one partition update (already validated by the schema layer).
+    /// Counter increments go through [`Table::apply_counters`]: an update
+    /// still holding one is refused rather than stored (a replay would count
+    /// its shard twice).
     pub fn apply(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
-        if self.read_only {
-            return Err(self.read_only_error());
-        }
         if has_pending_counters(update) {
             return Err(Error::InvalidInput(
                 "an update with pending counter increments goes through apply_counters".to_string(),
             ));
+        }
+        self.apply_resolved(update)
+    }
+
+    /// [`Table::apply`] of an update with no pending counter increment.
+    fn apply_resolved(self: &Arc<Self>, update: &PartitionUpdate) -> Result<()> {
+        if self.read_only {
+            return Err(self.read_only_error());
         }
         let started = Instant::now();
         let (threshold, table_id, flush_period) = {

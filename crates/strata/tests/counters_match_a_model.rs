@@ -162,10 +162,19 @@ fn one_seed(seed: u64) {
                     format!("UPDATE ks.cn SET {col} = {col} + {delta} WHERE k = {k} AND c = {c}")
                 }
             }
-            45..=54 => {
+            45..=49 => {
                 model.add(k, c, "a", delta);
                 model.add(k, c, "b", 1);
                 format!("UPDATE ks.cn SET a = a + {delta}, b = b + 1 WHERE k = {k} AND c = {c}")
+            }
+            50..=54 => {
+                // A row's counter and the static one in one update.
+                model.add(k, c, "a", delta);
+                if !model.dead_statics.contains_key(&k) {
+                    let s = model.statics.entry(k).or_insert(0);
+                    *s = s.wrapping_add(1);
+                }
+                format!("UPDATE ks.cn SET a = a + {delta}, s = s + 1 WHERE k = {k} AND c = {c}")
             }
             55..=64 => {
                 if !model.dead_statics.contains_key(&k) {

@@ -545,26 +545,7 @@ pub(crate) fn update(
     if cas.is_some() {
         opts.timestamp_micros = None;
     }
-    if counter_table {
-        let mut out = Vec::with_capacity(keys.len() * prefixes.len());
-        if deltas.is_empty() {
-            return Ok((out, cas));
-        }
-        for pk in &keys {
-            for ck in &prefixes {
-                let key = key_pairs(&schema, pk, ck);
-                let update = schema
-                    .update_counters(&key, &deltas, ctx.now_micros())
-                    .map_err(QueryError::from)?;
-                out.push(Mutation {
-                    table: table.clone(),
-                    update,
-                });
-            }
-        }
-        return Ok((out, cas));
-    }
-    if set.is_empty() && element_ops.is_empty() {
+    if set.is_empty() && element_ops.is_empty() && deltas.is_empty() {
         // Every value was unset: nothing to write, as Cassandra (no error).
         return Ok((Vec::new(), cas));
     }
@@ -575,7 +556,14 @@ pub(crate) fn update(
     for pk in &keys {
         for ck in &prefixes {
             let key = key_pairs(&schema, pk, ck);
-            let update = if set_refs.is_empty() {
+            let update = if !deltas.is_empty() {
+                // A counter table has no other columns to set.
+                Some(
+                    schema
+                        .update_counters(&key, &deltas, now)
+                        .map_err(QueryError::from)?,
+                )
+            } else if set_refs.is_empty() {
                 None
             } else {
                 Some(
@@ -1050,7 +1038,8 @@ pub(crate) fn apply_all(mutations: Vec<Mutation>) -> QueryOutcome<()> {
 }
 
 /// Applies one partition's update: a counter table's through
-/// [`apply_counters`], any other's as it is.
+/// [`Table::apply_counters`], which resolves its increments, any other's as
+/// it is.
 fn apply_one(m: Mutation) -> QueryOutcome<()> {
     if m.table.schema().is_counter_table() {
         return m.table.apply_counters(m.update).map_err(QueryError::from);
@@ -1068,14 +1057,6 @@ pub(crate) fn check_batch_mix(mutations: &[Mutation]) -> QueryOutcome<()> {
         ));
     }
     Ok(())
-}
-
-/// A stored counter context that does not decode.
-pub(crate) fn counter_corrupt(e: crate::encoding::DecodeError) -> QueryError {
-    QueryError::new(
-        crate::error::CqlErrorKind::ServerError,
-        format!("a stored counter cannot be read: {}", e.0),
-    )
 }
 
 /// Runs a conditional statement or batch: reads the current rows under the

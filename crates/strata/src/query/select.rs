@@ -207,11 +207,7 @@ impl RowCtx<'_> {
                 _ => None,
             },
             _ => match self.cell(col) {
-                Some(c) => Some(
-                    c.read_value()
-                        .map_err(super::modify::counter_corrupt)?
-                        .into_owned(),
-                ),
+                Some(c) => Some(c.read_value().map_err(counter_corrupt)?.into_owned()),
                 None => None,
             },
         })
@@ -3077,6 +3073,14 @@ fn scan(
             }
         }
     }
+}
+
+/// A stored counter context that does not decode.
+fn counter_corrupt(e: crate::encoding::DecodeError) -> QueryError {
+    QueryError::new(
+        crate::error::CqlErrorKind::ServerError,
+        format!("a stored counter cannot be read: {}", e.0),
+    )
 }
 
 #[cfg(test)]
