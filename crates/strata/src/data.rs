@@ -510,6 +510,39 @@ impl Row {
         }
     }
 
+    /// Merges any number of versions of one row at once: the same row as
+    /// merging them pairwise in any order (reconciliation is commutative and
+    /// associative, and a complex deletion only ever grows), in one sort of all
+    /// their cells rather than one pass over the largest per version. The
+    /// memtable's chained rows (a large row plus many small updates of it) are
+    /// read so. `None` for no rows.
+    pub fn merge_many(rows: impl IntoIterator<Item = Row>) -> Option<Row> {
+        let mut rows = rows.into_iter();
+        let mut acc = rows.next()?;
+        for r in rows {
+            debug_assert_eq!(acc.clustering, r.clustering);
+            acc.liveness = acc.liveness.merge(r.liveness);
+            acc.deletion = acc.deletion.max(r.deletion);
+            acc.cells.extend(r.cells);
+        }
+        // Stable, and runs of already sorted cells (each version's) make it
+        // close to a merge.
+        acc.cells.sort_by(|a, b| a.cmp_position(b));
+        let mut complex = ComplexDeletions::default();
+        let mut cells = Vec::with_capacity(acc.cells.len());
+        let mut all = std::mem::take(&mut acc.cells).into_iter().peekable();
+        while let Some(mut c) = all.next() {
+            while let Some(same) = all.next_if(|n| n.cmp_position(&c) == Ordering::Equal) {
+                c = reconcile_cells(c, same);
+            }
+            if !complex.shadows_cell(&c) {
+                cells.push(c);
+            }
+        }
+        acc.cells = cells;
+        Some(acc)
+    }
+
     /// Whether `self.merge(newer)` is exactly `newer`: `newer`'s liveness and
     /// deletion win, and every cell of `self` has a cell at the same position in
     /// `newer` with a strictly newer timestamp (so `reconcile_cells` returns
@@ -1219,5 +1252,27 @@ mod tests {
             shadowed += usize::from(l.cells.len() + 2 < all);
         }
         assert!(shadowed > 100, "{shadowed} merges dropped elements");
+    }
+
+    /// `merge_many` gives what merging the same rows pairwise gives, in
+    /// either order, on random rows built to collide (complex deletions and
+    /// elements included).
+    #[test]
+    fn merge_many_equals_pairwise_merges() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(41);
+        assert_eq!(Row::merge_many(Vec::new()), None);
+        let mut multi = 0;
+        for _ in 0..20_000 {
+            let n = rng.gen_range(1..6);
+            let rows: Vec<Row> = (0..n).map(|_| colliding_row(&mut rng, true)).collect();
+            let forward = rows.iter().cloned().reduce(Row::merge);
+            let backward = rows.iter().rev().cloned().reduce(Row::merge);
+            let many = Row::merge_many(rows.clone());
+            assert_eq!(many, forward, "{rows:?}");
+            assert_eq!(many, backward, "{rows:?}");
+            multi += usize::from(n > 2);
+        }
+        assert!(multi > 5_000, "{multi} merges of three rows or more");
     }
 }

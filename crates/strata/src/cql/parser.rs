@@ -928,12 +928,13 @@ impl<'a> Parser<'a> {
             }
             self.advance();
             let mut items = self.term_list(")")?;
-            return match items.len() {
-                0 => Err(self.syntax(pos, "expected a term inside '()'")),
-                // Parentheses group (ast: a one-element tuple only in relations).
-                1 => Ok(items.remove(0)),
-                _ => Ok(Term::Tuple { items, pos }),
-            };
+            // Always a tuple, as in Cassandra's grammar, where a term has no
+            // grouping parentheses: `(1)` is a one-element tuple literal (its
+            // missing components null), `(1 + 2) * 3` a tuple times 3.
+            if items.is_empty() {
+                return Err(self.syntax(pos, "expected a term inside '()'"));
+            }
+            return Ok(Term::Tuple { items, pos });
         }
         if self.at_kw("cast") && self.is_p_at(1, "(") {
             self.advance();

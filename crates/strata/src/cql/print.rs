@@ -184,8 +184,11 @@ impl fmt::Display for Term {
                     join(args, |t| t.to_string())
                 )
             }
-            // The operand of a cast or a negation is a simple term: anything
-            // looser goes in parentheses, which read back as grouping.
+            // The operand of a cast or a negation is a simple term. A term has
+            // no grouping parentheses (`(t)` is a one-element tuple, as in
+            // Cassandra's grammar), so a tree the parser built never holds a
+            // looser one there; any other tree prints it in parentheses, which
+            // read back as that tuple.
             Term::Cast { ty, term, .. } => write!(f, "({ty}) {}", term_at(term, 4)),
             Term::Negate { term, .. } => write!(f, "- {}", term_at(term, 4)),
             Term::Arith {

@@ -148,11 +148,46 @@ fn arith_op() -> BoxedStrategy<ArithOp> {
     .boxed()
 }
 
-/// Terms of every shape; tuples have two or more elements (one element in
-/// parentheses reads as grouping outside relations).
+/// Terms of every shape outside a select clause. There a term has no
+/// grouping parentheses (Cassandra's grammar): `(t)` is a one-element tuple,
+/// so an operand looser than its place allows is generated inside one, as
+/// the only way to write it.
 fn term() -> BoxedStrategy<Term> {
+    terms(false)
+}
+
+/// Precedence of a term as the printer and the parser see it: 1 sums,
+/// 2 products, 3 negation and casts, 4 the rest.
+fn prec(t: &Term) -> u8 {
+    match t {
+        Term::Arith {
+            op: ArithOp::Add | ArithOp::Sub,
+            ..
+        } => 1,
+        Term::Arith { .. } => 2,
+        Term::Negate { .. } | Term::Cast { .. } => 3,
+        _ => 4,
+    }
+}
+
+/// Terms of every shape. In a select clause (`select`) one pair of
+/// parentheses groups, so tuples there have two or more elements and any
+/// operand may be looser than its place (the printer groups it); elsewhere
+/// such an operand is put in a one-element tuple (see [`term`]).
+fn terms(select: bool) -> BoxedStrategy<Term> {
     let leaf = prop_oneof![4 => lit_term(), 1 => bind().prop_map(Term::Bind)];
-    leaf.prop_recursive(3, 16, 3, |inner| {
+    let operand = move |t: Term, min: u8| -> Box<Term> {
+        Box::new(if !select && prec(&t) < min {
+            Term::Tuple {
+                items: vec![t],
+                pos: 0,
+            }
+        } else {
+            t
+        })
+    };
+    let shortest_tuple = if select { 2 } else { 1 };
+    leaf.prop_recursive(3, 16, 3, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3)
                 .prop_map(|items| Term::List { items, pos: 0 }),
@@ -160,25 +195,39 @@ fn term() -> BoxedStrategy<Term> {
                 .prop_map(|items| Term::Set { items, pos: 0 }),
             prop::collection::vec((inner.clone(), inner.clone()), 0..3)
                 .prop_map(|entries| Term::Map { entries, pos: 0 }),
-            prop::collection::vec(inner.clone(), 2..4)
+            prop::collection::vec(inner.clone(), shortest_tuple..4)
                 .prop_map(|items| Term::Tuple { items, pos: 0 }),
             prop::collection::vec((name(), inner.clone()), 1..3)
                 .prop_map(|fields| Term::Udt { fields, pos: 0 }),
             (qualified(), prop::collection::vec(inner.clone(), 0..3))
                 .prop_map(|(name, args)| Term::Function { name, args, pos: 0 }),
-            (type_expr(), inner.clone()).prop_map(|(ty, t)| Term::Cast {
+            (type_expr(), inner.clone()).prop_map(move |(ty, t)| Term::Cast {
                 ty,
-                term: Box::new(t),
+                term: operand(t, 4),
                 pos: 0
             }),
-            (arith_op(), inner.clone(), inner.clone()).prop_map(|(op, l, r)| Term::Arith {
-                op,
-                left: Box::new(l),
-                right: Box::new(r),
-                pos: 0
+            (arith_op(), inner.clone(), inner.clone()).prop_map(move |(op, l, r)| {
+                let p = prec(&Term::Arith {
+                    op,
+                    left: Box::new(Term::Tuple {
+                        items: Vec::new(),
+                        pos: 0,
+                    }),
+                    right: Box::new(Term::Tuple {
+                        items: Vec::new(),
+                        pos: 0,
+                    }),
+                    pos: 0,
+                });
+                Term::Arith {
+                    op,
+                    left: operand(l, p),
+                    right: operand(r, p + 1),
+                    pos: 0,
+                }
             }),
-            inner.prop_map(|t| Term::Negate {
-                term: Box::new(t),
+            inner.prop_map(move |t| Term::Negate {
+                term: operand(t, 4),
                 pos: 0
             }),
         ]
@@ -192,7 +241,7 @@ fn selector_term() -> BoxedStrategy<Selector> {
     prop_oneof![
         3 => lit_term(),
         1 => bind().prop_map(Term::Bind),
-        2 => term().prop_filter("a select clause reads these as selectors", |t| {
+        2 => terms(true).prop_filter("a select clause reads these as selectors", |t| {
             !matches!(t, Term::Function { .. } | Term::Arith { .. } | Term::Negate { .. })
         }),
     ]

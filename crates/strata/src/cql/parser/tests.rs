@@ -341,13 +341,14 @@ fn insert_update_delete_batch_forms() {
         Assignment::Add { value: Term::Literal { value: Literal::Integer(i), .. }, .. } if i == "-3"
     ));
     assert!(matches!(&u.assignments[2], Assignment::Add { .. }));
-    // One-element parentheses group; in relations they make a tuple.
+    // One-element parentheses make a tuple in a term, as in Cassandra's
+    // grammar (which has no grouping parentheses there).
     let p = parse("SELECT * FROM t WHERE (a) = (1) AND b = (1)");
     let Statement::Select(s) = p.statement else {
         panic!()
     };
     assert!(matches!(&s.where_clause[0].value, Term::Tuple { items, .. } if items.len() == 1));
-    assert!(matches!(&s.where_clause[1].value, Term::Literal { .. }));
+    assert!(matches!(&s.where_clause[1].value, Term::Tuple { items, .. } if items.len() == 1));
     // A UDT literal, a map, and the empty literal.
     let p = parse("INSERT INTO t (a, b, c) VALUES ({x: 1}, {'x': 1}, {})");
     let Statement::Insert(i) = p.statement else {
