@@ -368,7 +368,15 @@ impl Harness {
                 });
                 for col in 0..COLUMNS {
                     if self.rng.gen_bool(0.7) {
-                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        // Now and then a long value, so a collection passes the
+                        // size past which the memtable stores a small update of
+                        // it as a chained row (and folds the chain later).
+                        let len = if self.rng.gen_bool(0.3) {
+                            self.rng.gen_range(100..220)
+                        } else {
+                            self.rng.gen_range(0..3)
+                        };
+                        let value = vec![self.rng.gen_range(0..3u8); len];
                         let cell = if ttl > 0 {
                             Cell::expiring(col, ts, ttl, now, value.clone())
                         } else {
@@ -412,7 +420,15 @@ impl Harness {
                         let path = vec![path];
                         // Element puts and, outside overwrites, deletions.
                         let tomb = op > 3 && self.rng.gen_bool(0.3);
-                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        // Now and then a long value, so a collection passes the
+                        // size past which the memtable stores a small update of
+                        // it as a chained row (and folds the chain later).
+                        let len = if self.rng.gen_bool(0.3) {
+                            self.rng.gen_range(100..220)
+                        } else {
+                            self.rng.gen_range(0..3)
+                        };
+                        let value = vec![self.rng.gen_range(0..3u8); len];
                         let (cell, o) = if tomb {
                             (
                                 Cell::tombstone(COMPLEX, ts, now),
@@ -486,7 +502,15 @@ impl Harness {
                                 value: vec![],
                             });
                     } else {
-                        let value = vec![self.rng.gen_range(0..3u8); self.rng.gen_range(0..3)];
+                        // Now and then a long value, so a collection passes the
+                        // size past which the memtable stores a small update of
+                        // it as a chained row (and folds the chain later).
+                        let len = if self.rng.gen_bool(0.3) {
+                            self.rng.gen_range(100..220)
+                        } else {
+                            self.rng.gen_range(0..3)
+                        };
+                        let value = vec![self.rng.gen_range(0..3u8); len];
                         let cell = if ttl > 0 {
                             Cell::expiring(col, cell_ts, ttl, now, value.clone())
                         } else {

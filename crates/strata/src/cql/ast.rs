@@ -187,6 +187,17 @@ impl Term {
             Term::Bind(b) => b.pos,
         }
     }
+
+    /// The term a receiver of a tuple type (`to_tuple`) or of any other type
+    /// takes: a one-element tuple literal `(t)` is a tuple only for a tuple
+    /// receiver and `t` for any other, as Cassandra prepares one (so `k =
+    /// (1)` and `(1 + 2) * 3` read as grouping where no tuple is wanted).
+    pub fn ungrouped(&self, to_tuple: bool) -> &Term {
+        match self {
+            Term::Tuple { items, .. } if items.len() == 1 && !to_tuple => items[0].ungrouped(false),
+            t => t,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

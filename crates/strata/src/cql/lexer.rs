@@ -621,6 +621,34 @@ pub(crate) fn tokenize(src: &str) -> std::result::Result<Vec<Token>, SyntaxError
                 i += 1 + w;
                 continue;
             }
+            // Cassandra's lexer commits to those tokens at `-i` or `-n` (any
+            // case), so `-i` or `-nx` is a syntax error at the first character
+            // that leaves the word, where `- i` is a negated column.
+            for whole in ["nan", "infinity"] {
+                let at = b[i + 1..]
+                    .iter()
+                    .zip(whole.bytes())
+                    .take_while(|(c, w)| c.eq_ignore_ascii_case(w))
+                    .count();
+                if at > 0 {
+                    let ch = src[i + 1 + at..].chars().next();
+                    return Err(SyntaxError {
+                        pos: i + 1 + at,
+                        msg: match ch {
+                            Some(ch) => format!(
+                                "mismatched character {ch:?}: '-' then '{}' begins -{}",
+                                &src[i + 1..i + 1 + at],
+                                if whole == "nan" { "NaN" } else { "Infinity" }
+                            ),
+                            None => format!(
+                                "unexpected end of input: '-' then '{}' begins -{}",
+                                &src[i + 1..i + 1 + at],
+                                if whole == "nan" { "NaN" } else { "Infinity" }
+                            ),
+                        },
+                    });
+                }
+            }
         }
         let two = b.get(i..i + 2).unwrap_or(&[]);
         let len = match two {

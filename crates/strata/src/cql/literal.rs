@@ -344,6 +344,7 @@ pub fn parse_value(ty: &CqlType, text: &str) -> Result<Value> {
 /// and functions are not literals (the executor evaluates those); `Err` is
 /// the reason, for the caller's message.
 pub fn term_value(ty: &CqlType, term: &Term) -> std::result::Result<Value, String> {
+    let term = term.ungrouped(matches!(ty, CqlType::Tuple(_)));
     match term {
         Term::List { .. }
         | Term::Set { .. }

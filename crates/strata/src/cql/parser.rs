@@ -927,7 +927,7 @@ impl<'a> Parser<'a> {
                 });
             }
             self.advance();
-            let mut items = self.term_list(")")?;
+            let items = self.term_list(")")?;
             // Always a tuple, as in Cassandra's grammar, where a term has no
             // grouping parentheses: `(1)` is a one-element tuple literal (its
             // missing components null), `(1 + 2) * 3` a tuple times 3.

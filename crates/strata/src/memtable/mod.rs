@@ -2666,7 +2666,7 @@ mod tests {
         };
         c.path = path;
         r.add_cell(c);
-        if i % 13 == 0 {
+        if i.is_multiple_of(13) {
             r.add_cell(Cell::live(0, ts, i.to_be_bytes().to_vec()));
         }
         r

@@ -38,6 +38,7 @@ mod elements;
 pub mod executor;
 mod json;
 mod modify;
+mod numeric;
 mod restrict;
 mod schema_ops;
 mod select;

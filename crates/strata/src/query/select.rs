@@ -79,6 +79,12 @@ enum Expr {
         ttl: bool,
         max: bool,
     },
+    /// `-a`: a number of the operand's type, negated as Java negates it
+    /// (Cassandra's `_negate`: `-(-128)` of a tinyint is -128).
+    Negate {
+        inner: Box<Expr>,
+        ty: CqlType,
+    },
     /// `a + b`, `a * b`, ...: numbers of the wider operand type (Cassandra's
     /// `OperationFcts`), or a timestamp or date moved by a duration.
     Arith {
@@ -764,8 +770,41 @@ fn plan_selector(
         Selector::Arith {
             op, left, right, ..
         } => plan_arith(schema, *op, left, right, slots, eval)?,
-        Selector::Negate { .. } => {
-            return Err(invalid("Negation in the select clause is not supported"))
+        Selector::Negate { selector, .. } => {
+            let (e, ty, n) = plan_selector(schema, selector, slots, eval)?;
+            let stored = ty.stored_type();
+            let Some(ty) = stored.filter(|t| {
+                matches!(
+                    t,
+                    CqlType::TinyInt
+                        | CqlType::SmallInt
+                        | CqlType::Int
+                        | CqlType::BigInt
+                        | CqlType::Float
+                        | CqlType::Double
+                        | CqlType::Varint
+                        | CqlType::Decimal
+                        | CqlType::Counter
+                )
+            }) else {
+                return Err(invalid(
+                    "Invalid call to function system._negate, none of its type signatures \
+                     match (known type signatures: system.\"_negate\" : (bigint) -> bigint, \
+                     system.\"_negate\" : (float) -> float, system.\"_negate\" : (int) -> \
+                     int, system.\"_negate\" : (tinyint) -> tinyint, system.\"_negate\" : \
+                     (smallint) -> smallint, system.\"_negate\" : (decimal) -> decimal, \
+                     system.\"_negate\" : (double) -> double, system.\"_negate\" : (varint) \
+                     -> varint, system.\"_negate\" : (counter) -> counter)",
+                ));
+            };
+            (
+                Expr::Negate {
+                    inner: Box::new(e),
+                    ty: ty.clone(),
+                },
+                ColumnType::of(&ty),
+                format!("-{}", negated_name(selector, n)),
+            )
         }
     })
 }
@@ -827,7 +866,19 @@ fn selector_name(s: &Selector) -> String {
             crate::cql::print::op_text(*op),
             selector_name(right)
         ),
+        Selector::Negate { selector, .. } => {
+            format!("-{}", negated_name(selector, selector_name(selector)))
+        }
         _ => "[selection]".to_string(),
+    }
+}
+
+/// The name of a negation's operand `s` (named `name`) after its `-`: an
+/// operation in the parentheses it must have been written in (`-(v + 1)`).
+fn negated_name(s: &Selector, name: String) -> String {
+    match s {
+        Selector::Arith { .. } => format!("({name})"),
+        _ => name,
     }
 }
 
@@ -957,6 +1008,9 @@ fn arith_type(op: crate::cql::ast::ArithOp, l: &CqlType, r: &CqlType) -> Option<
             _ => return None,
         })
     }
+    if let Some(t) = super::numeric::result_type(l, r) {
+        return Some(t);
+    }
     match (l, r) {
         (CqlType::Timestamp | CqlType::Date, CqlType::Duration)
             if matches!(op, ArithOp::Add | ArithOp::Sub) =>
@@ -978,17 +1032,52 @@ fn arith_type(op: crate::cql::ast::ArithOp, l: &CqlType, r: &CqlType) -> Option<
     }
 }
 
+/// `-v` for the types a negation's plan accepts, as Java negates them:
+/// integers wrap (`-(-128)` of a tinyint is -128), varints and decimals
+/// are exact.
+fn negated(v: Value) -> Value {
+    match v {
+        Value::TinyInt(x) => Value::TinyInt(x.wrapping_neg()),
+        Value::SmallInt(x) => Value::SmallInt(x.wrapping_neg()),
+        Value::Int(x) => Value::Int(x.wrapping_neg()),
+        Value::BigInt(x) => Value::BigInt(x.wrapping_neg()),
+        Value::Counter(x) => Value::Counter(x.wrapping_neg()),
+        Value::Float(x) => Value::Float(-x),
+        Value::Double(x) => Value::Double(-x),
+        Value::Varint(b) => Value::Varint(types::varint_negated(&b)),
+        Value::Decimal { scale, unscaled } => Value::Decimal {
+            scale,
+            unscaled: types::varint_negated(&unscaled),
+        },
+        other => other,
+    }
+}
+
 /// `l op r` on values of the types [`arith_type`] accepted, with Java's
 /// integer arithmetic (wrapping, as Cassandra's operations on `int`s wrap).
+/// Why [`arith_values`] gave no value: Java's integer division by zero
+/// (Cassandra's function failure, which names the operand types), or any
+/// other refusal.
+enum ArithFailure {
+    DivideByZero,
+    Query(QueryError),
+}
+
+impl From<QueryError> for ArithFailure {
+    fn from(e: QueryError) -> Self {
+        ArithFailure::Query(e)
+    }
+}
+
 fn arith_values(
     op: crate::cql::ast::ArithOp,
     l: Value,
     r: Value,
     out: &CqlType,
-) -> QueryOutcome<Value> {
+) -> Result<Value, ArithFailure> {
     use crate::cql::ast::ArithOp;
     if let Value::Duration { .. } = r {
-        return values::move_by_duration(op, l, &r);
+        return Ok(values::move_by_duration(op, l, &r)?);
     }
     let int = |v: &Value| -> Option<i64> {
         Some(match v {
@@ -1006,7 +1095,7 @@ fn arith_values(
             other => int(other)? as f64,
         })
     };
-    let zero = || invalid("Cannot divide by zero");
+    let zero = || invalid("arithmetic on these values is not supported");
     if matches!(out, CqlType::Float | CqlType::Double) {
         let (a, b) = (float(&l).ok_or_else(zero)?, float(&r).ok_or_else(zero)?);
         let x = match op {
@@ -1024,13 +1113,13 @@ fn arith_values(
     }
     let (a, b) = match (int(&l), int(&r)) {
         (Some(a), Some(b)) => (a, b),
-        _ => return Err(invalid("arithmetic on these values is not supported")),
+        _ => return Err(invalid("arithmetic on these values is not supported").into()),
     };
     let x = match op {
         ArithOp::Add => a.wrapping_add(b),
         ArithOp::Sub => a.wrapping_sub(b),
         ArithOp::Mul => a.wrapping_mul(b),
-        ArithOp::Div | ArithOp::Rem if b == 0 => return Err(zero()),
+        ArithOp::Div | ArithOp::Rem if b == 0 => return Err(ArithFailure::DivideByZero),
         ArithOp::Div => a.wrapping_div(b),
         ArithOp::Rem => a.wrapping_rem(b),
     };
@@ -1314,7 +1403,33 @@ fn eval_expr(e: &Expr, r: &RowCtx<'_>, aggs: &[Acc]) -> QueryOutcome<Option<Vec<
             };
             let a = types::deserialize(lt, &a).map_err(QueryError::from)?;
             let b = types::deserialize(rt, &b).map_err(QueryError::from)?;
-            Some(types::serialize(&arith_values(*op, a, b, out)?))
+            let failed = |why: String| {
+                QueryError::new(
+                    crate::cql::CqlErrorKind::FunctionFailure,
+                    format!(
+                        "the operation '{} {} {}' failed: {why}",
+                        lt.name(),
+                        crate::cql::print::op_text(*op),
+                        rt.name()
+                    ),
+                )
+            };
+            let v = if matches!(out, CqlType::Varint | CqlType::Decimal) {
+                super::numeric::apply(*op, &a, &b, out).map_err(failed)?
+            } else {
+                arith_values(*op, a, b, out).map_err(|e| match e {
+                    ArithFailure::DivideByZero => failed("/ by zero".to_string()),
+                    ArithFailure::Query(e) => e,
+                })?
+            };
+            Some(types::serialize(&v))
+        }
+        Expr::Negate { inner, ty } => {
+            let Some(v) = eval_expr(inner, r, aggs)? else {
+                return Ok(None);
+            };
+            let v = types::deserialize(ty, &v).map_err(QueryError::from)?;
+            Some(types::serialize(&negated(v)))
         }
         Expr::SliceTimes {
             column,
@@ -3107,7 +3222,12 @@ mod tests {
         assert_eq!(arith_type(Mul, &Timestamp, &Duration), None);
         assert_eq!(arith_type(Add, &Time, &Duration), None);
         assert_eq!(arith_type(Add, &Text, &Int), None);
-        let v = |op, a, b, out: &CqlType| arith_values(op, a, b, out).map_err(|e| e.message);
+        let v = |op, a, b, out: &CqlType| {
+            arith_values(op, a, b, out).map_err(|e| match e {
+                ArithFailure::DivideByZero => "/ by zero".to_string(),
+                ArithFailure::Query(e) => e.message,
+            })
+        };
         assert_eq!(
             v(Mul, Value::Int(i32::MAX), Value::Int(2), &Int),
             Ok(Value::Int(-2))
@@ -3122,7 +3242,7 @@ mod tests {
         );
         assert_eq!(
             v(Div, Value::Int(7), Value::Int(0), &Int),
-            Err("Cannot divide by zero".into())
+            Err("/ by zero".into())
         );
         assert_eq!(
             v(Add, Value::Int(1), Value::Float(0.5), &Float),

@@ -267,7 +267,7 @@ pub(crate) fn scalar(
     receiver: &str,
     eval: &Eval<'_>,
 ) -> QueryOutcome<Bound> {
-    match term {
+    match term.ungrouped(matches!(ty, CqlType::Tuple(_))) {
         Term::Literal { value, .. } => literal_value(value, ty, receiver),
         Term::Bind(m) => match eval.marker(m.index)? {
             BoundValue::Value(b) => Ok(Bound::Value(bytes_value(b, ty, receiver)?)),

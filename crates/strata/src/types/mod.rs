@@ -501,6 +501,18 @@ fn negate_in_place(b: &mut [u8]) {
     }
 }
 
+/// `-x` of a varint's bytes (two's complement, big-endian), minimal: one
+/// sign byte more first, so negating the most negative value of a width
+/// (`0x80`, -128) gives its positive (`0x00 0x80`, 128).
+pub fn varint_negated(b: &[u8]) -> Vec<u8> {
+    let b = varint_minimal(b);
+    let mut out = Vec::with_capacity(b.len() + 1);
+    out.push(if b[0] >= 0x80 { 0xFF } else { 0x00 });
+    out.extend_from_slice(b);
+    negate_in_place(&mut out);
+    varint_minimal(&out).to_vec()
+}
+
 /// (negative, big-endian magnitude without leading zeros; empty for zero).
 fn varint_to_sign_magnitude(b: &[u8]) -> (bool, Vec<u8>) {
     let b = varint_minimal(b);
@@ -622,9 +634,16 @@ fn decimal_to_string(scale: i32, unscaled: &[u8]) -> String {
     if neg {
         s.push('-');
     }
-    if scale < 0 {
-        // Plain notation cannot carry a negative scale; "123E+5" parses back exactly.
-        let _ = write!(s, "{digits}E+{}", -i64::from(scale));
+    // Java's `BigDecimal.toString`, as Cassandra prints a decimal: plain
+    // unless the scale is negative or the exponent of the first digit is
+    // below -6, then `d.dddE±n` (`1.5E+40`, `5E-41`); either parses back
+    // to the same value and scale.
+    let adjusted = digits.len() as i64 - 1 - i64::from(scale);
+    if scale < 0 || adjusted < -6 {
+        let (first, rest) = digits.split_at(1);
+        let point = if rest.is_empty() { "" } else { "." };
+        let sign = if adjusted >= 0 { "+" } else { "" };
+        let _ = write!(s, "{first}{point}{rest}E{sign}{adjusted}");
     } else if scale == 0 {
         s.push_str(&digits);
     } else {
@@ -1752,23 +1771,34 @@ mod tests {
         let sign = if u < 0 { "-" } else { "" };
         let digits = u.unsigned_abs().to_string();
         let d = digits.trim_end_matches('0');
-        // value = d * 10^k
+        // value = d * 10^k; the canonical (unscaled, scale): a plain integer
+        // for a few trailing zeros, else the fewest digits (scale clamped).
         let k = (digits.len() - d.len()) as i64 - i64::from(s);
-        if (0..=MAX_PLAIN_TRAILING_ZEROS).contains(&k) {
-            format!("{sign}{d}{}", "0".repeat(k as usize))
+        let (unscaled, scale) = if (0..=MAX_PLAIN_TRAILING_ZEROS).contains(&k) {
+            (format!("{d}{}", "0".repeat(k as usize)), 0)
         } else if k > 0 {
-            // Exponent notation keeps the fewest digits, the scale clamped to i32.
             let scale = (-k).max(i64::from(i32::MIN));
-            let zeros = (k + scale) as usize;
-            format!("{sign}{d}{}E+{}", "0".repeat(zeros), -scale)
+            (format!("{d}{}", "0".repeat((k + scale) as usize)), scale)
         } else {
-            let frac = (-k) as usize;
-            if d.len() > frac {
-                let (i, f) = d.split_at(d.len() - frac);
+            (d.to_string(), -k)
+        };
+        // Java's BigDecimal.toString of it.
+        let adjusted = unscaled.len() as i64 - 1 - scale;
+        if scale >= 0 && adjusted >= -6 {
+            let frac = scale as usize;
+            if frac == 0 {
+                format!("{sign}{unscaled}")
+            } else if unscaled.len() > frac {
+                let (i, f) = unscaled.split_at(unscaled.len() - frac);
                 format!("{sign}{i}.{f}")
             } else {
-                format!("{sign}0.{}{d}", "0".repeat(frac - d.len()))
+                format!("{sign}0.{}{unscaled}", "0".repeat(frac - unscaled.len()))
             }
+        } else {
+            let (first, rest) = unscaled.split_at(1);
+            let point = if rest.is_empty() { "" } else { "." };
+            let plus = if adjusted >= 0 { "+" } else { "" };
+            format!("{sign}{first}{point}{rest}E{plus}{adjusted}")
         }
     }
 
@@ -2053,7 +2083,7 @@ mod tests {
             ("decimal", "-123.4500"),
             ("decimal", "0.000123"),
             ("decimal", "0.00"),
-            ("decimal", "123E+5"),
+            ("decimal", "1.23E+7"),
             ("inet", "127.0.0.1"),
             ("inet", "2001:db8::1"),
         ];
@@ -2303,7 +2333,7 @@ mod tests {
             ("123.4500", "123.45"),
             ("1E+64", &format!("1{}", "0".repeat(64))),
             ("1E+65", "1E+65"),
-            ("1.20E+100", "12E+99"),
+            ("1.20E+100", "1.2E+100"),
             ("42", "42"),
         ] {
             assert_eq!(canon(written), read, "{written}");

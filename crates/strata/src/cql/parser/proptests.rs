@@ -195,7 +195,16 @@ fn terms(select: bool) -> BoxedStrategy<Term> {
                 .prop_map(|items| Term::Set { items, pos: 0 }),
             prop::collection::vec((inner.clone(), inner.clone()), 0..3)
                 .prop_map(|entries| Term::Map { entries, pos: 0 }),
+            // `('x')` before a `:` reads as a custom type hint of a named
+            // marker (`('x') :m`), in Cassandra's grammar as in ours.
             prop::collection::vec(inner.clone(), shortest_tuple..4)
+                .prop_filter("a custom type hint", |items| !matches!(
+                    items.as_slice(),
+                    [Term::Literal {
+                        value: Literal::String(_),
+                        ..
+                    }]
+                ))
                 .prop_map(|items| Term::Tuple { items, pos: 0 }),
             prop::collection::vec((name(), inner.clone()), 1..3)
                 .prop_map(|fields| Term::Udt { fields, pos: 0 }),

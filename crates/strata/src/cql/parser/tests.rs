@@ -349,6 +349,12 @@ fn insert_update_delete_batch_forms() {
     };
     assert!(matches!(&s.where_clause[0].value, Term::Tuple { items, .. } if items.len() == 1));
     assert!(matches!(&s.where_clause[1].value, Term::Tuple { items, .. } if items.len() == 1));
+    // A spaced `- i` negates the column; `-Infinity` and `-NaN` are numbers.
+    let p = parse("SELECT - i, -v FROM t WHERE k = -Infinity AND l = -NaN");
+    let Statement::Select(s) = p.statement else {
+        panic!()
+    };
+    assert_eq!(s.where_clause.len(), 2);
     // A UDT literal, a map, and the empty literal.
     let p = parse("INSERT INTO t (a, b, c) VALUES ({x: 1}, {'x': 1}, {})");
     let Statement::Insert(i) = p.statement else {
@@ -637,6 +643,22 @@ fn syntax_errors_name_what_was_expected_and_where() {
             "SELECT * FROM t WHERE k = @",
             26,
             "unexpected character '@'",
+        ),
+        // Cassandra's lexer commits to -Infinity and -NaN at `-i` and `-n`.
+        (
+            "SELECT -i FROM t",
+            9,
+            "mismatched character ' ': '-' then 'i' begins -Infinity",
+        ),
+        (
+            "SELECT a, -Na FROM t",
+            13,
+            "mismatched character ' ': '-' then 'Na' begins -NaN",
+        ),
+        (
+            "SELECT -inf",
+            11,
+            "unexpected end of input: '-' then 'inf' begins -Infinity",
         ),
         (
             "INSERT INTO t (k) VALUES (1) USING TTL 1 IF NOT EXISTS",

@@ -805,7 +805,59 @@ def datamodel():
     q("SELECT * FROM arith WHERE ts > '2024-01-01' - 1d ALLOW FILTERING")
     q("DROP KEYSPACE golden_dm")
     datamodel_phases(c)
-    return c.entries, ["golden_dm", "golden_dm2"]
+    datamodel_numbers(c)
+    return c.entries, ["golden_dm", "golden_dm2", "golden_dm3"]
+
+
+def datamodel_numbers(c):
+    """Negation, varint and decimal arithmetic in the select clause, and one-element
+    parentheses (a tuple for a tuple receiver, the element for any other)."""
+    q = c.q
+    q("CREATE KEYSPACE golden_dm3 WITH replication = %s" % RF1)
+    q("USE golden_dm3")
+    q("CREATE TABLE num (k int PRIMARY KEY, i int, v int, b bigint, f float, d double, vi varint, "
+      "de decimal, s smallint, ti tinyint, t frozen<tuple<int, text>>)")
+    q("INSERT INTO num (k, i, v, b, f, d, vi, de, s, ti, t) VALUES "
+      "(1, 7, 5, -9, 1.5, 2.5, 12345678901234567890, 1.25, -32768, -128, (1))")
+    q("INSERT INTO num (k, b, de, v, s, ti, f, vi) VALUES (9, 1234567, 1.5, 2, 3, 4, 0.1, 10)")
+    q("INSERT INTO num (k, de, vi) VALUES (10, -2.5, -7)")
+    for sel, k in [
+        ("-v, - v, - - v, -(v + 1), -v * 2, -(v * 2), - v - 1, -v + 3, -s, -ti", 1),
+        ("-b, -f, -d, -vi, -de, -k", 1),
+        ("-v AS n", 1),
+        ("-t", 1),
+        ("-1", 1),
+        ("vi + 1, de * 2, vi - vi, de / 4", 1),
+        ("v + vi, de + v, d + de, f + de, i / vi, b + de", 1),
+        ("vi + f, vi + d, vi + de, vi + b, vi + ti, f + vi", 1),
+        ("de - 1, de % 1, vi % 7, de * de, de / de, de % de", 1),
+        ("vi / 7, vi / -7, -vi / 7, -vi % 7, vi % -7, vi * vi * vi", 1),
+        ("de / 7, de / 8, de * 0.1, de + 0.001, de - 5.125, de + 1e3, de * 1e-3", 1),
+        ("de / f, de * d, d / de, f / de, i / de, de / i", 1),
+        ("de % 0.3, -de % 0.3, de % -0.3, vi * 2.5, vi / 2.0, vi + 1.5", 1),
+        ("de / 0", 1),
+        ("de / 0.0", 1),
+        ("de % 0", 1),
+        ("vi % 0", 1),
+        ("i / 0", 1),
+        ("i % 0", 1),
+        ("d / 0", 1),
+        ("de * v, de * b, de * s, de * ti, de * f, de * 20, vi * f, vi + b", 9),
+        ("de + 100, de * 100, de * 1e2, de / 3, 1 / de, vi / 3", 9),
+        ("v / de, vi / de, de / vi, vi * de, vi - de", 9),
+        ("vi / 1.0, vi / 0.5, de / 0.5, de / 0.015, de / 1e-40, de / 7e10, de * 1e300", 9),
+        ("de / 3e-40, de / 3e40", 9),
+        ("de / 3, de / 7, de % 3, de % -3, vi % 3, vi / 2, de / 0.4, de / 6, de / 0.6", 10),
+    ]:
+        q("SELECT %s FROM num WHERE k = %d" % (sel, k))
+    q("SELECT i FROM num WHERE k = (1)")
+    q("UPDATE num SET v = (1 + 2) * 3 WHERE k = 2")
+    q("INSERT INTO num (k, v, b) VALUES (3, (5), (2) * (4))")
+    q("SELECT k, v, b, t FROM num WHERE k IN ((1), 2, 3)")
+    q("SELECT k FROM num WHERE t = (1) ALLOW FILTERING")
+    q("UPDATE num SET t = ((1), 'x') WHERE k = 4")
+    q("SELECT t FROM num WHERE k = 4")
+    q("DROP KEYSPACE golden_dm3")
 
 
 def datamodel_phases(c):
