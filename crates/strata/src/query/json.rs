@@ -30,6 +30,9 @@ pub(crate) fn value_to_json(v: &Value) -> String {
         | Value::BigInt(_)
         | Value::Varint(_)
         | Value::Decimal { .. } => types::format_value(v),
+        // Cassandra writes a non-finite number as null (JSON has no NaN).
+        Value::Float(f) if !f.is_finite() => "null".to_string(),
+        Value::Double(f) if !f.is_finite() => "null".to_string(),
         Value::Float(f) => float_json(
             f64::from(*f),
             &java_float_text(format!("{f:e}"), f64::from(*f)),
