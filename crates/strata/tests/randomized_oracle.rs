@@ -368,9 +368,10 @@ impl Harness {
                 });
                 for col in 0..COLUMNS {
                     if self.rng.gen_bool(0.7) {
-                        // Now and then a long value, so a collection passes the
-                        // size past which the memtable stores a small update of
-                        // it as a chained row (and folds the chain later).
+                        // Now and then a long value, so that rows pass the size
+                        // past which the memtable stores a small update of a row
+                        // as a chained row (the chains' own model tests are in
+                        // `memtable/mod.rs`; here they are met now and then).
                         let len = if self.rng.gen_bool(0.3) {
                             self.rng.gen_range(100..220)
                         } else {
@@ -420,9 +421,10 @@ impl Harness {
                         let path = vec![path];
                         // Element puts and, outside overwrites, deletions.
                         let tomb = op > 3 && self.rng.gen_bool(0.3);
-                        // Now and then a long value, so a collection passes the
-                        // size past which the memtable stores a small update of
-                        // it as a chained row (and folds the chain later).
+                        // Now and then a long value, so that rows pass the size
+                        // past which the memtable stores a small update of a row
+                        // as a chained row (the chains' own model tests are in
+                        // `memtable/mod.rs`; here they are met now and then).
                         let len = if self.rng.gen_bool(0.3) {
                             self.rng.gen_range(100..220)
                         } else {
@@ -502,9 +504,10 @@ impl Harness {
                                 value: vec![],
                             });
                     } else {
-                        // Now and then a long value, so a collection passes the
-                        // size past which the memtable stores a small update of
-                        // it as a chained row (and folds the chain later).
+                        // Now and then a long value, so that rows pass the size
+                        // past which the memtable stores a small update of a row
+                        // as a chained row (the chains' own model tests are in
+                        // `memtable/mod.rs`; here they are met now and then).
                         let len = if self.rng.gen_bool(0.3) {
                             self.rng.gen_range(100..220)
                         } else {
