@@ -16,6 +16,7 @@ pub mod bounds;
 mod compaction_cmd;
 mod cql_cmd;
 mod datadir;
+mod export_cmd;
 mod model_cmd;
 mod repair_cmd;
 mod serve_cmd;
@@ -172,6 +173,16 @@ enum Command {
     Traincompressiondictionary {
         #[command(flatten)]
         args: admin::TrainArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// Writes a table's data as Apache Cassandra sstables (`--format
+    /// cassandra`: version `nb`, what Cassandra 4.0 and 5.0 write) that
+    /// `nodetool import` and `sstableloader` load, with schema.cql to create
+    /// the table there (docs/cassandra.md).
+    Export {
+        #[command(flatten)]
+        args: export_cmd::ExportArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -370,6 +381,7 @@ impl Command {
             | Command::Upgradesstables { db, .. }
             | Command::Traincompressiondictionary { db, .. }
             | Command::Snapshot { db, .. }
+            | Command::Export { db, .. }
             | Command::Listsnapshots { db, .. }
             | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
             Command::Commitlog(cmd) => cmd.data_dir_use(),
@@ -404,6 +416,7 @@ impl Command {
             Command::Upgradesstables { .. } => "upgradesstables",
             Command::Traincompressiondictionary { .. } => "traincompressiondictionary",
             Command::Snapshot { .. } => "snapshot",
+            Command::Export { .. } => "export",
             Command::Listsnapshots { .. } => "listsnapshots",
             Command::Clearsnapshot { .. } => "clearsnapshot",
             Command::Commitlog(_) => "commitlog",
@@ -454,6 +467,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
             admin::train_compression_dictionary(&data_dir, args)
         }
         Command::Snapshot { args, .. } => admin::snapshot(&data_dir, args),
+        Command::Export { args, .. } => export_cmd::run(&data_dir, args),
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&data_dir, cmd),

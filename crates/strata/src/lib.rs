@@ -50,6 +50,7 @@
 //!
 //! Layers and the check that the module graph has no cycles: docs/ARCHITECTURE.md.
 
+pub mod cassandra;
 pub mod chunk_cache;
 pub mod clock;
 pub mod codec;
