@@ -692,23 +692,32 @@ impl DataFile {
         Ok(())
     }
 
-    /// Flushes the last chunk and syncs; returns (uncompressed length, the
-    /// file's length, chunk offsets, raw CRCs, digest).
-    fn finish(&mut self) -> Result<(u64, u64, Vec<u64>, Vec<u32>, u32)> {
+    /// Flushes the last chunk and syncs.
+    fn finish(&mut self) -> Result<DataWritten> {
         self.flush_chunk()?;
         self.file.flush().map_err(|e| Error::io(&self.path, e))?;
         self.file
             .get_ref()
             .sync_all()
             .map_err(|e| Error::io(&self.path, e))?;
-        Ok((
-            self.uncompressed,
-            self.on_disk,
-            std::mem::take(&mut self.chunk_offsets),
-            std::mem::take(&mut self.raw_crcs),
-            self.digest.clone().finalize(),
-        ))
+        Ok(DataWritten {
+            uncompressed: self.uncompressed,
+            on_disk: self.on_disk,
+            chunk_offsets: std::mem::take(&mut self.chunk_offsets),
+            raw_crcs: std::mem::take(&mut self.raw_crcs),
+            digest: self.digest.clone().finalize(),
+        })
     }
+}
+
+/// What a finished Data.db is: its lengths, chunk offsets (compressed),
+/// chunk CRCs (uncompressed) and the whole file's CRC32.
+struct DataWritten {
+    uncompressed: u64,
+    on_disk: u64,
+    chunk_offsets: Vec<u64>,
+    raw_crcs: Vec<u32>,
+    digest: u32,
 }
 
 fn create_new(path: &Path) -> Result<File> {
@@ -1179,7 +1188,13 @@ impl NbWriter {
             .get_ref()
             .sync_all()
             .map_err(|e| Error::io(&index_path, e))?;
-        let (uncompressed, on_disk, offsets, raw_crcs, digest) = self.data.finish()?;
+        let DataWritten {
+            uncompressed,
+            on_disk,
+            chunk_offsets: offsets,
+            raw_crcs,
+            digest,
+        } = self.data.finish()?;
         let dir = self.dir.clone();
         let generation = self.generation;
         let path = |c: &str| component_path(&dir, generation, c);
@@ -1625,7 +1640,7 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
             bitset[(bit >> 3) as usize] |= 1 << (bit & 7);
             base = base.wrapping_add(h0 as i64);
         }
-        if n % MIN_INDEX_INTERVAL == 0 {
+        if n.is_multiple_of(MIN_INDEX_INTERVAL) {
             offsets.push(entries.len() as u32);
             entries.extend_from_slice(key);
             entries.extend_from_slice(&(position as i64).to_le_bytes());
@@ -1676,6 +1691,240 @@ pub fn serialized(values: &[Value]) -> Vec<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::data::{ClusteringBound, ClusteringRange, RangeTombstone};
+    use crate::types::Value;
+
+    /// A schema with a clustering column, a static and a regular column.
+    fn schema() -> TableSchema {
+        TableSchema::from_cql(
+            "CREATE TABLE ks.t (pk int, ck text, v bigint, s text static, \
+             PRIMARY KEY (pk, ck))",
+        )
+        .unwrap()
+    }
+
+    fn write_sample(dir: &Path, compression: NbCompression, keys: i32) -> NbSummary {
+        let schema = schema();
+        let opts = NbOptions {
+            compression,
+            chunk_length: 1024,
+            bloom_filter_fp_chance: 0.01,
+            min_timestamp_micros: 0,
+            min_local_deletion_seconds: 1_000,
+            min_ttl_seconds: 0,
+            now_seconds: 2_000,
+        };
+        let header = Header::new(&schema, &opts).unwrap();
+        let mut w = NbWriter::create(dir, 1, header, opts).unwrap();
+        let v = schema.column("v").unwrap().id.unwrap();
+        let mut parts: Vec<DecoratedKey> = (0..keys)
+            .map(|k| DecoratedKey::new(&k.to_be_bytes()))
+            .collect();
+        parts.sort();
+        for key in &parts {
+            let mut deletion = PartitionDeletion::default();
+            deletion.ranges.push(RangeTombstone {
+                range: range(
+                    &schema
+                        .encode_clustering(&[Value::Text("m".into())])
+                        .unwrap(),
+                    true,
+                    &[],
+                    true,
+                ),
+                deletion: DeletionTime::new(5, 1_500),
+            });
+            w.begin_partition(key, &deletion, None).unwrap();
+            for i in 0..20 {
+                let ck = schema
+                    .encode_clustering(&[Value::Text(format!("r{i:02}"))])
+                    .unwrap();
+                let mut row = Row::new(ck);
+                row.liveness = LivenessInfo::new(10 + i as i64);
+                row.add_cell(crate::data::Cell::live(
+                    v,
+                    10 + i as i64,
+                    (i as i64).to_be_bytes().to_vec(),
+                ));
+                w.append_row(&row).unwrap();
+            }
+            w.end_partition().unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn read(dir: &Path, c: &str) -> Vec<u8> {
+        std::fs::read(component_path(dir, 1, c)).unwrap()
+    }
+
+    /// The uncompressed Data.db, checking every chunk's CRC on the way.
+    fn data_of(dir: &Path) -> Vec<u8> {
+        let data = read(dir, "Data.db");
+        let info = read(dir, "CompressionInfo.db");
+        let class_len = u16::from_be_bytes([info[0], info[1]]) as usize;
+        assert_eq!(&info[2..2 + class_len], b"LZ4Compressor");
+        let mut p = 2 + class_len;
+        let be32 = |b: &[u8]| i32::from_be_bytes(b[..4].try_into().unwrap());
+        let be64 = |b: &[u8]| i64::from_be_bytes(b[..8].try_into().unwrap());
+        assert_eq!(be32(&info[p..]), 0); // options
+        p += 4;
+        let chunk_length = be32(&info[p..]) as usize;
+        p += 8; // and max compressed length
+        let length = be64(&info[p..]) as usize;
+        p += 8;
+        let chunks = be32(&info[p..]) as usize;
+        p += 4;
+        let offsets: Vec<usize> = (0..chunks)
+            .map(|i| be64(&info[p + 8 * i..]) as usize)
+            .collect();
+        let mut out = Vec::new();
+        for (i, &o) in offsets.iter().enumerate() {
+            let end = offsets.get(i + 1).copied().unwrap_or(data.len()) - 4;
+            let stored = &data[o..end];
+            let crc = u32::from_be_bytes(data[end..end + 4].try_into().unwrap());
+            assert_eq!(crc, crc32fast::hash(stored), "chunk {i}");
+            let n = u32::from_le_bytes(stored[..4].try_into().unwrap()) as usize;
+            assert!(n <= chunk_length);
+            let mut buf = vec![0u8; n];
+            crate::lz4::decompress_into(&stored[4..], &mut buf).unwrap();
+            out.extend_from_slice(&buf);
+        }
+        assert_eq!(out.len(), length);
+        out
+    }
+
+    #[test]
+    fn components_agree_with_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = write_sample(dir.path(), NbCompression::Lz4, 300);
+        assert_eq!((s.partitions, s.rows, s.cells), (300, 6_000, 6_000));
+        assert_eq!(s.range_tombstone_markers, 600);
+        // Digest.crc32: the CRC32 of Data.db as stored, in decimal.
+        let digest = String::from_utf8(read(dir.path(), "Digest.crc32")).unwrap();
+        assert_eq!(
+            digest,
+            crc32fast::hash(&read(dir.path(), "Data.db")).to_string()
+        );
+        let data = data_of(dir.path());
+        // Every Index.db entry points at its partition's key in Data.db, and
+        // each partition ends with the end flag right before the next.
+        let index = read(dir.path(), "Index.db");
+        let mut input = index.as_slice();
+        let mut positions = Vec::new();
+        while !input.is_empty() {
+            let len = u16::from_be_bytes([input[0], input[1]]) as usize;
+            let key = input[2..2 + len].to_vec();
+            input = &input[2 + len..];
+            let pos = vint::read_unsigned(&mut input).unwrap() as usize;
+            assert_eq!(vint::read_unsigned(&mut input).unwrap(), 0);
+            assert_eq!(&data[pos..pos + 2], &(len as u16).to_be_bytes());
+            assert_eq!(&data[pos + 2..pos + 2 + len], key.as_slice());
+            positions.push((pos, key));
+        }
+        assert_eq!(positions.len(), 300);
+        for w in positions.windows(2) {
+            assert_eq!(data[w[1].0 - 1], END_OF_PARTITION);
+        }
+        assert_eq!(*data.last().unwrap(), END_OF_PARTITION);
+        // Filter.db: every key's five bits are set.
+        let filter = read(dir.path(), "Filter.db");
+        let hashes = i32::from_be_bytes(filter[..4].try_into().unwrap());
+        let words = i32::from_be_bytes(filter[4..8].try_into().unwrap()) as u64;
+        assert_eq!(hashes, 5);
+        assert_eq!(words, (300 * 10 + 20u64).div_ceil(64));
+        let bits = &filter[8..];
+        for (_, key) in &positions {
+            let (h0, h1) = crate::token::murmur3_x64_128(key, 0);
+            let mut base = h1 as i64;
+            for _ in 0..hashes {
+                let b = (base % (words * 64) as i64).unsigned_abs();
+                assert!(bits[(b >> 3) as usize] & (1 << (b & 7)) != 0);
+                base = base.wrapping_add(h0 as i64);
+            }
+        }
+        // Summary.db: every 128th key, then the first and last key.
+        let summary = read(dir.path(), "Summary.db");
+        assert_eq!(i32::from_be_bytes(summary[4..8].try_into().unwrap()), 3);
+        let tail = &summary[summary.len() - 8..];
+        assert_eq!(tail[..4], 4i32.to_be_bytes());
+        assert_eq!(tail[4..], positions.last().unwrap().1[..]);
+        // Statistics.db: the table of contents and every CRC.
+        let st = read(dir.path(), "Statistics.db");
+        assert_eq!(st[..4], 3i32.to_be_bytes());
+        assert_eq!(st[4..8], crc32fast::hash(&st[..4]).to_be_bytes());
+        let toc_end = 8 + 3 * 8;
+        // The second CRC runs over the count and the entries, not the first CRC.
+        let mut toc_crc = crc32fast::Hasher::new();
+        toc_crc.update(&st[..4]);
+        toc_crc.update(&st[8..toc_end]);
+        assert_eq!(
+            st[toc_end..toc_end + 4],
+            toc_crc.finalize().to_be_bytes()[..]
+        );
+        let offset = |i: usize| {
+            i32::from_be_bytes(st[8 + 8 * i + 4..8 + 8 * i + 8].try_into().unwrap()) as usize
+        };
+        for i in 0..3 {
+            let start = offset(i);
+            let end = if i < 2 { offset(i + 1) } else { st.len() } - 4;
+            assert_eq!(
+                st[end..end + 4],
+                crc32fast::hash(&st[start..end]).to_be_bytes()[..]
+            );
+        }
+        let toc = String::from_utf8(read(dir.path(), "TOC.txt")).unwrap();
+        assert!(toc.contains("CompressionInfo.db") && !toc.contains("CRC.db"));
+    }
+
+    #[test]
+    fn uncompressed_data_has_crc_db() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = write_sample(dir.path(), NbCompression::None, 1_000);
+        let data = read(dir.path(), "Data.db");
+        assert_eq!(data.len() as u64, s.uncompressed_bytes);
+        let crc = read(dir.path(), "CRC.db");
+        assert_eq!(crc[..4], (CRC_CHUNK_BYTES as i32).to_be_bytes());
+        let chunks: Vec<_> = data.chunks(CRC_CHUNK_BYTES).collect();
+        assert_eq!(crc.len(), 4 + 4 * chunks.len());
+        for (i, c) in chunks.iter().enumerate() {
+            assert_eq!(crc[4 + 4 * i..8 + 4 * i], crc32fast::hash(c).to_be_bytes());
+        }
+        assert!(!component_path(dir.path(), 1, "CompressionInfo.db").exists());
+    }
+
+    #[test]
+    fn an_expiry_after_2038_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = schema();
+        let opts = NbOptions {
+            compression: NbCompression::Lz4,
+            chunk_length: 1024,
+            bloom_filter_fp_chance: 0.01,
+            min_timestamp_micros: 0,
+            min_local_deletion_seconds: 0,
+            min_ttl_seconds: 0,
+            now_seconds: 0,
+        };
+        let header = Header::new(&schema, &opts).unwrap();
+        let mut w = NbWriter::create(dir.path(), 1, header, opts).unwrap();
+        let v = schema.column("v").unwrap().id.unwrap();
+        let key = DecoratedKey::new(&1i32.to_be_bytes());
+        w.begin_partition(&key, &PartitionDeletion::default(), None)
+            .unwrap();
+        let mut row = Row::new(
+            schema
+                .encode_clustering(&[Value::Text("a".into())])
+                .unwrap(),
+        );
+        row.add_cell(crate::data::Cell::expiring(
+            v,
+            1,
+            100,
+            i32::MAX as i64,
+            vec![0; 8],
+        ));
+        let e = w.append_row(&row).unwrap_err().to_string();
+        assert!(e.contains("2038"), "{e}");
+    }
 
     #[test]
     fn histogram_offsets_are_cassandras() {
