@@ -17,6 +17,7 @@ mod compaction_cmd;
 mod cql_cmd;
 mod datadir;
 mod export_cmd;
+mod import_cmd;
 mod model_cmd;
 mod repair_cmd;
 mod serve_cmd;
@@ -183,6 +184,16 @@ enum Command {
     Export {
         #[command(flatten)]
         args: export_cmd::ExportArgs,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// Imports Apache Cassandra sstables (`--from-cassandra DIR`: a
+    /// snapshot directory or one Data.db; versions ma to nb, oa, da) into a
+    /// table, creating it from the snapshot's schema.cql if missing
+    /// (docs/cassandra.md).
+    Import {
+        #[command(flatten)]
+        args: import_cmd::ImportArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -382,6 +393,7 @@ impl Command {
             | Command::Traincompressiondictionary { db, .. }
             | Command::Snapshot { db, .. }
             | Command::Export { db, .. }
+            | Command::Import { db, .. }
             | Command::Listsnapshots { db, .. }
             | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
             Command::Commitlog(cmd) => cmd.data_dir_use(),
@@ -417,6 +429,7 @@ impl Command {
             Command::Traincompressiondictionary { .. } => "traincompressiondictionary",
             Command::Snapshot { .. } => "snapshot",
             Command::Export { .. } => "export",
+            Command::Import { .. } => "import",
             Command::Listsnapshots { .. } => "listsnapshots",
             Command::Clearsnapshot { .. } => "clearsnapshot",
             Command::Commitlog(_) => "commitlog",
@@ -468,6 +481,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         }
         Command::Snapshot { args, .. } => admin::snapshot(&data_dir, args),
         Command::Export { args, .. } => export_cmd::run(&data_dir, args),
+        Command::Import { args, .. } => import_cmd::run(&data_dir, args),
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&data_dir, cmd),

@@ -1870,7 +1870,18 @@ impl TableSchema {
                 builder.column(name, ty.clone())
             };
         }
-        let options = TableOptions::default().apply_settings(&ct.settings)?;
+        // `ID = <uuid>`: the table's UUID, as Cassandra takes it.
+        let mut settings = ct.settings.clone();
+        if let Some(i) = settings.iter().position(|s| s.name == "id") {
+            let s = settings.remove(i);
+            let uuid = match &s.value {
+                crate::cql::literal::Literal::Scalar(v) => TableUuid::parse(v),
+                _ => None,
+            }
+            .ok_or_else(|| Error::option("id", "must be a UUID"))?;
+            builder = builder.uuid(Some(uuid));
+        }
+        let options = TableOptions::default().apply_settings(&settings)?;
         builder.options(options).build()
     }
 

@@ -8,6 +8,8 @@
 //! lists what crosses and what does not.
 
 pub mod export;
+pub mod import;
 pub mod marshal;
 pub mod nb;
+pub mod reader;
 pub mod vint;

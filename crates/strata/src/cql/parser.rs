@@ -1203,6 +1203,25 @@ impl<'a> Parser<'a> {
         if !self.is_name_at(0) {
             return Err(self.expected("an option name"));
         }
+        // `ID = <uuid>` (Cassandra's table id, as its snapshots' schema.cql
+        // writes it): the one option whose value is an unquoted UUID, which
+        // the settings lexer does not read.
+        if self.at_kw("id")
+            && self.nth(1).kind == Kind::Punct
+            && self.text_of(self.nth(1)) == "="
+            && self.nth(2).kind == Kind::Uuid
+        {
+            let name_pos = self.pos();
+            let value_pos = self.nth(2).start;
+            let value = self.text_of(self.nth(2)).to_string();
+            self.i += 3;
+            return Ok(Setting {
+                name: "id".to_string(),
+                name_pos,
+                value: crate::cql::literal::Literal::Scalar(value),
+                value_pos,
+            });
+        }
         let mut lex = Lexer::at(self.text, start);
         let setting = settings::parse_setting_syntax(&mut lex).map_err(|(option, e)| {
             self.syntax(e.pos, &format!("in option '{option}': {}", e.msg))

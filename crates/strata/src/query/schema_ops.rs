@@ -181,6 +181,15 @@ const STRATA_TABLE_OPTIONS: [&str; 4] = [
 fn check_table_settings(settings: &[Setting]) -> QueryOutcome<()> {
     for s in settings {
         let name = s.name.as_str();
+        if name == "id" {
+            // Cassandra's table id (a snapshot's schema.cql sets it): the
+            // table takes it as its UUID.
+            let ok = matches!(&s.value, Literal::Scalar(v) if crate::schema::TableUuid::parse(v).is_some());
+            if !ok {
+                return Err(config_error("ID must be a UUID".to_string()));
+            }
+            continue;
+        }
         if !CASSANDRA_TABLE_OPTIONS.contains(&name) && !STRATA_TABLE_OPTIONS.contains(&name) {
             return Err(QueryError::new(
                 CqlErrorKind::SyntaxError,

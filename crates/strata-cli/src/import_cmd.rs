@@ -1,0 +1,165 @@
+//! `strata import --from-cassandra DIR ks.table`: a Cassandra snapshot's
+//! sstables into a table (library `strata::cassandra::import`), creating the
+//! keyspace and the table from the snapshot's `schema.cql` when the table
+//! does not exist yet.
+
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use strata::cassandra::import::{import_dir, import_sstables, ImportSummary};
+use strata::cassandra::reader::SSTableName;
+use strata::query::{Authenticator, Executor, NodeInfo, QueryParams, Session};
+use strata::{Error, Result};
+
+use crate::{open_db, split_table_name};
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// A directory of Cassandra sstables (a `nodetool snapshot` directory,
+    /// with its schema.cql) or one `*-Data.db` file.
+    #[arg(long = "from-cassandra", value_name = "DIR")]
+    pub from: PathBuf,
+    /// `keyspace.table` to import into.
+    pub table: String,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
+    let (ks, name) = split_table_name(&args.table)?;
+    let (dir, only) = if args.from.is_file() {
+        let file = args
+            .from
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(SSTableName::parse_data)
+            .ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "{}: not a Cassandra Data.db file (named like nb-1-big-Data.db)",
+                    args.from.display()
+                ))
+            })?;
+        let dir = args
+            .from
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        (dir, Some(file))
+    } else {
+        (args.from.clone(), None)
+    };
+    let db = Arc::new(open_db(data_dir)?);
+    let created = if db.table(ks, name).is_err() {
+        create_from_snapshot(&db, &dir, ks, name)?;
+        true
+    } else {
+        false
+    };
+    let table = db.table(ks, name)?;
+    let summary = match only {
+        Some(n) => import_sstables(&table, &dir, vec![n]),
+        None => import_dir(&table, &dir),
+    };
+    let summary = summary?;
+    drop(table);
+    match Arc::try_unwrap(db) {
+        Ok(db) => db.close()?,
+        Err(_) => return Err(Error::InvalidInput("the database is still in use".into())),
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary)
+                .map_err(|e| Error::InvalidInput(e.to_string()))?
+        );
+    } else {
+        print_summary(&summary, created);
+    }
+    Ok(())
+}
+
+/// Runs the snapshot's schema.cql (its CREATE TYPE and CREATE TABLE
+/// statements), creating the keyspace first if it is missing; refuses if
+/// the file does not define `ks.name`.
+fn create_from_snapshot(
+    db: &Arc<strata::db::Database>,
+    dir: &Path,
+    ks: &str,
+    name: &str,
+) -> Result<()> {
+    let path = dir.join("schema.cql");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Error::InvalidInput(format!(
+            "table {ks}.{name} does not exist and {} cannot be read ({e}): create the table first",
+            path.display()
+        ))
+    })?;
+    let executor = Executor::new(
+        db.clone(),
+        NodeInfo {
+            listen_address: std::net::IpAddr::from([127, 0, 0, 1]),
+            native_port: 0,
+            cluster_name: "Strata".to_string(),
+            data_center: "datacenter1".to_string(),
+            rack: "rack1".to_string(),
+            release_version: strata::query::RELEASE_VERSION.to_string(),
+            host_id: [0; 16],
+        },
+        Authenticator::AllowAll,
+    )?;
+    let mut session = Session::default();
+    if db.catalog().keyspace(ks).is_err() {
+        db.create_keyspace(ks)?;
+    }
+    let ranges = strata::cql::split_statements(&text)
+        .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?;
+    for (start, end) in ranges {
+        let stmt = text[start..end].trim();
+        if stmt.is_empty() {
+            continue;
+        }
+        executor
+            .query(&mut session, stmt, &QueryParams::default())
+            .map_err(|e| {
+                Error::InvalidInput(format!(
+                    "{}: {}: {}",
+                    path.display(),
+                    first_line(stmt),
+                    e.message
+                ))
+            })?;
+    }
+    db.table(ks, name).map(|_| ()).map_err(|_| {
+        Error::InvalidInput(format!(
+            "{} does not create table {ks}.{name}",
+            path.display()
+        ))
+    })
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+fn print_summary(s: &ImportSummary, created: bool) {
+    if created {
+        println!(
+            "created {}.{} from the snapshot's schema.cql",
+            s.keyspace, s.table
+        );
+    }
+    println!(
+        "imported {} Cassandra sstable(s) into {}.{}: {} partitions, {} rows, {} cells, \
+         {} tombstones, {} bytes read, {:.1} s",
+        s.sstables.len(),
+        s.keyspace,
+        s.table,
+        s.partitions,
+        s.rows,
+        s.cells,
+        s.tombstones,
+        s.bytes,
+        s.seconds
+    );
+}

@@ -1,0 +1,238 @@
+//! `strata import --from-cassandra DIR ks.table`: the sstables of a Cassandra
+//! snapshot (or any directory of Cassandra sstables) become Strata sstables
+//! of the table, written directly, not through the memtable.
+//!
+//! Contract:
+//! 1. All or nothing per directory: every sstable is opened, checked against
+//!    the table (`reader` contract 2) and read whole (every chunk's CRC,
+//!    every partition and row decoded) before anything is adopted; a file
+//!    that cannot be represented refuses the import and nothing changes.
+//! 2. Each Cassandra sstable becomes one Strata sstable at level 0, adopted
+//!    with one manifest edit as `strata sstable import` adopts files; the
+//!    source directory is only read.
+//! 3. Reconciliation does the rest: rows that several snapshots (replicas)
+//!    hold are merged by timestamp as any two versions are, so importing the
+//!    snapshots of every replica of a token range is safe.
+//! 4. A counter column's tombstone is stored at Strata's counter-tombstone
+//!    timestamp (`data` invariant 6): deleted counters stay deleted, as in
+//!    Cassandra.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::cassandra::reader::{SSTableName, SSTableSource};
+use crate::data::{CellKind, Row, COUNTER_TOMBSTONE_TIMESTAMP};
+use crate::encoding::EncodingBase;
+use crate::error::{Error, Result};
+use crate::fs::{IoCause, IoTag};
+use crate::schema::TableSchema;
+use crate::sstable::SSTableWriter;
+use crate::table::Table;
+use crate::types::CqlType;
+
+/// One sstable imported.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ImportedSSTable {
+    pub source: PathBuf,
+    pub version: String,
+    pub strata_id: u64,
+    pub partitions: u64,
+    pub rows: u64,
+    pub cells: u64,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ImportSummary {
+    pub keyspace: String,
+    pub table: String,
+    pub sstables: Vec<ImportedSSTable>,
+    pub partitions: u64,
+    pub rows: u64,
+    pub cells: u64,
+    pub tombstones: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// The Cassandra sstables (their Data.db names) in `dir`, sorted.
+pub fn sstables_in(dir: &Path) -> Result<Vec<SSTableName>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        if let Some(name) = e.file_name().to_str().and_then(SSTableName::parse_data) {
+            out.push(name);
+        }
+    }
+    out.sort_by(|a, b| (&a.version, &a.id).cmp(&(&b.version, &b.id)));
+    Ok(out)
+}
+
+/// Counts of one read of a source.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    partitions: u64,
+    rows: u64,
+    cells: u64,
+    tombstones: u64,
+}
+
+fn fix_counter_tombstones(schema: &TableSchema, row: &mut Row) {
+    for c in row.cells.iter_mut() {
+        if c.kind == CellKind::Tombstone && c.path.is_none() {
+            if let Some(col) = schema.column_by_id(c.column) {
+                if col.ty == CqlType::Counter {
+                    c.timestamp_micros = COUNTER_TOMBSTONE_TIMESTAMP;
+                }
+            }
+        }
+    }
+}
+
+fn count_row(row: &Row, now: i64, n: &mut Counts) {
+    n.rows += 1;
+    n.cells += row.cells.len() as u64;
+    n.tombstones += row.cells.iter().filter(|c| !c.is_live(now)).count() as u64;
+    if !row.deletion.is_live() {
+        n.tombstones += 1;
+    }
+}
+
+/// Reads one source whole, handing each partition to `sink`.
+fn each_partition(
+    dir: &Path,
+    name: &SSTableName,
+    schema: &TableSchema,
+    now: i64,
+    mut sink: impl FnMut(
+        crate::cassandra::reader::SourcePartition,
+        &mut dyn FnMut() -> Result<Option<Row>>,
+    ) -> Result<()>,
+) -> Result<Counts> {
+    let mut src = SSTableSource::open(dir, name.clone(), schema)?;
+    let mut n = Counts::default();
+    let mut last: Option<crate::data::DecoratedKey> = None;
+    while let Some(p) = src.next_partition()? {
+        if last.as_ref().is_some_and(|k| k >= &p.key) {
+            return Err(Error::InvalidInput(format!(
+                "{}: partitions out of token order at token {}",
+                name.component(dir, "Data.db").display(),
+                p.key.token
+            )));
+        }
+        last = Some(p.key.clone());
+        n.partitions += 1;
+        n.tombstones += p.deletion.ranges.len() as u64 + u64::from(p.deletion.partition.is_some());
+        let key = p.key.clone();
+        let mut rows = || -> Result<Option<Row>> {
+            match src.next_row(&key)? {
+                Some(mut r) => {
+                    fix_counter_tombstones(schema, &mut r);
+                    count_row(&r, now, &mut n);
+                    Ok(Some(r))
+                }
+                None => Ok(None),
+            }
+        };
+        sink(p, &mut rows)?;
+        while rows()?.is_some() {}
+    }
+    Ok(n)
+}
+
+/// Imports every Cassandra sstable in `dir` into `table` (module docs).
+pub fn import_dir(table: &Arc<Table>, dir: &Path) -> Result<ImportSummary> {
+    let names = sstables_in(dir)?;
+    import_sstables(table, dir, names)
+}
+
+/// Imports the sstables `names` of `dir` into `table` (module docs).
+pub fn import_sstables(
+    table: &Arc<Table>,
+    dir: &Path,
+    names: Vec<SSTableName>,
+) -> Result<ImportSummary> {
+    let started = Instant::now();
+    if table.is_read_only() {
+        return Err(Error::ReadOnly(
+            "import needs the data directory's owner".into(),
+        ));
+    }
+    let schema = table.schema();
+    if names.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{}: no Cassandra sstables (files named like nb-1-big-Data.db)",
+            dir.display()
+        )));
+    }
+    let now = table.clock().now_seconds();
+    // Contract 1: read everything before adopting anything.
+    let mut checked = Vec::new();
+    for name in &names {
+        let counts = each_partition(dir, name, &schema, now, |_, _| Ok(()))?;
+        let data = name.component(dir, "Data.db");
+        let bytes = std::fs::metadata(&data)
+            .map_err(|e| Error::io(&data, e))?
+            .len();
+        checked.push((name.clone(), counts, bytes));
+    }
+    let tag = IoTag::new(IoCause::Recompression);
+    let mut summary = ImportSummary {
+        keyspace: schema.keyspace.clone(),
+        table: schema.name.clone(),
+        sstables: Vec::new(),
+        partitions: 0,
+        rows: 0,
+        cells: 0,
+        tombstones: 0,
+        bytes: 0,
+        seconds: 0.0,
+    };
+    for (name, counts, bytes) in checked {
+        table.check_disk_space(bytes)?;
+        let src = SSTableSource::open(dir, name.clone(), &schema)?;
+        let base = EncodingBase {
+            min_timestamp: src.header.min_timestamp,
+            min_local_deletion: src.header.min_local_deletion,
+            min_ttl: src.header.min_ttl.max(0) as u32,
+            row_ts_bytes: 0,
+        };
+        drop(src);
+        let id = table.allocate_sstable_id();
+        let opts = table.writer_options(id, 0, tag, base, counts.partitions);
+        let mut writer = SSTableWriter::create(table.fs(), table.dir(), id, opts)?;
+        // On an error the writer is dropped, which removes its file.
+        each_partition(dir, &name, &schema, now, |p, rows| {
+            writer.begin_partition(p.key, p.deletion, p.static_row)?;
+            while let Some(r) = rows()? {
+                writer.append_row(r)?;
+            }
+            writer.end_partition()?;
+            Ok(())
+        })?;
+        let new = writer.finish()?;
+        if let Err(e) = table.replace_sstables(&[], &[(new.clone(), 0)]) {
+            if !matches!(e, Error::Poisoned(_)) {
+                new.mark_obsolete();
+            }
+            return Err(e);
+        }
+        summary.partitions += counts.partitions;
+        summary.rows += counts.rows;
+        summary.cells += counts.cells;
+        summary.tombstones += counts.tombstones;
+        summary.bytes += bytes;
+        summary.sstables.push(ImportedSSTable {
+            source: name.component(dir, "Data.db"),
+            version: name.version.clone(),
+            strata_id: id,
+            partitions: counts.partitions,
+            rows: counts.rows,
+            cells: counts.cells,
+        });
+    }
+    table.wake_compaction();
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
