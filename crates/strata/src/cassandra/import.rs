@@ -141,6 +141,39 @@ fn each_partition(
     Ok(n)
 }
 
+/// Checks Data.db against its Digest.crc32 (the CRC32 of the whole file as
+/// stored) when there is one: the only check of uncompressed data, whose
+/// per-chunk CRCs Cassandra keeps apart in CRC.db.
+fn verify_digest(dir: &Path, name: &SSTableName) -> Result<()> {
+    use std::io::Read;
+    let digest_path = name.component(dir, "Digest.crc32");
+    let Ok(text) = std::fs::read_to_string(&digest_path) else {
+        return Ok(());
+    };
+    let want: u32 = text.trim().parse().map_err(|_| {
+        Error::InvalidInput(format!("{}: not a CRC32 in decimal", digest_path.display()))
+    })?;
+    let data = name.component(dir, "Data.db");
+    let mut f = std::fs::File::open(&data).map_err(|e| Error::io(&data, e))?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(|e| Error::io(&data, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    if h.finalize() != want {
+        return Err(Error::InvalidInput(format!(
+            "{}: its CRC32 does not match {}: the file is damaged",
+            data.display(),
+            digest_path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Imports every Cassandra sstable in `dir` into `table` (module docs).
 pub fn import_dir(table: &Arc<Table>, dir: &Path) -> Result<ImportSummary> {
     let names = sstables_in(dir)?;
@@ -170,6 +203,7 @@ pub fn import_sstables(
     // Contract 1: read everything before adopting anything.
     let mut checked = Vec::new();
     for name in &names {
+        verify_digest(dir, name)?;
         let counts = each_partition(dir, name, &schema, now, |_, _| Ok(()))?;
         let data = name.component(dir, "Data.db");
         let bytes = std::fs::metadata(&data)
