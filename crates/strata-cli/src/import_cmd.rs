@@ -51,10 +51,9 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
     };
     let db = Arc::new(open_db(data_dir)?);
     let created = if db.table(ks, name).is_err() {
-        create_from_snapshot(&db, &dir, ks, name)?;
-        true
+        Some(create_from_snapshot(&db, &dir, ks, name)?)
     } else {
-        false
+        None
     };
     let table = db.table(ks, name)?;
     let summary = match only {
@@ -68,10 +67,13 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
         Err(_) => return Err(Error::InvalidInput("the database is still in use".into())),
     }
     if args.json {
+        let mut v =
+            serde_json::to_value(&summary).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        v["table_created"] = serde_json::json!(created.is_some());
+        v["schema_changes"] = serde_json::json!(created.unwrap_or_default());
         println!(
             "{}",
-            serde_json::to_string_pretty(&summary)
-                .map_err(|e| Error::InvalidInput(e.to_string()))?
+            serde_json::to_string_pretty(&v).map_err(|e| Error::InvalidInput(e.to_string()))?
         );
     } else {
         print_summary(&summary, created);
@@ -79,15 +81,23 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
     Ok(())
 }
 
+/// Cassandra compressors Strata does not write, and why the created table
+/// uses LZ4 instead (the imported data is read whatever its compressor).
+const COMPRESSORS_REPLACED: [(&str, &str); 2] = [
+    ("SnappyCompressor", "Strata has no Snappy compressor"),
+    ("DeflateCompressor", "Strata has no Deflate compressor"),
+];
+
 /// Runs the snapshot's schema.cql (its CREATE TYPE and CREATE TABLE
 /// statements), creating the keyspace first if it is missing; refuses if
-/// the file does not define `ks.name`.
+/// the file does not define `ks.name`. Returns what was changed on the way
+/// (a compressor Strata lacks becomes LZ4Compressor, and says so).
 fn create_from_snapshot(
     db: &Arc<strata::db::Database>,
     dir: &Path,
     ks: &str,
     name: &str,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let path = dir.join("schema.cql");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         Error::InvalidInput(format!(
@@ -114,11 +124,26 @@ fn create_from_snapshot(
     }
     let ranges = strata::cql::split_statements(&text)
         .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?;
+    let mut notes = Vec::new();
     for (start, end) in ranges {
-        let stmt = text[start..end].trim();
+        let mut stmt = text[start..end].trim().to_string();
         if stmt.is_empty() {
             continue;
         }
+        for (class, why) in COMPRESSORS_REPLACED {
+            if stmt.contains(class) {
+                stmt = stmt
+                    .replace(
+                        &format!("org.apache.cassandra.io.compress.{class}"),
+                        "LZ4Compressor",
+                    )
+                    .replace(class, "LZ4Compressor");
+                notes.push(format!(
+                    "compression {class}: {why}; the table uses LZ4Compressor (the data is read as it is)"
+                ));
+            }
+        }
+        let stmt = stmt.as_str();
         executor
             .query(&mut session, stmt, &QueryParams::default())
             .map_err(|e| {
@@ -130,24 +155,28 @@ fn create_from_snapshot(
                 ))
             })?;
     }
-    db.table(ks, name).map(|_| ()).map_err(|_| {
+    db.table(ks, name).map_err(|_| {
         Error::InvalidInput(format!(
             "{} does not create table {ks}.{name}",
             path.display()
         ))
-    })
+    })?;
+    Ok(notes)
 }
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
 
-fn print_summary(s: &ImportSummary, created: bool) {
-    if created {
+fn print_summary(s: &ImportSummary, created: Option<Vec<String>>) {
+    if let Some(notes) = created {
         println!(
             "created {}.{} from the snapshot's schema.cql",
             s.keyspace, s.table
         );
+        for n in notes {
+            println!("  {n}");
+        }
     }
     println!(
         "imported {} Cassandra sstable(s) into {}.{}: {} partitions, {} rows, {} cells, \

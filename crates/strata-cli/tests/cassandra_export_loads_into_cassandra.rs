@@ -149,3 +149,82 @@ fn exported_sstables_load_into_cassandra_and_read_the_same() {
     py(&["run", "9042", drop.to_str().unwrap()]);
     common::stop_server(server);
 }
+
+/// The other direction: the same kind of data written into Cassandra itself
+/// (one keyspace per compressor Cassandra ships: LZ4, Zstd, Snappy,
+/// Deflate, none), flushed and snapshotted; `strata import
+/// --from-cassandra` of each snapshot directory, the table created from its
+/// schema.cql, must read exactly as Cassandra does.
+#[test]
+fn cassandra_snapshots_import_and_read_the_same() {
+    let Some(cass) = cassandra_dir() else {
+        eprintln!("skipped: set STRATA_CASSANDRA to a Cassandra 5.0.9 script directory");
+        return;
+    };
+    let nodetool = cass.join("nodetool.sh");
+    sh(&cass.join("start.sh"), &[]);
+    let compressors = [
+        ("lz4", "{'class': 'LZ4Compressor'}"),
+        (
+            "zstd",
+            "{'class': 'ZstdCompressor', 'compression_level': '5'}",
+        ),
+        (
+            "snappy",
+            "{'class': 'SnappyCompressor', 'chunk_length_in_kb': '64'}",
+        ),
+        ("deflate", "{'class': 'DeflateCompressor'}"),
+        ("none", "{'enabled': 'false'}"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let mut keyspaces = Vec::new();
+    for (i, (tag, compression)) in compressors.iter().enumerate() {
+        let ks = format!("strata_import_{tag}_{}", std::process::id());
+        py(&["load", "9042", &(100 + i).to_string(), &ks, compression]);
+        sh(&nodetool, &["flush", &ks]);
+        sh(&nodetool, &["snapshot", "-t", "strata", &ks]);
+        keyspaces.push(ks);
+    }
+    let data_root = PathBuf::from("/tmp/cassandra/data/data");
+    for ks in &keyspaces {
+        for t in ["wide", "rev"] {
+            let table_dir = std::fs::read_dir(data_root.join(ks))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with(&format!("{t}-"))
+                })
+                .unwrap();
+            let snapshot = table_dir.join("snapshots").join("strata");
+            let out = common::ok(
+                &common::strata(
+                    dir.path(),
+                    &[
+                        "import",
+                        "--from-cassandra",
+                        snapshot.to_str().unwrap(),
+                        &format!("{ks}.{t}"),
+                        "--json",
+                    ],
+                ),
+                "import",
+            );
+            let summary = common::json(&out);
+            assert_eq!(summary["table_created"], true, "{summary}");
+        }
+    }
+    let (server, addr) = common::serve(dir.path(), &["--port", "0"]);
+    let port = addr.port().to_string();
+    for ks in &keyspaces {
+        let r = py(&["compare", "9042", &port, ks, "wide", "rev"]);
+        assert!(r.contains("equal"), "{ks}: {r}");
+        eprintln!("{ks}: {}", r.trim());
+        let drop = dir.path().join("drop.cql");
+        std::fs::write(&drop, format!("DROP KEYSPACE {ks};")).unwrap();
+        py(&["run", "9042", drop.to_str().unwrap()]);
+    }
+    common::stop_server(server);
+}

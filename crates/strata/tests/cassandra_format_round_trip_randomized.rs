@@ -194,7 +194,11 @@ fn export(
         &ExportOptions {
             out: out.to_path_buf(),
             compression: Some(compression),
-            max_sstable_bytes: if seed.is_multiple_of(2) { 4096 } else { 1 << 30 },
+            max_sstable_bytes: if seed.is_multiple_of(2) {
+                4096
+            } else {
+                1 << 30
+            },
         },
         &mut |_, _| {},
     )

@@ -1,7 +1,8 @@
 """Helper of the export round trip against a real Apache Cassandra
 (tests/cassandra_export_loads_into_cassandra.rs), through the Python driver:
 
-  load PORT SEED KEYSPACE    a seeded mix of writes into a Strata server: inserts
+  load PORT SEED KEYSPACE [COMPRESSION]
+                             a seeded mix of writes into a Strata server: inserts
                              and updates with old and current timestamps, long and
                              short TTLs, collections, cell, row, range and partition
                              deletions
@@ -37,11 +38,14 @@ SCHEMA = [
 ]
 
 
-def load(port, seed, ks):
+def load(port, seed, ks, compression=None):
     rng = random.Random(int(seed))
     cluster, s = session(port)
     for stmt in SCHEMA:
         s.execute(stmt.format(ks=ks))
+    if compression:
+        for t in ("wide", "rev"):
+            s.execute("ALTER TABLE %s.%s WITH compression = %s" % (ks, t, compression))
     now = int(time.time() * 1_000_000)
     for i in range(400):
         pk = rng.randrange(40)
@@ -140,7 +144,7 @@ def compare(a_port, b_port, ks, tables):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "load":
-        load(*sys.argv[2:5])
+        load(*sys.argv[2:6])
     elif cmd == "run":
         run(*sys.argv[2:4])
     elif cmd == "compare":
