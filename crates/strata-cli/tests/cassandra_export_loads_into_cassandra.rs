@@ -14,7 +14,10 @@
 //!
 //! Needs a Cassandra 5.0.9 to start and stop: set `STRATA_CASSANDRA` to a
 //! directory holding `start.sh`, `stop.sh` and `nodetool.sh` (this machine:
-//! `../shared/cassandra`). Without it the test says so and passes, as
+//! `../shared/cassandra`), and `STRATA_CASSANDRA_DATA` to its data directory
+//! when it is not `/tmp/cassandra/data/data`. A copy of that directory whose
+//! yaml sets `storage_compatibility_mode: NONE` (and `sstable:
+//! selected_format: bti`) makes the import test read `oa` (`da`) sstables. Without it the test says so and passes, as
 //! `.ci/run` does not start Cassandra (a start takes a minute and 2 GB); the
 //! last result on the developer's machine is in BENCHMARKS.md.
 
@@ -185,7 +188,10 @@ fn cassandra_snapshots_import_and_read_the_same() {
         sh(&nodetool, &["snapshot", "-t", "strata", &ks]);
         keyspaces.push(ks);
     }
-    let data_root = PathBuf::from("/tmp/cassandra/data/data");
+    // Where that Cassandra keeps its tables (its yaml's data_file_directories).
+    let data_root = std::env::var_os("STRATA_CASSANDRA_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/cassandra/data/data"));
     for ks in &keyspaces {
         for t in ["wide", "rev"] {
             let table_dir = std::fs::read_dir(data_root.join(ks))
@@ -214,6 +220,13 @@ fn cassandra_snapshots_import_and_read_the_same() {
             );
             let summary = common::json(&out);
             assert_eq!(summary["table_created"], true, "{summary}");
+            let versions: Vec<String> = summary["sstables"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["version"].as_str().unwrap().to_string())
+                .collect();
+            eprintln!("{ks}.{t}: imported versions {versions:?}");
         }
     }
     let (server, addr) = common::serve(dir.path(), &["--port", "0"]);

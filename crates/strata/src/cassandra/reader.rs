@@ -89,18 +89,28 @@ impl SSTableName {
             || (v == "da" && self.format == "bti")
     }
 
+    /// Whether this version has the features BIG version `v` introduced.
+    /// BTI's versions start again at `da`, which has everything of `oa`.
+    fn at_least(&self, v: &str) -> bool {
+        if self.format == "bti" {
+            v <= "oa"
+        } else {
+            self.version.as_str() >= v
+        }
+    }
+
     /// `oa` and later encode deletion times as unsigned and a partition's
     /// deletion in the short form.
     fn uint_deletion_times(&self) -> bool {
-        self.version.as_str() >= "oa"
+        self.at_least("oa")
     }
 
     fn has_metadata_checksum(&self) -> bool {
-        self.version.as_str() >= "na"
+        self.at_least("na")
     }
 
     fn has_max_compressed_length(&self) -> bool {
-        self.version.as_str() >= "na"
+        self.at_least("na")
     }
 }
 
@@ -1206,6 +1216,8 @@ mod tests {
         assert!(n.supported());
         let da = SSTableName::parse_data("da-3gbe_0q5m_2w7l91u1p6ixhdnu7p-bti-Data.db").unwrap();
         assert!(da.supported());
+        assert!(da.uint_deletion_times() && da.has_metadata_checksum());
+        assert!(!n.uint_deletion_times() && n.has_metadata_checksum());
         assert!(!SSTableName::parse_data("la-1-big-Data.db")
             .unwrap()
             .supported());
