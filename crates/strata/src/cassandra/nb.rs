@@ -1606,34 +1606,36 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
 
     let mut offsets: Vec<u32> = Vec::new();
     let mut entries: Vec<u8> = Vec::new();
-    let mut bytes = Vec::new();
-    File::open(index)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| Error::io(index, e))?;
-    let mut input = bytes.as_slice();
+    // Streamed: Index.db is as large as the keys, and the filter is built
+    // in one pass over it.
+    let file = File::open(index).map_err(|e| Error::io(index, e))?;
+    let mut input = std::io::BufReader::with_capacity(1 << 16, file);
+    let io = |e| Error::io(index, e);
     let mut n = 0u64;
     let mut position = 0u64;
-    while !input.is_empty() {
-        let start_len = input.len();
-        if input.len() < 2 {
-            return Err(Error::InvalidInput(
-                "Index.db: an entry is cut short".into(),
-            ));
+    let mut key = Vec::new();
+    let mut head = [0u8; 2];
+    loop {
+        match input.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(io(e)),
         }
-        let len = u16::from_be_bytes([input[0], input[1]]) as usize;
-        if input.len() < 2 + len {
-            return Err(Error::InvalidInput(
-                "Index.db: an entry is cut short".into(),
-            ));
+        let len = u16::from_be_bytes(head) as usize;
+        key.resize(len, 0);
+        input.read_exact(&mut key).map_err(io)?;
+        let mut entry_len = 2 + len;
+        for _ in 0..2 {
+            // Position, then the row index's size (always 0 here).
+            let mut first = [0u8; 1];
+            input.read_exact(&mut first).map_err(io)?;
+            let extra = first[0].leading_ones() as usize;
+            let mut rest = [0u8; 8];
+            input.read_exact(&mut rest[..extra]).map_err(io)?;
+            entry_len += 1 + extra;
         }
-        let key = &input[2..2 + len];
-        input = &input[2 + len..];
-        vint::read_unsigned(&mut input)
-            .map_err(|e| Error::InvalidInput(format!("Index.db: {}", e.0)))?;
-        vint::read_unsigned(&mut input)
-            .map_err(|e| Error::InvalidInput(format!("Index.db: {}", e.0)))?;
         // BloomFilter.add: bit i is |(h1 + i*h0) mod m| of the key's Murmur3.
-        let (h0, h1) = crate::token::murmur3_x64_128(key, 0);
+        let (h0, h1) = crate::token::murmur3_x64_128(&key, 0);
         let mut base = h1 as i64;
         for _ in 0..hashes {
             let bit = (base % capacity as i64).unsigned_abs();
@@ -1642,10 +1644,10 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
         }
         if n.is_multiple_of(MIN_INDEX_INTERVAL) {
             offsets.push(entries.len() as u32);
-            entries.extend_from_slice(key);
+            entries.extend_from_slice(&key);
             entries.extend_from_slice(&(position as i64).to_le_bytes());
         }
-        position += (start_len - input.len()) as u64;
+        position += entry_len as u64;
         n += 1;
     }
     if n != keys {
