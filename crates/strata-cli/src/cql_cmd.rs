@@ -85,6 +85,24 @@ impl CqlArgs {
 /// Rows per page when a result is fetched (cqlsh's default page size).
 const PAGE_ROWS: u32 = 100;
 
+/// The executor of a shell or command that opened the data directory itself
+/// (no server): one local node, no authentication.
+pub(crate) fn embedded_executor(db: &Arc<strata::db::Database>) -> strata::Result<Executor> {
+    Executor::new(
+        db.clone(),
+        NodeInfo {
+            listen_address: std::net::IpAddr::from([127, 0, 0, 1]),
+            native_port: 0,
+            cluster_name: "Strata".to_string(),
+            data_center: "datacenter1".to_string(),
+            rack: "rack1".to_string(),
+            release_version: strata::query::RELEASE_VERSION.to_string(),
+            host_id: [0; 16],
+        },
+        Authenticator::AllowAll,
+    )
+}
+
 pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
     if let Some(host) = &args.host {
         let opts = ClientOptions {
@@ -120,19 +138,7 @@ pub fn run(data_dir: &Path, args: CqlArgs) -> strata::Result<()> {
         }
         Err(e) => return Err(e),
     };
-    let executor = Executor::new(
-        db.clone(),
-        NodeInfo {
-            listen_address: std::net::IpAddr::from([127, 0, 0, 1]),
-            native_port: 0,
-            cluster_name: "Strata".to_string(),
-            data_center: "datacenter1".to_string(),
-            rack: "rack1".to_string(),
-            release_version: strata::query::RELEASE_VERSION.to_string(),
-            host_id: [0; 16],
-        },
-        Authenticator::AllowAll,
-    )?;
+    let executor = embedded_executor(&db)?;
     let mut shell = Shell {
         backend: Backend::Embedded {
             executor: Box::new(executor),

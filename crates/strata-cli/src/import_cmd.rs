@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata::cassandra::import::{import_dir, import_sstables, ImportSummary};
 use strata::cassandra::reader::SSTableName;
-use strata::query::{Authenticator, Executor, NodeInfo, QueryParams, Session};
+use strata::query::{QueryParams, Session};
 use strata::{Error, Result};
 
 use crate::{open_db, split_table_name};
@@ -105,19 +105,7 @@ fn create_from_snapshot(
             path.display()
         ))
     })?;
-    let executor = Executor::new(
-        db.clone(),
-        NodeInfo {
-            listen_address: std::net::IpAddr::from([127, 0, 0, 1]),
-            native_port: 0,
-            cluster_name: "Strata".to_string(),
-            data_center: "datacenter1".to_string(),
-            rack: "rack1".to_string(),
-            release_version: strata::query::RELEASE_VERSION.to_string(),
-            host_id: [0; 16],
-        },
-        Authenticator::AllowAll,
-    )?;
+    let executor = crate::cql_cmd::embedded_executor(db)?;
     let mut session = Session::default();
     if db.catalog().keyspace(ks).is_err() {
         db.create_keyspace(ks)?;

@@ -21,8 +21,18 @@ from cassandra.cluster import Cluster
 from cassandra.query import SimpleStatement
 
 
-def session(port):
-    cluster = Cluster(["127.0.0.1"], port=int(port))
+def session(port, host="127.0.0.1"):
+    """A session; `HOST:PORT` picks another node. CONSISTENCY=ALL in the
+    environment reads at CL ALL (every replica must answer)."""
+    port = str(port)
+    if ":" in port:
+        host, port = port.split(":")
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import ExecutionProfile, EXEC_PROFILE_DEFAULT
+    import os
+    level = getattr(ConsistencyLevel, os.environ.get("CONSISTENCY", "ONE"))
+    profile = ExecutionProfile(consistency_level=level, request_timeout=120)
+    cluster = Cluster([host], port=int(port), execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     return cluster, cluster.connect()
 
 
