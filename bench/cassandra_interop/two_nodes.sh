@@ -16,8 +16,14 @@ cp -r "$REF" "$N2"
 sed -i "s#/tmp/cassandra/data#$W/node2-state/data#g; s#^listen_address: 127.0.0.1#listen_address: 127.0.0.2#; s#^rpc_address: 127.0.0.1#rpc_address: 127.0.0.2#" "$N2/conf/cassandra.yaml"
 sed -i "s#^RUN=/tmp/cassandra\$#RUN=$W/node2-state#; s#jmx.local.port=7199#jmx.local.port=7200#; s#/dev/tcp/127.0.0.1/9042#/dev/tcp/127.0.0.2/9042#; s#-Dcassandra-foreground=yes#-Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=5000#" "$N2/start.sh"
 sed -i "s#^RUN=/tmp/cassandra\$#RUN=$W/node2-state#" "$N2/stop.sh"
+# A node 2 left from an earlier run that did not leave the ring: removed,
+# or the new one is refused as a duplicate address.
+stale=$("$REF/nodetool.sh" status 2>/dev/null | awk '$2 == "127.0.0.2" {print $(NF-1)}')
+[ -n "$stale" ] && "$REF/nodetool.sh" removenode "$stale"
 HEAP="${HEAP:-1500M}" "$N2/start.sh"
-trap '"$N2/stop.sh"' EXIT
+# Node 2 leaves the ring (its data streams back to node 1) before it stops.
+sed -i 's#-p 7199#-p 7200#' "$N2/nodetool.sh"
+trap '"$N2/nodetool.sh" decommission --force || true; "$N2/stop.sh"' EXIT
 OPTS=$(grep -E '^-' "$REF/jvm-clients-options.txt" | tr '\n' ' ')
 loader() { java $OPTS -Xmx512m -cp "$LIB/*" -Dcassandra.config="file://$REF/conf/cassandra.yaml" org.apache.cassandra.tools.BulkLoader "$@"; }
 cat > "$W/count.py" <<'PYEOF'
