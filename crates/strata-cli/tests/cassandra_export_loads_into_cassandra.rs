@@ -27,6 +27,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// One Cassandra serves both tests, and the export test restarts it: they
+/// take turns.
+static CASSANDRA: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn cassandra_dir() -> Option<PathBuf> {
     std::env::var_os("STRATA_CASSANDRA").map(PathBuf::from)
 }
@@ -73,6 +77,7 @@ fn exported_sstables_load_into_cassandra_and_read_the_same() {
         eprintln!("skipped: set STRATA_CASSANDRA to a Cassandra 5.0.9 script directory");
         return;
     };
+    let _turn = CASSANDRA.lock().unwrap_or_else(|e| e.into_inner());
     let nodetool = cass.join("nodetool.sh");
     sh(&cass.join("start.sh"), &[]);
     let ks = format!("strata_export_{}", std::process::id());
@@ -164,6 +169,7 @@ fn cassandra_snapshots_import_and_read_the_same() {
         eprintln!("skipped: set STRATA_CASSANDRA to a Cassandra 5.0.9 script directory");
         return;
     };
+    let _turn = CASSANDRA.lock().unwrap_or_else(|e| e.into_inner());
     let nodetool = cass.join("nodetool.sh");
     sh(&cass.join("start.sh"), &[]);
     let compressors = [
