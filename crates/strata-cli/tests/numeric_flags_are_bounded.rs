@@ -280,6 +280,22 @@ fn baselines() -> BTreeMap<&'static str, Vec<&'static str>> {
     b.insert("cql", vec!["127.0.0.1", "1", "-e", "SELECT 1"]);
     b.insert("compact", vec!["--data-dir", "{D}"]);
     b.insert("upgradesstables", vec!["--data-dir", "{D}", "--dry-run"]);
+    // Zstd, so that --zstd-level applies; a second run into the same
+    // directory is refused as not empty, after its flags are parsed.
+    b.insert(
+        "export",
+        vec![
+            "stress.standard1",
+            "--data-dir",
+            "{D}",
+            "--format",
+            "cassandra",
+            "--compression",
+            "zstd",
+            "--out",
+            "{T}",
+        ],
+    );
     b.insert(
         "traincompressiondictionary",
         vec!["stress.standard1", "--data-dir", "{D}"],
