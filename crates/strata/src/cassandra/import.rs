@@ -72,6 +72,9 @@ pub fn sstables_in(dir: &Path) -> Result<Vec<SSTableName>> {
 /// Counts of one read of a source.
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
+    /// The base the source's deltas were taken against (lower bounds of
+    /// its data), which the Strata sstable written from it takes too.
+    base: Option<EncodingBase>,
     partitions: u64,
     rows: u64,
     cells: u64,
@@ -111,7 +114,15 @@ fn each_partition(
     ) -> Result<()>,
 ) -> Result<Counts> {
     let mut src = SSTableSource::open(dir, name.clone(), schema)?;
-    let mut n = Counts::default();
+    let mut n = Counts {
+        base: Some(EncodingBase {
+            min_timestamp: src.header.min_timestamp,
+            min_local_deletion: src.header.min_local_deletion,
+            min_ttl: src.header.min_ttl.max(0) as u32,
+            row_ts_bytes: 0,
+        }),
+        ..Counts::default()
+    };
     let mut last: Option<crate::data::DecoratedKey> = None;
     while let Some(p) = src.next_partition()? {
         if last.as_ref().is_some_and(|k| k >= &p.key) {
@@ -225,14 +236,7 @@ pub fn import_sstables(
     };
     for (name, counts, bytes) in checked {
         table.check_disk_space(bytes)?;
-        let src = SSTableSource::open(dir, name.clone(), &schema)?;
-        let base = EncodingBase {
-            min_timestamp: src.header.min_timestamp,
-            min_local_deletion: src.header.min_local_deletion,
-            min_ttl: src.header.min_ttl.max(0) as u32,
-            row_ts_bytes: 0,
-        };
-        drop(src);
+        let base = counts.base.unwrap_or(EncodingBase::ZERO);
         let id = table.allocate_sstable_id();
         let opts = table.writer_options(id, 0, tag, base, counts.partitions);
         let mut writer = SSTableWriter::create(table.fs(), table.dir(), id, opts)?;

@@ -51,11 +51,11 @@ use crate::data::{
 };
 use crate::error::{Error, Result};
 use crate::schema::{ColumnDef, TableSchema};
-use crate::types::{self, CqlType, Value};
+use crate::types::{self, CqlType};
 
 /// 2015-09-22 00:00 UTC, the epoch of Cassandra's `EncodingStats`.
-const TIMESTAMP_EPOCH_MICROS: i64 = 1_442_880_000_000_000;
-const DELETION_TIME_EPOCH_SECONDS: i64 = 1_442_880_000;
+pub(crate) const TIMESTAMP_EPOCH_MICROS: i64 = 1_442_880_000_000_000;
+pub(crate) const DELETION_TIME_EPOCH_SECONDS: i64 = 1_442_880_000;
 /// The largest local deletion time `nb` holds (`Integer.MAX_VALUE - 1`;
 /// `Integer.MAX_VALUE` means "none").
 pub const MAX_NB_DELETION_TIME: i64 = i32::MAX as i64 - 1;
@@ -1681,12 +1681,6 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
 /// `<dir>/nb-<generation>-big-<component>`.
 pub fn component_path(dir: &Path, generation: u64, component: &str) -> PathBuf {
     dir.join(format!("nb-{generation}-big-{component}"))
-}
-
-/// Values of `Value`s as Cassandra serializes them (for tests and callers
-/// that build clusterings).
-pub fn serialized(values: &[Value]) -> Vec<Vec<u8>> {
-    values.iter().map(types::serialize).collect()
 }
 
 #[cfg(test)]

@@ -37,8 +37,7 @@ use crate::error::{Error, Result};
 use crate::schema::{ColumnDef, ColumnKind, TableSchema};
 use crate::types::{self, CqlType};
 
-const TIMESTAMP_EPOCH_MICROS: i64 = 1_442_880_000_000_000;
-const DELETION_TIME_EPOCH_SECONDS: i64 = 1_442_880_000;
+use crate::cassandra::nb::{DELETION_TIME_EPOCH_SECONDS, TIMESTAMP_EPOCH_MICROS};
 /// Largest chunk accepted: Cassandra's `chunk_length_in_kb` is a power of
 /// two, 64 KiB by default before 4.0 and 16 KiB since; 64 MiB bounds the
 /// buffers a damaged CompressionInfo.db could ask for.
@@ -539,8 +538,8 @@ pub struct SSTableSource {
     pub header: CassandraHeader,
     data: DataStream,
     clustering: Vec<(CqlType, bool)>,
-    statics: Vec<Column>,
-    regulars: Vec<Column>,
+    statics: std::sync::Arc<[Column]>,
+    regulars: std::sync::Arc<[Column]>,
     /// Where the current partition's first unfiltered starts, and whether
     /// its rows are being read.
     rows_at: Option<u64>,
@@ -576,8 +575,8 @@ impl SSTableSource {
             header,
             data,
             clustering: Vec::new(),
-            statics: Vec::new(),
-            regulars: Vec::new(),
+            statics: std::sync::Arc::from([]),
+            regulars: std::sync::Arc::from([]),
             rows_at: None,
         };
         source.check_schema(schema)?;
@@ -667,8 +666,8 @@ impl SSTableSource {
             });
             Ok(named.into_iter().map(|(_, c)| c).collect())
         };
-        self.statics = ordered(&self.header.static_columns.clone(), ColumnKind::Static)?;
-        self.regulars = ordered(&self.header.regular_columns.clone(), ColumnKind::Regular)?;
+        self.statics = ordered(&self.header.static_columns, ColumnKind::Static)?.into();
+        self.regulars = ordered(&self.header.regular_columns, ColumnKind::Regular)?.into();
         Ok(())
     }
 
@@ -845,7 +844,7 @@ impl SSTableSource {
                     ));
                 }
             } else {
-                self.row(flags, &key, false).map(|_| ())?;
+                self.skip_row(flags, &key)?;
             }
         }
         if open.is_some() {
@@ -904,6 +903,45 @@ impl SSTableSource {
             other => return Err(self.err(Some(key), format!("a marker of kind {other}"))),
         };
         Ok((kind, prefix, end, start))
+    }
+
+    /// Passes over a row after its flags, by its recorded size: the first
+    /// pass wants only the markers (contract 3). The clustering is walked
+    /// value by value (its lengths come before the size), not decoded.
+    fn skip_row(&mut self, flags: u8, key: &DecoratedKey) -> Result<()> {
+        let ext = if flags & 0x80 != 0 {
+            self.data.u8()?
+        } else {
+            0
+        };
+        if ext & 0x01 != 0 {
+            return Err(self.err(Some(key), "a static row out of place"));
+        }
+        let mut header = 0u64;
+        for i in 0..self.clustering.len() {
+            if i % 32 == 0 {
+                header = self.data.vint()?;
+            }
+            if (header >> ((i % 32) * 2)) & 3 == 0 {
+                let n = match marshal::fixed_length(&self.clustering[i].0) {
+                    Some(n) => n as u64,
+                    None => self.data.vint()?,
+                };
+                self.skip(n, key)?;
+            }
+        }
+        let size = self.data.vint()?;
+        self.skip(size, key)
+    }
+
+    /// Moves `n` bytes on, refusing to pass the end of the data.
+    fn skip(&mut self, n: u64, key: &DecoratedKey) -> Result<()> {
+        let pos = self.data.position();
+        if n > self.data.data_length.saturating_sub(pos) {
+            return Err(self.err(Some(key), "a row runs past the end of the data"));
+        }
+        self.data.seek(pos + n);
+        Ok(())
     }
 
     /// A row (`UnfilteredSerializer.deserializeRowBody`), after its flags.
