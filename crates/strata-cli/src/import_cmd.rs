@@ -1,9 +1,11 @@
 //! `strata import --from-cassandra DIR ks.table`: a Cassandra snapshot's
 //! sstables into a table (library `strata::cassandra::import`), creating the
 //! keyspace and the table from the snapshot's `schema.cql` when the table
-//! does not exist yet.
+//! does not exist yet. A progress bar on a terminal, a summary (or `--json`)
+//! at the end.
 
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata::cassandra::import::{import_dir, import_sstables, ImportSummary};
@@ -56,10 +58,29 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
         None
     };
     let table = db.table(ks, name)?;
-    let summary = match only {
-        Some(n) => import_sstables(&table, &dir, vec![n]),
-        None => import_dir(&table, &dir),
+    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "importing {bar:40} {bytes}/{total_bytes} read (each file twice: checked, then written), ETA {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let mut progress = |done: u64, total: u64| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
     };
+    let summary = match only {
+        Some(n) => import_sstables(&table, &dir, vec![n], &mut progress),
+        None => import_dir(&table, &dir, &mut progress),
+    };
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
     let summary = summary?;
     drop(table);
     match Arc::try_unwrap(db) {

@@ -48,7 +48,9 @@ pub enum SstableCommand {
     },
     /// Adopts sstable files into a table after checking their columns and
     /// reading every partition (Cassandra's `nodetool import`); each becomes a
-    /// new level-0 sstable of the table.
+    /// new level-0 sstable of the table. Cassandra sstables (their
+    /// `*-Data.db`, `ma` to `nb`, `oa`, `da`) are read and rewritten as
+    /// Strata's, all or none.
     Import {
         /// `keyspace.table`.
         target: String,
@@ -384,7 +386,73 @@ fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Res
     Ok(())
 }
 
+/// A Cassandra sstable's Data.db (`nb-1-big-Data.db`, `da-1-bti-Data.db`),
+/// as its name says.
+fn cassandra_data_file(path: &Path) -> Option<strata::cassandra::reader::SSTableName> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(strata::cassandra::reader::SSTableName::parse_data)
+}
+
+/// Cassandra sstables given to `sstable import`: all from one directory,
+/// imported together as `strata import --from-cassandra` imports them (all
+/// or nothing), into a table that exists.
+fn import_cassandra(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
+    let (ks, name) = crate::split_table_name(target)?;
+    let dir = files[0].parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut names = Vec::new();
+    for f in files {
+        if f.parent().map(Path::to_path_buf).unwrap_or_default() != dir {
+            return Err(Error::InvalidInput(format!(
+                "{} and {}: Cassandra sstables are imported from one directory at a time",
+                files[0].display(),
+                f.display()
+            )));
+        }
+        names.extend(cassandra_data_file(f));
+    }
+    let db = open_db(data_dir)?;
+    let result = db
+        .table(ks, name)
+        .and_then(|t| strata::cassandra::import::import_sstables(&t, &dir, names, &mut |_, _| {}));
+    let closed = db.close();
+    let summary = result?;
+    closed?;
+    if as_json {
+        outln!("{}", to_json(&summary)?);
+        return Ok(());
+    }
+    outln!(
+        "{}.{}: {} Cassandra sstable(s) imported",
+        summary.keyspace,
+        summary.table,
+        summary.sstables.len()
+    );
+    for s in &summary.sstables {
+        outln!(
+            "  {} ({}) -> sstable {} ({} partitions)",
+            s.source.display(),
+            s.version,
+            s.strata_id,
+            s.partitions
+        );
+    }
+    Ok(())
+}
+
 fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
+    let cassandra = files
+        .iter()
+        .filter(|f| cassandra_data_file(f).is_some())
+        .count();
+    if cassandra == files.len() {
+        return import_cassandra(data_dir, target, files, as_json);
+    }
+    if cassandra > 0 {
+        return Err(Error::InvalidInput(
+            "Strata and Cassandra sstables in one import: import them separately".into(),
+        ));
+    }
     let (ks, name) = crate::split_table_name(target)?;
     let db = open_db(data_dir)?;
     let result = db

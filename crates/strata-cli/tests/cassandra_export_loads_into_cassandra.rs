@@ -2,15 +2,21 @@
 //! real Apache Cassandra 5.0.9, then every row, `WRITETIME()` and `TTL()` read
 //! through the Python driver from both must agree: right after the import
 //! (which also runs Cassandra's extended verification of every file), after
-//! `nodetool verify -e`, after `nodetool flush` + `compact`, after a restart
-//! of Cassandra, and once the short TTLs have passed with gc grace 0 and a
+//! `nodetool verify -e`, after a restart of Cassandra, after `nodetool flush`
+//! and `compact`, and once the short TTLs have passed with gc grace 0 and a
 //! compaction has purged (nothing deleted comes back, nothing expires late).
+//! Cassandra's offline tools read every exported file first: `sstabledump`
+//! (every partition), `sstablemetadata` (its timestamps and deletion time
+//! equal the export's), and, with the node stopped, `sstableverify -e` of the
+//! imported tables before any compaction rewrote them.
 //!
 //! The data (tests/drivers/cassandra_roundtrip.py, `load`) is a seeded mix
 //! written through a Strata server: inserts and updates with old and current
-//! timestamps, TTLs of a day and of 20 s, collections, a static column, cell,
+//! timestamps, TTLs of a day and of 120 s, collections, a static column, cell,
 //! row, range and partition deletions, a composite partition key and a DESC
-//! date clustering.
+//! date clustering, and two partitions of about 700 KB (table `deep`) that
+//! Cassandra reads through their row index: the comparison also takes
+//! clustering slices of them in both orders.
 //!
 //! Needs a Cassandra 5.0.9 to start and stop: set `STRATA_CASSANDRA` to a
 //! directory holding `start.sh`, `stop.sh` and `nodetool.sh` (this machine:
@@ -55,6 +61,65 @@ fn sh(script: &Path, args: &[&str]) -> String {
     text
 }
 
+/// One of Cassandra's offline tools (tests/drivers/cassandra_tool.sh); its
+/// stdout.
+fn tool(cass: &Path, class: &str, args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/cassandra_tool.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .arg(cass)
+        .arg(class)
+        .args(args)
+        .output()
+        .expect("run a Cassandra tool");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{class} {args:?} failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The number in parentheses on `sstablemetadata`'s line `label: ...`.
+fn metadata_figure(text: &str, label: &str) -> i64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no '{label}' in {text}"));
+    let inner = line.rsplit_once('(').and_then(|(_, r)| r.strip_suffix(')'));
+    inner
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no figure in '{line}'"))
+}
+
+/// sstabledump and sstablemetadata on every sstable of an export.
+fn offline_tools_read(cass: &Path, table_dir: &Path, summary: &serde_json::Value) {
+    for sst in summary["sstables"].as_array().unwrap() {
+        let data = table_dir.join(format!("nb-{}-big-Data.db", sst["generation"]));
+        let data = data.to_str().unwrap();
+        let dump = tool(cass, "SSTableExport", &[data]);
+        let partitions = dump.matches("\"partition\"").count() as u64;
+        assert_eq!(partitions, sst["partitions"].as_u64().unwrap(), "{data}");
+        let meta = tool(cass, "SSTableMetadataViewer", &[data]);
+        for (label, field) in [
+            ("Minimum timestamp", "min_timestamp_micros"),
+            ("Maximum timestamp", "max_timestamp_micros"),
+        ] {
+            assert_eq!(
+                Some(metadata_figure(&meta, label)),
+                sst[field].as_i64(),
+                "{label} of {data}"
+            );
+        }
+        let max_ldt = metadata_figure(&meta, "SSTable max local deletion time");
+        match sst["max_local_deletion_seconds"].as_i64() {
+            Some(s) => assert_eq!(max_ldt, s, "{data}"),
+            None => assert_eq!(max_ldt, i64::MAX, "{data}: no tombstones"),
+        }
+    }
+}
+
 fn py(args: &[&str]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/cassandra_roundtrip.py");
     let out = Command::new(common::python())
@@ -90,8 +155,11 @@ fn exported_sstables_load_into_cassandra_and_read_the_same() {
     let loaded = Instant::now();
     common::stop_server(server);
 
-    let tables = ["wide", "rev"];
-    for t in tables {
+    let tables = ["wide", "rev", "deep"];
+    // A second export of each table, for the offline tools once the data is
+    // compared (the import moves the first one's files away).
+    let copy = tempfile::tempdir().unwrap();
+    let export = |t: &str, to: &Path| {
         let summary = common::ok(
             &common::strata(
                 dir.path(),
@@ -101,14 +169,19 @@ fn exported_sstables_load_into_cassandra_and_read_the_same() {
                     "--format",
                     "cassandra",
                     "--out",
-                    out.path().to_str().unwrap(),
+                    to.to_str().unwrap(),
                     "--json",
                 ],
             ),
             "export",
         );
-        let summary = common::json(&summary);
+        common::json(&summary)
+    };
+    let mut copies = Vec::new();
+    for t in tables {
+        let summary = export(t, out.path());
         assert!(summary["partitions"].as_u64().unwrap() > 0, "{summary}");
+        copies.push((copy.path().join(&ks).join(t), export(t, copy.path())));
         let table_dir = out.path().join(&ks).join(t);
         py(&[
             "run",
@@ -131,27 +204,45 @@ fn exported_sstables_load_into_cassandra_and_read_the_same() {
 
     let (server, addr) = common::serve(dir.path(), &["--port", "0"]);
     let port = addr.port().to_string();
-    let compare = |phase: &str| {
+    let compare = |phase: &str| -> u64 {
         let mut args = vec!["compare", "9042", &port, &ks];
         args.extend(tables);
         let r = py(&args);
         assert!(r.contains("equal"), "{phase}: {r}");
         eprintln!("{phase}: {}", r.trim());
+        r.split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("{r}"))
     };
-    compare("imported");
+    let live = compare("imported");
+    for (table_dir, summary) in &copies {
+        offline_tools_read(&cass, table_dir, summary);
+    }
     sh(&nodetool, &["verify", "-e", "-f", &ks]);
+    sh(&cass.join("stop.sh"), &[]);
+    for t in tables {
+        // Exit status 1 on any failure; one "succeeded" line per sstable.
+        let verified = tool(&cass, "StandaloneVerifier", &["-f", "-e", "-v", &ks, t]);
+        let ok = verified.matches("succeeded. All").count();
+        assert!(ok >= 1, "sstableverify {ks} {t}: {verified}");
+        eprintln!("sstableverify -e {ks} {t}: {ok} sstables verified");
+    }
+    sh(&cass.join("start.sh"), &[]);
+    compare("restarted");
     sh(&nodetool, &["flush", &ks]);
     sh(&nodetool, &["compact", &ks]);
     compare("compacted");
-    sh(&cass.join("stop.sh"), &[]);
-    sh(&cass.join("start.sh"), &[]);
-    compare("restarted");
-    // Past the 20 s TTLs: expired on both sides, and after a purge with gc
+    // Past the 120 s TTLs: expired on both sides, and after a purge with gc
     // grace 0 nothing deleted comes back.
-    let wait = Duration::from_secs(25).saturating_sub(loaded.elapsed());
+    let wait = Duration::from_secs(125).saturating_sub(loaded.elapsed());
     std::thread::sleep(wait);
     sh(&nodetool, &["compact", &ks]);
-    compare("expired and purged");
+    let left = compare("expired and purged");
+    assert!(
+        left < live,
+        "no row expired between the first comparison and this one ({live} rows, then {left}): \
+         the first came after the 120 s TTLs ran out"
+    );
     let drop = out.path().join("drop.cql");
     std::fs::write(&drop, format!("DROP KEYSPACE {ks};")).unwrap();
     py(&["run", "9042", drop.to_str().unwrap()]);
@@ -199,7 +290,7 @@ fn cassandra_snapshots_import_and_read_the_same() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp/cassandra/data/data"));
     for ks in &keyspaces {
-        for t in ["wide", "rev"] {
+        for t in ["wide", "rev", "deep"] {
             let table_dir = std::fs::read_dir(data_root.join(ks))
                 .unwrap()
                 .map(|e| e.unwrap().path())
@@ -238,7 +329,7 @@ fn cassandra_snapshots_import_and_read_the_same() {
     let (server, addr) = common::serve(dir.path(), &["--port", "0"]);
     let port = addr.port().to_string();
     for ks in &keyspaces {
-        let r = py(&["compare", "9042", &port, ks, "wide", "rev"]);
+        let r = py(&["compare", "9042", &port, ks, "wide", "rev", "deep"]);
         assert!(r.contains("equal"), "{ks}: {r}");
         eprintln!("{ks}: {}", r.trim());
         let drop = dir.path().join("drop.cql");

@@ -1,7 +1,8 @@
 //! `strata export --format cassandra` then `strata import --from-cassandra`
 //! into an empty data directory: the table is created from the export's
 //! schema.cql and every row reads back the same (values, WRITETIME, TTL);
-//! a second import of a damaged copy is refused and changes nothing.
+//! `strata sstable import` of the exported Data.db alone reads the same; an
+//! import of a damaged copy is refused and changes nothing.
 
 mod common;
 
@@ -72,12 +73,34 @@ fn an_exported_table_imports_into_a_fresh_directory() {
         "{described}"
     );
 
-    // A damaged copy is refused whole and the table keeps what it had.
+    // `strata sstable import` takes a Cassandra Data.db too. The same data
+    // a second time reads the same (same timestamps), and the table now
+    // holds one more sstable.
     let data = std::fs::read_dir(&table_out)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.to_string_lossy().ends_with("-Data.db"))
         .unwrap();
+    let single = common::ok(
+        &common::strata(
+            dst.path(),
+            &[
+                "sstable",
+                "import",
+                "ks.t",
+                data.to_str().unwrap(),
+                "--json",
+            ],
+        ),
+        "sstable import",
+    );
+    let single = common::json(&single);
+    assert_eq!(single["sstables"].as_array().unwrap().len(), 1, "{single}");
+    assert_eq!(single["sstables"][0]["version"], "nb", "{single}");
+    assert_eq!(single["partitions"], 3, "{single}");
+    assert_eq!(cql(dst.path(), q), a);
+
+    // A damaged copy is refused whole and the table keeps what it had.
     let mut bytes = std::fs::read(&data).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x55;

@@ -228,12 +228,12 @@ fn round_trip(seed: u64, ops: usize) {
             // The first half goes across now: the second half's deletions
             // must shadow it on the other side as they do here.
             export(&src, first.path(), seed);
-            import_dir(&t2, &first.path().join("ks").join("t")).unwrap();
+            import_dir(&t2, &first.path().join("ks").join("t"), &mut |_, _| {}).unwrap();
         }
     }
     let summary = export(&src, second.path(), seed);
     assert!(summary.partitions > 0);
-    let imported = import_dir(&t2, &second.path().join("ks").join("t")).unwrap();
+    let imported = import_dir(&t2, &second.path().join("ks").join("t"), &mut |_, _| {}).unwrap();
     assert_eq!(imported.sstables.len(), summary.sstables.len());
     assert_eq!(imported.partitions, summary.partitions);
     let before = everything(&t);

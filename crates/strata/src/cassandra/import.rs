@@ -56,6 +56,31 @@ pub struct ImportSummary {
     pub seconds: f64,
 }
 
+/// Progress: bytes of the sources' Data.db files read so far and in all.
+/// Each file is read twice (contract 1), so the total counts it twice.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// Reports progress over sources of `total` stored bytes in all (both
+/// passes), of which `before` precede the current source of `stored` bytes;
+/// the position within it is scaled from its uncompressed offset.
+struct Tracker<'p> {
+    progress: Progress<'p>,
+    total: u64,
+    before: u64,
+    stored: u64,
+}
+
+impl Tracker<'_> {
+    fn report(&mut self, (read, length): (u64, u64)) {
+        let within = if length == 0 {
+            self.stored
+        } else {
+            (self.stored as u128 * read.min(length) as u128 / length as u128) as u64
+        };
+        (self.progress)(self.before + within, self.total);
+    }
+}
+
 /// The Cassandra sstables (their Data.db names) in `dir`, sorted.
 pub fn sstables_in(dir: &Path) -> Result<Vec<SSTableName>> {
     let mut out = Vec::new();
@@ -108,6 +133,7 @@ fn each_partition(
     name: &SSTableName,
     schema: &TableSchema,
     now: i64,
+    tracker: &mut Tracker<'_>,
     mut sink: impl FnMut(
         crate::cassandra::reader::SourcePartition,
         &mut dyn FnMut() -> Result<Option<Row>>,
@@ -125,6 +151,7 @@ fn each_partition(
     };
     let mut last: Option<crate::data::DecoratedKey> = None;
     while let Some(p) = src.next_partition()? {
+        tracker.report(src.progress());
         if last.as_ref().is_some_and(|k| k >= &p.key) {
             return Err(Error::InvalidInput(format!(
                 "{}: partitions out of token order at token {}",
@@ -186,9 +213,9 @@ fn verify_digest(dir: &Path, name: &SSTableName) -> Result<()> {
 }
 
 /// Imports every Cassandra sstable in `dir` into `table` (module docs).
-pub fn import_dir(table: &Arc<Table>, dir: &Path) -> Result<ImportSummary> {
+pub fn import_dir(table: &Arc<Table>, dir: &Path, progress: Progress<'_>) -> Result<ImportSummary> {
     let names = sstables_in(dir)?;
-    import_sstables(table, dir, names)
+    import_sstables(table, dir, names, progress)
 }
 
 /// Imports the sstables `names` of `dir` into `table` (module docs).
@@ -196,6 +223,7 @@ pub fn import_sstables(
     table: &Arc<Table>,
     dir: &Path,
     names: Vec<SSTableName>,
+    progress: Progress<'_>,
 ) -> Result<ImportSummary> {
     let started = Instant::now();
     if table.is_read_only() {
@@ -211,15 +239,28 @@ pub fn import_sstables(
         )));
     }
     let now = table.clock().now_seconds();
+    let mut sizes = Vec::with_capacity(names.len());
+    for name in &names {
+        let data = name.component(dir, "Data.db");
+        sizes.push(
+            std::fs::metadata(&data)
+                .map_err(|e| Error::io(&data, e))?
+                .len(),
+        );
+    }
+    let mut tracker = Tracker {
+        progress,
+        total: 2 * sizes.iter().sum::<u64>(),
+        before: 0,
+        stored: 0,
+    };
     // Contract 1: read everything before adopting anything.
     let mut checked = Vec::new();
-    for name in &names {
+    for (name, &bytes) in names.iter().zip(&sizes) {
         verify_digest(dir, name)?;
-        let counts = each_partition(dir, name, &schema, now, |_, _| Ok(()))?;
-        let data = name.component(dir, "Data.db");
-        let bytes = std::fs::metadata(&data)
-            .map_err(|e| Error::io(&data, e))?
-            .len();
+        tracker.stored = bytes;
+        let counts = each_partition(dir, name, &schema, now, &mut tracker, |_, _| Ok(()))?;
+        tracker.before += bytes;
         checked.push((name.clone(), counts, bytes));
     }
     let tag = IoTag::new(IoCause::Recompression);
@@ -241,7 +282,8 @@ pub fn import_sstables(
         let opts = table.writer_options(id, 0, tag, base, counts.partitions);
         let mut writer = SSTableWriter::create(table.fs(), table.dir(), id, opts)?;
         // On an error the writer is dropped, which removes its file.
-        each_partition(dir, &name, &schema, now, |p, rows| {
+        tracker.stored = bytes;
+        each_partition(dir, &name, &schema, now, &mut tracker, |p, rows| {
             writer.begin_partition(p.key, p.deletion, p.static_row)?;
             while let Some(r) = rows()? {
                 writer.append_row(r)?;
@@ -249,6 +291,7 @@ pub fn import_sstables(
             writer.end_partition()?;
             Ok(())
         })?;
+        tracker.before += bytes;
         let new = writer.finish()?;
         if let Err(e) = table.replace_sstables(&[], &[(new.clone(), 0)]) {
             if !matches!(e, Error::Poisoned(_)) {

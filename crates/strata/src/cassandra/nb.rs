@@ -6,7 +6,8 @@
 //! `Data.db` (partitions, rows, cells and range-tombstone markers as
 //! Cassandra's `UnfilteredSerializer` writes them, in chunks compressed with
 //! LZ4 or Zstd, each followed by its CRC32, or raw beside `CRC.db`),
-//! `CompressionInfo.db`, `Index.db` (one entry per partition, no row index),
+//! `CompressionInfo.db`, `Index.db` (one entry per partition, with the
+//! promoted row index of a partition wider than 64 KiB),
 //! `Summary.db` (every 128th index entry), `Filter.db` (Cassandra's Bloom
 //! filter on the Murmur3 hash), `Statistics.db` (validation, stats and
 //! serialization header), `Digest.crc32` and `TOC.txt`.
@@ -32,7 +33,8 @@
 //!    32-bit integer; Cassandra 5.0 refuses such TTLs itself unless its
 //!    storage mode is `NONE`).
 //! 5. Memory: one chunk of data, the current row's bytes, the current
-//!    partition's range tombstones and the filter's bits.
+//!    partition's range tombstones and row index (about 40 bytes per 64 KiB
+//!    of partition, plus two clusterings), and the filter's bits.
 //!    The filter and summary are built from Index.db once the data is
 //!    written, so the filter is sized for the exact key count.
 //! 6. Every file is written under its final name in the caller's directory;
@@ -61,6 +63,12 @@ pub(crate) const DELETION_TIME_EPOCH_SECONDS: i64 = 1_442_880_000;
 pub const MAX_NB_DELETION_TIME: i64 = i32::MAX as i64 - 1;
 /// Cassandra's `min_index_interval` default: one summary entry per 128 keys.
 const MIN_INDEX_INTERVAL: u64 = 128;
+/// `column_index_size`'s default: a partition's row index gets an entry
+/// (`IndexInfo`) per 64 KiB of unfiltereds (`BigFormatPartitionWriter`).
+const ROW_INDEX_BLOCK_BYTES: u64 = 64 * 1024;
+/// `ClusteringPrefix.Kind.CLUSTERING.ordinal()`, the kind byte of a row's
+/// clustering in an `IndexInfo`.
+const CLUSTERING_KIND: u8 = 4;
 /// Chunk size of `CRC.db` for uncompressed data (Cassandra's default buffer).
 const CRC_CHUNK_BYTES: usize = 64 * 1024;
 const PARTITIONER: &str = "org.apache.cassandra.dht.Murmur3Partitioner";
@@ -755,10 +763,115 @@ pub struct NbSummary {
 /// The partition being written.
 struct Open {
     key: DecoratedKey,
+    deletion: DeletionTime,
     start: u64,
     previous_start: u64,
     markers: std::vec::IntoIter<Marker>,
     next_marker: Option<Marker>,
+    /// Bytes of the key, deletion and static row (`headerLength`).
+    header_length: u64,
+    index: RowIndex,
+}
+
+/// A partition's row index as `BigFormatPartitionWriter` builds it: a block
+/// closes after the unfiltered that takes it to 64 KiB, and the last one
+/// (open at the partition's end) closes after the end-of-partition byte, so
+/// its width counts that byte as Cassandra's does.
+struct RowIndex {
+    /// The serialized `IndexInfo`s so far.
+    infos: Vec<u8>,
+    /// Where each `IndexInfo` starts in `infos`.
+    offsets: Vec<u32>,
+    /// The open block: its first unfiltered's position (from the partition's
+    /// start) and clustering, `None` between blocks.
+    block: Option<(u64, Vec<u8>)>,
+    /// The clustering of the last unfiltered written.
+    last: Vec<u8>,
+    /// The deletion a range-tombstone marker leaves open, live if none.
+    open_marker: DeletionTime,
+}
+
+impl RowIndex {
+    fn new() -> RowIndex {
+        RowIndex {
+            infos: Vec::new(),
+            offsets: Vec::new(),
+            block: None,
+            last: Vec::new(),
+            open_marker: DeletionTime::LIVE,
+        }
+    }
+
+    /// Records an unfiltered whose clustering serializes as `clustering`
+    /// (`ClusteringPrefix.serializer`), written at `at` and ending at `end`
+    /// (both from the partition's start).
+    fn add(&mut self, clustering: &[u8], at: u64, end: u64) {
+        if self.block.is_none() {
+            self.block = Some((at, clustering.to_vec()));
+        }
+        self.last.clear();
+        self.last.extend_from_slice(clustering);
+        if self
+            .block
+            .as_ref()
+            .is_some_and(|b| end - b.0 >= ROW_INDEX_BLOCK_BYTES)
+        {
+            self.close_block(end);
+        }
+    }
+
+    /// `IndexInfo.Serializer.serialize`: first and last clustering, offset,
+    /// width less 64 KiB as a signed vint, then the marker left open.
+    fn close_block(&mut self, end: u64) {
+        let Some((start, first)) = self.block.take() else {
+            return;
+        };
+        self.offsets.push(self.infos.len() as u32);
+        self.infos.extend_from_slice(&first);
+        self.infos.extend_from_slice(&self.last);
+        vint::write_unsigned(&mut self.infos, start);
+        vint::write_signed(
+            &mut self.infos,
+            (end - start) as i64 - ROW_INDEX_BLOCK_BYTES as i64,
+        );
+        if self.open_marker.is_live() {
+            self.infos.push(0);
+        } else {
+            self.infos.push(1);
+            write_fixed_deletion(self.open_marker, &mut self.infos);
+        }
+    }
+
+    /// The Index.db entry's tail after the partition's position: the
+    /// promoted index's size and body (`RowIndexEntry.IndexedEntry`), or a
+    /// size of 0 for a partition of one block.
+    fn write_entry(&self, header_length: u64, deletion: DeletionTime, out: &mut Vec<u8>) {
+        if self.offsets.len() < 2 {
+            vint::write_unsigned(out, 0);
+            return;
+        }
+        let count = self.offsets.len() as u64;
+        let size = vint::unsigned_size(header_length)
+            + 12
+            + vint::unsigned_size(count)
+            + self.infos.len()
+            + 4 * self.offsets.len();
+        vint::write_unsigned(out, size as u64);
+        vint::write_unsigned(out, header_length);
+        write_fixed_deletion(deletion, out);
+        vint::write_unsigned(out, count);
+        out.extend_from_slice(&self.infos);
+        for o in &self.offsets {
+            out.extend_from_slice(&o.to_be_bytes());
+        }
+    }
+}
+
+/// `DeletionTime.Serializer` in `nb`: the local deletion time as an `int`,
+/// then the timestamp as a `long`.
+fn write_fixed_deletion(d: DeletionTime, out: &mut Vec<u8>) {
+    out.extend_from_slice(&nb_ldt(d.local_deletion_seconds).to_be_bytes());
+    out.extend_from_slice(&d.marked_for_delete_at_micros.to_be_bytes());
 }
 
 /// One `nb` sstable being written (module docs).
@@ -774,6 +887,7 @@ pub struct NbWriter {
     open: Option<Open>,
     row_buf: Vec<u8>,
     body_buf: Vec<u8>,
+    clustering_buf: Vec<u8>,
     keys: u64,
     first_key: Option<DecoratedKey>,
     last_key: Option<DecoratedKey>,
@@ -804,6 +918,7 @@ impl NbWriter {
             open: None,
             row_buf: Vec::new(),
             body_buf: Vec::new(),
+            clustering_buf: Vec::new(),
             keys: 0,
             first_key: None,
             last_key: None,
@@ -846,11 +961,7 @@ impl NbWriter {
         self.row_buf
             .extend_from_slice(&(key.key.len() as u16).to_be_bytes());
         self.row_buf.extend_from_slice(&key.key);
-        // DeletionTime.LegacySerializer: ldt, then markedForDeleteAt.
-        self.row_buf
-            .extend_from_slice(&nb_ldt(part.local_deletion_seconds).to_be_bytes());
-        self.row_buf
-            .extend_from_slice(&part.marked_for_delete_at_micros.to_be_bytes());
+        write_fixed_deletion(part, &mut self.row_buf);
         self.stats.deletion(part);
         let buf = std::mem::take(&mut self.row_buf);
         self.data.write(&buf)?;
@@ -863,15 +974,22 @@ impl NbWriter {
         let next_marker = markers.next();
         self.open = Some(Open {
             key: key.clone(),
+            deletion: part,
             start,
             previous_start: 0,
             markers,
             next_marker,
+            header_length: 0,
+            index: RowIndex::new(),
         });
         if self.header.has_static() {
             let empty = Row::new(Vec::new());
             let row = static_row.unwrap_or(&empty);
             self.write_row(row, true)?;
+        }
+        let end = self.data.position();
+        if let Some(open) = self.open.as_mut() {
+            open.header_length = end - start;
         }
         Ok(())
     }
@@ -885,23 +1003,25 @@ impl NbWriter {
     /// Ends the partition: the markers left, the end flag, its index entry.
     pub fn end_partition(&mut self) -> Result<()> {
         self.write_markers_before(None)?;
-        let open = self
+        let mut open = self
             .open
             .take()
             .ok_or_else(|| Error::InvalidInput("nb writer: no partition is open".into()))?;
         self.data.write(&[END_OF_PARTITION])?;
         let size = self.data.position() - open.start;
+        open.index.close_block(size);
         self.stats.partition_sizes.add(size as i64);
         self.stats
             .cells_per_partition
             .add(self.stats.partition_cells as i64);
         self.stats.partition_cells = 0;
-        // Index.db: the key, its Data.db position, no row index.
+        // Index.db: the key, its Data.db position, its row index.
         let mut entry = Vec::with_capacity(open.key.key.len() + 12);
         entry.extend_from_slice(&(open.key.key.len() as u16).to_be_bytes());
         entry.extend_from_slice(&open.key.key);
         vint::write_unsigned(&mut entry, open.start);
-        vint::write_unsigned(&mut entry, 0);
+        open.index
+            .write_entry(open.header_length, open.deletion, &mut entry);
         self.index
             .write_all(&entry)
             .map_err(|e| Error::io(self.dir.join("Index.db"), e))?;
@@ -953,6 +1073,8 @@ impl NbWriter {
         if !values.is_empty() {
             self.header.write_clustering_values(&values, &mut out)?;
         }
+        // ClusteringBoundOrBoundary.Serializer: kind, size, values.
+        let clustering_end = out.len();
         let mut body = std::mem::take(&mut self.body_buf);
         body.clear();
         if !m.before.is_live() {
@@ -973,7 +1095,10 @@ impl NbWriter {
             .clustering(&m.at.prefix, m.at.side == Side::After);
         self.stats.deletion(m.before);
         self.stats.deletion(m.after);
-        self.emit_unfiltered(&out)?;
+        self.emit_unfiltered(&out, None, 1..clustering_end)?;
+        if let Some(open) = self.open.as_mut() {
+            open.index.open_marker = m.after;
+        }
         self.row_buf = out;
         self.body_buf = body;
         Ok(())
@@ -986,11 +1111,24 @@ impl NbWriter {
         self.data.position() - open.start - open.previous_start
     }
 
-    fn emit_unfiltered(&mut self, bytes: &[u8]) -> Result<()> {
+    /// Writes one unfiltered and adds it to the row index, whose clustering
+    /// is `kind` (for a row) then `bytes[clustering]`.
+    fn emit_unfiltered(
+        &mut self,
+        bytes: &[u8],
+        kind: Option<u8>,
+        clustering: std::ops::Range<usize>,
+    ) -> Result<()> {
         let pos = self.data.position();
         self.data.write(bytes)?;
+        let end = self.data.position();
         if let Some(open) = self.open.as_mut() {
             open.previous_start = pos - open.start;
+            let prefix = &mut self.clustering_buf;
+            prefix.clear();
+            prefix.extend(kind);
+            prefix.extend_from_slice(&bytes[clustering]);
+            open.index.add(prefix, pos - open.start, end - open.start);
         }
         Ok(())
     }
@@ -1026,7 +1164,16 @@ impl NbWriter {
             i = j;
         }
         groups.sort_by_key(|g| g.0);
-        let liveness = row.liveness;
+        // Cassandra's static rows never carry a primary key liveness (its
+        // UpdateStatement gives one only to regular rows, and a static row
+        // lives by its cells alone); Strata's reads ignore one too, so it is
+        // not written, or Cassandra would see a static-only row no read here
+        // shows once its cells are deleted.
+        let liveness = if is_static {
+            LivenessInfo::EMPTY
+        } else {
+            row.liveness
+        };
         let has_complex_deletion = groups.iter().any(|(idx, r)| {
             columns[*idx].complex && row.cells[r.clone()].iter().any(|c| c.is_complex_deletion())
         });
@@ -1118,6 +1265,8 @@ impl NbWriter {
             let values = self.header.clustering_values(&row.clustering)?;
             self.header.write_clustering_values(&values, &mut out)?;
         }
+        // Clustering.Serializer: the values (a row's kind byte is added).
+        let clustering_end = out.len();
         let previous = if is_static { 0 } else { self.previous_size() };
         vint::write_unsigned(
             &mut out,
@@ -1128,7 +1277,7 @@ impl NbWriter {
         if is_static {
             self.data.write(&out)?;
         } else {
-            self.emit_unfiltered(&out)?;
+            self.emit_unfiltered(&out, Some(CLUSTERING_KIND), 1..clustering_end)?;
         }
         self.row_buf = out;
         self.body_buf = body;
@@ -1624,16 +1773,30 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
         let len = u16::from_be_bytes(head) as usize;
         key.resize(len, 0);
         input.read_exact(&mut key).map_err(io)?;
-        let mut entry_len = 2 + len;
+        let mut entry_len = 2 + len as u64;
+        // The partition's position, then its row index's size and body.
+        let mut index_size = 0;
         for _ in 0..2 {
-            // Position, then the row index's size (always 0 here).
-            let mut first = [0u8; 1];
-            input.read_exact(&mut first).map_err(io)?;
-            let extra = first[0].leading_ones() as usize;
-            let mut rest = [0u8; 8];
-            input.read_exact(&mut rest[..extra]).map_err(io)?;
-            entry_len += 1 + extra;
+            let mut vint_bytes = [0u8; 9];
+            input.read_exact(&mut vint_bytes[..1]).map_err(io)?;
+            let extra = vint_bytes[0].leading_ones() as usize;
+            input
+                .read_exact(&mut vint_bytes[1..1 + extra])
+                .map_err(io)?;
+            index_size = vint::read_unsigned(&mut &vint_bytes[..1 + extra])
+                .map_err(|e| Error::InvalidInput(format!("{}: {}", index.display(), e.0)))?;
+            entry_len += 1 + extra as u64;
         }
+        // Written by this module a moment ago, so bounded by the file.
+        let skipped =
+            std::io::copy(&mut (&mut input).take(index_size), &mut std::io::sink()).map_err(io)?;
+        if skipped != index_size {
+            return Err(Error::InvalidInput(format!(
+                "{}: a row index runs past the end of the file",
+                index.display()
+            )));
+        }
+        entry_len += index_size;
         // BloomFilter.add: bit i is |(h1 + i*h0) mod m| of the key's Murmur3.
         let (h0, h1) = crate::token::murmur3_x64_128(&key, 0);
         let mut base = h1 as i64;
@@ -1647,7 +1810,7 @@ fn filter_and_summary(index: &Path, keys: u64, fp_chance: f64) -> Result<(Vec<u8
             entries.extend_from_slice(&key);
             entries.extend_from_slice(&(position as i64).to_le_bytes());
         }
-        position += entry_len as u64;
+        position += entry_len;
         n += 1;
     }
     if n != keys {
@@ -1957,6 +2120,201 @@ mod tests {
         // 70 columns, two present: the count missing, then the present ones.
         write_subset([3usize, 69].into_iter(), 70, &mut out);
         assert_eq!(out, [68, 3, 69]);
+    }
+
+    /// Reads one `IndexInfo` clustering of the sample schema (one text
+    /// column): a row's kind and values, or a bound's kind, size and values.
+    /// Returns the kind and the text.
+    fn index_clustering(input: &mut &[u8]) -> (u8, String) {
+        let kind = input[0];
+        *input = &input[1..];
+        let size = if kind == CLUSTERING_KIND {
+            1
+        } else {
+            let n = u16::from_be_bytes([input[0], input[1]]);
+            *input = &input[2..];
+            n
+        };
+        if size == 0 {
+            return (kind, String::new());
+        }
+        assert_eq!(
+            vint::read_unsigned(input).unwrap(),
+            0,
+            "no null or empty values"
+        );
+        let len = vint::read_unsigned(input).unwrap() as usize;
+        let text = String::from_utf8(input[..len].to_vec()).unwrap();
+        *input = &input[len..];
+        (kind, text)
+    }
+
+    #[test]
+    fn a_static_row_is_written_without_liveness() {
+        // Found by the golden statements' trip through Cassandra: a
+        // static-only INSERT then `DELETE s` left Cassandra a row that
+        // Strata's reads (and Cassandra's own writes) do not have.
+        let schema = schema();
+        let dir = tempfile::tempdir().unwrap();
+        let opts = NbOptions {
+            compression: NbCompression::Lz4,
+            chunk_length: 4096,
+            bloom_filter_fp_chance: 0.01,
+            min_timestamp_micros: 0,
+            min_local_deletion_seconds: 1_000,
+            min_ttl_seconds: 0,
+            now_seconds: 2_000,
+        };
+        let header = Header::new(&schema, &opts).unwrap();
+        let mut w = NbWriter::create(dir.path(), 1, header, opts).unwrap();
+        let s_col = schema.column("s").unwrap().id.unwrap();
+        let mut st = Row::new(Vec::new());
+        st.liveness = LivenessInfo::new(1_000);
+        st.add_cell(crate::data::Cell::tombstone(s_col, 1_010, 1_500));
+        let key = DecoratedKey::new(&1i32.to_be_bytes());
+        w.begin_partition(&key, &PartitionDeletion::default(), Some(&st))
+            .unwrap();
+        w.end_partition().unwrap();
+        w.finish().unwrap();
+        let data = data_of(dir.path());
+        let flags = data[2 + 4 + 12];
+        assert_eq!(flags & EXTENSION_FLAG, EXTENSION_FLAG, "the static row");
+        assert_eq!(data[2 + 4 + 12 + 1], IS_STATIC);
+        assert_eq!(flags & (HAS_TIMESTAMP | HAS_TTL), 0, "no liveness");
+    }
+
+    #[test]
+    fn a_wide_partition_gets_cassandras_row_index() {
+        let schema = schema();
+        let dir = tempfile::tempdir().unwrap();
+        let opts = NbOptions {
+            compression: NbCompression::Lz4,
+            chunk_length: 4096,
+            bloom_filter_fp_chance: 0.01,
+            min_timestamp_micros: 0,
+            min_local_deletion_seconds: 1_000,
+            min_ttl_seconds: 0,
+            now_seconds: 2_000,
+        };
+        let header = Header::new(&schema, &opts).unwrap();
+        let mut w = NbWriter::create(dir.path(), 1, header, opts).unwrap();
+        let v = schema.column("v").unwrap().id.unwrap();
+        let text = |t: &str| schema.encode_clustering(&[Value::Text(t.into())]).unwrap();
+        let narrow = DecoratedKey::new(&1i32.to_be_bytes());
+        let wide = DecoratedKey::new(&2i32.to_be_bytes());
+        let mut keys = [narrow.clone(), wide.clone()];
+        keys.sort();
+        let deleted = DeletionTime::new(5, 1_500);
+        for key in &keys {
+            let mut deletion = PartitionDeletion::default();
+            let rows = if *key == wide { 20_000 } else { 10 };
+            if *key == wide {
+                deletion.ranges.push(RangeTombstone {
+                    range: range(&text("r05000"), true, &text("r09000"), false),
+                    deletion: deleted,
+                });
+            }
+            w.begin_partition(key, &deletion, None).unwrap();
+            for i in 0..rows {
+                let mut row = Row::new(text(&format!("r{i:05}")));
+                row.liveness = LivenessInfo::new(10);
+                row.add_cell(crate::data::Cell::live(
+                    v,
+                    10,
+                    (i as i64).to_be_bytes().to_vec(),
+                ));
+                w.append_row(&row).unwrap();
+            }
+            w.end_partition().unwrap();
+        }
+        w.finish().unwrap();
+        let data = data_of(dir.path());
+        let index = read(dir.path(), "Index.db");
+
+        let mut input = index.as_slice();
+        let mut entries = Vec::new();
+        while !input.is_empty() {
+            let len = u16::from_be_bytes([input[0], input[1]]) as usize;
+            let key = input[2..2 + len].to_vec();
+            input = &input[2 + len..];
+            let start = vint::read_unsigned(&mut input).unwrap() as usize;
+            let size = vint::read_unsigned(&mut input).unwrap() as usize;
+            let (entry, rest) = input.split_at(size);
+            input = rest;
+            entries.push((key, start, entry));
+        }
+        assert_eq!(entries.len(), 2);
+        let mut blocks_seen = 0;
+        for (n, &(ref key, start, entry)) in entries.iter().enumerate() {
+            let partition_end = entries.get(n + 1).map_or(data.len(), |e| e.1);
+            if key.as_slice() == narrow.key.as_ref() {
+                assert!(
+                    entry.is_empty(),
+                    "a partition of one block has no row index"
+                );
+                continue;
+            }
+            let mut e = entry;
+            let header_length = vint::read_unsigned(&mut e).unwrap() as usize;
+            // Key and live partition deletion (2 + 4 + 12 bytes), then the
+            // table's (empty) static row, which the header includes.
+            assert!(header_length > 2 + 4 + 12);
+            assert_eq!(data[start + 18], EXTENSION_FLAG);
+            assert_eq!(data[start + 19], IS_STATIC);
+            assert_eq!(e[..12], [0x7f, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0]);
+            e = &e[12..];
+            let count = vint::read_unsigned(&mut e).unwrap() as usize;
+            let offsets: Vec<usize> = e[e.len() - 4 * count..]
+                .chunks(4)
+                .map(|c| u32::from_be_bytes(c.try_into().unwrap()) as usize)
+                .collect();
+            let all_infos = &e[..e.len() - 4 * count];
+            let mut infos = all_infos;
+            let mut expected_offset = header_length;
+            let mut open_markers = 0;
+            for (i, &o) in offsets.iter().enumerate() {
+                assert_eq!(o, all_infos.len() - infos.len(), "offset of block {i}");
+                let (first_kind, first) = index_clustering(&mut infos);
+                let (_, last) = index_clustering(&mut infos);
+                let offset = vint::read_unsigned(&mut infos).unwrap() as usize;
+                let zigzag = vint::read_unsigned(&mut infos).unwrap() as i64;
+                let width = ((zigzag >> 1) ^ -(zigzag & 1)) as usize + 64 * 1024;
+                assert_eq!(offset, expected_offset, "blocks are contiguous");
+                expected_offset += width;
+                // The block starts with the unfiltered its first clustering names.
+                let at = &data[start + offset..];
+                if first_kind == CLUSTERING_KIND {
+                    assert_eq!(at[0] & IS_MARKER, 0);
+                } else {
+                    assert_eq!(at[0], IS_MARKER);
+                    assert_eq!(at[1], first_kind);
+                }
+                assert!(first <= last);
+                let has_marker = infos[0] == 1;
+                if has_marker {
+                    assert_eq!(infos[1..13], [0, 0, 0x05, 0xdc, 0, 0, 0, 0, 0, 0, 0, 5]);
+                    infos = &infos[13..];
+                    open_markers += 1;
+                } else {
+                    infos = &infos[1..];
+                }
+                // The deletion is open at a block's end exactly when its last
+                // unfiltered is inside the range.
+                let inside = last.as_str() >= "r05000" && last.as_str() < "r09000";
+                assert_eq!(has_marker, inside, "block {i} ends at {last}");
+                if i + 1 < count {
+                    assert!(width >= 64 * 1024, "only the last block is short");
+                }
+            }
+            assert!(infos.is_empty());
+            assert!(count >= 5, "{count} blocks");
+            assert!(open_markers >= 1);
+            // The last block runs through the end-of-partition byte.
+            assert_eq!(start + expected_offset, partition_end);
+            assert_eq!(data[partition_end - 1], END_OF_PARTITION);
+            blocks_seen = count;
+        }
+        assert!(blocks_seen > 0, "the wide partition was indexed");
     }
 
     fn range(start: &[u8], start_incl: bool, end: &[u8], end_incl: bool) -> ClusteringRange {

@@ -555,6 +555,11 @@ pub struct SourcePartition {
 }
 
 impl SSTableSource {
+    /// How far the reading is: uncompressed bytes read and in all.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.data.position(), self.data.data_length)
+    }
+
     /// Opens the sstable `name` in `dir` for `schema` (contract 2).
     pub fn open(dir: &Path, name: SSTableName, schema: &TableSchema) -> Result<SSTableSource> {
         if !name.supported() {

@@ -6,6 +6,7 @@
 //!    `writeUnsignedVInt`: the first byte's leading 1-bits count the extra
 //!    bytes (0 to 8), the value follows big-endian in the rest. A negative
 //!    Java value is its two's complement as a `u64` (nine bytes).
+//!    [`write_signed`] is `writeVInt`: the zigzag form of a signed value.
 //! 2. [`read_unsigned`] is its inverse and refuses a truncated input; it
 //!    never panics.
 
@@ -41,6 +42,12 @@ pub fn write_unsigned(out: &mut Vec<u8>, v: u64) {
 /// with its sign, so a negative one takes nine bytes.
 pub fn write_unsigned_i32(out: &mut Vec<u8>, v: i32) {
     write_unsigned(out, v as i64 as u64);
+}
+
+/// Appends a Java `long` as Cassandra's `writeVInt` does: zigzag-encoded
+/// (`encodeZigZag64`), so small magnitudes of either sign stay short.
+pub fn write_signed(out: &mut Vec<u8>, v: i64) {
+    write_unsigned(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 /// Reads one unsigned vint from the front of `input`.
@@ -87,6 +94,23 @@ mod tests {
             write_unsigned(&mut out, v);
             assert_eq!(out, bytes, "{v}");
             assert_eq!(unsigned_size(v), bytes.len());
+        }
+    }
+
+    #[test]
+    fn signed_values_are_zigzag_encoded() {
+        // VIntCoding.writeVInt = writeUnsignedVInt(encodeZigZag64(v)).
+        let cases: &[(i64, &[u8])] = &[
+            (0, &[0x00]),
+            (-1, &[0x01]),
+            (1, &[0x02]),
+            (-65_536, &[0xc1, 0xff, 0xff]),
+            (65_536, &[0xc2, 0x00, 0x00]),
+        ];
+        for &(v, bytes) in cases {
+            let mut out = Vec::new();
+            write_signed(&mut out, v);
+            assert_eq!(out, bytes, "{v}");
         }
     }
 
