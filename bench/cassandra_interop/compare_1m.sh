@@ -26,4 +26,4 @@ $PY "$H" compare-in-order 9042 "127.0.0.1:$port" stress standard1
 echo "compared in $(( $(date +%s) - t0 )) s"
 $PY "$H" run 9042 "$W/drop.cql" > /dev/null
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-rm -rf "$o"
+[ -n "${KEEP:-}" ] || rm -rf "$d" "$o"

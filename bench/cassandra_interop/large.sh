@@ -28,9 +28,10 @@ echo "| direction | data | seconds | MB/s | peak RSS MiB |"
 echo "|---|---|---|---|---|"
 printf "| export (Strata -> nb) | %s MiB nb | %s | %.0f | %s |\n" "$nb" "$es" "$(echo "$nb / $es" | bc -l)" $((erss / 1024))
 printf "| import (nb -> Strata) | %s MiB nb | %s | %.0f | %s |\n" "$nb" "$is" "$(echo "$nb / $is" | bc -l)" $((irss / 1024))
-grep -E '"(partitions|rows|cells)"' "$W/import.json" | tr -d ' \n'; echo
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("imported: %d partitions, %d rows, %d cells" % (d["partitions"], d["rows"], d["cells"]))' "$W/import.json"
 # Every block of the copy: the 2 GiB file, then the 512 others.
-"$S" --data-dir "$i" stress read --workload blob -n 1 --file-size-kib 2097152 --seed 41 | tail -3
-"$S" --data-dir "$i" stress read --workload blob -n 513 --file-size-kib 16384 --seed 41 | tail -3
+check='Total (partitions|rows)|Failed operations|wrong values|not found'
+"$S" --data-dir "$i" stress read --workload blob -n 1 --file-size-kib 2097152 --seed 41 | grep -E "$check"
+"$S" --data-dir "$i" stress read --workload blob -n 513 --file-size-kib 16384 --seed 41 | grep -E "$check"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "${KEEP:-}" ] || rm -rf "$d" "$o" "$i"

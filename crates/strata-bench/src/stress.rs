@@ -102,8 +102,11 @@ pub struct StressConfig {
     pub columns: u32,
     /// Bytes per column value.
     pub value_size: usize,
-    /// Table options in CQL form, applied at creation or by ALTER.
+    /// Table options in CQL form, applied at creation, or by ALTER to an
+    /// existing table only with `alter_table`.
     pub table_options: Option<String>,
+    /// Whether `table_options` may change an existing table.
+    pub alter_table: bool,
     pub seed: u64,
 }
 
@@ -244,7 +247,8 @@ fn check_mutation_limit(db: &Database, estimate: u64, what: impl Fn() -> String)
 }
 
 /// Opens `stress.<name>` (checking its shape with `mismatch`, then applying
-/// `table_options` by ALTER) or creates it from `create` plus the options.
+/// `table_options` by ALTER when `alter_table` allows it, refusing them
+/// otherwise) or creates it from `create` plus the options.
 fn open_or_create(
     db: &Database,
     name: &str,
@@ -258,6 +262,12 @@ fn open_or_create(
                 return Err(Error::InvalidInput(why));
             }
             if let Some(opts) = &args.table_options {
+                if !args.alter_table {
+                    return Err(Error::InvalidInput(format!(
+                        "table {KEYSPACE}.{name} exists: --table-options would change it \
+                         (ALTER TABLE); add --alter to change it, or leave the options out"
+                    )));
+                }
                 db.alter_table_options(KEYSPACE, name, opts)?;
             }
             Ok(t)
@@ -595,6 +605,7 @@ mod tests {
             columns: 5,
             value_size: 34,
             table_options: None,
+            alter_table: false,
             seed: 1,
         }
     }

@@ -748,7 +748,6 @@ pub struct UpgradeArgs {
 /// `strata upgradesstables`: rewrites sstables written with other compression
 /// settings (or an older format), smallest first, within the disk space there is.
 pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
-    use std::io::IsTerminal;
     let opts = strata::upgrade::UpgradeOptions {
         all: args.all,
         jobs: args.jobs,
@@ -756,25 +755,16 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
         estimate_all: args.estimate_all,
         snapshot: args.snapshot,
     };
-    let bar = (!args.json && !args.dry_run && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = crate::terminal_bar(
+        !args.json && !args.dry_run,
+        "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+    );
     let reports = with_db(data_dir, |db| {
         let mut out = Vec::new();
         for t in select_tables(db, args.target.as_deref())? {
             let name = t.schema().qualified_name();
             let mut progress = |done: u64, total: u64| match &bar {
-                Some(b) => {
-                    b.set_length(total);
-                    b.set_position(done);
-                }
+                Some(_) => crate::show_progress(&bar, done, total),
                 None if !args.json => errln!("{name}: {done} of {total} bytes rewritten"),
                 None => {}
             };

@@ -55,7 +55,6 @@ pub struct ExportArgs {
 }
 
 pub fn run(data_dir: &Path, args: ExportArgs) -> Result<()> {
-    use std::io::IsTerminal;
     let (ks, name) = split_table_name(&args.table)?;
     if args.zstd_level.is_some() && !matches!(args.compression, ExportCompression::Zstd) {
         return Err(strata::Error::InvalidInput(
@@ -76,23 +75,12 @@ pub fn run(data_dir: &Path, args: ExportArgs) -> Result<()> {
         compression,
         max_sstable_bytes: args.sstable_size_mb.unwrap_or(1024) << 20,
     };
-    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "exporting {bar:40} {pos}/{len} partitions read, ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = crate::terminal_bar(
+        !args.json,
+        "exporting {bar:40} {pos}/{len} partitions read, ETA {eta}",
+    );
     let db = open_db(data_dir)?;
-    let mut progress = |done: u64, total: u64| {
-        if let Some(b) = &bar {
-            b.set_length(total);
-            b.set_position(done);
-        }
-    };
+    let mut progress = |done: u64, total: u64| crate::show_progress(&bar, done, total);
     let summary = export_table(&db, ks, name, &opts, &mut progress);
     if let Some(b) = &bar {
         b.finish_and_clear();

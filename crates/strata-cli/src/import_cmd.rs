@@ -5,7 +5,6 @@
 //! at the end.
 
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strata::cassandra::import::{import_dir, import_sstables, ImportSummary};
@@ -58,22 +57,11 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
         None
     };
     let table = db.table(ks, name)?;
-    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "importing {bar:40} {bytes}/{total_bytes} read (each file twice: checked, then written), ETA {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let mut progress = |done: u64, total: u64| {
-        if let Some(b) = &bar {
-            b.set_length(total);
-            b.set_position(done);
-        }
-    };
+    let bar = crate::terminal_bar(
+        !args.json,
+        "importing {bar:40} {bytes}/{total_bytes} read (each file twice: checked, then written), ETA {eta}",
+    );
+    let mut progress = |done: u64, total: u64| crate::show_progress(&bar, done, total);
     let summary = match only {
         Some(n) => import_sstables(&table, &dir, vec![n], &mut progress),
         None => import_dir(&table, &dir, &mut progress),

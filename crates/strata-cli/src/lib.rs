@@ -315,6 +315,29 @@ fn report_warnings(db: Database) -> strata::Result<Database> {
     Ok(db)
 }
 
+/// A progress bar drawn on stderr with `template`, when `wanted` (not for a
+/// `--json` run) and stderr is a terminal; `None` otherwise, so piped and
+/// scripted runs print no control characters.
+pub(crate) fn terminal_bar(wanted: bool, template: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    (wanted && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
+}
+
+/// Moves `bar`, if there is one, to `done` of `total`.
+pub(crate) fn show_progress(bar: &Option<indicatif::ProgressBar>, done: u64, total: u64) {
+    if let Some(b) = bar {
+        b.set_length(total);
+        b.set_position(done);
+    }
+}
+
 /// `keyspace.table` split in two; the error says what was expected.
 pub(crate) fn split_table_name(target: &str) -> strata::Result<(&str, &str)> {
     target.split_once('.').ok_or_else(|| {

@@ -100,9 +100,14 @@ pub struct StressArgs {
     #[arg(long, value_parser = range(1u64, 16 << 10,
         "a block is one row and one mutation, held whole in memory: at most 16 MiB"))]
     pub block_size_kib: Option<u64>,
-    /// Table options in CQL form, e.g. "compaction = {'class': 'LeveledCompactionStrategy'}".
+    /// Table options in CQL form, e.g. "compaction = {'class':
+    /// 'LeveledCompactionStrategy'}", for the table this run creates; an
+    /// existing table is changed only with --alter.
     #[arg(long)]
     pub table_options: Option<String>,
+    /// Change an existing stress table to --table-options (ALTER TABLE).
+    #[arg(long, requires = "table_options")]
+    pub alter: bool,
     #[arg(long, default_value_t = 1, value_parser = range(0u64, u64::MAX,
         "any seed"))]
     pub seed: u64,
@@ -164,6 +169,7 @@ impl StressArgs {
             columns: self.columns,
             value_size: self.value_size,
             table_options: self.table_options.clone(),
+            alter_table: self.alter,
             seed: self.seed,
         })
     }

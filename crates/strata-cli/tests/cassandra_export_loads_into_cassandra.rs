@@ -29,6 +29,8 @@
 
 mod common;
 
+use common::{cassandra_script as sh, roundtrip_py as py};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -39,26 +41,6 @@ static CASSANDRA: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn cassandra_dir() -> Option<PathBuf> {
     std::env::var_os("STRATA_CASSANDRA").map(PathBuf::from)
-}
-
-fn sh(script: &Path, args: &[&str]) -> String {
-    let out = Command::new("bash")
-        .arg(script)
-        .args(args)
-        .env("HEAP", "2G")
-        .output()
-        .expect("run a Cassandra script");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed: {text}",
-        script.display()
-    );
-    text
 }
 
 /// One of Cassandra's offline tools (tests/drivers/cassandra_tool.sh); its
@@ -118,22 +100,6 @@ fn offline_tools_read(cass: &Path, table_dir: &Path, summary: &serde_json::Value
             None => assert_eq!(max_ldt, i64::MAX, "{data}: no tombstones"),
         }
     }
-}
-
-fn py(args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/cassandra_roundtrip.py");
-    let out = Command::new(common::python())
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("run the Python helper");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "python {args:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 #[test]

@@ -16,44 +16,9 @@
 
 mod common;
 
+use common::{cassandra_script as sh, roundtrip_py as py};
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn sh(script: &Path, args: &[&str]) -> String {
-    let out = Command::new("bash")
-        .arg(script)
-        .args(args)
-        .env("HEAP", "2G")
-        .output()
-        .expect("run a Cassandra script");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed: {text}",
-        script.display()
-    );
-    text
-}
-
-fn py(args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/cassandra_roundtrip.py");
-    let out = Command::new(common::python())
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("run the Python helper");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "python {args:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
 
 #[test]
 fn golden_statements_export_into_cassandra_and_read_the_same() {

@@ -295,3 +295,43 @@ pub async fn driver_session(addr: std::net::SocketAddr) -> scylla::client::sessi
         .await
         .expect("connect")
 }
+
+/// Runs one of a reference Cassandra's scripts (`start.sh`, `stop.sh`,
+/// `nodetool.sh`) with a 2 GiB heap; insists on success; its output.
+pub fn cassandra_script(script: &Path, args: &[&str]) -> String {
+    let out = Command::new("bash")
+        .arg(script)
+        .args(args)
+        .env("HEAP", "2G")
+        .output()
+        .expect("run a Cassandra script");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed: {text}",
+        script.display()
+    );
+    text
+}
+
+/// Runs tests/drivers/cassandra_roundtrip.py with the Python driver;
+/// insists on success; its stdout.
+pub fn roundtrip_py(args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drivers/cassandra_roundtrip.py");
+    let out = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run the Python helper");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "python {args:?}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}

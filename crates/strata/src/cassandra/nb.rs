@@ -1861,17 +1861,23 @@ mod tests {
         .unwrap()
     }
 
-    fn write_sample(dir: &Path, compression: NbCompression, keys: i32) -> NbSummary {
-        let schema = schema();
-        let opts = NbOptions {
+    /// Options of the tests' sstables: deletion times from 1,000 s, "now"
+    /// at 2,000 s.
+    fn test_options(compression: NbCompression, chunk_length: usize) -> NbOptions {
+        NbOptions {
             compression,
-            chunk_length: 1024,
+            chunk_length,
             bloom_filter_fp_chance: 0.01,
             min_timestamp_micros: 0,
             min_local_deletion_seconds: 1_000,
             min_ttl_seconds: 0,
             now_seconds: 2_000,
-        };
+        }
+    }
+
+    fn write_sample(dir: &Path, compression: NbCompression, keys: i32) -> NbSummary {
+        let schema = schema();
+        let opts = test_options(compression, 1024);
         let header = Header::new(&schema, &opts).unwrap();
         let mut w = NbWriter::create(dir, 1, header, opts).unwrap();
         let v = schema.column("v").unwrap().id.unwrap();
@@ -2156,15 +2162,7 @@ mod tests {
         // Strata's reads (and Cassandra's own writes) do not have.
         let schema = schema();
         let dir = tempfile::tempdir().unwrap();
-        let opts = NbOptions {
-            compression: NbCompression::Lz4,
-            chunk_length: 4096,
-            bloom_filter_fp_chance: 0.01,
-            min_timestamp_micros: 0,
-            min_local_deletion_seconds: 1_000,
-            min_ttl_seconds: 0,
-            now_seconds: 2_000,
-        };
+        let opts = test_options(NbCompression::Lz4, 4096);
         let header = Header::new(&schema, &opts).unwrap();
         let mut w = NbWriter::create(dir.path(), 1, header, opts).unwrap();
         let s_col = schema.column("s").unwrap().id.unwrap();
@@ -2187,15 +2185,7 @@ mod tests {
     fn a_wide_partition_gets_cassandras_row_index() {
         let schema = schema();
         let dir = tempfile::tempdir().unwrap();
-        let opts = NbOptions {
-            compression: NbCompression::Lz4,
-            chunk_length: 4096,
-            bloom_filter_fp_chance: 0.01,
-            min_timestamp_micros: 0,
-            min_local_deletion_seconds: 1_000,
-            min_ttl_seconds: 0,
-            now_seconds: 2_000,
-        };
+        let opts = test_options(NbCompression::Lz4, 4096);
         let header = Header::new(&schema, &opts).unwrap();
         let mut w = NbWriter::create(dir.path(), 1, header, opts).unwrap();
         let v = schema.column("v").unwrap().id.unwrap();
