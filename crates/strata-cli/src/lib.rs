@@ -18,6 +18,7 @@ mod cql_cmd;
 mod datadir;
 mod export_cmd;
 mod import_cmd;
+mod logging;
 mod model_cmd;
 mod repair_cmd;
 mod serve_cmd;
@@ -45,6 +46,13 @@ pub struct Cli {
     /// commands that open a data directory; refused for the others.
     #[command(flatten)]
     data: DataDirArgs,
+    /// Which log events to show: a level (error, warn, info, debug, trace,
+    /// off; `info` shows every flush and compaction) or a filter such as
+    /// `warn,strata::compaction=debug`. Default: STRATA_LOG, else RUST_LOG,
+    /// else `warn` (commands, on stderr) or `info` (`serve`, into
+    /// logs/strata.log in the data directory).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    log_level: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -253,6 +261,17 @@ pub fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let mut cli = Cli::parse();
+    // The server logs into its data directory once it knows it; a command
+    // logs to stderr from here on. A bad filter stops either at once.
+    let logs = match cli.command {
+        Command::Serve { .. } => logging::check(cli.log_level.as_deref()),
+        _ => logging::init_command(cli.log_level.as_deref()),
+    };
+    if let Err(e) = logs {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    logging::remember(cli.log_level.clone());
     if let Command::Serve { args, db } = &mut cli.command {
         // Its configuration file may set data-directory options.
         if let Err(e) = serve_cmd::merge_config(args, db, &cli.data) {

@@ -576,6 +576,9 @@ fn parse_uuid(s: &str) -> Option<[u8; 16]> {
 
 pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
     let mut config = server_config(&args)?;
+    // Before the data directory opens, so its replay is in the log.
+    let log = crate::logging::init_server(crate::logging::flag(), data_dir)?;
+    eprintln!("logging to {}", log.display());
     // Statements run on the runtime's workers only when no write waits for
     // an fsync (ServerConfig::inline_statements).
     config.inline_statements = matches!(

@@ -443,6 +443,18 @@ impl Database {
                     None => log.discard_table(*id)?,
                 }
             }
+            tracing::info!(
+                target: "strata::replay",
+                segments = stats.segments_replayed,
+                replayed = stats.records_replayed,
+                already_flushed = stats.records_skipped_flushed,
+                corrupt_skipped = stats.corrupt_records_skipped,
+                torn_tail_bytes = stats.torn_tail_bytes,
+                "commit log replayed: {} mutation(s) from {} segment(s), {} already in sstables",
+                stats.records_replayed,
+                stats.segments_replayed,
+                stats.records_skipped_flushed
+            );
             // A table created before tables recorded a position at creation,
             // and never flushed, had nothing to replay: everything of it is in
             // sstables (none) up to here, which its manifest now says, so that

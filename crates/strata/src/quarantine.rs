@@ -55,6 +55,12 @@ pub fn quarantine_file(fs: &Fs, table_dir: &Path, name: &str) -> Result<PathBuf>
     fs.rename(&table_dir.join(name), &target)?;
     fs.sync_dir(&qdir)?;
     fs.sync_dir(table_dir)?;
+    tracing::warn!(
+        target: "strata::quarantine",
+        file = %table_dir.join(name).display(),
+        to = %target.display(),
+        "moved {name} into quarantine"
+    );
     Ok(target)
 }
 

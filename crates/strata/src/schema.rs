@@ -91,11 +91,11 @@ pub const MAX_COLUMN_NAME_LENGTH: usize = 128;
 /// case-insensitive file system maps `Commitlog` onto `commitlog`): Cassandra's
 /// own `system` (and every `system_*`), and the entries Strata keeps or may keep
 /// at the top of the data directory, where keyspace directories live (db.rs):
-/// `commitlog/`, the `LOCK` file, and the `quarantine` and `snapshots` folder
-/// names, reserved so that a data-directory-wide quarantine or snapshot folder can
-/// never meet a keyspace of the same name.
+/// `commitlog/`, the `LOCK` file, the server's `logs/`, and the `quarantine`
+/// and `snapshots` folder names, reserved so that a data-directory-wide
+/// quarantine or snapshot folder can never meet a keyspace of the same name.
 pub const RESERVED_KEYSPACE_NAMES: &[&str] =
-    &["system", "commitlog", "lock", "quarantine", "snapshots"];
+    &["system", "commitlog", "lock", "logs", "quarantine", "snapshots"];
 
 /// What role a column plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -437,8 +437,8 @@ fn check_keyspace_not_reserved(name: &str) -> Result<()> {
     let lower = name.to_ascii_lowercase();
     if RESERVED_KEYSPACE_NAMES.contains(&lower.as_str()) || lower.starts_with("system_") {
         return Err(Error::InvalidInput(format!(
-            "keyspace name '{name}' is reserved (system, system_*, commitlog, lock, quarantine \
-             and snapshots, in any case, name Cassandra's or Strata's own data)"
+            "keyspace name '{name}' is reserved (system, system_*, commitlog, lock, logs, \
+             quarantine and snapshots, in any case, name Cassandra's or Strata's own data)"
         )));
     }
     Ok(())
@@ -2880,6 +2880,8 @@ mod tests {
             "snapshots",
             "LOCK",
             "lock",
+            "logs",
+            "Logs",
         ] {
             match c.create_keyspace(name) {
                 Err(Error::InvalidInput(m)) => assert!(m.contains("reserved"), "{name}: {m}"),

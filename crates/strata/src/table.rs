@@ -1159,6 +1159,7 @@ impl Table {
         self.check_owned()?;
         // The estimate is the uncompressed data size: an upper bound of the file.
         self.check_disk_space(memtable.data_bytes() + memtable.partition_count() * 32)?;
+        let started = std::time::Instant::now();
         let readers = if memtable.is_empty() {
             Vec::new()
         } else {
@@ -1183,6 +1184,20 @@ impl Table {
         // commit log may drop segments that only this table still needed.
         if let (Some(log), Some(pos)) = (&self.commitlog, position) {
             log.mark_flushed(self.schema.read().id, pos)?;
+        }
+        if !readers.is_empty() {
+            let bytes: u64 = readers.iter().map(|r| r.file_size()).sum();
+            tracing::info!(
+                target: "strata::flush",
+                table = %self.schema.read().qualified_name(),
+                sstables = ?readers.iter().map(|r| r.id()).collect::<Vec<_>>(),
+                partitions = memtable.partition_count(),
+                memtable_bytes = memtable.data_bytes(),
+                bytes,
+                ms = started.elapsed().as_millis() as u64,
+                "flushed memtable to {} sstable(s), {bytes} bytes",
+                readers.len()
+            );
         }
         Ok(readers)
     }
@@ -1742,6 +1757,7 @@ impl Table {
         let room = self.disk_room()?;
         let refuse = |why: String| {
             self.metrics.space_refusals.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(target: "strata::disk", dir = %self.dir().display(), "{why}");
             Err(Error::Io {
                 path: self.dir().to_path_buf(),
                 source: std::io::Error::new(std::io::ErrorKind::StorageFull, why),

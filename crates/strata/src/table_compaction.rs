@@ -126,6 +126,7 @@ impl CompactionTable for Table {
         self.notify_flushed();
         match result {
             Ok(record) => {
+                log_finished(record);
                 let level = (record.output_level as usize).min(crate::fs::MAX_TRACKED_LEVELS - 1);
                 if record.kind == "merge" || record.kind == "rewrite" {
                     self.metrics.compactions_into_level[level].fetch_add(1, Ordering::Relaxed);
@@ -134,13 +135,62 @@ impl CompactionTable for Table {
                 }
                 self.append_history(record);
             }
-            Err(_) => {
+            Err(e) => {
+                tracing::error!(
+                    target: "strata::compaction",
+                    table = %self.schema().qualified_name(),
+                    ms = elapsed.as_millis() as u64,
+                    "compaction failed: {e}"
+                );
                 self.metrics
                     .compactions_failed
                     .fetch_add(1, Ordering::Relaxed);
             }
         }
     }
+}
+
+/// The line a finished task leaves in the log: what it read and wrote, how
+/// long it took and why it was chosen; a drop of whole sstables says so.
+fn log_finished(r: &CompactionRecord) {
+    let table = format!("{}.{}", r.keyspace, r.table);
+    if r.kind == "drop" {
+        tracing::info!(
+            target: "strata::compaction",
+            table = %table,
+            inputs = ?r.inputs,
+            bytes = r.bytes_in,
+            reason = %r.reason,
+            "dropped {} sstable(s) whole, {} bytes: {}",
+            r.inputs.len(),
+            r.bytes_in,
+            r.reason
+        );
+        return;
+    }
+    tracing::info!(
+        target: "strata::compaction",
+        table = %table,
+        kind = %r.kind,
+        reason = %r.reason,
+        inputs = ?r.inputs,
+        outputs = ?r.outputs,
+        level = r.output_level,
+        bytes_in = r.bytes_in,
+        bytes_out = r.bytes_out,
+        partitions_in = r.partitions_in,
+        partitions_out = r.partitions_out,
+        tombstones_purged = r.tombstones_purged,
+        ms = r.duration_ms,
+        "compacted {} sstable(s), {} bytes, into {} at level {}, {} bytes, in {} ms: {}",
+        r.inputs.len(),
+        r.bytes_in,
+        r.outputs.len(),
+        r.output_level,
+        r.bytes_out,
+        r.duration_ms,
+        r.reason
+    );
 }
 
 impl Table {

@@ -222,6 +222,17 @@ pub fn execute(
             };
             record.kind = kind.into();
             record.reason = reason.label().to_string();
+            tracing::info!(
+                target: "strata::compaction",
+                table = %format!("{}.{}", record.keyspace, record.table),
+                kind,
+                reason = %record.reason,
+                inputs = ?inputs,
+                level = output_level,
+                "compacting {} sstable(s) into level {output_level}: {}",
+                inputs.len(),
+                record.reason
+            );
             merge(
                 table,
                 &view,
