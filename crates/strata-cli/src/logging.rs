@@ -223,13 +223,21 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         files.sort();
-        assert_eq!(files, ["strata.log", "strata.log.1", "strata.log.2", "strata.log.3"]);
+        assert_eq!(
+            files,
+            ["strata.log", "strata.log.1", "strata.log.2", "strata.log.3"]
+        );
         // The newest rotated file holds the three events before the current.
         let newest = std::fs::read_to_string(dir.path().join("strata.log.1")).unwrap();
-        assert!(newest.starts_with("event 45") && newest.ends_with("event 47 ....................\n"));
+        assert!(
+            newest.starts_with("event 45") && newest.ends_with("event 47 ....................\n")
+        );
         // Every event is whole.
         for name in &files {
-            for line in std::fs::read_to_string(dir.path().join(name)).unwrap().lines() {
+            for line in std::fs::read_to_string(dir.path().join(name))
+                .unwrap()
+                .lines()
+            {
                 assert_eq!(line.len(), 29, "{line}");
             }
         }
@@ -242,7 +250,12 @@ mod tests {
         std::fs::write(&path, vec![b'x'; 90]).unwrap();
         let mut f = RotatingFile::open(&path, 100, 2).unwrap();
         f.write_all(&[b'y'; 20]).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("strata.log.1")).unwrap().len(), 90);
+        assert_eq!(
+            std::fs::read(dir.path().join("strata.log.1"))
+                .unwrap()
+                .len(),
+            90
+        );
         assert_eq!(std::fs::read(&path).unwrap(), vec![b'y'; 20]);
     }
 

@@ -17,9 +17,16 @@ fn log_lines_name_every_flush_and_compaction() {
     let dir = tempfile::tempdir().unwrap();
 
     // Default level: nothing but warnings.
-    let out = common::strata(quiet.path(), &["stress", "write", "-n", "100", "--no-tablestats"]);
+    let out = common::strata(
+        quiet.path(),
+        &["stress", "write", "-n", "100", "--no-tablestats"],
+    );
     common::ok(&out, "stress write");
-    assert!(!stderr(&out).contains("flushed memtable"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("flushed memtable"),
+        "{}",
+        stderr(&out)
+    );
 
     // `info`: every flush. Small memtables flush many times; the STCS
     // threshold of 32 keeps them apart for the compaction below.
@@ -64,7 +71,14 @@ fn log_lines_name_every_flush_and_compaction() {
         .lines()
         .find(|l| l.contains("strata::compaction") && l.contains("compacted "))
         .unwrap_or_else(|| panic!("no compaction line: {log}"));
-    for field in ["inputs=", "outputs=", "bytes_in=", "bytes_out=", "ms=", "reason="] {
+    for field in [
+        "inputs=",
+        "outputs=",
+        "bytes_in=",
+        "bytes_out=",
+        "ms=",
+        "reason=",
+    ] {
         assert!(compacted.contains(field), "{field} in {compacted}");
     }
     // ISO-8601 UTC: 2026-11-30T10:41:07.123456Z

@@ -94,8 +94,14 @@ pub const MAX_COLUMN_NAME_LENGTH: usize = 128;
 /// `commitlog/`, the `LOCK` file, the server's `logs/`, and the `quarantine`
 /// and `snapshots` folder names, reserved so that a data-directory-wide
 /// quarantine or snapshot folder can never meet a keyspace of the same name.
-pub const RESERVED_KEYSPACE_NAMES: &[&str] =
-    &["system", "commitlog", "lock", "logs", "quarantine", "snapshots"];
+pub const RESERVED_KEYSPACE_NAMES: &[&str] = &[
+    "system",
+    "commitlog",
+    "lock",
+    "logs",
+    "quarantine",
+    "snapshots",
+];
 
 /// What role a column plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -225,7 +225,7 @@ pub fn execute(
             tracing::info!(
                 target: "strata::compaction",
                 table = %format!("{}.{}", record.keyspace, record.table),
-                kind,
+                kind = %kind,
                 reason = %record.reason,
                 inputs = ?inputs,
                 level = output_level,
