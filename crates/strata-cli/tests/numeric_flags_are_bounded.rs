@@ -117,6 +117,7 @@ const TEXT_FLAGS: &[&str] = &[
     "host",
     "username",
     "password",
+    "log_level",
 ];
 
 /// Numeric positional arguments (no `--long` name to try them by), each with
