@@ -22,9 +22,14 @@
 //!    subcommand that does not use it gets a warning naming it: never silence.
 //! 3. Defaults are applied here, once, after merging; the fields stay `Option`
 //!    so that "not given" and "given the default" differ (contract 1 needs it).
+//! 4. Between the flags and the defaults sits the configuration file
+//!    (`--config`, else `strata.yaml` in the data directory: config.rs): a
+//!    flag wins over it, it wins over a default, and [`Resolved::settings`]
+//!    says which gave each value.
 
 use crate::admin::{CommitLogFlags, LogCompressionArg, SyncModeArg};
 use crate::bounds::range;
+use crate::config::{self, ConfigFile, Setting};
 use clap::Args;
 use std::path::PathBuf;
 use strata::commitlog::CommitLogOptions;
@@ -45,6 +50,11 @@ pub struct DataDirArgs {
     /// Data directory, created if missing [default: strata-data].
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Configuration file, with cassandra.yaml's key names (docs/configuration.md)
+    /// [default: strata.yaml in the data directory, when there is one]. Flags
+    /// win over it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// When writes are fsynced and acknowledged (Cassandra's commitlog_sync)
     /// [default: periodic].
     #[arg(long = "commitlog-sync", value_enum)]
@@ -113,6 +123,37 @@ pub struct DataDirArgs {
 }
 
 impl DataDirArgs {
+    /// Each option from `self`, else from `other`.
+    fn or(&self, other: &DataDirArgs) -> DataDirArgs {
+        DataDirArgs {
+            data_dir: self.data_dir.clone().or_else(|| other.data_dir.clone()),
+            config: self.config.clone().or_else(|| other.config.clone()),
+            commitlog_sync: self.commitlog_sync.or(other.commitlog_sync),
+            commitlog_sync_period_ms: self
+                .commitlog_sync_period_ms
+                .or(other.commitlog_sync_period_ms),
+            commitlog_sync_group_window_ms: self
+                .commitlog_sync_group_window_ms
+                .or(other.commitlog_sync_group_window_ms),
+            commitlog_segment_size_mb: self
+                .commitlog_segment_size_mb
+                .or(other.commitlog_segment_size_mb),
+            max_mutation_size_mb: self.max_mutation_size_mb.or(other.max_mutation_size_mb),
+            ignore_replay_errors: self.ignore_replay_errors || other.ignore_replay_errors,
+            commitlog_compression: self.commitlog_compression.or(other.commitlog_compression),
+            max_disk_bytes: self.max_disk_bytes.or(other.max_disk_bytes),
+            disk_reserve_mb: self.disk_reserve_mb.or(other.disk_reserve_mb),
+            compaction_throughput_mb_per_sec: self
+                .compaction_throughput_mb_per_sec
+                .or(other.compaction_throughput_mb_per_sec),
+            concurrent_compactors: self.concurrent_compactors.or(other.concurrent_compactors),
+            chunk_cache_mb: self.chunk_cache_mb.or(other.chunk_cache_mb),
+            allow_unsafe_aggressive_sstable_expiration: self
+                .allow_unsafe_aggressive_sstable_expiration
+                || other.allow_unsafe_aggressive_sstable_expiration,
+        }
+    }
+
     /// The long names of the options given, for error messages.
     fn given(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
@@ -122,6 +163,7 @@ impl DataDirArgs {
             }
         };
         note(self.data_dir.is_some(), "--data-dir");
+        note(self.config.is_some(), "--config");
         note(self.commitlog_sync.is_some(), "--commitlog-sync");
         note(
             self.commitlog_sync_period_ms.is_some(),
@@ -183,19 +225,31 @@ pub struct Resolved {
     pub data_dir: Option<(PathBuf, CommitLogFlags)>,
     /// Options given that the command does not use (contract 2), for stderr.
     pub warnings: Vec<String>,
+    /// The configuration file read, if any (contract 4).
+    pub config: Option<ConfigFile>,
+    /// Every data-directory setting in effect and its source.
+    pub settings: Vec<Setting>,
+}
+
+impl Resolved {
+    fn none(warnings: Vec<String>) -> Resolved {
+        Resolved {
+            data_dir: None,
+            warnings,
+            config: None,
+            settings: Vec::new(),
+        }
+    }
 }
 
 /// Merges the options given before the subcommand (`before`) with those of the
-/// command itself and applies the defaults (contracts 1-3).
+/// command itself and applies the file and the defaults (contracts 1-4).
 pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Result<Resolved> {
     let after = match use_ {
         DataDirUse::Opens(after) => after,
         DataDirUse::Never => {
             return match before.given().first() {
-                None => Ok(Resolved {
-                    data_dir: None,
-                    warnings: Vec::new(),
-                }),
+                None => Ok(Resolved::none(Vec::new())),
                 Some(name) => Err(Error::InvalidInput(format!(
                     "`strata {command}` opens no data directory: {name} does not apply to it"
                 ))),
@@ -205,19 +259,15 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             let mut given = before.given();
             given.extend(after.given());
             return match given.first() {
-                None => Ok(Resolved {
-                    data_dir: None,
-                    warnings: Vec::new(),
-                }),
+                None => Ok(Resolved::none(Vec::new())),
                 Some(name) => Err(Error::InvalidInput(format!(
                     "`strata {command} HOST` connects to a server and opens no data directory: {name} does not apply to it"
                 ))),
             };
         }
         DataDirUse::NotThisSubcommand(sub) => {
-            return Ok(Resolved {
-                data_dir: None,
-                warnings: before
+            return Ok(Resolved::none(
+                before
                     .given()
                     .iter()
                     .map(|name| {
@@ -226,7 +276,7 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
                         )
                     })
                     .collect(),
-            })
+            ))
         }
     };
     let twice: Vec<&str> = before
@@ -239,61 +289,76 @@ pub fn resolve(before: &DataDirArgs, use_: DataDirUse<'_>, command: &str) -> Res
             "{name} given both before and after `{command}`: give it once"
         )));
     }
-    let data_dir = after
-        .data_dir
-        .clone()
-        .or_else(|| before.data_dir.clone())
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
-    let flags = CommitLogFlags {
-        commitlog_sync: after
-            .commitlog_sync
-            .or(before.commitlog_sync)
-            .unwrap_or(SyncModeArg::Periodic),
-        commitlog_sync_period_ms: after
-            .commitlog_sync_period_ms
-            .or(before.commitlog_sync_period_ms)
-            .unwrap_or(DEFAULT_SYNC_PERIOD_MS),
-        commitlog_sync_group_window_ms: after
-            .commitlog_sync_group_window_ms
-            .or(before.commitlog_sync_group_window_ms)
-            .unwrap_or(DEFAULT_GROUP_WINDOW_MS),
-        commitlog_segment_size_mb: after
-            .commitlog_segment_size_mb
-            .or(before.commitlog_segment_size_mb)
-            .unwrap_or(DEFAULT_SEGMENT_SIZE_MB),
-        max_mutation_size_mb: after
-            .max_mutation_size_mb
-            .or(before.max_mutation_size_mb)
-            .unwrap_or(CommitLogOptions::DEFAULT_MAX_MUTATION_SIZE_BYTES >> 20),
-        ignore_replay_errors: after.ignore_replay_errors || before.ignore_replay_errors,
-        commitlog_compression: after
-            .commitlog_compression
-            .or(before.commitlog_compression)
-            .unwrap_or(LogCompressionArg::None),
-        max_disk_bytes: after.max_disk_bytes.or(before.max_disk_bytes),
-        disk_reserve_mb: after
-            .disk_reserve_mb
-            .or(before.disk_reserve_mb)
-            .unwrap_or(DEFAULT_DISK_RESERVE_MB),
-        compaction_throughput_mb_per_sec: after
-            .compaction_throughput_mb_per_sec
-            .or(before.compaction_throughput_mb_per_sec)
-            .unwrap_or(DEFAULT_COMPACTION_THROUGHPUT_MB_PER_SEC),
-        concurrent_compactors: after
-            .concurrent_compactors
-            .or(before.concurrent_compactors)
-            .unwrap_or(DEFAULT_CONCURRENT_COMPACTORS),
-        chunk_cache_mb: after
-            .chunk_cache_mb
-            .or(before.chunk_cache_mb)
-            .unwrap_or(DEFAULT_CHUNK_CACHE_MB),
-        allow_unsafe_aggressive_sstable_expiration: after
-            .allow_unsafe_aggressive_sstable_expiration
-            || before.allow_unsafe_aggressive_sstable_expiration,
+    let flags = after.or(before);
+    // The file: --config, else strata.yaml in the data directory the flags
+    // (or the default) name; a --config file may name the directory itself.
+    let default_dir = PathBuf::from(DEFAULT_DATA_DIR);
+    let config = match config::locate(
+        flags.config.as_deref(),
+        flags.data_dir.as_deref().unwrap_or(&default_dir),
+    ) {
+        Some(path) => {
+            let file = ConfigFile::load(&path)?;
+            file.check_ranges()?;
+            Some(file)
+        }
+        None => None,
     };
+    let given = match &config {
+        Some(file) => flags.or(&file.data),
+        None => flags.clone(),
+    };
+    let data_dir = given.data_dir.clone().unwrap_or(default_dir);
+    if let (Some(file), None) = (&config, &flags.config) {
+        // Found in the data directory: it cannot move the node elsewhere.
+        if let Some(named) = &file.data.data_dir {
+            if named != &data_dir {
+                return Err(Error::InvalidInput(format!(
+                    "configuration {}: data_file_directories names {}, but the file is in {}; \
+                     give the file with --config to use another directory",
+                    file.path.display(),
+                    named.display(),
+                    data_dir.display()
+                )));
+            }
+        }
+    }
+    let resolved = CommitLogFlags {
+        commitlog_sync: given.commitlog_sync.unwrap_or(SyncModeArg::Periodic),
+        commitlog_sync_period_ms: given
+            .commitlog_sync_period_ms
+            .unwrap_or(DEFAULT_SYNC_PERIOD_MS),
+        commitlog_sync_group_window_ms: given
+            .commitlog_sync_group_window_ms
+            .unwrap_or(DEFAULT_GROUP_WINDOW_MS),
+        commitlog_segment_size_mb: given
+            .commitlog_segment_size_mb
+            .unwrap_or(DEFAULT_SEGMENT_SIZE_MB),
+        max_mutation_size_mb: given
+            .max_mutation_size_mb
+            .unwrap_or(CommitLogOptions::DEFAULT_MAX_MUTATION_SIZE_BYTES >> 20),
+        ignore_replay_errors: given.ignore_replay_errors,
+        commitlog_compression: given
+            .commitlog_compression
+            .unwrap_or(LogCompressionArg::None),
+        max_disk_bytes: given.max_disk_bytes,
+        disk_reserve_mb: given.disk_reserve_mb.unwrap_or(DEFAULT_DISK_RESERVE_MB),
+        compaction_throughput_mb_per_sec: given
+            .compaction_throughput_mb_per_sec
+            .unwrap_or(DEFAULT_COMPACTION_THROUGHPUT_MB_PER_SEC),
+        concurrent_compactors: given
+            .concurrent_compactors
+            .unwrap_or(DEFAULT_CONCURRENT_COMPACTORS),
+        chunk_cache_mb: given.chunk_cache_mb.unwrap_or(DEFAULT_CHUNK_CACHE_MB),
+        allow_unsafe_aggressive_sstable_expiration: given
+            .allow_unsafe_aggressive_sstable_expiration,
+    };
+    let settings = config::data_settings(&data_dir, &flags, config.as_ref(), &resolved);
     Ok(Resolved {
-        data_dir: Some((data_dir, flags)),
+        data_dir: Some((data_dir, resolved)),
         warnings: Vec::new(),
+        config,
+        settings,
     })
 }
 

@@ -14,9 +14,11 @@ mod admin;
 mod bench_cmd;
 pub mod bounds;
 mod compaction_cmd;
+mod config;
 mod cql_cmd;
 mod datadir;
 mod export_cmd;
+mod format;
 mod import_cmd;
 mod logging;
 mod model_cmd;
@@ -226,6 +228,10 @@ enum Command {
         #[command(flatten)]
         db: DataDirArgs,
     },
+    /// The node's settings: `config show` prints each one in effect and
+    /// where it came from (a flag, the configuration file, or the default).
+    #[command(subcommand)]
+    Config(config::ConfigCommand),
     /// Commit-log tools: dump a segment, print the log's counters.
     #[command(subcommand)]
     Commitlog(admin::CommitlogCommand),
@@ -260,7 +266,7 @@ pub fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let mut cli = Cli::parse();
+    let cli = Cli::parse();
     // The server logs into its data directory once it knows it; a command
     // logs to stderr from here on. A bad filter stops either at once.
     let logs = match cli.command {
@@ -272,13 +278,6 @@ pub fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     logging::remember(cli.log_level.clone());
-    if let Command::Serve { args, db } = &mut cli.command {
-        // Its configuration file may set data-directory options.
-        if let Err(e) = serve_cmd::merge_config(args, db, &cli.data) {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    }
     // A server owning the directory runs admin commands itself.
     if remote::served(&cli.command) {
         if let Ok(resolved) =
@@ -439,6 +438,7 @@ impl Command {
             | Command::Listsnapshots { db, .. }
             | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
             Command::Commitlog(cmd) => cmd.data_dir_use(),
+            Command::Config(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
             Command::Manifest(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
             Command::Schema(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
             Command::Quarantine(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
@@ -475,6 +475,7 @@ impl Command {
             Command::Listsnapshots { .. } => "listsnapshots",
             Command::Clearsnapshot { .. } => "clearsnapshot",
             Command::Commitlog(_) => "commitlog",
+            Command::Config(_) => "config",
             Command::Manifest(_) => "manifest",
             Command::Schema(_) => "schema",
             Command::Quarantine(_) => "quarantine",
@@ -492,14 +493,25 @@ fn run(cli: Cli) -> strata::Result<()> {
         eprintln!("warning: {w}");
     }
     // Commands without a data directory never read it (resolve returned None).
-    let data_dir = match resolved.data_dir {
+    let data_dir = match &resolved.data_dir {
         Some((dir, flags)) => {
-            admin::set_commitlog_flags(&flags);
-            dir
+            admin::set_commitlog_flags(flags);
+            dir.clone()
         }
         None => PathBuf::new(),
     };
-    dispatch(cli.command, data_dir)
+    let mut command = cli.command;
+    match &mut command {
+        Command::Serve { args, .. } => {
+            if let Some(file) = &resolved.config {
+                args.file = file.server.clone();
+            }
+        }
+        // Settings only: the data directory is named, never opened.
+        Command::Config(cmd) => return config::run(cmd, &resolved),
+        _ => {}
+    }
+    dispatch(command, data_dir)
 }
 
 /// Runs `command` on `data_dir` (resolved), offline or for the admin
@@ -527,6 +539,10 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&data_dir, cmd),
+        // Handled in run(), which has the resolved settings.
+        Command::Config(_) => Err(strata::Error::InvalidInput(
+            "`strata config` reads settings; it has nothing to run on a data directory".into(),
+        )),
         Command::Manifest(cmd) => repair_cmd::manifest(&data_dir, cmd),
         Command::Schema(cmd) => repair_cmd::schema(&data_dir, cmd),
         Command::Quarantine(cmd) => repair_cmd::quarantine(&data_dir, cmd),

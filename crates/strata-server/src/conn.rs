@@ -1157,6 +1157,42 @@ async fn run<T: Send + 'static>(
     })
 }
 
+/// What a request ran, kept to name it in the slow-statement log.
+enum Statement {
+    Text(String),
+    Prepared(Arc<Prepared>),
+    Id(Vec<u8>),
+    Batch(usize),
+}
+
+impl Statement {
+    fn of(request: &Request, prepared: Option<&Arc<Prepared>>) -> Statement {
+        match (request, prepared) {
+            (Request::Query(q), _) => Statement::Text(q.text.clone()),
+            (Request::Prepare { text, .. }, _) => Statement::Text(format!("PREPARE {text}")),
+            (Request::Execute(_), Some(p)) => Statement::Prepared(p.clone()),
+            (Request::Execute(e), None) => Statement::Id(e.id.clone()),
+            (Request::Batch(b), _) => Statement::Batch(b.items.len()),
+            _ => Statement::Batch(0),
+        }
+    }
+
+    fn describe(self, cache: &crate::prepared::PreparedCache) -> String {
+        match self {
+            Statement::Text(t) => t,
+            Statement::Prepared(p) => p.text.clone(),
+            Statement::Id(id) => match cache.get(&id) {
+                Some(p) => p.text.clone(),
+                None => format!(
+                    "prepared statement {}",
+                    id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+                ),
+            },
+            Statement::Batch(n) => format!("BATCH of {n} statements"),
+        }
+    }
+}
+
 /// A QUERY, PREPARE, EXECUTE or BATCH, run concurrently with its
 /// connection's other requests.
 struct StatementTask {
@@ -1181,7 +1217,19 @@ impl StatementTask {
             Request::Batch(b) => b.params.consistency,
             _ => Consistency::One,
         };
+        let what = self
+            .shared
+            .slow
+            .enabled()
+            .then(|| Statement::of(&request, self.prepared.as_ref()));
+        let started = std::time::Instant::now();
         let outcome = self.execute(request).await;
+        if let Some(what) = what {
+            let shared = &self.shared;
+            shared
+                .slow
+                .record(started.elapsed(), || what.describe(&shared.prepared));
+        }
         let (opcode, mut flags, body) = match outcome {
             Ok((body, warnings)) => {
                 let mut prefix = Vec::new();

@@ -43,6 +43,7 @@ pub mod prepared;
 pub mod request;
 pub mod response;
 pub mod segment;
+pub mod slow;
 pub mod tls;
 pub mod wire;
 
@@ -159,6 +160,7 @@ pub(crate) struct Shared {
     pub limits: Arc<limits::Limits>,
     pub exec_slots: Arc<Semaphore>,
     pub stats: Stats,
+    pub slow: slow::SlowLog,
     pub clients: Mutex<HashMap<u64, Arc<ClientEntry>>>,
     pub next_client_id: AtomicU64,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
@@ -327,6 +329,7 @@ impl Server {
             )),
             exec_slots: Arc::new(Semaphore::new(config.max_threads)),
             stats: Stats::default(),
+            slow: slow::SlowLog::new(config.slow_query_log_timeout),
             clients: Mutex::new(HashMap::new()),
             next_client_id: AtomicU64::new(1),
             tls,
@@ -363,6 +366,17 @@ impl Server {
             shutdown_tx,
         } = self;
         let mut tasks = tokio::task::JoinSet::new();
+        let slow_reports = {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(slow::INTERVAL);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    shared.slow.report();
+                }
+            })
+        };
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -407,6 +421,8 @@ impl Server {
         // Statements already handed to the blocking pool run to their end.
         let all = shared.config.max_threads as u32;
         let _ = shared.exec_slots.acquire_many(all).await;
+        slow_reports.abort();
+        shared.slow.report();
         Ok(())
     }
 }
