@@ -1130,7 +1130,7 @@ impl CompressionReport {
                 self.codec(dataset, "zstd3"),
             ) {
                 out.push_str(&format!(
-                    "zstd_dict vs zstd3: {:.1}% smaller ({}; the issue asks >= 10% on small rows)\n",
+                    "zstd_dict vs zstd3: {:.1}% smaller ({}; target: >= 10% on small rows)\n",
                     100.0 * (1.0 - d.compressed_bytes as f64 / z.compressed_bytes.max(1) as f64),
                     match (d.dictionary_bytes, &d.dictionary_note) {
                         (Some(b), _) => format!("dictionary of {b} bytes, stored once"),

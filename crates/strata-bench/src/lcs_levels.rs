@@ -42,7 +42,8 @@
 
 use crate::charts::{draw_line_chart_with, ChartExtras, LineChart};
 use crate::lcs_fanout::{
-    calibrate, raw_partition_bytes, run_node, scaled_sstable_kib, EngineNode, Plan,
+    calibrate, raw_partition_bytes, run_node, scaled_sstable_kib, small_sstable_warning,
+    EngineNode, Plan,
 };
 use crate::simulate::SimulateOverrides;
 use serde::Serialize;
@@ -397,6 +398,14 @@ pub fn run(config: &LcsLevelsConfig, progress: &(dyn Fn(&str) + Sync)) -> Result
             "engine calibration: {per:.0} B on disk per partition of {} rows",
             config.cells_per_partition
         ));
+        if let Some(warning) = small_sstable_warning(
+            config.scale,
+            config.cells_per_partition,
+            SSTABLE_MIB as f64,
+            per,
+        ) {
+            progress(&warning);
+        }
         parallel_map(
             config.jobs,
             &pairs(&config.engine_configs, &config.engine_sizes),
@@ -819,7 +828,7 @@ impl LcsLevelsReport {
             "sim WA",
             "model",
             "mod/sm",
-            "seed",
+            "publ",
             "levels",
             "reads",
             "model",
@@ -893,7 +902,7 @@ impl LcsLevelsReport {
         }
         let _ = writeln!(
             out,
-            "(mod/sm: refined model / simulator; seed: the seed's formula; reads: p99 sstables per read, \
+            "(mod/sm: refined model / simulator; publ: the published formula; reads: p99 sstables per read, \
              simulated and modelled; eng/sm: engine / its own simulator run at the engine's measured \
              ingest and flush size)"
         );

@@ -15,10 +15,10 @@ use strata_bench::workdir::WorkDir;
 pub struct BlobstoreArgs {
     /// Files written, then deleted, per run (TestDFSIO's -nrFiles), 1 to 100000.
     #[arg(long, default_value_t = 64, value_parser = range(1u32, 100_000,
-        "the seed wrote 1000; a hundred times that is no longer its test"))]
+        "the published test wrote 1000; a hundred times that is no longer its test"))]
     pub files: u32,
-    /// Size of each file, MiB (TestDFSIO's -fileSize; the seed wrote 1000 x 1 GB
-    /// on four nodes), 1 to 65536.
+    /// Size of each file, MiB (TestDFSIO's -fileSize; the published test wrote
+    /// 1000 x 1 GB on four nodes), 1 to 65536.
     #[arg(long, default_value_t = 16, value_parser = range(1u64, 64 << 10,
         "a file of more than 64 GiB is far past this machine"))]
     pub file_size_mib: u64,
@@ -27,9 +27,9 @@ pub struct BlobstoreArgs {
     #[arg(long, default_value_t = 1024, value_parser = range(1u64, 16 << 10,
         "a block is one mutation, held whole in memory: at most 16 MiB"))]
     pub block_size_kib: u64,
-    /// Runs in a row on the same database (the seed ran six), 1 to 100.
+    /// Runs in a row on the same database (the published test ran six), 1 to 100.
     #[arg(long, default_value_t = 6, value_parser = range(1u32, 100,
-        "the seed ran six; a hundred shows the trend as well"))]
+        "the published test ran six; a hundred shows the trend as well"))]
     pub runs: u32,
     /// Strategies, comma separated: Blob (BlobCompactionStrategy), STCS, LCS;
     /// CFS names the DSE class CFSCompactionStrategy.
@@ -54,7 +54,7 @@ pub struct BlobstoreArgs {
     pub idle_timeout: u64,
     #[arg(long, default_value_t = 2, value_parser = range(0u64, u64::MAX, "any seed"))]
     pub seed: u64,
-    /// The seed's order: each run first deletes the previous run's files
+    /// The published test's order: each run first deletes the previous run's files
     /// (TestDFSIO -clean), then writes its own, so runs end with the files live.
     /// Default: write, then delete (runs end with nothing live).
     #[arg(long)]

@@ -36,25 +36,26 @@ mod bench_timeseries;
 pub enum BenchCommand {
     /// Write throughput per commit-log sync mode and writer-thread count.
     Commitlog(CommitlogBenchArgs),
-    /// Seed 000's leveling-multiplier experiment on the real engine (bench_lcs.rs).
+    /// The leveling-multiplier experiment on the real engine: LCS nodes A, B and C
+    /// (fanout and sstable size), scaled, beside the model and the simulator.
     LcsFanout(bench_lcs::LcsFanoutArgs),
-    /// Issue 16 item 4: normal LCS against fixed levels from 10 GiB to 10 TiB
-    /// (simulator and model), then the real engine at scaled sizes (bench_lcs_levels.rs).
+    /// Normal LCS against fixed levels from 10 GiB to 10 TiB (simulator and
+    /// model), then the real engine at scaled sizes.
     LcsLevels(bench_lcs_levels::LcsLevelsArgs),
-    /// Seed 003's time-series test in simulated time: DTCS, TWCS, STCS and LCS on
+    /// The time-series experiment in simulated time: DTCS, TWCS, STCS and LCS on
     /// identical input, then TWCS with late writes, segregation on and off.
     Timeseries(bench_timeseries::TimeseriesArgs),
-    /// Issue 11: 10-row slice reads from partitions of 1e3..1e6 rows (bench_slice_cmd.rs).
+    /// 10-row slice reads from partitions of 1e3..1e6 rows.
     Slice(bench_slice_cmd::SliceBenchArgs),
-    /// Seed 002's TestDFSIO test: write files of fixed-size blocks, delete them,
+    /// The TestDFSIO blob test: write files of fixed-size blocks, delete them,
     /// six runs; the blob strategy, STCS and LCS on identical input.
     Blobstore(bench_blobstore::BlobstoreArgs),
-    /// Seed 001's codec matrix: none, LZ4, zstd 1/3/9 on two archive-shaped
+    /// The compression experiment: none, LZ4, zstd 1/3/9 on two archive-shaped
     /// datasets; ratio, write cost, whole-partition read latency at 50..200 readers.
     Compression(bench_compression::CompressionArgs),
-    /// Seed 004's experiment: the memtable against a skiplist and a locked
-    /// BTreeMap (inserts/s per workload and thread count, bytes per cell, flush
-    /// iteration rate).
+    /// The copy-on-write B-tree memtable experiment: the memtable against a
+    /// skiplist and a locked BTreeMap (inserts/s per workload and thread count,
+    /// bytes per cell, flush iteration rate).
     Memtable(MemtableBenchArgs),
 }
 

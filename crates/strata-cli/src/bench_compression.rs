@@ -12,16 +12,16 @@ use strata_bench::workdir::WorkDir;
 
 #[derive(Args, Debug)]
 pub struct CompressionArgs {
-    /// Raw bytes per dataset, MiB (the generators' column values; the seed's
+    /// Raw bytes per dataset, MiB (the generators' column values; the published
     /// tables are 60 GB and 1 TB, scaled to a 2-core machine), 1 to 16384.
     #[arg(long, default_value_t = 64, value_parser = range(1u64, 16_384,
         "each dataset is written once per codec, five times in all: 16 GiB makes 80"))]
     pub raw_mib: u64,
-    /// Concurrent reader threads, comma separated (the seed's Gatling users),
-    /// each 1 to 256.
+    /// Concurrent reader threads, comma separated (the published test's Gatling
+    /// users), each 1 to 256.
     #[arg(long, value_delimiter = ',', default_value = "50,100,150,200",
           value_parser = range(1usize, 256,
-              "one OS thread each; the seed's test went to 200 readers"))]
+              "one OS thread each; the published test went to 200 readers"))]
     pub concurrency: Vec<usize>,
     /// Wall seconds of whole-partition reads per codec and concurrency, 0.001
     /// to 3600.

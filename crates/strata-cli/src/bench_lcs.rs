@@ -14,16 +14,19 @@ use strata_bench::lcs_fanout::{self, LcsFanoutConfig};
 pub struct LcsFanoutArgs {
     /// Scale factor for every byte figure (ingest rate, sstable and flush sizes);
     /// times stay full scale (TTL 2 days, gc grace 60 s, `--hours`).
-    /// Default 1/160: 1 MiB sstables for A and B (~30 seed-shaped partitions
-    /// each); 0.0001 to 1.
+    /// Default 1/160: 1 MiB sstables for A and B (~30 partitions of 512 rows
+    /// each); 0.0001 to 1. A scale that leaves fewer than ~10 partitions per
+    /// sstable runs with a warning: its figures mean nothing.
     #[arg(long, default_value_t = 0.00625, value_parser = range(0.0001f64, 1.0,
         "below 1/10000, 160 MiB sstables would be under the engine's 16 KiB minimum"))]
     pub scale: f64,
-    /// Simulated hours to run (the seed ran 88), 0.01 to 1000.
+    /// Simulated hours to run (the experiment's published run was 88), 0.01 to
+    /// 1000. The steady window starts at 48 h (TTL 2 days + gc grace 60 s).
     #[arg(long, default_value_t = 88.0, value_parser = range(0.01f64, 1000.0,
-        "the seed ran 88 hours; ten times that shows every trend"))]
+        "the published run was 88 hours; ten times that shows every trend"))]
     pub hours: f64,
-    /// Rows (the seed's "columns") per partition; the seed had 512. 1 to 100000.
+    /// Rows (the published experiment's "columns") per partition; it had 512.
+    /// 1 to 100000.
     #[arg(long, default_value_t = 512, value_parser = range(1usize, 100_000,
         "a partition is one mutation, held whole in memory"))]
     pub cells_per_partition: usize,
@@ -32,7 +35,7 @@ pub struct LcsFanoutArgs {
     pub nodes: Vec<char>,
     /// Memtable flush size at full scale, MiB on disk, 1 to 65536.
     #[arg(long, default_value_t = 256.0, value_parser = range(1.0f64, 65_536.0,
-        "the seed's flush lies in (64, 256] MiB; 64 GiB is past any memtable"))]
+        "the published figures imply a flush in (64, 256] MiB; 64 GiB is past any memtable"))]
     pub flush_mib: f64,
     /// Run every node with the LCS option `l0_size_tiered` (L0 below one
     /// sstable's worth merged by size tiers, not whole on every flush).

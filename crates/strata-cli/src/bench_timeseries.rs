@@ -32,7 +32,7 @@ pub struct TimeseriesArgs {
     #[arg(long, default_value_t = 3_600, value_parser = range(0u32, u32::MAX,
         "any gc_grace_seconds the table takes"))]
     pub gc_grace: u32,
-    /// Days of the write-only phase (the seed ran a week, then added reads),
+    /// Days of the write-only phase (the published test ran a week, then added reads),
     /// 0 to 3650.
     #[arg(long, default_value_t = 14.0, value_parser = range(0.0f64, 3650.0,
         "ten years of simulated time; the run's row count is bounded as well"))]

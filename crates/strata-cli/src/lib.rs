@@ -251,7 +251,8 @@ enum Command {
     /// Whole-workload benchmarks.
     #[command(subcommand)]
     Bench(bench_cmd::BenchCommand),
-    /// Analytical compaction model (seed 000): levels, write amplification,
+    /// Analytical compaction model (the leveling-multiplier experiment's
+    /// published formulas and a refined model): levels, write amplification,
     /// sstables per read, space; `model advise` ranks the choices.
     Model(model_cmd::ModelArgs),
     /// Runs the real compaction strategies over synthetic sstables in simulated time.

@@ -53,7 +53,7 @@ pub struct PredictArgs {
     #[arg(long, default_value_t = 0, value_parser = level_count())]
     pub level_count: u32,
     /// LCS `l0_size_tiered`: L0 below one sstable's worth merged by size tiers
-    /// (refined model; the seed's formula assumes it anyway).
+    /// (refined model; the published formula assumes it anyway).
     #[arg(long)]
     pub l0_size_tiered: bool,
     /// LCS `l0_compaction_trigger`: L0 goes to L1 at this many sstables and is
@@ -62,8 +62,9 @@ pub struct PredictArgs {
     #[arg(long, default_value_t = 0, value_parser = range(0u32,
         strata::options::MAX_L0_COMPACTION_TRIGGER as u32, "the table option's own range"))]
     pub l0_compaction_trigger: u32,
-    /// Memtable flush size (default 256 MiB: the seed's unstated flush size lies in
-    /// (64, 256] MiB; 256 MiB is the benchmark's default too), 1KiB to 1TiB.
+    /// Memtable flush size (default 256 MiB: the leveling-multiplier experiment's
+    /// unstated flush size lies in (64, 256] MiB; 256 MiB is the benchmark's
+    /// default too), 1KiB to 1TiB.
     #[arg(long, default_value = "256MiB", value_parser = flush_size())]
     pub flush_size: Quantity,
     /// Ingest rate, 1B/s to 1TiB/s.
@@ -120,8 +121,9 @@ pub struct AdviseArgs {
 
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
-    /// A seed node preset (A: fanout 10, 160 MiB; B: 4, 160 MiB; C: 4, 1 GiB;
-    /// 1 MiB/s, TTL 2d, gc grace 60 s, 88 h). Explicit options override it.
+    /// A node preset of the leveling-multiplier experiment (A: fanout 10,
+    /// 160 MiB; B: 4, 160 MiB; C: 4, 1 GiB; 1 MiB/s, TTL 2d, gc grace 60 s,
+    /// 88 h). Explicit options override it.
     #[arg(long)]
     pub node: Option<char>,
     /// stcs, lcs, twcs or dtcs (the real deciders; twcs and dtcs cut flushes and
@@ -313,7 +315,7 @@ fn run_predict(a: PredictArgs) -> Result<()> {
 /// One line of the side-by-side table: name and how to print a prediction's figure.
 type Row = (&'static str, fn(&Prediction) -> String);
 
-/// Seed formula and refined model side by side, then the refined breakdown.
+/// Published formula and refined model side by side, then the refined breakdown.
 fn model_text(out: &ModelOutput) -> String {
     let mut t = String::new();
     let rows: [Row; 8] = [
@@ -336,17 +338,24 @@ fn model_text(out: &ModelOutput) -> String {
         }),
         ("peak space", |p| gb(p.peak_space_bytes)),
     ];
+    let shown = match out.model {
+        "published" => "published formula",
+        other => other,
+    };
     let _ = writeln!(
         t,
-        "{} model ({} shown first with --json)",
+        "{} model ({shown} shown first with --json)",
         out.strategy.name(),
-        out.model
     );
-    let _ = writeln!(t, "{:<22} {:>14} {:>14}", "", "seed formula", "refined");
+    let _ = writeln!(
+        t,
+        "{:<22} {:>17} {:>14}",
+        "", "published formula", "refined"
+    );
     for (name, f) in rows {
-        let _ = writeln!(t, "{name:<22} {:>14} {:>14}", f(&out.seed), f(&out.refined));
+        let _ = writeln!(t, "{name:<22} {:>17} {:>14}", f(&out.seed), f(&out.refined));
     }
-    let _ = writeln!(t, "\nwrite amplification, seed formula:");
+    let _ = writeln!(t, "\nwrite amplification, published formula:");
     for term in &out.seed.terms {
         let _ = writeln!(t, "  {:<40} {:>7.2}", term.name, term.write_amplification);
     }

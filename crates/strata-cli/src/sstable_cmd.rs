@@ -13,6 +13,7 @@ use clap::Subcommand;
 use serde::Serialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use strata::fs::Fs;
 use strata::sstable::salvage::read_identity_header;
 use strata::sstable::{SSTableIdentity, SSTableReader};
@@ -30,6 +31,25 @@ pub enum SstableCommand {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// Prints an sstable's contents as JSON, as Cassandra's `sstabledump` does:
+    /// every partition, row, cell, tombstone and expired cell the file stores,
+    /// nothing merged. TARGET is a `*-Data.db` file (read alone), or
+    /// `keyspace.table`: each of the table's sstables in turn, opened
+    /// read-only (beside a running server too, without its unflushed writes).
+    Dump {
+        /// A `*-Data.db` file, or `keyspace.table`.
+        target: String,
+        /// Only this partition (`sstabledump -k`): its key as a CQL value,
+        /// a key of several columns as their values joined by ':'.
+        #[arg(long, short = 'k')]
+        key: Option<String>,
+        /// Timestamps and deletion times as numbers (microseconds and
+        /// seconds since the epoch) instead of ISO-8601 (`sstabledump -t`).
+        #[arg(long, short = 't')]
+        raw_timestamps: bool,
+        #[command(flatten)]
+        db: DataDirArgs,
     },
     /// Offline salvage: writes every intact partition of a possibly damaged
     /// sstable into a new sstable in --out (works when the tail is destroyed,
@@ -82,6 +102,10 @@ impl SstableCommand {
     pub fn data_dir_use(&self) -> DataDirUse<'_> {
         match self {
             SstableCommand::Metadata { .. } => DataDirUse::NotThisSubcommand("sstable metadata"),
+            SstableCommand::Dump { target, .. } if Path::new(target).is_file() => {
+                DataDirUse::NotThisSubcommand("sstable dump FILE")
+            }
+            SstableCommand::Dump { db, .. } => DataDirUse::Opens(db),
             SstableCommand::Scrub { .. } => DataDirUse::NotThisSubcommand("sstable scrub"),
             SstableCommand::Import { db, .. } | SstableCommand::Expiredblockers { db, .. } => {
                 DataDirUse::Opens(db)
@@ -101,6 +125,12 @@ fn hex(bytes: &[u8]) -> String {
 pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
     match cmd {
         SstableCommand::Metadata { file, json } => metadata(&file, json),
+        SstableCommand::Dump {
+            target,
+            key,
+            raw_timestamps,
+            ..
+        } => dump(data_dir, &target, key.as_deref(), raw_timestamps),
         SstableCommand::Scrub {
             file,
             out,
@@ -117,6 +147,64 @@ pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
             expired_blockers(data_dir, target.as_deref(), json)
         }
     }
+}
+
+/// `strata sstable dump`: a file alone, or each sstable of a table.
+fn dump(data_dir: &Path, target: &str, key: Option<&str>, raw_timestamps: bool) -> Result<()> {
+    use std::io::Write;
+    use strata::sstable::dump::{dump as dump_file, DumpOptions, FileColumns};
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let io = |e: std::io::Error| Error::InvalidInput(format!("writing the dump: {e}"));
+    let options = |reader: &SSTableReader| -> Result<DumpOptions> {
+        let key = match key {
+            None => None,
+            Some(k) => {
+                let identity = reader.identity().ok_or_else(|| {
+                    Error::InvalidInput("this file's format predates its column header".into())
+                })?;
+                Some(FileColumns::of(identity)?.parse_key(k)?)
+            }
+        };
+        Ok(DumpOptions {
+            key,
+            raw_timestamps,
+        })
+    };
+    let file = Path::new(target);
+    if file.is_file() {
+        let id = file
+            .file_name()
+            .and_then(|n| strata::sstable::parse_data_file_name(&n.to_string_lossy()))
+            .unwrap_or(0);
+        let reader = Arc::new(SSTableReader::open(&Fs::new(), file, id, None)?);
+        dump_file(&reader, &options(&reader)?, &mut out)?;
+        return out.flush().map_err(io);
+    }
+    let (ks, name) = target.split_once('.').ok_or_else(|| {
+        Error::InvalidInput(format!("{target} is neither a file nor keyspace.table"))
+    })?;
+    let db = crate::open_db_read_only(data_dir)?;
+    let table = db.table(ks, name)?;
+    let view = table.view();
+    out.write_all(b"[").map_err(io)?;
+    for (i, live) in view.version.iter().enumerate() {
+        let reader = &live.handle;
+        let sep = if i == 0 { "\n" } else { ",\n" };
+        let path = serde_json::to_string(&reader.path().display().to_string()).unwrap_or_default();
+        write!(out, "{sep}{{ \"sstable\" : {path},\n  \"partitions\" : ").map_err(io)?;
+        dump_file(reader, &options(reader)?, &mut out)?;
+        out.write_all(b"}").map_err(io)?;
+    }
+    out.write_all(if view.version.is_empty() {
+        b"]\n"
+    } else {
+        b"\n]\n"
+    })
+    .map_err(io)?;
+    drop(view);
+    out.flush().map_err(io)?;
+    db.close()
 }
 
 fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Result<()> {

@@ -45,7 +45,8 @@ pub enum WorkloadArg {
     /// `stress.standard1`: --rows-per-partition rows of --columns values each.
     Standard,
     /// `stress.blocks`: files of --file-size-kib as partitions of
-    /// --block-size-kib blocks, one row each with its CRC-32C (seed 002).
+    /// --block-size-kib blocks, one row each with its CRC-32C (the TestDFSIO
+    /// blob test's data model).
     Blob,
 }
 

@@ -118,6 +118,7 @@ const TEXT_FLAGS: &[&str] = &[
     "username",
     "password",
     "log_level",
+    "key",
 ];
 
 /// Numeric positional arguments (no `--long` name to try them by), each with

@@ -281,10 +281,12 @@ pub struct Prediction {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ModelOutput {
     pub strategy: ModelStrategy,
-    /// "seed" or "refined": which one the top-level keys repeat.
+    /// "published" or "refined": which one the top-level keys repeat.
     pub model: &'static str,
     #[serde(flatten)]
     pub selected: Prediction,
+    /// The leveling-multiplier experiment's published formulas.
+    #[serde(rename = "published")]
     pub seed: Prediction,
     pub refined: Prediction,
 }
@@ -300,7 +302,7 @@ pub fn predict(input: &ModelInput, refined: bool) -> Result<ModelOutput> {
     };
     Ok(ModelOutput {
         strategy: input.strategy,
-        model: if refined { "refined" } else { "seed" },
+        model: if refined { "refined" } else { "published" },
         selected: if refined {
             refined_p.clone()
         } else {
@@ -391,7 +393,7 @@ fn lcs_seed(input: &ModelInput) -> Prediction {
                 write_amplification: 1.0,
             },
             Term {
-                name: "L0 (seed: floor(log4(s/F)))".into(),
+                name: "L0 (published: floor(log4(s/F)))".into(),
                 write_amplification: l0,
             },
             Term {

@@ -36,7 +36,7 @@ mod bind;
 mod describe;
 mod elements;
 pub mod executor;
-mod json;
+pub(crate) mod json;
 mod modify;
 mod numeric;
 mod restrict;

@@ -135,7 +135,7 @@ impl SimConfig {
             'C' => (4, 1024),
             other => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown seed node '{other}' (A, B or C)"
+                    "unknown node preset '{other}' (A, B or C)"
                 )))
             }
         };

@@ -67,6 +67,7 @@
 
 pub mod bloom;
 pub mod compression;
+pub mod dump;
 mod format;
 pub mod identity;
 pub mod partition;

@@ -708,6 +708,35 @@ fn format_date(d: u32) -> String {
     }
 }
 
+/// Microseconds since the Unix epoch as ISO-8601 UTC with microseconds
+/// (`2026-11-30T12:00:00.123456Z`), how dumps and reports print times;
+/// outside years 0-9999, the number itself.
+pub fn iso8601_micros(micros: i64) -> String {
+    const MICROS_PER_DAY: i64 = MILLIS_PER_DAY * 1000;
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let rem = micros.rem_euclid(MICROS_PER_DAY);
+    let (y, m, d) = civil_from_days(days);
+    if !(0..=9999).contains(&y) {
+        return micros.to_string();
+    }
+    let (secs, frac) = (rem / 1_000_000, rem % 1_000_000);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:06}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// Seconds since the Unix epoch as ISO-8601 UTC (`2026-11-30T12:00:00Z`).
+pub fn iso8601_seconds(seconds: i64) -> String {
+    let micros = iso8601_micros(seconds.saturating_mul(1_000_000));
+    match micros.strip_suffix("Z").and_then(|t| t.rsplit_once('.')) {
+        Some((whole, _)) => format!("{whole}Z"),
+        None => micros,
+    }
+}
+
 fn format_timestamp(ms: i64) -> String {
     let days = ms.div_euclid(MILLIS_PER_DAY);
     let rem = ms.rem_euclid(MILLIS_PER_DAY);
