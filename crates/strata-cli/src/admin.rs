@@ -167,18 +167,7 @@ fn to_json<T: Serialize>(value: &T) -> Result<String> {
 
 /// Bytes as nodetool prints them (binary units, two decimals).
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{v:.2} {}", UNITS[unit])
-    }
+    strata::tablestats::human_bytes(bytes)
 }
 
 fn with_db<T>(data_dir: &Path, f: impl FnOnce(&Database) -> Result<T>) -> Result<T> {
@@ -418,24 +407,24 @@ pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
         return Ok(());
     }
     outln!(
-        "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
+        "{:<28} {:<16} {:<20} {:>12} {:>12} {:>20}",
         "Snapshot name",
         "Keyspace name",
         "Column family name",
         "True size",
         "Size on disk",
-        "Creation time (ms)"
+        "Creation time (UTC)"
     );
     for s in &snaps {
         outln!(
-            "{:<28} {:<16} {:<20} {:>12} {:>12} {:>18}",
+            "{:<28} {:<16} {:<20} {:>12} {:>12} {:>20}",
             s.name,
             s.keyspace,
             s.table,
             human_bytes(s.true_size_bytes),
             human_bytes(s.size_on_disk_bytes),
             s.created_at_micros
-                .map(|m| m.div_euclid(1000).to_string())
+                .map(strata::types::iso8601_seconds_of_micros)
                 .unwrap_or_else(|| "?".into())
         );
     }

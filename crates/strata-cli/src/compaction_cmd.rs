@@ -23,6 +23,9 @@ pub struct CompactArgs {
     pub level: u32,
     #[arg(long)]
     pub json: bool,
+    /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
+    #[arg(short = 'H', long = "human-readable")]
+    pub human: bool,
 }
 
 #[derive(Args, Debug)]
@@ -30,19 +33,44 @@ pub struct TargetJsonArgs {
     pub target: Option<String>,
     #[arg(long)]
     pub json: bool,
+    /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
+    #[arg(short = 'H', long = "human-readable")]
+    pub human: bool,
+}
+
+/// Bytes as a number, or human-readable with `-H`.
+fn size(bytes: u64, human: bool) -> String {
+    if human {
+        crate::admin::human_bytes(bytes)
+    } else {
+        bytes.to_string()
+    }
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
     serde_json::to_string_pretty(v).map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))
 }
 
-fn print_records(records: &[CompactionRecord], json: bool) -> Result<()> {
+fn print_records(records: &[CompactionRecord], json: bool, human: bool) -> Result<()> {
     if json {
-        outln!("{}", to_json(&records)?);
+        // The record as stored, with its time also as ISO-8601 UTC.
+        let mut list = Vec::with_capacity(records.len());
+        for r in records {
+            let mut v = serde_json::to_value(r)
+                .map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "finished_at".into(),
+                    strata::types::iso8601_seconds(r.finished_at_seconds).into(),
+                );
+            }
+            list.push(v);
+        }
+        outln!("{}", to_json(&list)?);
         return Ok(());
     }
     outln!(
-        "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
+        "{:<20} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
         "finished_at",
         "table",
         "kind",
@@ -55,13 +83,13 @@ fn print_records(records: &[CompactionRecord], json: bool) -> Result<()> {
     );
     for r in records {
         outln!(
-            "{:<12} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
-            r.finished_at_seconds,
+            "{:<20} {:<24} {:<9} {:<18} {:>12} {:>12} {:>10} {:>10} {:>9}",
+            strata::types::iso8601_seconds(r.finished_at_seconds),
             format!("{}.{}", r.keyspace, r.table),
             r.kind,
             r.reason,
-            r.bytes_in,
-            r.bytes_out,
+            size(r.bytes_in, human),
+            size(r.bytes_out, human),
             r.partitions_in,
             r.partitions_out,
             r.tombstones_purged + r.expired_cells_purged
@@ -82,7 +110,7 @@ pub fn compact(dir: &Path, args: CompactArgs) -> Result<()> {
             records.push(t.compact_user_defined(&args.user_defined, args.level, &limiter)?);
         }
     }
-    print_records(&records, args.json)?;
+    print_records(&records, args.json, args.human)?;
     db.close()
 }
 
@@ -94,7 +122,7 @@ pub fn garbage_collect(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     for t in select_tables(&db, args.target.as_deref())? {
         records.extend(t.garbage_collect(&limiter)?);
     }
-    print_records(&records, args.json)?;
+    print_records(&records, args.json, args.human)?;
     db.close()
 }
 
@@ -108,7 +136,10 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
         outln!("{}", to_json(&stats)?);
     } else {
         outln!("pending tasks: {}", stats.pending_tasks);
-        outln!("pending bytes (estimate): {}", stats.pending_bytes);
+        outln!(
+            "pending bytes (estimate): {}",
+            size(stats.pending_bytes, args.human)
+        );
         outln!(
             "{:<6} {:<24} {:>14} {:>14} {:>8}  description",
             "id",
@@ -127,8 +158,8 @@ pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
                 "{:<6} {:<24} {:>14} {:>14} {:>7.1}%  {}",
                 a.id,
                 format!("{}.{}", a.keyspace, a.table),
-                a.bytes_done,
-                a.bytes_total,
+                size(a.bytes_done, args.human),
+                size(a.bytes_total, args.human),
                 pct,
                 a.description
             );
@@ -145,6 +176,6 @@ pub fn compaction_history(dir: &Path, args: TargetJsonArgs) -> Result<()> {
         records.extend(t.compaction_history());
     }
     records.sort_by_key(|r| r.finished_at_seconds);
-    print_records(&records, args.json)?;
+    print_records(&records, args.json, args.human)?;
     db.close()
 }

@@ -22,6 +22,7 @@ mod format;
 mod import_cmd;
 mod logging;
 mod model_cmd;
+mod node_cmd;
 mod repair_cmd;
 mod serve_cmd;
 mod sstable_cmd;
@@ -118,6 +119,9 @@ enum Command {
         target: Option<String>,
         #[arg(long)]
         json: bool,
+        /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
+        #[arg(short = 'H', long = "human-readable")]
+        human: bool,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -125,6 +129,38 @@ enum Command {
     Flush {
         /// `keyspace` or `keyspace.table`; all tables when absent.
         target: Option<String>,
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// This node: host id, load, uptime, memory, cache, compaction
+    /// throughput (`nodetool info`).
+    Info(node_cmd::FormatArgs),
+    /// This node's state, address, load and ownership (`nodetool status`):
+    /// UN while a server runs, DN otherwise.
+    Status(node_cmd::FormatArgs),
+    /// The live sstables that hold a partition (`nodetool getsstables`).
+    Getsstables(node_cmd::GetsstablesArgs),
+    /// Changes a running server's compaction throughput limit until it
+    /// stops (`nodetool setcompactionthroughput`).
+    Setcompactionthroughput(node_cmd::ThroughputArgs),
+    /// The compaction throughput limit in effect (`nodetool getcompactionthroughput`).
+    Getcompactionthroughput {
+        #[command(flatten)]
+        db: DataDirArgs,
+    },
+    /// Stops a running server's background compaction of the tables until
+    /// it is enabled again or the server stops (`nodetool disableautocompaction`).
+    Disableautocompaction(node_cmd::TargetArgs),
+    /// Lets a running server compact the tables again (`nodetool enableautocompaction`).
+    Enableautocompaction(node_cmd::TargetArgs),
+    /// Whether each table compacts in the background (`nodetool statusautocompaction`).
+    Statusautocompaction(node_cmd::TargetArgs),
+    /// Stops a running server's compactions (`nodetool stop COMPACTION`):
+    /// they abort between partitions and keep their inputs.
+    Stop(node_cmd::TargetArgs),
+    /// Flushes every memtable (`nodetool drain`); a running server then stops
+    /// serving and exits, as after SIGTERM.
+    Drain {
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -394,7 +430,11 @@ pub(crate) fn select_tables(
     }
 }
 
-pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Result<()> {
+pub(crate) fn print_tablestats(
+    tables: &[Arc<Table>],
+    json: bool,
+    human: bool,
+) -> strata::Result<()> {
     let stats: Vec<_> = tables.iter().map(|t| TableStats::of(t)).collect();
     if json {
         let text = serde_json::to_string_pretty(&stats)
@@ -405,7 +445,7 @@ pub(crate) fn print_tablestats(tables: &[Arc<Table>], json: bool) -> strata::Res
         outln!("----------------");
         for s in &stats {
             outln!("Keyspace : {}", s.keyspace);
-            out!("{}", s.to_text());
+            out!("{}", s.to_text_with(human));
             outln!("----------------");
         }
     }
@@ -437,7 +477,16 @@ impl Command {
             | Command::Export { db, .. }
             | Command::Import { db, .. }
             | Command::Listsnapshots { db, .. }
-            | Command::Clearsnapshot { db, .. } => DataDirUse::Opens(db),
+            | Command::Clearsnapshot { db, .. }
+            | Command::Getcompactionthroughput { db }
+            | Command::Drain { db } => DataDirUse::Opens(db),
+            Command::Info(a) | Command::Status(a) => DataDirUse::Opens(&a.db),
+            Command::Getsstables(a) => DataDirUse::Opens(&a.db),
+            Command::Setcompactionthroughput(a) => DataDirUse::Opens(&a.db),
+            Command::Disableautocompaction(a)
+            | Command::Enableautocompaction(a)
+            | Command::Statusautocompaction(a)
+            | Command::Stop(a) => DataDirUse::Opens(&a.db),
             Command::Commitlog(cmd) => cmd.data_dir_use(),
             Command::Config(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
             Command::Manifest(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
@@ -464,6 +513,16 @@ impl Command {
             Command::Tablestats { .. } => "tablestats",
             Command::Flush { .. } => "flush",
             Command::Token { .. } => "token",
+            Command::Info(_) => "info",
+            Command::Status(_) => "status",
+            Command::Getsstables(_) => "getsstables",
+            Command::Setcompactionthroughput(_) => "setcompactionthroughput",
+            Command::Getcompactionthroughput { .. } => "getcompactionthroughput",
+            Command::Disableautocompaction(_) => "disableautocompaction",
+            Command::Enableautocompaction(_) => "enableautocompaction",
+            Command::Statusautocompaction(_) => "statusautocompaction",
+            Command::Stop(_) => "stop",
+            Command::Drain { .. } => "drain",
             Command::CreateTable { .. } => "create-table",
             Command::AlterTable { .. } => "alter-table",
             Command::Verify { .. } => "verify",
@@ -502,6 +561,9 @@ fn run(cli: Cli) -> strata::Result<()> {
         None => PathBuf::new(),
     };
     let mut command = cli.command;
+    if let Some(ip) = resolved.config.as_ref().and_then(|c| c.server.rpc_address) {
+        node_cmd::remember_listen(ip.to_string());
+    }
     match &mut command {
         Command::Serve { args, .. } => {
             if let Some(file) = &resolved.config {
@@ -540,6 +602,19 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         Command::Listsnapshots { args, .. } => admin::list_snapshots(&data_dir, args),
         Command::Clearsnapshot { args, .. } => admin::clear_snapshot(&data_dir, args),
         Command::Commitlog(cmd) => admin::commitlog(&data_dir, cmd),
+        Command::Info(a) => node_cmd::info(&data_dir, &a),
+        Command::Status(a) => {
+            let listen = serve_cmd::bound_address().unwrap_or_else(node_cmd::configured_listen);
+            node_cmd::status(&data_dir, &a, &listen)
+        }
+        Command::Getsstables(a) => node_cmd::getsstables(&data_dir, &a),
+        Command::Setcompactionthroughput(a) => node_cmd::set_compaction_throughput(&data_dir, &a),
+        Command::Getcompactionthroughput { .. } => node_cmd::get_compaction_throughput(&data_dir),
+        Command::Disableautocompaction(a) => node_cmd::set_auto_compaction(&data_dir, &a, false),
+        Command::Enableautocompaction(a) => node_cmd::set_auto_compaction(&data_dir, &a, true),
+        Command::Statusautocompaction(a) => node_cmd::status_auto_compaction(&data_dir, &a),
+        Command::Stop(a) => node_cmd::stop(&data_dir, &a),
+        Command::Drain { .. } => node_cmd::drain(&data_dir),
         // Handled in run(), which has the resolved settings.
         Command::Config(_) => Err(strata::Error::InvalidInput(
             "`strata config` reads settings; it has nothing to run on a data directory".into(),
@@ -551,10 +626,15 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         Command::Bench(cmd) => bench_cmd::run(cmd),
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),
-        Command::Tablestats { target, json, .. } => {
+        Command::Tablestats {
+            target,
+            json,
+            human,
+            ..
+        } => {
             let db = remote::open_admin_db_read_only(&data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;
-            print_tablestats(&tables, json)?;
+            print_tablestats(&tables, json, human)?;
             db.close()
         }
         Command::Flush { target, .. } => {

@@ -133,6 +133,11 @@ impl AdminDb {
     }
 }
 
+/// The running server's database when this command is served by it.
+pub fn served_db() -> Option<Arc<Database>> {
+    SERVED_DB.with(|s| s.borrow().clone())
+}
+
 /// Opens `dir` for an admin command as its owner, or hands over the server's
 /// database when the command is served.
 pub fn open_admin_db(dir: &Path) -> Result<AdminDb> {
@@ -413,6 +418,16 @@ pub fn served(cmd: &crate::Command) -> bool {
             | C::Snapshot { .. }
             | C::Listsnapshots { .. }
             | C::Clearsnapshot { .. }
+            | C::Info(_)
+            | C::Status(_)
+            | C::Getsstables(_)
+            | C::Setcompactionthroughput(_)
+            | C::Getcompactionthroughput { .. }
+            | C::Disableautocompaction(_)
+            | C::Enableautocompaction(_)
+            | C::Statusautocompaction(_)
+            | C::Stop(_)
+            | C::Drain { .. }
             | C::Sstable(crate::sstable_cmd::SstableCommand::Expiredblockers { .. })
     )
 }

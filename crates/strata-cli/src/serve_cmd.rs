@@ -184,6 +184,26 @@ fn parse_uuid(s: &str) -> Option<[u8; 16]> {
     Some(id)
 }
 
+/// When this process started serving (Unix seconds) and the address bound.
+static SERVING: std::sync::OnceLock<(i64, String)> = std::sync::OnceLock::new();
+/// `strata drain` asks the server to stop, as SIGTERM does.
+static SHUTDOWN: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// The time this process started serving, if it serves.
+pub fn started_at() -> Option<i64> {
+    SERVING.get().map(|s| s.0)
+}
+
+/// The address this process serves on, if it serves.
+pub fn bound_address() -> Option<String> {
+    SERVING.get().map(|s| s.1.clone())
+}
+
+/// Stops the server as SIGTERM would (`strata drain`).
+pub fn request_shutdown() {
+    SHUTDOWN.notify_one();
+}
+
 pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
     let mut config = server_config(&args)?;
     // Before the data directory opens, so its replay is in the log.
@@ -233,6 +253,10 @@ pub fn run(data_dir: &Path, args: ServeArgs) -> Result<()> {
     let served = runtime.block_on(async {
         let server = Server::with_listener(config, executor.clone(), listener).await?;
         let addr = server.local_addr()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let _ = SERVING.set((now, addr.ip().to_string()));
         println!(
             "listening for CQL clients on {addr} ({})",
             if tls { "encrypted" } else { "unencrypted" }
@@ -276,10 +300,11 @@ async fn shutdown_signal() {
             tokio::select! {
                 _ = t.recv() => {}
                 _ = i.recv() => {}
+                _ = SHUTDOWN.notified() => {}
             }
         }
-        // No signal handling: serve until the process is killed.
-        _ => std::future::pending::<()>().await,
+        // No signal handling: serve until drained or killed.
+        _ => SHUTDOWN.notified().await,
     }
     eprintln!("shutting down: no new connections, finishing requests in flight");
 }

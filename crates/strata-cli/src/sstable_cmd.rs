@@ -207,6 +207,13 @@ fn dump(data_dir: &Path, target: &str, key: Option<&str>, raw_timestamps: bool) 
     db.close()
 }
 
+/// A write time from a JSON report as ISO-8601 UTC.
+fn micros_text(v: &serde_json::Value) -> String {
+    v.as_i64()
+        .map(strata::types::iso8601_micros)
+        .unwrap_or_else(|| v.to_string())
+}
+
 fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Result<()> {
     let db = crate::remote::open_admin_db_read_only(data_dir)?;
     let mut report = Vec::new();
@@ -243,19 +250,19 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
                 "blocked"
             };
             outln!(
-                "  sstable {} (newest write {} us): {verdict}",
+                "  sstable {} (newest write {}): {verdict}",
                 c["candidate"],
-                c["candidate_max_timestamp_micros"]
+                micros_text(&c["candidate_max_timestamp_micros"])
             );
             for b in &blockers {
                 let why = b["blocks_because"]
                     .as_str()
                     .unwrap_or("no shadowable data in common (cleared)");
                 outln!(
-                    "    {} {} (oldest write {} us): {why}",
+                    "    {} {} (oldest write {}): {why}",
                     b["kind"].as_str().unwrap_or("?"),
                     b["id"],
-                    b["min_timestamp_micros"]
+                    micros_text(&b["min_timestamp_micros"])
                 );
             }
         }
@@ -378,7 +385,9 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
         st.level
     );
     outln!(
-        "Timestamps: {} .. {} us",
+        "Timestamps: {} .. {} ({} .. {} us)",
+        strata::types::iso8601_micros(st.min_timestamp_micros),
+        strata::types::iso8601_micros(st.max_timestamp_micros),
         st.min_timestamp_micros,
         st.max_timestamp_micros
     );

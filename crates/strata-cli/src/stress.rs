@@ -216,7 +216,7 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     }
     if !args.no_tablestats {
         println!();
-        print_tablestats(std::slice::from_ref(&table), false)?;
+        print_tablestats(std::slice::from_ref(&table), false, false)?;
     }
     db.close()?;
     if summary.failed_ops > 0 {

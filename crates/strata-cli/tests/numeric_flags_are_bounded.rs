@@ -123,11 +123,18 @@ const TEXT_FLAGS: &[&str] = &[
 
 /// Numeric positional arguments (no `--long` name to try them by), each with
 /// why its type bounds it: `(command path, argument id, why)`.
-const POSITIONAL_NUMBERS: &[(&str, &str, &str)] = &[(
-    "cql",
-    "port",
-    "a TCP port, a u16: clap refuses -1 and 65536, and every value in between is a port",
-)];
+const POSITIONAL_NUMBERS: &[(&str, &str, &str)] = &[
+    (
+        "cql",
+        "port",
+        "a TCP port, a u16: clap refuses -1 and 65536, and every value in between is a port",
+    ),
+    (
+        "setcompactionthroughput",
+        "mib_per_sec",
+        "bounded by its parser (0..=1048576), and offline the command refuses before using it",
+    ),
+];
 
 /// What the suite tries a flag with.
 #[derive(Clone, Copy, Debug, PartialEq)]

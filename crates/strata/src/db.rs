@@ -1435,4 +1435,29 @@ mod tests {
         drop((t, host));
         db.close().unwrap();
     }
+
+    /// `disableautocompaction` stops background choices (and the wait for
+    /// them), not manual work; enabling brings the due merge back.
+    #[test]
+    fn auto_compaction_off_chooses_nothing_until_it_is_on_again() {
+        let (_dir, db, t) = testing::without_compactors();
+        testing::flush_four_similar(&t);
+        t.set_auto_compaction(false);
+        assert!(!t.auto_compaction_enabled());
+        assert!(
+            db.scheduler.pick(&db.tables()).is_none(),
+            "off: nothing chosen"
+        );
+        assert!(
+            db.wait_for_compactions(Duration::ZERO),
+            "off: nothing pending"
+        );
+        assert_eq!(t.sstable_infos().len(), 4);
+        t.set_auto_compaction(true);
+        let (host, task) = db.scheduler.pick(&db.tables()).expect("on: the merge");
+        crate::compaction::runtime::run_task(host.as_ref(), &task, &db.limiter).unwrap();
+        assert_eq!(t.sstable_infos().len(), 1);
+        drop((t, host));
+        db.close().unwrap();
+    }
 }

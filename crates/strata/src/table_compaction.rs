@@ -361,6 +361,27 @@ impl Table {
         runtime::cancel(&self.compaction);
     }
 
+    /// `nodetool disable/enableautocompaction`: whether background compaction
+    /// chooses tasks for this table (runtime only; manual operations run
+    /// either way). Enabling wakes the compactors.
+    pub fn set_auto_compaction(&self, enabled: bool) {
+        self.compaction
+            .auto_disabled
+            .store(!enabled, std::sync::atomic::Ordering::Release);
+        if enabled {
+            if let Some(s) = self.compaction_signal.lock().as_ref() {
+                s.notify();
+            }
+        }
+    }
+
+    pub fn auto_compaction_enabled(&self) -> bool {
+        !self
+            .compaction
+            .auto_disabled
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// Pauses background compaction of this table (for scrub, recompression and
     /// other whole-table rewrites) until the guard drops; waits up to `timeout`
     /// for running tasks to finish, so a manual operation plans on a stable set.

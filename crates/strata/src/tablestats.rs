@@ -375,6 +375,13 @@ impl TableStats {
 impl TableStats {
     /// The human form, laid out like `nodetool tablestats`.
     pub fn to_text(&self) -> String {
+        self.to_text_with(false)
+    }
+
+    /// As [`to_text`](Self::to_text); with `human`, sizes in KiB, MiB, GiB
+    /// (nodetool's `-H`).
+    pub fn to_text_with(&self, human: bool) -> String {
+        let sz = |b: u64| if human { human_bytes(b) } else { b.to_string() };
         let mut s = String::new();
         let mut line = |k: &str, v: String| {
             s.push_str(&format!("\t\t{k}: {v}\n"));
@@ -397,14 +404,11 @@ impl TableStats {
             "SSTables in each level",
             format!("{:?}", self.sstables_in_each_level),
         );
-        line("Space used (live)", self.space_used_live_bytes.to_string());
-        line(
-            "Space used (total)",
-            self.space_used_total_bytes.to_string(),
-        );
+        line("Space used (live)", sz(self.space_used_live_bytes));
+        line("Space used (total)", sz(self.space_used_total_bytes));
         line(
             "Space used by snapshots (total)",
-            self.space_used_by_snapshots_total_bytes.to_string(),
+            sz(self.space_used_by_snapshots_total_bytes),
         );
         line(
             "SSTable Compression Ratio",
@@ -453,14 +457,8 @@ impl TableStats {
             self.number_of_partitions_estimate.to_string(),
         );
         line("Memtable cell count", self.memtable_cell_count.to_string());
-        line(
-            "Memtable data size",
-            self.memtable_data_size_bytes.to_string(),
-        );
-        line(
-            "Memtable memory used",
-            self.memtable_memory_bytes.to_string(),
-        );
+        line("Memtable data size", sz(self.memtable_data_size_bytes));
+        line("Memtable memory used", sz(self.memtable_memory_bytes));
         line(
             "Memtable switch count",
             self.memtable_switch_count.to_string(),
@@ -505,22 +503,22 @@ impl TableStats {
         );
         line(
             "Bloom filter space used",
-            self.bloom_filter_space_used_bytes.to_string(),
+            sz(self.bloom_filter_space_used_bytes),
         );
-        line("Index space used", self.index_space_used_bytes.to_string());
+        line("Index space used", sz(self.index_space_used_bytes));
         line(
             "Compacted partition minimum bytes",
-            self.compacted_partition_minimum_bytes.to_string(),
+            sz(self.compacted_partition_minimum_bytes),
         );
         line(
             "Compacted partition maximum bytes",
-            self.compacted_partition_maximum_bytes.to_string(),
+            sz(self.compacted_partition_maximum_bytes),
         );
         line(
             "Compacted partition mean bytes",
-            self.compacted_partition_mean_bytes.to_string(),
+            sz(self.compacted_partition_mean_bytes),
         );
-        line("Bytes flushed", self.bytes_flushed.to_string());
+        line("Bytes flushed", sz(self.bytes_flushed));
         line(
             "Write stall time",
             format!("{:.3} s", self.write_stall_seconds),
@@ -667,5 +665,21 @@ mod compaction_stats_tests {
         assert_eq!(t.sstable_infos().len(), 4, "estimating ran nothing");
         drop(t);
         db.close().unwrap();
+    }
+}
+
+/// Bytes as nodetool's `-H` prints them (binary units, two decimals).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{v:.2} {}", UNITS[unit])
     }
 }

@@ -103,6 +103,11 @@ impl RateLimiter {
         self.bytes_per_sec.store(bytes_per_sec, Ordering::Relaxed);
     }
 
+    /// Bytes per second now (0: unlimited).
+    pub fn rate(&self) -> u64 {
+        self.bytes_per_sec.load(Ordering::Relaxed)
+    }
+
     /// Accounts `bytes` and sleeps as long as the budget is overdrawn (0 = unlimited).
     pub fn acquire(&self, bytes: u64) {
         let rate = self.bytes_per_sec.load(Ordering::Relaxed);

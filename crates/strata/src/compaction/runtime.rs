@@ -43,7 +43,7 @@ use crate::read::View;
 use crate::sstable::SSTableReader;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,11 @@ pub struct TableCompactions {
     /// Manual operations (major compaction, garbagecollect, scrub) in progress:
     /// while non-zero, background decisions propose nothing for this table.
     paused: AtomicUsize,
+    /// `nodetool disableautocompaction`: background decisions propose
+    /// nothing until it is cleared. Runtime only, as in Cassandra (the
+    /// table option `enabled` is the persistent switch); manual operations
+    /// still run.
+    pub auto_disabled: AtomicBool,
     /// Signalled whenever a task ends (pauses wait on it).
     ended: Condvar,
     /// The most recent records (the table's history file keeps everything).
@@ -317,7 +322,9 @@ pub fn decide(host: &dyn CompactionTable) -> Option<CompactionTask> {
     // lock, so a manual operation that pauses then sees no busy input cannot race
     // a task chosen just before the pause.
     let mut busy = compactions.decision_lock();
-    if compactions.paused.load(Ordering::Acquire) > 0 {
+    if compactions.paused.load(Ordering::Acquire) > 0
+        || compactions.auto_disabled.load(Ordering::Acquire)
+    {
         return None;
     }
     let (strategy, infos, ctx) = decision_inputs(host, &busy);
@@ -338,7 +345,9 @@ pub fn decide(host: &dyn CompactionTable) -> Option<CompactionTask> {
 pub fn pending_task(host: &dyn CompactionTable) -> Option<CompactionTask> {
     let compactions = host.compactions();
     let busy = compactions.decision_lock();
-    if compactions.paused.load(Ordering::Acquire) > 0 {
+    if compactions.paused.load(Ordering::Acquire) > 0
+        || compactions.auto_disabled.load(Ordering::Acquire)
+    {
         return None;
     }
     let (strategy, infos, ctx) = decision_inputs(host, &busy);

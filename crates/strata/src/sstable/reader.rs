@@ -1022,6 +1022,15 @@ impl SSTableReader {
         Ok(None)
     }
 
+    /// Whether this sstable holds partition `key` (`nodetool getsstables`):
+    /// the Bloom filter, then the index, without reading the partition.
+    pub fn holds(&self, key: &DecoratedKey, tag: IoTag) -> Result<bool> {
+        if !self.may_contain(key) {
+            return Ok(false);
+        }
+        Ok(self.locate(key, tag, Admitted::No)?.is_some())
+    }
+
     /// The whole partition `key`, or `None` if this sstable does not hold it.
     pub fn read_partition(
         &self,

@@ -728,6 +728,11 @@ pub fn iso8601_micros(micros: i64) -> String {
     )
 }
 
+/// Microseconds since the Unix epoch as ISO-8601 UTC to the second.
+pub fn iso8601_seconds_of_micros(micros: i64) -> String {
+    iso8601_seconds(micros.div_euclid(1_000_000))
+}
+
 /// Seconds since the Unix epoch as ISO-8601 UTC (`2026-11-30T12:00:00Z`).
 pub fn iso8601_seconds(seconds: i64) -> String {
     let micros = iso8601_micros(seconds.saturating_mul(1_000_000));
