@@ -646,6 +646,22 @@ pub fn compaction_stats(tables: &[Arc<Table>]) -> CompactionStats {
     stats
 }
 
+/// Bytes as nodetool's `-H` prints them (binary units, two decimals).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{v:.2} {}", UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod compaction_stats_tests {
     use super::*;
@@ -665,21 +681,5 @@ mod compaction_stats_tests {
         assert_eq!(t.sstable_infos().len(), 4, "estimating ran nothing");
         drop(t);
         db.close().unwrap();
-    }
-}
-
-/// Bytes as nodetool's `-H` prints them (binary units, two decimals).
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} bytes")
-    } else {
-        format!("{v:.2} {}", UNITS[unit])
     }
 }
