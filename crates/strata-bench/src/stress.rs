@@ -30,9 +30,15 @@
 //!    reads verify content, not only presence. Timestamps come from the
 //!    database clock.
 //! 2. A failed operation is counted in `failed_ops`, never in `total_ops`.
+//!    A mixed run draws write-or-read from a stream of its own, so its
+//!    partition draws are those of a write run with the same arguments.
 //! 3. A configuration whose mutation (a partition in `Standard`, a block in
 //!    `Blob`) cannot fit the commit log's mutation limit is refused before the
 //!    table is created.
+//! 4. Paced runs (`rate`): operation `i` is due `i / rate` seconds after the
+//!    start and never starts earlier; with `fixed` its latency counts from
+//!    then (coordinated omission corrected, as cassandra-stress's `fixed`),
+//!    with `throttle` from its actual start.
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -65,6 +71,22 @@ pub enum Mode {
     Read,
     /// One partition tombstone per operation (a whole file in `Blob`).
     Delete,
+    /// Writes and reads in the ratio [`StressConfig::mix`] (cassandra-stress
+    /// `mixed ratio(write=1,read=3)`): a read of a partition not yet written
+    /// is a miss, expected and counted, not an error.
+    Mixed,
+}
+
+/// A target rate (cassandra-stress `-rate fixed=N/s` or `throttle=N/s`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    /// Operations per second over all threads.
+    pub ops_per_second: f64,
+    /// `fixed`: latency counts from each operation's intended start, so a
+    /// stall delays every operation queued behind it and shows in the
+    /// percentiles (coordinated omission corrected). `throttle`: the same
+    /// pacing, latency from the actual start (service time only).
+    pub fixed: bool,
 }
 
 /// Which table and operations a run uses (module docs, "Workloads").
@@ -81,6 +103,13 @@ pub enum Population {
     Seq,
     /// Partitions drawn uniformly from a seeded stream per thread.
     Uniform,
+    /// Normal around the middle partition, 99.7% within the range (as
+    /// cassandra-stress `gaussian(1..N)`, its standard deviation a sixth of
+    /// the range); draws outside it are drawn again.
+    Gaussian,
+    /// Zipf with exponent 1 over the partitions: partition 0 the most
+    /// popular (hot keys).
+    Zipf,
 }
 
 /// One run's shape; the command line's `strata stress` options, one to one
@@ -108,6 +137,13 @@ pub struct StressConfig {
     /// Whether `table_options` may change an existing table.
     pub alter_table: bool,
     pub seed: u64,
+    /// `Mixed`: (writes, reads) out of `writes + reads` operations.
+    pub mix: (u32, u32),
+    /// Pace operations to a rate; `None`: as fast as they go.
+    pub rate: Option<Rate>,
+    /// Run for this long instead of `ops` operations (the count then bounds
+    /// nothing but the partition numbers of `Seq`).
+    pub duration: Option<Duration>,
 }
 
 /// One second's progress line, handed to the caller's callback.
@@ -115,7 +151,14 @@ pub struct StressConfig {
 pub struct Progress {
     pub total_ops: u64,
     pub ops_per_second: f64,
+    pub rows_per_second: f64,
+    /// The interval's latency percentiles, ms.
+    pub latency_ms_mean: f64,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
     pub latency_ms_p99: f64,
+    pub latency_ms_p999: f64,
+    pub latency_ms_max: f64,
     pub elapsed_seconds: f64,
     pub failed_ops: u64,
 }
@@ -144,6 +187,9 @@ pub struct Summary {
     pub errors: u64,
     /// Operations that returned an error (a full disk, a refused write, ...).
     pub failed_ops: u64,
+    /// Operations that wrote and that read (both kinds in a mixed run).
+    pub write_ops: u64,
+    pub read_ops: u64,
     /// Reads only: rows found with a value other than the one written.
     pub wrong_values: u64,
     pub misses: u64,
@@ -403,11 +449,16 @@ fn operation(
     table: &Arc<Table>,
     schema: &TableSchema,
     args: &StressConfig,
+    mode: Mode,
     p: u64,
     clock: &dyn strata::clock::Clock,
 ) -> Result<(u64, u64, Result<()>)> {
     let done = |()| (0, 0, Ok(()));
-    match (args.mode, &args.workload) {
+    match (mode, &args.workload) {
+        // Chosen per operation before this call.
+        (Mode::Mixed, _) => Err(Error::InvalidInput(
+            "a mixed run chooses write or read per operation".into(),
+        )),
         (Mode::Write, Workload::Standard) => build_update(schema, args, p, clock.now_micros())
             .and_then(|u| table.apply(&u))
             .map(done),
@@ -434,6 +485,37 @@ fn operation(
     }
 }
 
+/// Seeds the mixed run's write-or-read choices apart from its partition draws.
+const MIX_STREAM: u64 = 0x6d69_7865_645f_7277;
+
+/// The partition operation `i` touches (invariant 1): `Seq` by its number,
+/// the others by the thread's next draw.
+fn draw(population: Population, partitions: u64, i: u64, rng: &mut ChaCha8Rng) -> u64 {
+    use rand_distr::Distribution;
+    match population {
+        Population::Seq => i % partitions,
+        Population::Uniform => rng.gen_range(0..partitions),
+        Population::Gaussian => {
+            let mid = (partitions - 1) as f64 / 2.0;
+            let sd = partitions as f64 / 6.0;
+            match rand_distr::Normal::new(mid, sd) {
+                Ok(normal) => loop {
+                    let x = normal.sample(rng).round();
+                    if x >= 0.0 && x < partitions as f64 {
+                        return x as u64;
+                    }
+                },
+                Err(_) => rng.gen_range(0..partitions),
+            }
+        }
+        Population::Zipf => match rand_distr::Zipf::new(partitions, 1.0) {
+            // Ranks 1..=N, rank 1 the most drawn; partition = rank - 1.
+            Ok(z) => (z.sample(rng) as u64).clamp(1, partitions) - 1,
+            Err(_) => rng.gen_range(0..partitions),
+        },
+    }
+}
+
 /// Rows one operation touches and the value bytes it moves (for the rates).
 fn rows_and_bytes_per_op(args: &StressConfig) -> (u64, u64) {
     let (rows, bytes) = match &args.workload {
@@ -448,7 +530,7 @@ fn rows_and_bytes_per_op(args: &StressConfig) -> (u64, u64) {
     };
     match args.mode {
         Mode::Delete => (rows, 0),
-        Mode::Write | Mode::Read => (rows, bytes),
+        Mode::Write | Mode::Read | Mode::Mixed => (rows, bytes),
     }
 }
 
@@ -462,7 +544,16 @@ pub fn run_workload(
 ) -> Result<Summary> {
     let threads = args.threads.max(1);
     let partitions = args.partitions.unwrap_or(args.ops).max(1);
+    let (rows_per_op, bytes_per_op) = rows_and_bytes_per_op(args);
+    // A timed run stops at its deadline; its operation count bounds nothing.
+    let ops = if args.duration.is_some() {
+        u64::MAX
+    } else {
+        args.ops
+    };
     let done = AtomicU64::new(0);
+    let written = AtomicU64::new(0);
+    let read = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
     let misses = AtomicU64::new(0);
@@ -490,10 +581,18 @@ pub fn run_workload(
                 }
                 let now_done = done.load(Ordering::Relaxed);
                 let secs = last.elapsed().as_secs_f64();
+                let q = |x: f64| h.value_at_quantile(x) as f64 / 1000.0;
+                let ops_per_second = (now_done - last_done) as f64 / secs;
                 progress(&Progress {
                     total_ops: now_done,
-                    ops_per_second: (now_done - last_done) as f64 / secs,
-                    latency_ms_p99: h.value_at_quantile(0.99) as f64 / 1000.0,
+                    ops_per_second,
+                    rows_per_second: ops_per_second * rows_per_op as f64,
+                    latency_ms_mean: h.mean() / 1000.0,
+                    latency_ms_p50: q(0.5),
+                    latency_ms_p95: q(0.95),
+                    latency_ms_p99: q(0.99),
+                    latency_ms_p999: q(0.999),
+                    latency_ms_max: h.max() as f64 / 1000.0,
                     elapsed_seconds: started.elapsed().as_secs_f64(),
                     failed_ops: failed.load(Ordering::Relaxed),
                 });
@@ -503,6 +602,7 @@ pub fn run_workload(
         });
         let workers: Vec<_> = (0..threads)
             .map(|t| {
+                let (written, read) = (&written, &read);
                 let (done, failed, errors, misses, interval, first_error, schema, clock) = (
                     &done,
                     &failed,
@@ -515,27 +615,61 @@ pub fn run_workload(
                 );
                 s.spawn(move || {
                     let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1));
+                    // Its own stream: the partition draws stay those of a
+                    // write or read run with the same arguments.
+                    let mut mix_rng =
+                        ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1) ^ MIX_STREAM);
                     let mut total = new_histogram();
                     let mut i = t as u64;
-                    while i < args.ops {
-                        let p = match args.population {
-                            Population::Seq => i % partitions,
-                            Population::Uniform => rng.gen_range(0..partitions),
+                    let deadline = args.duration.map(|d| started + d);
+                    while i < ops {
+                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                            break;
+                        }
+                        let p = draw(args.population, partitions, i, &mut rng);
+                        let mode = match args.mode {
+                            Mode::Mixed => {
+                                let (w, r) = args.mix;
+                                let total = u64::from(w) + u64::from(r);
+                                if mix_rng.gen_range(0..total.max(1)) < u64::from(w) {
+                                    Mode::Write
+                                } else {
+                                    Mode::Read
+                                }
+                            }
+                            m => m,
                         };
-                        let op_start = Instant::now();
-                        let outcome = operation(table, schema, args, p, clock.as_ref()).and_then(
-                            |(miss, wrong, result)| {
+                        // Paced: operation i is due i / rate seconds in.
+                        let intended = args.rate.map(|r| {
+                            started + Duration::from_secs_f64(i as f64 / r.ops_per_second)
+                        });
+                        if let Some(due) = intended {
+                            let now = Instant::now();
+                            if due > now {
+                                std::thread::sleep(due - now);
+                            }
+                        }
+                        let op_start = match (intended, args.rate) {
+                            (Some(due), Some(r)) if r.fixed => due,
+                            _ => Instant::now(),
+                        };
+                        let outcome = operation(table, schema, args, mode, p, clock.as_ref())
+                            .and_then(|(miss, wrong, result)| {
                                 misses.fetch_add(miss, Ordering::Relaxed);
                                 errors.fetch_add(wrong, Ordering::Relaxed);
                                 result
-                            },
-                        );
+                            });
                         let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
                         let _ = total.record(micros);
                         let _ = interval[t].lock().record(micros);
                         match outcome {
                             Ok(()) => {
                                 done.fetch_add(1, Ordering::Relaxed);
+                                match mode {
+                                    Mode::Write => written.fetch_add(1, Ordering::Relaxed),
+                                    Mode::Read => read.fetch_add(1, Ordering::Relaxed),
+                                    Mode::Delete | Mode::Mixed => 0,
+                                };
                             }
                             Err(e) => {
                                 failed.fetch_add(1, Ordering::Relaxed);
@@ -563,7 +697,6 @@ pub fn run_workload(
     }
     let ms = |v: u64| v as f64 / 1000.0;
     let total_ops = done.load(Ordering::Relaxed);
-    let (rows_per_op, bytes_per_op) = rows_and_bytes_per_op(args);
     Ok(Summary {
         mode: format!("{:?}", args.mode).to_lowercase(),
         total_ops,
@@ -572,6 +705,8 @@ pub fn run_workload(
         mib_rate: total_ops as f64 * bytes_per_op as f64 / duration / (1 << 20) as f64,
         errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
         failed_ops: failed.load(Ordering::Relaxed),
+        write_ops: written.load(Ordering::Relaxed),
+        read_ops: read.load(Ordering::Relaxed),
         wrong_values: errors.load(Ordering::Relaxed),
         misses: misses.load(Ordering::Relaxed),
         duration_seconds: duration,
@@ -607,6 +742,9 @@ mod tests {
             table_options: None,
             alter_table: false,
             seed: 1,
+            mix: (1, 1),
+            rate: None,
+            duration: None,
         }
     }
 
@@ -686,6 +824,101 @@ mod tests {
             "the refusal is kept for the caller"
         );
         drop(table);
+        db.close().unwrap();
+    }
+
+    #[test]
+    fn key_distributions_stay_in_range_with_their_shapes() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let n = 1000u64;
+        let mut counts = vec![0u64; n as usize];
+        for i in 0..20_000 {
+            counts[draw(Population::Zipf, n, i, &mut rng) as usize] += 1;
+        }
+        // Zipf: partition 0 the most drawn, about twice partition 1.
+        let top = counts
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, c)| **c)
+            .map(|(i, _)| i);
+        assert_eq!(top, Some(0));
+        assert!(
+            counts[0] > counts[1] * 3 / 2,
+            "{} vs {}",
+            counts[0],
+            counts[1]
+        );
+        let mut sum = 0u64;
+        for i in 0..20_000 {
+            let p = draw(Population::Gaussian, n, i, &mut rng);
+            assert!(p < n);
+            sum += p;
+        }
+        let mean = sum as f64 / 20_000.0;
+        assert!((mean - 499.5).abs() < 10.0, "gaussian mean {mean}");
+        for i in 0..100 {
+            assert_eq!(draw(Population::Seq, n, i + 2000, &mut rng), i);
+            assert_eq!(draw(Population::Zipf, 1, i, &mut rng), 0);
+            assert_eq!(draw(Population::Gaussian, 1, i, &mut rng), 0);
+        }
+    }
+
+    #[test]
+    fn a_mixed_run_writes_and_reads_in_its_ratio_and_a_timed_run_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        let args = StressConfig {
+            mode: Mode::Mixed,
+            mix: (1, 3),
+            ops: 4000,
+            partitions: Some(100),
+            threads: 2,
+            ..write_config()
+        };
+        let table = ensure_table(&db, &args).unwrap();
+        let s = run_workload(&db, &table, &args, &no_progress).unwrap();
+        assert_eq!(s.write_ops + s.read_ops, 4000);
+        assert_eq!(s.errors, 0, "every row read back as written");
+        let share = s.read_ops as f64 / 4000.0;
+        assert!((share - 0.75).abs() < 0.05, "reads {share}");
+        // Each partition is one thread's (operation i on thread i % 2, on
+        // partition i % 100), so its reads after its first write find it: the
+        // misses are the reads that came first, a few per partition.
+        assert!(
+            s.misses < s.read_ops / 4,
+            "{} misses in {} reads",
+            s.misses,
+            s.read_ops
+        );
+
+        // A run whose time is up before it starts does nothing, however many
+        // operations it was given; a rate paces without changing what is done.
+        let timed = StressConfig {
+            mode: Mode::Write,
+            duration: Some(Duration::ZERO),
+            ..args.clone()
+        };
+        assert_eq!(
+            run_workload(&db, &table, &timed, &no_progress)
+                .unwrap()
+                .total_ops,
+            0
+        );
+        let paced = StressConfig {
+            mode: Mode::Write,
+            ops: 50,
+            rate: Some(Rate {
+                ops_per_second: 1e9,
+                fixed: true,
+            }),
+            ..args
+        };
+        let s = run_workload(&db, &table, &paced, &no_progress).unwrap();
+        assert_eq!((s.total_ops, s.write_ops), (50, 50));
         db.close().unwrap();
     }
 }

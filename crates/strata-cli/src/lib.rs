@@ -138,6 +138,9 @@ enum Command {
     /// This node's state, address, load and ownership (`nodetool status`):
     /// UN while a server runs, DN otherwise.
     Status(node_cmd::FormatArgs),
+    /// Read and write latency, sstables per read, partition size and cell
+    /// count at nodetool's percentiles (`nodetool tablehistograms`).
+    Tablehistograms(node_cmd::HistogramsArgs),
     /// The live sstables that hold a partition (`nodetool getsstables`).
     Getsstables(node_cmd::GetsstablesArgs),
     /// Changes a running server's compaction throughput limit until it
@@ -482,6 +485,7 @@ impl Command {
             | Command::Drain { db } => DataDirUse::Opens(db),
             Command::Info(a) | Command::Status(a) => DataDirUse::Opens(&a.db),
             Command::Getsstables(a) => DataDirUse::Opens(&a.db),
+            Command::Tablehistograms(a) => DataDirUse::Opens(&a.db),
             Command::Setcompactionthroughput(a) => DataDirUse::Opens(&a.db),
             Command::Disableautocompaction(a)
             | Command::Enableautocompaction(a)
@@ -516,6 +520,7 @@ impl Command {
             Command::Info(_) => "info",
             Command::Status(_) => "status",
             Command::Getsstables(_) => "getsstables",
+            Command::Tablehistograms(_) => "tablehistograms",
             Command::Setcompactionthroughput(_) => "setcompactionthroughput",
             Command::Getcompactionthroughput { .. } => "getcompactionthroughput",
             Command::Disableautocompaction(_) => "disableautocompaction",
@@ -608,6 +613,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
             node_cmd::status(&data_dir, &a, &listen)
         }
         Command::Getsstables(a) => node_cmd::getsstables(&data_dir, &a),
+        Command::Tablehistograms(a) => node_cmd::table_histograms(&data_dir, &a),
         Command::Setcompactionthroughput(a) => node_cmd::set_compaction_throughput(&data_dir, &a),
         Command::Getcompactionthroughput { .. } => node_cmd::get_compaction_throughput(&data_dir),
         Command::Disableautocompaction(a) => node_cmd::set_auto_compaction(&data_dir, &a, false),

@@ -362,3 +362,57 @@ pub fn drain(data_dir: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[derive(Args, Debug)]
+pub struct HistogramsArgs {
+    /// `keyspace.table`.
+    pub table: String,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub db: DataDirArgs,
+}
+
+/// `strata tablehistograms ks.t` (nodetool's): latency and sstables per read
+/// since the process opened the table, partition size and cell count over
+/// its live sstables.
+pub fn table_histograms(data_dir: &Path, args: &HistogramsArgs) -> Result<()> {
+    let (ks, name) = crate::split_table_name(&args.table)?;
+    let db = remote::open_admin_db_read_only(data_dir)?;
+    let table = db.table(ks, name)?;
+    let rows = strata::tablestats::histograms(&table);
+    let cell = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |n| n.to_string());
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.percentile.clone(),
+                cell(r.read_latency_micros),
+                cell(r.write_latency_micros),
+                cell(r.sstables_per_read),
+                cell(r.partition_size_bytes),
+                cell(r.cell_count),
+            ]
+        })
+        .collect();
+    if args.format == Format::Table {
+        crate::outln!("{ks}/{name} histograms");
+    }
+    crate::out!(
+        "{}",
+        render(
+            args.format,
+            &[
+                "percentile",
+                "read_latency_micros",
+                "write_latency_micros",
+                "sstables_per_read",
+                "partition_size_bytes",
+                "cell_count"
+            ],
+            &rows
+        )
+    );
+    drop(table);
+    db.close()
+}

@@ -421,6 +421,7 @@ pub fn served(cmd: &crate::Command) -> bool {
             | C::Info(_)
             | C::Status(_)
             | C::Getsstables(_)
+            | C::Tablehistograms(_)
             | C::Setcompactionthroughput(_)
             | C::Getcompactionthroughput { .. }
             | C::Disableautocompaction(_)

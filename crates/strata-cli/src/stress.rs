@@ -38,6 +38,10 @@ pub enum Mode {
     Read,
     /// Deletes each partition touched (a whole file with --workload blob).
     Delete,
+    /// Writes and reads in --ratio (cassandra-stress `mixed`); reads verify
+    /// what they find, and a read of a partition not yet written is a miss,
+    /// counted but not an error.
+    Mixed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,6 +60,11 @@ pub enum Population {
     Seq,
     /// Partitions drawn uniformly from a seeded stream per thread.
     Uniform,
+    /// Normal around the middle partition, a sixth of the range its
+    /// standard deviation (cassandra-stress `gaussian`).
+    Gaussian,
+    /// Zipf, exponent 1: partition 0 the hottest (hot keys).
+    Zipf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -106,6 +115,20 @@ pub struct StressArgs {
     /// existing table is changed only with --alter.
     #[arg(long)]
     pub table_options: Option<String>,
+    /// The mix of a `mixed` run, as cassandra-stress writes it:
+    /// `write=1,read=3` [default: write=1,read=1].
+    #[arg(long)]
+    pub ratio: Option<String>,
+    /// Pace the run: `fixed=N/s` (latency from each operation's intended
+    /// start, so stalls show: coordinated omission corrected) or
+    /// `throttle=N/s` (latency from the actual start); N over all threads,
+    /// at most 10^9 [default: as fast as it goes].
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Run for this long (`30s`, `10m`, `2h`; at most 7 days) instead of -n
+    /// operations; partitions then default to 1,000,000.
+    #[arg(long)]
+    pub duration: Option<String>,
     /// Change an existing stress table to --table-options (ALTER TABLE).
     #[arg(long, requires = "table_options")]
     pub alter: bool,
@@ -123,6 +146,97 @@ pub struct StressArgs {
     /// Do not print the table's stats after the run.
     #[arg(long)]
     pub no_tablestats: bool,
+}
+
+/// Default partitions of a timed run (cassandra-stress's population for
+/// `duration=`: 1..1000000).
+const DEFAULT_TIMED_PARTITIONS: u64 = 1_000_000;
+/// Longest `--duration`.
+const MAX_DURATION_SECONDS: u64 = 7 * 86_400;
+/// Highest `--rate`.
+const MAX_RATE: f64 = 1e9;
+
+/// `write=1,read=3`.
+fn parse_ratio(text: &str) -> Result<(u32, u32)> {
+    let bad =
+        |why: &str| Error::InvalidInput(format!("--ratio {text}: {why} (e.g. write=1,read=3)"));
+    let (mut w, mut r) = (0u32, 0u32);
+    for part in text.split(',') {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| bad("expected kind=weight"))?;
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| bad("a weight is a whole number"))?;
+        if n > 1_000_000 {
+            return Err(bad("a weight is at most 1000000"));
+        }
+        match k.trim() {
+            "write" | "insert" => w = n,
+            "read" | "simple1" => r = n,
+            other => return Err(bad(&format!("'{other}' is not write or read"))),
+        }
+    }
+    if w == 0 && r == 0 {
+        return Err(bad("at least one weight above 0"));
+    }
+    Ok((w, r))
+}
+
+/// `fixed=1000/s` or `throttle=1000/s`.
+fn parse_rate(text: &str) -> Result<workload::Rate> {
+    let bad = |why: &str| {
+        Error::InvalidInput(format!(
+            "--rate {text}: {why} (fixed=N/s or throttle=N/s, N from 1 to 10^9)"
+        ))
+    };
+    let (kind, n) = text
+        .split_once('=')
+        .ok_or_else(|| bad("expected fixed= or throttle="))?;
+    let fixed = match kind {
+        "fixed" => true,
+        "throttle" => false,
+        _ => return Err(bad("expected fixed= or throttle=")),
+    };
+    let n: f64 = n
+        .trim_end_matches("/s")
+        .parse()
+        .map_err(|_| bad("not a number"))?;
+    if !(1.0..=MAX_RATE).contains(&n) {
+        return Err(bad("out of range"));
+    }
+    Ok(workload::Rate {
+        ops_per_second: n,
+        fixed,
+    })
+}
+
+/// `30s`, `10m`, `2h`, `1d`.
+fn parse_duration(text: &str) -> Result<std::time::Duration> {
+    let bad = |why: &str| {
+        Error::InvalidInput(format!(
+            "--duration {text}: {why} (e.g. 30s, 10m, 2h; at most 7 days)"
+        ))
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| bad("expected a number and a unit"))?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        "d" => n.checked_mul(86_400),
+        _ => return Err(bad("the unit is s, m, h or d")),
+    };
+    match secs {
+        Some(s) if (1..=MAX_DURATION_SECONDS).contains(&s) => Ok(std::time::Duration::from_secs(s)),
+        _ => Err(bad("out of range")),
+    }
 }
 
 impl StressArgs {
@@ -152,19 +266,45 @@ impl StressArgs {
             workload::Workload::Standard => DEFAULT_OPS,
             workload::Workload::Blob(_) => DEFAULT_BLOB_FILES,
         };
+        if self.ratio.is_some() && self.mode != Mode::Mixed {
+            return Err(Error::InvalidInput(
+                "--ratio is the mix of `strata stress mixed`".into(),
+            ));
+        }
+        let mix = match &self.ratio {
+            Some(r) => parse_ratio(r)?,
+            None => (1, 1),
+        };
+        let rate = self.rate.as_deref().map(parse_rate).transpose()?;
+        let duration = self.duration.as_deref().map(parse_duration).transpose()?;
+        if duration.is_some() && self.ops.is_some() {
+            return Err(Error::InvalidInput(
+                "give -n or --duration, not both".into(),
+            ));
+        }
+        let partitions = match (self.partitions, duration) {
+            (None, Some(_)) => Some(DEFAULT_TIMED_PARTITIONS),
+            (p, _) => p,
+        };
         Ok(StressConfig {
             mode: match self.mode {
                 Mode::Write => workload::Mode::Write,
                 Mode::Read => workload::Mode::Read,
                 Mode::Delete => workload::Mode::Delete,
+                Mode::Mixed => workload::Mode::Mixed,
             },
+            mix,
+            rate,
+            duration,
             workload,
             ops: self.ops.unwrap_or(default_ops),
             threads: self.threads,
-            partitions: self.partitions,
+            partitions,
             population: match self.population {
                 Population::Seq => workload::Population::Seq,
                 Population::Uniform => workload::Population::Uniform,
+                Population::Gaussian => workload::Population::Gaussian,
+                Population::Zipf => workload::Population::Zipf,
             },
             rows_per_partition: self.rows_per_partition,
             columns: self.columns,
@@ -184,9 +324,10 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     }
     let db = open_db(data_dir)?;
     let table = workload::ensure_table(&db, &config)?;
+    // cassandra-stress's interval columns (latencies in ms, per interval).
     println!(
-        "{:>10} {:>12} {:>10} {:>9} {:>10}",
-        "total ops", "op/s", "p99 ms", "time s", "failed"
+        "{:>12} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors"
     );
     let summary = workload::run_workload(&db, &table, &config, &print_progress)?;
     if let Some(e) = &summary.first_error {
@@ -232,7 +373,8 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
             summary.wrong_values
         )));
     }
-    if summary.misses > 0 {
+    // In a mixed run a read may come before its partition's first write.
+    if summary.misses > 0 && args.mode != Mode::Mixed {
         return Err(Error::InvalidInput(format!(
             "{} rows expected but not found",
             summary.misses
@@ -267,8 +409,18 @@ fn refuse_inside(data_dir: &Path, file: &Path) -> Result<()> {
 
 fn print_progress(p: &Progress) {
     println!(
-        "{:>10} {:>12.0} {:>10.3} {:>9.1} {:>10}",
-        p.total_ops, p.ops_per_second, p.latency_ms_p99, p.elapsed_seconds, p.failed_ops
+        "{:>12} {:>9.0} {:>9.0} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.1} {:>7}",
+        p.total_ops,
+        p.ops_per_second,
+        p.rows_per_second,
+        p.latency_ms_mean,
+        p.latency_ms_p50,
+        p.latency_ms_p95,
+        p.latency_ms_p99,
+        p.latency_ms_p999,
+        p.latency_ms_max,
+        p.elapsed_seconds,
+        p.failed_ops
     );
 }
 
@@ -295,7 +447,11 @@ fn print_summary(s: &Summary, args: &StressArgs, config: &StressConfig) {
         s.total_ops * rows_per_op
     );
     println!("Failed operations         : {:>12}", s.failed_ops);
-    if args.mode == Mode::Read {
+    if args.mode == Mode::Mixed {
+        println!("Writes                    : {:>12}", s.write_ops);
+        println!("Reads                     : {:>12}", s.read_ops);
+    }
+    if matches!(args.mode, Mode::Read | Mode::Mixed) {
         // Blob workload: rows are blocks, "wrong" is a failed checksum or content.
         println!("Rows with wrong values    : {:>12}", s.wrong_values);
         println!("Rows expected, not found  : {:>12}", s.misses);
@@ -345,5 +501,49 @@ mod tests {
             assert!(err.contains(name), "{line:?}: {err}");
         }
         assert!(parse(&["write", "--threads", "1024", "--columns", "1024"]).is_ok());
+    }
+
+    #[test]
+    fn ratios_rates_and_durations_parse_or_say_why() {
+        assert_eq!(parse_ratio("write=1,read=3").unwrap(), (1, 3));
+        assert_eq!(parse_ratio("read=2").unwrap(), (0, 2));
+        for bad in [
+            "write=0,read=0",
+            "write=x",
+            "scan=1",
+            "write",
+            "write=2000000",
+        ] {
+            let e = parse_ratio(bad).unwrap_err().to_string();
+            assert!(e.contains("--ratio"), "{bad}: {e}");
+        }
+        let r = parse_rate("fixed=1000/s").unwrap();
+        assert!(r.fixed && r.ops_per_second == 1000.0);
+        assert!(!parse_rate("throttle=5/s").unwrap().fixed);
+        for bad in [
+            "fixed=0/s",
+            "fixed=1e12/s",
+            "steady=5/s",
+            "fixed=NaN/s",
+            "fixed=inf/s",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_duration("10s").unwrap().as_secs(), 10);
+        assert_eq!(parse_duration("2h").unwrap().as_secs(), 7200);
+        for bad in ["0s", "8d", "10", "s", "99999999999999999999d", "5w"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn timed_runs_take_a_population_and_refuse_a_count() {
+        let a = parse(&["write", "--duration", "10s"]).unwrap();
+        let c = a.config().unwrap();
+        assert_eq!(c.partitions, Some(DEFAULT_TIMED_PARTITIONS));
+        let a = parse(&["write", "--duration", "10s", "-n", "5"]).unwrap();
+        assert!(a.config().is_err());
+        let a = parse(&["write", "--ratio", "write=1"]).unwrap();
+        assert!(a.config().unwrap_err().to_string().contains("mixed"));
     }
 }

@@ -4,7 +4,8 @@
 //! `getcompactionthroughput` reads it back), `disable/enableautocompaction`
 //! switch background compaction (`statusautocompaction` shows it, and four
 //! flushes stay four sstables while it is off), `getsstables` names the files
-//! holding a key, `stop` answers, and `drain` flushes and ends the server with
+//! holding a key, `tablehistograms` has every distribution filled, `stop`
+//! answers, and `drain` flushes and ends the server with
 //! every acknowledged row readable afterwards. Offline, the runtime switches
 //! refuse in one line and change nothing.
 
@@ -115,6 +116,31 @@ fn node_commands_against_a_running_server() {
     );
     let stop = out(ok(&strata(d, &["stop"]), "stop"));
     assert!(stop.contains("compaction(s) to stop"), "{stop}");
+
+    // Histograms of what the server did: five writes, four sstables.
+    cql("SELECT * FROM nd.t WHERE k = 1");
+    let h = out(ok(
+        &strata(d, &["tablehistograms", "nd.t", "--format", "json"]),
+        "tablehistograms",
+    ));
+    let h: serde_json::Value = serde_json::from_str(&h).expect("JSON");
+    let rows = h.as_array().expect("rows");
+    let names: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["percentile"].as_str())
+        .collect();
+    assert_eq!(names, ["50%", "75%", "95%", "98%", "99%", "Min", "Max"]);
+    for r in rows {
+        for col in [
+            "read_latency_micros",
+            "write_latency_micros",
+            "sstables_per_read",
+            "partition_size_bytes",
+            "cell_count",
+        ] {
+            assert_ne!(r[col], "-", "{col} empty in {r}");
+        }
+    }
 
     // A last acknowledged write, then drain: the server exits 0 by itself.
     cql("INSERT INTO nd.t (k, v) VALUES (9, 9)");

@@ -119,6 +119,9 @@ const TEXT_FLAGS: &[&str] = &[
     "password",
     "log_level",
     "key",
+    "ratio",
+    "rate",
+    "duration",
 ];
 
 /// Numeric positional arguments (no `--long` name to try them by), each with

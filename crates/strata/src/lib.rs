@@ -67,6 +67,7 @@ pub mod encoding;
 pub mod error;
 pub mod fs;
 pub mod hash;
+pub mod latency;
 pub mod lz4;
 pub mod maintenance;
 pub mod manifest;

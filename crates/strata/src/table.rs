@@ -74,6 +74,9 @@ pub struct TableMetrics {
     pub write_latency_nanos_total: AtomicU64,
     pub read_count: AtomicU64,
     pub read_latency_nanos_total: AtomicU64,
+    /// Microseconds of each read and write (`tablehistograms`).
+    pub read_latency_micros: crate::latency::LatencyHistogram,
+    pub write_latency_micros: crate::latency::LatencyHistogram,
     pub write_stall_micros_total: AtomicU64,
     /// Writes refused because memtables were full and flushes were failing.
     pub writes_refused: AtomicU64,
@@ -193,6 +196,22 @@ pub struct Table {
     /// Counter writes' partition locks, striped by token, each holding the
     /// last timestamp it gave out ([`Table::apply_counters`]).
     counter_locks: Vec<Mutex<i64>>,
+    /// Flushes since creation ([`LifetimeCounters`]).
+    lifetime: Mutex<LifetimeCounters>,
+}
+
+/// The table's counters that outlive a restart, in the table directory.
+const LIFETIME_FILE: &str = "table_counters.json";
+
+/// What a table has flushed since it was created (kept in
+/// [`LIFETIME_FILE`], rewritten after each flush), so that write
+/// amplification since creation survives a restart: compactions are counted
+/// from the table's compaction history. A crash between a flush and the
+/// rewrite leaves that flush uncounted (a statistic, not data).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LifetimeCounters {
+    pub flushes: u64,
+    pub bytes_flushed: u64,
 }
 
 /// Stripes of [`Table::counter_locks`].
@@ -708,6 +727,21 @@ impl Table {
             &schema.qualified_name(),
             &mut notes,
         );
+        let lifetime = match fs.read_all(
+            &dir.join(LIFETIME_FILE),
+            64 << 10,
+            IoTag::new(IoCause::Metadata),
+        ) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+                notes.push(format!(
+                    "{}: unreadable ({e}); counting flushes from now",
+                    dir.join(LIFETIME_FILE).display()
+                ));
+                LifetimeCounters::default()
+            }),
+            // None yet: a new table, or one from before these counters.
+            Err(_) => LifetimeCounters::default(),
+        };
         let memtable = Arc::new(Memtable::new(1, clock.now_micros()));
         // Manifest ids are unique (it is written from a version): an error here
         // is a damaged manifest, reported as such.
@@ -743,6 +777,7 @@ impl Table {
             counter_locks: (0..COUNTER_LOCK_STRIPES)
                 .map(|_| Mutex::new(i64::MIN))
                 .collect(),
+            lifetime: Mutex::new(lifetime),
         }))
     }
 
@@ -938,9 +973,13 @@ impl Table {
             log.wait(t)?;
         }
         self.metrics.write_count.fetch_add(1, Ordering::Relaxed);
+        let took = started.elapsed();
         self.metrics
             .write_latency_nanos_total
-            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        self.metrics
+            .write_latency_micros
+            .record(took.as_micros() as u64);
         Ok(())
     }
 
@@ -1187,6 +1226,7 @@ impl Table {
         }
         if !readers.is_empty() {
             let bytes: u64 = readers.iter().map(|r| r.file_size()).sum();
+            self.count_flush(bytes);
             tracing::info!(
                 target: "strata::flush",
                 table = %self.schema.read().qualified_name(),
@@ -1200,6 +1240,40 @@ impl Table {
             );
         }
         Ok(readers)
+    }
+
+    /// Adds a flush to the counters kept since creation and rewrites their
+    /// file; a failure to write it is logged, never the flush's failure.
+    fn count_flush(&self, bytes: u64) {
+        let mut l = self.lifetime.lock();
+        l.flushes += 1;
+        l.bytes_flushed += bytes;
+        if self.read_only {
+            return;
+        }
+        let written = serde_json::to_vec(&*l)
+            .map_err(|e| e.to_string())
+            .and_then(|json| {
+                self.fs
+                    .write_atomic(
+                        &self.dir.join(LIFETIME_FILE),
+                        &json,
+                        IoTag::new(IoCause::Metadata),
+                    )
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            tracing::warn!(
+                target: "strata::flush",
+                table = %self.schema.read().qualified_name(),
+                "could not record the table's flush counters: {e}"
+            );
+        }
+    }
+
+    /// Flushes since the table was created ([`LifetimeCounters`]).
+    pub fn lifetime_counters(&self) -> LifetimeCounters {
+        *self.lifetime.lock()
     }
 
     /// `Err` once this process no longer owns the data directory or the
@@ -1585,9 +1659,13 @@ impl Table {
         let bucket = result.sstables_read.min(SSTABLES_PER_READ_BUCKETS - 1);
         self.metrics.sstables_per_read[bucket].fetch_add(1, Ordering::Relaxed);
         self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
+        let took = started.elapsed();
         self.metrics
             .read_latency_nanos_total
-            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        self.metrics
+            .read_latency_micros
+            .record(took.as_micros() as u64);
         Ok(result)
     }
 
@@ -1726,9 +1804,13 @@ impl Table {
             self.clock.now_seconds(),
         )?;
         self.metrics.read_count.fetch_add(1, Ordering::Relaxed);
+        let took = started.elapsed();
         self.metrics
             .read_latency_nanos_total
-            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            .fetch_add(took.as_nanos() as u64, Ordering::Relaxed);
+        self.metrics
+            .read_latency_micros
+            .record(took.as_micros() as u64);
         Ok(result)
     }
 

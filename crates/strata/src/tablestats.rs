@@ -78,9 +78,19 @@ pub struct TableStats {
     pub bytes_compacted_written: u64,
     /// Bytes read by compaction.
     pub bytes_compacted_read: u64,
-    /// (flush bytes + compaction bytes written) / flush bytes: seed 000's
-    /// `1 + promotion I/O`, from the file-layer counters.
+    /// (flush bytes + compaction bytes written) / flush bytes: the
+    /// leveling-multiplier experiment's `1 + promotion I/O`, from the
+    /// file-layer counters of this process (since open).
     pub write_amplification: f64,
+    /// Bytes flushed since the table was created (kept across restarts).
+    pub bytes_flushed_since_creation: u64,
+    /// Bytes compaction wrote since the table was created, from its
+    /// compaction history.
+    pub bytes_compacted_written_since_creation: u64,
+    /// The same, by why each compaction was chosen (`major`, `tiered`, ...).
+    pub bytes_compacted_by_reason: std::collections::BTreeMap<String, u64>,
+    /// Write amplification since creation, from the two above.
+    pub write_amplification_since_creation: f64,
     pub pending_compactions: usize,
     pub compactions_failed: u64,
     pub space_refusals: u64,
@@ -281,6 +291,12 @@ impl TableStats {
             .collect();
         let flushed = io.written(IoCause::Flush);
         let compacted = io.written(IoCause::Compaction);
+        let lifetime = t.lifetime_counters();
+        let mut by_reason = std::collections::BTreeMap::new();
+        for r in t.compaction_history() {
+            *by_reason.entry(r.reason.clone()).or_insert(0u64) += r.bytes_out;
+        }
+        let compacted_ever: u64 = by_reason.values().sum();
         let active = view.active();
         partitions += view
             .memtables
@@ -361,6 +377,14 @@ impl TableStats {
             } else {
                 (flushed + compacted) as f64 / flushed as f64
             },
+            bytes_flushed_since_creation: lifetime.bytes_flushed,
+            bytes_compacted_written_since_creation: compacted_ever,
+            write_amplification_since_creation: if lifetime.bytes_flushed == 0 {
+                0.0
+            } else {
+                (lifetime.bytes_flushed + compacted_ever) as f64 / lifetime.bytes_flushed as f64
+            },
+            bytes_compacted_by_reason: by_reason,
             pending_compactions: t.pending_compaction_tasks(),
             compactions_failed: m.compactions_failed.load(Ordering::Relaxed),
             space_refusals: m.space_refusals.load(Ordering::Relaxed),
@@ -518,7 +542,7 @@ impl TableStats {
             "Compacted partition mean bytes",
             sz(self.compacted_partition_mean_bytes),
         );
-        line("Bytes flushed", sz(self.bytes_flushed));
+        line("Bytes flushed (since open)", sz(self.bytes_flushed));
         line(
             "Write stall time",
             format!("{:.3} s", self.write_stall_seconds),
@@ -536,9 +560,32 @@ impl TableStats {
             ),
         );
         line(
-            "Write amplification",
+            "Write amplification (since open)",
             format!("{:.3}", self.write_amplification),
         );
+        line(
+            "Bytes flushed / compacted (since creation)",
+            format!(
+                "{} / {}",
+                sz(self.bytes_flushed_since_creation),
+                sz(self.bytes_compacted_written_since_creation)
+            ),
+        );
+        line(
+            "Write amplification (since creation)",
+            format!("{:.3}", self.write_amplification_since_creation),
+        );
+        if !self.bytes_compacted_by_reason.is_empty() {
+            let parts: Vec<String> = self
+                .bytes_compacted_by_reason
+                .iter()
+                .map(|(why, b)| format!("{why} {}", sz(*b)))
+                .collect();
+            line(
+                "Bytes compacted by cause (since creation)",
+                parts.join(", "),
+            );
+        }
         line("Pending compactions", self.pending_compactions.to_string());
         line("Compactions failed", self.compactions_failed.to_string());
         line("Disk-space refusals", self.space_refusals.to_string());
@@ -644,6 +691,78 @@ pub fn compaction_stats(tables: &[Arc<Table>]) -> CompactionStats {
         stats.active.extend(t.active_compactions());
     }
     stats
+}
+
+/// One line of `tablehistograms` (nodetool's): a percentile, or `Min` /
+/// `Max`, of each distribution; `None` where a distribution is empty.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct HistogramRow {
+    pub percentile: String,
+    pub read_latency_micros: Option<u64>,
+    pub write_latency_micros: Option<u64>,
+    pub sstables_per_read: Option<u64>,
+    pub partition_size_bytes: Option<u64>,
+    pub cell_count: Option<u64>,
+}
+
+/// `tablehistograms`: read and write latency since open, sstables per read
+/// since open, and partition size and cell count over the live sstables, at
+/// nodetool's percentiles. Latencies and sizes are bucket bounds, as
+/// Cassandra's are (within 19% and a factor of 2 above the value).
+pub fn histograms(t: &Table) -> Vec<HistogramRow> {
+    use crate::latency;
+    let m = &t.metrics;
+    let reads = m.read_latency_micros.snapshot();
+    let writes = m.write_latency_micros.snapshot();
+    let per_read: Vec<u64> = (0..SSTABLES_PER_READ_BUCKETS)
+        .map(|i| m.sstables_per_read[i].load(Ordering::Relaxed))
+        .collect();
+    let view = t.view();
+    let mut sizes = Log2Histogram::default();
+    let mut cells = Log2Histogram::default();
+    for s in view.version.iter() {
+        sizes.merge(&s.handle.stats().partition_size_bytes);
+        cells.merge(&s.handle.stats().cells_per_partition);
+    }
+    let log2 = |h: &Log2Histogram, q: f64| (h.count() > 0).then(|| h.percentile(q));
+    // Bucket i counts reads that touched i sstables (the last: that many or more).
+    let index_percentile = |counts: &[u64], q: f64| -> Option<u64> {
+        let n: u64 = counts.iter().sum();
+        let target = ((q * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        counts.iter().enumerate().find_map(|(i, c)| {
+            seen += c;
+            (n > 0 && seen >= target).then_some(i as u64)
+        })
+    };
+    let mut rows: Vec<HistogramRow> = [0.5, 0.75, 0.95, 0.98, 0.99]
+        .iter()
+        .map(|&q: &f64| HistogramRow {
+            percentile: format!("{}%", (q * 100.0).round() as u32),
+            read_latency_micros: latency::percentile(&reads, q),
+            write_latency_micros: latency::percentile(&writes, q),
+            sstables_per_read: index_percentile(&per_read, q),
+            partition_size_bytes: log2(&sizes, q),
+            cell_count: log2(&cells, q),
+        })
+        .collect();
+    rows.push(HistogramRow {
+        percentile: "Min".into(),
+        read_latency_micros: latency::min(&reads),
+        write_latency_micros: latency::min(&writes),
+        sstables_per_read: per_read.iter().position(|&c| c > 0).map(|i| i as u64),
+        partition_size_bytes: sizes.min(),
+        cell_count: cells.min(),
+    });
+    rows.push(HistogramRow {
+        percentile: "Max".into(),
+        read_latency_micros: latency::percentile(&reads, 1.0),
+        write_latency_micros: latency::percentile(&writes, 1.0),
+        sstables_per_read: per_read.iter().rposition(|&c| c > 0).map(|i| i as u64),
+        partition_size_bytes: sizes.max(),
+        cell_count: cells.max(),
+    });
+    rows
 }
 
 /// Bytes as nodetool's `-H` prints them (binary units, two decimals).
