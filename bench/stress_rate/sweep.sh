@@ -14,7 +14,7 @@ out=${1:-/tmp/stress_rate}
 rates=${2:-"10000 30000 50000 70000 90000 110000 130000 150000"}
 duration=${3:-10s}
 threads=${4:-2}
-strata="$root/target/release/strata"
+strata="${STRATA_BIN:-$root/target/release/strata}"
 [ -x "$strata" ] || cargo build --release -p strata-cli --manifest-path "$root/Cargo.toml"
 mkdir -p "$out"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
