@@ -200,39 +200,12 @@ pub fn status(data_dir: &Path, args: &FormatArgs, listen: &str) -> Result<()> {
     db.close()
 }
 
-/// The partition key `text` of `table` (values joined by ':').
-fn key_of(schema: &strata::schema::TableSchema, text: &str) -> Result<strata::data::DecoratedKey> {
-    let cols: Vec<_> = schema.partition_key_columns().collect();
-    let parts: Vec<&str> = if cols.len() == 1 {
-        vec![text]
-    } else {
-        text.split(':').collect()
-    };
-    if parts.len() != cols.len() {
-        return Err(Error::InvalidInput(format!(
-            "{} has a partition key of {} columns ({}): give their values joined by ':'",
-            schema.qualified_name(),
-            cols.len(),
-            cols.iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    let values = cols
-        .iter()
-        .zip(parts)
-        .map(|(c, p)| strata::cql::literal::parse_value(&c.ty, p))
-        .collect::<Result<Vec<_>>>()?;
-    schema.decorated_key(&values)
-}
-
 /// `strata getsstables ks.t KEY`: the live sstables that hold the partition.
 pub fn getsstables(data_dir: &Path, args: &GetsstablesArgs) -> Result<()> {
     let (ks, name) = crate::split_table_name(&args.table)?;
     let db = remote::open_admin_db_read_only(data_dir)?;
     let table = db.table(ks, name)?;
-    let key = key_of(&table.schema(), &args.key)?;
+    let key = table.schema().parse_partition_key(&args.key)?;
     let view = table.view();
     for live in view.version.iter() {
         if live.handle.holds(&key, IoTag::new(IoCause::UserRead))? {

@@ -152,19 +152,14 @@ pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
 /// `strata sstable dump`: a file alone, or each sstable of a table.
 fn dump(data_dir: &Path, target: &str, key: Option<&str>, raw_timestamps: bool) -> Result<()> {
     use std::io::Write;
-    use strata::sstable::dump::{dump as dump_file, DumpOptions, FileColumns};
+    use strata::sstable::dump::{dump as dump_file, file_schema, DumpOptions};
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let io = |e: std::io::Error| Error::InvalidInput(format!("writing the dump: {e}"));
     let options = |reader: &SSTableReader| -> Result<DumpOptions> {
         let key = match key {
             None => None,
-            Some(k) => {
-                let identity = reader.identity().ok_or_else(|| {
-                    Error::InvalidInput("this file's format predates its column header".into())
-                })?;
-                Some(FileColumns::of(identity)?.parse_key(k)?)
-            }
+            Some(k) => Some(file_schema(reader)?.parse_partition_key(k)?),
         };
         Ok(DumpOptions {
             key,

@@ -889,6 +889,35 @@ impl TableSchema {
         Ok(DecoratedKey::new(&self.serialize_partition_key(values)?))
     }
 
+    /// A partition key typed as nodetool and `sstabledump -k` take it: the
+    /// value in CQL literal form, or for a key of several columns their
+    /// values joined by ':'.
+    pub fn parse_partition_key(&self, text: &str) -> Result<DecoratedKey> {
+        let cols: Vec<&ColumnDef> = self.partition_key_columns().collect();
+        let parts: Vec<&str> = if cols.len() == 1 {
+            vec![text]
+        } else {
+            text.split(':').collect()
+        };
+        if parts.len() != cols.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} has a partition key of {} columns ({}): give their values joined by ':'",
+                self.qualified_name(),
+                cols.len(),
+                cols.iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let values = cols
+            .iter()
+            .zip(parts)
+            .map(|(c, p)| crate::cql::literal::parse_value(&c.ty, p))
+            .collect::<Result<Vec<_>>>()?;
+        self.decorated_key(&values)
+    }
+
     /// Inverse of [`TableSchema::serialize_partition_key`].
     pub fn decode_partition_key(&self, bytes: &[u8]) -> Result<Vec<Value>> {
         let cols: Vec<&ColumnDef> = self.partition_key_columns().collect();

@@ -267,29 +267,8 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
             .cloned()
     };
     let snapshot = newest_snapshot_schema(fs, t_dir, &lookup)?;
-    let mut builder = TableSchema::builder(ks, name)
-        .id(newest.table_id)
-        .uuid(uuid);
-    let mut ids = Vec::new();
-    for c in &newest.columns {
-        let ty = CqlType::from_descriptor(&c.cql_type).map_err(|_| {
-            Error::corruption(
-                &newest_path,
-                0,
-                format!("column {} has unknown type {}", c.name, c.cql_type),
-            )
-        })?;
-        builder = match c.role {
-            ColumnRole::PartitionKey => builder.partition_key(&c.name, ty),
-            ColumnRole::ClusteringAsc => builder.clustering(&c.name, ty, Order::Asc),
-            ColumnRole::ClusteringDesc => builder.clustering(&c.name, ty, Order::Desc),
-            ColumnRole::Regular => builder.column(&c.name, ty),
-            ColumnRole::Static => builder.static_column(&c.name, ty),
-        };
-        if let Some(id) = c.id {
-            ids.push(id);
-        }
-    }
+    let (mut builder, ids) = builder_of(&newest, ks, name, &newest_path)?;
+    builder = builder.uuid(uuid);
     let mut options_from = None;
     if let Some((path, snap)) = snapshot {
         if same_columns(&snap, &newest) {
@@ -308,6 +287,47 @@ fn rebuild_table(fs: &Fs, ks: &str, name: &str, t_dir: &Path) -> Result<Rebuilt>
         cql: schema.to_cql(),
     };
     Ok(Rebuilt::Table(Box::new((schema, report))))
+}
+
+/// A schema builder with the columns an identity header records, in its
+/// order and with its column ids (returned beside it).
+fn builder_of(
+    identity: &SSTableIdentity,
+    keyspace: &str,
+    table: &str,
+    path: &Path,
+) -> Result<(crate::schema::TableSchemaBuilder, Vec<ColumnId>)> {
+    let mut builder = TableSchema::builder(keyspace, table).id(identity.table_id);
+    let mut ids = Vec::new();
+    for c in &identity.columns {
+        let ty = CqlType::from_descriptor(&c.cql_type).map_err(|_| {
+            Error::corruption(
+                path,
+                0,
+                format!("column {} has unknown type {}", c.name, c.cql_type),
+            )
+        })?;
+        builder = match c.role {
+            ColumnRole::PartitionKey => builder.partition_key(&c.name, ty),
+            ColumnRole::ClusteringAsc => builder.clustering(&c.name, ty, Order::Asc),
+            ColumnRole::ClusteringDesc => builder.clustering(&c.name, ty, Order::Desc),
+            ColumnRole::Regular => builder.column(&c.name, ty),
+            ColumnRole::Static => builder.static_column(&c.name, ty),
+        };
+        if let Some(id) = c.id {
+            ids.push(id);
+        }
+    }
+    Ok((builder, ids))
+}
+
+/// The table schema an sstable's identity header describes (its columns,
+/// types and column ids; default options): how a file is read without its
+/// data directory (`strata sstable dump FILE`).
+pub fn schema_of_identity(identity: &SSTableIdentity, path: &Path) -> Result<TableSchema> {
+    let (builder, ids) = builder_of(identity, &identity.keyspace, &identity.table, path)?;
+    let next = ids.iter().max().map_or(0, |m| m.saturating_add(1));
+    builder.build_with_ids(&ids, next)
 }
 
 /// Whether a snapshot's schema has exactly the columns (names, types, roles, in

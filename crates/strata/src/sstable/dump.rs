@@ -24,144 +24,25 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use crate::data::DecoratedKey;
 use crate::data::{Cell, CellKind, ClusteringBound, DeletionTime, LivenessInfo, Row};
 use crate::error::{Error, Result};
 use crate::fs::IoTag;
-use crate::sstable::{ColumnRole, SSTableIdentity, SSTableReader};
+use crate::schema::TableSchema;
+use crate::sstable::SSTableReader;
 use crate::types::{self, CqlType, Value};
 
 /// How to dump.
 #[derive(Clone, Debug, Default)]
 pub struct DumpOptions {
-    /// Only the partition with this serialized key (`sstabledump -k`).
-    pub key: Option<Vec<u8>>,
+    /// Only this partition (`sstabledump -k`).
+    pub key: Option<DecoratedKey>,
     /// Timestamps and deletion times as numbers (`sstabledump -t`).
     pub raw_timestamps: bool,
 }
 
-/// The column layout a file's header describes (contract 2).
-#[derive(Clone, Debug)]
-pub struct FileColumns {
-    partition_key: Vec<(String, CqlType)>,
-    clustering: Vec<(CqlType, bool)>,
-    /// By column id: name and type.
-    by_id: std::collections::HashMap<u32, (String, CqlType)>,
-}
-
-impl FileColumns {
-    pub fn of(identity: &SSTableIdentity) -> Result<FileColumns> {
-        let mut c = FileColumns {
-            partition_key: Vec::new(),
-            clustering: Vec::new(),
-            by_id: std::collections::HashMap::new(),
-        };
-        for col in &identity.columns {
-            let ty = CqlType::from_descriptor(&col.cql_type)?;
-            match col.role {
-                ColumnRole::PartitionKey => c.partition_key.push((col.name.clone(), ty)),
-                ColumnRole::ClusteringAsc => c.clustering.push((ty, false)),
-                ColumnRole::ClusteringDesc => c.clustering.push((ty, true)),
-                ColumnRole::Regular | ColumnRole::Static => {
-                    if let Some(id) = col.id {
-                        c.by_id.insert(id, (col.name.clone(), ty));
-                    }
-                }
-            }
-        }
-        if c.partition_key.is_empty() {
-            return Err(Error::InvalidInput(
-                "the file's column header names no partition key column".into(),
-            ));
-        }
-        Ok(c)
-    }
-
-    /// A partition key typed as `sstabledump -k` takes it: the value, or for
-    /// a key of several columns the values joined by `:`.
-    pub fn parse_key(&self, text: &str) -> Result<Vec<u8>> {
-        if let [(_, ty)] = self.partition_key.as_slice() {
-            return Ok(types::serialize(&crate::cql::literal::parse_value(
-                ty, text,
-            )?));
-        }
-        let parts: Vec<&str> = text.split(':').collect();
-        if parts.len() != self.partition_key.len() {
-            return Err(Error::InvalidInput(format!(
-                "the partition key has {} columns ({}): give their values joined by ':'",
-                self.partition_key.len(),
-                self.partition_key
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-        let mut out = Vec::new();
-        for ((_, ty), part) in self.partition_key.iter().zip(parts) {
-            let v = types::serialize(&crate::cql::literal::parse_value(ty, part)?);
-            let len = u16::try_from(v.len()).map_err(|_| {
-                Error::InvalidInput("a partition key component is over 64 KiB".into())
-            })?;
-            out.extend_from_slice(&len.to_be_bytes());
-            out.extend_from_slice(&v);
-            out.push(0);
-        }
-        Ok(out)
-    }
-
-    fn key_strings(&self, key: &[u8]) -> Vec<String> {
-        let values = if let [(_, ty)] = self.partition_key.as_slice() {
-            types::deserialize(ty, key).map(|v| vec![v])
-        } else {
-            split_composite(key, self.partition_key.len()).and_then(|parts| {
-                parts
-                    .iter()
-                    .zip(&self.partition_key)
-                    .map(|(b, (_, ty))| types::deserialize(ty, b))
-                    .collect()
-            })
-        };
-        match values {
-            Ok(v) => v.iter().map(types::format_value).collect(),
-            // Undecodable: the bytes, so the dump still shows the partition.
-            Err(_) => vec![hex(key)],
-        }
-    }
-
-    fn clustering_strings(&self, prefix: &[u8]) -> Vec<String> {
-        match types::decode_clustering(&self.clustering, prefix) {
-            Ok(v) => v.iter().map(types::format_value).collect(),
-            Err(_) => vec![hex(prefix)],
-        }
-    }
-}
-
-fn split_composite(mut key: &[u8], n: usize) -> Result<Vec<&[u8]>> {
-    let bad = || Error::InvalidInput("malformed composite partition key".into());
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let (len, rest) = key.split_first_chunk::<2>().ok_or_else(bad)?;
-        let len = u16::from_be_bytes(*len) as usize;
-        if rest.len() < len + 1 {
-            return Err(bad());
-        }
-        out.push(&rest[..len]);
-        key = &rest[len + 1..];
-    }
-    Ok(out)
-}
-
-fn hex(b: &[u8]) -> String {
-    let mut s = String::from("0x");
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
-}
-
-/// Writes `reader`'s partitions to `out` as a JSON array (module docs);
-/// returns how many were written.
-pub fn dump(reader: &Arc<SSTableReader>, opts: &DumpOptions, out: &mut dyn Write) -> Result<u64> {
+/// The schema a file's identity header describes (contract 2).
+pub fn file_schema(reader: &SSTableReader) -> Result<TableSchema> {
     let identity = reader.identity().ok_or_else(|| {
         Error::InvalidInput(
             "this file's format predates its column header: dump it by table name \
@@ -169,23 +50,49 @@ pub fn dump(reader: &Arc<SSTableReader>, opts: &DumpOptions, out: &mut dyn Write
                 .into(),
         )
     })?;
-    let cols = FileColumns::of(identity)?;
+    crate::schema_rebuild::schema_of_identity(identity, reader.path())
+}
+
+/// Key values as text, or the bytes when they do not decode (the dump still
+/// shows the partition).
+fn key_strings(schema: &TableSchema, key: &[u8]) -> Vec<String> {
+    match schema.decode_partition_key(key) {
+        Ok(v) => v.iter().map(types::format_value).collect(),
+        Err(_) => vec![hex(key)],
+    }
+}
+
+fn clustering_strings(schema: &TableSchema, prefix: &[u8]) -> Vec<String> {
+    match schema.decode_clustering(prefix) {
+        Ok(v) => v.iter().map(types::format_value).collect(),
+        Err(_) => vec![hex(prefix)],
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    format!("0x{}", crate::query::executor::hex(b))
+}
+
+/// Writes `reader`'s partitions to `out` as a JSON array (module docs);
+/// returns how many were written.
+pub fn dump(reader: &Arc<SSTableReader>, opts: &DumpOptions, out: &mut dyn Write) -> Result<u64> {
+    let schema = file_schema(reader)?;
     let io = |e: std::io::Error| Error::InvalidInput(format!("writing the dump: {e}"));
     let mut scanner = reader.scan_rows(IoTag::compaction(0))?;
     let mut written = 0u64;
     out.write_all(b"[").map_err(io)?;
     let p = Printer {
-        cols: &cols,
+        schema: &schema,
         raw: opts.raw_timestamps,
     };
     while let Some(head) = scanner.next_partition()? {
-        if opts.key.as_deref().is_some_and(|k| k != &*head.key.key) {
+        if opts.key.as_ref().is_some_and(|k| k.key != head.key.key) {
             continue;
         }
         let mut s = String::new();
         s.push_str(if written == 0 { "\n  {\n" } else { ",\n  {\n" });
         s.push_str("    \"table kind\" : \"REGULAR\",\n    \"partition\" : {\n      \"key\" : ");
-        s.push_str(&string_list(&cols.key_strings(&head.key.key)));
+        s.push_str(&string_list(&key_strings(&schema, &head.key.key)));
         if let Some(d) = head.deletion.partition.filter(|d| !d.is_live()) {
             s.push_str(",\n      \"deletion_info\" : ");
             s.push_str(&p.deletion(&d));
@@ -247,7 +154,7 @@ fn precedes(bound: &ClusteringBound, start: bool, clustering: &[u8]) -> bool {
 }
 
 struct Printer<'a> {
-    cols: &'a FileColumns,
+    schema: &'a TableSchema,
     raw: bool,
 }
 
@@ -295,7 +202,10 @@ impl Printer<'_> {
             s.push_str("\"static_block\"");
         } else {
             s.push_str("\"row\",\n        \"clustering\" : ");
-            s.push_str(&string_list(&self.cols.clustering_strings(&row.clustering)));
+            s.push_str(&string_list(&clustering_strings(
+                self.schema,
+                &row.clustering,
+            )));
         }
         let has_liveness = row.liveness.timestamp_micros != crate::data::NO_TIMESTAMP;
         if has_liveness {
@@ -322,8 +232,8 @@ impl Printer<'_> {
     }
 
     fn cell(&self, cell: &Cell, row_timestamp: Option<i64>) -> String {
-        let (name, ty) = match self.cols.by_id.get(&cell.column) {
-            Some((n, t)) => (n.as_str(), Some(t)),
+        let (name, ty) = match self.schema.column_by_id(cell.column) {
+            Some(c) => (c.name.as_str(), Some(&c.ty)),
             None => ("", None),
         };
         let name = if name.is_empty() {
@@ -387,7 +297,7 @@ impl Printer<'_> {
             "      {{\n        \"type\" : \"range_tombstone_bound\",\n        \"{}\" : {{\n          \"type\" : \"{}\",\n          \"clustering\" : {},\n          \"deletion_info\" : {}\n        }}\n      }}",
             if *start { "start" } else { "end" },
             if b.inclusive { "inclusive" } else { "exclusive" },
-            string_list(&self.cols.clustering_strings(&b.prefix)),
+            string_list(&clustering_strings(self.schema, &b.prefix)),
             self.deletion(d)
         )
     }
