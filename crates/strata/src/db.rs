@@ -1460,4 +1460,60 @@ mod tests {
         drop((t, host));
         db.close().unwrap();
     }
+
+    /// A task stopped on purpose is an `info` line and no failure; any other
+    /// error is an `error` line and counts as failed.
+    #[test]
+    fn a_stopped_compaction_is_not_a_failure() {
+        use crate::compaction::runtime::CompactionTable;
+        #[derive(Clone, Default)]
+        struct Lines(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Lines {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let sink = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        let (_dir, db, t) = testing::without_compactors();
+        tracing::subscriber::with_default(subscriber, || {
+            t.task_finished(&Err(Error::Cancelled), Duration::from_millis(3));
+        });
+        let text = String::from_utf8_lossy(&lines.0.lock()).to_string();
+        assert!(text.contains(" INFO ") && text.contains("stopped"), "{text}");
+        assert!(!text.contains("ERROR"), "{text}");
+        assert_eq!(t.metrics.compactions_failed.load(Ordering::Relaxed), 0);
+
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer({
+                let sink = lines.clone();
+                move || sink.clone()
+            })
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            t.task_finished(
+                &Err(Error::Corruption {
+                    path: "x-Data.db".into(),
+                    offset: 7,
+                    reason: "bad block".into(),
+                }),
+                Duration::ZERO,
+            );
+        });
+        let text = String::from_utf8_lossy(&lines.0.lock()).to_string();
+        assert!(text.contains("ERROR") && text.contains("bad block"), "{text}");
+        assert_eq!(t.metrics.compactions_failed.load(Ordering::Relaxed), 1);
+        drop(t);
+        db.close().unwrap();
+    }
 }

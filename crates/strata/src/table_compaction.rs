@@ -135,6 +135,18 @@ impl CompactionTable for Table {
                 }
                 self.append_history(record);
             }
+            // A task stopped on purpose (close, drain, `stop`) is not a
+            // failure: Cassandra logs its interrupted compactions at info
+            // too, and an operator reading `error` lines must find only
+            // what needs them. Its inputs stay live, nothing is lost.
+            Err(Error::Cancelled) => {
+                tracing::info!(
+                    target: "strata::compaction",
+                    table = %self.schema().qualified_name(),
+                    ms = elapsed.as_millis() as u64,
+                    "compaction stopped before it finished; its inputs stay as they were"
+                );
+            }
             Err(e) => {
                 tracing::error!(
                     target: "strata::compaction",
