@@ -459,7 +459,16 @@ impl BenchReport {
     pub fn write_charts(&self, dir: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let runs = f64::from(self.config.runs);
-        let run_label = |x: &f64| format!("{x:.0}");
+        // Runs are whole numbers: plotters puts ticks at half runs too, and
+        // those stay unlabelled (a label "1" under 0.5, 1.0 and 1.5 read as
+        // "1 1 1 2 2 2").
+        let run_label = |x: &f64| {
+            if (x - x.round()).abs() < 1e-9 {
+                format!("{x:.0}")
+            } else {
+                String::new()
+            }
+        };
         let mut written = Vec::new();
         let charts: [Figure; 5] = [
             (

@@ -11,7 +11,12 @@
 //!    as `Error::InvalidInput` prefixed `chart:`, never a panic.
 //! 2. Series are coloured from one palette in order, so the same node keeps its
 //!    colour across an experiment's charts when passed in the same order;
-//!    dashed series take the colour of the solid series of the same index.
+//!    dashed series take the colour of the solid series of the same index,
+//!    and series on the right axis continue the palette after the solid ones.
+//! 3. The legend sits to the right of the plot, never over the data: the SVG
+//!    is `width` plus the legend's own width wide.
+//! 4. One unit per axis: a quantity in another unit goes on the right axis
+//!    ([`ChartExtras::right`]), with its own range and description.
 
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
@@ -59,6 +64,37 @@ pub struct ChartExtras {
     /// A dot at every point of the solid series: a sweep has few points, and
     /// a series of one point draws no line at all.
     pub markers: bool,
+    /// Series in another unit, on a right-hand axis (contract 4); not with
+    /// `log_x`.
+    pub right: Option<RightAxis>,
+}
+
+/// The right-hand y axis of a chart: its range, its description (the unit)
+/// and its series.
+pub struct RightAxis {
+    pub y: std::ops::Range<f64>,
+    pub y_desc: String,
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// One legend entry: its label, colour and whether its line is dashed.
+struct LegendEntry {
+    label: String,
+    color: RGBColor,
+    dashed: bool,
+}
+
+const LEGEND_FONT_PX: u32 = 13;
+
+/// The legend column's width: room for the longest label (sans-serif at 13
+/// px averages under 7 px a character) beside its sample line.
+fn legend_width(entries: &[LegendEntry]) -> u32 {
+    let longest = entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    (longest * 7 + 50).clamp(120, 420)
 }
 
 pub fn draw_line_chart(c: LineChart<'_>) -> Result<()> {
@@ -67,28 +103,67 @@ pub fn draw_line_chart(c: LineChart<'_>) -> Result<()> {
 
 /// [`draw_line_chart`] with a log-scale x axis and dashed series as asked.
 pub fn draw_line_chart_with(c: LineChart<'_>, extras: ChartExtras) -> Result<()> {
+    // Drawn to memory, then written by the one writer that never follows a
+    // link (plotters' own file backend would write through one).
+    let svg = line_chart_svg(&c, extras)?;
+    crate::workdir::write_new_or_regular(&c.path, svg.as_bytes())
+}
+
+/// The chart [`draw_line_chart_with`] writes, as SVG text (`c.path` unused):
+/// for a page that holds the chart inline.
+pub fn line_chart_svg(c: &LineChart<'_>, extras: ChartExtras) -> Result<String> {
+    if extras.log_x && extras.right.is_some() {
+        return Err(chart_err("a right-hand axis needs a linear x axis"));
+    }
     if extras.log_x && !(c.x.start > 0.0 && c.x.end > c.x.start) {
         return Err(chart_err(format!(
             "log-scale x range {:?} must be positive and increasing",
             c.x
         )));
     }
-    // Drawn to memory, then written by the one writer that never follows a
-    // link (plotters' own file backend would write through one).
     let mut svg = String::new();
-    draw_to(&mut svg, &c, extras)?;
-    crate::workdir::write_new_or_regular(&c.path, svg.as_bytes())
+    draw_to(&mut svg, c, extras)?;
+    Ok(svg)
 }
 
 fn draw_to(svg: &mut String, c: &LineChart<'_>, extras: ChartExtras) -> Result<()> {
-    let root = SVGBackend::with_string(svg, (c.width, 500)).into_drawing_area();
+    let mut entries = Vec::new();
+    for (i, (label, _)) in c.series.iter().enumerate() {
+        entries.push(LegendEntry {
+            label: label.clone(),
+            color: PALETTE[i % PALETTE.len()],
+            dashed: false,
+        });
+    }
+    for (i, (label, _)) in extras.dashed.iter().enumerate() {
+        entries.push(LegendEntry {
+            label: label.clone(),
+            color: PALETTE[i % PALETTE.len()],
+            dashed: true,
+        });
+    }
+    if let Some(r) = &extras.right {
+        for (i, (label, _)) in r.series.iter().enumerate() {
+            entries.push(LegendEntry {
+                label: format!("{label} (right axis)"),
+                color: PALETTE[(c.series.len() + i) % PALETTE.len()],
+                dashed: false,
+            });
+        }
+    }
+    let legend_w = legend_width(&entries);
+    let root = SVGBackend::with_string(svg, (c.width + legend_w, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(chart_err)?;
-    let mut builder = ChartBuilder::on(&root);
+    let (plot, legend) = root.split_horizontally(c.width);
+    let mut builder = ChartBuilder::on(&plot);
     builder
         .caption(&c.caption, ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(55);
+    if extras.right.is_some() {
+        builder.right_y_label_area_size(60);
+    }
     // The two axes are different types to plotters, hence one generic body.
     if extras.log_x {
         let chart = builder
@@ -101,13 +176,83 @@ fn draw_to(svg: &mut String, c: &LineChart<'_>, extras: ChartExtras) -> Result<(
             .map_err(chart_err)?;
         draw_series(chart, c, extras)?;
     }
+    draw_legend(&legend, &entries)?;
     root.present().map_err(chart_err)
 }
 
+/// The legend column (contract 3): a sample line and the label per entry,
+/// from the height of the plot's top edge down.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    entries: &[LegendEntry],
+) -> Result<()> {
+    let font = ("sans-serif", LEGEND_FONT_PX).into_font().color(&BLACK);
+    for (i, e) in entries.iter().enumerate() {
+        let y = 55 + 22 * i as i32;
+        if e.dashed {
+            for x in [4, 14, 24] {
+                area.draw(&PathElement::new(
+                    vec![(x, y), (x + 6, y)],
+                    e.color.stroke_width(2),
+                ))
+                .map_err(chart_err)?;
+            }
+        } else {
+            area.draw(&PathElement::new(
+                vec![(4, y), (30, y)],
+                e.color.stroke_width(2),
+            ))
+            .map_err(chart_err)?;
+        }
+        area.draw(&Text::new(e.label.clone(), (38, y - 7), font.clone()))
+            .map_err(chart_err)?;
+    }
+    Ok(())
+}
+
 fn draw_series<'b, X>(
-    mut chart: ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>,
+    chart: ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>,
     c: &LineChart<'_>,
     extras: ChartExtras,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let ChartExtras {
+        dashed,
+        markers,
+        right,
+        ..
+    } = extras;
+    let Some(axis) = right else {
+        let mut chart = chart;
+        return draw_primary(&mut chart, c, dashed, markers);
+    };
+    // Contract 4: the right axis has its own range and unit over the same x.
+    // The secondary coordinates come first, so that the primary axis draws
+    // its labels on the left only.
+    let mut chart = chart.set_secondary_coord(c.x.clone(), axis.y.clone());
+    draw_primary(&mut chart, c, dashed, markers)?;
+    chart
+        .configure_secondary_axes()
+        .y_desc(axis.y_desc.as_str())
+        .draw()
+        .map_err(chart_err)?;
+    for (i, (_, pts)) in axis.series.iter().enumerate() {
+        let color = PALETTE[(c.series.len() + i) % PALETTE.len()];
+        chart
+            .draw_secondary_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(chart_err)?;
+    }
+    Ok(())
+}
+
+/// The mesh, the solid series (with markers if asked) and the dashed ones.
+fn draw_primary<'b, X>(
+    chart: &mut ChartContext<'b, SVGBackend<'b>, Cartesian2d<X, RangedCoordf64>>,
+    c: &LineChart<'_>,
+    dashed: Vec<(String, Vec<(f64, f64)>)>,
+    markers: bool,
 ) -> Result<()>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -118,33 +263,22 @@ where
         mesh.x_label_formatter(f);
     }
     mesh.draw().map_err(chart_err)?;
-    for (i, (label, pts)) in c.series.iter().enumerate() {
+    for (i, (_, pts)) in c.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(chart_err)?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        if extras.markers {
+            .map_err(chart_err)?;
+        if markers {
             chart
                 .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
                 .map_err(chart_err)?;
         }
     }
-    for (i, (label, pts)) in extras.dashed.into_iter().enumerate() {
+    for (i, (_, pts)) in dashed.into_iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         chart
             .draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(2)))
-            .map_err(chart_err)?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(2))
-            });
+            .map_err(chart_err)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(chart_err)
+    Ok(())
 }

@@ -1006,6 +1006,7 @@ impl LcsLevelsReport {
                     log_x: true,
                     dashed,
                     markers: true,
+                    right: None,
                 },
             )?;
             written.push(path);

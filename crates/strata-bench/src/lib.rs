@@ -67,6 +67,8 @@ pub mod recompression;
 pub mod simulate;
 pub mod slice;
 pub mod stress;
+pub mod stress_profile;
+pub mod stress_report;
 pub mod timeseries;
 pub mod values;
 pub mod workdir;

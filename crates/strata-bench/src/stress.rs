@@ -90,11 +90,26 @@ pub struct Rate {
 }
 
 /// Which table and operations a run uses (module docs, "Workloads").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Workload {
     Standard,
     /// Files of `FileShape`, one partition each.
     Blob(FileShape),
+    /// A user profile's table and statements (`stress_profile`): a write is
+    /// its insert, a read one of its queries, chosen by `query_weights`
+    /// (one per query, in the profile's order).
+    User {
+        workload: Arc<crate::stress_profile::UserWorkload>,
+        query_weights: Vec<u32>,
+    },
+}
+
+impl std::fmt::Debug for crate::stress_profile::UserWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserWorkload")
+            .field("queries", &self.query_names())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +195,8 @@ pub struct Summary {
     pub total_ops: u64,
     pub op_rate: f64,
     pub row_rate: f64,
+    /// Rows written, read or deleted by the operations that succeeded.
+    pub total_rows: u64,
     /// MiB of values per second: written by `write`, read and verified by
     /// `read`; 0 for `delete` (a tombstone moves no value bytes).
     pub mib_rate: f64,
@@ -207,8 +224,11 @@ pub fn partition_key(p: u64) -> Value {
 /// Opens the stress table, creating it (or applying `table_options` to it) as
 /// the configuration says; refuses a configuration that cannot run (invariant 3).
 pub fn ensure_table(db: &Database, args: &StressConfig) -> Result<Arc<Table>> {
-    if let Workload::Blob(shape) = &args.workload {
-        return ensure_blob_table(db, args, shape);
+    match &args.workload {
+        Workload::Blob(shape) => return ensure_blob_table(db, args, shape),
+        // Set up (created if missing) when the profile was bound.
+        Workload::User { workload, .. } => return Ok(workload.table().clone()),
+        Workload::Standard => {}
     }
     if args.columns == 0 {
         return Err(Error::InvalidInput("--columns must be at least 1".into()));
@@ -445,16 +465,46 @@ fn new_histogram() -> Histogram<u64> {
 /// outcome))`, the outer error for an operation the engine refused, the inner
 /// one for a blob file that read back damaged (invariant 2: failed, with its
 /// blocks counted).
+/// What one operation did: rows it found missing, values it found wrong,
+/// rows it wrote or read when that is not the run's fixed figure, and its
+/// result.
+type OpOutcome = (u64, u64, Option<u64>, Result<()>);
+
+/// Operation `i` of the run, on partition `p` of `partitions`.
+#[allow(clippy::too_many_arguments)]
 fn operation(
     table: &Arc<Table>,
     schema: &TableSchema,
     args: &StressConfig,
     mode: Mode,
     p: u64,
+    i: u64,
+    partitions: u64,
     clock: &dyn strata::clock::Clock,
-) -> Result<(u64, u64, Result<()>)> {
-    let done = |()| (0, 0, Ok(()));
+) -> Result<OpOutcome> {
+    let done = |()| (0, 0, None, Ok(()));
     match (mode, &args.workload) {
+        (Mode::Write, Workload::User { workload, .. }) => workload
+            .insert(p, partitions, i)
+            .map(|o| (0, 0, Some(o.rows), Ok(()))),
+        (
+            Mode::Read,
+            Workload::User {
+                workload,
+                query_weights,
+            },
+        ) => {
+            let q = pick_weighted(
+                query_weights,
+                splitmix(args.seed ^ splitmix(i) ^ MIX_STREAM),
+            );
+            workload
+                .query(q, p, i)
+                .map(|o| (u64::from(o.empty), 0, Some(o.rows), Ok(())))
+        }
+        (Mode::Delete, Workload::User { .. }) => Err(Error::InvalidInput(
+            "a user profile runs its insert and its queries; delete is not one of them".into(),
+        )),
         // Chosen per operation before this call.
         (Mode::Mixed, _) => Err(Error::InvalidInput(
             "a mixed run chooses write or read per operation".into(),
@@ -462,9 +512,8 @@ fn operation(
         (Mode::Write, Workload::Standard) => build_update(schema, args, p, clock.now_micros())
             .and_then(|u| table.apply(&u))
             .map(done),
-        (Mode::Read, Workload::Standard) => {
-            verify_partition(table, schema, args, p).map(|(miss, wrong)| (miss, wrong, Ok(())))
-        }
+        (Mode::Read, Workload::Standard) => verify_partition(table, schema, args, p)
+            .map(|(miss, wrong)| (miss, wrong, None, Ok(()))),
         (Mode::Delete, Workload::Standard) => schema
             .delete_partition(
                 &[("key", partition_key(p))],
@@ -479,10 +528,24 @@ fn operation(
         (Mode::Read, Workload::Blob(shape)) => blobfile::verify_file(table, shape, args.seed, p)
             .map(|check| {
                 let (miss, bad) = (u64::from(check.missing), u64::from(check.corrupt));
-                (miss, bad, check.into_result(p))
+                (miss, bad, None, check.into_result(p))
             }),
         (Mode::Delete, Workload::Blob(_)) => blobfile::delete_file(table, p).map(done),
     }
+}
+
+/// The index of `weights` a draw `h` lands on, each index as likely as its
+/// weight (the weights are not all zero).
+fn pick_weighted(weights: &[u32], h: u64) -> usize {
+    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
+    let mut x = h % total.max(1);
+    for (i, &w) in weights.iter().enumerate() {
+        if x < u64::from(w) {
+            return i;
+        }
+        x -= u64::from(w);
+    }
+    0
 }
 
 /// Seeds the mixed run's write-or-read choices apart from its partition draws.
@@ -527,6 +590,8 @@ fn rows_and_bytes_per_op(args: &StressConfig) -> (u64, u64) {
             )
         }
         Workload::Blob(shape) => (u64::from(shape.blocks()), shape.file_size_bytes),
+        // Counted per operation (rows written or returned); bytes not known.
+        Workload::User { .. } => (1, 0),
     };
     match args.mode {
         Mode::Delete => (rows, 0),
@@ -552,6 +617,7 @@ pub fn run_workload(
         args.ops
     };
     let done = AtomicU64::new(0);
+    let rows_done = AtomicU64::new(0);
     let written = AtomicU64::new(0);
     let read = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
@@ -567,6 +633,7 @@ pub fn run_workload(
     let totals: Vec<Histogram<u64>> = std::thread::scope(|s| {
         let reporter = s.spawn(|| {
             let mut last_done = 0u64;
+            let mut last_rows = 0u64;
             let mut last = Instant::now();
             while !finished.load(Ordering::Acquire) {
                 std::thread::sleep(Duration::from_millis(100));
@@ -582,11 +649,12 @@ pub fn run_workload(
                 let now_done = done.load(Ordering::Relaxed);
                 let secs = last.elapsed().as_secs_f64();
                 let q = |x: f64| h.value_at_quantile(x) as f64 / 1000.0;
+                let now_rows = rows_done.load(Ordering::Relaxed);
                 let ops_per_second = (now_done - last_done) as f64 / secs;
                 progress(&Progress {
                     total_ops: now_done,
                     ops_per_second,
-                    rows_per_second: ops_per_second * rows_per_op as f64,
+                    rows_per_second: (now_rows - last_rows) as f64 / secs,
                     latency_ms_mean: h.mean() / 1000.0,
                     latency_ms_p50: q(0.5),
                     latency_ms_p95: q(0.95),
@@ -597,12 +665,13 @@ pub fn run_workload(
                     failed_ops: failed.load(Ordering::Relaxed),
                 });
                 last_done = now_done;
+                last_rows = now_rows;
                 last = Instant::now();
             }
         });
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let (written, read) = (&written, &read);
+                let (written, read, rows_done) = (&written, &read, &rows_done);
                 let (done, failed, errors, misses, interval, first_error, schema, clock) = (
                     &done,
                     &failed,
@@ -653,12 +722,19 @@ pub fn run_workload(
                             (Some(due), Some(r)) if r.fixed => due,
                             _ => Instant::now(),
                         };
-                        let outcome = operation(table, schema, args, mode, p, clock.as_ref())
-                            .and_then(|(miss, wrong, result)| {
-                                misses.fetch_add(miss, Ordering::Relaxed);
-                                errors.fetch_add(wrong, Ordering::Relaxed);
-                                result
-                            });
+                        let outcome =
+                            operation(table, schema, args, mode, p, i, partitions, clock.as_ref())
+                                .and_then(|(miss, wrong, rows, result)| {
+                                    misses.fetch_add(miss, Ordering::Relaxed);
+                                    errors.fetch_add(wrong, Ordering::Relaxed);
+                                    if result.is_ok() {
+                                        rows_done.fetch_add(
+                                            rows.unwrap_or(rows_per_op),
+                                            Ordering::Relaxed,
+                                        );
+                                    }
+                                    result
+                                });
                         let micros = (op_start.elapsed().as_micros() as u64).clamp(1, 60_000_000);
                         let _ = total.record(micros);
                         let _ = interval[t].lock().record(micros);
@@ -701,7 +777,8 @@ pub fn run_workload(
         mode: format!("{:?}", args.mode).to_lowercase(),
         total_ops,
         op_rate: total_ops as f64 / duration,
-        row_rate: total_ops as f64 * rows_per_op as f64 / duration,
+        row_rate: rows_done.load(Ordering::Relaxed) as f64 / duration,
+        total_rows: rows_done.load(Ordering::Relaxed),
         mib_rate: total_ops as f64 * bytes_per_op as f64 / duration / (1 << 20) as f64,
         errors: failed.load(Ordering::Relaxed) + errors.load(Ordering::Relaxed),
         failed_ops: failed.load(Ordering::Relaxed),

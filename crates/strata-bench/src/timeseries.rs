@@ -34,7 +34,7 @@
 //! 3. A read is checked: a "most recent N" read returns rows in descending
 //!    event time, none older than the TTL allows.
 
-use crate::charts::{draw_line_chart, LineChart};
+use crate::charts::{draw_line_chart, draw_line_chart_with, ChartExtras, LineChart, RightAxis};
 use hdrhistogram::Histogram;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -939,35 +939,45 @@ impl BenchReport {
                 .map(|s| s.compaction_bytes_written as f64 / 1e3)
                 .fold(0.0, f64::max);
             let path = file(&format!("{name}_ops_and_compaction"));
-            draw_line_chart(LineChart {
-                path: path.clone(),
-                width: 900,
-                caption: format!(
-                    "{}: operation rate and compaction load (the published study's mirror image)",
-                    r.label
-                ),
-                x: 0.0..days,
-                y: 0.0..(ops_max.max(comp_max) * 1.1).max(1.0),
-                x_desc: "simulated day",
-                y_desc: "ops per wall second / compaction KB written per interval",
-                x_label: None,
-                series: vec![
-                    (
+            // Two units, two axes: operations per wall second on the left,
+            // compaction's kilobytes per interval on the right, so neither
+            // line is flattened by the other's scale.
+            draw_line_chart_with(
+                LineChart {
+                    path: path.clone(),
+                    width: 900,
+                    caption: format!(
+                        "{}: operation rate and compaction load (the published study's mirror image)",
+                        r.label
+                    ),
+                    x: 0.0..days,
+                    y: 0.0..(ops_max * 1.1).max(1.0),
+                    x_desc: "simulated day",
+                    y_desc: "operations per wall second",
+                    x_label: None,
+                    series: vec![(
                         "operations per wall second".into(),
                         r.samples
                             .iter()
                             .map(|s| (s.day, s.ops_per_wall_second))
                             .collect(),
-                    ),
-                    (
-                        "compaction KB written per interval".into(),
-                        r.samples
-                            .iter()
-                            .map(|s| (s.day, s.compaction_bytes_written as f64 / 1e3))
-                            .collect(),
-                    ),
-                ],
-            })?;
+                    )],
+                },
+                ChartExtras {
+                    right: Some(RightAxis {
+                        y: 0.0..(comp_max * 1.1).max(1.0),
+                        y_desc: "compaction KB written per interval".into(),
+                        series: vec![(
+                            "compaction KB written per interval".into(),
+                            r.samples
+                                .iter()
+                                .map(|s| (s.day, s.compaction_bytes_written as f64 / 1e3))
+                                .collect(),
+                        )],
+                    }),
+                    ..ChartExtras::default()
+                },
+            )?;
             written.push(path);
             for (part, pcts) in [
                 ("p75_and_below", ["p50", "p75"]),

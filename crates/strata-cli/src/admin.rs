@@ -31,6 +31,7 @@ use strata_bench::commitlog::SyncKind;
 
 use crate::bounds::range;
 use crate::datadir::{DataDirArgs, DataDirUse};
+use crate::format::OutputArgs;
 use crate::remote::{open_admin_db, open_admin_db_read_only, AdminDb};
 use crate::select_tables;
 
@@ -161,10 +162,6 @@ pub fn db_options() -> DbOptions {
 // ---------------------------------------------------------------------------
 // Shared helpers
 
-fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
-}
-
 /// Bytes as nodetool prints them (binary units, two decimals).
 pub fn human_bytes(bytes: u64) -> String {
     strata::tablestats::human_bytes(bytes)
@@ -194,8 +191,8 @@ fn finish_with<T>(db: AdminDb, f: impl FnOnce(&Database) -> Result<T>) -> Result
 pub struct VerifyArgs {
     /// `keyspace` or `keyspace.table`; all tables when absent.
     pub target: Option<String>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 #[derive(Serialize)]
@@ -218,17 +215,13 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
     })?;
     let problems: usize = reports.iter().map(|r| r.problems.len()).sum::<usize>()
         + usize::from(log_problem.is_some());
-    if args.json {
-        outln!(
-            "{}",
-            to_json(&VerifyOutput {
-                clean: problems == 0,
-                problems,
-                commitlog: log_problem.clone(),
-                tables: reports.clone(),
-            })?
-        );
-    } else {
+    let report = VerifyOutput {
+        clean: problems == 0,
+        problems,
+        commitlog: log_problem.clone(),
+        tables: reports.clone(),
+    };
+    if !args.out.print_report(&report)? {
         for r in &reports {
             let verdict = if r.is_clean() { "OK" } else { "CORRUPT" };
             outln!(
@@ -247,7 +240,7 @@ pub fn verify(data_dir: &Path, args: VerifyArgs) -> Result<()> {
         }
     }
     if let Some(problem) = &log_problem {
-        if !args.json {
+        if args.out.is_table() {
             outln!("commit log: CORRUPT: {problem}");
         }
     }
@@ -285,8 +278,8 @@ pub struct ScrubArgs {
     /// Take no snapshot: the default; accepted as nodetool spells it.
     #[arg(long)]
     pub no_snapshot: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// `strata scrub`: rewrites every sstable keeping every readable partition.
@@ -300,8 +293,7 @@ pub fn scrub(data_dir: &Path, args: ScrubArgs) -> Result<()> {
             .map(|t| maintenance::scrub(t, opts))
             .collect::<Result<Vec<_>>>()
     })?;
-    if args.json {
-        outln!("{}", to_json(&reports)?);
+    if args.out.print_report(&reports)? {
         return Ok(());
     }
     for r in &reports {
@@ -384,8 +376,8 @@ pub fn snapshot(data_dir: &Path, args: SnapshotArgs) -> Result<()> {
 
 #[derive(Args, Debug)]
 pub struct ListSnapshotsArgs {
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// `strata listsnapshots`, laid out as nodetool's.
@@ -397,8 +389,24 @@ pub fn list_snapshots(data_dir: &Path, args: ListSnapshotsArgs) -> Result<()> {
         }
         Ok(all)
     })?;
-    if args.json {
-        outln!("{}", to_json(&snaps)?);
+    if !args.out.is_table() {
+        // The records as stored, with their time also as ISO-8601 UTC, as
+        // the table prints it.
+        let mut list = Vec::with_capacity(snaps.len());
+        for s in &snaps {
+            let mut v =
+                serde_json::to_value(s).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "created_at".into(),
+                    s.created_at_micros
+                        .map(strata::types::iso8601_micros)
+                        .into(),
+                );
+            }
+            list.push(v);
+        }
+        args.out.print_report(&list)?;
         return Ok(());
     }
     outln!("Snapshot Details: ");
@@ -490,15 +498,15 @@ pub enum CommitlogCommand {
     Dump {
         /// A `CommitLog-<version>-<id>.log` file.
         segment: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
     },
     /// Reads the commit log without opening the database (writes nothing, runs
     /// beside a running owner): its segments, the retired-segment record, the
     /// records their tables have not flushed, and whether any segment is missing.
     Stats {
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -516,11 +524,10 @@ impl CommitlogCommand {
 
 pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
     match cmd {
-        CommitlogCommand::Dump { segment, json } => dump(&segment, json),
-        CommitlogCommand::Stats { json, .. } => {
+        CommitlogCommand::Dump { segment, out } => dump(&segment, out),
+        CommitlogCommand::Stats { out, .. } => {
             let report = strata::db::commitlog_report(&Fs::new(), data_dir)?;
-            if json {
-                outln!("{}", to_json(&report)?);
+            if out.print_report(&report)? {
                 return Ok(());
             }
             outln!("Commit log: {}", report.dir.display());
@@ -566,10 +573,9 @@ pub fn commitlog(data_dir: &Path, cmd: CommitlogCommand) -> Result<()> {
     }
 }
 
-fn dump(segment: &Path, json: bool) -> Result<()> {
+fn dump(segment: &Path, out: OutputArgs) -> Result<()> {
     let d = commitlog::dump_segment(&Fs::new(), segment)?;
-    if json {
-        outln!("{}", to_json(&d)?);
+    if out.print_report(&d)? {
         return Ok(());
     }
     outln!(
@@ -655,8 +661,8 @@ pub struct TrainArgs {
     #[arg(long, value_parser = range(1usize, 1024,
         "the sample is held in memory while training"))]
     pub max_sample_mb: Option<usize>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// `strata traincompressiondictionary ks.t`: trains and stores a dictionary,
@@ -670,8 +676,7 @@ pub fn train_compression_dictionary(data_dir: &Path, args: TrainArgs) -> Result<
         let t = crate::select_one_table(db, &args.table)?;
         t.train_compression_dictionary(&opts)
     })?;
-    if args.json {
-        outln!("{}", to_json(&report)?);
+    if args.out.print_report(&report)? {
         return Ok(());
     }
     let r = &report;
@@ -730,8 +735,8 @@ pub struct UpgradeArgs {
     /// alive, so the run needs room for the whole new table).
     #[arg(long)]
     pub snapshot: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// `strata upgradesstables`: rewrites sstables written with other compression
@@ -745,7 +750,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
         snapshot: args.snapshot,
     };
     let bar = crate::terminal_bar(
-        !args.json && !args.dry_run,
+        args.out.is_table() && !args.dry_run,
         "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
     );
     let reports = with_db(data_dir, |db| {
@@ -754,7 +759,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
             let name = t.schema().qualified_name();
             let mut progress = |done: u64, total: u64| match &bar {
                 Some(_) => crate::show_progress(&bar, done, total),
-                None if !args.json => errln!("{name}: {done} of {total} bytes rewritten"),
+                None if args.out.is_table() => errln!("{name}: {done} of {total} bytes rewritten"),
                 None => {}
             };
             out.push(strata::upgrade::upgrade_sstables(&t, &opts, &mut progress)?);
@@ -764,8 +769,7 @@ pub fn upgradesstables(data_dir: &Path, args: UpgradeArgs) -> Result<()> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    if args.json {
-        outln!("{}", to_json(&reports)?);
+    if args.out.print_report(&reports)? {
         return Ok(());
     }
     for r in &reports {

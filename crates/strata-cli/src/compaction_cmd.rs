@@ -1,5 +1,5 @@
 //! Compaction commands: `compact`, `garbagecollect`, `compactionstats`,
-//! `compactionhistory` (nodetool's names and figures; `--json` everywhere).
+//! `compactionhistory` (nodetool's names and figures; `--format` everywhere).
 
 use crate::bounds::range;
 use crate::remote::{open_admin_db as open_db, open_admin_db_read_only as open_db_read_only};
@@ -21,8 +21,8 @@ pub struct CompactArgs {
     #[arg(long, default_value_t = 0, value_parser = range(0u32, strata::compaction::lcs::MAX_LEVEL,
         "LCS has levels 0 to 8"))]
     pub level: u32,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::format::OutputArgs,
     /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
     #[arg(short = 'H', long = "human-readable")]
     pub human: bool,
@@ -31,8 +31,8 @@ pub struct CompactArgs {
 #[derive(Args, Debug)]
 pub struct TargetJsonArgs {
     pub target: Option<String>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::format::OutputArgs,
     /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
     #[arg(short = 'H', long = "human-readable")]
     pub human: bool,
@@ -47,12 +47,12 @@ fn size(bytes: u64, human: bool) -> String {
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string_pretty(v).map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))
-}
-
-fn print_records(records: &[CompactionRecord], json: bool, human: bool) -> Result<()> {
-    if json {
+fn print_records(
+    records: &[CompactionRecord],
+    out: crate::format::OutputArgs,
+    human: bool,
+) -> Result<()> {
+    if !out.is_table() {
         // The record as stored, with its time also as ISO-8601 UTC.
         let mut list = Vec::with_capacity(records.len());
         for r in records {
@@ -66,7 +66,7 @@ fn print_records(records: &[CompactionRecord], json: bool, human: bool) -> Resul
             }
             list.push(v);
         }
-        outln!("{}", to_json(&list)?);
+        out.print_report(&list)?;
         return Ok(());
     }
     outln!(
@@ -110,7 +110,7 @@ pub fn compact(dir: &Path, args: CompactArgs) -> Result<()> {
             records.push(t.compact_user_defined(&args.user_defined, args.level, &limiter)?);
         }
     }
-    print_records(&records, args.json, args.human)?;
+    print_records(&records, args.out, args.human)?;
     db.close()
 }
 
@@ -122,7 +122,7 @@ pub fn garbage_collect(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     for t in select_tables(&db, args.target.as_deref())? {
         records.extend(t.garbage_collect(&limiter)?);
     }
-    print_records(&records, args.json, args.human)?;
+    print_records(&records, args.out, args.human)?;
     db.close()
 }
 
@@ -132,9 +132,7 @@ pub fn garbage_collect(dir: &Path, args: TargetJsonArgs) -> Result<()> {
 pub fn compaction_stats(dir: &Path, args: TargetJsonArgs) -> Result<()> {
     let db = open_db_read_only(dir)?;
     let stats = strata::tablestats::compaction_stats(&select_tables(&db, args.target.as_deref())?);
-    if args.json {
-        outln!("{}", to_json(&stats)?);
-    } else {
+    if !args.out.print_report(&stats)? {
         outln!("pending tasks: {}", stats.pending_tasks);
         outln!(
             "pending bytes (estimate): {}",
@@ -176,6 +174,6 @@ pub fn compaction_history(dir: &Path, args: TargetJsonArgs) -> Result<()> {
         records.extend(t.compaction_history());
     }
     records.sort_by_key(|r| r.finished_at_seconds);
-    print_records(&records, args.json, args.human)?;
+    print_records(&records, args.out, args.human)?;
     db.close()
 }

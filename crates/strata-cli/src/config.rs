@@ -18,7 +18,6 @@
 
 use crate::admin::{LogCompressionArg, SyncModeArg};
 use crate::datadir::DataDirArgs;
-use crate::format::Format;
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -761,9 +760,8 @@ pub enum ConfigCommand {
     /// flag, the configuration file, or the default). Reads the file and the
     /// flags only: the data directory is not opened.
     Show {
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Table)]
-        format: Format,
+        #[command(flatten)]
+        output: crate::format::OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -846,7 +844,7 @@ const SERVER_NAMES: &[&str] = &[
 /// Runs a `config` subcommand on the resolved settings.
 pub fn run(cmd: &ConfigCommand, resolved: &crate::datadir::Resolved) -> Result<()> {
     match cmd {
-        ConfigCommand::Show { format, .. } => {
+        ConfigCommand::Show { output, .. } => {
             let mut all = resolved.settings.clone();
             all.extend(server_settings(resolved.config.as_ref())?);
             let rows: Vec<Vec<String>> = all
@@ -855,7 +853,7 @@ pub fn run(cmd: &ConfigCommand, resolved: &crate::datadir::Resolved) -> Result<(
                 .collect();
             crate::out!(
                 "{}",
-                crate::format::render(*format, &["setting", "value", "source"], &rows)
+                crate::format::render(output.format(), &["setting", "value", "source"], &rows)
             );
             Ok(())
         }

@@ -22,9 +22,8 @@ pub struct ImportArgs {
     pub from: PathBuf,
     /// `keyspace.table` to import into.
     pub table: String,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: crate::format::OutputArgs,
 }
 
 pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
@@ -58,7 +57,7 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
     };
     let table = db.table(ks, name)?;
     let bar = crate::terminal_bar(
-        !args.json,
+        args.output.is_table(),
         "importing {bar:40} {bytes}/{total_bytes} read (each file twice: checked, then written), ETA {eta}",
     );
     let mut progress = |done: u64, total: u64| crate::show_progress(&bar, done, total);
@@ -75,15 +74,12 @@ pub fn run(data_dir: &Path, args: ImportArgs) -> Result<()> {
         Ok(db) => db.close()?,
         Err(_) => return Err(Error::InvalidInput("the database is still in use".into())),
     }
-    if args.json {
+    if !args.output.is_table() {
         let mut v =
             serde_json::to_value(&summary).map_err(|e| Error::InvalidInput(e.to_string()))?;
         v["table_created"] = serde_json::json!(created.is_some());
         v["schema_changes"] = serde_json::json!(created.unwrap_or_default());
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| Error::InvalidInput(e.to_string()))?
-        );
+        args.output.print_report(&v)?;
     } else {
         print_summary(&summary, created);
     }

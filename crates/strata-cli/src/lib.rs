@@ -117,8 +117,8 @@ enum Command {
     Tablestats {
         /// `keyspace` or `keyspace.table`; all tables when absent.
         target: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: format::OutputArgs,
         /// Sizes in KiB, MiB, GiB instead of bytes (nodetool's -H).
         #[arg(short = 'H', long = "human-readable")]
         human: bool,
@@ -157,7 +157,7 @@ enum Command {
     /// Lets a running server compact the tables again (`nodetool enableautocompaction`).
     Enableautocompaction(node_cmd::TargetArgs),
     /// Whether each table compacts in the background (`nodetool statusautocompaction`).
-    Statusautocompaction(node_cmd::TargetArgs),
+    Statusautocompaction(node_cmd::TargetFormatArgs),
     /// Stops a running server's compactions (`nodetool stop COMPACTION`):
     /// they abort between partitions and keep their inputs.
     Stop(node_cmd::TargetArgs),
@@ -174,8 +174,8 @@ enum Command {
         ty: String,
         /// The value, in CQL literal form (blobs as 0x...).
         value: String,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: format::OutputArgs,
     },
     /// Changes a table's options, the CQL way (`ALTER TABLE ks.t WITH ...`):
     /// `strata alter-table ks.t "compression = {'class': 'ZstdCompressor'}"`.
@@ -435,15 +435,11 @@ pub(crate) fn select_tables(
 
 pub(crate) fn print_tablestats(
     tables: &[Arc<Table>],
-    json: bool,
+    out: format::OutputArgs,
     human: bool,
 ) -> strata::Result<()> {
     let stats: Vec<_> = tables.iter().map(|t| TableStats::of(t)).collect();
-    if json {
-        let text = serde_json::to_string_pretty(&stats)
-            .map_err(|e| strata::Error::InvalidInput(format!("JSON: {e}")))?;
-        outln!("{text}");
-    } else {
+    if !out.print_report(&stats)? {
         outln!("Total number of tables: {}", stats.len());
         outln!("----------------");
         for s in &stats {
@@ -489,8 +485,8 @@ impl Command {
             Command::Setcompactionthroughput(a) => DataDirUse::Opens(&a.db),
             Command::Disableautocompaction(a)
             | Command::Enableautocompaction(a)
-            | Command::Statusautocompaction(a)
             | Command::Stop(a) => DataDirUse::Opens(&a.db),
+            Command::Statusautocompaction(a) => DataDirUse::Opens(&a.db),
             Command::Commitlog(cmd) => cmd.data_dir_use(),
             Command::Config(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
             Command::Manifest(cmd) => DataDirUse::Opens(cmd.data_dir_args()),
@@ -633,14 +629,11 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
         Command::Model(args) => model_cmd::run_model(args),
         Command::Simulate(args) => model_cmd::run_simulate(args),
         Command::Tablestats {
-            target,
-            json,
-            human,
-            ..
+            target, out, human, ..
         } => {
             let db = remote::open_admin_db_read_only(&data_dir)?;
             let tables = select_tables(&db, target.as_deref())?;
-            print_tablestats(&tables, json, human)?;
+            print_tablestats(&tables, out, human)?;
             db.close()
         }
         Command::Flush { target, .. } => {
@@ -650,7 +643,7 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
             }
             db.close()
         }
-        Command::Token { ty, value, json } => {
+        Command::Token { ty, value, out } => {
             let ty = CqlType::from_descriptor(&ty)?;
             let v = strata::cql::literal::parse_value(&ty, &value)?;
             let bytes = types::serialize(&v);
@@ -660,12 +653,18 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
                 ));
             }
             let token = strata::token::token_of(&bytes);
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({ "type": ty.name(), "value": value, "token": token })
-                );
-            } else {
+            #[derive(serde::Serialize)]
+            struct TokenReport<'a> {
+                r#type: String,
+                value: &'a str,
+                token: i64,
+            }
+            let report = TokenReport {
+                r#type: ty.name(),
+                value: &value,
+                token,
+            };
+            if !out.print_report(&report)? {
                 println!("{token}");
             }
             Ok(())
@@ -695,5 +694,19 @@ fn dispatch(command: Command, data_dir: PathBuf) -> strata::Result<()> {
             println!("{verb} {}", t.schema().qualified_name());
             db.close()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Clap's own consistency checks over every command: no flag or short
+    /// flag twice (`-F` and `-H` sit beside many others), every `requires`
+    /// and `conflicts_with` naming a flag that exists.
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
     }
 }

@@ -86,8 +86,8 @@ pub struct PredictArgs {
     /// Show the refined model's figures as the primary ones (both are printed).
     #[arg(long)]
     pub refined: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: crate::format::OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -115,8 +115,8 @@ pub struct AdviseArgs {
     /// space, 1B to 1048576TiB.
     #[arg(long, value_parser = data_size())]
     pub free_disk: Quantity,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: crate::format::OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -304,9 +304,7 @@ fn run_predict(a: PredictArgs) -> Result<()> {
         ..ModelInput::default()
     };
     let out = model::predict(&input, a.refined)?;
-    if a.json {
-        println!("{}", to_json(&out)?);
-    } else {
+    if !a.output.print_report(&out)? {
         print!("{}", model_text(&out));
     }
     Ok(())
@@ -344,7 +342,7 @@ fn model_text(out: &ModelOutput) -> String {
     };
     let _ = writeln!(
         t,
-        "{} model ({shown} shown first with --json)",
+        "{} model ({shown} shown first with --format json)",
         out.strategy.name(),
     );
     let _ = writeln!(
@@ -377,8 +375,7 @@ fn run_advise(a: AdviseArgs) -> Result<()> {
         free_disk_bytes: a.free_disk.value,
     };
     let advice = model::advise(&input)?;
-    if a.json {
-        println!("{}", to_json(&advice)?);
+    if a.output.print_report(&advice)? {
         return Ok(());
     }
     println!(

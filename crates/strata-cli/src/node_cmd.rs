@@ -14,7 +14,7 @@
 //!    human-readable, times ISO-8601 UTC.
 
 use crate::datadir::DataDirArgs;
-use crate::format::{render, Format};
+use crate::format::{render, Format, OutputArgs};
 use crate::remote;
 use clap::Args;
 use std::path::Path;
@@ -24,8 +24,8 @@ use strata::{Error, Result};
 /// `--format`, and the data-directory options.
 #[derive(Args, Debug)]
 pub struct FormatArgs {
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub db: DataDirArgs,
 }
@@ -35,6 +35,17 @@ pub struct FormatArgs {
 pub struct TargetArgs {
     /// `keyspace` or `keyspace.table`; every table when absent.
     pub target: Option<String>,
+    #[command(flatten)]
+    pub db: DataDirArgs,
+}
+
+/// An optional `keyspace[.table]` and `--format`.
+#[derive(Args, Debug)]
+pub struct TargetFormatArgs {
+    /// `keyspace` or `keyspace.table`; every table when absent.
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub db: DataDirArgs,
 }
@@ -165,7 +176,10 @@ pub fn info(data_dir: &Path, args: &FormatArgs) -> Result<()> {
         .into_iter()
         .map(|(k, v)| vec![k.to_string(), v])
         .collect();
-    crate::out!("{}", render(args.format, &["name", "value"], &rows));
+    crate::out!(
+        "{}",
+        render(args.output.format(), &["name", "value"], &rows)
+    );
     db.close()
 }
 
@@ -183,7 +197,7 @@ pub fn status(data_dir: &Path, args: &FormatArgs, listen: &str) -> Result<()> {
         host_id(data_dir),
         "rack1".to_string(),
     ];
-    if args.format == Format::Table {
+    if args.output.format() == Format::Table {
         outln!("Datacenter: datacenter1");
         outln!("=======================");
         outln!("Status=Up/Down");
@@ -192,7 +206,7 @@ pub fn status(data_dir: &Path, args: &FormatArgs, listen: &str) -> Result<()> {
     crate::out!(
         "{}",
         render(
-            args.format,
+            args.output.format(),
             &["status", "address", "load", "tokens", "owns", "host_id", "rack"],
             &[row]
         )
@@ -282,7 +296,7 @@ pub fn set_auto_compaction(data_dir: &Path, args: &TargetArgs, enabled: bool) ->
 }
 
 /// `strata statusautocompaction [ks[.t]]`.
-pub fn status_auto_compaction(data_dir: &Path, args: &TargetArgs) -> Result<()> {
+pub fn status_auto_compaction(data_dir: &Path, args: &TargetFormatArgs) -> Result<()> {
     let db = remote::open_admin_db_read_only(data_dir)?;
     let mut rows = Vec::new();
     for t in crate::select_tables(&db, args.target.as_deref())? {
@@ -296,7 +310,11 @@ pub fn status_auto_compaction(data_dir: &Path, args: &TargetArgs) -> Result<()> 
     }
     crate::out!(
         "{}",
-        render(Format::Table, &["keyspace", "table", "status"], &rows)
+        render(
+            args.output.format(),
+            &["keyspace", "table", "status"],
+            &rows
+        )
     );
     db.close()
 }
@@ -340,8 +358,8 @@ pub fn drain(data_dir: &Path) -> Result<()> {
 pub struct HistogramsArgs {
     /// `keyspace.table`.
     pub table: String,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub db: DataDirArgs,
 }
@@ -368,13 +386,13 @@ pub fn table_histograms(data_dir: &Path, args: &HistogramsArgs) -> Result<()> {
             ]
         })
         .collect();
-    if args.format == Format::Table {
+    if args.output.format() == Format::Table {
         crate::outln!("{ks}/{name} histograms");
     }
     crate::out!(
         "{}",
         render(
-            args.format,
+            args.output.format(),
             &[
                 "percentile",
                 "read_latency_micros",

@@ -7,9 +7,10 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use std::path::Path;
-use strata::{quarantine, repair, Error, Result};
+use strata::{quarantine, repair, Result};
 
 use crate::datadir::DataDirArgs;
+use crate::format::OutputArgs;
 use crate::{open_db, open_db_read_only, select_tables};
 
 #[derive(Subcommand, Debug)]
@@ -19,8 +20,8 @@ pub enum ManifestCommand {
     Rebuild {
         /// `keyspace.table`.
         target: String,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -37,8 +38,8 @@ pub enum SchemaCommand {
         /// Write the tables that could be rebuilt even if some could not.
         #[arg(long)]
         allow_partial: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        out: OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -48,7 +49,7 @@ pub fn schema(data_dir: &Path, cmd: SchemaCommand) -> Result<()> {
     let SchemaCommand::Rebuild {
         dry_run,
         allow_partial,
-        json,
+        out,
         ..
     } = cmd;
     let opts = strata::schema_rebuild::RebuildSchemaOptions {
@@ -56,8 +57,7 @@ pub fn schema(data_dir: &Path, cmd: SchemaCommand) -> Result<()> {
         allow_partial,
     };
     let report = strata::schema_rebuild::rebuild_schema(&strata::fs::Fs::new(), data_dir, &opts)?;
-    if json {
-        println!("{}", to_json(&report)?);
+    if out.print_report(&report)? {
         return Ok(());
     }
     for t in &report.tables {
@@ -103,8 +103,8 @@ pub enum QuarantineCommand {
 pub struct QuarantineArgs {
     /// `keyspace` or `keyspace.table`; all tables when absent.
     pub target: Option<String>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
     #[command(flatten)]
     pub db: DataDirArgs,
 }
@@ -134,17 +134,12 @@ impl QuarantineCommand {
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
-}
-
 pub fn manifest(data_dir: &Path, cmd: ManifestCommand) -> Result<()> {
     match cmd {
-        ManifestCommand::Rebuild { target, json, .. } => {
+        ManifestCommand::Rebuild { target, out, .. } => {
             let (ks, t) = crate::split_table_name(&target)?;
             let report = repair::rebuild_manifest(data_dir, &crate::admin::db_options(), ks, t)?;
-            if json {
-                println!("{}", to_json(&report)?);
+            if out.print_report(&report)? {
                 return Ok(());
             }
             println!(
@@ -222,8 +217,7 @@ pub fn quarantine(data_dir: &Path, cmd: QuarantineCommand) -> Result<()> {
         });
     }
     db.close()?;
-    if args.json {
-        println!("{}", to_json(&out)?);
+    if args.output.print_report(&out)? {
         return Ok(());
     }
     let verb = if purge { "deleted" } else { "quarantined" };

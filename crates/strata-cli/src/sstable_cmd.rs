@@ -9,8 +9,8 @@
 //! whose table is gone. `scrub` only reads its input. `import` changes a table
 //! and so opens the data directory as its owner.
 
+use crate::format::OutputArgs;
 use clap::Subcommand;
-use serde::Serialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,8 +29,8 @@ pub enum SstableCommand {
     /// identity header.
     Metadata {
         file: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Prints an sstable's contents as JSON, as Cassandra's `sstabledump` does:
     /// every partition, row, cell, tombstone and expired cell the file stores,
@@ -63,8 +63,8 @@ pub enum SstableCommand {
         #[arg(long, value_parser = crate::bounds::range(1u64, u64::MAX,
             "sstable ids start at 1"))]
         generation: Option<u64>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Adopts sstable files into a table after checking their columns and
     /// reading every partition (Cassandra's `nodetool import`); each becomes a
@@ -76,8 +76,8 @@ pub enum SstableCommand {
         target: String,
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -89,8 +89,8 @@ pub enum SstableCommand {
     Expiredblockers {
         /// `keyspace.table` (or a keyspace, or nothing for every table).
         target: Option<String>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: OutputArgs,
         #[command(flatten)]
         db: DataDirArgs,
     },
@@ -114,17 +114,13 @@ impl SstableCommand {
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
     match cmd {
-        SstableCommand::Metadata { file, json } => metadata(&file, json),
+        SstableCommand::Metadata { file, output } => metadata(&file, output),
         SstableCommand::Dump {
             target,
             key,
@@ -135,16 +131,16 @@ pub fn run(data_dir: &Path, cmd: SstableCommand) -> Result<()> {
             file,
             out,
             generation,
-            json,
-        } => scrub(&file, &out, generation, json),
+            output,
+        } => scrub(&file, &out, generation, output),
         SstableCommand::Import {
             target,
             files,
-            json,
+            output,
             ..
-        } => import(data_dir, &target, &files, json),
-        SstableCommand::Expiredblockers { target, json, .. } => {
-            expired_blockers(data_dir, target.as_deref(), json)
+        } => import(data_dir, &target, &files, output),
+        SstableCommand::Expiredblockers { target, output, .. } => {
+            expired_blockers(data_dir, target.as_deref(), output)
         }
     }
 }
@@ -209,7 +205,7 @@ fn micros_text(v: &serde_json::Value) -> String {
         .unwrap_or_else(|| v.to_string())
 }
 
-fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Result<()> {
+fn expired_blockers(data_dir: &Path, target: Option<&str>, output: OutputArgs) -> Result<()> {
     let db = crate::remote::open_admin_db_read_only(data_dir)?;
     let mut report = Vec::new();
     for t in crate::select_tables(&db, target)? {
@@ -219,8 +215,7 @@ fn expired_blockers(data_dir: &Path, target: Option<&str>, as_json: bool) -> Res
             "expired": t.expired_blockers(),
         }));
     }
-    if as_json {
-        outln!("{}", to_json(&report)?);
+    if output.print_report(&report)? {
         return Ok(());
     }
     for entry in &report {
@@ -283,7 +278,7 @@ fn print_identity(i: &SSTableIdentity) {
     }
 }
 
-fn metadata(file: &Path, as_json: bool) -> Result<()> {
+fn metadata(file: &Path, output: OutputArgs) -> Result<()> {
     let fs = Fs::new();
     let id = file
         .file_name()
@@ -296,7 +291,7 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
         Err(open_error) => {
             // The tail does not open: show what the header says, then fail.
             let header = read_identity_header(&fs, file);
-            if as_json {
+            if !output.is_table() {
                 let v = json!({
                     "file": file,
                     "opens": false,
@@ -304,7 +299,7 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
                     "format_version": header.as_ref().ok().map(|h| h.1),
                     "identity": header.as_ref().ok().map(|h| &h.0),
                 });
-                outln!("{}", to_json(&v)?);
+                output.print_report(&v)?;
             } else if let Ok((identity, version)) = &header {
                 outln!("SSTable: {}", file.display());
                 outln!("Format version: {version} (from the identity header)");
@@ -317,7 +312,7 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
         }
     };
     let st = reader.stats();
-    if as_json {
+    if !output.is_table() {
         let v = json!({
             "file": file,
             "opens": true,
@@ -350,7 +345,7 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
                 "beyond_rows": c.beyond_rows,
             })),
         });
-        outln!("{}", to_json(&v)?);
+        output.print_report(&v)?;
         return Ok(());
     }
     outln!("SSTable: {}", file.display());
@@ -417,14 +412,13 @@ fn metadata(file: &Path, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-fn scrub(file: &Path, out: &Path, generation: Option<u64>, as_json: bool) -> Result<()> {
+fn scrub(file: &Path, out: &Path, generation: Option<u64>, output: OutputArgs) -> Result<()> {
     // The output's creation time; the CLI, not the engine, reads the system clock.
     let now_seconds = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
     let report = strata::maintenance::scrub_file(&Fs::new(), file, out, generation, now_seconds)?;
-    if as_json {
-        outln!("{}", to_json(&report)?);
+    if output.print_report(&report)? {
         return Ok(());
     }
     let s = &report.salvage;
@@ -489,7 +483,12 @@ fn cassandra_data_file(path: &Path) -> Option<strata::cassandra::reader::SSTable
 /// Cassandra sstables given to `sstable import`: all from one directory,
 /// imported together as `strata import --from-cassandra` imports them (all
 /// or nothing), into a table that exists.
-fn import_cassandra(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
+fn import_cassandra(
+    data_dir: &Path,
+    target: &str,
+    files: &[PathBuf],
+    output: OutputArgs,
+) -> Result<()> {
     let (ks, name) = crate::split_table_name(target)?;
     let dir = files[0].parent().map(Path::to_path_buf).unwrap_or_default();
     let mut names = Vec::new();
@@ -510,8 +509,7 @@ fn import_cassandra(data_dir: &Path, target: &str, files: &[PathBuf], as_json: b
     let closed = db.close();
     let summary = result?;
     closed?;
-    if as_json {
-        outln!("{}", to_json(&summary)?);
+    if output.print_report(&summary)? {
         return Ok(());
     }
     outln!(
@@ -532,13 +530,13 @@ fn import_cassandra(data_dir: &Path, target: &str, files: &[PathBuf], as_json: b
     Ok(())
 }
 
-fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Result<()> {
+fn import(data_dir: &Path, target: &str, files: &[PathBuf], output: OutputArgs) -> Result<()> {
     let cassandra = files
         .iter()
         .filter(|f| cassandra_data_file(f).is_some())
         .count();
     if cassandra == files.len() {
-        return import_cassandra(data_dir, target, files, as_json);
+        return import_cassandra(data_dir, target, files, output);
     }
     if cassandra > 0 {
         return Err(Error::InvalidInput(
@@ -553,8 +551,7 @@ fn import(data_dir: &Path, target: &str, files: &[PathBuf], as_json: bool) -> Re
     let closed = db.close();
     let report = result?;
     closed?;
-    if as_json {
-        outln!("{}", to_json(&report)?);
+    if output.print_report(&report)? {
         return Ok(());
     }
     outln!(

@@ -42,6 +42,10 @@ pub enum Mode {
     /// what they find, and a read of a partition not yet written is a miss,
     /// counted but not an error.
     Mixed,
+    /// Your own table and queries from a cassandra-stress YAML profile
+    /// (--profile), in --ratio: `insert=1,NAME=3` runs the profile's insert
+    /// once for every three runs of its query NAME (cassandra-stress `user`).
+    User,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -89,18 +93,24 @@ pub struct StressArgs {
     #[arg(long, value_enum, default_value_t = Population::Seq)]
     pub population: Population,
     /// Rows written (and read) per partition in one mutation, 1 to 1,000,000;
-    /// the mutation must also fit the commit log's max_mutation_size.
-    #[arg(long, default_value_t = 1, value_parser = range(1u32, MAX_ROWS_PER_PARTITION,
+    /// the mutation must also fit the commit log's max_mutation_size
+    /// [default: 1].
+    #[arg(long, value_parser = range(1u32, MAX_ROWS_PER_PARTITION,
         "a partition's rows go in one mutation, held whole in memory"))]
-    pub rows_per_partition: u32,
-    /// Regular columns per row, 1 to 1024 (cassandra-stress default: 5).
-    #[arg(long, default_value_t = 5, value_parser = range(1u32, MAX_COLUMNS,
+    pub rows_per_partition: Option<u32>,
+    /// Regular columns per row, 1 to 1024 [default: 5, as cassandra-stress].
+    #[arg(long, value_parser = range(1u32, MAX_COLUMNS,
         "a table of more columns is not the stress table's shape"))]
-    pub columns: u32,
-    /// Bytes per column value, at most 16 MiB (cassandra-stress default: 34).
-    #[arg(long, default_value_t = 34, value_parser = range(0usize, MAX_VALUE_SIZE,
+    pub columns: Option<u32>,
+    /// Bytes per column value, at most 16 MiB [default: 34, as
+    /// cassandra-stress].
+    #[arg(long, value_parser = range(0usize, MAX_VALUE_SIZE,
         "values are held in memory per thread and in one mutation: at most 16 MiB"))]
-    pub value_size: usize,
+    pub value_size: Option<usize>,
+    /// `user`: the cassandra-stress YAML profile (keyspace, table, column
+    /// distributions, insert, queries; docs/stress.md).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
     /// Blob workload: bytes of each file, KiB [default: 16384].
     #[arg(long, value_parser = range(1u64, MAX_FILE_SIZE_KIB,
         "a file of more than 64 GiB is far past this machine"))]
@@ -116,7 +126,9 @@ pub struct StressArgs {
     #[arg(long)]
     pub table_options: Option<String>,
     /// The mix of a `mixed` run, as cassandra-stress writes it:
-    /// `write=1,read=3` [default: write=1,read=1].
+    /// `write=1,read=3` [default: write=1,read=1]; of a `user` run, the
+    /// profile's `insert` and query names: `insert=1,simple1=3` [default:
+    /// insert=1].
     #[arg(long)]
     pub ratio: Option<String>,
     /// Pace the run: `fixed=N/s` (latency from each operation's intended
@@ -138,6 +150,11 @@ pub struct StressArgs {
     /// Also write the summary as JSON to this file.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// Also write a report of throughput and latency percentiles over the
+    /// run, interval by interval (cassandra-stress's -graph): FILE.html, a
+    /// page with the summary and the chart, or FILE.svg, the chart alone.
+    #[arg(long, value_name = "FILE")]
+    pub graph: Option<std::path::PathBuf>,
     /// After a write or delete run, wait up to this many seconds for compaction to finish
     /// its pending work before printing stats (0 = don't wait; at most a day).
     #[arg(long, default_value_t = 0, value_parser = range(0u64, 86_400,
@@ -239,7 +256,118 @@ fn parse_duration(text: &str) -> Result<std::time::Duration> {
     }
 }
 
+/// A `user` run's profile and mix, read before the data directory opens;
+/// the workload is bound to its table once it has.
+pub struct UserPlan {
+    profile: strata_bench::stress_profile::Profile,
+    insert_weight: u32,
+    query_weights: Vec<u32>,
+}
+
+/// `insert=1,simple1=3` against the profile's query names.
+fn parse_user_ratio(
+    text: Option<&str>,
+    profile: &strata_bench::stress_profile::Profile,
+) -> Result<(u32, Vec<u32>)> {
+    let names: Vec<&str> = profile.queries.iter().map(|q| q.name.as_str()).collect();
+    let Some(text) = text else {
+        return Ok((1, vec![0; names.len()]));
+    };
+    let bad = |why: &str| {
+        Error::InvalidInput(format!(
+            "--ratio {text}: {why} (insert=N and the profile's queries: {})",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ))
+    };
+    let mut insert = 0u32;
+    let mut queries = vec![0u32; names.len()];
+    for part in text.split(',') {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| bad("expected name=weight"))?;
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| bad("a weight is a whole number"))?;
+        if n > 1_000_000 {
+            return Err(bad("a weight is at most 1000000"));
+        }
+        match k.trim() {
+            "insert" => insert = n,
+            name => match names.iter().position(|q| *q == name) {
+                Some(i) => queries[i] = n,
+                None => {
+                    return Err(bad(&format!(
+                        "'{name}' is not insert or a query of the profile"
+                    )))
+                }
+            },
+        }
+    }
+    if insert == 0 && queries.iter().all(|&w| w == 0) {
+        return Err(bad("at least one weight above 0"));
+    }
+    Ok((insert, queries))
+}
+
 impl StressArgs {
+    /// A `user` run's plan; `None` for the other modes, which refuse
+    /// `--profile`.
+    fn user_plan(&self) -> Result<Option<UserPlan>> {
+        if self.mode != Mode::User {
+            if self.profile.is_some() {
+                return Err(Error::InvalidInput(
+                    "--profile is the profile of `strata stress user`".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        let Some(path) = &self.profile else {
+            return Err(Error::InvalidInput(
+                "`strata stress user` needs --profile FILE (a cassandra-stress YAML profile)"
+                    .into(),
+            ));
+        };
+        // The stress table's own options would be silently ignored: the
+        // profile defines the table.
+        for (given, name) in [
+            (self.rows_per_partition.is_some(), "--rows-per-partition"),
+            (self.columns.is_some(), "--columns"),
+            (self.value_size.is_some(), "--value-size"),
+            (self.table_options.is_some(), "--table-options"),
+            (self.file_size_kib.is_some(), "--file-size-kib"),
+            (self.block_size_kib.is_some(), "--block-size-kib"),
+            (self.workload != WorkloadArg::Standard, "--workload"),
+        ] {
+            if given {
+                return Err(Error::InvalidInput(format!(
+                    "{name} shapes the stress table; a user run's table is its profile's"
+                )));
+            }
+        }
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if meta.len() > 1 << 20 {
+            return Err(Error::InvalidInput(format!(
+                "--profile {}: {} bytes; a profile is at most 1 MiB",
+                path.display(),
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let profile = strata_bench::stress_profile::Profile::parse(&text)
+            .map_err(|e| Error::InvalidInput(format!("{}: {e}", path.display())))?;
+        let (insert_weight, query_weights) = parse_user_ratio(self.ratio.as_deref(), &profile)?;
+        Ok(Some(UserPlan {
+            profile,
+            insert_weight,
+            query_weights,
+        }))
+    }
+
     fn config(&self) -> Result<StressConfig> {
         let workload = match self.workload {
             WorkloadArg::Standard => {
@@ -263,17 +391,18 @@ impl StressArgs {
             }),
         };
         let default_ops = match workload {
-            workload::Workload::Standard => DEFAULT_OPS,
             workload::Workload::Blob(_) => DEFAULT_BLOB_FILES,
+            workload::Workload::Standard | workload::Workload::User { .. } => DEFAULT_OPS,
         };
-        if self.ratio.is_some() && self.mode != Mode::Mixed {
+        if self.ratio.is_some() && !matches!(self.mode, Mode::Mixed | Mode::User) {
             return Err(Error::InvalidInput(
-                "--ratio is the mix of `strata stress mixed`".into(),
+                "--ratio is the mix of `strata stress mixed` and `strata stress user`".into(),
             ));
         }
-        let mix = match &self.ratio {
-            Some(r) => parse_ratio(r)?,
-            None => (1, 1),
+        let mix = match (&self.ratio, self.mode) {
+            (Some(r), Mode::Mixed) => parse_ratio(r)?,
+            // A user run's mix comes from its plan.
+            _ => (1, 1),
         };
         let rate = self.rate.as_deref().map(parse_rate).transpose()?;
         let duration = self.duration.as_deref().map(parse_duration).transpose()?;
@@ -292,6 +421,8 @@ impl StressArgs {
                 Mode::Read => workload::Mode::Read,
                 Mode::Delete => workload::Mode::Delete,
                 Mode::Mixed => workload::Mode::Mixed,
+                // Bound to the profile in `run`.
+                Mode::User => workload::Mode::Mixed,
             },
             mix,
             rate,
@@ -306,9 +437,9 @@ impl StressArgs {
                 Population::Gaussian => workload::Population::Gaussian,
                 Population::Zipf => workload::Population::Zipf,
             },
-            rows_per_partition: self.rows_per_partition,
-            columns: self.columns,
-            value_size: self.value_size,
+            rows_per_partition: self.rows_per_partition.unwrap_or(1),
+            columns: self.columns.unwrap_or(5),
+            value_size: self.value_size.unwrap_or(34),
             table_options: self.table_options.clone(),
             alter_table: self.alter,
             seed: self.seed,
@@ -318,26 +449,73 @@ impl StressArgs {
 
 pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     // Argument errors before the data directory is opened (or created).
-    let config = args.config()?;
-    if let Some(path) = &args.json {
-        refuse_inside(data_dir, path)?;
+    let mut config = args.config()?;
+    let plan = args.user_plan()?;
+    for (flag, path) in [("--json", &args.json), ("--graph", &args.graph)] {
+        if let Some(path) = path {
+            refuse_inside(data_dir, flag, path)?;
+        }
     }
-    let db = open_db(data_dir)?;
+    if let Some(path) = &args.graph {
+        strata_bench::stress_report::ReportKind::of(path)?;
+    }
+    let db = std::sync::Arc::new(open_db(data_dir)?);
+    if let Some(plan) = plan {
+        let executor = std::sync::Arc::new(crate::cql_cmd::embedded_executor(&db)?);
+        let bound = strata_bench::stress_profile::UserWorkload::setup(
+            &db,
+            executor,
+            plan.profile,
+            args.seed,
+        )?;
+        let reads: u32 = plan.query_weights.iter().sum();
+        config.mode = match (plan.insert_weight, reads) {
+            (_, 0) => workload::Mode::Write,
+            (0, _) => workload::Mode::Read,
+            _ => workload::Mode::Mixed,
+        };
+        config.mix = (plan.insert_weight, reads);
+        config.workload = workload::Workload::User {
+            workload: std::sync::Arc::new(bound),
+            query_weights: plan.query_weights,
+        };
+    }
     let table = workload::ensure_table(&db, &config)?;
     // cassandra-stress's interval columns (latencies in ms, per interval).
     println!(
         "{:>12} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
         "total ops", "op/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time", "errors"
     );
-    let summary = workload::run_workload(&db, &table, &config, &print_progress)?;
+    let intervals = std::sync::Mutex::new(Vec::new());
+    let mut summary = workload::run_workload(&db, &table, &config, &|p: &Progress| {
+        print_progress(p);
+        if args.graph.is_some() {
+            // A poisoned lock only means a progress line panicked; the
+            // intervals already pushed are whole.
+            intervals.lock().unwrap_or_else(|e| e.into_inner()).push(*p);
+        }
+    })?;
+    if args.mode == Mode::User {
+        summary.mode = "user".into();
+    }
     if let Some(e) = &summary.first_error {
         eprintln!("first error: {e}");
     }
-    print_summary(&summary, &args, &config);
+    print_summary(&summary, &args);
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&summary)
             .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
         write_new_or_regular(path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.graph {
+        let command: Vec<String> = std::env::args().collect();
+        strata_bench::stress_report::write_report(
+            path,
+            &format!("strata stress {}", summary.mode),
+            &command.join(" "),
+            &intervals.lock().unwrap_or_else(|e| e.into_inner()),
+            &summary,
+        )?;
     }
     if args.mode != Mode::Read {
         // The commit log already made the run durable; flushing makes the stats
@@ -357,8 +535,16 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
     }
     if !args.no_tablestats {
         println!();
-        print_tablestats(std::slice::from_ref(&table), false, false)?;
+        print_tablestats(
+            std::slice::from_ref(&table),
+            crate::format::OutputArgs::default(),
+            false,
+        )?;
     }
+    // The user workload's executor holds the database too.
+    drop((table, config));
+    let db = std::sync::Arc::try_unwrap(db)
+        .map_err(|_| Error::InvalidInput("the database is still in use".into()))?;
     db.close()?;
     if summary.failed_ops > 0 {
         return Err(Error::InvalidInput(format!(
@@ -373,8 +559,10 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
             summary.wrong_values
         )));
     }
-    // In a mixed run a read may come before its partition's first write.
-    if summary.misses > 0 && args.mode != Mode::Mixed {
+    // In a mixed run a read may come before its partition's first write; a
+    // user query that finds nothing is counted, as cassandra-stress counts
+    // its rows, not checked.
+    if summary.misses > 0 && !matches!(args.mode, Mode::Mixed | Mode::User) {
         return Err(Error::InvalidInput(format!(
             "{} rows expected but not found",
             summary.misses
@@ -386,7 +574,7 @@ pub fn run(data_dir: &Path, args: StressArgs) -> Result<()> {
 /// `--json FILE` must not name a file in the data directory: the directory
 /// holds only the engine's own files, and overwriting one (a MANIFEST) would
 /// lose data.
-fn refuse_inside(data_dir: &Path, file: &Path) -> Result<()> {
+fn refuse_inside(data_dir: &Path, flag: &str, file: &Path) -> Result<()> {
     let parent = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -398,7 +586,7 @@ fn refuse_inside(data_dir: &Path, file: &Path) -> Result<()> {
     };
     if parent.starts_with(&dir) {
         return Err(Error::InvalidInput(format!(
-            "--json {}: the file would be inside the data directory {}, which holds only \
+            "{flag} {}: the file would be inside the data directory {}, which holds only \
              the engine's own files",
             file.display(),
             data_dir.display()
@@ -424,7 +612,7 @@ fn print_progress(p: &Progress) {
     );
 }
 
-fn print_summary(s: &Summary, args: &StressArgs, config: &StressConfig) {
+fn print_summary(s: &Summary, args: &StressArgs) {
     let secs = s.duration_seconds;
     println!();
     println!("Results ({}):", s.mode);
@@ -437,21 +625,16 @@ fn print_summary(s: &Summary, args: &StressArgs, config: &StressConfig) {
     println!("Latency 99th percentile   : {:>12.3} ms", s.latency_ms.p99);
     println!("Latency 99.9th percentile : {:>12.3} ms", s.latency_ms.p999);
     println!("Latency max               : {:>12.3} ms", s.latency_ms.max);
-    let rows_per_op = match &config.workload {
-        workload::Workload::Standard => u64::from(args.rows_per_partition),
-        workload::Workload::Blob(shape) => u64::from(shape.blocks()),
-    };
     println!("Total partitions          : {:>12}", s.total_ops);
-    println!(
-        "Total rows                : {:>12}",
-        s.total_ops * rows_per_op
-    );
+    println!("Total rows                : {:>12}", s.total_rows);
     println!("Failed operations         : {:>12}", s.failed_ops);
-    if args.mode == Mode::Mixed {
+    if matches!(args.mode, Mode::Mixed | Mode::User) {
         println!("Writes                    : {:>12}", s.write_ops);
         println!("Reads                     : {:>12}", s.read_ops);
     }
-    if matches!(args.mode, Mode::Read | Mode::Mixed) {
+    if args.mode == Mode::User {
+        println!("Queries returning no rows : {:>12}", s.misses);
+    } else if matches!(args.mode, Mode::Read | Mode::Mixed) {
         // Blob workload: rows are blocks, "wrong" is a failed checksum or content.
         println!("Rows with wrong values    : {:>12}", s.wrong_values);
         println!("Rows expected, not found  : {:>12}", s.misses);

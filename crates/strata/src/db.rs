@@ -1489,7 +1489,10 @@ mod tests {
             t.task_finished(&Err(Error::Cancelled), Duration::from_millis(3));
         });
         let text = String::from_utf8_lossy(&lines.0.lock()).to_string();
-        assert!(text.contains(" INFO ") && text.contains("stopped"), "{text}");
+        assert!(
+            text.contains(" INFO ") && text.contains("stopped"),
+            "{text}"
+        );
         assert!(!text.contains("ERROR"), "{text}");
         assert_eq!(t.metrics.compactions_failed.load(Ordering::Relaxed), 0);
 
@@ -1511,7 +1514,10 @@ mod tests {
             );
         });
         let text = String::from_utf8_lossy(&lines.0.lock()).to_string();
-        assert!(text.contains("ERROR") && text.contains("bad block"), "{text}");
+        assert!(
+            text.contains("ERROR") && text.contains("bad block"),
+            "{text}"
+        );
         assert_eq!(t.metrics.compactions_failed.load(Ordering::Relaxed), 1);
         drop(t);
         db.close().unwrap();
