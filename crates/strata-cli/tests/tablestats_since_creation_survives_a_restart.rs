@@ -59,6 +59,20 @@ fn tablestats_since_creation_survives_a_restart() {
         Some(compacted),
         "{t}"
     );
+    // What compaction read since creation: the history's inputs.
+    let history = json(&ok(&strata(d, &["compactionhistory", "-F", "json"]), "history"));
+    let read: u64 = history
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| r["bytes_in"].as_u64().expect("bytes_in"))
+        .sum();
+    assert!(read > 0, "{history}");
+    assert_eq!(
+        t["bytes_compacted_read_since_creation"].as_u64(),
+        Some(read),
+        "{t}"
+    );
     let wa = t["write_amplification_since_creation"]
         .as_f64()
         .expect("wa");

@@ -87,7 +87,10 @@ pub struct TableStats {
     /// Bytes compaction wrote since the table was created, from its
     /// compaction history.
     pub bytes_compacted_written_since_creation: u64,
-    /// The same, by why each compaction was chosen (`major`, `tiered`, ...).
+    /// Bytes compaction read since the table was created, from its
+    /// compaction history (sstables dropped whole are not read).
+    pub bytes_compacted_read_since_creation: u64,
+    /// Bytes written, by why each compaction was chosen (`major`, `tiered`, ...).
     pub bytes_compacted_by_reason: std::collections::BTreeMap<String, u64>,
     /// Write amplification since creation, from the two above.
     pub write_amplification_since_creation: f64,
@@ -293,8 +296,12 @@ impl TableStats {
         let compacted = io.written(IoCause::Compaction);
         let lifetime = t.lifetime_counters();
         let mut by_reason = std::collections::BTreeMap::new();
+        let mut read_ever = 0u64;
         for r in t.compaction_history() {
             *by_reason.entry(r.reason.clone()).or_insert(0u64) += r.bytes_out;
+            if r.kind != "drop" {
+                read_ever += r.bytes_in;
+            }
         }
         let compacted_ever: u64 = by_reason.values().sum();
         let active = view.active();
@@ -379,6 +386,7 @@ impl TableStats {
             },
             bytes_flushed_since_creation: lifetime.bytes_flushed,
             bytes_compacted_written_since_creation: compacted_ever,
+            bytes_compacted_read_since_creation: read_ever,
             write_amplification_since_creation: if lifetime.bytes_flushed == 0 {
                 0.0
             } else {
@@ -568,6 +576,14 @@ impl TableStats {
             format!(
                 "{} / {}",
                 sz(self.bytes_flushed_since_creation),
+                sz(self.bytes_compacted_written_since_creation)
+            ),
+        );
+        line(
+            "Bytes compacted (read / written, since creation)",
+            format!(
+                "{} / {}",
+                sz(self.bytes_compacted_read_since_creation),
                 sz(self.bytes_compacted_written_since_creation)
             ),
         );
