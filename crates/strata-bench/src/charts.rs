@@ -77,6 +77,30 @@ pub struct RightAxis {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
+/// A tick label as a person writes it: whole numbers without ".0", large
+/// ones in thousands or millions (`250k`, `1.5M`), small ones to the
+/// precision they need, so no label is wider than its axis's label area.
+pub fn tick_label(v: &f64) -> String {
+    let v = *v;
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e7 {
+        trim(format!("{:.2}", v / 1e6)) + "M"
+    } else if a >= 1e4 {
+        trim(format!("{:.1}", v / 1e3)) + "k"
+    } else if a >= 10.0 || v == v.round() {
+        trim(format!("{v:.1}"))
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
 /// One legend entry: its label, colour and whether its line is dashed.
 struct LegendEntry {
     label: String,
@@ -160,7 +184,7 @@ fn draw_to(svg: &mut String, c: &LineChart<'_>, extras: ChartExtras) -> Result<(
         .caption(&c.caption, ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(40)
-        .y_label_area_size(55);
+        .y_label_area_size(60);
     if extras.right.is_some() {
         builder.right_y_label_area_size(60);
     }
@@ -236,6 +260,7 @@ where
     chart
         .configure_secondary_axes()
         .y_desc(axis.y_desc.as_str())
+        .y_label_formatter(&tick_label)
         .draw()
         .map_err(chart_err)?;
     for (i, (_, pts)) in axis.series.iter().enumerate() {
@@ -258,10 +283,13 @@ where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let mut mesh = chart.configure_mesh();
-    mesh.x_desc(c.x_desc).y_desc(c.y_desc);
-    if let Some(f) = c.x_label {
-        mesh.x_label_formatter(f);
-    }
+    mesh.x_desc(c.x_desc)
+        .y_desc(c.y_desc)
+        .y_label_formatter(&tick_label);
+    match c.x_label {
+        Some(f) => mesh.x_label_formatter(f),
+        None => mesh.x_label_formatter(&tick_label),
+    };
     mesh.draw().map_err(chart_err)?;
     for (i, (_, pts)) in c.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -281,4 +309,21 @@ where
             .map_err(chart_err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick_label(&250_000.0), "250k");
+        assert_eq!(tick_label(&12_500.0), "12.5k");
+        assert_eq!(tick_label(&15_000_000.0), "15M");
+        assert_eq!(tick_label(&2.0), "2");
+        assert_eq!(tick_label(&2.5), "2.5");
+        assert_eq!(tick_label(&0.125), "0.125");
+        assert_eq!(tick_label(&350.0), "350");
+        assert_eq!(tick_label(&-1500.0), "-1500");
+    }
 }
