@@ -9,7 +9,7 @@
 //! within 0.25, and the refined model within 10%. At this scale (both sides are
 //! deterministic) the run gives -2.6 / -2.7 / +6.7% against the simulator,
 //! +1.6 / -1.9 / -2.1% against the refined model, level gaps 0.06 / 0.13 /
-//! 0.09, C 31% below A; the full run (BENCHMARKS.md) is within 5% of the
+//! 0.09, C 31% below A; the full run (BENCHMARKS.md) is within 5.2% of the
 //! simulator. The steady window was 12 h (60 hours) until sstable format 4:
 //! C's 1 GiB sstables are ~180 partitions here, so 12 h held a few dozen of
 //! its compactions and a 1% change in bytes per partition (the sparse index)
