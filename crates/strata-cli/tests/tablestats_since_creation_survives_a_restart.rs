@@ -60,7 +60,10 @@ fn tablestats_since_creation_survives_a_restart() {
         "{t}"
     );
     // What compaction read since creation: the history's inputs.
-    let history = json(&ok(&strata(d, &["compactionhistory", "-F", "json"]), "history"));
+    let history = json(&ok(
+        &strata(d, &["compactionhistory", "-F", "json"]),
+        "history",
+    ));
     let read: u64 = history
         .as_array()
         .expect("records")
