@@ -173,15 +173,14 @@ const MAX_DURATION_SECONDS: u64 = 7 * 86_400;
 /// Highest `--rate`.
 const MAX_RATE: f64 = 1e9;
 
-/// `write=1,read=3`.
-fn parse_ratio(text: &str) -> Result<(u32, u32)> {
-    let bad =
-        |why: &str| Error::InvalidInput(format!("--ratio {text}: {why} (e.g. write=1,read=3)"));
-    let (mut w, mut r) = (0u32, 0u32);
+/// `name=weight,...`: each weight a whole number up to 1,000,000, at least
+/// one above 0; `bad` words the error with the command's own example.
+fn parse_weights<'a>(text: &'a str, bad: &dyn Fn(&str) -> Error) -> Result<Vec<(&'a str, u32)>> {
+    let mut out = Vec::new();
     for part in text.split(',') {
         let (k, v) = part
             .split_once('=')
-            .ok_or_else(|| bad("expected kind=weight"))?;
+            .ok_or_else(|| bad("expected name=weight"))?;
         let n: u32 = v
             .trim()
             .parse()
@@ -189,14 +188,25 @@ fn parse_ratio(text: &str) -> Result<(u32, u32)> {
         if n > 1_000_000 {
             return Err(bad("a weight is at most 1000000"));
         }
-        match k.trim() {
+        out.push((k.trim(), n));
+    }
+    if out.iter().all(|(_, n)| *n == 0) {
+        return Err(bad("at least one weight above 0"));
+    }
+    Ok(out)
+}
+
+/// `write=1,read=3`.
+fn parse_ratio(text: &str) -> Result<(u32, u32)> {
+    let bad =
+        |why: &str| Error::InvalidInput(format!("--ratio {text}: {why} (e.g. write=1,read=3)"));
+    let (mut w, mut r) = (0u32, 0u32);
+    for (k, n) in parse_weights(text, &bad)? {
+        match k {
             "write" | "insert" => w = n,
             "read" | "simple1" => r = n,
             other => return Err(bad(&format!("'{other}' is not write or read"))),
         }
-    }
-    if w == 0 && r == 0 {
-        return Err(bad("at least one weight above 0"));
     }
     Ok((w, r))
 }
@@ -285,18 +295,8 @@ fn parse_user_ratio(
     };
     let mut insert = 0u32;
     let mut queries = vec![0u32; names.len()];
-    for part in text.split(',') {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| bad("expected name=weight"))?;
-        let n: u32 = v
-            .trim()
-            .parse()
-            .map_err(|_| bad("a weight is a whole number"))?;
-        if n > 1_000_000 {
-            return Err(bad("a weight is at most 1000000"));
-        }
-        match k.trim() {
+    for (k, n) in parse_weights(text, &bad)? {
+        match k {
             "insert" => insert = n,
             name => match names.iter().position(|q| *q == name) {
                 Some(i) => queries[i] = n,
@@ -307,9 +307,6 @@ fn parse_user_ratio(
                 }
             },
         }
-    }
-    if insert == 0 && queries.iter().all(|&w| w == 0) {
-        return Err(bad("at least one weight above 0"));
     }
     Ok((insert, queries))
 }

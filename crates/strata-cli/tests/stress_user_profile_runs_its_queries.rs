@@ -65,24 +65,25 @@ fn stress_user_profile_runs_its_queries() {
     let graph = tmp.path().join("run.html");
     let graph = graph.to_str().expect("utf-8 path");
 
-    // Inserts: 100 partitions of 3 x 2 rows each.
-    let out = common::strata(
-        &dir,
-        &[
+    // One run of the profile: its stdout.
+    let user_run = |ratio: &str, n: &str, extra: &[&str], what: &str| {
+        let mut args = vec![
             "stress",
             "user",
             "--profile",
             profile,
             "--ratio",
-            "insert=1",
+            ratio,
             "-n",
-            "100",
+            n,
             "--no-tablestats",
-            "--graph",
-            graph,
-        ],
-    );
-    let text = String::from_utf8_lossy(&common::ok(&out, "insert run")).to_string();
+        ];
+        args.extend_from_slice(extra);
+        String::from_utf8_lossy(&common::ok(&common::strata(&dir, &args), what)).to_string()
+    };
+
+    // Inserts: 100 partitions of 3 x 2 rows each.
+    let text = user_run("insert=1", "100", &["--graph", graph], "insert run");
     assert_eq!(line_value(&text, "Writes"), 100, "{text}");
     assert_eq!(line_value(&text, "Total rows"), 600, "{text}");
     let page = std::fs::read_to_string(graph).expect("report page");
@@ -93,41 +94,13 @@ fn stress_user_profile_runs_its_queries() {
     assert!(count.contains("600"), "{count}");
 
     // Queries only, the same seed and partitions: every one finds its row.
-    let out = common::strata(
-        &dir,
-        &[
-            "stress",
-            "user",
-            "--profile",
-            profile,
-            "--ratio",
-            "latest=1,one_line=1",
-            "-n",
-            "100",
-            "--no-tablestats",
-        ],
-    );
-    let text = String::from_utf8_lossy(&common::ok(&out, "query run")).to_string();
+    let text = user_run("latest=1,one_line=1", "100", &[], "query run");
     assert_eq!(line_value(&text, "Reads"), 100, "{text}");
     assert_eq!(line_value(&text, "Queries returning no rows"), 0, "{text}");
     assert_eq!(line_value(&text, "Total rows"), 100, "{text}");
 
     // A mix: both kinds, counted apart.
-    let out = common::strata(
-        &dir,
-        &[
-            "stress",
-            "user",
-            "--profile",
-            profile,
-            "--ratio",
-            "insert=1,latest=3",
-            "-n",
-            "200",
-            "--no-tablestats",
-        ],
-    );
-    let text = String::from_utf8_lossy(&common::ok(&out, "mixed run")).to_string();
+    let text = user_run("insert=1,latest=3", "200", &[], "mixed run");
     let (w, r) = (line_value(&text, "Writes"), line_value(&text, "Reads"));
     assert_eq!(w + r, 200, "{text}");
     assert!(w > 0 && r > w, "{text}");
