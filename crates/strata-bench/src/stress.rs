@@ -104,14 +104,6 @@ pub enum Workload {
     },
 }
 
-impl std::fmt::Debug for crate::stress_profile::UserWorkload {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UserWorkload")
-            .field("queries", &self.query_names())
-            .finish_non_exhaustive()
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Population {
     /// Operation i touches partition i (mod `partitions`).
@@ -827,6 +819,17 @@ mod tests {
 
     fn no_progress(_: &Progress) {}
 
+    /// A database with the default options in a directory of its own.
+    fn open_db() -> (tempfile::TempDir, Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(
+            dir.path(),
+            DbOptions::new(strata::clock::SystemClock::new()),
+        )
+        .unwrap();
+        (dir, db)
+    }
+
     #[test]
     fn a_partition_above_the_mutation_limit_is_one_clear_error() {
         let dir = tempfile::tempdir().unwrap();
@@ -851,12 +854,7 @@ mod tests {
 
     #[test]
     fn wide_partitions_are_built_in_clustering_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(
-            dir.path(),
-            DbOptions::new(strata::clock::SystemClock::new()),
-        )
-        .unwrap();
+        let (_dir, db) = open_db();
         let args = StressConfig {
             rows_per_partition: 5000,
             value_size: 4,
@@ -942,12 +940,7 @@ mod tests {
 
     #[test]
     fn a_mixed_run_writes_and_reads_in_its_ratio_and_a_timed_run_stops() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(
-            dir.path(),
-            DbOptions::new(strata::clock::SystemClock::new()),
-        )
-        .unwrap();
+        let (_dir, db) = open_db();
         let args = StressConfig {
             mode: Mode::Mixed,
             mix: (1, 3),

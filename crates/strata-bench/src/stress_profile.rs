@@ -612,6 +612,14 @@ pub struct UserWorkload {
     seed: u64,
 }
 
+impl std::fmt::Debug for UserWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserWorkload")
+            .field("queries", &self.query_names())
+            .finish_non_exhaustive()
+    }
+}
+
 /// What one operation did: rows written or returned.
 pub struct UserOutcome {
     pub rows: u64,
@@ -728,57 +736,64 @@ impl UserWorkload {
             .collect()
     }
 
-    /// The rows of partition `p` (invariant 1): the key from the partition's
-    /// seed, the clustering values per position, the other values per row.
-    fn rows(&self, p: u64) -> Vec<Row> {
+    /// Partition `p`'s key and clustering values (invariant 1), from which
+    /// any of its rows is built alone: an operation builds only the rows it
+    /// writes or binds, never the whole partition.
+    fn partition(&self, p: u64) -> Partition {
         let base = splitmix(self.seed ^ splitmix(p.wrapping_add(1)));
-        let draw = |salt: u64, g: &Generator| {
-            let mut rng = ChaCha8Rng::seed_from_u64(splitmix(base ^ splitmix(salt)));
-            g.value(g.population.sample(&mut rng))
-        };
-        let pk: Vec<Value> = self.generators[..self.partition_key_count]
+        let pk = self.generators[..self.partition_key_count]
             .iter()
             .enumerate()
-            .map(|(i, g)| draw(i as u64, g))
+            .map(|(i, g)| draw(base, i as u64, g))
             .collect();
         let ck_gens = &self.generators
             [self.partition_key_count..self.partition_key_count + self.clustering_count];
-        // Values per clustering column for this partition.
-        let mut per_column: Vec<Vec<Value>> = Vec::new();
-        for (j, g) in ck_gens.iter().enumerate() {
-            let mut rng = ChaCha8Rng::seed_from_u64(splitmix(base ^ 0x636c_7573 ^ j as u64));
-            let n = g.cluster.sample(&mut rng).max(1) as u64;
-            per_column.push(
+        let clustering = ck_gens
+            .iter()
+            .enumerate()
+            .map(|(j, g)| {
+                let mut rng = ChaCha8Rng::seed_from_u64(splitmix(base ^ 0x636c_7573 ^ j as u64));
+                let n = g.cluster.sample(&mut rng).max(1) as u64;
                 (0..n)
-                    .map(|k| draw(1_000 + (j as u64) * 1_000_003 + k, g))
-                    .collect(),
-            );
+                    .map(|k| draw(base, 1_000 + (j as u64) * 1_000_003 + k, g))
+                    .collect()
+            })
+            .collect();
+        Partition {
+            base,
+            pk,
+            clustering,
         }
-        let total: u64 = per_column.iter().map(|v| v.len() as u64).product();
-        let mut rows = Vec::with_capacity(total as usize);
-        for r in 0..total {
-            let mut row = pk.clone();
-            let mut rest = r;
-            for vals in &per_column {
-                let n = vals.len() as u64;
-                row.push(vals[(rest % n) as usize].clone());
-                rest /= n;
-            }
-            for (c, g) in self.generators[self.partition_key_count + self.clustering_count..]
-                .iter()
-                .enumerate()
-            {
-                row.push(draw(0x7265_6775_0000_0000 ^ (r << 16) ^ c as u64, g));
-            }
-            rows.push(row);
-        }
-        rows
     }
 
-    fn bound(values: impl Iterator<Item = Value>) -> Values {
+    /// Row `r` of `part`: its key, the clustering values row `r` takes (`r`
+    /// in mixed radix over the clustering columns' counts), its own values.
+    fn row(&self, part: &Partition, r: u64) -> Row {
+        let mut row = part.pk.clone();
+        let mut rest = r;
+        for vals in &part.clustering {
+            let n = vals.len() as u64;
+            row.push(vals[(rest % n) as usize].clone());
+            rest /= n;
+        }
+        for (c, g) in self.generators[self.partition_key_count + self.clustering_count..]
+            .iter()
+            .enumerate()
+        {
+            row.push(draw(
+                part.base,
+                0x7265_6775_0000_0000 ^ (r << 16) ^ c as u64,
+                g,
+            ));
+        }
+        row
+    }
+
+    fn bound(values: &[Value]) -> Values {
         Values::Positional(
             values
-                .map(|v| BoundValue::Value(types::serialize(&v)))
+                .iter()
+                .map(|v| BoundValue::Value(types::serialize(v)))
                 .collect(),
         )
     }
@@ -795,17 +810,18 @@ impl UserWorkload {
             } else {
                 splitmix(p ^ splitmix(k)) % partitions.max(1)
             };
-            let rows = self.rows(target);
+            let part = self.partition(target);
+            let total = part.row_count();
             let share = self.profile.select.sample(&mut rng);
-            let mut chosen: Vec<&Row> = rows.iter().filter(|_| rng.gen::<f64>() < share).collect();
+            let mut chosen: Vec<u64> = (0..total).filter(|_| rng.gen::<f64>() < share).collect();
             if chosen.is_empty() {
                 // At least one row per visited partition.
-                chosen.push(&rows[rng.gen_range(0..rows.len())]);
+                chosen.push(rng.gen_range(0..total));
             }
             let mut session = Session::default();
-            let result = if chosen.len() == 1 {
+            let result = if let [r] = chosen.as_slice() {
                 let params = QueryParams {
-                    values: Self::bound(chosen[0].iter().cloned()),
+                    values: Self::bound(&self.row(&part, *r)),
                     ..QueryParams::default()
                 };
                 self.executor
@@ -814,9 +830,9 @@ impl UserWorkload {
             } else {
                 let items: Vec<BatchItem> = chosen
                     .iter()
-                    .map(|row| BatchItem::Prepared {
+                    .map(|&r| BatchItem::Prepared {
                         prepared: self.insert.clone(),
-                        values: Self::bound(row.iter().cloned()),
+                        values: Self::bound(&self.row(&part, r)),
                     })
                     .collect();
                 self.executor
@@ -841,18 +857,19 @@ impl UserWorkload {
     /// its markers bound from the partition's rows.
     pub fn query(&self, q: usize, p: u64, op: u64) -> Result<UserOutcome> {
         let (prepared, columns, fields) = &self.queries[q];
-        let rows = self.rows(p);
+        let part = self.partition(p);
+        let total = part.row_count();
         let mut rng = ChaCha8Rng::seed_from_u64(splitmix(self.seed ^ splitmix(op) ^ 0x7175_6572));
-        let row = rng.gen_range(0..rows.len());
-        let values = columns.iter().map(|&c| {
-            let r = match fields {
-                Fields::SameRow => row,
-                Fields::MultiRow => rng.gen_range(0..rows.len()),
-            };
-            rows[r][c].clone()
-        });
+        let same = self.row(&part, rng.gen_range(0..total));
+        let values: Vec<Value> = columns
+            .iter()
+            .map(|&c| match fields {
+                Fields::SameRow => same[c].clone(),
+                Fields::MultiRow => self.row(&part, rng.gen_range(0..total))[c].clone(),
+            })
+            .collect();
         let params = QueryParams {
-            values: Self::bound(values.collect::<Vec<_>>().into_iter()),
+            values: Self::bound(&values),
             ..QueryParams::default()
         };
         let mut session = Session::default();
@@ -869,6 +886,27 @@ impl UserWorkload {
             empty: n == 0,
         })
     }
+}
+
+/// A partition's seed, key and clustering values per clustering column.
+struct Partition {
+    base: u64,
+    pk: Vec<Value>,
+    clustering: Vec<Vec<Value>>,
+}
+
+impl Partition {
+    /// The product of the clustering columns' counts (1 without any).
+    fn row_count(&self) -> u64 {
+        self.clustering.iter().map(|v| v.len() as u64).product()
+    }
+}
+
+/// Column `g`'s value drawn from its population, seeded by the partition's
+/// seed and `salt` (which key, clustering position or row and column).
+fn draw(base: u64, salt: u64, g: &Generator) -> Value {
+    let mut rng = ChaCha8Rng::seed_from_u64(splitmix(base ^ splitmix(salt)));
+    g.value(g.population.sample(&mut rng))
 }
 
 /// The generators of every column, in the schema's order, from the profile's
