@@ -39,6 +39,12 @@
 //!    start and never starts earlier; with `fixed` its latency counts from
 //!    then (coordinated omission corrected, as cassandra-stress's `fixed`),
 //!    with `throttle` from its actual start.
+//! 5. Operations are handed out one at a time from a shared counter, to
+//!    whichever thread is free (as cassandra-stress's threads share its rate
+//!    limiter): a thread held up by one slow operation delays that operation
+//!    only, not every `threads`-th one behind it. What operation `i` does (its
+//!    partition, write or read) depends on the seed and `i` alone, so a run is
+//!    the same set of operations whatever the thread count.
 
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
@@ -545,8 +551,14 @@ const MIX_STREAM: u64 = 0x6d69_7865_645f_7277;
 
 /// The partition operation `i` touches (invariant 1): `Seq` by its number,
 /// the others by the thread's next draw.
-fn draw(population: Population, partitions: u64, i: u64, rng: &mut ChaCha8Rng) -> u64 {
+fn draw(population: Population, partitions: u64, i: u64, seed: u64) -> u64 {
     use rand_distr::Distribution;
+    if population == Population::Seq {
+        return i % partitions;
+    }
+    // A generator of operation i's own (invariant 5), made only when a draw
+    // needs one.
+    let rng = &mut ChaCha8Rng::seed_from_u64(seed ^ splitmix(i));
     match population {
         Population::Seq => i % partitions,
         Population::Uniform => rng.gen_range(0..partitions),
@@ -609,6 +621,7 @@ pub fn run_workload(
         args.ops
     };
     let done = AtomicU64::new(0);
+    let next_op = AtomicU64::new(0);
     let rows_done = AtomicU64::new(0);
     let written = AtomicU64::new(0);
     let read = AtomicU64::new(0);
@@ -663,7 +676,7 @@ pub fn run_workload(
         });
         let workers: Vec<_> = (0..threads)
             .map(|t| {
-                let (written, read, rows_done) = (&written, &read, &rows_done);
+                let (written, read, rows_done, next_op) = (&written, &read, &rows_done, &next_op);
                 let (done, failed, errors, misses, interval, first_error, schema, clock) = (
                     &done,
                     &failed,
@@ -675,24 +688,25 @@ pub fn run_workload(
                     &clock,
                 );
                 s.spawn(move || {
-                    let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1));
-                    // Its own stream: the partition draws stay those of a
-                    // write or read run with the same arguments.
-                    let mut mix_rng =
-                        ChaCha8Rng::seed_from_u64(args.seed ^ splitmix(t as u64 + 1) ^ MIX_STREAM);
                     let mut total = new_histogram();
-                    let mut i = t as u64;
                     let deadline = args.duration.map(|d| started + d);
-                    while i < ops {
-                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                    loop {
+                        // Invariant 5: the next operation goes to whichever
+                        // thread is free, as a client's connection pool would.
+                        let i = next_op.fetch_add(1, Ordering::Relaxed);
+                        if i >= ops || deadline.is_some_and(|d| Instant::now() >= d) {
                             break;
                         }
-                        let p = draw(args.population, partitions, i, &mut rng);
+                        let p = draw(args.population, partitions, i, args.seed);
                         let mode = match args.mode {
                             Mode::Mixed => {
+                                // A stream of its own: the partition draws
+                                // stay those of a write or read run with the
+                                // same arguments.
                                 let (w, r) = args.mix;
                                 let total = u64::from(w) + u64::from(r);
-                                if mix_rng.gen_range(0..total.max(1)) < u64::from(w) {
+                                let h = splitmix(args.seed ^ splitmix(i) ^ MIX_STREAM ^ 1);
+                                if h % total.max(1) < u64::from(w) {
                                     Mode::Write
                                 } else {
                                     Mode::Read
@@ -744,7 +758,6 @@ pub fn run_workload(
                                 first_error.lock().get_or_insert_with(|| e.to_string());
                             }
                         }
-                        i += threads as u64;
                     }
                     total
                 })
@@ -904,11 +917,10 @@ mod tests {
 
     #[test]
     fn key_distributions_stay_in_range_with_their_shapes() {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
         let n = 1000u64;
         let mut counts = vec![0u64; n as usize];
         for i in 0..20_000 {
-            counts[draw(Population::Zipf, n, i, &mut rng) as usize] += 1;
+            counts[draw(Population::Zipf, n, i, 7) as usize] += 1;
         }
         // Zipf: partition 0 the most drawn, about twice partition 1.
         let top = counts
@@ -925,16 +937,16 @@ mod tests {
         );
         let mut sum = 0u64;
         for i in 0..20_000 {
-            let p = draw(Population::Gaussian, n, i, &mut rng);
+            let p = draw(Population::Gaussian, n, i, 7);
             assert!(p < n);
             sum += p;
         }
         let mean = sum as f64 / 20_000.0;
         assert!((mean - 499.5).abs() < 10.0, "gaussian mean {mean}");
         for i in 0..100 {
-            assert_eq!(draw(Population::Seq, n, i + 2000, &mut rng), i);
-            assert_eq!(draw(Population::Zipf, 1, i, &mut rng), 0);
-            assert_eq!(draw(Population::Gaussian, 1, i, &mut rng), 0);
+            assert_eq!(draw(Population::Seq, n, i + 2000, 7), i);
+            assert_eq!(draw(Population::Zipf, 1, i, 7), 0);
+            assert_eq!(draw(Population::Gaussian, 1, i, 7), 0);
         }
     }
 

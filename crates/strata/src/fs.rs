@@ -223,12 +223,18 @@ pub enum Fault {
     /// fsync succeeds, but only after this delay (a device stalled by a firmware
     /// hiccup or a flood of dirty pages): what must not stall unrelated writers.
     SlowSync(std::time::Duration),
+    /// fsync waits until the test releases it ([`FaultInjector::release_held`]),
+    /// then succeeds: a barrier for asserting what goes on during an fsync.
+    HeldSync,
 }
 
 impl Fault {
     /// Whether the fault applies to fsyncs (else to writes).
     fn is_sync(self) -> bool {
-        matches!(self, Fault::SyncError | Fault::SlowSync(_))
+        matches!(
+            self,
+            Fault::SyncError | Fault::SlowSync(_) | Fault::HeldSync
+        )
     }
 }
 
@@ -249,6 +255,9 @@ struct FaultRule {
 pub struct FaultInjector {
     armed: std::sync::atomic::AtomicBool,
     rules: Mutex<Vec<FaultRule>>,
+    /// [`Fault::HeldSync`]: `(released, fsyncs waiting now)`.
+    held: Mutex<(bool, u64)>,
+    held_cv: parking_lot::Condvar,
 }
 
 impl FaultInjector {
@@ -275,6 +284,30 @@ impl FaultInjector {
         self.armed.store(false, Ordering::Release);
     }
 
+    /// Blocks until `n` fsyncs are held by [`Fault::HeldSync`].
+    pub fn wait_for_held(&self, n: u64) {
+        let mut held = self.held.lock();
+        while held.1 < n {
+            self.held_cv.wait(&mut held);
+        }
+    }
+
+    /// Lets every held fsync, and every later one, go on.
+    pub fn release_held(&self) {
+        self.held.lock().0 = true;
+        self.held_cv.notify_all();
+    }
+
+    fn hold(&self) {
+        let mut held = self.held.lock();
+        held.1 += 1;
+        self.held_cv.notify_all();
+        while !held.0 {
+            self.held_cv.wait(&mut held);
+        }
+        held.1 -= 1;
+    }
+
     fn take(&self, path: &Path, sync: bool) -> Option<Fault> {
         if !self.armed.load(Ordering::Acquire) {
             return None;
@@ -298,13 +331,17 @@ impl FaultInjector {
     }
 }
 
-/// Applies an fsync fault: a slow one sleeps and lets the fsync go on, any
-/// other fails it.
-fn sync_fault(path: &Path, fault: Option<Fault>) -> Result<()> {
+/// Applies an fsync fault: a slow or held one waits and lets the fsync go on,
+/// any other fails it.
+fn sync_fault(faults: &FaultInjector, path: &Path, fault: Option<Fault>) -> Result<()> {
     match fault {
         None => Ok(()),
         Some(Fault::SlowSync(delay)) => {
             std::thread::sleep(delay);
+            Ok(())
+        }
+        Some(Fault::HeldSync) => {
+            faults.hold();
             Ok(())
         }
         Some(f) => Err(Error::io(path, fault_error(f))),
@@ -314,7 +351,9 @@ fn sync_fault(path: &Path, fault: Option<Fault>) -> Result<()> {
 fn fault_error(fault: Fault) -> std::io::Error {
     match fault {
         Fault::NoSpace => std::io::Error::from_raw_os_error(28), // ENOSPC
-        Fault::SyncError | Fault::SlowSync(_) => std::io::Error::other("injected fsync failure"),
+        Fault::SyncError | Fault::SlowSync(_) | Fault::HeldSync => {
+            std::io::Error::other("injected fsync failure")
+        }
         Fault::WriteError | Fault::TornWrite => std::io::Error::other("injected write failure"),
     }
 }
@@ -800,7 +839,7 @@ impl Fs {
 
     /// fsyncs a directory so that renames and creations in it survive power loss.
     pub fn sync_dir(&self, dir: &Path) -> Result<()> {
-        sync_fault(dir, self.faults.take(dir, true))?;
+        sync_fault(&self.faults, dir, self.faults.take(dir, true))?;
         let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
         d.sync_all().map_err(|e| Error::io(dir, e))?;
         self.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
@@ -1104,7 +1143,7 @@ impl SyncHandle {
 
 /// One counted fdatasync of `file`, with any fault injected for `path` first.
 fn fdatasync(fs: &Fs, path: &Path, file: &File) -> Result<()> {
-    sync_fault(path, fs.faults.take(path, true))?;
+    sync_fault(&fs.faults, path, fs.faults.take(path, true))?;
     file.sync_data().map_err(|e| Error::io(path, e))?;
     fs.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
     Ok(())

@@ -456,7 +456,6 @@ fn crashed_log_with(compression: LogCompression) -> CrashedLog {
     let pristine = snapshot(&dir);
     let fs = Fs::new();
     let listed = list_segments(&fs, &dir.join("commitlog")).unwrap();
-    let newest = listed.iter().map(|s| s.0).max().unwrap();
     let (segments, seals): (Vec<Segment>, Vec<Option<(u64, u64)>>) = listed
         .into_iter()
         .map(|(id, p)| {
@@ -486,10 +485,13 @@ fn crashed_log_with(compression: LogCompression) -> CrashedLog {
     );
     let logged: usize = segments.iter().map(|s| s.2.len()).sum();
     assert_eq!(logged, SEGMENT_KEYS as usize, "one record per write");
-    let newest_index = segments
-        .iter()
-        .position(|s| s.0 == newest)
-        .expect("newest segment has records");
+    // The newest segment holding records: the log also made the next one
+    // ahead of its roll, which holds none and is not damaged below.
+    let newest_index = segments.len() - 1;
+    assert!(
+        segments.windows(2).all(|w| w[0].0 < w[1].0),
+        "listed in id order"
+    );
     for (i, seal) in seals.iter().enumerate() {
         // Rolled segments are sealed; the crash left the newest open.
         assert_eq!(seal.is_some(), i != newest_index, "segment {i}: {seal:?}");

@@ -159,6 +159,18 @@ fn commitlog_append_enospc_fails_the_write_and_poisons_until_restart() {
     });
 }
 
+/// Inserts from `k` until the log rolls to a new segment; returns the next key.
+fn insert_until_roll(db: &Database, t: &Arc<Table>, mut k: i32) -> i32 {
+    let log = db.commitlog().unwrap();
+    let active = log.stats().active_segment;
+    while log.stats().active_segment == active {
+        insert(t, k).unwrap();
+        k += 1;
+        assert!(k < 10_000, "the log never rolled");
+    }
+    k
+}
+
 #[test]
 fn enospc_creating_the_next_segment_poisons_and_loses_nothing() {
     let dir = scratch();
@@ -169,14 +181,27 @@ fn enospc_creating_the_next_segment_poisons_and_loses_nothing() {
     let t = db
         .create_table_cql("CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
         .unwrap();
-    for k in 0..100 {
-        insert(&t, k).unwrap();
-    }
-    // The disk fills exactly when the log rolls to its next segment.
-    let next = db.commitlog().unwrap().stats().active_segment + 1;
+    // Just after a roll: the next segment is not made yet (it is made ahead
+    // once the active one is half full).
+    let mut k = insert_until_roll(&db, &t, 0);
+    let log = db.commitlog().unwrap().clone();
+
+    // The disk is full only while the next segment is made ahead: that
+    // fails nothing (it is logged), and the roll makes the segment itself.
+    let next = log.stats().active_segment + 1;
+    fs.faults().inject(
+        &strata::commitlog::segment_file_name(next),
+        Fault::NoSpace,
+        1,
+    );
+    k = insert_until_roll(&db, &t, k);
+    assert_eq!(log.stats().active_segment, next);
+    assert!(log.stats().poisoned.is_none());
+
+    // Full both times: the write that needs the segment fails naming it.
+    let next = next + 1;
     let next_name = strata::commitlog::segment_file_name(next);
-    fs.faults().inject(&next_name, Fault::NoSpace, 1);
-    let mut k = 100;
+    fs.faults().inject(&next_name, Fault::NoSpace, 2);
     let err = loop {
         match insert(&t, k) {
             Ok(()) => k += 1,
@@ -185,7 +210,7 @@ fn enospc_creating_the_next_segment_poisons_and_loses_nothing() {
         assert!(k < 10_000, "the log never rolled");
     };
     assert_enospc_on(&err, |n| n == next_name, "roll");
-    drop(t);
+    drop((t, log));
     poisoned_until_restart(dir.path(), opts, db, &fs, 0..k, "segment creation", "roll");
 }
 

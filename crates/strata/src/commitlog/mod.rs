@@ -25,19 +25,26 @@
 //! periodic mode, writing out) while an fsync runs. That overlap is what lets the
 //! next fsync cover many writers (group commit), and what keeps a slow fsync from
 //! stalling periodic-mode writers. In `periodic` mode one background thread syncs
-//! every `period`.
-//! Lock order: `io` → `log` → `retired` → `sync` → `poison`.
+//! every `period`, and fsyncs each segment a roll seals (invariant 3).
+//! Lock order: `next` → `io` → `log` → `retired` → `sync` → `poison`.
 //!
 //! Invariants:
 //! 1. Positions strictly increase in append order; `append` returns the position
 //!    after the record, and `current_position` is never behind a returned one.
 //! 2. Bytes reach the segment file in position order: only the holder of the `io`
 //!    lock moves bytes from the pending buffer to the file.
-//! 3. A non-active segment is complete, sealed and fsynced, and a sealed segment
-//!    always has a successor on disk: a roll (and an open) first creates the next
-//!    segment durably (header and directory entry fsynced, before any record is
-//!    written to it), then writes the old segment's last records and its seal
-//!    (format invariant 5) and fsyncs them. Hence a torn tail can only be in the
+//! 3. A non-active segment is complete and sealed, and a sealed segment always
+//!    has a successor on disk: a roll (and an open) first has the next segment
+//!    durably (header and directory entry fsynced, before any record is written
+//!    to it; usually made ahead, see [`Shared::prepare_next`]), then writes the
+//!    old segment's last records and its seal (format invariant 5). Batch and
+//!    group mode fsync them before the roll returns. Periodic mode queues the
+//!    old segment (`LogState::closing`) for its syncer thread, so no writer
+//!    waits for that fsync; nothing is recorded durable past a queued segment
+//!    until its fsync returns, and a queued segment whose records every table
+//!    has flushed is deleted like any other (its fsync is then moot). The
+//!    exception this makes to the next sentence, a power loss during that
+//!    fsync, is in docs/DURABILITY.md ("Segment lifecycle"). Hence a torn tail can only be in the
 //!    *tail* of the log: the newest segment, or, after a crash between those two
 //!    steps, the newest segment holding records followed by record-less unsealed
 //!    ones. Open seals the tail, oldest first, after creating the new active
@@ -454,7 +461,34 @@ struct LogState {
     /// mutation (BENCHMARKS.md, "Write path (issue 15)").
     appended_bytes: u64,
     segments: BTreeMap<u64, SegmentState>,
+    /// Periodic mode: segments rolled away from and sealed but not yet fsynced,
+    /// oldest first (invariant 3). Nothing is recorded durable past the first
+    /// of them until it is fsynced, or deleted because every record in it is
+    /// in its table's sstables.
+    closing: std::collections::VecDeque<Closing>,
     closed: bool,
+}
+
+/// Why the periodic syncer wakes before its period is up.
+#[derive(Debug, Default)]
+struct SyncerWake {
+    stop: bool,
+    /// A roll sealed a segment that awaits its fsync (invariant 3).
+    sealed: bool,
+}
+
+/// A sealed segment whose fsync runs outside the locks (invariant 3).
+#[derive(Debug)]
+struct Closing {
+    id: u64,
+    handle: Arc<crate::fs::SyncHandle>,
+    /// `appended_count` when it was sealed: what its fsync makes durable.
+    count: u64,
+    /// fsynced, or deleted.
+    done: bool,
+    /// Deleted before its fsync (its tables flushed past it): nothing in it is
+    /// needed any more, and its file is gone.
+    deleted: bool,
 }
 
 impl LogState {
@@ -477,6 +511,11 @@ impl LogState {
             .collect();
         for (id, _) in &dead {
             self.segments.remove(id);
+            // A sealed segment awaiting its fsync needs none now.
+            for c in self.closing.iter_mut().filter(|c| c.id == *id) {
+                c.done = true;
+                c.deleted = true;
+            }
         }
         dead
     }
@@ -536,6 +575,11 @@ struct Shared {
     fs: Fs,
     dir: PathBuf,
     opts: CommitLogOptions,
+    /// The next segment, created ahead of its roll by the append that takes
+    /// the active one past half its size ([`Shared::prepare_next`]), so that
+    /// no roll makes every writer wait for a file creation and two fsyncs.
+    /// Lock order: before `io`.
+    next: Mutex<Option<SegmentFile>>,
     io: Mutex<IoState>,
     log: Mutex<LogState>,
     /// The active segment's time base (format invariant 9). Changed only by a
@@ -547,7 +591,8 @@ struct Shared {
     synced_cv: Condvar,
     poisoned: AtomicBool,
     poison_reason: Mutex<Option<String>>,
-    stop: Mutex<bool>,
+    stop: Mutex<SyncerWake>,
+    /// Wakes the periodic syncer: to stop, or to fsync a sealed segment.
     stop_cv: Condvar,
     counters: Counters,
     torn_tail_bytes: u64,
@@ -764,8 +809,10 @@ impl CommitLog {
                 appended_count: 0,
                 appended_bytes: 0,
                 segments,
+                closing: std::collections::VecDeque::new(),
                 closed: false,
             }),
+            next: Mutex::new(None),
             time_base: AtomicI64::new(time_base),
             sync: Mutex::new(SyncState {
                 durable: start,
@@ -775,7 +822,7 @@ impl CommitLog {
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
             poison_reason: Mutex::new(None),
-            stop: Mutex::new(false),
+            stop: Mutex::new(SyncerWake::default()),
             stop_cv: Condvar::new(),
             counters: Counters::default(),
             torn_tail_bytes,
@@ -1063,7 +1110,7 @@ impl CommitLog {
         };
         let mut time_base = sh.time_base.load(Ordering::Acquire);
         let mut record = encode(time_base)?;
-        let position = loop {
+        let (position, prepare) = loop {
             let len = record.len();
             let direct = len >= DIRECT_WRITE_BYTES;
             // Lock order io → log: only a direct write needs `io`.
@@ -1098,6 +1145,11 @@ impl CommitLog {
                 if let Some(seg) = log.segments.get_mut(&active) {
                     seg.dirty.insert(table_id, end);
                 }
+                // The append that takes the segment past half its size
+                // creates the next one (after the locks): exactly one per
+                // segment, long before the roll needs it.
+                let half = sh.opts.segment_size_bytes / 2;
+                let prepare = (end >= half && end - len < half).then_some(active);
                 let position = log.position();
                 drop(log);
                 if let Some(io) = io.as_mut() {
@@ -1113,7 +1165,7 @@ impl CommitLog {
                     });
                     written.inspect_err(|e| sh.poison("write", e))?;
                 }
-                break position;
+                break (position, prepare);
             }
             let full = log.active;
             drop(log);
@@ -1123,6 +1175,13 @@ impl CommitLog {
         if let SyncMode::Periodic { .. } = sh.opts.sync {
             // Acknowledged at once, so the bytes must leave this process now.
             sh.write_out()?;
+        }
+        if let Some(active) = prepare {
+            // In this writer's thread, holding none of the log's locks: the
+            // other writers go on. (On the syncer thread it would keep this
+            // write fast too, but the files on disk after a given append
+            // would then depend on the scheduler.)
+            sh.prepare_next(active);
         }
         Ok((position, SyncTicket { position }))
     }
@@ -1278,7 +1337,7 @@ impl CommitLog {
     }
 
     fn stop_syncer(&self) {
-        *self.shared.stop.lock() = true;
+        self.shared.stop.lock().stop = true;
         self.shared.stop_cv.notify_all();
         if let Some(h) = self.syncer.lock().take() {
             // A panicked syncer has nothing left to clean up; the final sync below
@@ -1390,19 +1449,25 @@ impl Shared {
     /// is harmless: it fsyncs the old segment itself, and `record_sync` only
     /// moves forward.
     fn sync_once(&self) -> Result<()> {
-        let (handle, target, count) = {
+        let (handle, target, count, closing) = {
             let mut io = self.io.lock();
             if self.poisoned.load(Ordering::Acquire) {
                 return Err(self.poisoned_error());
             }
             let io = &mut *io;
-            let (target, count) = {
+            let (target, count, closing) = {
                 let mut log = self.log.lock();
                 io.spare.clear();
                 std::mem::swap(&mut log.pending, &mut io.spare);
-                (log.position(), log.appended_count)
+                let closing: Vec<(u64, Arc<crate::fs::SyncHandle>)> = log
+                    .closing
+                    .iter()
+                    .filter(|c| !c.done)
+                    .map(|c| (c.id, c.handle.clone()))
+                    .collect();
+                (log.position(), log.appended_count, closing)
             };
-            if target <= io.synced {
+            if target <= io.synced && closing.is_empty() {
                 return Ok(());
             }
             debug_assert_eq!(target.segment, io.file.id);
@@ -1414,13 +1479,108 @@ impl Shared {
                 .inspect_err(|e| self.poison("write", e));
             io.recycle_spare();
             written?;
-            (io.file.sync_handle(), target, count)
+            (io.file.sync_handle(), target, count, closing)
         };
+        // Segments sealed before the target's come first (invariant 3).
+        for (id, old) in &closing {
+            old.sync().inspect_err(|e| self.poison("fsync", e))?;
+            self.check_sealed_owned(*id, old)?;
+        }
         handle.sync().inspect_err(|e| self.poison("fsync", e))?;
         self.check_owned(|| handle.unlinked(), target.segment)?;
         let mut io = self.io.lock();
+        let ids: Vec<u64> = closing.iter().map(|(id, _)| *id).collect();
+        let dead = self.closed_durable(&mut io, &ids);
         self.record_sync(&mut io, target, count);
-        Ok(())
+        drop(io);
+        self.delete_segments(&dead)
+    }
+
+    /// Invariant 10 for sealed segment `id` just fsynced, unless it has left
+    /// the closing queue or a flush has deleted it meanwhile (then nothing in
+    /// it is needed). Under the `log` lock, so that a deletion cannot come
+    /// between the two checks.
+    fn check_sealed_owned(&self, id: u64, handle: &crate::fs::SyncHandle) -> Result<()> {
+        let log = self.log.lock();
+        // Gone from the queue: another sync made it durable (and checked it),
+        // or it was deleted and the queue moved past it.
+        if !log.closing.iter().any(|c| c.id == id && !c.deleted) {
+            return Ok(());
+        }
+        self.check_owned(|| handle.unlinked(), id)
+    }
+
+    /// Records that the sealed segments `ids` are fsynced, and moves what is
+    /// durable past every closing segment that is, oldest first, up to the
+    /// first that is not (invariant 3). Returns the segments that may now be
+    /// deleted.
+    fn closed_durable(&self, io: &mut IoState, ids: &[u64]) -> Vec<(u64, u32)> {
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let mut log = self.log.lock();
+        for c in log.closing.iter_mut() {
+            if ids.contains(&c.id) {
+                c.done = true;
+            }
+        }
+        let mut last = None;
+        while log.closing.front().is_some_and(|c| c.done) {
+            last = log.closing.pop_front().map(|c| (c.id, c.count));
+        }
+        let dead = log.take_deletable();
+        drop(log);
+        if let Some((id, count)) = last {
+            let after = ReplayPosition {
+                segment: id + 1,
+                offset: HEADER_BYTES,
+            };
+            self.record_sync(io, after, count);
+        }
+        dead
+    }
+
+    /// Creates segment `active + 1` ahead of its roll, unless the log has
+    /// moved on or one is ready. A failure here fails nothing: it is logged
+    /// and the file removed, and the roll creates the segment itself (and
+    /// fails the write that needs it if that fails too).
+    fn prepare_next(&self, active: u64) {
+        let mut next = self.next.lock();
+        if next.is_some() || self.poisoned.load(Ordering::Acquire) {
+            return;
+        }
+        {
+            let log = self.log.lock();
+            if log.active != active || log.closed {
+                return;
+            }
+        }
+        let id = active + 1;
+        match SegmentFile::create(&self.fs, &self.dir, id, segment_time_base()) {
+            Ok(file) => {
+                self.counters
+                    .segments_created
+                    .fetch_add(1, Ordering::Relaxed);
+                *next = Some(file);
+            }
+            Err(e) => {
+                let path = segment_path(&self.dir, id);
+                tracing::warn!(
+                    segment = %path.display(),
+                    error = %e,
+                    "could not create the next commit-log segment ahead of time; \
+                     the roll will try again"
+                );
+                // A partial file would be taken for a torn segment: it holds
+                // no record, and its id is not yet in use.
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    if let Err(e) = self.fs.remove(&path) {
+                        tracing::warn!(segment = %path.display(), error = %e,
+                            "could not remove the partly created segment");
+                    }
+                }
+            }
+        }
     }
 
     /// Invariant 10, before a sync acknowledges anything: the segment just made
@@ -1478,13 +1638,20 @@ impl Shared {
     }
 
     /// Replaces active segment `from` by a new segment `to` (no-op if another
-    /// thread already rolled `from`). The new segment is created durably first,
-    /// then the old one gets its last records and its seal in one fsync
-    /// (invariant 3): a sealed segment always has a successor on disk, so a
-    /// sealed newest segment means the newest one was lost. Ids skipped
-    /// (`to > from + 1`, see [`CommitLog::ensure_after`]) are recorded as retired
-    /// before the new segment exists (invariant 8).
+    /// thread already rolled `from`). The new segment exists durably first (made
+    /// ahead by [`Shared::prepare_next`], or here), then the old one gets its
+    /// last records and its seal (invariant 3): a sealed segment always has a
+    /// successor on disk, so a sealed newest segment means the newest one was
+    /// lost. Ids skipped (`to > from + 1`, see [`CommitLog::ensure_after`]) are
+    /// recorded as retired before the new segment is used (invariant 8).
+    ///
+    /// Batch and group mode fsync the old segment before any writer moves on.
+    /// Periodic mode leaves that fsync to its syncer thread, woken at once, so
+    /// that no writer waits for it: behind flushes on a busy disk it takes
+    /// hundreds of milliseconds, during which writers go on into the new
+    /// segment.
     fn roll(&self, from: u64, to: u64) -> Result<()> {
+        let mut next = self.next.lock();
         let mut io = self.io.lock();
         let mut log = self.log.lock();
         if log.active != from {
@@ -1498,12 +1665,26 @@ impl Shared {
             // Nothing changed yet if this fails: no poison needed.
             self.retire(&[(from + 1, to - 1)])?;
         }
-        let time_base = segment_time_base();
-        let file = SegmentFile::create(&self.fs, &self.dir, to, time_base)
-            .inspect_err(|e| self.poison("segment creation", e))?;
-        self.counters
-            .segments_created
-            .fetch_add(1, Ordering::Relaxed);
+        let file = match next.take() {
+            Some(ready) if ready.id == to => ready,
+            unused => {
+                if let Some(skipped) = unused {
+                    // Made for `from + 1`, which the line above retired: a
+                    // record-less file of an id never used.
+                    let path = segment_path(&self.dir, skipped.id);
+                    drop(skipped);
+                    self.fs.remove(&path)?;
+                }
+                let file = SegmentFile::create(&self.fs, &self.dir, to, segment_time_base())
+                    .inspect_err(|e| self.poison("segment creation", e))?;
+                self.counters
+                    .segments_created
+                    .fetch_add(1, Ordering::Relaxed);
+                file
+            }
+        };
+        drop(next);
+        let time_base = file.time_base();
         let mut bytes = std::mem::take(&mut log.pending);
         let count = log.appended_count;
         let io_ref = &mut *io;
@@ -1512,28 +1693,47 @@ impl Shared {
             .file
             .write(&bytes)
             .inspect_err(|e| self.poison("write", e))?;
-        io_ref
-            .file
-            .sync()
-            .inspect_err(|e| self.poison("fsync", e))?;
-        self.check_owned(|| io_ref.file.unlinked(), from)?;
+        let periodic = matches!(self.opts.sync, SyncMode::Periodic { .. });
+        if !periodic {
+            io_ref
+                .file
+                .sync()
+                .inspect_err(|e| self.poison("fsync", e))?;
+            self.check_owned(|| io_ref.file.unlinked(), from)?;
+        }
+        let old = io_ref.file.sync_handle();
         io_ref.file = file;
         log.active = to;
         log.offset = HEADER_BYTES;
         self.time_base.store(time_base, Ordering::Release);
         log.segments.insert(to, SegmentState::default());
+        if periodic {
+            log.closing.push_back(Closing {
+                id: from,
+                handle: old,
+                count,
+                done: false,
+                deleted: false,
+            });
+        }
         let dead = log.take_deletable();
         drop(log);
-        // Everything before the new segment's first record is durable.
-        self.record_sync(
-            io_ref,
-            ReplayPosition {
-                segment: to,
-                offset: HEADER_BYTES,
-            },
-            count,
-        );
+        if !periodic {
+            // Everything before the new segment's first record is durable.
+            self.record_sync(
+                io_ref,
+                ReplayPosition {
+                    segment: to,
+                    offset: HEADER_BYTES,
+                },
+                count,
+            );
+        }
         drop(io);
+        if periodic {
+            self.stop.lock().sealed = true;
+            self.stop_cv.notify_all();
+        }
         self.delete_segments(&dead)
     }
 
@@ -1571,22 +1771,52 @@ impl Shared {
         Ok(())
     }
 
+    /// Periodic mode's syncer: everything appended every `period`, and each
+    /// segment a roll sealed as soon as it is sealed (invariant 3).
     fn periodic_loop(&self, period: Duration) {
+        let mut deadline = Instant::now() + period;
         loop {
-            let deadline = Instant::now() + period;
-            let mut stop = self.stop.lock();
-            while !*stop && Instant::now() < deadline {
-                self.stop_cv.wait_until(&mut stop, deadline);
+            let mut wake = self.stop.lock();
+            while !wake.stop && !wake.sealed && Instant::now() < deadline {
+                self.stop_cv.wait_until(&mut wake, deadline);
             }
-            if *stop {
+            if wake.stop {
                 return;
             }
-            drop(stop);
-            if self.sync_once().is_err() {
+            let sealed = std::mem::take(&mut wake.sealed);
+            drop(wake);
+            let mut synced = if sealed { self.sync_sealed() } else { Ok(()) };
+            if synced.is_ok() && Instant::now() >= deadline {
+                deadline = Instant::now() + period;
+                synced = self.sync_once();
+            }
+            if synced.is_err() {
                 // Poisoned: appends and waits now report why; nothing to retry.
                 return;
             }
         }
+    }
+
+    /// fsyncs the segments rolls have sealed and not yet synced, oldest first,
+    /// and records them durable (invariant 3).
+    fn sync_sealed(&self) -> Result<()> {
+        let closing: Vec<(u64, Arc<crate::fs::SyncHandle>)> = self
+            .log
+            .lock()
+            .closing
+            .iter()
+            .filter(|c| !c.done)
+            .map(|c| (c.id, c.handle.clone()))
+            .collect();
+        for (id, old) in &closing {
+            old.sync().inspect_err(|e| self.poison("fsync", e))?;
+            self.check_sealed_owned(*id, old)?;
+        }
+        let ids: Vec<u64> = closing.iter().map(|(id, _)| *id).collect();
+        let mut io = self.io.lock();
+        let dead = self.closed_durable(&mut io, &ids);
+        drop(io);
+        self.delete_segments(&dead)
     }
 }
 

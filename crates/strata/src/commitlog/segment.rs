@@ -64,6 +64,9 @@ pub struct SegmentFile {
     file: WritableFile,
     /// fsyncs the segment without the I/O lock (periodic mode's syncer).
     syncer: Arc<SyncHandle>,
+    /// The wall-clock reference its records are encoded against (format
+    /// invariant 9).
+    time_base: i64,
 }
 
 impl SegmentFile {
@@ -78,7 +81,12 @@ impl SegmentFile {
         fs.sync_dir(dir)?;
         debug_assert_eq!(file.position(), HEADER_BYTES);
         let syncer = Arc::new(file.sync_handle()?);
-        Ok(SegmentFile { id, file, syncer })
+        Ok(SegmentFile {
+            id,
+            file,
+            syncer,
+            time_base,
+        })
     }
 
     /// A handle that fsyncs this segment and nothing else: bytes [`write`] has
@@ -88,6 +96,10 @@ impl SegmentFile {
     /// [`write`]: SegmentFile::write
     pub fn sync_handle(&self) -> Arc<SyncHandle> {
         self.syncer.clone()
+    }
+
+    pub fn time_base(&self) -> i64 {
+        self.time_base
     }
 
     /// Offset of the next byte to be written (buffered bytes included).
